@@ -1,0 +1,171 @@
+# q8rt — build, test, demo. `make help` lists the targets.
+#
+#   make            build/libq8rt.a, build/libq8rt.so, build/q8rt-run
+#   make test       everything a fresh machine needs, then the whole suite (also under ASan+UBSan)
+#   make demo       build and run a quantized conv model through q8rt-run
+#   make install PREFIX=/usr/local
+#
+# SAN=1 builds into build/san with -fsanitize=address,undefined.
+
+CC ?= cc
+PREFIX ?= /usr/local
+PYTHON ?= python3
+SAN ?= 0
+WERROR ?= 1
+
+ifeq ($(SAN),1)
+BUILD ?= build/san
+SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+OPT ?= -O1 -g
+else
+BUILD ?= build
+SANFLAGS :=
+OPT ?= -O2 -g
+endif
+
+ARCH := $(shell $(CC) -dumpmachine | cut -d- -f1)
+
+WARN := -Wall -Wextra -Wshadow -Wundef -Wwrite-strings -Wstrict-prototypes -Wmissing-prototypes \
+        -Wpointer-arith -Wvla -Wformat=2
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+
+# -ffp-contract=off: the numerics contract forbids fusing multiply and add (aarch64 GCC fuses by
+# default). No -ffast-math anywhere.
+BASEFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(OPT) -fPIC -fvisibility=hidden \
+             -ffp-contract=off -fno-strict-aliasing $(SANFLAGS)
+CPPFLAGS_Q := -Iinclude -Isrc -Ikernels -Ithird_party/onnx
+CFLAGS_Q := $(BASEFLAGS) $(WARN) $(CPPFLAGS_Q) $(EXTRA_CFLAGS)
+LDLIBS_Q := -lprotobuf-c -lm -lpthread
+
+# ---- sources ------------------------------------------------------------------------------------
+SRC := $(sort $(wildcard src/*/*.c src/*/*/*.c))
+KSRC_ALL := $(sort $(wildcard kernels/*/*.c))
+KSRC_SCALAR := $(filter %-scalar.c,$(KSRC_ALL))
+KSRC_AVX2 := $(filter %-avx2.c,$(KSRC_ALL))
+KSRC_NEON := $(filter %-neon.c %-neondot.c,$(KSRC_ALL))
+ifeq ($(ARCH),x86_64)
+KSRC := $(KSRC_SCALAR) $(KSRC_AVX2)
+else ifeq ($(ARCH),aarch64)
+KSRC := $(KSRC_SCALAR) $(KSRC_NEON)
+else
+KSRC := $(KSRC_SCALAR)
+endif
+PROTO_C := third_party/onnx/onnx-q8rt.pb-c.c
+
+LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(SRC) $(KSRC) $(PROTO_C))
+LIB_A := $(BUILD)/libq8rt.a
+LIB_SO := $(BUILD)/libq8rt.so
+RUNNER := $(BUILD)/q8rt-run
+RUNNER_SRC := examples/q8rt-run.c examples/npy.c
+UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
+UNIT_BIN := $(BUILD)/tests/unit-tests
+EMBED_BIN := $(BUILD)/examples/embed
+
+VENV := build/venv
+VENV_PY := $(VENV)/bin/python
+DEPS_STAMP := build/.deps-ok
+
+.PHONY: all lib test test-unit test-python test-san fuzz demo install proto deps venv clean help format
+all: $(DEPS_STAMP) $(LIB_A) $(LIB_SO) $(RUNNER) $(EMBED_BIN)
+lib: $(LIB_A) $(LIB_SO)
+
+help:
+	@sed -n '1,12p' Makefile
+
+# ---- system dependencies (Debian packages) -------------------------------------------------------
+$(DEPS_STAMP): third_party/install-deps.sh
+	@bash third_party/install-deps.sh check || bash third_party/install-deps.sh install
+	@mkdir -p build && touch $@
+deps: ; @bash third_party/install-deps.sh install
+
+# ---- library ------------------------------------------------------------------------------------
+$(BUILD)/obj/%-avx2.o: %-avx2.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_Q) -mavx2 -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/third_party/%.o: third_party/%.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(CPPFLAGS_Q) -w -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_Q) -MMD -MP -c $< -o $@
+
+$(LIB_A): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(LIB_SO): $(LIB_OBJ)
+	$(CC) -shared $(SANFLAGS) -Wl,-soname,libq8rt.so.0 -o $@ $^ $(LDLIBS_Q)
+
+$(RUNNER): $(patsubst %.c,$(BUILD)/obj/%.o,$(RUNNER_SRC)) $(LIB_A)
+	$(CC) $(SANFLAGS) -o $@ $^ $(LDLIBS_Q)
+
+$(EMBED_BIN): $(BUILD)/obj/examples/embed.o $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -o $@ $^ $(LDLIBS_Q)
+
+$(UNIT_BIN): $(patsubst %.c,$(BUILD)/obj/%.o,$(UNIT_SRC)) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -o $@ $^ $(LDLIBS_Q)
+
+# Regenerate the protobuf-c code from the schema subset (the output is committed).
+proto:
+	cd third_party/onnx && protoc-c --c_out=. onnx-q8rt.proto
+
+# ---- tests --------------------------------------------------------------------------------------
+$(VENV_PY): tests/python/requirements.txt
+	@bash tests/python/setup-venv.sh $(VENV)
+
+venv: $(VENV_PY)
+
+test-unit: $(UNIT_BIN)
+	$(UNIT_BIN)
+
+test-python: all $(VENV_PY)
+	Q8RT_RUN=$(abspath $(RUNNER)) Q8RT_BUILD=$(abspath $(BUILD)) $(VENV_PY) -m pytest -q tests/python $(PYTEST_ARGS)
+
+test-san:
+	$(MAKE) SAN=1 test-unit
+	$(MAKE) SAN=1 test-python PYTEST_ARGS="$(SAN_PYTEST_ARGS)"
+
+FUZZ_BIN := build/fuzz/fuzz-load
+FUZZ_SECONDS ?= 60
+$(FUZZ_BIN): tests/fuzz/fuzz_load.c $(SRC) $(KSRC_SCALAR) $(PROTO_C) | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	clang $(filter-out -fPIC,$(BASEFLAGS)) $(CPPFLAGS_Q) -fsanitize=fuzzer,address,undefined -w \
+	  -o $@ tests/fuzz/fuzz_load.c $(SRC) $(KSRC_SCALAR) $(PROTO_C) $(LDLIBS_Q)
+
+fuzz: $(FUZZ_BIN) $(VENV_PY)
+	bash tests/fuzz/run-fuzz.sh $(FUZZ_BIN) $(FUZZ_SECONDS)
+
+test: all $(VENV_PY)
+	$(MAKE) test-unit
+	$(MAKE) test-python
+	$(MAKE) test-san
+	$(MAKE) fuzz
+
+# ---- demo ---------------------------------------------------------------------------------------
+demo: all $(VENV_PY)
+	bash examples/demo.sh $(BUILD)
+
+# ---- install ------------------------------------------------------------------------------------
+install: $(LIB_A) $(LIB_SO) $(RUNNER)
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -m 644 include/q8rt.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(LIB_A) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIB_SO) $(DESTDIR)$(PREFIX)/lib/libq8rt.so.0
+	ln -sf libq8rt.so.0 $(DESTDIR)$(PREFIX)/lib/libq8rt.so
+	install -m 755 $(RUNNER) $(DESTDIR)$(PREFIX)/bin/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell sed -n 's/^#define Q8RT_VERSION_STRING "\(.*\)"/\1/p' include/q8rt.h)|' \
+	  examples/q8rt.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/q8rt.pc
+
+format:
+	clang-format -i include/*.h $(SRC) $(wildcard src/*/*.h src/*/*/*.h) $(KSRC_ALL) $(wildcard kernels/*/*.h kernels/*.h) examples/*.c tests/unit/*.c
+
+clean:
+	rm -rf build/obj build/san build/fuzz build/tests build/examples build/*.a build/*.so build/q8rt-run
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

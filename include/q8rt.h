@@ -1,0 +1,233 @@
+/*
+ * q8rt — an embeddable int8 inference runtime for quantized ONNX models.
+ *
+ * This is the only public header. Typical use:
+ *
+ *     q8rt_model *model = NULL;
+ *     q8rt_session *session = NULL;
+ *     q8rt_error err;
+ *     if (q8rt_model_load_file("model.onnx", NULL, &model, &err) != Q8RT_OK) { puts(err.message); ... }
+ *     q8rt_session_create(model, NULL, &session, &err);
+ *     q8rt_session_set_input(session, 0, shape, rank, data, nbytes, &err);
+ *     q8rt_session_run(session, &err);
+ *     q8rt_session_get_output(session, 0, &info, &out, &out_bytes, &err);
+ *     q8rt_session_free(session);
+ *     q8rt_model_free(model);
+ *
+ * Conventions
+ * - Every fallible call returns a q8rt_status. Its last parameter is an optional q8rt_error* that,
+ *   on failure, receives the status and a message naming the node, attribute or field at fault.
+ *   Pass NULL when the message is not wanted. On success the error is left untouched.
+ * - Objects come in pairs *_create / *_free (or *_load / *_free); *_free(NULL) is a no-op.
+ * - A q8rt_model is immutable once loaded and may be shared by any number of threads. A
+ *   q8rt_session belongs to one thread at a time; create one session per thread.
+ * - Options structs begin with their own size (set .size = sizeof(struct)); call the matching
+ *   *_options_init() to fill the defaults. Passing NULL options means all defaults.
+ * - The library never prints, never calls abort() or exit(), and keeps no global mutable state
+ *   beyond a one-time, thread-safe CPU feature detection.
+ * - Memory comes from the allocator in the options (default: malloc/free). A run allocates
+ *   nothing: all buffers are planned when input shapes are bound.
+ */
+#ifndef Q8RT_H
+#define Q8RT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define Q8RT_VERSION_MAJOR 0
+#define Q8RT_VERSION_MINOR 1
+#define Q8RT_VERSION_PATCH 0
+#define Q8RT_VERSION_STRING "0.1.0"
+
+#if defined(_WIN32) && defined(Q8RT_BUILD_SHARED)
+#define Q8RT_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#define Q8RT_API __attribute__((visibility("default")))
+#else
+#define Q8RT_API
+#endif
+
+/* Maximum tensor rank q8rt handles. Models with higher-rank tensors are refused at load. */
+#define Q8RT_MAX_RANK 8
+
+typedef enum q8rt_status {
+  Q8RT_OK = 0,
+  Q8RT_ERROR_INVALID_ARGUMENT = 1, /* a caller mistake: NULL pointer, bad index, wrong size */
+  Q8RT_ERROR_INVALID_MODEL = 2,    /* the model bytes are not a valid ONNX model */
+  Q8RT_ERROR_UNSUPPORTED = 3,      /* valid ONNX that q8rt does not run (op, attribute, type) */
+  Q8RT_ERROR_OUT_OF_MEMORY = 4,    /* the allocator failed or a configured budget was exceeded */
+  Q8RT_ERROR_IO = 5,               /* a file could not be read */
+  Q8RT_ERROR_SHAPE = 6,            /* an input's shape does not fit the model */
+  Q8RT_ERROR_STATE = 7,            /* call out of order, e.g. output read before any run */
+} q8rt_status;
+
+/* Filled by a failing call when the caller passes one. */
+typedef struct q8rt_error {
+  q8rt_status status;
+  char message[512];
+} q8rt_error;
+
+/* A short, static name for a status ("invalid model", ...). */
+Q8RT_API const char *q8rt_status_string(q8rt_status status);
+
+/* Element types. The values are those of ONNX TensorProto.DataType. */
+typedef enum q8rt_dtype {
+  Q8RT_DTYPE_UNDEFINED = 0,
+  Q8RT_DTYPE_FLOAT32 = 1,
+  Q8RT_DTYPE_UINT8 = 2,
+  Q8RT_DTYPE_INT8 = 3,
+  Q8RT_DTYPE_UINT16 = 4,
+  Q8RT_DTYPE_INT16 = 5,
+  Q8RT_DTYPE_INT32 = 6,
+  Q8RT_DTYPE_INT64 = 7,
+} q8rt_dtype;
+
+/* "float32", "uint8", ...; "undefined" for anything else. */
+Q8RT_API const char *q8rt_dtype_name(q8rt_dtype dtype);
+/* Bytes per element, 0 for an unknown type. */
+Q8RT_API size_t q8rt_dtype_size(q8rt_dtype dtype);
+
+/* Which kernels a model may use. AUTO picks per node; the others force one backend and make a
+ * load fail (naming the node) where that backend cannot run a node. Backends that this build does
+ * not contain are refused with Q8RT_ERROR_UNSUPPORTED. */
+typedef enum q8rt_backend {
+  Q8RT_BACKEND_AUTO = 0,
+  Q8RT_BACKEND_REFERENCE = 1, /* portable scalar kernels, the numerics reference */
+  Q8RT_BACKEND_AVX2 = 2,
+  Q8RT_BACKEND_NEON = 3,
+  Q8RT_BACKEND_XNNPACK = 4,
+} q8rt_backend;
+
+Q8RT_API const char *q8rt_backend_name(q8rt_backend backend);
+
+/* Allocator hook. alloc returns memory aligned to at least `alignment` (a power of two, at most
+ * 4096) or NULL; free receives the pointer and the size it was allocated with. Both must be
+ * thread-safe if models or sessions created with them are used from several threads. */
+typedef struct q8rt_allocator {
+  void *(*alloc)(void *user_data, size_t size, size_t alignment);
+  void (*free)(void *user_data, void *ptr, size_t size);
+  void *user_data;
+} q8rt_allocator;
+
+typedef struct q8rt_model_options {
+  size_t size;                    /* sizeof(q8rt_model_options) */
+  const q8rt_allocator *allocator; /* NULL: malloc/free. Must outlive the model. */
+  q8rt_backend backend;           /* default AUTO */
+  size_t max_model_bytes;         /* refuse bigger model files; default 1 GiB */
+  size_t max_unpack_bytes;        /* memory budget for decoding the protobuf; default 4x the model size + 1 MiB */
+  /* Folder that external-data paths are resolved against when loading from memory. NULL (the
+   * default for memory loads) refuses external data. Loading from a path uses the model's folder.
+   * External paths must be relative, without "..", and must not resolve (through symlinks)
+   * outside that folder. */
+  const char *external_data_dir;
+} q8rt_model_options;
+
+Q8RT_API void q8rt_model_options_init(q8rt_model_options *options);
+
+typedef struct q8rt_model q8rt_model;
+typedef struct q8rt_session q8rt_session;
+
+/* Load a model from a memory buffer. The buffer is not retained after the call returns. */
+Q8RT_API q8rt_status q8rt_model_load_memory(const void *data, size_t size, const q8rt_model_options *options,
+                                            q8rt_model **model, q8rt_error *error);
+/* Load a model from a file. External data, if any, is read from the model's folder. */
+Q8RT_API q8rt_status q8rt_model_load_file(const char *path, const q8rt_model_options *options, q8rt_model **model,
+                                          q8rt_error *error);
+Q8RT_API void q8rt_model_free(q8rt_model *model);
+
+/* Describes a graph input or output. Pointers inside stay valid for the lifetime of the model
+ * (for q8rt_model_* calls) or until the session is freed (for q8rt_session_* calls). */
+typedef struct q8rt_tensor_info {
+  const char *name;
+  q8rt_dtype dtype;
+  int rank;
+  int64_t shape[Q8RT_MAX_RANK]; /* -1 where the dimension is symbolic and not bound yet */
+  int has_quantization;         /* 1 when a per-tensor scale and zero point are known from the model */
+  float scale;
+  int32_t zero_point;
+} q8rt_tensor_info;
+
+Q8RT_API size_t q8rt_model_input_count(const q8rt_model *model);
+Q8RT_API size_t q8rt_model_output_count(const q8rt_model *model);
+Q8RT_API q8rt_status q8rt_model_input_info(const q8rt_model *model, size_t index, q8rt_tensor_info *info,
+                                           q8rt_error *error);
+Q8RT_API q8rt_status q8rt_model_output_info(const q8rt_model *model, size_t index, q8rt_tensor_info *info,
+                                            q8rt_error *error);
+/* Index of the input/output with that name, or -1. */
+Q8RT_API int q8rt_model_find_input(const q8rt_model *model, const char *name);
+Q8RT_API int q8rt_model_find_output(const q8rt_model *model, const char *name);
+
+/* The execution plan, one line per step ("op node-name kernel: reason"), written into buf
+ * (always NUL-terminated when buf_size > 0). Returns the length the full text needs, without the
+ * NUL, so a first call with buf_size 0 sizes the buffer. */
+Q8RT_API size_t q8rt_model_explain(const q8rt_model *model, char *buf, size_t buf_size);
+
+typedef struct q8rt_session_options {
+  size_t size;                     /* sizeof(q8rt_session_options) */
+  const q8rt_allocator *allocator; /* NULL: the model's allocator */
+  int threads;                     /* worker threads; 0 or 1 = run on the caller's thread */
+  size_t max_arena_bytes;          /* refuse shapes whose plan needs more; 0 = no limit */
+  int profile;                     /* 1: record time per step (q8rt_session_profile) */
+} q8rt_session_options;
+
+Q8RT_API void q8rt_session_options_init(q8rt_session_options *options);
+
+/* Create a session. If every input shape is static the arena is planned and allocated here;
+ * otherwise on the first q8rt_session_set_input that binds the symbolic dimensions. */
+Q8RT_API q8rt_status q8rt_session_create(const q8rt_model *model, const q8rt_session_options *options,
+                                         q8rt_session **session, q8rt_error *error);
+Q8RT_API void q8rt_session_free(q8rt_session *session);
+
+/* Copy an input in. `shape` must match the model's static dimensions; symbolic ones are bound to
+ * the values given. Binding a different shape than the previous one re-plans the arena (this
+ * allocates); runs with unchanged shapes never allocate. `nbytes` must equal the tensor's size. */
+Q8RT_API q8rt_status q8rt_session_set_input(q8rt_session *session, size_t index, const int64_t *shape, int rank,
+                                            const void *data, size_t nbytes, q8rt_error *error);
+
+/* Zero-copy input: the arena buffer the input lives in, to be filled before q8rt_session_run.
+ * All input shapes must be bound (static, or set by q8rt_session_set_input). */
+Q8RT_API q8rt_status q8rt_session_input_buffer(q8rt_session *session, size_t index, void **data, size_t *nbytes,
+                                               q8rt_error *error);
+
+/* Run the plan on the current inputs. Allocates nothing. */
+Q8RT_API q8rt_status q8rt_session_run(q8rt_session *session, q8rt_error *error);
+
+/* An output of the last run: its info (concrete shape) and a pointer into the session's arena,
+ * valid until the next set_input, run or free. */
+Q8RT_API q8rt_status q8rt_session_get_output(q8rt_session *session, size_t index, q8rt_tensor_info *info,
+                                             const void **data, size_t *nbytes, q8rt_error *error);
+
+/* Bytes of activation memory the session's plan uses (after shapes are bound), 0 before. */
+Q8RT_API size_t q8rt_session_arena_size(const q8rt_session *session);
+
+/* Use caller-provided memory as the arena (aligned to 64 bytes, at least
+ * q8rt_session_arena_size() bytes). The memory must outlive its use by the session; a later
+ * shape change that needs more memory fails with Q8RT_ERROR_OUT_OF_MEMORY instead of allocating. */
+Q8RT_API q8rt_status q8rt_session_set_arena(q8rt_session *session, void *arena, size_t nbytes, q8rt_error *error);
+
+/* Per-step timing of the last run, when the session was created with profile = 1. Fills up to
+ * `capacity` entries and returns the number of steps. */
+typedef struct q8rt_step_profile {
+  const char *op_type;
+  const char *node_name;
+  const char *kernel;
+  double milliseconds;
+} q8rt_step_profile;
+
+Q8RT_API size_t q8rt_session_profile(const q8rt_session *session, q8rt_step_profile *steps, size_t capacity);
+
+/* Decode an ONNX TensorProto (such as the input_0.pb files of the ONNX test data) into a caller buffer.
+ * First call with data == NULL to learn dtype, shape and the byte size. Supports the dtypes of
+ * q8rt_dtype, raw_data and the typed fields. info->name is set to NULL. */
+Q8RT_API q8rt_status q8rt_tensor_proto_decode(const void *bytes, size_t size, q8rt_tensor_info *info, void *data,
+                                              size_t data_capacity, size_t *nbytes, q8rt_error *error);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* Q8RT_H */

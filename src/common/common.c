@@ -1,0 +1,206 @@
+#include "common.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+q8rt_status q8rt_fail(q8rt_error *err, q8rt_status status, const char *fmt, ...) {
+  if (err != NULL) {
+    err->status = status;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof(err->message), fmt, ap);
+    va_end(ap);
+  }
+  return status;
+}
+
+const char *q8rt_status_string(q8rt_status status) {
+  switch (status) {
+  case Q8RT_OK: return "ok";
+  case Q8RT_ERROR_INVALID_ARGUMENT: return "invalid argument";
+  case Q8RT_ERROR_INVALID_MODEL: return "invalid model";
+  case Q8RT_ERROR_UNSUPPORTED: return "unsupported";
+  case Q8RT_ERROR_OUT_OF_MEMORY: return "out of memory";
+  case Q8RT_ERROR_IO: return "i/o error";
+  case Q8RT_ERROR_SHAPE: return "shape mismatch";
+  case Q8RT_ERROR_STATE: return "invalid state";
+  }
+  return "unknown status";
+}
+
+const char *q8rt_dtype_name(q8rt_dtype dtype) {
+  switch (dtype) {
+  case Q8RT_DTYPE_FLOAT32: return "float32";
+  case Q8RT_DTYPE_UINT8: return "uint8";
+  case Q8RT_DTYPE_INT8: return "int8";
+  case Q8RT_DTYPE_UINT16: return "uint16";
+  case Q8RT_DTYPE_INT16: return "int16";
+  case Q8RT_DTYPE_INT32: return "int32";
+  case Q8RT_DTYPE_INT64: return "int64";
+  case Q8RT_DTYPE_UNDEFINED: break;
+  }
+  return "undefined";
+}
+
+size_t q8rt_dtype_size(q8rt_dtype dtype) {
+  switch (dtype) {
+  case Q8RT_DTYPE_UINT8:
+  case Q8RT_DTYPE_INT8: return 1;
+  case Q8RT_DTYPE_UINT16:
+  case Q8RT_DTYPE_INT16: return 2;
+  case Q8RT_DTYPE_FLOAT32:
+  case Q8RT_DTYPE_INT32: return 4;
+  case Q8RT_DTYPE_INT64: return 8;
+  case Q8RT_DTYPE_UNDEFINED: break;
+  }
+  return 0;
+}
+
+const char *q8rt_backend_name(q8rt_backend backend) {
+  switch (backend) {
+  case Q8RT_BACKEND_AUTO: return "auto";
+  case Q8RT_BACKEND_REFERENCE: return "reference";
+  case Q8RT_BACKEND_AVX2: return "avx2";
+  case Q8RT_BACKEND_NEON: return "neon";
+  case Q8RT_BACKEND_XNNPACK: return "xnnpack";
+  }
+  return "unknown";
+}
+
+bool q8rt_dtype_known(int32_t dtype) { return dtype > 0 && dtype <= 7; }
+
+bool q8rt_dtype_is_quantized(q8rt_dtype dtype) {
+  return dtype == Q8RT_DTYPE_UINT8 || dtype == Q8RT_DTYPE_INT8 || dtype == Q8RT_DTYPE_UINT16 ||
+         dtype == Q8RT_DTYPE_INT16;
+}
+
+void q8rt_dtype_range(q8rt_dtype dtype, int32_t *qmin, int32_t *qmax) {
+  switch (dtype) {
+  case Q8RT_DTYPE_UINT8: *qmin = 0; *qmax = 255; return;
+  case Q8RT_DTYPE_INT8: *qmin = -128; *qmax = 127; return;
+  case Q8RT_DTYPE_UINT16: *qmin = 0; *qmax = 65535; return;
+  case Q8RT_DTYPE_INT16: *qmin = -32768; *qmax = 32767; return;
+  default: *qmin = INT32_MIN; *qmax = INT32_MAX; return;
+  }
+}
+
+bool q8rt_shape_elements(const int64_t *dims, int rank, int64_t *count) {
+  int64_t n = 1;
+  for (int i = 0; i < rank; i++) {
+    if (dims[i] < 0 || !q8rt_mul_i64(n, dims[i], &n) || n > Q8RT_MAX_ELEMENTS) return false;
+  }
+  *count = n;
+  return true;
+}
+
+/* ---- allocation ---------------------------------------------------------------------------- */
+
+static void *default_alloc(void *ud, size_t size, size_t alignment) {
+  (void)ud;
+  if (alignment < sizeof(void *)) alignment = sizeof(void *);
+  void *p = NULL;
+  if (posix_memalign(&p, alignment, size ? size : 1) != 0) return NULL;
+  return p;
+}
+
+static void default_free(void *ud, void *ptr, size_t size) {
+  (void)ud;
+  (void)size;
+  free(ptr);
+}
+
+static const q8rt_allocator g_default_allocator = {default_alloc, default_free, NULL};
+
+const q8rt_allocator *q8rt_default_allocator(void) { return &g_default_allocator; }
+
+void *q8rt_alloc(const q8rt_allocator *a, size_t size, size_t alignment) {
+  if (alignment == 0) alignment = 16;
+  return a->alloc(a->user_data, size, alignment);
+}
+
+void *q8rt_calloc(const q8rt_allocator *a, size_t count, size_t elem_size) {
+  size_t n;
+  if (!q8rt_mul_size(count, elem_size, &n)) return NULL;
+  void *p = q8rt_alloc(a, n, 16);
+  if (p != NULL) memset(p, 0, n);
+  return p;
+}
+
+void q8rt_free(const q8rt_allocator *a, void *ptr, size_t size) {
+  if (ptr != NULL) a->free(a->user_data, ptr, size);
+}
+
+/* ---- pool ---------------------------------------------------------------------------------- */
+
+struct q8rt_pool_chunk {
+  q8rt_pool_chunk *next;
+  size_t size; /* bytes including this header */
+  size_t used;
+};
+
+#define POOL_CHUNK_MIN 16384
+
+void q8rt_pool_init(q8rt_pool *pool, const q8rt_allocator *allocator) {
+  pool->allocator = allocator;
+  pool->head = NULL;
+  pool->used_bytes = 0;
+}
+
+void *q8rt_pool_alloc(q8rt_pool *pool, size_t size, size_t alignment) {
+  if (alignment < 16) alignment = 16;
+  q8rt_pool_chunk *c = pool->head;
+  if (c != NULL) {
+    size_t off = (c->used + alignment - 1) & ~(alignment - 1);
+    if (off <= c->size && size <= c->size - off) {
+      c->used = off + size;
+      void *p = (char *)c + off;
+      memset(p, 0, size);
+      return p;
+    }
+  }
+  size_t header = (sizeof(q8rt_pool_chunk) + 63) & ~(size_t)63;
+  size_t need;
+  if (!q8rt_add_size(size, header + alignment, &need)) return NULL;
+  size_t chunk_size = need < POOL_CHUNK_MIN ? POOL_CHUNK_MIN : need;
+  c = q8rt_alloc(pool->allocator, chunk_size, 64);
+  if (c == NULL) return NULL;
+  c->next = pool->head;
+  c->size = chunk_size;
+  c->used = header;
+  pool->head = c;
+  pool->used_bytes += chunk_size;
+  size_t off = (c->used + alignment - 1) & ~(alignment - 1);
+  c->used = off + size;
+  void *p = (char *)c + off;
+  memset(p, 0, size);
+  return p;
+}
+
+void *q8rt_pool_array(q8rt_pool *pool, size_t count, size_t elem_size) {
+  size_t n;
+  if (!q8rt_mul_size(count, elem_size, &n)) return NULL;
+  return q8rt_pool_alloc(pool, n ? n : 1, 16);
+}
+
+char *q8rt_pool_strndup(q8rt_pool *pool, const char *s, size_t n) {
+  char *d = q8rt_pool_alloc(pool, n + 1, 1);
+  if (d == NULL) return NULL;
+  if (n) memcpy(d, s, n);
+  d[n] = '\0';
+  return d;
+}
+
+char *q8rt_pool_strdup(q8rt_pool *pool, const char *s) { return q8rt_pool_strndup(pool, s ? s : "", s ? strlen(s) : 0); }
+
+void q8rt_pool_free(q8rt_pool *pool) {
+  q8rt_pool_chunk *c = pool->head;
+  while (c != NULL) {
+    q8rt_pool_chunk *next = c->next;
+    q8rt_free(pool->allocator, c, c->size);
+    c = next;
+  }
+  pool->head = NULL;
+  pool->used_bytes = 0;
+}

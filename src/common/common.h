@@ -1,0 +1,72 @@
+/* Internal helpers shared by every layer: errors, allocation, checked arithmetic. */
+#ifndef Q8RT_COMMON_H
+#define Q8RT_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "q8rt.h"
+
+#if defined(__GNUC__)
+#define Q8RT_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define Q8RT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define Q8RT_PRINTF(f, a)
+#define Q8RT_UNLIKELY(x) (x)
+#endif
+
+/* Record a failure in `err` (which may be NULL) and return `status`. */
+q8rt_status q8rt_fail(q8rt_error *err, q8rt_status status, const char *fmt, ...) Q8RT_PRINTF(3, 4);
+
+/* ---- allocation ---------------------------------------------------------------------------- */
+
+/* The allocator every internal allocation goes through; never NULL inside the library. */
+const q8rt_allocator *q8rt_default_allocator(void);
+
+void *q8rt_alloc(const q8rt_allocator *a, size_t size, size_t alignment);
+void *q8rt_calloc(const q8rt_allocator *a, size_t count, size_t elem_size); /* zeroed, 16-aligned, overflow-checked */
+void q8rt_free(const q8rt_allocator *a, void *ptr, size_t size);
+
+/* A bump pool: many small allocations freed together (IR strings, attributes, plan records).
+ * Chunks come from the allocator; pool_free releases them all. */
+typedef struct q8rt_pool_chunk q8rt_pool_chunk;
+typedef struct q8rt_pool {
+  const q8rt_allocator *allocator;
+  q8rt_pool_chunk *head;
+  size_t used_bytes; /* total bytes obtained from the allocator */
+} q8rt_pool;
+
+void q8rt_pool_init(q8rt_pool *pool, const q8rt_allocator *allocator);
+void *q8rt_pool_alloc(q8rt_pool *pool, size_t size, size_t alignment); /* zeroed; NULL on failure */
+void *q8rt_pool_array(q8rt_pool *pool, size_t count, size_t elem_size); /* zeroed, overflow-checked */
+char *q8rt_pool_strdup(q8rt_pool *pool, const char *s);
+char *q8rt_pool_strndup(q8rt_pool *pool, const char *s, size_t n);
+void q8rt_pool_free(q8rt_pool *pool);
+
+/* ---- checked arithmetic -------------------------------------------------------------------- */
+
+static inline bool q8rt_mul_size(size_t a, size_t b, size_t *out) { return !__builtin_mul_overflow(a, b, out); }
+static inline bool q8rt_add_size(size_t a, size_t b, size_t *out) { return !__builtin_add_overflow(a, b, out); }
+static inline bool q8rt_mul_i64(int64_t a, int64_t b, int64_t *out) { return !__builtin_mul_overflow(a, b, out); }
+static inline bool q8rt_add_i64(int64_t a, int64_t b, int64_t *out) { return !__builtin_add_overflow(a, b, out); }
+
+/* Largest element count any tensor may have; keeps every byte size well inside size_t and
+ * int64 on 64-bit and 32-bit targets. */
+#define Q8RT_MAX_ELEMENTS ((int64_t)1 << 31)
+
+/* Product of dims[0..rank) into *count; false if any dim is negative or the product exceeds
+ * Q8RT_MAX_ELEMENTS. */
+bool q8rt_shape_elements(const int64_t *dims, int rank, int64_t *count);
+
+/* True for the dtypes q8rt_dtype lists (size > 0). */
+bool q8rt_dtype_known(int32_t dtype);
+bool q8rt_dtype_is_quantized(q8rt_dtype dtype); /* u8, s8, u16, s16 */
+void q8rt_dtype_range(q8rt_dtype dtype, int32_t *qmin, int32_t *qmax);
+
+/* Little-endian loads from byte streams (protobuf raw_data is little-endian). */
+static inline uint32_t q8rt_load_le32(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+#endif /* Q8RT_COMMON_H */

@@ -1,0 +1,140 @@
+/* q8rt's graph IR: what the loader produces and everything after it consumes.
+ *
+ * Nothing here knows about protobuf. All memory of a graph (names, attributes, constant data)
+ * lives in the graph's pool and is released by ir_graph_free. Values and nodes are addressed by
+ * index; an optional input is -1 (ONNX's empty input name). */
+#ifndef Q8RT_IR_H
+#define Q8RT_IR_H
+
+#include "../common/common.h"
+
+typedef struct ir_tensor {
+  q8rt_dtype dtype;
+  int rank;
+  int64_t dims[Q8RT_MAX_RANK];
+  int64_t count;  /* number of elements */
+  size_t nbytes;  /* count * dtype size */
+  void *data;     /* host-endian, C order, 64-byte aligned, pool memory */
+} ir_tensor;
+
+typedef enum ir_attr_type {
+  IR_ATTR_UNDEFINED = 0,
+  IR_ATTR_FLOAT = 1,
+  IR_ATTR_INT = 2,
+  IR_ATTR_STRING = 3,
+  IR_ATTR_TENSOR = 4,
+  IR_ATTR_GRAPH = 5, /* present only so the loader can name it when refusing */
+  IR_ATTR_FLOATS = 6,
+  IR_ATTR_INTS = 7,
+  IR_ATTR_STRINGS = 8,
+} ir_attr_type;
+
+typedef struct ir_attr {
+  const char *name;
+  ir_attr_type type;
+  float f;
+  int64_t i;
+  const char *s;       /* NUL-terminated; s_len bytes (strings may hold NULs in ONNX: checked) */
+  size_t s_len;
+  const float *floats;
+  const int64_t *ints;
+  size_t count;        /* element count of floats / ints */
+  ir_tensor *t;
+} ir_attr;
+
+typedef struct ir_quant {
+  int known;           /* 1 when a per-tensor scale/zero point are known */
+  float scale;
+  int32_t zero_point;
+} ir_quant;
+
+typedef struct ir_value {
+  const char *name;
+  q8rt_dtype dtype;    /* UNDEFINED until inferred */
+  int rank;            /* -1 if unknown */
+  int64_t dims[Q8RT_MAX_RANK]; /* -1 for a symbolic dimension */
+  const char *dim_params[Q8RT_MAX_RANK]; /* symbolic names from the model (or NULL) */
+  ir_tensor *constant; /* non-NULL for initializers and folded constants */
+  int producer;        /* node index, or -1 for graph inputs and constants */
+  int graph_input;     /* index among graph inputs, or -1 */
+  int graph_output;    /* index among graph outputs, or -1 */
+  int consumers;       /* number of node inputs that read this value */
+  ir_quant quant;
+} ir_value;
+
+typedef struct ir_node {
+  const char *name;    /* never NULL: the loader names anonymous nodes "<op>_<index>" */
+  const char *op_type;
+  const char *domain;  /* "" for ai.onnx */
+  int opset;           /* opset version of the node's domain */
+  int n_inputs;
+  int *inputs;         /* value indices, -1 for an omitted optional input */
+  int n_outputs;
+  int *outputs;        /* value indices, -1 for an omitted optional output */
+  int n_attrs;
+  ir_attr *attrs;
+  int removed;         /* set by passes that fold a node away */
+} ir_node;
+
+typedef struct ir_opset {
+  const char *domain;
+  int64_t version;
+} ir_opset;
+
+typedef struct ir_graph {
+  q8rt_pool pool;
+  const q8rt_allocator *allocator;
+  const char *name;
+
+  ir_value *values;
+  int n_values, cap_values;
+  ir_node *nodes;
+  int n_nodes, cap_nodes;
+
+  int *inputs;  /* graph inputs that are not initializers, value indices */
+  int n_inputs;
+  int *outputs; /* value indices */
+  int n_outputs;
+
+  ir_opset *opsets;
+  int n_opsets;
+  int64_t ir_version;
+} ir_graph;
+
+/* Create an empty graph whose memory comes from `allocator`. NULL on allocation failure. */
+ir_graph *ir_graph_create(const q8rt_allocator *allocator);
+void ir_graph_free(ir_graph *g);
+
+/* Find a value by name; -1 if absent. */
+int ir_graph_find_value(const ir_graph *g, const char *name);
+/* Find or add the value with that name (dtype undefined, rank -1). -1 on allocation failure. */
+int ir_graph_intern_value(ir_graph *g, const char *name);
+/* Append a node (zeroed; caller fills fields from the pool). -1 on allocation failure. */
+int ir_graph_add_node(ir_graph *g);
+
+/* Allocate a constant tensor in the graph's pool. Checks the element count for overflow. */
+q8rt_status ir_tensor_create(ir_graph *g, q8rt_dtype dtype, int rank, const int64_t *dims, ir_tensor **out,
+                             q8rt_error *err);
+
+/* Opset version imported for `domain` ("" and "ai.onnx" are the same), or 0 if not imported. */
+int64_t ir_graph_opset(const ir_graph *g, const char *domain);
+
+/* ---- attributes ---------------------------------------------------------------------------- */
+const ir_attr *ir_node_attr(const ir_node *n, const char *name);
+/* Typed getters: return the default when absent; fail (naming node and attribute) when present
+ * with the wrong type. */
+q8rt_status ir_attr_int(const ir_node *n, const char *name, int64_t def, int64_t *out, q8rt_error *err);
+q8rt_status ir_attr_float(const ir_node *n, const char *name, float def, float *out, q8rt_error *err);
+q8rt_status ir_attr_string(const ir_node *n, const char *name, const char *def, const char **out, q8rt_error *err);
+/* ints: *count = 0 and *out = NULL when absent. */
+q8rt_status ir_attr_ints(const ir_node *n, const char *name, const int64_t **out, size_t *count, q8rt_error *err);
+
+/* Input value i of node n, or NULL if absent/omitted. */
+static inline ir_value *ir_node_input(const ir_graph *g, const ir_node *n, int i) {
+  return (i < n->n_inputs && n->inputs[i] >= 0) ? &g->values[n->inputs[i]] : NULL;
+}
+static inline ir_value *ir_node_output(const ir_graph *g, const ir_node *n, int i) {
+  return (i < n->n_outputs && n->outputs[i] >= 0) ? &g->values[n->outputs[i]] : NULL;
+}
+
+#endif /* Q8RT_IR_H */
