@@ -1,0 +1,636 @@
+/*
+ * q8rt-run: run a quantized ONNX model with q8rt from the command line.
+ *
+ *   q8rt-run MODEL.onnx [--input NAME=PATH]... [--output-dir DIR] [--threads N]
+ *            [--backend auto|reference|avx2|neon|xnnpack] [--repeat N] [--explain] [--profile]
+ *
+ * Inputs come from .npy or .pb (ONNX TensorProto) files; inputs not given get deterministic
+ * pseudo-random data. Outputs are written as DIR/<name>.npy or summarized on stdout.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "npy.h"
+#include "q8rt.h"
+
+#define EXIT_USAGE 2
+
+static const char usage_text[] =
+    "usage: q8rt-run MODEL.onnx [--input NAME=PATH]... [--output-dir DIR] [--threads N]\n"
+    "                [--backend auto|reference|avx2|neon|xnnpack] [--repeat N] [--explain] [--profile]\n"
+    "\n"
+    "  --input NAME=PATH   feed input NAME from PATH (.npy, or .pb ONNX TensorProto); inputs not\n"
+    "                      given get deterministic pseudo-random data (symbolic dimensions set to 1)\n"
+    "  --output-dir DIR    write each output as DIR/<name>.npy (otherwise print a summary line)\n"
+    "  --threads N         worker threads (0 or 1: run on the calling thread)\n"
+    "  --backend NAME      kernel backend (default auto)\n"
+    "  --repeat N          one warm-up run, then N timed runs; prints latency_ms median/min\n"
+    "  --explain           print the execution plan before running\n"
+    "  --profile           print per-step timings of the last run\n"
+    "  --help              show this help\n";
+
+/* Exactly one line on stderr, whatever the message contains. */
+__attribute__((format(printf, 1, 2))) static void report_error(const char *fmt, ...) {
+  char msg[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  for (char *c = msg; *c; c++)
+    if (*c == '\n' || *c == '\r') *c = ' ';
+  fprintf(stderr, "q8rt-run: error: %s\n", msg);
+}
+
+static void report_lib_error(const char *what, q8rt_status status, const q8rt_error *err) {
+  const char *msg = err->message[0] ? err->message : q8rt_status_string(status);
+  if (what)
+    report_error("%s: %s", what, msg);
+  else
+    report_error("%s", msg);
+}
+
+/* ---- command line ---------------------------------------------------------------------------- */
+
+typedef struct input_arg {
+  const char *name; /* points into argv (up to '=') copied into storage */
+  const char *path;
+  char *name_storage;
+} input_arg;
+
+typedef struct options {
+  const char *model_path;
+  input_arg *inputs;
+  size_t input_count;
+  const char *output_dir;
+  int threads;
+  q8rt_backend backend;
+  long repeat; /* 0: a single run, no timing */
+  int explain;
+  int profile;
+  int help;
+} options;
+
+static void options_free(options *o) {
+  for (size_t i = 0; i < o->input_count; i++) free(o->inputs[i].name_storage);
+  free(o->inputs);
+  o->inputs = NULL;
+  o->input_count = 0;
+}
+
+static int parse_long(const char *opt, const char *text, long min, long max, long *value) {
+  char *end = NULL;
+  errno = 0;
+  long v = strtol(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || v < min || v > max) {
+    report_error("%s expects an integer in [%ld, %ld], got '%s'", opt, min, max, text);
+    return -1;
+  }
+  *value = v;
+  return 0;
+}
+
+static int parse_backend(const char *text, q8rt_backend *backend) {
+  static const struct {
+    const char *name;
+    q8rt_backend backend;
+  } table[] = {
+      {"auto", Q8RT_BACKEND_AUTO},   {"reference", Q8RT_BACKEND_REFERENCE}, {"avx2", Q8RT_BACKEND_AVX2},
+      {"neon", Q8RT_BACKEND_NEON},   {"xnnpack", Q8RT_BACKEND_XNNPACK},
+  };
+  for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+    if (strcmp(text, table[i].name) == 0) {
+      *backend = table[i].backend;
+      return 0;
+    }
+  }
+  report_error("unknown backend '%s' (expected auto, reference, avx2, neon or xnnpack)", text);
+  return -1;
+}
+
+static int add_input_arg(options *o, const char *spec) {
+  const char *eq = strchr(spec, '=');
+  if (!eq || eq == spec || eq[1] == '\0') {
+    report_error("--input expects NAME=PATH, got '%s'", spec);
+    return -1;
+  }
+  input_arg *grown = realloc(o->inputs, (o->input_count + 1) * sizeof(*grown));
+  if (!grown) {
+    report_error("out of memory");
+    return -1;
+  }
+  o->inputs = grown;
+  size_t len = (size_t)(eq - spec);
+  char *name = malloc(len + 1);
+  if (!name) {
+    report_error("out of memory");
+    return -1;
+  }
+  memcpy(name, spec, len);
+  name[len] = '\0';
+  for (size_t i = 0; i < o->input_count; i++) {
+    if (strcmp(o->inputs[i].name, name) == 0) {
+      report_error("input '%s' given more than once", name);
+      free(name);
+      return -1;
+    }
+  }
+  o->inputs[o->input_count].name = name;
+  o->inputs[o->input_count].name_storage = name;
+  o->inputs[o->input_count].path = eq + 1;
+  o->input_count++;
+  return 0;
+}
+
+/* Returns 0 on success, -1 after reporting a usage error. */
+static int parse_args(int argc, char **argv, options *o) {
+  memset(o, 0, sizeof(*o));
+  o->backend = Q8RT_BACKEND_AUTO;
+  int only_positional = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i];
+    if (only_positional || arg[0] != '-' || strcmp(arg, "-") == 0) {
+      if (o->model_path) {
+        report_error("unexpected argument '%s' (only one model path is accepted)", arg);
+        return -1;
+      }
+      o->model_path = arg;
+      continue;
+    }
+    if (strcmp(arg, "--") == 0) {
+      only_positional = 1;
+      continue;
+    }
+    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+      o->help = 1;
+      return 0;
+    }
+    if (strcmp(arg, "--explain") == 0) {
+      o->explain = 1;
+      continue;
+    }
+    if (strcmp(arg, "--profile") == 0) {
+      o->profile = 1;
+      continue;
+    }
+    /* Options with a value: "--opt VALUE" or "--opt=VALUE". */
+    static const char *const valued[] = {"--input", "--output-dir", "--threads", "--backend", "--repeat"};
+    const char *opt = NULL, *value = NULL;
+    for (size_t k = 0; k < sizeof(valued) / sizeof(valued[0]); k++) {
+      size_t n = strlen(valued[k]);
+      if (strncmp(arg, valued[k], n) == 0 && (arg[n] == '\0' || arg[n] == '=')) {
+        opt = valued[k];
+        if (arg[n] == '=') {
+          value = arg + n + 1;
+        } else if (i + 1 < argc) {
+          value = argv[++i];
+        } else {
+          report_error("%s expects a value", opt);
+          return -1;
+        }
+        break;
+      }
+    }
+    if (!opt) {
+      report_error("unknown option '%s' (see --help)", arg);
+      return -1;
+    }
+    if (strcmp(opt, "--input") == 0) {
+      if (add_input_arg(o, value) != 0) return -1;
+    } else if (strcmp(opt, "--output-dir") == 0) {
+      if (value[0] == '\0') {
+        report_error("--output-dir expects a directory");
+        return -1;
+      }
+      o->output_dir = value;
+    } else if (strcmp(opt, "--threads") == 0) {
+      long v;
+      if (parse_long(opt, value, 0, 1024, &v) != 0) return -1;
+      o->threads = (int)v;
+    } else if (strcmp(opt, "--backend") == 0) {
+      if (parse_backend(value, &o->backend) != 0) return -1;
+    } else { /* --repeat */
+      if (parse_long(opt, value, 1, 100000000, &o->repeat) != 0) return -1;
+    }
+  }
+  if (!o->model_path) {
+    report_error("missing MODEL.onnx (see --help)");
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- helpers --------------------------------------------------------------------------------- */
+
+static int ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), m = strlen(suffix);
+  return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static void format_shape(const int64_t *shape, int rank, char *buf, size_t size) {
+  size_t n = 0;
+  buf[0] = '\0';
+  n += (size_t)snprintf(buf, size, "[");
+  for (int i = 0; i < rank && n < size; i++)
+    n += (size_t)snprintf(buf + n, size - n, i ? ",%lld" : "%lld", (long long)shape[i]);
+  if (n < size) snprintf(buf + n, size - n, "]");
+}
+
+static uint64_t splitmix64(uint64_t *state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+/* Deterministic data for input `index`: full range for integer types, [-1, 1) for float32. */
+static void fill_random(void *data, size_t count, q8rt_dtype dtype, size_t index) {
+  uint64_t state = 0x5138a7e1c0ffee00ULL + (uint64_t)index;
+  unsigned char *out = data;
+  for (size_t i = 0; i < count; i++) {
+    uint64_t r = splitmix64(&state);
+    switch (dtype) {
+    case Q8RT_DTYPE_FLOAT32: {
+      float v = (float)((int32_t)(r >> 40) - (1 << 23)) / 8388608.0f; /* k / 2^23 - 1, exact */
+      memcpy(out + i * 4, &v, 4);
+      break;
+    }
+    case Q8RT_DTYPE_UINT8:
+    case Q8RT_DTYPE_INT8: {
+      uint8_t v = (uint8_t)r;
+      memcpy(out + i, &v, 1);
+      break;
+    }
+    case Q8RT_DTYPE_UINT16:
+    case Q8RT_DTYPE_INT16: {
+      uint16_t v = (uint16_t)r;
+      memcpy(out + i * 2, &v, 2);
+      break;
+    }
+    case Q8RT_DTYPE_INT32: {
+      uint32_t v = (uint32_t)r;
+      memcpy(out + i * 4, &v, 4);
+      break;
+    }
+    case Q8RT_DTYPE_INT64: memcpy(out + i * 8, &r, 8); break;
+    default: break;
+    }
+  }
+}
+
+/* mkdir -p */
+static int make_dirs(const char *dir) {
+  size_t len = strlen(dir);
+  char *path = malloc(len + 1);
+  if (!path) {
+    report_error("out of memory");
+    return -1;
+  }
+  memcpy(path, dir, len + 1);
+  for (size_t i = 1; i <= len; i++) {
+    if (path[i] != '/' && path[i] != '\0') continue;
+    if (path[i - 1] == '/') continue;
+    char saved = path[i];
+    path[i] = '\0';
+    if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+      report_error("cannot create directory '%s': %s", path, strerror(errno));
+      free(path);
+      return -1;
+    }
+    path[i] = saved;
+  }
+  free(path);
+  struct stat st;
+  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    report_error("'%s' is not a directory", dir);
+    return -1;
+  }
+  return 0;
+}
+
+static int compare_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* ---- the run --------------------------------------------------------------------------------- */
+
+typedef struct runner {
+  q8rt_model *model;
+  q8rt_session *session;
+  void *file_bytes; /* the current input file */
+  void *data;       /* decoded or generated input data */
+  double *times;
+  q8rt_step_profile *steps;
+  char *text;
+  char *path;
+} runner;
+
+static void runner_free(runner *r) {
+  free(r->file_bytes);
+  free(r->data);
+  free(r->times);
+  free(r->steps);
+  free(r->text);
+  free(r->path);
+  q8rt_session_free(r->session);
+  q8rt_model_free(r->model);
+}
+
+/* Bind model input `index` from a file. */
+static int set_input_from_file(runner *r, size_t index, const q8rt_tensor_info *model_info, const char *path) {
+  char err[1024];
+  size_t size = 0;
+  if (npy_read_file(path, NPY_MAX_FILE_BYTES, &r->file_bytes, &size, err, sizeof(err)) != 0) {
+    report_error("input '%s': %s", model_info->name, err);
+    return -1;
+  }
+  q8rt_dtype dtype;
+  int rank;
+  int64_t shape[Q8RT_MAX_RANK];
+  const void *data;
+  size_t nbytes;
+  q8rt_error qerr = {0};
+  if (ends_with(path, ".pb")) {
+    q8rt_tensor_info info;
+    q8rt_status st = q8rt_tensor_proto_decode(r->file_bytes, size, &info, NULL, 0, &nbytes, &qerr);
+    if (st != Q8RT_OK) {
+      report_error("input '%s': %s: %s", model_info->name, path, qerr.message[0] ? qerr.message : q8rt_status_string(st));
+      return -1;
+    }
+    r->data = malloc(nbytes > 0 ? nbytes : 1);
+    if (!r->data) {
+      report_error("input '%s': out of memory (%zu bytes)", model_info->name, nbytes);
+      return -1;
+    }
+    st = q8rt_tensor_proto_decode(r->file_bytes, size, &info, r->data, nbytes, &nbytes, &qerr);
+    if (st != Q8RT_OK) {
+      report_error("input '%s': %s: %s", model_info->name, path, qerr.message[0] ? qerr.message : q8rt_status_string(st));
+      return -1;
+    }
+    if (info.rank < 0 || info.rank > Q8RT_MAX_RANK) {
+      report_error("input '%s': %s: bad rank %d", model_info->name, path, info.rank);
+      return -1;
+    }
+    dtype = info.dtype;
+    rank = info.rank;
+    memcpy(shape, info.shape, sizeof(shape));
+    data = r->data;
+  } else {
+    npy_array a;
+    if (npy_parse(r->file_bytes, size, &a, err, sizeof(err)) != 0) {
+      report_error("input '%s': %s: %s", model_info->name, path, err);
+      return -1;
+    }
+    dtype = a.dtype;
+    rank = a.rank;
+    memcpy(shape, a.shape, sizeof(shape));
+    data = a.data;
+    nbytes = a.nbytes;
+  }
+  if (dtype != model_info->dtype) {
+    report_error("input '%s': %s has dtype %s but the model expects %s", model_info->name, path,
+                 q8rt_dtype_name(dtype), q8rt_dtype_name(model_info->dtype));
+    return -1;
+  }
+  q8rt_status st = q8rt_session_set_input(r->session, index, shape, rank, data, nbytes, &qerr);
+  if (st != Q8RT_OK) {
+    report_lib_error(NULL, st, &qerr);
+    return -1;
+  }
+  free(r->file_bytes);
+  r->file_bytes = NULL;
+  free(r->data);
+  r->data = NULL;
+  return 0;
+}
+
+/* Bind model input `index` with generated data. */
+static int set_input_random(runner *r, size_t index, const q8rt_tensor_info *info) {
+  int64_t shape[Q8RT_MAX_RANK];
+  size_t item = q8rt_dtype_size(info->dtype);
+  if (item == 0 || info->rank < 0 || info->rank > Q8RT_MAX_RANK) {
+    report_error("input '%s': cannot generate data for dtype %s, rank %d", info->name, q8rt_dtype_name(info->dtype),
+                 info->rank);
+    return -1;
+  }
+  size_t count = 1;
+  for (int i = 0; i < info->rank; i++) {
+    shape[i] = info->shape[i] < 0 ? 1 : info->shape[i];
+    if (shape[i] != 0 && count > NPY_MAX_FILE_BYTES / item / (uint64_t)shape[i]) {
+      report_error("input '%s': shape too large to generate data", info->name);
+      return -1;
+    }
+    count *= (size_t)shape[i];
+  }
+  size_t nbytes = count * item;
+  r->data = malloc(nbytes > 0 ? nbytes : 1);
+  if (!r->data) {
+    report_error("input '%s': out of memory (%zu bytes)", info->name, nbytes);
+    return -1;
+  }
+  fill_random(r->data, count, info->dtype, index);
+  q8rt_error qerr = {0};
+  q8rt_status st = q8rt_session_set_input(r->session, index, shape, info->rank, r->data, nbytes, &qerr);
+  free(r->data);
+  r->data = NULL;
+  if (st != Q8RT_OK) {
+    report_lib_error(NULL, st, &qerr);
+    return -1;
+  }
+  return 0;
+}
+
+static int run_once(runner *r) {
+  q8rt_error qerr = {0};
+  q8rt_status st = q8rt_session_run(r->session, &qerr);
+  if (st != Q8RT_OK) {
+    report_lib_error(NULL, st, &qerr);
+    return -1;
+  }
+  return 0;
+}
+
+static void sanitize_name(const char *name, char *out, size_t size) {
+  size_t n = 0;
+  for (const char *c = name; *c && n + 1 < size; c++) {
+    int ok = (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '.' ||
+             *c == '_' || *c == '-';
+    out[n++] = ok ? *c : '_';
+  }
+  if (n == 0) out[n++] = '_';
+  out[n] = '\0';
+}
+
+static int run(const options *o) {
+  runner r;
+  memset(&r, 0, sizeof(r));
+  int rc = 1;
+  q8rt_error qerr = {0};
+  q8rt_status st;
+
+  q8rt_model_options mopt;
+  q8rt_model_options_init(&mopt);
+  mopt.backend = o->backend;
+  st = q8rt_model_load_file(o->model_path, &mopt, &r.model, &qerr);
+  if (st != Q8RT_OK) {
+    report_lib_error(NULL, st, &qerr);
+    goto done;
+  }
+
+  size_t n_in = q8rt_model_input_count(r.model);
+  size_t n_out = q8rt_model_output_count(r.model);
+  for (size_t i = 0; i < o->input_count; i++) {
+    if (q8rt_model_find_input(r.model, o->inputs[i].name) < 0) {
+      report_error("the model has no input named '%s'", o->inputs[i].name);
+      goto done;
+    }
+  }
+
+  if (o->explain) {
+    size_t len = q8rt_model_explain(r.model, NULL, 0);
+    r.text = malloc(len + 1);
+    if (!r.text) {
+      report_error("out of memory");
+      goto done;
+    }
+    q8rt_model_explain(r.model, r.text, len + 1);
+    fputs(r.text, stdout);
+    if (len > 0 && r.text[len - 1] != '\n') fputc('\n', stdout);
+    free(r.text);
+    r.text = NULL;
+  }
+
+  q8rt_session_options sopt;
+  q8rt_session_options_init(&sopt);
+  sopt.threads = o->threads;
+  sopt.profile = o->profile;
+  st = q8rt_session_create(r.model, &sopt, &r.session, &qerr);
+  if (st != Q8RT_OK) {
+    report_lib_error(NULL, st, &qerr);
+    goto done;
+  }
+
+  for (size_t i = 0; i < n_in; i++) {
+    q8rt_tensor_info info;
+    st = q8rt_model_input_info(r.model, i, &info, &qerr);
+    if (st != Q8RT_OK) {
+      report_lib_error(NULL, st, &qerr);
+      goto done;
+    }
+    const char *path = NULL;
+    for (size_t k = 0; k < o->input_count; k++)
+      if (strcmp(o->inputs[k].name, info.name) == 0) path = o->inputs[k].path;
+    if ((path ? set_input_from_file(&r, i, &info, path) : set_input_random(&r, i, &info)) != 0) goto done;
+  }
+
+  if (o->repeat > 0) {
+    if (run_once(&r) != 0) goto done; /* warm-up */
+    r.times = malloc((size_t)o->repeat * sizeof(double));
+    if (!r.times) {
+      report_error("out of memory");
+      goto done;
+    }
+    for (long k = 0; k < o->repeat; k++) {
+      double t0 = now_ms();
+      if (run_once(&r) != 0) goto done;
+      r.times[k] = now_ms() - t0;
+    }
+    size_t n = (size_t)o->repeat;
+    qsort(r.times, n, sizeof(double), compare_double);
+    double median = n % 2 ? r.times[n / 2] : (r.times[n / 2 - 1] + r.times[n / 2]) / 2.0;
+    printf("latency_ms median=%.3f min=%.3f runs=%zu\n", median, r.times[0], n);
+  } else {
+    if (run_once(&r) != 0) goto done;
+  }
+
+  if (o->output_dir && make_dirs(o->output_dir) != 0) goto done;
+  for (size_t i = 0; i < n_out; i++) {
+    q8rt_tensor_info info;
+    const void *data = NULL;
+    size_t nbytes = 0;
+    st = q8rt_session_get_output(r.session, i, &info, &data, &nbytes, &qerr);
+    if (st != Q8RT_OK) {
+      report_lib_error(NULL, st, &qerr);
+      goto done;
+    }
+    const char *name = info.name ? info.name : "";
+    if (o->output_dir) {
+      char safe[256], err[1024];
+      sanitize_name(name, safe, sizeof(safe));
+      size_t len = strlen(o->output_dir) + strlen(safe) + 6;
+      r.path = malloc(len + 1);
+      if (!r.path) {
+        report_error("out of memory");
+        goto done;
+      }
+      snprintf(r.path, len + 1, "%s/%s.npy", o->output_dir, safe);
+      if (npy_write_file(r.path, info.dtype, info.shape, info.rank, data, nbytes, err, sizeof(err)) != 0) {
+        report_error("output '%s': %s", name, err);
+        goto done;
+      }
+      free(r.path);
+      r.path = NULL;
+    } else {
+      char shape[Q8RT_MAX_RANK * 24 + 4];
+      format_shape(info.shape, info.rank, shape, sizeof(shape));
+      printf("output %s %s %s\n", name, q8rt_dtype_name(info.dtype), shape);
+    }
+  }
+
+  if (o->profile) {
+    size_t n = q8rt_session_profile(r.session, NULL, 0);
+    r.steps = calloc(n > 0 ? n : 1, sizeof(*r.steps));
+    if (!r.steps) {
+      report_error("out of memory");
+      goto done;
+    }
+    size_t got = q8rt_session_profile(r.session, r.steps, n);
+    if (got < n) n = got;
+    double total = 0.0;
+    for (size_t i = 0; i < n; i++) {
+      const q8rt_step_profile *s = &r.steps[i];
+      printf("profile %s %s %s %.3f\n", s->op_type && s->op_type[0] ? s->op_type : "-",
+             s->node_name && s->node_name[0] ? s->node_name : "-", s->kernel && s->kernel[0] ? s->kernel : "-",
+             s->milliseconds);
+      total += s->milliseconds;
+    }
+    printf("profile_total_ms %.3f steps=%zu\n", total, n);
+  }
+
+  if (fflush(stdout) != 0) {
+    report_error("error writing to stdout: %s", strerror(errno));
+    goto done;
+  }
+  rc = 0;
+done:
+  runner_free(&r);
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  options o;
+  if (parse_args(argc, argv, &o) != 0) {
+    options_free(&o);
+    return EXIT_USAGE;
+  }
+  if (o.help) {
+    fputs(usage_text, stdout);
+    options_free(&o);
+    return 0;
+  }
+  int rc = run(&o);
+  options_free(&o);
+  return rc;
+}
