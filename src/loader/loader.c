@@ -1,0 +1,643 @@
+/* ModelProto -> ir_graph. See loader.h for the contract.
+ *
+ * Order of work: opset imports, initializers (constants), graph inputs, graph outputs, nodes,
+ * then the checks that need the whole graph (every node input and graph output has a source),
+ * then value_info. The protobuf tree is freed before returning on every path. */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "loader_internal.h"
+
+#define AI_ONNX_MIN_OPSET 10
+#define AI_ONNX_MAX_OPSET 22
+
+typedef struct loader {
+  ir_graph *g;
+  const q8rt_load_config *cfg;
+  q8rt_error *err;
+} loader;
+
+static const char *str_or_empty(const char *s) { return s != NULL ? s : ""; }
+
+static bool is_ai_onnx(const char *domain) { return domain[0] == '\0' || strcmp(domain, "ai.onnx") == 0; }
+
+static q8rt_status oom(loader *L) {
+  return q8rt_fail(L->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory while building the graph");
+}
+
+/* ---- opsets -------------------------------------------------------------------------------- */
+
+static q8rt_status read_opsets(loader *L, const Onnx__ModelProto *mp) {
+  ir_graph *g = L->g;
+  g->opsets = q8rt_pool_array(&g->pool, mp->n_opset_import, sizeof(ir_opset));
+  if (g->opsets == NULL) return oom(L);
+  bool have_onnx = false;
+  for (size_t i = 0; i < mp->n_opset_import; i++) {
+    const Onnx__OperatorSetIdProto *op = mp->opset_import[i];
+    const char *domain = str_or_empty(op->domain);
+    if (is_ai_onnx(domain)) domain = "";
+    if (!op->has_version || op->version < 1) {
+      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "opset_import of domain '%.200s' has no valid version",
+                       domain[0] ? domain : "ai.onnx");
+    }
+    if (ir_graph_opset(g, domain) != 0) {
+      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "opset_import lists domain '%.200s' twice",
+                       domain[0] ? domain : "ai.onnx");
+    }
+    if (domain[0] == '\0') {
+      if (op->version < AI_ONNX_MIN_OPSET || op->version > AI_ONNX_MAX_OPSET) {
+        return q8rt_fail(L->err, Q8RT_ERROR_UNSUPPORTED,
+                         "model imports ai.onnx opset %lld; q8rt supports opsets %d to %d", (long long)op->version,
+                         AI_ONNX_MIN_OPSET, AI_ONNX_MAX_OPSET);
+      }
+      have_onnx = true;
+    }
+    ir_opset *o = &g->opsets[g->n_opsets];
+    o->domain = q8rt_pool_strdup(&g->pool, domain);
+    if (o->domain == NULL) return oom(L);
+    o->version = op->version;
+    g->n_opsets++;
+  }
+  if (!have_onnx) {
+    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "model has no opset_import for the ai.onnx domain");
+  }
+  return Q8RT_OK;
+}
+
+/* ---- tensors ------------------------------------------------------------------------------- */
+
+static q8rt_status convert_tensor(loader *L, const Onnx__TensorProto *tp, const char *what, ir_tensor **out) {
+  ld_tensor_desc d;
+  q8rt_status st = ld_tensor_desc_read(tp, what, &d, L->err);
+  if (st != Q8RT_OK) return st;
+  /* Check before allocating, so a bad tensor fails on its data rather than on its size. */
+  if (!d.external) {
+    st = ld_tensor_fill(tp, what, &d, NULL, NULL, L->err);
+    if (st != Q8RT_OK) return st;
+  }
+  ir_tensor *t;
+  st = ir_tensor_create(L->g, d.dtype, d.rank, d.dims, &t, L->err);
+  if (st != Q8RT_OK) return st;
+  st = ld_tensor_fill(tp, what, &d, L->cfg->external_data_dir, t->data, L->err);
+  if (st != Q8RT_OK) return st;
+  *out = t;
+  return Q8RT_OK;
+}
+
+static void set_constant(ir_value *v, ir_tensor *t) {
+  v->constant = t;
+  v->dtype = t->dtype;
+  v->rank = t->rank;
+  for (int i = 0; i < t->rank; i++) {
+    v->dims[i] = t->dims[i];
+    v->dim_params[i] = NULL;
+  }
+}
+
+static q8rt_status read_initializers(loader *L, const Onnx__GraphProto *gp) {
+  for (size_t i = 0; i < gp->n_initializer; i++) {
+    const Onnx__TensorProto *tp = gp->initializer[i];
+    const char *name = str_or_empty(tp->name);
+    if (name[0] == '\0') {
+      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "initializer #%zu has no name", i);
+    }
+    if (ir_graph_find_value(L->g, name) >= 0) {
+      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "initializer '%.200s' appears twice", name);
+    }
+    char what[256];
+    snprintf(what, sizeof(what), "initializer '%.200s'", name);
+    ir_tensor *t;
+    q8rt_status st = convert_tensor(L, tp, what, &t);
+    if (st != Q8RT_OK) return st;
+    int vi = ir_graph_intern_value(L->g, name);
+    if (vi < 0) return oom(L);
+    set_constant(&L->g->values[vi], t);
+  }
+  return Q8RT_OK;
+}
+
+/* ---- value infos --------------------------------------------------------------------------- */
+
+/* A value's declared type and shape. `kind` names it in messages ("graph input"). Strict (graph
+ * inputs and outputs) refuses what q8rt cannot run; value_info entries are hints, so types q8rt
+ * does not handle are left for inference to judge there. */
+static q8rt_status read_type(loader *L, const Onnx__ValueInfoProto *vi, const char *kind, bool strict, int vidx) {
+  const char *name = str_or_empty(vi->name);
+  const Onnx__TypeProto *type = vi->type;
+  if (type == NULL) {
+    if (strict && strcmp(kind, "graph input") == 0) {
+      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "%s '%.200s' has no type", kind, name);
+    }
+    return Q8RT_OK;
+  }
+  if (type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || type->tensor_type == NULL) {
+    if (!strict) return Q8RT_OK;
+    return q8rt_fail(L->err, Q8RT_ERROR_UNSUPPORTED,
+                     "%s '%.200s' is not a tensor (sequence, map, optional and sparse values are not supported)", kind,
+                     name);
+  }
+  const Onnx__TypeProto__Tensor *tt = type->tensor_type;
+  q8rt_dtype dtype = Q8RT_DTYPE_UNDEFINED;
+  if (tt->has_elem_type && tt->elem_type != 0) {
+    if (!q8rt_dtype_known(tt->elem_type)) {
+      if (!strict) return Q8RT_OK;
+      return q8rt_fail(L->err, Q8RT_ERROR_UNSUPPORTED, "%s '%.200s' has data type %s (%d), which q8rt does not support",
+                       kind, name, ld_onnx_type_name(tt->elem_type), (int)tt->elem_type);
+    }
+    dtype = (q8rt_dtype)tt->elem_type;
+  }
+  int rank = -1;
+  int64_t dims[Q8RT_MAX_RANK];
+  const char *params[Q8RT_MAX_RANK];
+  if (tt->shape != NULL) {
+    if (tt->shape->n_dim > Q8RT_MAX_RANK) {
+      if (!strict) return Q8RT_OK;
+      return q8rt_fail(L->err, Q8RT_ERROR_UNSUPPORTED, "%s '%.200s' has rank %zu (q8rt supports up to %d)", kind, name,
+                       tt->shape->n_dim, Q8RT_MAX_RANK);
+    }
+    rank = (int)tt->shape->n_dim;
+    for (int i = 0; i < rank; i++) {
+      const Onnx__TensorShapeProto__Dimension *dim = tt->shape->dim[i];
+      dims[i] = -1;
+      params[i] = NULL;
+      if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+        if (dim->dim_value < 0) {
+          return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "%s '%.200s' has negative dimension %lld at axis %d",
+                           kind, name, (long long)dim->dim_value, i);
+        }
+        dims[i] = dim->dim_value;
+      } else if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && dim->dim_param != NULL &&
+                 dim->dim_param[0] != '\0') {
+        params[i] = q8rt_pool_strdup(&L->g->pool, dim->dim_param);
+        if (params[i] == NULL) return oom(L);
+      }
+    }
+  }
+  ir_value *v = &L->g->values[vidx];
+  if (dtype != Q8RT_DTYPE_UNDEFINED) v->dtype = dtype;
+  if (rank >= 0) {
+    v->rank = rank;
+    for (int i = 0; i < rank; i++) {
+      v->dims[i] = dims[i];
+      v->dim_params[i] = params[i];
+    }
+  }
+  return Q8RT_OK;
+}
+
+static q8rt_status read_inputs(loader *L, const Onnx__GraphProto *gp) {
+  ir_graph *g = L->g;
+  g->inputs = q8rt_pool_array(&g->pool, gp->n_input, sizeof(int));
+  if (g->inputs == NULL) return oom(L);
+  for (size_t i = 0; i < gp->n_input; i++) {
+    const Onnx__ValueInfoProto *vi = gp->input[i];
+    const char *name = str_or_empty(vi->name);
+    if (name[0] == '\0') return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "graph input #%zu has no name", i);
+    int idx = ir_graph_find_value(g, name);
+    if (idx >= 0 && g->values[idx].constant != NULL) {
+      /* An initializer listed as an input (IR < 4 requires it): a constant, not an input. Its
+       * declared type must still agree. */
+      const Onnx__TypeProto *type = vi->type;
+      if (type != NULL && type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && type->tensor_type != NULL &&
+          type->tensor_type->has_elem_type && type->tensor_type->elem_type != 0 &&
+          type->tensor_type->elem_type != (int32_t)g->values[idx].dtype) {
+        return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
+                         "graph input '%.200s' is declared as %s but its initializer is %s", name,
+                         ld_onnx_type_name(type->tensor_type->elem_type), q8rt_dtype_name(g->values[idx].dtype));
+      }
+      continue;
+    }
+    if (idx >= 0) return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "graph input '%.200s' is listed twice", name);
+    idx = ir_graph_intern_value(g, name);
+    if (idx < 0) return oom(L);
+    q8rt_status st = read_type(L, vi, "graph input", true, idx);
+    if (st != Q8RT_OK) return st;
+    g->values[idx].graph_input = g->n_inputs;
+    g->inputs[g->n_inputs++] = idx;
+  }
+  return Q8RT_OK;
+}
+
+static q8rt_status read_outputs(loader *L, const Onnx__GraphProto *gp) {
+  ir_graph *g = L->g;
+  g->outputs = q8rt_pool_array(&g->pool, gp->n_output, sizeof(int));
+  if (g->outputs == NULL) return oom(L);
+  for (size_t i = 0; i < gp->n_output; i++) {
+    const Onnx__ValueInfoProto *vi = gp->output[i];
+    const char *name = str_or_empty(vi->name);
+    if (name[0] == '\0') return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "graph output #%zu has no name", i);
+    int idx = ir_graph_intern_value(g, name);
+    if (idx < 0) return oom(L);
+    if (g->values[idx].graph_output >= 0) {
+      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "graph output '%.200s' is listed twice", name);
+    }
+    if (g->values[idx].constant == NULL) {
+      q8rt_status st = read_type(L, vi, "graph output", true, idx);
+      if (st != Q8RT_OK) return st;
+    }
+    g->values[idx].graph_output = g->n_outputs;
+    g->outputs[g->n_outputs++] = idx;
+  }
+  if (g->n_outputs == 0) return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "graph has no outputs");
+  return Q8RT_OK;
+}
+
+/* ---- attributes ---------------------------------------------------------------------------- */
+
+static const char *attr_type_name(int type) {
+  switch (type) {
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH: return "GRAPH (a subgraph)";
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS: return "GRAPHS (subgraphs)";
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSOR: return "SPARSE_TENSOR";
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSORS: return "SPARSE_TENSORS";
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO: return "TYPE_PROTO";
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTOS: return "TYPE_PROTOS";
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSORS: return "TENSORS";
+  default: return "unknown";
+  }
+}
+
+/* Ops compare string attributes with strcmp; an embedded NUL would make "NOTSET\0junk" pass as
+ * "NOTSET", so such strings are refused. */
+static bool has_nul(const ProtobufCBinaryData *b) { return b->len > 0 && memchr(b->data, '\0', b->len) != NULL; }
+
+static q8rt_status convert_attr(loader *L, const ir_node *n, const Onnx__AttributeProto *ap, ir_attr *out) {
+  ir_graph *g = L->g;
+  const char *aname = str_or_empty(ap->name);
+  if (aname[0] == '\0') {
+    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "node '%.200s' (%.100s) has an attribute without a name",
+                     n->name, n->op_type);
+  }
+  if (ap->ref_attr_name != NULL && ap->ref_attr_name[0] != '\0') {
+    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
+                     "node '%.200s' (%.100s) attribute '%.100s' refers to a function attribute outside a function",
+                     n->name, n->op_type, aname);
+  }
+  out->name = q8rt_pool_strdup(&g->pool, aname);
+  if (out->name == NULL) return oom(L);
+  switch ((int)ap->type) {
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT:
+    out->type = IR_ATTR_FLOAT;
+    out->f = ap->f;
+    return Q8RT_OK;
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT:
+    out->type = IR_ATTR_INT;
+    out->i = ap->i;
+    return Q8RT_OK;
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING:
+    if (has_nul(&ap->s)) {
+      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
+                       "node '%.200s' (%.100s) attribute '%.100s' holds a string with a NUL byte", n->name, n->op_type,
+                       aname);
+    }
+    out->type = IR_ATTR_STRING;
+    out->s = q8rt_pool_strndup(&g->pool, (const char *)ap->s.data, ap->s.len);
+    if (out->s == NULL) return oom(L);
+    out->s_len = ap->s.len;
+    return Q8RT_OK;
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR: {
+    if (ap->t == NULL) {
+      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "node '%.200s' (%.100s) tensor attribute '%.100s' has no tensor",
+                       n->name, n->op_type, aname);
+    }
+    char what[320];
+    snprintf(what, sizeof(what), "attribute '%.100s' of node '%.150s' (%.50s)", aname, n->name, n->op_type);
+    out->type = IR_ATTR_TENSOR;
+    return convert_tensor(L, ap->t, what, &out->t);
+  }
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS: {
+    float *f = q8rt_pool_array(&g->pool, ap->n_floats, sizeof(float));
+    if (f == NULL) return oom(L);
+    if (ap->n_floats) memcpy(f, ap->floats, ap->n_floats * sizeof(float));
+    out->type = IR_ATTR_FLOATS;
+    out->floats = f;
+    out->count = ap->n_floats;
+    return Q8RT_OK;
+  }
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS: {
+    int64_t *v = q8rt_pool_array(&g->pool, ap->n_ints, sizeof(int64_t));
+    if (v == NULL) return oom(L);
+    if (ap->n_ints) memcpy(v, ap->ints, ap->n_ints * sizeof(int64_t));
+    out->type = IR_ATTR_INTS;
+    out->ints = v;
+    out->count = ap->n_ints;
+    return Q8RT_OK;
+  }
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS: {
+    /* ir_attr has no array of strings: they are packed one after another, each NUL-terminated,
+     * into s (s_len = total bytes including the NULs), count = number of strings. */
+    size_t total = 0;
+    for (size_t k = 0; k < ap->n_strings; k++) {
+      if (has_nul(&ap->strings[k])) {
+        return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
+                         "node '%.200s' (%.100s) attribute '%.100s' holds a string with a NUL byte", n->name,
+                         n->op_type, aname);
+      }
+      if (!q8rt_add_size(total, ap->strings[k].len + 1, &total)) return oom(L);
+    }
+    char *s = q8rt_pool_alloc(&g->pool, total ? total : 1, 1);
+    if (s == NULL) return oom(L);
+    size_t off = 0;
+    for (size_t k = 0; k < ap->n_strings; k++) {
+      if (ap->strings[k].len) memcpy(s + off, ap->strings[k].data, ap->strings[k].len);
+      off += ap->strings[k].len;
+      s[off++] = '\0';
+    }
+    out->type = IR_ATTR_STRINGS;
+    out->s = s;
+    out->s_len = total;
+    out->count = ap->n_strings;
+    return Q8RT_OK;
+  }
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH:
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS:
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSOR:
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSORS:
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO:
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTOS:
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSORS:
+    return q8rt_fail(L->err, Q8RT_ERROR_UNSUPPORTED,
+                     "node '%.200s' (%.100s) attribute '%.100s' is of type %s, which q8rt does not support", n->name,
+                     n->op_type, aname, attr_type_name((int)ap->type));
+  default:
+    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
+                     "node '%.200s' (%.100s) attribute '%.100s' has no valid type (%d)", n->name, n->op_type, aname,
+                     (int)ap->type);
+  }
+}
+
+/* ---- nodes --------------------------------------------------------------------------------- */
+
+/* Make node `node_name` the source of value `vidx`; a value has exactly one source. */
+static q8rt_status claim_value(loader *L, int vidx, int node_idx, const char *node_name, const char *op) {
+  ir_value *v = &L->g->values[vidx];
+  if (v->producer >= 0) {
+    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "value '%.150s' is produced by both node '%.150s' and node '%.150s'",
+                     v->name, L->g->nodes[v->producer].name, node_name);
+  }
+  if (v->constant != NULL) {
+    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
+                     "node '%.150s' (%.60s) output '%.150s' is also an initializer or a Constant's output", node_name,
+                     op, v->name);
+  }
+  if (v->graph_input >= 0) {
+    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "node '%.150s' (%.60s) output '%.150s' is also a graph input",
+                     node_name, op, v->name);
+  }
+  if (node_idx >= 0) v->producer = node_idx;
+  return Q8RT_OK;
+}
+
+/* A Constant node becomes a constant on its output value; no node is added. */
+static q8rt_status read_constant_node(loader *L, const Onnx__NodeProto *np, const char *name) {
+  ir_graph *g = L->g;
+  if (np->n_output != 1 || np->output[0] == NULL || np->output[0][0] == '\0') {
+    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "Constant node '%.200s' must have exactly one named output", name);
+  }
+  if (np->n_input != 0) {
+    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "Constant node '%.200s' must have no inputs", name);
+  }
+  if (np->n_attribute != 1) {
+    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "Constant node '%.200s' must have exactly one attribute (has %zu)",
+                     name, np->n_attribute);
+  }
+  const Onnx__AttributeProto *ap = np->attribute[0];
+  const char *aname = str_or_empty(ap->name);
+  int want;
+  if (strcmp(aname, "value") == 0) want = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
+  else if (strcmp(aname, "value_float") == 0) want = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+  else if (strcmp(aname, "value_floats") == 0) want = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS;
+  else if (strcmp(aname, "value_int") == 0) want = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+  else if (strcmp(aname, "value_ints") == 0) want = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+  else if (strcmp(aname, "sparse_value") == 0 || strcmp(aname, "value_string") == 0 ||
+           strcmp(aname, "value_strings") == 0) {
+    return q8rt_fail(L->err, Q8RT_ERROR_UNSUPPORTED, "Constant node '%.200s' attribute '%s' is not supported", name,
+                     aname);
+  } else {
+    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "Constant node '%.200s' has unknown attribute '%.100s'", name,
+                     aname);
+  }
+  if ((int)ap->type != want) {
+    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "Constant node '%.200s' attribute '%s' has the wrong type (%d)",
+                     name, aname, (int)ap->type);
+  }
+  ir_tensor *t = NULL;
+  q8rt_status st = Q8RT_OK;
+  switch (want) {
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR: {
+    if (ap->t == NULL) {
+      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "Constant node '%.200s' attribute 'value' has no tensor", name);
+    }
+    char what[256];
+    snprintf(what, sizeof(what), "Constant node '%.200s' value", name);
+    st = convert_tensor(L, ap->t, what, &t);
+    break;
+  }
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT:
+    st = ir_tensor_create(g, Q8RT_DTYPE_FLOAT32, 0, NULL, &t, L->err);
+    if (st == Q8RT_OK) memcpy(t->data, &ap->f, sizeof(float));
+    break;
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT:
+    st = ir_tensor_create(g, Q8RT_DTYPE_INT64, 0, NULL, &t, L->err);
+    if (st == Q8RT_OK) memcpy(t->data, &ap->i, sizeof(int64_t));
+    break;
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS: {
+    int64_t dim = (int64_t)ap->n_floats;
+    st = ir_tensor_create(g, Q8RT_DTYPE_FLOAT32, 1, &dim, &t, L->err);
+    if (st == Q8RT_OK && ap->n_floats) memcpy(t->data, ap->floats, ap->n_floats * sizeof(float));
+    break;
+  }
+  default: {
+    int64_t dim = (int64_t)ap->n_ints;
+    st = ir_tensor_create(g, Q8RT_DTYPE_INT64, 1, &dim, &t, L->err);
+    if (st == Q8RT_OK && ap->n_ints) memcpy(t->data, ap->ints, ap->n_ints * sizeof(int64_t));
+    break;
+  }
+  }
+  if (st != Q8RT_OK) return st;
+  int vidx = ir_graph_intern_value(g, np->output[0]);
+  if (vidx < 0) return oom(L);
+  st = claim_value(L, vidx, -1, name, "Constant");
+  if (st != Q8RT_OK) return st;
+  set_constant(&g->values[vidx], t);
+  return Q8RT_OK;
+}
+
+static q8rt_status read_node(loader *L, const Onnx__NodeProto *np, size_t index) {
+  ir_graph *g = L->g;
+  const char *op_type = str_or_empty(np->op_type);
+  if (op_type[0] == '\0') {
+    if (np->name != NULL && np->name[0] != '\0') {
+      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "node '%.200s' has no op_type", np->name);
+    }
+    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "node #%zu has no op_type", index);
+  }
+  const char *domain = str_or_empty(np->domain);
+  if (is_ai_onnx(domain)) domain = "";
+
+  const char *name;
+  if (np->name != NULL && np->name[0] != '\0') {
+    name = q8rt_pool_strdup(&g->pool, np->name);
+  } else {
+    size_t len = strlen(op_type) + 24;
+    char *buf = q8rt_pool_alloc(&g->pool, len, 1);
+    if (buf != NULL) snprintf(buf, len, "%s_%zu", op_type, index);
+    name = buf;
+  }
+  if (name == NULL) return oom(L);
+
+  int64_t opset = ir_graph_opset(g, domain);
+  if (opset == 0) {
+    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
+                     "node '%.200s' (%.100s) uses domain '%.100s', which the model does not import", name, op_type,
+                     domain);
+  }
+  if (opset > INT_MAX) {
+    return q8rt_fail(L->err, Q8RT_ERROR_UNSUPPORTED, "node '%.200s' (%.100s): opset %lld of domain '%.100s' is too large",
+                     name, op_type, (long long)opset, domain);
+  }
+  if (domain[0] == '\0' && strcmp(op_type, "Constant") == 0) return read_constant_node(L, np, name);
+
+  if (np->n_input > INT_MAX / 2 || np->n_output > INT_MAX / 2 || np->n_attribute > INT_MAX / 2) {
+    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "node '%.200s' has too many inputs, outputs or attributes", name);
+  }
+  int node_idx = ir_graph_add_node(g);
+  if (node_idx < 0) return oom(L);
+  ir_node *n = &g->nodes[node_idx];
+  n->name = name;
+  n->op_type = q8rt_pool_strdup(&g->pool, op_type);
+  n->domain = q8rt_pool_strdup(&g->pool, domain);
+  n->opset = (int)opset;
+  n->inputs = q8rt_pool_array(&g->pool, np->n_input, sizeof(int));
+  n->outputs = q8rt_pool_array(&g->pool, np->n_output, sizeof(int));
+  n->attrs = q8rt_pool_array(&g->pool, np->n_attribute, sizeof(ir_attr));
+  if (n->op_type == NULL || n->domain == NULL || n->inputs == NULL || n->outputs == NULL || n->attrs == NULL) {
+    return oom(L);
+  }
+
+  for (size_t i = 0; i < np->n_input; i++) {
+    const char *in = str_or_empty(np->input[i]);
+    int vidx = -1;
+    if (in[0] != '\0') {
+      vidx = ir_graph_intern_value(g, in);
+      if (vidx < 0) return oom(L);
+      g->values[vidx].consumers++;
+    }
+    n->inputs[n->n_inputs++] = vidx;
+  }
+  for (size_t i = 0; i < np->n_output; i++) {
+    const char *outname = str_or_empty(np->output[i]);
+    int vidx = -1;
+    if (outname[0] != '\0') {
+      vidx = ir_graph_intern_value(g, outname);
+      if (vidx < 0) return oom(L);
+      q8rt_status st = claim_value(L, vidx, node_idx, n->name, n->op_type);
+      if (st != Q8RT_OK) return st;
+    }
+    n->outputs[n->n_outputs++] = vidx;
+  }
+  for (size_t i = 0; i < np->n_attribute; i++) {
+    const char *aname = str_or_empty(np->attribute[i]->name);
+    for (size_t k = 0; k < i; k++) {
+      if (strcmp(aname, str_or_empty(np->attribute[k]->name)) == 0) {
+        return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "node '%.200s' (%.100s) has attribute '%.100s' twice", n->name,
+                         n->op_type, aname);
+      }
+    }
+    q8rt_status st = convert_attr(L, n, np->attribute[i], &n->attrs[n->n_attrs]);
+    if (st != Q8RT_OK) return st;
+    n->n_attrs++;
+  }
+  return Q8RT_OK;
+}
+
+static bool has_source(const ir_value *v) { return v->producer >= 0 || v->graph_input >= 0 || v->constant != NULL; }
+
+/* ONNX does not require nodes in topological order, so sources are checked once all are read. */
+static q8rt_status check_sources(loader *L) {
+  ir_graph *g = L->g;
+  for (int i = 0; i < g->n_nodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    for (int k = 0; k < n->n_inputs; k++) {
+      if (n->inputs[k] < 0) continue;
+      const ir_value *v = &g->values[n->inputs[k]];
+      if (!has_source(v)) {
+        return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
+                         "node '%.150s' (%.60s) input '%.150s' is not produced by any node, graph input or initializer",
+                         n->name, n->op_type, v->name);
+      }
+    }
+  }
+  for (int i = 0; i < g->n_outputs; i++) {
+    const ir_value *v = &g->values[g->outputs[i]];
+    if (!has_source(v)) {
+      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
+                       "graph output '%.200s' is not produced by any node, graph input or initializer", v->name);
+    }
+  }
+  return Q8RT_OK;
+}
+
+static q8rt_status read_value_infos(loader *L, const Onnx__GraphProto *gp) {
+  for (size_t i = 0; i < gp->n_value_info; i++) {
+    const Onnx__ValueInfoProto *vi = gp->value_info[i];
+    /* Only values the graph uses: value_info may describe names nothing refers to. */
+    int idx = ir_graph_find_value(L->g, str_or_empty(vi->name));
+    if (idx < 0 || L->g->values[idx].constant != NULL) continue;
+    q8rt_status st = read_type(L, vi, "value", false, idx);
+    if (st != Q8RT_OK) return st;
+  }
+  return Q8RT_OK;
+}
+
+static q8rt_status build_graph(loader *L, const Onnx__ModelProto *mp) {
+  const Onnx__GraphProto *gp = mp->graph;
+  if (gp == NULL) return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "model has no graph (ModelProto.graph is missing)");
+  L->g->ir_version = mp->has_ir_version ? mp->ir_version : 0;
+  q8rt_status st = read_opsets(L, mp);
+  if (st != Q8RT_OK) return st;
+  if (gp->name != NULL) {
+    L->g->name = q8rt_pool_strdup(&L->g->pool, gp->name);
+    if (L->g->name == NULL) return oom(L);
+  }
+  if ((st = read_initializers(L, gp)) != Q8RT_OK) return st;
+  if ((st = read_inputs(L, gp)) != Q8RT_OK) return st;
+  if ((st = read_outputs(L, gp)) != Q8RT_OK) return st;
+  for (size_t i = 0; i < gp->n_node; i++) {
+    if ((st = read_node(L, gp->node[i], i)) != Q8RT_OK) return st;
+  }
+  if ((st = check_sources(L)) != Q8RT_OK) return st;
+  return read_value_infos(L, gp);
+}
+
+q8rt_status q8rt_load_graph(const void *data, size_t size, const q8rt_load_config *cfg, ir_graph **out,
+                            q8rt_error *err) {
+  if (out == NULL) return q8rt_fail(err, Q8RT_ERROR_INVALID_ARGUMENT, "load: out must not be NULL");
+  *out = NULL;
+  if (data == NULL && size > 0) return q8rt_fail(err, Q8RT_ERROR_INVALID_ARGUMENT, "load: data is NULL");
+  q8rt_load_config defaults = {NULL, 0, NULL};
+  if (cfg == NULL) cfg = &defaults;
+  const q8rt_allocator *a = cfg->allocator != NULL ? cfg->allocator : q8rt_default_allocator();
+  size_t budget = cfg->max_unpack_bytes != 0 ? cfg->max_unpack_bytes : ld_default_budget(size);
+
+  ld_meter m;
+  ld_meter_init(&m, a, budget);
+  Onnx__ModelProto *mp = onnx__model_proto__unpack(&m.pb, size, data);
+  if (mp == NULL) return ld_unpack_failure(&m, "model", err);
+
+  ir_graph *g = ir_graph_create(a);
+  if (g == NULL) {
+    onnx__model_proto__free_unpacked(mp, &m.pb);
+    return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory creating the graph");
+  }
+  loader L = {g, cfg, err};
+  q8rt_status st = build_graph(&L, mp);
+  onnx__model_proto__free_unpacked(mp, &m.pb);
+  if (st != Q8RT_OK) {
+    ir_graph_free(g);
+    return st;
+  }
+  *out = g;
+  return Q8RT_OK;
+}
