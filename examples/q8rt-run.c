@@ -58,8 +58,8 @@ static void report_lib_error(const char *what, q8rt_status status, const q8rt_er
 /* ---- command line ---------------------------------------------------------------------------- */
 
 typedef struct input_arg {
-  const char *name; /* points into argv (up to '=') copied into storage */
-  const char *path;
+  const char *name; /* the NAME part of NAME=PATH (name_storage) */
+  const char *path; /* points into argv */
   char *name_storage;
 } input_arg;
 
@@ -367,6 +367,10 @@ static int set_input_from_file(runner *r, size_t index, const q8rt_tensor_info *
     q8rt_status st = q8rt_tensor_proto_decode(r->file_bytes, size, &info, NULL, 0, &nbytes, &qerr);
     if (st != Q8RT_OK) {
       report_error("input '%s': %s: %s", model_info->name, path, qerr.message[0] ? qerr.message : q8rt_status_string(st));
+      return -1;
+    }
+    if (nbytes > NPY_MAX_FILE_BYTES) {
+      report_error("input '%s': %s: tensor too large (%zu bytes)", model_info->name, path, nbytes);
       return -1;
     }
     r->data = malloc(nbytes > 0 ? nbytes : 1);
