@@ -215,7 +215,7 @@ static int parse_args(int argc, char **argv, options *o) {
     } else if (strcmp(opt, "--backend") == 0) {
       if (parse_backend(value, &o->backend) != 0) return -1;
     } else { /* --repeat */
-      if (parse_long(opt, value, 1, 100000000, &o->repeat) != 0) return -1;
+      if (parse_long(opt, value, 1, 1000000, &o->repeat) != 0) return -1;
     }
   }
   if (!o->model_path) {
