@@ -184,9 +184,15 @@ Q8RT_API void q8rt_session_free(q8rt_session *session);
 
 /* Copy an input in. `shape` must match the model's static dimensions; symbolic ones are bound to
  * the values given. Binding a different shape than the previous one re-plans the arena (this
- * allocates); runs with unchanged shapes never allocate. `nbytes` must equal the tensor's size. */
+ * allocates, and the data of the other inputs must be set again); runs with unchanged shapes never
+ * allocate. `nbytes` must equal the tensor's size. */
 Q8RT_API q8rt_status q8rt_session_set_input(q8rt_session *session, size_t index, const int64_t *shape, int rank,
                                             const void *data, size_t nbytes, q8rt_error *error);
+
+/* Bind the shape of an input without giving data (for models with several inputs with symbolic
+ * dimensions: bind them all, then set or fill them). Re-plans once every input is concrete. */
+Q8RT_API q8rt_status q8rt_session_set_input_shape(q8rt_session *session, size_t index, const int64_t *shape, int rank,
+                                                  q8rt_error *error);
 
 /* Zero-copy input: the arena buffer the input lives in, to be filled before q8rt_session_run.
  * All input shapes must be bound (static, or set by q8rt_session_set_input). */

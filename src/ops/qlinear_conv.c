@@ -1,0 +1,369 @@
+/* QLinearConv: uint8/int8 activations, int8/uint8 weights, per-tensor or per-channel weight
+ * scales and zero points (zero points may differ between channels), optional int32 bias, any
+ * group, strides, dilations, explicit or automatic padding, 1-D and 2-D, any batch.
+ *
+ * Load: the weights are packed once as int16 with their channel's zero point removed, and the
+ * requantization scale of every output channel is computed as the numerics contract says:
+ *   scale[m] = (float)((float)x_scale * (float)w_scale[m]) / (float)y_scale
+ * Bind: pads are resolved from auto_pad and the concrete input size. */
+#include <string.h>
+
+#include "op.h"
+#include "q8rt-kernels.h"
+
+enum auto_pad { PAD_NOTSET, PAD_VALID, PAD_SAME_UPPER, PAD_SAME_LOWER };
+
+typedef struct qconv_params {
+  int spatial;               /* 1 or 2 */
+  int64_t group;
+  int64_t out_c, in_c_per_group;
+  int64_t kernel[2], stride[2], dilation[2];
+  int64_t pads[4];           /* begin..., end... (spatial order) */
+  enum auto_pad auto_pad;
+  q8rt_dtype x_type, y_type;
+  int32_t x_zero_point, y_zero_point;
+  int16_t *w;                /* packed, zero point removed */
+  int32_t *bias;
+  float *scale;
+} qconv_params;
+
+typedef struct qconv_geom {
+  q8rt_qconv_ref_params ref;
+} qconv_geom;
+
+static q8rt_status read_scalar_zp(const ir_graph *g, const ir_node *n, int input, const char *what,
+                                  q8rt_dtype want, int32_t *out, q8rt_error *err) {
+  *out = 0;
+  if (ir_node_input(g, n, input) == NULL) return Q8RT_OK; /* omitted: zero */
+  const ir_tensor *t;
+  q8rt_status st = op_require_constant(g, n, input, what, &t, err);
+  if (st != Q8RT_OK) return st;
+  if (t->count != 1) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "QLinearConv node '%s': %s must have one element (has %lld)",
+                     n->name, what, (long long)t->count);
+  }
+  if (t->dtype != want) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "QLinearConv node '%s': %s is %s, expected %s", n->name, what,
+                     op_onnx_type_name(t->dtype), op_onnx_type_name(want));
+  }
+  *out = want == Q8RT_DTYPE_UINT8 ? (int32_t)((const uint8_t *)t->data)[0] : (int32_t)((const int8_t *)t->data)[0];
+  return Q8RT_OK;
+}
+
+static q8rt_status read_scalar_scale(const ir_graph *g, const ir_node *n, int input, const char *what, float *out,
+                                     q8rt_error *err) {
+  const ir_tensor *t;
+  q8rt_status st = op_require_constant(g, n, input, what, &t, err);
+  if (st != Q8RT_OK) return st;
+  if ((st = op_check_scales(n, what, t, err)) != Q8RT_OK) return st;
+  if (t->count != 1) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "QLinearConv node '%s': %s must have one element (has %lld)",
+                     n->name, what, (long long)t->count);
+  }
+  *out = ((const float *)t->data)[0];
+  return Q8RT_OK;
+}
+
+/* An ints attribute with one value per spatial axis (or pads: two per axis); default `def`. */
+static q8rt_status spatial_ints(const ir_node *n, const char *name, int count, int64_t def, int64_t min_value,
+                                int64_t *out, q8rt_error *err) {
+  const int64_t *v;
+  size_t len;
+  q8rt_status st = ir_attr_ints(n, name, &v, &len, err);
+  if (st != Q8RT_OK) return st;
+  for (int i = 0; i < count; i++) out[i] = def;
+  if (v == NULL) return Q8RT_OK;
+  if (len != (size_t)count) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "QLinearConv node '%s': attribute '%s' has %zu values, expected %d",
+                     n->name, name, len, count);
+  }
+  for (int i = 0; i < count; i++) {
+    if (v[i] < min_value || v[i] > (1 << 20)) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "QLinearConv node '%s': attribute '%s' value %lld is out of range",
+                       n->name, name, (long long)v[i]);
+    }
+    out[i] = v[i];
+  }
+  return Q8RT_OK;
+}
+
+static q8rt_status qconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  const ir_graph *g = ctx->graph;
+  const ir_node *n = ctx->node;
+  q8rt_status st;
+  if (n->n_inputs < 8 || n->n_inputs > 9 || n->n_outputs != 1) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "QLinearConv node '%s': expects 8 or 9 inputs and 1 output",
+                     n->name);
+  }
+  qconv_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
+  if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+
+  /* ---- types ---- */
+  const ir_value *x = ir_node_input(g, n, 0);
+  if (x == NULL) return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "QLinearConv node '%s': input x is missing", n->name);
+  const ir_value *xzp = ir_node_input(g, n, 2);
+  p->x_type = xzp != NULL && xzp->constant != NULL ? xzp->constant->dtype : x->dtype;
+  if (p->x_type != Q8RT_DTYPE_UINT8 && p->x_type != Q8RT_DTYPE_INT8) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "QLinearConv node '%s': input x is %s (uint8 or int8 expected)",
+                     n->name, op_onnx_type_name(p->x_type));
+  }
+  const ir_value *yzp = ir_node_input(g, n, 7);
+  p->y_type = yzp != NULL && yzp->constant != NULL ? yzp->constant->dtype : p->x_type;
+  if (p->y_type != Q8RT_DTYPE_UINT8 && p->y_type != Q8RT_DTYPE_INT8) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "QLinearConv node '%s': y_zero_point is %s (uint8 or int8 expected)",
+                     n->name, op_onnx_type_name(p->y_type));
+  }
+  float x_scale, y_scale;
+  if ((st = read_scalar_scale(g, n, 1, "x_scale", &x_scale, err)) != Q8RT_OK) return st;
+  if ((st = read_scalar_zp(g, n, 2, "x_zero_point", p->x_type, &p->x_zero_point, err)) != Q8RT_OK) return st;
+  if ((st = read_scalar_scale(g, n, 6, "y_scale", &y_scale, err)) != Q8RT_OK) return st;
+  if ((st = read_scalar_zp(g, n, 7, "y_zero_point", p->y_type, &p->y_zero_point, err)) != Q8RT_OK) return st;
+
+  /* ---- weights ---- */
+  const ir_tensor *w;
+  if ((st = op_require_constant(g, n, 3, "w", &w, err)) != Q8RT_OK) return st;
+  if (w->dtype != Q8RT_DTYPE_UINT8 && w->dtype != Q8RT_DTYPE_INT8) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "QLinearConv node '%s': weights are %s (uint8 or int8 expected)",
+                     n->name, op_onnx_type_name(w->dtype));
+  }
+  if (w->rank != 3 && w->rank != 4) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                     "QLinearConv node '%s': weights of rank %d (q8rt runs 1-D and 2-D convolutions: rank 3 or 4)",
+                     n->name, w->rank);
+  }
+  p->spatial = w->rank - 2;
+  p->out_c = w->dims[0];
+  p->in_c_per_group = w->dims[1];
+  if (p->out_c <= 0 || p->in_c_per_group <= 0) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "QLinearConv node '%s': weights have an empty dimension", n->name);
+  }
+  int64_t kernel[2] = {1, w->dims[2]};
+  if (p->spatial == 2) {
+    kernel[0] = w->dims[2];
+    kernel[1] = w->dims[3];
+  }
+  if (kernel[0] <= 0 || kernel[1] <= 0) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "QLinearConv node '%s': kernel size is zero", n->name);
+  }
+  const ir_tensor *w_scale, *w_zp = NULL;
+  if ((st = op_require_constant(g, n, 4, "w_scale", &w_scale, err)) != Q8RT_OK) return st;
+  if ((st = op_check_scales(n, "w_scale", w_scale, err)) != Q8RT_OK) return st;
+  if (w_scale->count != 1 && w_scale->count != p->out_c) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                     "QLinearConv node '%s': w_scale has %lld elements, expected 1 or %lld (output channels)", n->name,
+                     (long long)w_scale->count, (long long)p->out_c);
+  }
+  if (ir_node_input(g, n, 5) != NULL) {
+    if ((st = op_require_constant(g, n, 5, "w_zero_point", &w_zp, err)) != Q8RT_OK) return st;
+    if (w_zp->dtype != w->dtype) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "QLinearConv node '%s': w_zero_point is %s, weights are %s",
+                       n->name, op_onnx_type_name(w_zp->dtype), op_onnx_type_name(w->dtype));
+    }
+    if (w_zp->count != 1 && w_zp->count != p->out_c) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                       "QLinearConv node '%s': w_zero_point has %lld elements, expected 1 or %lld", n->name,
+                       (long long)w_zp->count, (long long)p->out_c);
+    }
+  }
+  const ir_tensor *bias = NULL;
+  if (ir_node_input(g, n, 8) != NULL) {
+    if ((st = op_require_constant(g, n, 8, "B", &bias, err)) != Q8RT_OK) return st;
+    if (bias->dtype != Q8RT_DTYPE_INT32 || bias->count != p->out_c) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                       "QLinearConv node '%s': bias B must be int32 with %lld elements (is %s with %lld)", n->name,
+                       (long long)p->out_c, op_onnx_type_name(bias->dtype), (long long)bias->count);
+    }
+  }
+
+  /* ---- attributes ---- */
+  const int sp = p->spatial;
+  if ((st = ir_attr_int(n, "group", 1, &p->group, err)) != Q8RT_OK) return st;
+  if (p->group < 1 || p->out_c % p->group != 0) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                     "QLinearConv node '%s': attribute 'group' (%lld) must be positive and divide the %lld output "
+                     "channels",
+                     n->name, (long long)p->group, (long long)p->out_c);
+  }
+  int64_t ks[2], tmp[4];
+  if ((st = spatial_ints(n, "kernel_shape", sp, 0, 1, ks, err)) != Q8RT_OK) return st;
+  if (ir_node_attr(n, "kernel_shape") != NULL) {
+    for (int i = 0; i < sp; i++) {
+      if (ks[i] != kernel[2 - sp + i]) {
+        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                         "QLinearConv node '%s': attribute 'kernel_shape' does not match the weights' shape", n->name);
+      }
+    }
+  }
+  p->kernel[0] = kernel[0];
+  p->kernel[1] = kernel[1];
+  p->stride[0] = p->stride[1] = 1;
+  p->dilation[0] = p->dilation[1] = 1;
+  memset(p->pads, 0, sizeof(p->pads));
+  if ((st = spatial_ints(n, "strides", sp, 1, 1, tmp, err)) != Q8RT_OK) return st;
+  for (int i = 0; i < sp; i++) p->stride[2 - sp + i] = tmp[i];
+  if ((st = spatial_ints(n, "dilations", sp, 1, 1, tmp, err)) != Q8RT_OK) return st;
+  for (int i = 0; i < sp; i++) p->dilation[2 - sp + i] = tmp[i];
+  if ((st = spatial_ints(n, "pads", 2 * sp, 0, 0, tmp, err)) != Q8RT_OK) return st;
+  for (int i = 0; i < sp; i++) {
+    p->pads[2 - sp + i] = tmp[i];          /* begin */
+    p->pads[2 + 2 - sp + i] = tmp[sp + i]; /* end */
+  }
+  const char *ap;
+  if ((st = ir_attr_string(n, "auto_pad", "NOTSET", &ap, err)) != Q8RT_OK) return st;
+  if (strcmp(ap, "NOTSET") == 0) {
+    p->auto_pad = PAD_NOTSET;
+  } else if (strcmp(ap, "VALID") == 0) {
+    p->auto_pad = PAD_VALID;
+  } else if (strcmp(ap, "SAME_UPPER") == 0) {
+    p->auto_pad = PAD_SAME_UPPER;
+  } else if (strcmp(ap, "SAME_LOWER") == 0) {
+    p->auto_pad = PAD_SAME_LOWER;
+  } else {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "QLinearConv node '%s': attribute 'auto_pad' has unknown value '%s'",
+                     n->name, ap);
+  }
+
+  /* ---- packing: int16 weights with the channel's zero point removed, int32 bias, scales ---- */
+  const size_t per_m = (size_t)(w->count / p->out_c);
+  p->w = q8rt_pool_array(ctx->pool, (size_t)w->count, sizeof(int16_t));
+  p->bias = q8rt_pool_array(ctx->pool, (size_t)p->out_c, sizeof(int32_t));
+  p->scale = q8rt_pool_array(ctx->pool, (size_t)p->out_c, sizeof(float));
+  if (p->w == NULL || p->bias == NULL || p->scale == NULL) {
+    return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "QLinearConv node '%s': out of memory packing weights", n->name);
+  }
+  const int w_signed = w->dtype == Q8RT_DTYPE_INT8;
+  for (int64_t m = 0; m < p->out_c; m++) {
+    int32_t zp = 0;
+    if (w_zp != NULL) {
+      const int64_t zi = w_zp->count == 1 ? 0 : m;
+      zp = w_signed ? ((const int8_t *)w_zp->data)[zi] : ((const uint8_t *)w_zp->data)[zi];
+    }
+    for (size_t k = 0; k < per_m; k++) {
+      const size_t i = (size_t)m * per_m + k;
+      const int32_t wv = w_signed ? ((const int8_t *)w->data)[i] : ((const uint8_t *)w->data)[i];
+      p->w[i] = (int16_t)(wv - zp);
+    }
+    const float ws = ((const float *)w_scale->data)[w_scale->count == 1 ? 0 : m];
+    const float xw = x_scale * ws; /* float32 product, then float32 division: the contract */
+    p->scale[m] = xw / y_scale;
+    p->bias[m] = bias != NULL ? ((const int32_t *)bias->data)[m] : 0;
+  }
+  ctx->kernel = "qx-conv-ref-scalar";
+  ctx->reason = "reference direct convolution (the only QLinearConv kernel in this build)";
+  *out = p;
+  return Q8RT_OK;
+}
+
+/* Output size along one axis and the resolved begin pad; -1 when the input size is unknown. */
+static q8rt_status conv_axis(const qconv_params *p, const ir_node *n, int axis, int64_t in, int64_t *out,
+                             int64_t *pad_begin, q8rt_error *err) {
+  *out = -1;
+  *pad_begin = 0;
+  if (in < 0) return Q8RT_OK;
+  const int64_t k = p->kernel[axis], s = p->stride[axis], d = p->dilation[axis];
+  const int64_t dk = (k - 1) * d + 1; /* dilated kernel extent; k, d <= 2^20 */
+  int64_t o = 0;
+  switch (p->auto_pad) {
+  case PAD_NOTSET: {
+    const int64_t span = in + p->pads[axis] + p->pads[2 + axis];
+    if (span >= dk) o = (span - dk) / s + 1;
+    *pad_begin = p->pads[axis];
+    break;
+  }
+  case PAD_VALID:
+    if (in >= dk) o = (in - dk) / s + 1;
+    break;
+  case PAD_SAME_UPPER:
+  case PAD_SAME_LOWER: {
+    o = (in + s - 1) / s;
+    int64_t total = (o - 1) * s + dk - in;
+    if (total < 0) total = 0;
+    *pad_begin = p->auto_pad == PAD_SAME_UPPER ? total / 2 : total - total / 2;
+    break;
+  }
+  }
+  if (o <= 0) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE,
+                     "QLinearConv node '%s': the kernel (extent %lld) is larger than the padded input (%lld) on "
+                     "spatial axis %d",
+                     n->name, (long long)dk, (long long)in, axis - (2 - p->spatial));
+  }
+  *out = o;
+  return Q8RT_OK;
+}
+
+static q8rt_status qconv_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+                               void *geom, q8rt_error *err) {
+  const qconv_params *p = params;
+  const op_shape *x = &in[0];
+  if (x->dtype != Q8RT_DTYPE_UNDEFINED && x->dtype != p->x_type) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "QLinearConv node '%s': input x is %s but x_zero_point is %s",
+                     n->name, op_onnx_type_name(x->dtype), op_onnx_type_name(p->x_type));
+  }
+  out->dtype = p->y_type;
+  out->rank = p->spatial + 2;
+  for (int i = 0; i < out->rank; i++) out->dims[i] = -1;
+  out->dims[1] = p->out_c;
+  if (x->rank < 0) return Q8RT_OK;
+  if (x->rank != p->spatial + 2) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "QLinearConv node '%s': input x has rank %d, the weights need rank %d",
+                     n->name, x->rank, p->spatial + 2);
+  }
+  const int64_t in_c = p->in_c_per_group * p->group;
+  if (x->dims[1] >= 0 && x->dims[1] != in_c) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE,
+                     "QLinearConv node '%s': input x has %lld channels, the weights expect %lld (group %lld)", n->name,
+                     (long long)x->dims[1], (long long)in_c, (long long)p->group);
+  }
+  out->dims[0] = x->dims[0];
+  int64_t in_hw[2] = {1, x->dims[2]}, out_hw[2] = {1, 1}, pad[2] = {0, 0};
+  if (p->spatial == 2) {
+    in_hw[0] = x->dims[2];
+    in_hw[1] = x->dims[3];
+  }
+  q8rt_status st;
+  for (int a = 2 - p->spatial; a < 2; a++) {
+    if ((st = conv_axis(p, n, a, in_hw[a], &out_hw[a], &pad[a], err)) != Q8RT_OK) return st;
+    out->dims[2 + a - (2 - p->spatial)] = out_hw[a];
+  }
+  if (!concrete) return Q8RT_OK;
+  qconv_geom *gm = geom;
+  q8rt_qconv_ref_params *r = &gm->ref;
+  memset(r, 0, sizeof(*r));
+  r->batch = (size_t)x->dims[0];
+  r->groups = (size_t)p->group;
+  r->in_c = (size_t)in_c;
+  r->in_h = (size_t)in_hw[0];
+  r->in_w = (size_t)in_hw[1];
+  r->out_c = (size_t)p->out_c;
+  r->out_h = (size_t)out_hw[0];
+  r->out_w = (size_t)out_hw[1];
+  r->kernel_h = (size_t)p->kernel[0];
+  r->kernel_w = (size_t)p->kernel[1];
+  r->stride_h = (size_t)p->stride[0];
+  r->stride_w = (size_t)p->stride[1];
+  r->dilation_h = (size_t)p->dilation[0];
+  r->dilation_w = (size_t)p->dilation[1];
+  r->pad_top = (size_t)pad[0];
+  r->pad_left = (size_t)pad[1];
+  r->x_signed = p->x_type == Q8RT_DTYPE_INT8;
+  r->y_signed = p->y_type == Q8RT_DTYPE_INT8;
+  r->x_zero_point = p->x_zero_point;
+  r->y_zero_point = p->y_zero_point;
+  int32_t qmin, qmax;
+  q8rt_dtype_range(p->y_type, &qmin, &qmax);
+  r->y_lo = (float)(qmin - p->y_zero_point);
+  r->y_hi = (float)(qmax - p->y_zero_point);
+  r->w = p->w;
+  r->bias = p->bias;
+  r->scale = p->scale;
+  return Q8RT_OK;
+}
+
+static void qconv_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out) {
+  (void)params;
+  const qconv_geom *gm = geom;
+  q8rt_qx_conv_ref_ukernel__scalar(&gm->ref, in[0].data, out[0].data);
+}
+
+const op_def q8rt_op_qlinear_conv = {"QLinearConv", "", 10, qconv_prepare, qconv_infer, qconv_run};

@@ -1,0 +1,49 @@
+/* The objects behind the public handles. */
+#ifndef Q8RT_RUNTIME_INTERNAL_H
+#define Q8RT_RUNTIME_INTERNAL_H
+
+#include "plan/plan.h"
+
+struct q8rt_model {
+  const q8rt_allocator *allocator;
+  q8rt_allocator allocator_copy; /* the caller's allocator struct, copied */
+  q8rt_pool pool;                /* plan, packed weights, explain text */
+  ir_graph *graph;
+  plan plan;
+  q8rt_backend backend;
+  char *explain;
+  size_t explain_len;
+  int all_inputs_static;
+};
+
+typedef struct session_step {
+  int in_base, out_base; /* offsets into session->views */
+  unsigned char geom[Q8RT_GEOM_BYTES] __attribute__((aligned(16)));
+} session_step;
+
+struct q8rt_session {
+  const q8rt_model *model;
+  const q8rt_allocator *allocator;
+  q8rt_allocator allocator_copy;
+  int threads;
+  int profile;
+  size_t max_arena_bytes;
+
+  op_shape *shapes;     /* [n_values] concrete shapes once bound */
+  size_t *offsets;      /* [n_values] arena offset; SIZE_MAX for constants */
+  size_t *nbytes;       /* [n_values] */
+  session_step *steps;  /* [n_steps] */
+  op_tensor *views;     /* inputs then outputs of every step, pointing into the arena */
+  int n_views;
+  double *step_ms;      /* [n_steps] when profiling */
+  int *live_tmp;        /* planner scratch, [n_values] x 3 */
+
+  void *arena;
+  size_t arena_size;     /* bytes in use by the plan */
+  size_t arena_capacity; /* bytes allocated (or provided) */
+  int arena_external;
+  int bound;
+  int ran;
+};
+
+#endif

@@ -1,0 +1,481 @@
+/* Sessions: bind concrete shapes, plan the arena, run the plan.
+ *
+ * The arena planner: every non-constant value lives from the step that produces it (graph
+ * inputs: before the first step) to the last step that reads it (graph outputs: the end).
+ * Values are placed largest first, each at the lowest offset whose range does not overlap a
+ * value already placed with an overlapping lifetime (greedy by size, as TFLite Micro's planner).
+ * Offsets are 64-byte aligned and the arena keeps 64 bytes of slack at its end, because some
+ * kernels (XNNPACK's) read up to 16 bytes past the end of their input. */
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+#define ALIGN_UP(x, a) (((x) + (a)-1) & ~((size_t)(a)-1))
+#define ARENA_SLACK 64
+
+void q8rt_session_options_init(q8rt_session_options *o) {
+  if (o == NULL) return;
+  memset(o, 0, sizeof(*o));
+  o->size = sizeof(*o);
+  o->threads = 1;
+}
+
+static size_t n_values(const q8rt_session *s) { return (size_t)s->model->graph->n_values; }
+
+static void free_arena(q8rt_session *s) {
+  if (!s->arena_external) q8rt_free(s->allocator, s->arena, s->arena_capacity);
+  s->arena = NULL;
+  s->arena_capacity = 0;
+  s->arena_external = 0;
+}
+
+void q8rt_session_free(q8rt_session *s) {
+  if (s == NULL) return;
+  const q8rt_allocator *a = s->allocator;
+  const size_t nv = n_values(s);
+  const size_t ns = (size_t)s->model->plan.n_steps;
+  free_arena(s);
+  q8rt_free(a, s->shapes, nv * sizeof(op_shape));
+  q8rt_free(a, s->offsets, nv * sizeof(size_t));
+  q8rt_free(a, s->nbytes, nv * sizeof(size_t));
+  q8rt_free(a, s->live_tmp, nv * 3 * sizeof(int));
+  q8rt_free(a, s->steps, (ns + 1) * sizeof(session_step));
+  q8rt_free(a, s->views, ((size_t)s->n_views + 1) * sizeof(op_tensor));
+  q8rt_free(a, s->step_ms, (ns + 1) * sizeof(double));
+  const q8rt_allocator copy = s->allocator_copy;
+  q8rt_free(&copy, s, sizeof(*s));
+}
+
+/* Infer every step's output shapes from the bound input shapes and fill the step geometry. */
+static q8rt_status infer_all(q8rt_session *s, q8rt_error *err) {
+  const q8rt_model *m = s->model;
+  const ir_graph *g = m->graph;
+  op_shape in_shapes[16], out_shapes[16];
+  for (int i = 0; i < m->plan.n_steps; i++) {
+    const plan_step *ps = &m->plan.steps[i];
+    const ir_node *n = ps->node;
+    for (int k = 0; k < n->n_inputs; k++) {
+      if (n->inputs[k] >= 0) {
+        in_shapes[k] = s->shapes[n->inputs[k]];
+      } else {
+        memset(&in_shapes[k], 0, sizeof(in_shapes[k]));
+        in_shapes[k].rank = -1;
+      }
+    }
+    memset(out_shapes, 0, sizeof(out_shapes));
+    q8rt_status st = ps->op->infer(ps->params, n, in_shapes, out_shapes, 1, s->steps[i].geom, err);
+    if (st != Q8RT_OK) return st;
+    for (int k = 0; k < n->n_outputs; k++) {
+      if (n->outputs[k] >= 0) s->shapes[n->outputs[k]] = out_shapes[k];
+    }
+  }
+  (void)g;
+  return Q8RT_OK;
+}
+
+/* Greedy-by-size placement; returns the arena size in *total. */
+static q8rt_status plan_arena(q8rt_session *s, size_t *total, q8rt_error *err) {
+  const q8rt_model *m = s->model;
+  const ir_graph *g = m->graph;
+  const int nv = g->n_values;
+  int *first = s->live_tmp, *last = s->live_tmp + nv, *order = s->live_tmp + 2 * nv;
+  int count = 0;
+  for (int v = 0; v < nv; v++) {
+    const ir_value *val = &g->values[v];
+    s->offsets[v] = SIZE_MAX;
+    s->nbytes[v] = 0;
+    first[v] = last[v] = -2;
+    if (val->constant != NULL) {
+      s->nbytes[v] = val->constant->nbytes;
+      continue;
+    }
+    const op_shape *sh = &s->shapes[v];
+    int64_t elems;
+    if (sh->rank < 0 || !q8rt_shape_elements(sh->dims, sh->rank, &elems)) {
+      if (val->producer < 0 && val->graph_input < 0) continue; /* never defined: unused name */
+      return q8rt_fail(err, Q8RT_ERROR_SHAPE, "tensor '%s' has no concrete shape or is too large", val->name);
+    }
+    size_t bytes;
+    if (!q8rt_mul_size((size_t)elems, q8rt_dtype_size(sh->dtype), &bytes)) {
+      return q8rt_fail(err, Q8RT_ERROR_SHAPE, "tensor '%s' is too large", val->name);
+    }
+    s->nbytes[v] = bytes;
+    first[v] = val->graph_input >= 0 ? -1 : INT32_MAX;
+    order[count++] = v;
+  }
+  for (int i = 0; i < m->plan.n_steps; i++) {
+    const ir_node *n = m->plan.steps[i].node;
+    for (int k = 0; k < n->n_outputs; k++) {
+      const int v = n->outputs[k];
+      if (v >= 0 && first[v] == INT32_MAX) {
+        first[v] = i;
+        last[v] = i;
+      }
+    }
+    for (int k = 0; k < n->n_inputs; k++) {
+      const int v = n->inputs[k];
+      if (v >= 0 && first[v] != -2 && last[v] < i) last[v] = i;
+    }
+  }
+  for (int i = 0; i < g->n_outputs; i++) {
+    const int v = g->outputs[i];
+    if (first[v] != -2) last[v] = m->plan.n_steps;
+  }
+  /* insertion sort by size, descending (stable, ties by value index) */
+  for (int i = 1; i < count; i++) {
+    int v = order[i], j = i - 1;
+    while (j >= 0 && s->nbytes[order[j]] < s->nbytes[v]) {
+      order[j + 1] = order[j];
+      j--;
+    }
+    order[j + 1] = v;
+  }
+  for (int i = 0; i < count; i++) {
+    const int v = order[i];
+    const size_t size = ALIGN_UP(s->nbytes[v] ? s->nbytes[v] : 1, 64);
+    size_t off = 0;
+    /* Move past every placed, lifetime-overlapping block that overlaps [off, off+size); repeat
+     * until a full pass finds no conflict. O(n^2) per value, fine for graph sizes. */
+    for (int changed = 1; changed;) {
+      changed = 0;
+      for (int j = 0; j < i; j++) {
+        const int u = order[j];
+        if (last[u] < first[v] || last[v] < first[u]) continue;
+        const size_t uoff = s->offsets[u], usize = ALIGN_UP(s->nbytes[u] ? s->nbytes[u] : 1, 64);
+        if (off < uoff + usize && uoff < off + size) {
+          off = uoff + usize;
+          changed = 1;
+        }
+      }
+    }
+    s->offsets[v] = off;
+  }
+  size_t extent = 0;
+  for (int i = 0; i < count; i++) {
+    const int v = order[i];
+    const size_t e = s->offsets[v] + ALIGN_UP(s->nbytes[v] ? s->nbytes[v] : 1, 64);
+    if (e > extent) extent = e;
+  }
+  *total = extent + ARENA_SLACK;
+  return Q8RT_OK;
+}
+
+static void *value_data(const q8rt_session *s, int v) {
+  const ir_value *val = &s->model->graph->values[v];
+  if (val->constant != NULL) return val->constant->data;
+  if (s->offsets[v] == SIZE_MAX) return NULL;
+  return (char *)s->arena + s->offsets[v];
+}
+
+/* Shapes are set for the graph inputs: infer, plan and (re)allocate the arena, point the views. */
+static q8rt_status bind(q8rt_session *s, q8rt_error *err) {
+  const q8rt_model *m = s->model;
+  const ir_graph *g = m->graph;
+  s->bound = 0;
+  s->ran = 0;
+  q8rt_status st = infer_all(s, err);
+  if (st != Q8RT_OK) return st;
+  size_t total = 0;
+  if ((st = plan_arena(s, &total, err)) != Q8RT_OK) return st;
+  if (s->max_arena_bytes != 0 && total > s->max_arena_bytes) {
+    return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "the plan needs %zu bytes of arena, more than the limit of %zu",
+                     total, s->max_arena_bytes);
+  }
+  if (total > s->arena_capacity) {
+    if (s->arena_external) {
+      return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY,
+                       "the caller's arena has %zu bytes; these shapes need %zu", s->arena_capacity, total);
+    }
+    free_arena(s);
+    s->arena = q8rt_alloc(s->allocator, total, 64);
+    if (s->arena == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "cannot allocate an arena of %zu bytes", total);
+    s->arena_capacity = total;
+    memset(s->arena, 0, total);
+  }
+  s->arena_size = total;
+  int vi = 0;
+  for (int i = 0; i < m->plan.n_steps; i++) {
+    const ir_node *n = m->plan.steps[i].node;
+    s->steps[i].in_base = vi;
+    for (int k = 0; k < n->n_inputs; k++, vi++) {
+      const int v = n->inputs[k];
+      s->views[vi].data = v >= 0 ? value_data(s, v) : NULL;
+      s->views[vi].shape = v >= 0 ? &s->shapes[v] : NULL;
+    }
+    s->steps[i].out_base = vi;
+    for (int k = 0; k < n->n_outputs; k++, vi++) {
+      const int v = n->outputs[k];
+      s->views[vi].data = v >= 0 ? value_data(s, v) : NULL;
+      s->views[vi].shape = v >= 0 ? &s->shapes[v] : NULL;
+    }
+  }
+  (void)g;
+  s->bound = 1;
+  return Q8RT_OK;
+}
+
+q8rt_status q8rt_session_create(const q8rt_model *model, const q8rt_session_options *options,
+                                q8rt_session **session, q8rt_error *error) {
+  if (session == NULL) return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "session output pointer is NULL");
+  *session = NULL;
+  if (model == NULL) return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "model is NULL");
+  q8rt_session_options o;
+  q8rt_session_options_init(&o);
+  if (options != NULL) {
+    if (options->size < offsetof(q8rt_session_options, threads) || options->size > sizeof(o)) {
+      return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT,
+                       "q8rt_session_options.size is %zu: set it to sizeof(q8rt_session_options) (%zu)",
+                       options->size, sizeof(o));
+    }
+    memcpy(&o, options, options->size);
+  }
+  if (o.threads < 0) return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "threads is negative (%d)", o.threads);
+  const q8rt_allocator *a = o.allocator != NULL ? o.allocator : model->allocator;
+  q8rt_session *s = q8rt_calloc(a, 1, sizeof(*s));
+  if (s == NULL) return q8rt_fail(error, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  s->allocator_copy = *a;
+  s->allocator = &s->allocator_copy;
+  s->model = model;
+  s->threads = o.threads < 1 ? 1 : o.threads;
+  s->profile = o.profile;
+  s->max_arena_bytes = o.max_arena_bytes;
+  const ir_graph *g = model->graph;
+  const size_t nv = (size_t)g->n_values, ns = (size_t)model->plan.n_steps;
+  int nviews = 0;
+  for (size_t i = 0; i < ns; i++) nviews += model->plan.steps[i].node->n_inputs + model->plan.steps[i].node->n_outputs;
+  s->n_views = nviews;
+  s->shapes = q8rt_calloc(a, nv, sizeof(op_shape));
+  s->offsets = q8rt_calloc(a, nv, sizeof(size_t));
+  s->nbytes = q8rt_calloc(a, nv, sizeof(size_t));
+  s->live_tmp = q8rt_calloc(a, nv * 3, sizeof(int));
+  s->steps = q8rt_calloc(a, ns + 1, sizeof(session_step));
+  s->views = q8rt_calloc(a, (size_t)nviews + 1, sizeof(op_tensor));
+  s->step_ms = q8rt_calloc(a, ns + 1, sizeof(double));
+  if ((nv && (!s->shapes || !s->offsets || !s->nbytes || !s->live_tmp)) || !s->steps || !s->views || !s->step_ms) {
+    q8rt_session_free(s);
+    return q8rt_fail(error, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory creating a session");
+  }
+  for (size_t v = 0; v < nv; v++) plan_value_shape(&g->values[v], &s->shapes[v]);
+  if (model->all_inputs_static) {
+    q8rt_status st = bind(s, error);
+    if (st != Q8RT_OK) {
+      q8rt_session_free(s);
+      return st;
+    }
+  }
+  *session = s;
+  return Q8RT_OK;
+}
+
+static const ir_value *graph_input(const q8rt_session *s, size_t index) {
+  const ir_graph *g = s->model->graph;
+  return &g->values[g->inputs[index]];
+}
+
+/* Record a concrete shape for graph input value vi; re-plan when every input is concrete and some
+ * shape changed. */
+static q8rt_status bind_input_shape(q8rt_session *s, int vi, const int64_t *shape, int rank, int need_all,
+                                    q8rt_error *error) {
+  const ir_graph *g = s->model->graph;
+  op_shape *cur = &s->shapes[vi];
+  int same = s->bound && cur->rank == rank;
+  for (int d = 0; same && d < rank; d++) same = cur->dims[d] == shape[d];
+  if (same) return Q8RT_OK;
+  cur->dtype = g->values[vi].dtype;
+  cur->rank = rank;
+  for (int d = 0; d < rank; d++) cur->dims[d] = shape[d];
+  s->bound = 0;
+  for (int i = 0; i < g->n_inputs; i++) {
+    const op_shape *sh = &s->shapes[g->inputs[i]];
+    int ok = sh->rank >= 0;
+    for (int d = 0; ok && d < sh->rank; d++) ok = sh->dims[d] >= 0;
+    if (!ok && !need_all) return Q8RT_OK; /* bound once the last symbolic input gets its shape */
+    if (!ok) {
+      return q8rt_fail(error, Q8RT_ERROR_STATE,
+                       "input '%s' has symbolic dimensions: bind its shape with q8rt_session_set_input_shape before "
+                       "setting data",
+                       g->values[g->inputs[i]].name);
+    }
+  }
+  return bind(s, error);
+}
+
+static q8rt_status check_input_shape(const q8rt_session *s, size_t index, const int64_t *shape, int rank,
+                                     q8rt_error *error) {
+  const ir_graph *g = s->model->graph;
+  if (index >= (size_t)g->n_inputs) {
+    return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "input index %zu out of range (the model has %d inputs)",
+                     index, g->n_inputs);
+  }
+  const ir_value *v = graph_input(s, index);
+  if (rank < 0 || rank > Q8RT_MAX_RANK || (rank > 0 && shape == NULL)) {
+    return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "input '%s': invalid rank %d or NULL shape", v->name, rank);
+  }
+  if (v->rank >= 0 && rank != v->rank) {
+    return q8rt_fail(error, Q8RT_ERROR_SHAPE, "input '%s' has rank %d, the model expects rank %d", v->name, rank,
+                     v->rank);
+  }
+  for (int d = 0; d < rank; d++) {
+    if (shape[d] < 0) {
+      return q8rt_fail(error, Q8RT_ERROR_SHAPE, "input '%s': dimension %d is negative", v->name, d);
+    }
+    if (v->rank >= 0 && v->dims[d] >= 0 && shape[d] != v->dims[d]) {
+      return q8rt_fail(error, Q8RT_ERROR_SHAPE, "input '%s': dimension %d is %lld, the model expects %lld", v->name, d,
+                       (long long)shape[d], (long long)v->dims[d]);
+    }
+  }
+  int64_t elems;
+  if (!q8rt_shape_elements(shape, rank, &elems)) {
+    return q8rt_fail(error, Q8RT_ERROR_SHAPE, "input '%s' is too large", v->name);
+  }
+  return Q8RT_OK;
+}
+
+q8rt_status q8rt_session_set_input_shape(q8rt_session *s, size_t index, const int64_t *shape, int rank,
+                                         q8rt_error *error) {
+  if (s == NULL) return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "session is NULL");
+  q8rt_status st = check_input_shape(s, index, shape, rank, error);
+  if (st != Q8RT_OK) return st;
+  return bind_input_shape(s, s->model->graph->inputs[index], shape, rank, 0, error);
+}
+
+q8rt_status q8rt_session_set_input(q8rt_session *s, size_t index, const int64_t *shape, int rank, const void *data,
+                                   size_t nbytes, q8rt_error *error) {
+  if (s == NULL) return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "session is NULL");
+  q8rt_status cst = check_input_shape(s, index, shape, rank, error);
+  if (cst != Q8RT_OK) return cst;
+  const ir_graph *g = s->model->graph;
+  const ir_value *v = graph_input(s, index);
+  int64_t elems;
+  q8rt_shape_elements(shape, rank, &elems);
+  const size_t want = (size_t)elems * q8rt_dtype_size(v->dtype);
+  if (nbytes != want) {
+    return q8rt_fail(error, Q8RT_ERROR_SHAPE, "input '%s': %zu bytes given, its shape and type (%s) need %zu", v->name,
+                     nbytes, q8rt_dtype_name(v->dtype), want);
+  }
+  if (data == NULL && nbytes != 0) return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "input '%s': data is NULL", v->name);
+  const int vi = g->inputs[index];
+  q8rt_status st = bind_input_shape(s, vi, shape, rank, 1, error);
+  if (st != Q8RT_OK) return st;
+  if (nbytes) memcpy((char *)s->arena + s->offsets[vi], data, nbytes);
+  return Q8RT_OK;
+}
+
+static q8rt_status require_bound(const q8rt_session *s, q8rt_error *error) {
+  if (s->bound) return Q8RT_OK;
+  const ir_graph *g = s->model->graph;
+  for (int i = 0; i < g->n_inputs; i++) {
+    const op_shape *sh = &s->shapes[g->inputs[i]];
+    int ok = sh->rank >= 0;
+    for (int d = 0; ok && d < sh->rank; d++) ok = sh->dims[d] >= 0;
+    if (!ok) {
+      return q8rt_fail(error, Q8RT_ERROR_STATE,
+                       "input '%s' has symbolic dimensions: give its shape with q8rt_session_set_input first",
+                       g->values[g->inputs[i]].name);
+    }
+  }
+  return q8rt_fail(error, Q8RT_ERROR_STATE, "the session's shapes are not bound (an earlier call failed)");
+}
+
+q8rt_status q8rt_session_input_buffer(q8rt_session *s, size_t index, void **data, size_t *nbytes, q8rt_error *error) {
+  if (s == NULL || data == NULL || nbytes == NULL) {
+    return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "session, data and nbytes must not be NULL");
+  }
+  const ir_graph *g = s->model->graph;
+  if (index >= (size_t)g->n_inputs) {
+    return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "input index %zu out of range (the model has %d inputs)",
+                     index, g->n_inputs);
+  }
+  q8rt_status st = require_bound(s, error);
+  if (st != Q8RT_OK) return st;
+  const int vi = g->inputs[index];
+  *data = (char *)s->arena + s->offsets[vi];
+  *nbytes = s->nbytes[vi];
+  return Q8RT_OK;
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+q8rt_status q8rt_session_run(q8rt_session *s, q8rt_error *error) {
+  if (s == NULL) return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "session is NULL");
+  q8rt_status st = require_bound(s, error);
+  if (st != Q8RT_OK) return st;
+  const plan *p = &s->model->plan;
+  for (int i = 0; i < p->n_steps; i++) {
+    const plan_step *ps = &p->steps[i];
+    const session_step *ss = &s->steps[i];
+    const double t0 = s->profile ? now_ms() : 0.0;
+    ps->op->run(ps->params, ss->geom, &s->views[ss->in_base], &s->views[ss->out_base]);
+    if (s->profile) s->step_ms[i] = now_ms() - t0;
+  }
+  s->ran = 1;
+  return Q8RT_OK;
+}
+
+q8rt_status q8rt_session_get_output(q8rt_session *s, size_t index, q8rt_tensor_info *info, const void **data,
+                                    size_t *nbytes, q8rt_error *error) {
+  if (s == NULL) return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "session is NULL");
+  const ir_graph *g = s->model->graph;
+  if (index >= (size_t)g->n_outputs) {
+    return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "output index %zu out of range (the model has %d outputs)",
+                     index, g->n_outputs);
+  }
+  if (!s->ran) return q8rt_fail(error, Q8RT_ERROR_STATE, "no output yet: call q8rt_session_run first");
+  const int vi = g->outputs[index];
+  const ir_value *v = &g->values[vi];
+  if (info != NULL) {
+    memset(info, 0, sizeof(*info));
+    const op_shape *sh = &s->shapes[vi];
+    info->name = v->name;
+    info->dtype = sh->dtype;
+    info->rank = sh->rank < 0 ? 0 : sh->rank;
+    for (int d = 0; d < info->rank; d++) info->shape[d] = sh->dims[d];
+    info->has_quantization = v->quant.known;
+    info->scale = v->quant.scale;
+    info->zero_point = v->quant.zero_point;
+  }
+  if (data != NULL) *data = value_data(s, vi);
+  if (nbytes != NULL) *nbytes = s->nbytes[vi];
+  return Q8RT_OK;
+}
+
+size_t q8rt_session_arena_size(const q8rt_session *s) { return s != NULL && s->bound ? s->arena_size : 0; }
+
+q8rt_status q8rt_session_set_arena(q8rt_session *s, void *arena, size_t nbytes, q8rt_error *error) {
+  if (s == NULL || arena == NULL) return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "session or arena is NULL");
+  if (((uintptr_t)arena & 63) != 0) {
+    return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "the arena must be aligned to 64 bytes");
+  }
+  if (s->bound && nbytes < s->arena_size) {
+    return q8rt_fail(error, Q8RT_ERROR_OUT_OF_MEMORY, "the arena has %zu bytes; the plan needs %zu", nbytes,
+                     s->arena_size);
+  }
+  /* Inputs already copied into the old arena move with it. */
+  if (s->bound && s->arena != NULL) memcpy(arena, s->arena, s->arena_size);
+  free_arena(s);
+  s->arena = arena;
+  s->arena_capacity = nbytes;
+  s->arena_external = 1;
+  if (s->bound) {
+    q8rt_error tmp;
+    return bind(s, error != NULL ? error : &tmp);
+  }
+  return Q8RT_OK;
+}
+
+size_t q8rt_session_profile(const q8rt_session *s, q8rt_step_profile *steps, size_t capacity) {
+  if (s == NULL) return 0;
+  const plan *p = &s->model->plan;
+  for (size_t i = 0; i < (size_t)p->n_steps && i < capacity && steps != NULL; i++) {
+    steps[i].op_type = p->steps[i].node->op_type;
+    steps[i].node_name = p->steps[i].node->name;
+    steps[i].kernel = p->steps[i].kernel;
+    steps[i].milliseconds = s->step_ms[i];
+  }
+  return (size_t)p->n_steps;
+}
