@@ -301,7 +301,7 @@ static q8rt_status convert_attr(loader *L, const ir_node *n, const Onnx__Attribu
       return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "node '%.200s' (%.100s) tensor attribute '%.100s' has no tensor",
                        n->name, n->op_type, aname);
     }
-    char what[320];
+    char what[352];
     snprintf(what, sizeof(what), "attribute '%.100s' of node '%.150s' (%.50s)", aname, n->name, n->op_type);
     out->type = IR_ATTR_TENSOR;
     return convert_tensor(L, ap->t, what, &out->t);
