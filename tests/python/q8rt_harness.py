@@ -468,3 +468,81 @@ def rand_int(rng: np.random.Generator, shape, dtype, lo=None, hi=None) -> np.nda
     lo = qlo if lo is None else lo
     hi = qhi if hi is None else hi
     return rng.integers(lo, hi + 1, size=shape, dtype=np.int64).astype(dtype)
+
+
+# ---- summary of parity / conformance results (written by conftest.py at session end) ------------
+
+@dataclasses.dataclass
+class ParityRecord:
+    case: str
+    combo: str
+    q8rt: str = "not run"       # equal | differs | error | not run
+    q8rt_detail: str = ""
+    ort: str = "not run"        # equal | differs | refused | not run
+    ort_mismatches: int = 0
+    elements: int = 0
+    ort_detail: str = ""
+
+
+class Summary:
+    def __init__(self) -> None:
+        self.parity: Dict[str, ParityRecord] = {}
+        self.conformance: Dict[str, tuple] = {}  # name -> (status, detail)
+
+    def parity_record(self, case: str, combo: str) -> ParityRecord:
+        rec = self.parity.get(case)
+        if rec is None:
+            rec = self.parity[case] = ParityRecord(case, combo)
+        return rec
+
+    def render(self) -> str:
+        import onnxruntime
+        lines = [f"q8rt parity / conformance summary (onnx {onnx.__version__}, onnxruntime "
+                 f"{onnxruntime.__version__}, numpy {np.__version__}, q8rt-run {runner_path()})", ""]
+        recs = list(self.parity.values())
+        if recs:
+            by = lambda attr, v: [r for r in recs if getattr(r, attr) == v]  # noqa: E731
+            lines.append(f"parity cases: {len(recs)}")
+            lines.append(f"  q8rt vs exact reference: equal {len(by('q8rt', 'equal'))}, "
+                         f"differ {len(by('q8rt', 'differs'))}, q8rt-run failed {len(by('q8rt', 'error'))}, "
+                         f"not run {len(by('q8rt', 'not run'))}")
+            diff = by("ort", "differs")
+            lines.append(f"  ORT vs exact reference: equal {len(by('ort', 'equal'))}, "
+                         f"differ {len(diff)} (elements {sum(r.ort_mismatches for r in diff)} of "
+                         f"{sum(r.elements for r in diff)}), ORT refused {len(by('ort', 'refused'))}")
+            combos = sorted({r.combo for r in recs})
+            for c in combos:
+                rc = [r for r in recs if r.combo == c]
+                lines.append(f"    {c}: {len(rc)} cases; ORT equal {sum(r.ort == 'equal' for r in rc)}, "
+                             f"differs {sum(r.ort == 'differs' for r in rc)} "
+                             f"({sum(r.ort_mismatches for r in rc if r.ort == 'differs')} elements), "
+                             f"refused {sum(r.ort == 'refused' for r in rc)}; "
+                             f"q8rt equal {sum(r.q8rt == 'equal' for r in rc)}")
+            if diff:
+                lines.append("  cases where ORT differs from the exact reference (not a q8rt failure):")
+                for r in diff:
+                    lines.append(f"    {r.case}: {r.ort_mismatches} of {r.elements} elements {r.ort_detail}")
+            refused = by("ort", "refused")
+            if refused:
+                reasons = sorted({r.ort_detail for r in refused})
+                lines.append(f"  ORT refused (compared with the exact reference only): "
+                             f"{', '.join(r.case for r in refused)}")
+                for reason in reasons:
+                    lines.append(f"    reason: {reason}")
+            bad = [r for r in recs if r.q8rt in ("differs", "error")]
+            if bad:
+                lines.append("  q8rt FAILURES:")
+                for r in bad:
+                    lines.append(f"    {r.case}: {r.q8rt}: {r.q8rt_detail}")
+            lines.append("")
+        if self.conformance:
+            st = [s for s, _ in self.conformance.values()]
+            lines.append(f"ONNX backend node tests: {len(st)}; passed {st.count('passed')}, "
+                         f"failed {st.count('failed')}, out of scope (refused as required) "
+                         f"{st.count('out of scope')}")
+            for name, (s, detail) in sorted(self.conformance.items()):
+                lines.append(f"    {name}: {s}{(': ' + detail) if detail else ''}")
+        return "\n".join(lines) + "\n"
+
+
+SUMMARY = Summary()
