@@ -1,0 +1,314 @@
+/* Planner, arena, sessions and API behaviour through the public API. */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "model_builder.h"
+#include "q8rt.h"
+#include "test.h"
+
+/* ---- a counting allocator that can be told to fail at the k-th allocation ---- */
+typedef struct counting {
+  long allocs, frees;
+  long live_bytes;
+  long fail_at; /* -1: never */
+} counting;
+
+static void *c_alloc(void *ud, size_t size, size_t alignment) {
+  counting *c = ud;
+  if (c->fail_at >= 0 && c->allocs >= c->fail_at) return NULL;
+  void *p = NULL;
+  if (posix_memalign(&p, alignment < sizeof(void *) ? sizeof(void *) : alignment, size ? size : 1) != 0) return NULL;
+  c->allocs++;
+  c->live_bytes += (long)size;
+  return p;
+}
+
+static void c_free(void *ud, void *ptr, size_t size) {
+  counting *c = ud;
+  c->frees++;
+  c->live_bytes -= (long)size;
+  free(ptr);
+}
+
+static size_t align64(size_t x) { return (x + 63) & ~(size_t)63; }
+
+static int run_chain(const q8rt_model *m, int64_t n, uint8_t seed, uint8_t *out, size_t out_cap) {
+  q8rt_session *s = NULL;
+  if (q8rt_session_create(m, NULL, &s, NULL) != Q8RT_OK) return 1;
+  q8rt_tensor_info info;
+  q8rt_model_input_info(m, 0, &info, NULL);
+  int64_t shape[4] = {n, info.shape[1], info.shape[2], info.shape[3]};
+  size_t bytes = (size_t)(n * shape[1] * shape[2] * shape[3]);
+  uint8_t *x = malloc(bytes);
+  for (size_t i = 0; i < bytes; i++) x[i] = (uint8_t)(i * 7 + seed);
+  int rc = q8rt_session_set_input(s, 0, shape, 4, x, bytes, NULL) != Q8RT_OK ||
+           q8rt_session_run(s, NULL) != Q8RT_OK;
+  const void *y = NULL;
+  size_t ybytes = 0;
+  if (!rc) rc = q8rt_session_get_output(s, 0, NULL, &y, &ybytes, NULL) != Q8RT_OK || ybytes > out_cap;
+  if (!rc) memcpy(out, y, ybytes);
+  free(x);
+  q8rt_session_free(s);
+  return rc;
+}
+
+Q8RT_TEST(arena_reuses_dead_buffers) {
+  size_t size;
+  uint8_t *bytes = mb_conv_chain(4, 1, 8, 16, 16, &size);
+  q8rt_model *m = NULL;
+  q8rt_session *s = NULL;
+  CHECK_OK(q8rt_model_load_memory(bytes, size, NULL, &m, NULL));
+  free(bytes);
+  CHECK_OK(q8rt_session_create(m, NULL, &s, NULL));
+  /* x0..x4 are 2 KiB each; x0 dies after conv0 and x2 after conv2, so two buffers suffice
+   * (plus the output, live to the end, which can take a dead buffer's place). */
+  const size_t buf = align64(8 * 16 * 16);
+  CHECK(q8rt_session_arena_size(s) > 0);
+  CHECK(q8rt_session_arena_size(s) <= 2 * buf + 64);
+  q8rt_session_free(s);
+  q8rt_model_free(m);
+  return 0;
+}
+
+Q8RT_TEST(run_does_not_allocate) {
+  counting c = {0, 0, 0, -1};
+  q8rt_allocator a = {c_alloc, c_free, &c};
+  q8rt_model_options mo;
+  q8rt_model_options_init(&mo);
+  mo.allocator = &a;
+  size_t size;
+  uint8_t *bytes = mb_conv_chain(3, 1, 4, 8, 8, &size);
+  q8rt_model *m = NULL;
+  q8rt_session *s = NULL;
+  CHECK_OK(q8rt_model_load_memory(bytes, size, &mo, &m, NULL));
+  free(bytes);
+  CHECK_OK(q8rt_session_create(m, NULL, &s, NULL));
+  uint8_t x[4 * 8 * 8];
+  memset(x, 3, sizeof(x));
+  const int64_t shape[4] = {1, 4, 8, 8};
+  CHECK_OK(q8rt_session_set_input(s, 0, shape, 4, x, sizeof(x), NULL));
+  const long before = c.allocs;
+  for (int i = 0; i < 10; i++) {
+    CHECK_OK(q8rt_session_set_input(s, 0, shape, 4, x, sizeof(x), NULL));
+    CHECK_OK(q8rt_session_run(s, NULL));
+  }
+  CHECK(c.allocs == before);
+  CHECK(c.allocs > 0); /* the allocator really was used */
+  q8rt_session_free(s);
+  q8rt_model_free(m);
+  CHECK(c.live_bytes == 0);
+  CHECK(c.allocs == c.frees);
+  return 0;
+}
+
+/* Every allocation made by load, session creation and binding fails once in turn: each must
+ * give OUT_OF_MEMORY and leave nothing allocated (as Lua's ltests do). */
+Q8RT_TEST(every_allocation_failure_is_reported) {
+  size_t size;
+  uint8_t *bytes = mb_conv_chain(2, -1, 3, 6, 6, &size);
+  int succeeded = 0;
+  for (long k = 0; k < 2000 && !succeeded; k++) {
+    counting c = {0, 0, 0, k};
+    q8rt_allocator a = {c_alloc, c_free, &c};
+    q8rt_model_options mo;
+    q8rt_model_options_init(&mo);
+    mo.allocator = &a;
+    q8rt_model *m = NULL;
+    q8rt_session *s = NULL;
+    q8rt_error err;
+    q8rt_status st = q8rt_model_load_memory(bytes, size, &mo, &m, &err);
+    if (st == Q8RT_OK) st = q8rt_session_create(m, NULL, &s, &err);
+    if (st == Q8RT_OK) {
+      uint8_t x[2 * 3 * 6 * 6] = {0};
+      const int64_t shape[4] = {2, 3, 6, 6};
+      st = q8rt_session_set_input(s, 0, shape, 4, x, sizeof(x), &err);
+      if (st == Q8RT_OK) st = q8rt_session_run(s, &err);
+    }
+    if (st == Q8RT_OK) {
+      succeeded = 1;
+    } else if (st != Q8RT_ERROR_OUT_OF_MEMORY || err.status != st) {
+      fprintf(stderr, "  allocation %ld failing gave status %d: %s\n", k, (int)st, err.message);
+      free(bytes);
+      return 1;
+    }
+    q8rt_session_free(s);
+    q8rt_model_free(m);
+    if (c.live_bytes != 0) {
+      fprintf(stderr, "  allocation %ld failing leaked %ld bytes\n", k, c.live_bytes);
+      free(bytes);
+      return 1;
+    }
+  }
+  free(bytes);
+  CHECK(succeeded);
+  return 0;
+}
+
+Q8RT_TEST(symbolic_batch_binds_at_set_input) {
+  size_t size;
+  uint8_t *bytes = mb_conv_chain(2, -1, 4, 5, 7, &size);
+  q8rt_model *m = NULL;
+  q8rt_session *s = NULL;
+  q8rt_error err;
+  CHECK_OK(q8rt_model_load_memory(bytes, size, NULL, &m, NULL));
+  free(bytes);
+  q8rt_tensor_info info;
+  CHECK_OK(q8rt_model_input_info(m, 0, &info, NULL));
+  CHECK(info.rank == 4 && info.shape[0] == -1 && info.shape[1] == 4);
+  CHECK(info.has_quantization && info.scale == 0.05f && info.zero_point == 128);
+  CHECK_OK(q8rt_session_create(m, NULL, &s, NULL));
+  CHECK(q8rt_session_arena_size(s) == 0);
+  CHECK(q8rt_session_run(s, &err) == Q8RT_ERROR_STATE);
+  CHECK(strstr(err.message, "x0") != NULL);
+  /* results for batch 3 equal three batch-1 runs */
+  uint8_t one[3][4 * 5 * 7], three[3 * 4 * 5 * 7];
+  for (int b = 0; b < 3; b++) CHECK(run_chain(m, 1, (uint8_t)(b * 4 * 5 * 7 * 7), one[b], sizeof(one[b])) == 0);
+  CHECK(run_chain(m, 3, 0, three, sizeof(three)) == 0);
+  for (int b = 0; b < 3; b++) CHECK(memcmp(one[b], three + b * sizeof(one[b]), sizeof(one[b])) == 0);
+  /* rebinding to another batch in the same session */
+  const int64_t shape2[4] = {2, 4, 5, 7};
+  uint8_t x[2 * 4 * 5 * 7] = {0};
+  CHECK_OK(q8rt_session_set_input(s, 0, shape2, 4, x, sizeof(x), NULL));
+  CHECK_OK(q8rt_session_run(s, NULL));
+  CHECK_OK(q8rt_session_get_output(s, 0, &info, NULL, NULL, NULL));
+  CHECK(info.shape[0] == 2 && info.shape[1] == 4 && info.shape[2] == 5 && info.shape[3] == 7);
+  q8rt_session_free(s);
+  q8rt_model_free(m);
+  return 0;
+}
+
+Q8RT_TEST(api_misuse_is_reported) {
+  q8rt_error err;
+  q8rt_model *m = NULL;
+  q8rt_session *s = NULL;
+  q8rt_model_free(NULL);
+  q8rt_session_free(NULL);
+  CHECK(q8rt_model_load_memory(NULL, 10, NULL, &m, &err) == Q8RT_ERROR_INVALID_ARGUMENT);
+  CHECK(q8rt_model_load_memory("x", 1, NULL, NULL, &err) == Q8RT_ERROR_INVALID_ARGUMENT);
+  CHECK(q8rt_model_load_file("/nonexistent/model.onnx", NULL, &m, &err) == Q8RT_ERROR_IO);
+  CHECK(strstr(err.message, "/nonexistent/model.onnx") != NULL);
+  q8rt_model_options mo;
+  q8rt_model_options_init(&mo);
+  mo.size = 3;
+  size_t size;
+  uint8_t *bytes = mb_conv_chain(1, 1, 2, 4, 4, &size);
+  CHECK(q8rt_model_load_memory(bytes, size, &mo, &m, &err) == Q8RT_ERROR_INVALID_ARGUMENT);
+  CHECK(strstr(err.message, "size") != NULL);
+  q8rt_model_options_init(&mo);
+  mo.backend = Q8RT_BACKEND_XNNPACK;
+  CHECK(q8rt_model_load_memory(bytes, size, &mo, &m, &err) == Q8RT_ERROR_UNSUPPORTED);
+  CHECK(strstr(err.message, "xnnpack") != NULL);
+  CHECK_OK(q8rt_model_load_memory(bytes, size, NULL, &m, NULL));
+  free(bytes);
+  CHECK(q8rt_session_create(NULL, NULL, &s, &err) == Q8RT_ERROR_INVALID_ARGUMENT);
+  CHECK_OK(q8rt_session_create(m, NULL, &s, NULL));
+  CHECK(q8rt_session_get_output(s, 0, NULL, NULL, NULL, &err) == Q8RT_ERROR_STATE);
+  uint8_t x[2 * 4 * 4] = {0};
+  const int64_t good[4] = {1, 2, 4, 4}, bad[4] = {1, 3, 4, 4};
+  CHECK(q8rt_session_set_input(s, 1, good, 4, x, sizeof(x), &err) == Q8RT_ERROR_INVALID_ARGUMENT);
+  CHECK(q8rt_session_set_input(s, 0, bad, 4, x, sizeof(x), &err) == Q8RT_ERROR_SHAPE);
+  CHECK(strstr(err.message, "x0") != NULL);
+  CHECK(q8rt_session_set_input(s, 0, good, 3, x, sizeof(x), &err) == Q8RT_ERROR_SHAPE);
+  CHECK(q8rt_session_set_input(s, 0, good, 4, x, sizeof(x) - 1, &err) == Q8RT_ERROR_SHAPE);
+  CHECK_OK(q8rt_session_set_input(s, 0, good, 4, x, sizeof(x), NULL));
+  CHECK_OK(q8rt_session_run(s, NULL));
+  CHECK(q8rt_session_get_output(s, 5, NULL, NULL, NULL, &err) == Q8RT_ERROR_INVALID_ARGUMENT);
+  q8rt_tensor_info info;
+  CHECK(q8rt_model_output_info(m, 1, &info, &err) == Q8RT_ERROR_INVALID_ARGUMENT);
+  CHECK(q8rt_model_find_input(m, "x0") == 0 && q8rt_model_find_input(m, "nope") == -1);
+  CHECK(q8rt_model_find_output(m, "x1") == 0);
+  char text[4096];
+  size_t need = q8rt_model_explain(m, NULL, 0);
+  CHECK(need > 0 && need < sizeof(text));
+  CHECK(q8rt_model_explain(m, text, sizeof(text)) == need);
+  CHECK(strstr(text, "QLinearConv") != NULL && strstr(text, "conv0") != NULL);
+  q8rt_session_free(s);
+  q8rt_model_free(m);
+  return 0;
+}
+
+Q8RT_TEST(caller_arena) {
+  size_t size;
+  uint8_t *bytes = mb_conv_chain(3, 1, 4, 8, 8, &size);
+  q8rt_model *m = NULL;
+  q8rt_session *s = NULL;
+  q8rt_error err;
+  CHECK_OK(q8rt_model_load_memory(bytes, size, NULL, &m, NULL));
+  free(bytes);
+  uint8_t expect[4 * 8 * 8], got[4 * 8 * 8];
+  CHECK(run_chain(m, 1, 5, expect, sizeof(expect)) == 0);
+  CHECK_OK(q8rt_session_create(m, NULL, &s, NULL));
+  const size_t need = q8rt_session_arena_size(s);
+  void *arena = NULL;
+  CHECK(posix_memalign(&arena, 64, need) == 0);
+  CHECK(q8rt_session_set_arena(s, arena, need - 64, &err) == Q8RT_ERROR_OUT_OF_MEMORY);
+  CHECK_OK(q8rt_session_set_arena(s, arena, need, NULL));
+  uint8_t x[4 * 8 * 8];
+  for (size_t i = 0; i < sizeof(x); i++) x[i] = (uint8_t)(i * 7 + 5);
+  const int64_t shape[4] = {1, 4, 8, 8};
+  CHECK_OK(q8rt_session_set_input(s, 0, shape, 4, x, sizeof(x), NULL));
+  CHECK_OK(q8rt_session_run(s, NULL));
+  const void *y;
+  size_t yb;
+  CHECK_OK(q8rt_session_get_output(s, 0, NULL, &y, &yb, NULL));
+  CHECK((const char *)y >= (const char *)arena && (const char *)y < (const char *)arena + need);
+  memcpy(got, y, yb);
+  CHECK(yb == sizeof(got) && memcmp(got, expect, yb) == 0);
+  q8rt_session_free(s);
+  free(arena);
+  q8rt_model_free(m);
+  return 0;
+}
+
+typedef struct thread_job {
+  const q8rt_model *m;
+  uint8_t out[6 * 10 * 10];
+  int rc;
+} thread_job;
+
+static void *thread_main(void *arg) {
+  thread_job *j = arg;
+  j->rc = 0;
+  for (int i = 0; i < 20 && !j->rc; i++) j->rc = run_chain(j->m, 1, 9, j->out, sizeof(j->out));
+  return NULL;
+}
+
+Q8RT_TEST(model_is_shared_by_threads) {
+  size_t size;
+  uint8_t *bytes = mb_conv_chain(3, 1, 6, 10, 10, &size);
+  q8rt_model *m = NULL;
+  CHECK_OK(q8rt_model_load_memory(bytes, size, NULL, &m, NULL));
+  free(bytes);
+  thread_job jobs[3];
+  pthread_t th[3];
+  for (int i = 0; i < 3; i++) {
+    jobs[i].m = m;
+    CHECK(pthread_create(&th[i], NULL, thread_main, &jobs[i]) == 0);
+  }
+  for (int i = 0; i < 3; i++) pthread_join(th[i], NULL);
+  for (int i = 0; i < 3; i++) CHECK(jobs[i].rc == 0);
+  CHECK(memcmp(jobs[0].out, jobs[1].out, sizeof(jobs[0].out)) == 0);
+  CHECK(memcmp(jobs[0].out, jobs[2].out, sizeof(jobs[0].out)) == 0);
+  q8rt_model_free(m);
+  return 0;
+}
+
+Q8RT_TEST(profile_reports_every_step) {
+  size_t size;
+  uint8_t *bytes = mb_conv_chain(3, 1, 2, 4, 4, &size);
+  q8rt_model *m = NULL;
+  q8rt_session *s = NULL;
+  CHECK_OK(q8rt_model_load_memory(bytes, size, NULL, &m, NULL));
+  free(bytes);
+  q8rt_session_options so;
+  q8rt_session_options_init(&so);
+  so.profile = 1;
+  CHECK_OK(q8rt_session_create(m, &so, &s, NULL));
+  CHECK_OK(q8rt_session_run(s, NULL));
+  q8rt_step_profile steps[8];
+  CHECK(q8rt_session_profile(s, steps, 8) == 3);
+  CHECK(strcmp(steps[2].node_name, "conv2") == 0 && steps[2].milliseconds >= 0.0);
+  q8rt_session_free(s);
+  q8rt_model_free(m);
+  return 0;
+}
