@@ -135,7 +135,7 @@ FUZZ_BIN := build/fuzz/fuzz-load
 FUZZ_SECONDS ?= 60
 $(FUZZ_BIN): tests/fuzz/fuzz_load.c $(SRC) $(KSRC_SCALAR) $(PROTO_C) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	clang $(filter-out -fPIC,$(BASEFLAGS)) $(CPPFLAGS_Q) -fsanitize=fuzzer,address,undefined -w \
+	clang $(filter-out -fPIC,$(BASEFLAGS)) $(CPPFLAGS_Q) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -w \
 	  -o $@ tests/fuzz/fuzz_load.c $(SRC) $(KSRC_SCALAR) $(PROTO_C) $(LDLIBS_Q)
 
 fuzz: $(FUZZ_BIN) $(VENV_PY)
