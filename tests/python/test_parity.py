@@ -3,7 +3,8 @@ ONNX Runtime (byte for byte, except where ORT itself differs from the exact refe
 cases are counted in build/parity-summary.txt and do not fail the test).
 
 Cases come from gen_parity_models.py; each runs q8rt-run with the default backend (auto) and with
---backend reference; chains also run with --threads 2.
+--backend reference; chains also run with --threads 2 and with --repeat 2 (the output of the last
+of several runs in one session must be the same).
 """
 
 import os
@@ -70,7 +71,8 @@ def test_parity(case, tmp_path):
 
     runs = [("auto", []), ("reference", ["--backend", "reference"])]
     if case.name.startswith("chain"):
-        runs.append(("auto-threads2", ["--threads", "2"]))
+        # several runs of one session (warm-up + 2): intermediates must not clobber the inputs
+        runs += [("auto-threads2", ["--threads", "2"]), ("repeat2", ["--repeat", "2"])]
     for label, extra in runs:
         res = h.run_q8rt(model_path, {"x": x_path}, tmp_path / f"out-{label}", extra=extra)
         try:
