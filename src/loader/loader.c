@@ -59,6 +59,12 @@ static q8rt_status read_opsets(loader *L, const Onnx__ModelProto *mp) {
     o->version = op->version;
     g->n_opsets++;
   }
+  if (!have_onnx && g->n_opsets > 0) {
+    /* Valid ONNX (e.g. an ai.onnx.ml-only model), just nothing q8rt runs. */
+    return q8rt_fail(L->err, Q8RT_ERROR_UNSUPPORTED,
+                     "model imports no ai.onnx opset (only domain '%.200s'%s), q8rt runs ai.onnx models",
+                     g->opsets[0].domain, g->n_opsets > 1 ? " and others" : "");
+  }
   if (!have_onnx) {
     return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "model has no opset_import for the ai.onnx domain");
   }

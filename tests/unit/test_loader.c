@@ -635,9 +635,14 @@ Q8RT_TEST(loader_opsets) {
   m.opset.domain = S("ai.onnx");
   q8rt_error err;
   CHECK(load_tmodel(&m, NULL, &err) == Q8RT_OK);
-  m.opsets[0] = &m.opset_ms; /* com.microsoft only */
+  m.opsets[0] = &m.opset_ms; /* com.microsoft only: valid ONNX, not runnable */
   m.model.n_opset_import = 1;
-  EXPECT_FAIL(&m, NULL, Q8RT_ERROR_INVALID_MODEL, "ai.onnx");
+  EXPECT_FAIL(&m, NULL, Q8RT_ERROR_UNSUPPORTED, "ai.onnx", "com.microsoft");
+  m.model.n_opset_import = 0; /* no import at all: not a valid model */
+  EXPECT_FAIL(&m, NULL, Q8RT_ERROR_INVALID_MODEL, "opset_import", "ai.onnx");
+  tmodel_init(&m);
+  m.opset_ms.domain = S("ai.onnx"); /* "" and "ai.onnx" are one domain */
+  EXPECT_FAIL(&m, NULL, Q8RT_ERROR_INVALID_MODEL, "opset_import", "twice");
   tmodel_init(&m);
   m.conv.domain = S("com.example");
   EXPECT_FAIL(&m, NULL, Q8RT_ERROR_INVALID_MODEL, "Conv_2", "com.example");
