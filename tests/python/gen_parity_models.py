@@ -125,7 +125,6 @@ def make_layer(spec: ConvSpec, rng: np.random.Generator, x_zp_value: int) -> Con
         b = int(min(2**20, acc_std * 2))
         bias = rng.integers(-b, b + 1, size=m).astype(np.int32)
         bias[0] = -b
-    y_zp = np.asarray(128 if xt == np.uint8 else 0, dtype=xt)
     if xt == np.uint8:
         y_zp = np.asarray(int(rng.integers(100, 156)), dtype=xt)
     else:
