@@ -43,13 +43,13 @@ int main(int argc, char **argv) {
     printf("first values:");
     for (size_t k = 0; k < count && k < 8; k++) {
       switch (info.dtype) {
-      case Q8RT_DTYPE_FLOAT32: printf(" %g", (double)((const float *)out)[k]); break;
-      case Q8RT_DTYPE_UINT8: printf(" %u", (unsigned)((const uint8_t *)out)[k]); break;
-      case Q8RT_DTYPE_INT8: printf(" %d", (int)((const int8_t *)out)[k]); break;
-      case Q8RT_DTYPE_UINT16: printf(" %u", (unsigned)((const uint16_t *)out)[k]); break;
-      case Q8RT_DTYPE_INT16: printf(" %d", (int)((const int16_t *)out)[k]); break;
-      case Q8RT_DTYPE_INT32: printf(" %ld", (long)((const int32_t *)out)[k]); break;
-      default: printf(" %lld", (long long)((const int64_t *)out)[k]); break;
+        case Q8RT_DTYPE_FLOAT32: printf(" %g", (double)((const float *)out)[k]); break;
+        case Q8RT_DTYPE_UINT8: printf(" %u", (unsigned)((const uint8_t *)out)[k]); break;
+        case Q8RT_DTYPE_INT8: printf(" %d", (int)((const int8_t *)out)[k]); break;
+        case Q8RT_DTYPE_UINT16: printf(" %u", (unsigned)((const uint16_t *)out)[k]); break;
+        case Q8RT_DTYPE_INT16: printf(" %d", (int)((const int16_t *)out)[k]); break;
+        case Q8RT_DTYPE_INT32: printf(" %ld", (long)((const int32_t *)out)[k]); break;
+        default: printf(" %lld", (long long)((const int64_t *)out)[k]); break;
       }
     }
     printf("\n");

@@ -26,9 +26,8 @@ static const struct {
   const char *descr;
   q8rt_dtype dtype;
 } npy_types[] = {
-    {"<f4", Q8RT_DTYPE_FLOAT32}, {"|u1", Q8RT_DTYPE_UINT8}, {"|i1", Q8RT_DTYPE_INT8},
-    {"<u2", Q8RT_DTYPE_UINT16},  {"<i2", Q8RT_DTYPE_INT16}, {"<i4", Q8RT_DTYPE_INT32},
-    {"<i8", Q8RT_DTYPE_INT64},
+    {"<f4", Q8RT_DTYPE_FLOAT32}, {"|u1", Q8RT_DTYPE_UINT8}, {"|i1", Q8RT_DTYPE_INT8},  {"<u2", Q8RT_DTYPE_UINT16},
+    {"<i2", Q8RT_DTYPE_INT16},   {"<i4", Q8RT_DTYPE_INT32}, {"<i8", Q8RT_DTYPE_INT64},
 };
 
 const char *npy_descr(q8rt_dtype dtype) {
@@ -39,14 +38,14 @@ const char *npy_descr(q8rt_dtype dtype) {
 
 static size_t npy_itemsize(q8rt_dtype dtype) {
   switch (dtype) {
-  case Q8RT_DTYPE_UINT8:
-  case Q8RT_DTYPE_INT8: return 1;
-  case Q8RT_DTYPE_UINT16:
-  case Q8RT_DTYPE_INT16: return 2;
-  case Q8RT_DTYPE_FLOAT32:
-  case Q8RT_DTYPE_INT32: return 4;
-  case Q8RT_DTYPE_INT64: return 8;
-  default: return 0;
+    case Q8RT_DTYPE_UINT8:
+    case Q8RT_DTYPE_INT8: return 1;
+    case Q8RT_DTYPE_UINT16:
+    case Q8RT_DTYPE_INT16: return 2;
+    case Q8RT_DTYPE_FLOAT32:
+    case Q8RT_DTYPE_INT32: return 4;
+    case Q8RT_DTYPE_INT64: return 8;
+    default: return 0;
   }
 }
 
@@ -83,8 +82,7 @@ int npy_read_file(const char *path, size_t max_bytes, void **bytes, size_t *size
   }
   if (st.st_size < 0 || (uint64_t)st.st_size > (uint64_t)max_bytes) {
     fclose(f);
-    return npy_fail(err, err_size, "'%s' is too large (%lld bytes, limit %zu)", path, (long long)st.st_size,
-                    max_bytes);
+    return npy_fail(err, err_size, "'%s' is too large (%lld bytes, limit %zu)", path, (long long)st.st_size, max_bytes);
   }
   size_t n = (size_t)st.st_size;
   unsigned char *buf = malloc(n > 0 ? n : 1);
@@ -121,8 +119,7 @@ static void hdr_skip_ws(hdr_parser *h) {
 
 static int hdr_expect(hdr_parser *h, char c) {
   hdr_skip_ws(h);
-  if (h->p >= h->end || *h->p != c)
-    return npy_fail(h->err, h->err_size, "malformed npy header: expected '%c'", c);
+  if (h->p >= h->end || *h->p != c) return npy_fail(h->err, h->err_size, "malformed npy header: expected '%c'", c);
   h->p++;
   return 0;
 }
@@ -277,7 +274,9 @@ int npy_parse(const void *bytes, size_t size, npy_array *array, char *err, size_
   if (h.p != h.end) return npy_fail(err, err_size, "malformed npy header: trailing characters after the dictionary");
   if (!have_descr || !have_fortran || !have_shape)
     return npy_fail(err, err_size, "malformed npy header: missing key '%s'",
-                    !have_descr ? "descr" : !have_fortran ? "fortran_order" : "shape");
+                    !have_descr     ? "descr"
+                    : !have_fortran ? "fortran_order"
+                                    : "shape");
   if (fortran) return npy_fail(err, err_size, "npy array is in Fortran order; only C order is supported");
 
   array->dtype = npy_dtype_from_descr(descr);
@@ -295,7 +294,8 @@ int npy_parse(const void *bytes, size_t size, npy_array *array, char *err, size_
   if (!zero) {
     for (int i = 0; i < array->rank; i++) {
       uint64_t d = (uint64_t)array->shape[i];
-      if (d > SIZE_MAX / item / count) return npy_fail(err, err_size, "npy shape is too large (element count overflows)");
+      if (d > SIZE_MAX / item / count)
+        return npy_fail(err, err_size, "npy shape is too large (element count overflows)");
       count *= (size_t)d;
     }
   } else {
@@ -312,8 +312,8 @@ int npy_parse(const void *bytes, size_t size, npy_array *array, char *err, size_
   return 0;
 }
 
-int npy_write_file(const char *path, q8rt_dtype dtype, const int64_t *shape, int rank, const void *data,
-                   size_t nbytes, char *err, size_t err_size) {
+int npy_write_file(const char *path, q8rt_dtype dtype, const int64_t *shape, int rank, const void *data, size_t nbytes,
+                   char *err, size_t err_size) {
   const char *descr = npy_descr(dtype);
   if (!descr) return npy_fail(err, err_size, "cannot write '%s': dtype %d has no npy equivalent", path, (int)dtype);
   if (rank < 0 || rank > Q8RT_MAX_RANK) return npy_fail(err, err_size, "cannot write '%s': bad rank %d", path, rank);
@@ -344,9 +344,8 @@ int npy_write_file(const char *path, q8rt_dtype dtype, const int64_t *shape, int
 
   /* magic(6) + version(2) + header_len(2) + dict + padding + '\n', a multiple of 64. */
   char header[512];
-  int dict_len =
-      snprintf(header + 10, sizeof(header) - 10, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr,
-               shape_text);
+  int dict_len = snprintf(header + 10, sizeof(header) - 10, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }",
+                          descr, shape_text);
   if (dict_len < 0 || (size_t)dict_len + 10 + 64 >= sizeof(header))
     return npy_fail(err, err_size, "cannot write '%s': header too long", path);
   size_t total = 10 + (size_t)dict_len + 1;

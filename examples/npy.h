@@ -32,8 +32,8 @@ int npy_parse(const void *bytes, size_t size, npy_array *array, char *err, size_
 
 /* Write an .npy v1.0 file (header padded so the data starts on a 64-byte boundary). nbytes must
  * equal product(shape) * itemsize. */
-int npy_write_file(const char *path, q8rt_dtype dtype, const int64_t *shape, int rank, const void *data,
-                   size_t nbytes, char *err, size_t err_size);
+int npy_write_file(const char *path, q8rt_dtype dtype, const int64_t *shape, int rank, const void *data, size_t nbytes,
+                   char *err, size_t err_size);
 
 /* The .npy descr string for a dtype ("<f4", "|u1", ...), NULL when it has none. */
 const char *npy_descr(q8rt_dtype dtype);

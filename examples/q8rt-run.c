@@ -100,8 +100,8 @@ static int parse_backend(const char *text, q8rt_backend *backend) {
     const char *name;
     q8rt_backend backend;
   } table[] = {
-      {"auto", Q8RT_BACKEND_AUTO},   {"reference", Q8RT_BACKEND_REFERENCE}, {"avx2", Q8RT_BACKEND_AVX2},
-      {"neon", Q8RT_BACKEND_NEON},   {"xnnpack", Q8RT_BACKEND_XNNPACK},
+      {"auto", Q8RT_BACKEND_AUTO}, {"reference", Q8RT_BACKEND_REFERENCE}, {"avx2", Q8RT_BACKEND_AVX2},
+      {"neon", Q8RT_BACKEND_NEON}, {"xnnpack", Q8RT_BACKEND_XNNPACK},
   };
   for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
     if (strcmp(text, table[i].name) == 0) {
@@ -255,30 +255,30 @@ static void fill_random(void *data, size_t count, q8rt_dtype dtype, size_t index
   for (size_t i = 0; i < count; i++) {
     uint64_t r = splitmix64(&state);
     switch (dtype) {
-    case Q8RT_DTYPE_FLOAT32: {
-      float v = (float)((int32_t)(r >> 40) - (1 << 23)) / 8388608.0f; /* k / 2^23 - 1, exact */
-      memcpy(out + i * 4, &v, 4);
-      break;
-    }
-    case Q8RT_DTYPE_UINT8:
-    case Q8RT_DTYPE_INT8: {
-      uint8_t v = (uint8_t)r;
-      memcpy(out + i, &v, 1);
-      break;
-    }
-    case Q8RT_DTYPE_UINT16:
-    case Q8RT_DTYPE_INT16: {
-      uint16_t v = (uint16_t)r;
-      memcpy(out + i * 2, &v, 2);
-      break;
-    }
-    case Q8RT_DTYPE_INT32: {
-      uint32_t v = (uint32_t)r;
-      memcpy(out + i * 4, &v, 4);
-      break;
-    }
-    case Q8RT_DTYPE_INT64: memcpy(out + i * 8, &r, 8); break;
-    default: break;
+      case Q8RT_DTYPE_FLOAT32: {
+        float v = (float)((int32_t)(r >> 40) - (1 << 23)) / 8388608.0f; /* k / 2^23 - 1, exact */
+        memcpy(out + i * 4, &v, 4);
+        break;
+      }
+      case Q8RT_DTYPE_UINT8:
+      case Q8RT_DTYPE_INT8: {
+        uint8_t v = (uint8_t)r;
+        memcpy(out + i, &v, 1);
+        break;
+      }
+      case Q8RT_DTYPE_UINT16:
+      case Q8RT_DTYPE_INT16: {
+        uint16_t v = (uint16_t)r;
+        memcpy(out + i * 2, &v, 2);
+        break;
+      }
+      case Q8RT_DTYPE_INT32: {
+        uint32_t v = (uint32_t)r;
+        memcpy(out + i * 4, &v, 4);
+        break;
+      }
+      case Q8RT_DTYPE_INT64: memcpy(out + i * 8, &r, 8); break;
+      default: break;
     }
   }
 }
@@ -366,7 +366,8 @@ static int set_input_from_file(runner *r, size_t index, const q8rt_tensor_info *
     q8rt_tensor_info info;
     q8rt_status st = q8rt_tensor_proto_decode(r->file_bytes, size, &info, NULL, 0, &nbytes, &qerr);
     if (st != Q8RT_OK) {
-      report_error("input '%s': %s: %s", model_info->name, path, qerr.message[0] ? qerr.message : q8rt_status_string(st));
+      report_error("input '%s': %s: %s", model_info->name, path,
+                   qerr.message[0] ? qerr.message : q8rt_status_string(st));
       return -1;
     }
     if (nbytes > NPY_MAX_FILE_BYTES) {
@@ -380,7 +381,8 @@ static int set_input_from_file(runner *r, size_t index, const q8rt_tensor_info *
     }
     st = q8rt_tensor_proto_decode(r->file_bytes, size, &info, r->data, nbytes, &nbytes, &qerr);
     if (st != Q8RT_OK) {
-      report_error("input '%s': %s: %s", model_info->name, path, qerr.message[0] ? qerr.message : q8rt_status_string(st));
+      report_error("input '%s': %s: %s", model_info->name, path,
+                   qerr.message[0] ? qerr.message : q8rt_status_string(st));
       return -1;
     }
     if (info.rank < 0 || info.rank > Q8RT_MAX_RANK) {
@@ -404,8 +406,8 @@ static int set_input_from_file(runner *r, size_t index, const q8rt_tensor_info *
     nbytes = a.nbytes;
   }
   if (dtype != model_info->dtype) {
-    report_error("input '%s': %s has dtype %s but the model expects %s", model_info->name, path,
-                 q8rt_dtype_name(dtype), q8rt_dtype_name(model_info->dtype));
+    report_error("input '%s': %s has dtype %s but the model expects %s", model_info->name, path, q8rt_dtype_name(dtype),
+                 q8rt_dtype_name(model_info->dtype));
     return -1;
   }
   q8rt_status st = q8rt_session_set_input(r->session, index, shape, rank, data, nbytes, &qerr);
