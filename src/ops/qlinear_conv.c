@@ -104,8 +104,8 @@ static q8rt_status qconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
   const ir_value *xzp = ir_node_input(g, n, 2);
   p->x_type = xzp != NULL && xzp->constant != NULL ? xzp->constant->dtype : x->dtype;
   if (p->x_type != Q8RT_DTYPE_UINT8 && p->x_type != Q8RT_DTYPE_INT8) {
-    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "QLinearConv node '%s': input x is %s (uint8 or int8 expected)",
-                     n->name, op_onnx_type_name(p->x_type));
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "QLinearConv node '%s': %s is %s (uint8 or int8 expected)", n->name,
+                     xzp != NULL && xzp->constant != NULL ? "x_zero_point" : "input x", op_onnx_type_name(p->x_type));
   }
   const ir_value *yzp = ir_node_input(g, n, 7);
   p->y_type = yzp != NULL && yzp->constant != NULL ? yzp->constant->dtype : p->x_type;

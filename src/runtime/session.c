@@ -1,7 +1,7 @@
 /* Sessions: bind concrete shapes, plan the arena, run the plan.
  *
- * The arena planner: every non-constant value lives from the step that produces it (graph
- * inputs: before the first step) to the last step that reads it (graph outputs: the end).
+ * The arena planner: every non-constant value lives from the step that produces it to the last
+ * step that reads it; graph inputs and outputs live through the whole run.
  * Values are placed largest first, each at the lowest offset whose range does not overlap a
  * value already placed with an overlapping lifetime (greedy by size, as TFLite Micro's planner).
  * Offsets are 64-byte aligned and the arena keeps 64 bytes of slack at its end, because some
@@ -118,8 +118,14 @@ static q8rt_status plan_arena(q8rt_session *s, size_t *total, q8rt_error *err) {
       if (v >= 0 && first[v] != -2 && last[v] < i) last[v] = i;
     }
   }
+  /* Graph outputs are read after the run; graph inputs must survive it so that a run can be
+   * repeated on the same inputs. Both stay reserved to the end. */
   for (int i = 0; i < g->n_outputs; i++) {
     const int v = g->outputs[i];
+    if (first[v] != -2) last[v] = m->plan.n_steps;
+  }
+  for (int i = 0; i < g->n_inputs; i++) {
+    const int v = g->inputs[i];
     if (first[v] != -2) last[v] = m->plan.n_steps;
   }
   /* insertion sort by size, descending (stable, ties by value index) */
