@@ -11,9 +11,15 @@ CC ?= cc
 PREFIX ?= /usr/local
 PYTHON ?= python3
 SAN ?= 0
+FUZZ ?= 0
 WERROR ?= 1
 
-ifeq ($(SAN),1)
+ifeq ($(FUZZ),1)
+CC := clang
+BUILD ?= build/fuzz
+SANFLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+OPT ?= -O1 -g
+else ifeq ($(SAN),1)
 BUILD ?= build/san
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 OPT ?= -O1 -g
@@ -43,7 +49,7 @@ LDLIBS_Q := -lprotobuf-c -lm -lpthread
 SRC := $(sort $(wildcard src/*/*.c src/*/*/*.c))
 KSRC_ALL := $(sort $(wildcard kernels/*/*.c))
 KSRC_SCALAR := $(filter %-scalar.c,$(KSRC_ALL))
-KSRC_AVX2 := $(filter %-avx2.c,$(KSRC_ALL))
+KSRC_AVX2 := $(filter %-avx2.c %-avx512vnni.c,$(KSRC_ALL))
 KSRC_NEON := $(filter %-neon.c %-neondot.c,$(KSRC_ALL))
 ifeq ($(ARCH),x86_64)
 KSRC := $(KSRC_SCALAR) $(KSRC_AVX2)
@@ -67,9 +73,10 @@ VENV := build/venv
 VENV_PY := $(VENV)/bin/python
 DEPS_STAMP := build/.deps-ok
 
-.PHONY: all lib test test-unit test-python test-san fuzz demo install proto deps venv clean help format
+.PHONY: all lib liba fuzz-lib test test-unit test-python test-san fuzz demo install proto deps venv clean help format
 all: $(DEPS_STAMP) $(LIB_A) $(LIB_SO) $(RUNNER) $(EMBED_BIN)
 lib: $(LIB_A) $(LIB_SO)
+liba: $(LIB_A)
 
 help:
 	@sed -n '1,12p' Makefile
@@ -84,6 +91,10 @@ deps: ; @bash third_party/install-deps.sh install
 $(BUILD)/obj/%-avx2.o: %-avx2.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_Q) -mavx2 -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/%-avx512vnni.o: %-avx512vnni.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_Q) -mavx2 -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni -MMD -MP -c $< -o $@
 
 $(BUILD)/obj/third_party/%.o: third_party/%.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
@@ -133,10 +144,13 @@ test-san:
 
 FUZZ_BIN := build/fuzz/fuzz-load
 FUZZ_SECONDS ?= 60
-$(FUZZ_BIN): tests/fuzz/fuzz_load.c $(SRC) $(KSRC_SCALAR) $(PROTO_C) | $(DEPS_STAMP)
-	@mkdir -p $(dir $@)
-	clang $(filter-out -fPIC,$(BASEFLAGS)) $(CPPFLAGS_Q) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -w \
-	  -o $@ tests/fuzz/fuzz_load.c $(SRC) $(KSRC_SCALAR) $(PROTO_C) $(LDLIBS_Q)
+# The library is built with clang and -fsanitize=fuzzer-no-link into build/fuzz (per-file ISA
+# flags as usual); only the target links libFuzzer's main.
+fuzz-lib: | $(DEPS_STAMP)
+	$(MAKE) FUZZ=1 liba
+$(FUZZ_BIN): tests/fuzz/fuzz_load.c fuzz-lib
+	clang $(BASEFLAGS) $(CPPFLAGS_Q) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	  -o $@ tests/fuzz/fuzz_load.c build/fuzz/libq8rt.a $(LDLIBS_Q)
 
 fuzz: $(FUZZ_BIN) $(VENV_PY)
 	bash tests/fuzz/run-fuzz.sh $(FUZZ_BIN) $(FUZZ_SECONDS)

@@ -51,4 +51,80 @@ typedef struct q8rt_qconv_ref_params {
 
 void q8rt_qx_conv_ref_ukernel__scalar(const q8rt_qconv_ref_params *p, const void *x, void *y);
 
+
+/* ==== Fast paths: NHWC, u8 activations (s8 ones mapped exactly by x ^ 0x80), weights packed once ====
+ *
+ * Both families below compute, for output channel n,
+ *   acc = bias'[n] + sum_k a[k] * w[k][n]        (int32, two's complement wrap)
+ *   y   = clamp(round_half_even((float)acc * scale[n]), y_lo, y_hi) + y_zero_point
+ * where a are the activation bytes after `^ x_xor` (so always u8) and bias' has the zero-point term
+ * folded in at pack time: bias'[n] = bias[n] - x_zp_u8 * sum_k w[k][n] (mod 2^32). Wrapping int32
+ * arithmetic makes this equal to the reference's sum_k (x - x_zp) * w + bias bit for bit.
+ * Padding positions must hold the raw activation zero point (x_zp before the xor). */
+typedef struct q8rt_qu8_requant_params {
+  float y_lo;           /* qmin - y_zero_point */
+  float y_hi;           /* qmax - y_zero_point */
+  int32_t y_zero_point;
+  uint8_t x_xor;        /* 0x80 for int8 activations, 0 for uint8 */
+  uint8_t y_signed;     /* 1: int8 output, 0: uint8 output */
+} q8rt_qu8_requant_params;
+
+/* ---- qu8-qc8w-gemm: GEMM with int8 weights packed in groups of 4 k (KR = 4) ------------------
+ * Packed layout, for each block of NR output channels (the last block padded with zero channels):
+ *   int32 bias'[NR] | int8 w[ceil(K/4)][NR][4] (w[k4][j][i] = w[4*k4 + i][n0 + j], 0 past K) | float scale[NR]
+ * Weights must fit int8 after their zero point is removed (w - w_zp in [-128, 127]). */
+size_t q8rt_qc8w_gemm_packed_size(size_t n, size_t k, size_t nr);
+/* w: [n][k] row-major, zero point already removed; bias may be NULL (zero). */
+void q8rt_qc8w_gemm_pack(size_t n, size_t k, size_t nr, const int8_t *w, const int32_t *bias, const float *scale,
+                         int32_t x_zp_u8, void *packed);
+
+/* C[m][0..nc) for m < mr (1 <= mr <= MR) from A rows a + m * a_stride (kc bytes each; the kernel may
+ * read up to round_up(kc, 4) bytes of each row, the extra bytes meet zero weights) and the packed
+ * weights w (nc channels: the kernel walks ceil(nc / NR) blocks). Output row m at c + m * c_stride. */
+typedef void (*q8rt_qu8_gemm_ukernel_fn)(size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride,
+                                         const void *w, void *c, size_t c_stride, const q8rt_qu8_requant_params *p);
+/* The scalar twin takes the packing's NR as an argument, so it reads any variant's layout. */
+void q8rt_qu8_qc8w_gemm_minmax_fp32_ukernel__scalar(size_t mr, size_t nc, size_t kc, const uint8_t *a,
+                                                    size_t a_stride, const void *w, void *c, size_t c_stride,
+                                                    const q8rt_qu8_requant_params *p, size_t nr);
+#define Q8RT_GEMM_UKERNEL(isa, fn, mr, nr)                                                              \
+  void fn(size_t mr_, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c, \
+          size_t c_stride, const q8rt_qu8_requant_params *p);
+#include "qu8-qc8w-gemm/qu8-qc8w-gemm.inc"
+#undef Q8RT_GEMM_UKERNEL
+
+/* ---- qu8-dwconv: depthwise convolution, any number of taps, int16 weights -------------------
+ * Packed layout, for each block of CB channels (the last padded with zero channels):
+ *   int32 bias'[CB] | int16 w[taps][CB] (zero point removed: any w_zp works) | float scale[CB]
+ * with bias'[c] = bias[c] - x_zp_u8 * sum_t w[t][c]. */
+size_t q8rt_dw_packed_size(size_t channels, size_t taps, size_t cb);
+/* w: [channels][taps], zero point removed; bias may be NULL. */
+void q8rt_dw_pack(size_t channels, size_t taps, size_t cb, const int16_t *w, const int32_t *bias, const float *scale,
+                  int32_t x_zp_u8, void *packed);
+/* For each of `pixels` output pixels: `taps` input pointers from `indirection` (pixel-major: pixel p
+ * uses indirection[p * taps + t]), each to `channels` contiguous bytes (a padded tap points at a
+ * buffer of the raw x zero point). Output: pixel p's channels at y + p * y_stride. */
+typedef void (*q8rt_qu8_dwconv_ukernel_fn)(size_t channels, size_t pixels, const uint8_t *const *indirection,
+                                           size_t taps, const void *w, void *y, size_t y_stride,
+                                           const q8rt_qu8_requant_params *p);
+void q8rt_qu8_dwconv_minmax_fp32_ukernel__scalar(size_t channels, size_t pixels, const uint8_t *const *indirection,
+                                                 size_t taps, const void *w, void *y, size_t y_stride,
+                                                 const q8rt_qu8_requant_params *p, size_t cb);
+#define Q8RT_DWCONV_UKERNEL(isa, fn, cb)                                                                     \
+  void fn(size_t channels, size_t pixels, const uint8_t *const *indirection, size_t taps, const void *w, void *y, \
+          size_t y_stride, const q8rt_qu8_requant_params *p);
+#include "qu8-dwconv/qu8-dwconv.inc"
+#undef Q8RT_DWCONV_UKERNEL
+
+/* ---- vectorized QuantizeLinear / DequantizeLinear: same contracts as the scalar variants ---- */
+#if defined(__x86_64__) || defined(_M_X64)
+void q8rt_f32_qu8_vcvt_ukernel__avx2(size_t n, const float *x, uint8_t *y, const q8rt_f32_qx_cvt_params *p);
+void q8rt_f32_qs8_vcvt_ukernel__avx2(size_t n, const float *x, int8_t *y, const q8rt_f32_qx_cvt_params *p);
+void q8rt_qu8_f32_vcvt_ukernel__avx2(size_t n, const uint8_t *x, float *y, const q8rt_qx_f32_cvt_params *p);
+void q8rt_qs8_f32_vcvt_ukernel__avx2(size_t n, const int8_t *x, float *y, const q8rt_qx_f32_cvt_params *p);
+#endif
+
+/* ---- x8-transpose: [outer][a][b] -> [outer][b][a] for bytes (NCHW <-> NHWC) ---- */
+void q8rt_x8_transpose_ukernel__scalar(size_t outer, size_t a, size_t b, const uint8_t *x, uint8_t *y);
+
 #endif

@@ -1,0 +1,13 @@
+/* Instruction-set flags for kernel lists. Detection lives in src/runtime/isa.c (cpuinfo, once). */
+#ifndef Q8RT_ISA_H
+#define Q8RT_ISA_H
+
+enum q8rt_isa {
+  Q8RT_ISA_SCALAR = 1 << 0,
+  Q8RT_ISA_AVX2 = 1 << 1,
+  Q8RT_ISA_AVX512VNNI = 1 << 2, /* AVX-512 F+BW+VL+VNNI */
+  Q8RT_ISA_NEON = 1 << 3,
+  Q8RT_ISA_NEONDOT = 1 << 4,
+};
+
+#endif
