@@ -43,7 +43,7 @@ BASEFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(OPT) -fPIC -
              -ffp-contract=off -fno-strict-aliasing $(SANFLAGS)
 CPPFLAGS_Q := -Iinclude -Isrc -Ikernels -Ithird_party/onnx
 CFLAGS_Q := $(BASEFLAGS) $(WARN) $(CPPFLAGS_Q) $(EXTRA_CFLAGS)
-LDLIBS_Q := -lprotobuf-c -lm -lpthread
+LDLIBS_Q := -lXNNPACK -lpthreadpool -lcpuinfo -lprotobuf-c -lm -lpthread
 
 # ---- sources ------------------------------------------------------------------------------------
 SRC := $(sort $(wildcard src/*/*.c src/*/*/*.c))
