@@ -1,0 +1,112 @@
+/* The body of the qu8-qc8w-gemm AVX-512 VNNI variants, instantiated per tile by the
+ * qu8-qc8w-gemm-<MR>x<NR>c4-minmax-fp32-avx512vnni.c files (compiled with the VNNI flags).
+ *
+ * vpdpbusd multiplies 4 u8 activation bytes by 4 s8 weight bytes per int32 lane and adds the
+ * four products to the lane's accumulator with plain wrapping int32 arithmetic (the non-"s"
+ * form does not saturate), so it computes exactly the contract's accumulator. The packed c4
+ * layout puts one channel's 4 consecutive k in one lane: a zmm of weights is 16 channels x 4 k,
+ * and the 4 activation bytes of a row are broadcast to all lanes.
+ *
+ * The x_xor is applied to the broadcast activations; the xor-free case is a separate
+ * instantiation so uint8 models do not pay for it. */
+#ifndef Q8RT_QU8_QC8W_GEMM_AVX512VNNI_IMPL_H
+#define Q8RT_QU8_QC8W_GEMM_AVX512VNNI_IMPL_H
+
+#include <immintrin.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "q8rt-kernels.h"
+
+static inline int32_t q8rt_gemm_load4(const uint8_t *p) {
+  int32_t v;
+  memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+#define Q8RT_GEMM_VNNI_MAX_MR 16
+#define Q8RT_GEMM_VNNI_MAX_NV 4
+
+static inline __attribute__((always_inline)) void q8rt_gemm_avx512vnni_body(
+    size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c, size_t c_stride,
+    const q8rt_qu8_requant_params *p, const size_t MR, const size_t NV /* NR / 16 */, const bool use_xor) {
+  const size_t NR = NV * 16;
+  const uint8_t *ar[Q8RT_GEMM_VNNI_MAX_MR];
+  uint8_t *cr[Q8RT_GEMM_VNNI_MAX_MR];
+  /* rows past mr alias the last valid row: they compute and store the same bytes */
+#pragma GCC unroll 16
+  for (size_t m = 0; m < MR; m++) {
+    const size_t mm = m < mr ? m : mr - 1;
+    ar[m] = a + mm * a_stride;
+    cr[m] = (uint8_t *)c + mm * c_stride;
+  }
+  const size_t k4 = (kc + 3) / 4;
+  const __m512i vxor = _mm512_set1_epi8((char)p->x_xor);
+  const __m512 vlo = _mm512_set1_ps(p->y_lo);
+  const __m512 vhi = _mm512_set1_ps(p->y_hi);
+  const __m512i vzp = _mm512_set1_epi32(p->y_zero_point);
+  const int8_t *wp = (const int8_t *)w;
+  for (;;) {
+    __m512i acc[Q8RT_GEMM_VNNI_MAX_MR][Q8RT_GEMM_VNNI_MAX_NV];
+#pragma GCC unroll 4
+    for (size_t j = 0; j < NV; j++) {
+      const __m512i b = _mm512_loadu_si512(wp + 64 * j);
+#pragma GCC unroll 16
+      for (size_t m = 0; m < MR; m++) acc[m][j] = b;
+    }
+    wp += NR * sizeof(int32_t);
+    for (size_t g = 0; g < k4; g++) {
+      __m512i vw[Q8RT_GEMM_VNNI_MAX_NV];
+#pragma GCC unroll 4
+      for (size_t j = 0; j < NV; j++) vw[j] = _mm512_loadu_si512(wp + 64 * j);
+      wp += NR * 4;
+#pragma GCC unroll 16
+      for (size_t m = 0; m < MR; m++) {
+        __m512i va = _mm512_set1_epi32(q8rt_gemm_load4(ar[m] + 4 * g));
+        if (use_xor) va = _mm512_xor_si512(va, vxor);
+#pragma GCC unroll 4
+        for (size_t j = 0; j < NV; j++) acc[m][j] = _mm512_dpbusd_epi32(acc[m][j], va, vw[j]);
+      }
+    }
+    __m512 vs[Q8RT_GEMM_VNNI_MAX_NV];
+#pragma GCC unroll 4
+    for (size_t j = 0; j < NV; j++) vs[j] = _mm512_loadu_ps(wp + 64 * j);
+    wp += NR * sizeof(float);
+    /* per-store masks: all ones for full blocks, the first nc bytes for the last partial one */
+    __mmask16 mask[Q8RT_GEMM_VNNI_MAX_NV];
+#pragma GCC unroll 4
+    for (size_t j = 0; j < NV; j++) {
+      const size_t rem = nc > 16 * j ? nc - 16 * j : 0;
+      mask[j] = rem >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << rem) - 1u);
+    }
+#pragma GCC unroll 16
+    for (size_t m = 0; m < MR; m++) {
+#pragma GCC unroll 4
+      for (size_t j = 0; j < NV; j++) {
+        __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[m][j]), vs[j]);
+        v = _mm512_max_ps(v, vlo); /* a NaN in v (first operand) becomes lo, as in the scalar twin */
+        v = _mm512_min_ps(v, vhi);
+        __m512i q = _mm512_cvt_roundps_epi32(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        q = _mm512_add_epi32(q, vzp);
+        /* q is within the output type's range, so truncating to 8 bits is exact for u8 and s8 */
+        _mm_mask_storeu_epi8(cr[m] + 16 * j, mask[j], _mm512_cvtepi32_epi8(q));
+      }
+    }
+    if (nc <= NR) break;
+    nc -= NR;
+#pragma GCC unroll 16
+    for (size_t m = 0; m < MR; m++) cr[m] += NR;
+  }
+}
+
+#define Q8RT_GEMM_AVX512VNNI_DEFINE(fn, MR, NV)                                                                 \
+  void fn(size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c,         \
+          size_t c_stride, const q8rt_qu8_requant_params *p) {                                                 \
+    if (p->x_xor != 0) {                                                                                       \
+      q8rt_gemm_avx512vnni_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, true);                      \
+    } else {                                                                                                   \
+      q8rt_gemm_avx512vnni_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, false);                     \
+    }                                                                                                          \
+  }
+
+#endif
