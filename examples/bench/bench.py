@@ -1,0 +1,731 @@
+#!/usr/bin/env python3
+"""q8rt benchmark: quantized convolutions and whole models, side by side in one run.
+
+    build/venv/bin/python examples/bench/bench.py        (make bench runs it)
+
+For every conv shape of /work/shared/design/PEERS.md (plus depthwise 5x5 and 7x7) it builds a
+QLinearConv model (u8 activations, full-range s8 per-channel weights, int32 bias) and its s8s8
+twin, then times and checks:
+  - q8rt-run on each backend (auto, reference, avx2, avx512, xnnpack; a backend q8rt refuses for
+    the node is shown as n/a with its reason), the s8s8 model on auto, and auto with 2 threads on
+    the large shapes;
+  - ONNX Runtime (CPU EP, 1 thread, all graph optimizations), u8s8 and s8s8 models;
+  - XNNPACK called directly (build/bench/xnn-conv-bench: qc8 NHWC convolution, one thread).
+Every output is compared element by element with an exact NumPy reference. Then whole models
+(E2E_MODELS) run in q8rt and ONNX Runtime with 1 and 2 threads.
+
+Writes a table to the terminal, build/bench/bench.json (all raw numbers, machine, versions) and
+build/bench/bench.png (GMAC/s per shape and implementation).
+
+Environment:
+  BENCH_SHAPES=name1,name2   only these conv shapes (names as printed; `--list` shows them)
+  BENCH_QUICK=1              fewer and shorter timings, reference backend on small shapes only
+  BENCH_E2E=0                skip the whole-model part
+  Q8RT_RUN=PATH              q8rt-run to use (default build/q8rt-run)
+  XNN_CONV_BENCH=PATH        xnn-conv-bench to use (default build/bench/xnn-conv-bench)
+  BENCH_OUT=DIR              where the files go (default build/bench)
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import time
+import zlib
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Tuple
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests" / "python"))
+sys.path.insert(0, str(REPO / "examples"))
+
+import q8rt_harness as H  # noqa: E402  (exact QLinearConv reference, model builders)
+
+Q8RT_BACKENDS = ["auto", "reference", "avx2", "avx512", "xnnpack"]
+REFERENCE_MAX_MMAC = 20.0        # the scalar reference backend is slow: only on shapes up to this
+REFERENCE_MAX_MMAC_QUICK = 5.0
+THREADS_MIN_MMAC = 50.0          # 2-thread runs on shapes at least this large
+LATENCY_RE = re.compile(r"latency_ms median=([0-9.eE+-]+) min=([0-9.eE+-]+) runs=(\d+)")
+ERROR_PREFIX = "q8rt-run: error:"
+
+
+# ---- timing policy -------------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Policy:
+    min_runs: int = 5        # at least this many timed runs ...
+    target_s: float = 0.5    # ... and at least this much timed time ...
+    cap_s: float = 2.0       # ... but stop growing at this much; slow cases drop to slow_min_runs
+    slow_min_runs: int = 3
+
+    def runs_for(self, t_s: float) -> int:
+        t_s = max(t_s, 1e-6)
+        n = max(self.min_runs, math.ceil(self.target_s / t_s))
+        if n * t_s > self.cap_s:
+            n = max(self.slow_min_runs, min(n, int(self.cap_s / t_s)))
+        return min(n, 100000)
+
+
+FULL = Policy()
+QUICK = Policy(min_runs=3, target_s=0.1, cap_s=0.4, slow_min_runs=2)
+
+
+# ---- conv shapes ---------------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Shape:
+    name: str
+    cin: int
+    cout: int
+    k: int
+    stride: int
+    hw: int          # input height = width
+    group: int = 1
+
+    @property
+    def pad(self) -> int:
+        return self.k // 2
+
+    @property
+    def out_hw(self) -> int:
+        return (self.hw + 2 * self.pad - self.k) // self.stride + 1
+
+    @property
+    def macs(self) -> int:
+        return self.cout * self.out_hw ** 2 * (self.cin // self.group) * self.k * self.k
+
+    @property
+    def mmac(self) -> float:
+        return self.macs / 1e6
+
+    @property
+    def depthwise(self) -> bool:
+        return self.group == self.cin == self.cout and self.group > 1
+
+    def describe(self) -> str:
+        kind = "depthwise " if self.depthwise else ""
+        s = f" s{self.stride}" if self.stride != 1 else ""
+        ch = f"{self.cin}ch" if self.depthwise else f"{self.cin}->{self.cout}"
+        return f"{kind}{self.k}x{self.k}{s}, {ch}, {self.hw}x{self.hw} -> {self.out_hw}x{self.out_hw}"
+
+
+SHAPES = [
+    Shape("7x7s2_3-64_224", 3, 64, 7, 2, 224),           # ResNet stem
+    Shape("3x3_64-64_56", 64, 64, 3, 1, 56),
+    Shape("1x1_256-64_56", 256, 64, 1, 1, 56),
+    Shape("3x3_256-256_14", 256, 256, 3, 1, 14),
+    Shape("1x1_24-144_56", 24, 144, 1, 1, 56),
+    Shape("dw3x3_144_56", 144, 144, 3, 1, 56, 144),
+    Shape("dw3x3s2_144_56", 144, 144, 3, 2, 56, 144),
+    Shape("1x1_144-32_28", 144, 32, 1, 1, 28),
+    Shape("dw5x5_144_56", 144, 144, 5, 1, 56, 144),
+    Shape("dw7x7_144_56", 144, 144, 7, 1, 56, 144),
+]
+
+
+@dataclasses.dataclass
+class ConvCase:
+    """Files and reference outputs for one shape (u8s8 model and its s8s8 twin)."""
+    shape: Shape
+    dir: Path
+    params_u8: H.ConvParams
+    params_s8: H.ConvParams
+    model_u8: Path
+    model_s8: Path
+    x_u8: Path
+    x_s8: Path
+    ref_u8: np.ndarray
+    ref_s8: np.ndarray
+    w: Path
+    w_scale: Path
+    bias: Path
+
+
+def make_case(shape: Shape, root: Path) -> ConvCase:
+    """Random u8 activations, weights uniform over [-127, 127], per-channel scales, int32 bias.
+    y_scale is picked from the accumulator spread so the outputs use the u8 range. The s8s8 twin
+    takes x ^ 0x80 with zero points shifted by -128: it computes the same function, so its exact
+    output is the u8s8 one ^ 0x80."""
+    rng = np.random.default_rng(zlib.crc32(shape.name.encode()))
+    cg = shape.cin // shape.group
+    kk = shape.k * shape.k
+    x = rng.integers(0, 256, size=(1, shape.cin, shape.hw, shape.hw), dtype=np.int64).astype(np.uint8)
+    w = rng.integers(-127, 128, size=(shape.cout, cg, shape.k, shape.k), dtype=np.int64).astype(np.int8)
+    w_scale = rng.uniform(0.002, 0.008, size=shape.cout).astype(np.float32)
+    x_scale = np.float32(0.02)
+    acc_std = math.sqrt(cg * kk) * 73.9 * 73.3
+    y_scale = np.float32(float(x_scale) * float(np.mean(w_scale)) * acc_std / 40.0)
+    bias = rng.integers(-int(acc_std), int(acc_std) + 1, size=shape.cout, dtype=np.int64).astype(np.int32)
+    common = dict(w=w, w_scale=w_scale, w_zp=np.zeros(shape.cout, np.int8), x_scale=x_scale, y_scale=y_scale,
+                  bias=bias, strides=[shape.stride] * 2, pads=[shape.pad] * 4, group=shape.group)
+    p_u8 = H.ConvParams(x_zp=np.array(128, np.uint8), y_zp=np.array(128, np.uint8), **common)
+    p_s8 = H.ConvParams(x_zp=np.array(0, np.int8), y_zp=np.array(0, np.int8), **common)
+    x_s8 = (x ^ 0x80).view(np.int8)
+    d = root / "shapes" / shape.name
+    d.mkdir(parents=True, exist_ok=True)
+    xs = [1, shape.cin, shape.hw, shape.hw]
+    H.save_model(H.conv_chain_model([p_u8], xs, np.uint8), d / "u8s8.onnx")
+    H.save_model(H.conv_chain_model([p_s8], xs, np.int8), d / "s8s8.onnx")
+    H.save_npy(d / "x_u8.npy", x)
+    H.save_npy(d / "x_s8.npy", x_s8)
+    H.save_npy(d / "w.npy", w)
+    H.save_npy(d / "w_scale.npy", w_scale)
+    H.save_npy(d / "bias.npy", bias)
+    ref_u8 = p_u8.reference(x)
+    ref_s8 = (ref_u8 ^ 0x80).view(np.int8)
+    return ConvCase(shape, d, p_u8, p_s8, d / "u8s8.onnx", d / "s8s8.onnx", d / "x_u8.npy", d / "x_s8.npy",
+                    ref_u8, ref_s8, d / "w.npy", d / "w_scale.npy", d / "bias.npy")
+
+
+# ---- measurements --------------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class Meas:
+    impl: str                          # key, e.g. "q8rt-auto", "ort-u8s8", "xnnpack"
+    label: str                         # for people
+    status: str = "ok"                 # ok | n/a | skipped | error
+    reason: str = ""
+    median_ms: Optional[float] = None
+    min_ms: Optional[float] = None
+    runs: int = 0
+    threads: int = 1
+    mismatches: Optional[int] = None   # vs the exact reference; None = not checked
+    elements: int = 0
+    max_abs_diff: Optional[int] = None
+    kernel: str = ""                   # q8rt: the kernel --explain named for the conv node
+    gmacs: Optional[float] = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok" and self.median_ms is not None
+
+
+def compare(got: Optional[np.ndarray], want: np.ndarray, m: Meas) -> None:
+    m.elements = int(want.size)
+    if got is None:
+        return
+    if got.dtype != want.dtype or got.shape != want.shape:
+        m.mismatches = int(want.size)
+        m.reason = (m.reason + "; " if m.reason else "") + f"output {got.dtype}{list(got.shape)}, expected " \
+            f"{want.dtype}{list(want.shape)}"
+        return
+    if got.dtype.kind == "f":
+        bad = got.view(np.uint32) != want.view(np.uint32)
+        diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
+    else:
+        bad = got != want
+        diff = np.abs(got.astype(np.int64) - want.astype(np.int64))
+    m.mismatches = int(np.count_nonzero(bad))
+    m.max_abs_diff = float(diff.max()) if got.dtype.kind == "f" else int(diff.max())
+
+
+def q8rt_exe() -> Path:
+    return Path(os.environ.get("Q8RT_RUN", REPO / "build" / "q8rt-run")).resolve()
+
+
+def xnn_exe() -> Path:
+    return Path(os.environ.get("XNN_CONV_BENCH", REPO / "build" / "bench" / "xnn-conv-bench")).resolve()
+
+
+def _run(args: List[str], timeout: float) -> subprocess.CompletedProcess:
+    return subprocess.run(args, capture_output=True, text=True, errors="replace", timeout=timeout)
+
+
+def _error_line(p: subprocess.CompletedProcess, prefix: str) -> str:
+    for ln in p.stderr.splitlines():
+        if ln.startswith(prefix):
+            return ln[len(prefix):].strip()
+    tail = (p.stderr.strip().splitlines() or p.stdout.strip().splitlines() or [""])[-1]
+    return f"exit status {p.returncode}: {tail[:200]}"
+
+
+def run_q8rt(model: Path, inputs: Dict[str, Path], outdir: Path, backend: str, threads: int,
+             policy: Policy, want: Dict[str, np.ndarray], impl: str, label: str) -> Meas:
+    """A short first run (--repeat 1 --explain, outputs written: exactness, kernel name, a time
+    estimate), then the timed run with as many repeats as the policy asks for."""
+    m = Meas(impl, label, threads=threads)
+    base = [str(q8rt_exe()), str(model), "--backend", backend, "--threads", str(threads)]
+    for name, path in inputs.items():
+        base += ["--input", f"{name}={path}"]
+    outdir.mkdir(parents=True, exist_ok=True)
+    for f in outdir.glob("*.npy"):
+        f.unlink()
+    try:
+        p = _run(base + ["--repeat", "1", "--explain", "--output-dir", str(outdir)], timeout=600)
+    except subprocess.TimeoutExpired:
+        m.status, m.reason = "error", "timed out (600 s)"
+        return m
+    if p.returncode != 0:
+        reason = _error_line(p, ERROR_PREFIX)
+        # A clean refusal is one "q8rt-run: error:" line and a small exit status; anything else is a failure.
+        refused = 0 < p.returncode < 128 and any(ln.startswith(ERROR_PREFIX) for ln in p.stderr.splitlines())
+        m.status, m.reason = ("n/a" if refused else "error"), reason
+        return m
+    kernels = [ln.split(None, 3)[3] for ln in p.stdout.splitlines()
+               if re.match(r"\s*\d+\s+QLinearConv\s", ln) and len(ln.split(None, 3)) == 4]
+    m.kernel = "; ".join(dict.fromkeys(k.split(":")[0] for k in kernels))
+    lat = LATENCY_RE.search(p.stdout)
+    if not lat:
+        m.status, m.reason = "error", "no latency_ms line in q8rt-run's output"
+        return m
+    for name, ref in want.items():
+        path = outdir / f"{name}.npy"
+        got = np.load(path, allow_pickle=False) if path.exists() else None
+        if got is None:
+            m.reason = f"no output {name}.npy"
+        compare(got, ref, m)
+    t_est = float(lat.group(1)) / 1e3
+    runs = policy.runs_for(t_est)
+    try:
+        p = _run(base + ["--repeat", str(runs)], timeout=600)
+    except subprocess.TimeoutExpired:
+        m.status, m.reason = "error", "timed out (600 s)"
+        return m
+    lat = LATENCY_RE.search(p.stdout)
+    if p.returncode != 0 or not lat:
+        m.status, m.reason = "error", _error_line(p, ERROR_PREFIX)
+        return m
+    m.median_ms, m.min_ms, m.runs = float(lat.group(1)), float(lat.group(2)), int(lat.group(3))
+    return m
+
+
+def ort_session(model: Path, threads: int):
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    so.log_severity_level = 3
+    return ort.InferenceSession(str(model), so, providers=["CPUExecutionProvider"])
+
+
+def run_ort(model: Path, feeds: Dict[str, np.ndarray], threads: int, policy: Policy,
+            want: Dict[str, np.ndarray], impl: str, label: str) -> Meas:
+    m = Meas(impl, label, threads=threads)
+    try:
+        sess = ort_session(model, threads)
+        outs = sess.run(None, feeds)  # warm-up; its outputs are the ones checked
+    except Exception as e:  # onnxruntime raises several exception types
+        m.status, m.reason = "n/a", f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]}"
+        return m
+    names = [o.name for o in sess.get_outputs()]
+    for name, ref in want.items():
+        compare(outs[names.index(name)] if name in names else None, ref, m)
+    t0 = time.perf_counter()
+    sess.run(None, feeds)
+    runs = policy.runs_for(time.perf_counter() - t0)
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        sess.run(None, feeds)
+        times.append(time.perf_counter() - t0)
+    m.median_ms, m.min_ms, m.runs = statistics.median(times) * 1e3, min(times) * 1e3, runs
+    return m
+
+
+def run_xnnpack(case: ConvCase, policy: Policy) -> Meas:
+    m = Meas("xnnpack", "XNNPACK qc8 (direct)")
+    exe = xnn_exe()
+    if not exe.exists():
+        m.status, m.reason = "n/a", f"{exe} not built (make bench builds it)"
+        return m
+    p, s = case.params_u8, case.shape
+    out = case.dir / "xnnpack_out.npy"
+    out.unlink(missing_ok=True)
+    args = [str(exe), str(case.x_u8), str(case.w), str(case.w_scale), str(case.bias), str(out),
+            "--stride", str(s.stride), "--pad", str(s.pad), "--group", str(s.group),
+            "--x-scale", float(p.x_scale).hex(), "--x-zp", str(int(p.x_zp)),
+            "--y-scale", float(p.y_scale).hex(), "--y-zp", str(int(p.y_zp)),
+            "--min-runs", str(policy.min_runs), "--min-ms", str(int(policy.target_s * 1e3)),
+            "--max-ms", str(int(policy.cap_s * 1e3))]
+    try:
+        r = _run(args, timeout=600)
+    except subprocess.TimeoutExpired:
+        m.status, m.reason = "error", "timed out (600 s)"
+        return m
+    lat = LATENCY_RE.search(r.stdout)
+    if r.returncode != 0 or not lat:
+        m.status, m.reason = "n/a", _error_line(r, "xnn-conv-bench: error:")
+        return m
+    m.median_ms, m.min_ms, m.runs = float(lat.group(1)), float(lat.group(2)), int(lat.group(3))
+    compare(np.load(out) if out.exists() else None, case.ref_u8, m)
+    return m
+
+
+# ---- the conv suite ------------------------------------------------------------------------------
+
+def bench_shape(case: ConvCase, policy: Policy, quick: bool) -> List[Meas]:
+    s = case.shape
+    res: List[Meas] = []
+    want_u8, want_s8 = {"y": case.ref_u8}, {"y": case.ref_s8}
+    in_u8, in_s8 = {"x": case.x_u8}, {"x": case.x_s8}
+    ref_limit = REFERENCE_MAX_MMAC_QUICK if quick else REFERENCE_MAX_MMAC
+    for b in Q8RT_BACKENDS:
+        impl, label = f"q8rt-{b}", f"q8rt {b}"
+        if b == "reference" and s.mmac > ref_limit:
+            res.append(Meas(impl, label, status="skipped", reason=f"scalar reference: only shapes <= {ref_limit:g} MMAC"))
+            continue
+        res.append(run_q8rt(case.model_u8, in_u8, case.dir / f"out_{b}", b, 1, policy, want_u8, impl, label))
+    res.append(run_q8rt(case.model_s8, in_s8, case.dir / "out_auto_s8", "auto", 1, policy, want_s8,
+                        "q8rt-auto-s8s8", "q8rt auto, s8s8 model"))
+    if s.mmac >= THREADS_MIN_MMAC:
+        res.append(run_q8rt(case.model_u8, in_u8, case.dir / "out_auto_t2", "auto", 2, policy, want_u8,
+                            "q8rt-auto-2t", "q8rt auto, 2 threads"))
+    x_u8, x_s8 = np.load(case.x_u8), np.load(case.x_s8)
+    res.append(run_ort(case.model_u8, {"x": x_u8}, 1, policy, want_u8, "ort-u8s8", "ORT u8s8"))
+    res.append(run_ort(case.model_s8, {"x": x_s8}, 1, policy, want_s8, "ort-s8s8", "ORT s8s8"))
+    res.append(run_xnnpack(case, policy))
+    for m in res:
+        if m.ok:
+            m.gmacs = s.macs / (m.median_ms * 1e-3) / 1e9
+    return res
+
+
+def by_impl(res: List[Meas]) -> Dict[str, Meas]:
+    return {m.impl: m for m in res}
+
+
+def speed_ratio(other: Optional[Meas], q8rt: Optional[Meas]) -> Optional[float]:
+    """other time / q8rt time: > 1 means q8rt is faster."""
+    if other is None or q8rt is None or not other.ok or not q8rt.ok:
+        return None
+    return other.median_ms / q8rt.median_ms
+
+
+def ratios(res: List[Meas]) -> Dict[str, Optional[float]]:
+    d = by_impl(res)
+    q = d.get("q8rt-auto")
+    out = {
+        "ort_u8s8_over_q8rt": speed_ratio(d.get("ort-u8s8"), q),
+        "ort_s8s8_over_q8rt": speed_ratio(d.get("ort-s8s8"), q),
+        "xnnpack_over_q8rt": speed_ratio(d.get("xnnpack"), q),
+        "two_thread_speedup": speed_ratio(q, d.get("q8rt-auto-2t")),
+    }
+    best = [m for m in (d.get("ort-u8s8"), d.get("xnnpack")) if m is not None and m.ok]
+    out["best_peer_over_q8rt"] = speed_ratio(min(best, key=lambda m: m.median_ms), q) if best else None
+    return out
+
+
+# ---- text output ---------------------------------------------------------------------------------
+
+def fmt_ms(v: Optional[float]) -> str:
+    if v is None:
+        return "-"
+    return f"{v:.3f}" if v < 100 else f"{v:.1f}"
+
+
+def fmt_x(v: Optional[float]) -> str:
+    if v is None:
+        return "-"
+    return f"{v:.2f}x" if v >= 0.095 else f"{v:.2g}x"
+
+
+def fmt_exact(m: Meas) -> str:
+    if m.mismatches is None:
+        return "-"
+    if m.mismatches == 0:
+        return "yes"
+    return f"NO {m.mismatches}/{m.elements} (max|d| {m.max_abs_diff})"
+
+
+def print_shape(i: int, n: int, case: ConvCase, res: List[Meas]) -> None:
+    s = case.shape
+    print(f"\n[{i}/{n}] {s.name}: {s.describe()}  |  {s.mmac:.1f} MMAC")
+    print(f"  {'implementation':<24} {'median ms':>10} {'min ms':>10} {'runs':>5} {'GMAC/s':>8}  {'exact':<10} note")
+    for m in res:
+        if m.ok:
+            note = m.kernel or ""
+            if m.reason:
+                note = (note + "; " if note else "") + m.reason
+            print(f"  {m.label:<24} {fmt_ms(m.median_ms):>10} {fmt_ms(m.min_ms):>10} {m.runs:>5} "
+                  f"{m.gmacs:>8.2f}  {fmt_exact(m):<10} {note}")
+        else:
+            print(f"  {m.label:<24} {m.status:>10} {'':>10} {'':>5} {'':>8}  {fmt_exact(m):<10} {m.reason}")
+    r = ratios(res)
+    print(f"  speed ratios (other time / q8rt auto time, >1 = q8rt faster): ORT u8s8 {fmt_x(r['ort_u8s8_over_q8rt'])}"
+          f"  ORT s8s8 {fmt_x(r['ort_s8s8_over_q8rt'])}  XNNPACK {fmt_x(r['xnnpack_over_q8rt'])}"
+          + (f"  |  q8rt 2-thread speedup {fmt_x(r['two_thread_speedup'])}" if r["two_thread_speedup"] else ""))
+    sys.stdout.flush()
+
+
+def print_summary(cases: List[ConvCase], results: Dict[str, List[Meas]]) -> None:
+    cols = [("q8rt-auto", "q8rt"), ("q8rt-auto-2t", "q8rt 2T"), ("ort-u8s8", "ORT u8s8"),
+            ("ort-s8s8", "ORT s8s8"), ("xnnpack", "XNNPACK")]
+    print("\nSummary, GMAC/s (single thread unless 2T); ratios = other time / q8rt auto time (>1: q8rt faster);"
+          "\nexact = mismatching outputs vs the exact reference for q8rt auto / ORT u8s8 / ORT s8s8 / XNNPACK")
+    hdr = f"{'shape':<16} {'MMAC':>6} " + " ".join(f"{c[1]:>9}" for c in cols) + \
+        f" {'ORTu8/q8':>9} {'XNN/q8':>8} {'2T spd':>7}  exact"
+    print(hdr)
+    print("-" * len(hdr))
+    for case in cases:
+        res = results[case.shape.name]
+        d = by_impl(res)
+        r = ratios(res)
+        g = []
+        for key, _ in cols:
+            m = d.get(key)
+            g.append(f"{m.gmacs:9.2f}" if m is not None and m.ok else f"{'n/a' if m is not None else '':>9}")
+        ex = "/".join("-" if d.get(k) is None or d[k].mismatches is None else str(d[k].mismatches)
+                      for k in ("q8rt-auto", "ort-u8s8", "ort-s8s8", "xnnpack"))
+        print(f"{case.shape.name:<16} {case.shape.mmac:6.1f} " + " ".join(g) +
+              f" {fmt_x(r['ort_u8s8_over_q8rt']):>9} {fmt_x(r['xnnpack_over_q8rt']):>8}"
+              f" {fmt_x(r['two_thread_speedup']):>7}  {ex}")
+
+
+# ---- whole models --------------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class E2EModel:
+    """A whole model for the end-to-end part. prepare(dir) writes the model and its inputs and
+    returns (model path, {input name: .npy path})."""
+    name: str
+    description: str
+    prepare: Callable[[Path], Tuple[Path, Dict[str, Path]]]
+
+
+def _prepare_demo(d: Path) -> Tuple[Path, Dict[str, Path]]:
+    import make_demo_model as demo
+    d.mkdir(parents=True, exist_ok=True)
+    H.save_model(demo.build_model(), d / "demo.onnx")
+    H.save_npy(d / "input.npy", demo.make_input())
+    return d / "demo.onnx", {demo.INPUT: d / "input.npy"}
+
+
+# Add real models here (name, description, prepare function).
+E2E_MODELS: List[E2EModel] = [
+    E2EModel("demo", "examples/make_demo_model.py: Q -> 3x3 s2 conv -> dw 3x3 -> 1x1 -> DQ, 64x64 input",
+             _prepare_demo),
+]
+
+
+def bench_model(em: E2EModel, root: Path, policy: Policy) -> List[Meas]:
+    d = root / "models" / em.name
+    model, inputs = em.prepare(d)
+    feeds = {k: np.load(v) for k, v in inputs.items()}
+    # ONNX Runtime's single-thread output is the reference for whole models (the conv suite checks
+    # each node against the exact NumPy reference).
+    want = {o.name: v for o, v in zip(ort_session(model, 1).get_outputs(),
+                                       ort_session(model, 1).run(None, feeds))}
+    res = []
+    for t in (1, 2):
+        res.append(run_q8rt(model, inputs, d / f"out_t{t}", "auto", t, policy, want, f"q8rt-auto-{t}t",
+                            f"q8rt auto, {t} thread{'s' if t > 1 else ''}"))
+    for t in (1, 2):
+        res.append(run_ort(model, feeds, t, policy, want, f"ort-{t}t", f"ORT, {t} thread{'s' if t > 1 else ''}"))
+    return res
+
+
+def print_model(em: E2EModel, res: List[Meas]) -> None:
+    print(f"\nmodel {em.name}: {em.description}")
+    print(f"  {'implementation':<24} {'median ms':>10} {'min ms':>10} {'runs':>5}  {'same as ORT':<12} note")
+    for m in res:
+        if m.ok:
+            print(f"  {m.label:<24} {fmt_ms(m.median_ms):>10} {fmt_ms(m.min_ms):>10} {m.runs:>5}  "
+                  f"{fmt_exact(m):<12} {m.kernel}")
+        else:
+            print(f"  {m.label:<24} {m.status:>10} {'':>10} {'':>5}  {'':<12} {m.reason}")
+    d = by_impl(res)
+    print(f"  speed ratios (ORT time / q8rt time): 1 thread {fmt_x(speed_ratio(d.get('ort-1t'), d.get('q8rt-auto-1t')))}"
+          f", 2 threads {fmt_x(speed_ratio(d.get('ort-2t'), d.get('q8rt-auto-2t')))}"
+          f"  |  q8rt 2-thread speedup {fmt_x(speed_ratio(d.get('q8rt-auto-1t'), d.get('q8rt-auto-2t')))}")
+    sys.stdout.flush()
+
+
+# ---- machine, versions, JSON, chart --------------------------------------------------------------
+
+def machine_info() -> dict:
+    info: dict = {"platform": platform.platform(), "machine": platform.machine(), "cpus": os.cpu_count()}
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+        first = text.split("\n\n")[0]
+        fields = dict((k.strip(), v.strip()) for k, _, v in (ln.partition(":") for ln in first.splitlines()) if k)
+        flags = set(fields.get("flags", "").split())
+        info.update({"cpu_model": fields.get("model name", "?"), "cpu_family": fields.get("cpu family"),
+                     "cpu_model_number": fields.get("model"), "cpu_mhz": fields.get("cpu MHz"),
+                     "flags": {f: f in flags for f in ("avx2", "avx512f", "avx512bw", "avx512vl", "avx512_vnni",
+                                                       "avx_vnni", "fma")}})
+    except OSError:
+        info["cpu_model"] = "?"
+    return info
+
+
+def versions() -> dict:
+    import onnx
+    import onnxruntime
+    v = {"python": platform.python_version(), "numpy": np.__version__, "onnx": onnx.__version__,
+         "onnxruntime": onnxruntime.__version__}
+    try:
+        import matplotlib
+        v["matplotlib"] = matplotlib.__version__
+    except ImportError:
+        pass
+    m = re.search(r'#define Q8RT_VERSION_STRING "([^"]*)"', (REPO / "include" / "q8rt.h").read_text())
+    v["q8rt"] = m.group(1) if m else "?"
+    try:
+        v["q8rt_git"] = subprocess.run(["git", "-C", str(REPO), "describe", "--always", "--dirty"],
+                                       capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    try:
+        v["xnnpack"] = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "libxnnpack-dev"],
+                                      capture_output=True, text=True, timeout=10).stdout.strip() or "?"
+    except (OSError, subprocess.TimeoutExpired):
+        v["xnnpack"] = "?"
+    return v
+
+
+PLOT_IMPLS = [("q8rt-auto", "q8rt auto", "#1f77b4"), ("q8rt-avx512", "q8rt avx512", "#6baed6"),
+              ("q8rt-avx2", "q8rt avx2", "#9ecae1"), ("q8rt-xnnpack", "q8rt xnnpack", "#c6dbef"),
+              ("q8rt-reference", "q8rt reference", "#bdbdbd"), ("ort-u8s8", "ORT u8s8", "#d62728"),
+              ("ort-s8s8", "ORT s8s8", "#ff9896"), ("xnnpack", "XNNPACK qc8", "#2ca02c")]
+
+
+def plot(cases: List[ConvCase], results: Dict[str, List[Meas]], path: Path, title: str) -> Optional[str]:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.patches import Patch
+    except ImportError as e:
+        return f"no chart: {e}"
+    impls = [p for p in PLOT_IMPLS if any(by_impl(results[c.shape.name]).get(p[0]) is not None and
+                                          by_impl(results[c.shape.name])[p[0]].ok for c in cases)]
+    if not impls:
+        return "no chart: nothing measured"
+    n, k = len(cases), len(impls)
+    width = 0.8 / k
+    fig, ax = plt.subplots(figsize=(max(10.0, 1.5 * n + 3), 6.5), dpi=110)
+    any_inexact = False
+    for j, (key, label, color) in enumerate(impls):
+        xs, ys, hatches = [], [], []
+        for i, c in enumerate(cases):
+            m = by_impl(results[c.shape.name]).get(key)
+            if m is not None and m.ok:
+                xs.append(i - 0.4 + width * (j + 0.5))
+                ys.append(m.gmacs)
+                bad = bool(m.mismatches)
+                any_inexact |= bad
+                hatches.append("///" if bad else "")
+        bars = ax.bar(xs, ys, width=width, color=color, label=label, edgecolor="black", linewidth=0.4)
+        for b, h in zip(bars, hatches):
+            b.set_hatch(h)
+    ax.set_yscale("log")
+    ax.set_ylabel("GMAC/s (log scale, higher is better)")
+    ax.set_xticks(range(n))
+    ax.set_xticklabels([f"{c.shape.name}\n{c.shape.mmac:.1f} MMAC" for c in cases], rotation=30, ha="right",
+                       fontsize=9)
+    ax.grid(axis="y", which="both", alpha=0.3)
+    ax.set_axisbelow(True)
+    handles, labels = ax.get_legend_handles_labels()
+    if any_inexact:
+        handles.append(Patch(facecolor="white", edgecolor="black", hatch="///"))
+        labels.append("hatched: wrong outputs")
+    ax.legend(handles, labels, fontsize=9, ncol=2, loc="upper right")
+    ax.set_title(title, fontsize=11)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return None
+
+
+# ---- main ----------------------------------------------------------------------------------------
+
+def env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() not in ("", "0", "no", "false", "off")
+
+
+def main(argv: List[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    ap.add_argument("--shapes", default=os.environ.get("BENCH_SHAPES", ""),
+                    help="comma-separated shape names (default: all; env BENCH_SHAPES)")
+    ap.add_argument("--quick", action="store_true", default=env_flag("BENCH_QUICK"), help="env BENCH_QUICK=1")
+    ap.add_argument("--no-e2e", action="store_true", default=os.environ.get("BENCH_E2E", "1") == "0")
+    ap.add_argument("--out", default=os.environ.get("BENCH_OUT", str(REPO / "build" / "bench")))
+    ap.add_argument("--list", action="store_true", help="list the shapes and exit")
+    args = ap.parse_args(argv)
+    if args.list:
+        for s in SHAPES:
+            print(f"{s.name:<16} {s.mmac:7.1f} MMAC  {s.describe()}")
+        return 0
+    shapes = SHAPES
+    if args.shapes.strip():
+        wanted = [w.strip() for w in args.shapes.split(",") if w.strip()]
+        unknown = [w for w in wanted if w not in {s.name for s in SHAPES}]
+        if unknown:
+            print(f"bench: unknown shape(s) {', '.join(unknown)}; known: {', '.join(s.name for s in SHAPES)}",
+                  file=sys.stderr)
+            return 2
+        shapes = [s for s in SHAPES if s.name in wanted]
+    if not q8rt_exe().exists():
+        print(f"bench: {q8rt_exe()} not found (build with make, or set Q8RT_RUN)", file=sys.stderr)
+        return 1
+    policy = QUICK if args.quick else FULL
+    root = Path(args.out)
+    root.mkdir(parents=True, exist_ok=True)
+    t_start = time.time()
+    mach, vers = machine_info(), versions()
+    flags = mach.get("flags", {})
+    print(f"q8rt bench: {mach.get('cpu_model')} ({mach.get('cpus')} CPUs; "
+          + ", ".join(f"{f} {'yes' if flags.get(f) else 'no'}" for f in ("avx2", "avx512f", "avx512_vnni"))
+          + f"); onnxruntime {vers['onnxruntime']}, XNNPACK {vers.get('xnnpack')}, q8rt {vers['q8rt']} "
+          f"({vers.get('q8rt_git', '?')})")
+    print(f"q8rt-run: {q8rt_exe()}; timing: >= {policy.min_runs} runs and >= {policy.target_s:g} s per "
+          f"implementation, capped at {policy.cap_s:g} s{' (BENCH_QUICK)' if args.quick else ''}; "
+          "single thread unless stated")
+
+    cases: List[ConvCase] = []
+    results: Dict[str, List[Meas]] = {}
+    for i, s in enumerate(shapes, 1):
+        case = make_case(s, root)
+        cases.append(case)
+        results[s.name] = bench_shape(case, policy, args.quick)
+        print_shape(i, len(shapes), case, results[s.name])
+    if cases:
+        print_summary(cases, results)
+
+    models: Dict[str, List[Meas]] = {}
+    if not args.no_e2e:
+        for em in E2E_MODELS:
+            models[em.name] = bench_model(em, root, policy)
+            print_model(em, models[em.name])
+
+    elapsed = time.time() - t_start
+    report = {
+        "machine": mach, "versions": vers, "quick": args.quick, "policy": dataclasses.asdict(policy),
+        "q8rt_run": str(q8rt_exe()), "xnn_conv_bench": str(xnn_exe()),
+        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "elapsed_s": round(elapsed, 1),
+        "ratio_convention": "other_time / q8rt_time (> 1: q8rt faster)",
+        "convs": [{"shape": dataclasses.asdict(c.shape), "mmac": c.shape.mmac, "macs": c.shape.macs,
+                   "description": c.shape.describe(), "elements": int(c.ref_u8.size),
+                   "results": [dataclasses.asdict(m) for m in results[c.shape.name]],
+                   "ratios": ratios(results[c.shape.name])} for c in cases],
+        "models": [{"name": em.name, "description": em.description,
+                    "results": [dataclasses.asdict(m) for m in models[em.name]]}
+                   for em in E2E_MODELS if em.name in models],
+    }
+    (root / "bench.json").write_text(json.dumps(report, indent=1) + "\n")
+    msg = None
+    if cases:
+        title = (f"q8rt vs ONNX Runtime {vers['onnxruntime']} vs XNNPACK: quantized conv, N=1, 1 thread\n"
+                 f"{mach.get('cpu_model')}, AVX-512 {'yes' if flags.get('avx512f') else 'no'}, "
+                 f"VNNI {'yes' if flags.get('avx512_vnni') else 'no'}")
+        msg = plot(cases, results, root / "bench.png", title)
+    print(f"\nwrote {root / 'bench.json'}" + (f" and {root / 'bench.png'}" if cases and not msg else "")
+          + (f" ({msg})" if msg else "") + f"; {elapsed:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
