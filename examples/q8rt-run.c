@@ -2,7 +2,7 @@
  * q8rt-run: run a quantized ONNX model with q8rt from the command line.
  *
  *   q8rt-run MODEL.onnx [--input NAME=PATH]... [--output-dir DIR] [--threads N]
- *            [--backend auto|reference|avx2|neon|xnnpack] [--repeat N] [--explain] [--profile]
+ *            [--backend auto|reference|avx2|avx512|neon|xnnpack] [--repeat N] [--explain] [--profile]
  *
  * Inputs come from .npy or .pb (ONNX TensorProto) files; inputs not given get deterministic
  * pseudo-random data. Outputs are written as DIR/<name>.npy or summarized on stdout.
@@ -23,7 +23,7 @@
 
 static const char usage_text[] =
     "usage: q8rt-run MODEL.onnx [--input NAME=PATH]... [--output-dir DIR] [--threads N]\n"
-    "                [--backend auto|reference|avx2|neon|xnnpack] [--repeat N] [--explain] [--profile]\n"
+    "                [--backend auto|reference|avx2|avx512|neon|xnnpack] [--repeat N] [--explain] [--profile]\n"
     "\n"
     "  --input NAME=PATH   feed input NAME from PATH (.npy, or .pb ONNX TensorProto); inputs not\n"
     "                      given get deterministic pseudo-random data (symbolic dimensions set to 1)\n"
@@ -101,7 +101,7 @@ static int parse_backend(const char *text, q8rt_backend *backend) {
     q8rt_backend backend;
   } table[] = {
       {"auto", Q8RT_BACKEND_AUTO}, {"reference", Q8RT_BACKEND_REFERENCE}, {"avx2", Q8RT_BACKEND_AVX2},
-      {"neon", Q8RT_BACKEND_NEON}, {"xnnpack", Q8RT_BACKEND_XNNPACK},
+      {"avx512", Q8RT_BACKEND_AVX512}, {"neon", Q8RT_BACKEND_NEON}, {"xnnpack", Q8RT_BACKEND_XNNPACK},
   };
   for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
     if (strcmp(text, table[i].name) == 0) {
@@ -109,7 +109,7 @@ static int parse_backend(const char *text, q8rt_backend *backend) {
       return 0;
     }
   }
-  report_error("unknown backend '%s' (expected auto, reference, avx2, neon or xnnpack)", text);
+  report_error("unknown backend '%s' (expected auto, reference, avx2, avx512, neon or xnnpack)", text);
   return -1;
 }
 

@@ -91,15 +91,18 @@ Q8RT_API const char *q8rt_dtype_name(q8rt_dtype dtype);
 /* Bytes per element, 0 for an unknown type. */
 Q8RT_API size_t q8rt_dtype_size(q8rt_dtype dtype);
 
-/* Which kernels a model may use. AUTO picks per node; the others force one backend and make a
- * load fail (naming the node) where that backend cannot run a node. Backends that this build does
- * not contain are refused with Q8RT_ERROR_UNSUPPORTED. */
+/* Which kernels a model may use. AUTO picks per node (the fastest exact kernel the CPU has, and
+ * records why: q8rt_model_explain). The others force one backend for the convolutions and make a
+ * load fail with Q8RT_ERROR_UNSUPPORTED, naming the node and the reason, where that backend cannot
+ * run a node (or the CPU lacks the instructions). Ops without a kernel in the forced backend
+ * (QuantizeLinear, layout transposes, ...) use the best portable kernel. */
 typedef enum q8rt_backend {
   Q8RT_BACKEND_AUTO = 0,
   Q8RT_BACKEND_REFERENCE = 1, /* portable scalar kernels, the numerics reference */
-  Q8RT_BACKEND_AVX2 = 2,
+  Q8RT_BACKEND_AVX2 = 2,      /* q8rt's exact AVX2 kernels (x86-64) */
   Q8RT_BACKEND_NEON = 3,
-  Q8RT_BACKEND_XNNPACK = 4,
+  Q8RT_BACKEND_XNNPACK = 4,   /* XNNPACK operators, where they are exact for the node */
+  Q8RT_BACKEND_AVX512 = 5,    /* q8rt's AVX-512 VNNI kernels (x86-64 with AVX512-VNNI) */
 } q8rt_backend;
 
 Q8RT_API const char *q8rt_backend_name(q8rt_backend backend);

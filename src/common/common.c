@@ -65,6 +65,7 @@ const char *q8rt_backend_name(q8rt_backend backend) {
   case Q8RT_BACKEND_AVX2: return "avx2";
   case Q8RT_BACKEND_NEON: return "neon";
   case Q8RT_BACKEND_XNNPACK: return "xnnpack";
+  case Q8RT_BACKEND_AVX512: return "avx512";
   }
   return "unknown";
 }

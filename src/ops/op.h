@@ -1,4 +1,4 @@
-/* Op front-ends: what an op does at load (prepare), when shapes are bound (infer) and at run.
+/* Op front-ends: what an op does at load (prepare), when shapes are bound (infer, bind) and at run.
  *
  * prepare  runs once per node when the model loads: checks attributes and constant inputs,
  *          packs weights into `params` (model lifetime, immutable, shared by sessions) and
@@ -6,13 +6,21 @@
  * infer    maps input shapes to output shapes. It runs at load with symbolic dims (-1, which
  *          it propagates) and again when a session binds concrete shapes, when it also fills
  *          `geom` (the per-session geometry the kernel needs: sizes, resolved pads, ...).
- * run      computes. No checks, no allocation: everything was decided by prepare and infer. */
+ * bind     (optional) runs once the session's arena is placed: builds what depends on buffer
+ *          addresses (indirection buffers, XNNPACK operators) in `geom` and the step's workspace.
+ * unbind   (optional) releases what bind created outside the arena.
+ * run      computes. No checks, no allocation: everything was decided by prepare, infer and bind.
+ *
+ * Layouts: 4-D (and 3-D) activations are NCHW as ONNX has them, except between ops that ask for
+ * NHWC (the fast convolutions); the planner inserts the transposes where the layout changes. */
 #ifndef Q8RT_OP_H
 #define Q8RT_OP_H
 
+#include <pthreadpool.h>
+
 #include "graph/ir.h"
 
-#define Q8RT_GEOM_BYTES 256 /* room for any op's geometry record */
+#define Q8RT_GEOM_BYTES 512 /* room for any op's geometry record */
 
 typedef struct op_shape {
   q8rt_dtype dtype;
@@ -25,14 +33,25 @@ typedef struct op_tensor {
   const op_shape *shape;
 } op_tensor;
 
+enum op_layout { OP_LAYOUT_ANY = 0, OP_LAYOUT_NCHW = 1, OP_LAYOUT_NHWC = 2 };
+
 typedef struct op_prepare_ctx {
   const ir_graph *graph;
   const ir_node *node;
   q8rt_pool *pool;       /* model-lifetime memory for params */
   q8rt_backend backend;  /* requested backend (AUTO picks) */
+  uint32_t isa;          /* enum q8rt_isa flags of this CPU */
   const char *kernel;    /* out: name of the chosen kernel */
   const char *reason;    /* out: why it was chosen */
+  int in_layout;         /* out: layout wanted for input 0 (default ANY) */
+  int out_layout;        /* out: layout produced for output 0 (default: same as input 0) */
 } op_prepare_ctx;
+
+typedef struct op_exec_ctx {
+  pthreadpool_t threadpool; /* NULL: single thread */
+  size_t threads;           /* >= 1 */
+  const q8rt_allocator *allocator; /* for bind only */
+} op_exec_ctx;
 
 typedef struct op_def {
   const char *op_type;
@@ -42,8 +61,18 @@ typedef struct op_def {
   /* concrete = 1 when all input dims are known (session bind); geom may be NULL otherwise. */
   q8rt_status (*infer)(const void *params, const ir_node *node, const op_shape *in, op_shape *out, int concrete,
                        void *geom, q8rt_error *err);
-  void (*run)(const void *params, const void *geom, const op_tensor *in, op_tensor *out);
+  /* Workspace bytes the step needs during its run (may be NULL = none). */
+  size_t (*workspace)(const void *params, const void *geom, size_t threads);
+  q8rt_status (*bind)(const void *params, void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                      const op_exec_ctx *ctx, q8rt_error *err);
+  void (*unbind)(const void *params, void *geom);
+  void (*run)(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+              const op_exec_ctx *ctx);
 } op_def;
+
+/* The planner's layout transpose (NCHW <-> NHWC for 8-bit tensors). */
+extern const op_def q8rt_op_layout_transpose;
+void *op_layout_transpose_params(q8rt_pool *pool, int to_nhwc);
 
 /* The op that runs `node` at its opset, or NULL. */
 const op_def *op_find(const ir_node *node);

@@ -8,7 +8,10 @@
  * Bind: pads are resolved from auto_pad and the concrete input size. */
 #include <string.h>
 
+#include "backends/xnnpack.h"
+#include "conv_paths.h"
 #include "op.h"
+#include "q8rt-isa.h"
 #include "q8rt-kernels.h"
 
 enum auto_pad { PAD_NOTSET, PAD_VALID, PAD_SAME_UPPER, PAD_SAME_LOWER };
@@ -22,14 +25,19 @@ typedef struct qconv_params {
   enum auto_pad auto_pad;
   q8rt_dtype x_type, y_type;
   int32_t x_zero_point, y_zero_point;
-  int16_t *w;                /* packed, zero point removed */
+  int16_t *w;                /* [M][C/g][kh][kw], zero point removed */
   int32_t *bias;
   float *scale;
+  conv_fast fast;            /* the NHWC path, when path != CONV_PATH_REF */
+  q8rt_xnn_conv_desc xnn;    /* the XNNPACK description, when path == CONV_PATH_XNN */
 } qconv_params;
 
 typedef struct qconv_geom {
-  q8rt_qconv_ref_params ref;
+  q8rt_qconv_ref_params ref; /* geometry (all paths) and the reference's parameters */
+  conv_fast_geom fast;
 } qconv_geom;
+
+_Static_assert(sizeof(qconv_geom) <= Q8RT_GEOM_BYTES, "conv geometry must fit a step's geom record");
 
 static q8rt_status read_scalar_zp(const ir_graph *g, const ir_node *n, int input, const char *what,
                                   q8rt_dtype want, int32_t *out, q8rt_error *err) {
@@ -248,8 +256,75 @@ static q8rt_status qconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
     p->scale[m] = xw / y_scale;
     p->bias[m] = bias != NULL ? ((const int32_t *)bias->data)[m] : 0;
   }
-  ctx->kernel = "qx-conv-ref-scalar";
-  ctx->reason = "reference direct convolution (the only QLinearConv kernel in this build)";
+  conv_choice choice;
+  conv_choice_init(&choice, ctx->backend, ctx->isa);
+  conv_fast_desc fd;
+  memset(&fd, 0, sizeof(fd));
+  fd.out_c = (size_t)p->out_c;
+  fd.in_c_per_group = (size_t)p->in_c_per_group;
+  fd.groups = (size_t)p->group;
+  fd.kernel_h = (size_t)p->kernel[0];
+  fd.kernel_w = (size_t)p->kernel[1];
+  fd.w = p->w;
+  fd.bias = p->bias;
+  fd.scale = p->scale;
+  fd.x_signed = p->x_type == Q8RT_DTYPE_INT8;
+  fd.y_signed = p->y_type == Q8RT_DTYPE_INT8;
+  fd.x_zero_point = p->x_zero_point;
+  fd.y_zero_point = p->y_zero_point;
+  if ((st = conv_fast_prepare(&fd, &choice, ctx->pool, &p->fast, err)) != Q8RT_OK) return st;
+  if (p->fast.path == CONV_PATH_NONE) {
+    /* Not ours: XNNPACK, if it is exact for this node and allowed. */
+    q8rt_xnn_conv_desc *xd = &p->xnn;
+    memset(xd, 0, sizeof(*xd));
+    xd->groups = (size_t)p->group;
+    xd->group_in_c = (size_t)p->in_c_per_group;
+    xd->group_out_c = (size_t)(p->out_c / p->group);
+    xd->kernel_h = (uint32_t)p->kernel[0];
+    xd->kernel_w = (uint32_t)p->kernel[1];
+    xd->stride_h = (uint32_t)p->stride[0];
+    xd->stride_w = (uint32_t)p->stride[1];
+    xd->dilation_h = (uint32_t)p->dilation[0];
+    xd->dilation_w = (uint32_t)p->dilation[1];
+    xd->x_signed = fd.x_signed;
+    xd->y_signed = fd.y_signed;
+    xd->w_signed = w_signed;
+    xd->x_zero_point = p->x_zero_point;
+    xd->y_zero_point = p->y_zero_point;
+    xd->x_scale = x_scale;
+    xd->y_scale = y_scale;
+    xd->w_scale = w_scale->data;
+    xd->w_scale_count = (size_t)w_scale->count;
+    xd->w = w->data;
+    xd->w_zero_point = w_zp != NULL ? w_zp->data : NULL;
+    xd->w_zero_point_count = w_zp != NULL ? (size_t)w_zp->count : 0;
+    xd->bias = bias != NULL ? bias->data : NULL;
+    /* Sizes are bound per session; check the rules on a smallest valid input. */
+    xd->batch = 1;
+    xd->in_h = (size_t)((p->kernel[0] - 1) * p->dilation[0] + 1);
+    xd->in_w = (size_t)((p->kernel[1] - 1) * p->dilation[1] + 1);
+    const char *why = NULL;
+    if (choice.allow_xnnpack && q8rt_xnn_init() && q8rt_xnn_conv_supported(xd, &why)) {
+      p->fast.path = CONV_PATH_XNN;
+      p->fast.kernel = "xnnpack";
+      p->fast.reason = choice.backend == Q8RT_BACKEND_XNNPACK ? "forced: --backend xnnpack"
+                                                                : "XNNPACK is exact here and q8rt has no kernel for this shape";
+    } else if (choice.backend != Q8RT_BACKEND_AUTO && choice.backend != Q8RT_BACKEND_REFERENCE) {
+      return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "QLinearConv node '%s': backend '%s' cannot run it: %s", n->name,
+                       q8rt_backend_name(choice.backend),
+                       choice.backend == Q8RT_BACKEND_XNNPACK ? (why != NULL ? why : "XNNPACK is not available")
+                                                               : p->fast.reason);
+    } else {
+      p->fast.path = CONV_PATH_REF;
+      p->fast.kernel = "qx-conv-ref-scalar";
+    }
+  }
+  ctx->kernel = p->fast.kernel;
+  ctx->reason = p->fast.reason;
+  if (p->fast.path != CONV_PATH_REF) {
+    ctx->in_layout = OP_LAYOUT_NHWC;
+    ctx->out_layout = OP_LAYOUT_NHWC;
+  }
   *out = p;
   return Q8RT_OK;
 }
@@ -300,15 +375,23 @@ static q8rt_status qconv_infer(const void *params, const ir_node *n, const op_sh
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "QLinearConv node '%s': input x is %s but x_zero_point is %s",
                      n->name, op_onnx_type_name(x->dtype), op_onnx_type_name(p->x_type));
   }
+  const int nhwc = p->fast.path != CONV_PATH_REF;
   out->dtype = p->y_type;
   out->rank = p->spatial + 2;
   for (int i = 0; i < out->rank; i++) out->dims[i] = -1;
-  out->dims[1] = p->out_c;
+  out->dims[nhwc ? out->rank - 1 : 1] = p->out_c;
   if (x->rank < 0) return Q8RT_OK;
   if (x->rank != p->spatial + 2) {
     return q8rt_fail(err, Q8RT_ERROR_SHAPE, "QLinearConv node '%s': input x has rank %d, the weights need rank %d",
                      n->name, x->rank, p->spatial + 2);
   }
+  /* NCHW view of the input, whatever the physical layout */
+  op_shape xs = *x;
+  if (nhwc) {
+    xs.dims[1] = x->dims[x->rank - 1];
+    for (int d = 2; d < x->rank; d++) xs.dims[d] = x->dims[d - 1];
+  }
+  x = &xs;
   const int64_t in_c = p->in_c_per_group * p->group;
   if (x->dims[1] >= 0 && x->dims[1] != in_c) {
     return q8rt_fail(err, Q8RT_ERROR_SHAPE,
@@ -324,7 +407,7 @@ static q8rt_status qconv_infer(const void *params, const ir_node *n, const op_sh
   q8rt_status st;
   for (int a = 2 - p->spatial; a < 2; a++) {
     if ((st = conv_axis(p, n, a, in_hw[a], &out_hw[a], &pad[a], err)) != Q8RT_OK) return st;
-    out->dims[2 + a - (2 - p->spatial)] = out_hw[a];
+    out->dims[(nhwc ? 1 : 2) + a - (2 - p->spatial)] = out_hw[a];
   }
   if (!concrete) return Q8RT_OK;
   qconv_geom *gm = geom;
@@ -357,13 +440,75 @@ static q8rt_status qconv_infer(const void *params, const ir_node *n, const op_sh
   r->w = p->w;
   r->bias = p->bias;
   r->scale = p->scale;
+  if (nhwc) {
+    conv_fast_geom_init(&p->fast, r, &gm->fast);
+    if (p->fast.path == CONV_PATH_XNN) {
+      /* pads resolved for these input sizes; XNNPACK needs all four */
+      const int64_t eh = (int64_t)((r->kernel_h - 1) * r->dilation_h + 1), ew = (int64_t)((r->kernel_w - 1) * r->dilation_w + 1);
+      const int64_t ph = ((int64_t)r->out_h - 1) * (int64_t)r->stride_h + eh - (int64_t)r->in_h - (int64_t)r->pad_top;
+      const int64_t pw = ((int64_t)r->out_w - 1) * (int64_t)r->stride_w + ew - (int64_t)r->in_w - (int64_t)r->pad_left;
+      gm->fast.pad_bottom = (size_t)(ph > 0 ? ph : 0);
+      gm->fast.pad_right = (size_t)(pw > 0 ? pw : 0);
+    }
+  }
   return Q8RT_OK;
 }
 
-static void qconv_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out) {
-  (void)params;
+static size_t qconv_workspace(const void *params, const void *geom, size_t threads) {
+  const qconv_params *p = params;
   const qconv_geom *gm = geom;
-  q8rt_qx_conv_ref_ukernel__scalar(&gm->ref, in[0].data, out[0].data);
+  if (p->fast.path == CONV_PATH_REF || p->fast.path == CONV_PATH_XNN) return 0;
+  return conv_fast_workspace(&p->fast, &gm->fast, threads);
 }
 
-const op_def q8rt_op_qlinear_conv = {"QLinearConv", "", 10, qconv_prepare, qconv_infer, qconv_run};
+static q8rt_status qconv_bind(const void *params, void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                              const op_exec_ctx *ctx, q8rt_error *err) {
+  const qconv_params *p = params;
+  qconv_geom *gm = geom;
+  if (p->fast.path == CONV_PATH_REF) return Q8RT_OK;
+  if (p->fast.path == CONV_PATH_XNN) {
+    q8rt_xnn_conv_desc d = p->xnn;
+    const q8rt_qconv_ref_params *r = &gm->ref;
+    d.batch = r->batch;
+    d.in_h = r->in_h;
+    d.in_w = r->in_w;
+    d.pad_top = (uint32_t)r->pad_top;
+    d.pad_left = (uint32_t)r->pad_left;
+    d.pad_bottom = (uint32_t)gm->fast.pad_bottom;
+    d.pad_right = (uint32_t)gm->fast.pad_right;
+    q8rt_xnn_conv *op = NULL;
+    q8rt_status st = q8rt_xnn_conv_create(&d, ctx->allocator, in[0].data, out[0].data, ctx->threadpool, &op, err);
+    if (st != Q8RT_OK) return st;
+    gm->fast.xnn = op;
+    return Q8RT_OK;
+  }
+  conv_fast_bind(&p->fast, &gm->fast, in[0].data, workspace);
+  return Q8RT_OK;
+}
+
+static void qconv_unbind(const void *params, void *geom) {
+  const qconv_params *p = params;
+  qconv_geom *gm = geom;
+  if (p->fast.path == CONV_PATH_XNN && gm->fast.xnn != NULL) {
+    q8rt_xnn_conv_free(gm->fast.xnn);
+    gm->fast.xnn = NULL;
+  }
+}
+
+static void qconv_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                      const op_exec_ctx *ctx) {
+  const qconv_params *p = params;
+  const qconv_geom *gm = geom;
+  switch (p->fast.path) {
+  case CONV_PATH_XNN: q8rt_xnn_conv_run(gm->fast.xnn, NULL); break;
+  case CONV_PATH_GEMM:
+  case CONV_PATH_DW: conv_fast_run(&p->fast, &gm->fast, in[0].data, out[0].data, workspace, ctx); break;
+  default: q8rt_qx_conv_ref_ukernel__scalar(&gm->ref, in[0].data, out[0].data); break;
+  }
+}
+
+const op_def q8rt_op_qlinear_conv = {
+    .op_type = "QLinearConv", .domain = "", .min_opset = 10,
+    .prepare = qconv_prepare, .infer = qconv_infer, .workspace = qconv_workspace,
+    .bind = qconv_bind, .unbind = qconv_unbind, .run = qconv_run,
+};

@@ -246,7 +246,10 @@ static void dequantize_run_span(const qdq_params *p, size_t s, const void *x, fl
   }
 }
 
-static void qdq_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out) {
+static void qdq_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                    const op_exec_ctx *ctx) {
+  (void)workspace;
+  (void)ctx;
   const qdq_params *p = params;
   const qdq_geom *gm = geom;
   const size_t in_es = q8rt_dtype_size(in[0].shape->dtype);
@@ -280,5 +283,11 @@ static void qdq_run(const void *params, const void *geom, const op_tensor *in, o
   }
 }
 
-const op_def q8rt_op_quantize_linear = {"QuantizeLinear", "", 10, quantize_prepare, qdq_infer, qdq_run};
-const op_def q8rt_op_dequantize_linear = {"DequantizeLinear", "", 10, dequantize_prepare, qdq_infer, qdq_run};
+const op_def q8rt_op_quantize_linear = {
+    .op_type = "QuantizeLinear", .domain = "", .min_opset = 10,
+    .prepare = quantize_prepare, .infer = qdq_infer, .run = qdq_run,
+};
+const op_def q8rt_op_dequantize_linear = {
+    .op_type = "DequantizeLinear", .domain = "", .min_opset = 10,
+    .prepare = dequantize_prepare, .infer = qdq_infer, .run = qdq_run,
+};

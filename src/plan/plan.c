@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include <stdio.h>
+
 #include "passes/passes.h"
 
 void plan_value_shape(const ir_value *v, op_shape *out) {
@@ -53,22 +55,145 @@ static void annotate_node(ir_graph *g, const ir_node *n) {
   }
 }
 
-q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, plan *out, q8rt_error *err) {
-  memset(out, 0, sizeof(*out));
-  if (backend != Q8RT_BACKEND_AUTO && backend != Q8RT_BACKEND_REFERENCE) {
-    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
-                     "backend '%s' is not built into this version of q8rt (available: auto, reference)",
-                     q8rt_backend_name(backend));
+/* Layout bookkeeping: a logical value (the ONNX one, NCHW) may exist physically in NCHW (the value
+ * itself), in NHWC (a twin value the planner adds), or both. */
+typedef struct layout_state {
+  int *nchw; /* physical NCHW value of logical v, -1 if not materialized */
+  int *nhwc; /* physical NHWC twin of logical v, -1 if none */
+  int cap;
+} layout_state;
+
+typedef struct builder {
+  ir_graph *g;
+  q8rt_pool *pool;
+  plan *out;
+  int cap_steps;
+  layout_state ls;
+  q8rt_error *err;
+} builder;
+
+static q8rt_status infer_step(builder *b, plan_step *s) {
+  ir_graph *g = b->g;
+  op_shape in_shapes[16], out_shapes[16];
+  for (int k = 0; k < s->n_inputs; k++) {
+    if (s->inputs[k] >= 0) {
+      plan_value_shape(&g->values[s->inputs[k]], &in_shapes[k]);
+    } else {
+      memset(&in_shapes[k], 0, sizeof(in_shapes[k]));
+      in_shapes[k].rank = -1;
+    }
   }
+  memset(out_shapes, 0, sizeof(out_shapes));
+  q8rt_status st = s->op->infer(s->params, s->node, in_shapes, out_shapes, 0, NULL, b->err);
+  if (st != Q8RT_OK) return st;
+  for (int k = 0; k < s->n_outputs; k++) {
+    if (s->outputs[k] < 0) continue;
+    ir_value *v = &g->values[s->outputs[k]];
+    if (v->graph_output >= 0 && v->dtype != Q8RT_DTYPE_UNDEFINED && v->dtype != out_shapes[k].dtype) {
+      return q8rt_fail(b->err, Q8RT_ERROR_INVALID_MODEL, "graph output '%s' is declared %s but node '%s' produces %s",
+                       v->name, op_onnx_type_name(v->dtype), s->node->name, op_onnx_type_name(out_shapes[k].dtype));
+    }
+    v->dtype = out_shapes[k].dtype;
+    v->rank = out_shapes[k].rank;
+    memcpy(v->dims, out_shapes[k].dims, sizeof(v->dims));
+  }
+  return Q8RT_OK;
+}
+
+static plan_step *new_step(builder *b) {
+  if (b->out->n_steps >= b->cap_steps) return NULL;
+  plan_step *s = &b->out->steps[b->out->n_steps++];
+  memset(s, 0, sizeof(*s));
+  return s;
+}
+
+/* A fresh internal value named after `base` (suffix made unique). */
+static int new_value(builder *b, const char *base, const char *suffix) {
+  char name[512];
+  for (int attempt = 0; attempt < 1000; attempt++) {
+    if (attempt == 0) {
+      snprintf(name, sizeof(name), "%.400s%s", base, suffix);
+    } else {
+      snprintf(name, sizeof(name), "%.400s%s%d", base, suffix, attempt);
+    }
+    if (ir_graph_find_value(b->g, name) < 0) return ir_graph_intern_value(b->g, name);
+  }
+  return -1;
+}
+
+/* Append a transpose step from physical value `from` to physical value `to`. */
+static q8rt_status add_transpose(builder *b, int from, int to, int to_nhwc) {
+  plan_step *s = new_step(b);
+  ir_node *n = q8rt_pool_alloc(b->pool, sizeof(*n), 16);
+  int *io = q8rt_pool_array(b->pool, 2, sizeof(int));
+  void *params = op_layout_transpose_params(b->pool, to_nhwc);
+  char name[512];
+  snprintf(name, sizeof(name), "%.400s%s", b->g->values[to].name, to_nhwc ? "" : " (to NCHW)");
+  if (s == NULL || n == NULL || io == NULL || params == NULL || (n->name = q8rt_pool_strdup(b->pool, name)) == NULL) {
+    return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning layouts");
+  }
+  n->op_type = "LayoutTranspose";
+  n->domain = "q8rt";
+  io[0] = from;
+  io[1] = to;
+  s->op = &q8rt_op_layout_transpose;
+  s->node = n;
+  s->params = params;
+  s->kernel = "x8-transpose-scalar";
+  s->reason = to_nhwc ? "NCHW -> NHWC for the NHWC kernels that follow" : "NHWC -> NCHW for the ops that follow";
+  s->n_inputs = 1;
+  s->inputs = &io[0];
+  s->n_outputs = 1;
+  s->outputs = &io[1];
+  return infer_step(b, s);
+}
+
+/* The physical value of logical v in `layout`, inserting a transpose when needed. */
+static q8rt_status materialize(builder *b, int v, int layout, int *phys) {
+  layout_state *ls = &b->ls;
+  if (layout == OP_LAYOUT_NHWC) {
+    if (ls->nhwc[v] < 0) {
+      const int twin = new_value(b, b->g->values[v].name, "#nhwc");
+      if (twin < 0 || twin >= ls->cap) return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning layouts");
+      ls->nchw[twin] = -1;
+      ls->nhwc[twin] = -1;
+      ls->nhwc[v] = twin;
+      q8rt_status st = add_transpose(b, ls->nchw[v], twin, 1);
+      if (st != Q8RT_OK) return st;
+    }
+    *phys = ls->nhwc[v];
+    return Q8RT_OK;
+  }
+  if (ls->nchw[v] < 0) {
+    q8rt_status st = add_transpose(b, ls->nhwc[v], v, 0);
+    if (st != Q8RT_OK) return st;
+    ls->nchw[v] = v;
+  }
+  *phys = v;
+  return Q8RT_OK;
+}
+
+q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint32_t isa, plan *out, q8rt_error *err) {
+  memset(out, 0, sizeof(*out));
   int *order = q8rt_pool_array(pool, (size_t)g->n_nodes + 1, sizeof(int));
   if (order == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
   int count = 0;
   q8rt_status st = pass_topo_order(g, order, &count, err);
   if (st != Q8RT_OK) return st;
-  out->steps = q8rt_pool_array(pool, (size_t)count + 1, sizeof(plan_step));
-  if (out->steps == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
 
-  op_shape in_shapes[16], out_shapes[16];
+  builder b = {g, pool, out, 2 * count + g->n_outputs + 1, {NULL, NULL, 0}, err};
+  out->steps = q8rt_pool_array(pool, (size_t)b.cap_steps, sizeof(plan_step));
+  b.ls.cap = 2 * g->n_values + 1;
+  b.ls.nchw = q8rt_pool_array(pool, (size_t)b.ls.cap, sizeof(int));
+  b.ls.nhwc = q8rt_pool_array(pool, (size_t)b.ls.cap, sizeof(int));
+  if (out->steps == NULL || b.ls.nchw == NULL || b.ls.nhwc == NULL) {
+    return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
+  }
+  for (int v = 0; v < b.ls.cap; v++) {
+    b.ls.nchw[v] = v < g->n_values ? v : -1;
+    b.ls.nhwc[v] = -1;
+  }
+
   for (int i = 0; i < count; i++) {
     ir_node *n = &g->nodes[order[i]];
     const op_def *op = op_find(n);
@@ -80,41 +205,69 @@ q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, plan 
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "node '%s' (%s): too many inputs or outputs", n->name,
                        n->op_type);
     }
-    plan_step *s = &out->steps[i];
-    op_prepare_ctx ctx = {g, n, pool, backend, "", ""};
+    op_prepare_ctx ctx = {g, n, pool, backend, isa, "", "", OP_LAYOUT_NCHW, OP_LAYOUT_NCHW};
     void *params = NULL;
     if ((st = op->prepare(&ctx, &params, err)) != Q8RT_OK) return st;
+
+    int *io = q8rt_pool_array(pool, (size_t)(n->n_inputs + n->n_outputs) + 1, sizeof(int));
+    if (io == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
+    for (int k = 0; k < n->n_inputs; k++) {
+      const int v = n->inputs[k];
+      io[k] = -1;
+      if (v < 0) continue;
+      const ir_value *val = &g->values[v];
+      int want = k == 0 ? ctx.in_layout : OP_LAYOUT_NCHW;
+      if (val->constant != NULL || want == OP_LAYOUT_ANY) want = b.ls.nchw[v] >= 0 ? OP_LAYOUT_NCHW : OP_LAYOUT_NHWC;
+      if ((st = materialize(&b, v, want, &io[k])) != Q8RT_OK) return st;
+    }
+    for (int k = 0; k < n->n_outputs; k++) {
+      const int v = n->outputs[k];
+      io[n->n_inputs + k] = v;
+      if (v < 0) continue;
+      if (k == 0 && ctx.out_layout == OP_LAYOUT_NHWC) {
+        const int twin = new_value(&b, g->values[v].name, "#nhwc");
+        if (twin < 0 || twin >= b.ls.cap) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
+        b.ls.nchw[v] = -1;
+        b.ls.nhwc[v] = twin;
+        io[n->n_inputs + k] = twin;
+      }
+    }
+    n = &g->nodes[order[i]]; /* values may have moved; nodes did not, but keep the pattern obvious */
+    plan_step *s = new_step(&b);
+    if (s == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
     s->op = op;
     s->node = n;
     s->params = params;
     s->kernel = ctx.kernel;
     s->reason = ctx.reason;
-
-    for (int k = 0; k < n->n_inputs; k++) {
-      if (n->inputs[k] >= 0) {
-        plan_value_shape(&g->values[n->inputs[k]], &in_shapes[k]);
-      } else {
-        memset(&in_shapes[k], 0, sizeof(in_shapes[k]));
-        in_shapes[k].rank = -1;
-      }
-    }
-    memset(out_shapes, 0, sizeof(out_shapes));
-    if ((st = op->infer(params, n, in_shapes, out_shapes, 0, NULL, err)) != Q8RT_OK) return st;
+    s->n_inputs = n->n_inputs;
+    s->inputs = io;
+    s->n_outputs = n->n_outputs;
+    s->outputs = io + n->n_inputs;
+    if ((st = infer_step(&b, s)) != Q8RT_OK) return st;
+    /* The logical NCHW value of an NHWC output carries the shape the model sees. */
     for (int k = 0; k < n->n_outputs; k++) {
-      if (n->outputs[k] < 0) continue;
-      ir_value *v = &g->values[n->outputs[k]];
-      if (v->graph_output >= 0 && v->dtype != Q8RT_DTYPE_UNDEFINED && v->dtype != out_shapes[k].dtype) {
-        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "graph output '%s' is declared %s but node '%s' produces %s",
-                         v->name, op_onnx_type_name(v->dtype), n->name, op_onnx_type_name(out_shapes[k].dtype));
+      const int v = n->outputs[k];
+      if (v >= 0 && s->outputs[k] != v) {
+        ir_value *lv = &g->values[v];
+        const ir_value *pv = &g->values[s->outputs[k]];
+        lv->dtype = pv->dtype;
+        lv->rank = pv->rank;
+        lv->dims[0] = pv->dims[0];
+        lv->dims[1] = pv->dims[pv->rank - 1];
+        for (int d = 2; d < pv->rank; d++) lv->dims[d] = pv->dims[d - 1];
       }
-      v->dtype = out_shapes[k].dtype;
-      v->rank = out_shapes[k].rank;
-      memcpy(v->dims, out_shapes[k].dims, sizeof(v->dims));
     }
     annotate_node(g, n);
-    if (n->n_inputs > out->max_inputs) out->max_inputs = n->n_inputs;
-    if (n->n_outputs > out->max_outputs) out->max_outputs = n->n_outputs;
   }
-  out->n_steps = count;
+  /* Graph outputs are NCHW. */
+  for (int i = 0; i < g->n_outputs; i++) {
+    int phys;
+    if ((st = materialize(&b, g->outputs[i], OP_LAYOUT_NCHW, &phys)) != Q8RT_OK) return st;
+  }
+  for (int i = 0; i < out->n_steps; i++) {
+    if (out->steps[i].n_inputs > out->max_inputs) out->max_inputs = out->steps[i].n_inputs;
+    if (out->steps[i].n_outputs > out->max_outputs) out->max_outputs = out->steps[i].n_outputs;
+  }
   return Q8RT_OK;
 }

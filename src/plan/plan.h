@@ -1,5 +1,7 @@
 /* The plan: the graph's nodes in topological order, each with its op, its packed parameters and
- * the kernel chosen for it (with the reason). Built once at load; immutable afterwards. */
+ * the kernel chosen for it (with the reason), plus the layout transposes the planner inserted.
+ * Built once at load; immutable afterwards. Steps name their input/output values explicitly
+ * (a step may read a value's NHWC twin rather than the value its node names). */
 #ifndef Q8RT_PLAN_H
 #define Q8RT_PLAN_H
 
@@ -7,10 +9,13 @@
 
 typedef struct plan_step {
   const op_def *op;
-  const ir_node *node;
+  const ir_node *node; /* the ONNX node, or a synthetic one for planner-inserted steps */
   const void *params;
   const char *kernel;
   const char *reason;
+  int n_inputs, n_outputs;
+  int *inputs;  /* value indices, -1 for an omitted optional input */
+  int *outputs;
 } plan_step;
 
 typedef struct plan {
@@ -20,10 +25,11 @@ typedef struct plan {
   int max_outputs; /* largest n_outputs of any step */
 } plan;
 
-/* Order the nodes, prepare each (attribute checks, weight packing, kernel choice) and infer
- * shapes with the model's own (possibly symbolic) input shapes, recording dtypes, shapes and
- * known quantization parameters on the graph's values. Memory for the plan comes from `pool`. */
-q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, plan *out, q8rt_error *err);
+/* Order the nodes, prepare each (attribute checks, weight packing, kernel choice), insert layout
+ * transposes, and infer shapes with the model's own (possibly symbolic) input shapes, recording
+ * dtypes, shapes and known quantization parameters on the graph's values. Memory for the plan
+ * comes from `pool`. */
+q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint32_t isa, plan *out, q8rt_error *err);
 
 /* The shape of a value as the model knows it (constants: exact; others: inferred, may hold -1). */
 void plan_value_shape(const ir_value *v, op_shape *out);

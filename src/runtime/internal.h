@@ -14,10 +14,13 @@ struct q8rt_model {
   char *explain;
   size_t explain_len;
   int all_inputs_static;
+  uint32_t isa;
 };
 
 typedef struct session_step {
   int in_base, out_base; /* offsets into session->views */
+  size_t workspace_offset, workspace_bytes;
+  int bound;             /* the op's bind hook ran (unbind due) */
   unsigned char geom[Q8RT_GEOM_BYTES] __attribute__((aligned(16)));
 } session_step;
 
@@ -36,7 +39,10 @@ struct q8rt_session {
   op_tensor *views;     /* inputs then outputs of every step, pointing into the arena */
   int n_views;
   double *step_ms;      /* [n_steps] when profiling */
-  int *live_tmp;        /* planner scratch, [n_values] x 3 */
+  int *live_tmp;        /* planner scratch, [n_values + n_steps] x 3 */
+  size_t *block_size;   /* planner scratch, [n_values + n_steps] */
+  size_t *block_off;    /* planner scratch, [n_values + n_steps] */
+  pthreadpool_t threadpool;
 
   void *arena;
   size_t arena_size;     /* bytes in use by the plan */

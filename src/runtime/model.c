@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "internal.h"
+#include "isa.h"
 #include "loader/loader.h"
 
 #define DEFAULT_MAX_MODEL_BYTES ((size_t)1 << 30)
@@ -29,7 +30,7 @@ static q8rt_status resolve_options(const q8rt_model_options *in, q8rt_model_opti
   memcpy(out, in, in->size);
   out->size = sizeof(*out);
   if (out->max_model_bytes == 0) out->max_model_bytes = DEFAULT_MAX_MODEL_BYTES;
-  if ((unsigned)out->backend > Q8RT_BACKEND_XNNPACK) {
+  if ((unsigned)out->backend > Q8RT_BACKEND_AVX512) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_ARGUMENT, "unknown backend %d", (int)out->backend);
   }
   if (out->allocator != NULL && (out->allocator->alloc == NULL || out->allocator->free == NULL)) {
@@ -109,7 +110,8 @@ static q8rt_status load(const void *data, size_t size, const q8rt_model_options 
       }
     }
   }
-  if (st == Q8RT_OK) st = plan_build(m->graph, &m->pool, m->backend, &m->plan, err);
+  m->isa = q8rt_cpu_isa();
+  if (st == Q8RT_OK) st = plan_build(m->graph, &m->pool, m->backend, m->isa, &m->plan, err);
   if (st == Q8RT_OK) {
     const ir_graph *g = m->graph;
     for (int i = 0; i < g->n_outputs && st == Q8RT_OK; i++) {

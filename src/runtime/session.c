@@ -22,6 +22,7 @@ void q8rt_session_options_init(q8rt_session_options *o) {
 }
 
 static size_t n_values(const q8rt_session *s) { return (size_t)s->model->graph->n_values; }
+static size_t n_blocks(const q8rt_session *s) { return n_values(s) + (size_t)s->model->plan.n_steps; }
 
 static void free_arena(q8rt_session *s) {
   if (!s->arena_external) q8rt_free(s->allocator, s->arena, s->arena_capacity);
@@ -30,16 +31,30 @@ static void free_arena(q8rt_session *s) {
   s->arena_external = 0;
 }
 
+/* Release what the ops' bind hooks created (XNNPACK operators, ...). */
+static void unbind_steps(q8rt_session *s) {
+  const plan *p = &s->model->plan;
+  for (int i = 0; i < p->n_steps; i++) {
+    if (s->steps[i].bound && p->steps[i].op->unbind != NULL) p->steps[i].op->unbind(p->steps[i].params, s->steps[i].geom);
+    s->steps[i].bound = 0;
+  }
+}
+
 void q8rt_session_free(q8rt_session *s) {
   if (s == NULL) return;
   const q8rt_allocator *a = s->allocator;
   const size_t nv = n_values(s);
+  const size_t nb = n_blocks(s);
   const size_t ns = (size_t)s->model->plan.n_steps;
+  if (s->steps != NULL) unbind_steps(s);
   free_arena(s);
+  if (s->threadpool != NULL) pthreadpool_destroy(s->threadpool);
   q8rt_free(a, s->shapes, nv * sizeof(op_shape));
   q8rt_free(a, s->offsets, nv * sizeof(size_t));
   q8rt_free(a, s->nbytes, nv * sizeof(size_t));
-  q8rt_free(a, s->live_tmp, nv * 3 * sizeof(int));
+  q8rt_free(a, s->live_tmp, nb * 3 * sizeof(int));
+  q8rt_free(a, s->block_size, nb * sizeof(size_t));
+  q8rt_free(a, s->block_off, nb * sizeof(size_t));
   q8rt_free(a, s->steps, (ns + 1) * sizeof(session_step));
   q8rt_free(a, s->views, ((size_t)s->n_views + 1) * sizeof(op_tensor));
   q8rt_free(a, s->step_ms, (ns + 1) * sizeof(double));
@@ -47,121 +62,129 @@ void q8rt_session_free(q8rt_session *s) {
   q8rt_free(&copy, s, sizeof(*s));
 }
 
-/* Infer every step's output shapes from the bound input shapes and fill the step geometry. */
+static op_exec_ctx exec_ctx(const q8rt_session *s) {
+  op_exec_ctx ctx = {s->threadpool, (size_t)s->threads, s->allocator};
+  return ctx;
+}
+
+/* Infer every step's output shapes from the bound input shapes, fill the step geometry and ask
+ * each step for its workspace size. */
 static q8rt_status infer_all(q8rt_session *s, q8rt_error *err) {
   const q8rt_model *m = s->model;
-  const ir_graph *g = m->graph;
   op_shape in_shapes[16], out_shapes[16];
   for (int i = 0; i < m->plan.n_steps; i++) {
     const plan_step *ps = &m->plan.steps[i];
-    const ir_node *n = ps->node;
-    for (int k = 0; k < n->n_inputs; k++) {
-      if (n->inputs[k] >= 0) {
-        in_shapes[k] = s->shapes[n->inputs[k]];
+    for (int k = 0; k < ps->n_inputs; k++) {
+      if (ps->inputs[k] >= 0) {
+        in_shapes[k] = s->shapes[ps->inputs[k]];
       } else {
         memset(&in_shapes[k], 0, sizeof(in_shapes[k]));
         in_shapes[k].rank = -1;
       }
     }
     memset(out_shapes, 0, sizeof(out_shapes));
-    q8rt_status st = ps->op->infer(ps->params, n, in_shapes, out_shapes, 1, s->steps[i].geom, err);
+    memset(s->steps[i].geom, 0, sizeof(s->steps[i].geom));
+    q8rt_status st = ps->op->infer(ps->params, ps->node, in_shapes, out_shapes, 1, s->steps[i].geom, err);
     if (st != Q8RT_OK) return st;
-    for (int k = 0; k < n->n_outputs; k++) {
-      if (n->outputs[k] >= 0) s->shapes[n->outputs[k]] = out_shapes[k];
+    for (int k = 0; k < ps->n_outputs; k++) {
+      if (ps->outputs[k] >= 0) s->shapes[ps->outputs[k]] = out_shapes[k];
     }
+    s->steps[i].workspace_bytes =
+        ps->op->workspace != NULL ? ps->op->workspace(ps->params, s->steps[i].geom, (size_t)s->threads) : 0;
   }
-  (void)g;
   return Q8RT_OK;
 }
 
-/* Greedy-by-size placement; returns the arena size in *total. */
+#define BLOCK_SIZE(bytes) ALIGN_UP((bytes) ? (bytes) : 1, 64)
+
+/* Greedy-by-size placement of blocks: every value that some step or the caller writes, and every
+ * step's workspace. Returns the arena size in *total. */
 static q8rt_status plan_arena(q8rt_session *s, size_t *total, q8rt_error *err) {
   const q8rt_model *m = s->model;
   const ir_graph *g = m->graph;
-  const int nv = g->n_values;
-  int *first = s->live_tmp, *last = s->live_tmp + nv, *order = s->live_tmp + 2 * nv;
+  const int nv = g->n_values, ns = m->plan.n_steps, nb = nv + ns;
+  int *first = s->live_tmp, *last = s->live_tmp + nb, *order = s->live_tmp + 2 * nb;
   int count = 0;
+  for (int v = 0; v < nb; v++) first[v] = last[v] = -2;
   for (int v = 0; v < nv; v++) {
     const ir_value *val = &g->values[v];
     s->offsets[v] = SIZE_MAX;
-    s->nbytes[v] = 0;
-    first[v] = last[v] = -2;
-    if (val->constant != NULL) {
-      s->nbytes[v] = val->constant->nbytes;
-      continue;
-    }
-    const op_shape *sh = &s->shapes[v];
-    int64_t elems;
-    if (sh->rank < 0 || !q8rt_shape_elements(sh->dims, sh->rank, &elems)) {
-      if (val->producer < 0 && val->graph_input < 0) continue; /* never defined: unused name */
-      return q8rt_fail(err, Q8RT_ERROR_SHAPE, "tensor '%s' has no concrete shape or is too large", val->name);
-    }
-    size_t bytes;
-    if (!q8rt_mul_size((size_t)elems, q8rt_dtype_size(sh->dtype), &bytes)) {
-      return q8rt_fail(err, Q8RT_ERROR_SHAPE, "tensor '%s' is too large", val->name);
-    }
-    s->nbytes[v] = bytes;
-    first[v] = val->graph_input >= 0 ? -1 : INT32_MAX;
-    order[count++] = v;
+    s->nbytes[v] = val->constant != NULL ? val->constant->nbytes : 0;
+    if (val->graph_input >= 0 && val->constant == NULL) first[v] = -1;
   }
-  for (int i = 0; i < m->plan.n_steps; i++) {
-    const ir_node *n = m->plan.steps[i].node;
-    for (int k = 0; k < n->n_outputs; k++) {
-      const int v = n->outputs[k];
-      if (v >= 0 && first[v] == INT32_MAX) {
-        first[v] = i;
-        last[v] = i;
-      }
+  for (int i = 0; i < ns; i++) {
+    const plan_step *ps = &m->plan.steps[i];
+    for (int k = 0; k < ps->n_outputs; k++) {
+      const int v = ps->outputs[k];
+      if (v >= 0 && first[v] == -2) first[v] = last[v] = i;
     }
-    for (int k = 0; k < n->n_inputs; k++) {
-      const int v = n->inputs[k];
+    for (int k = 0; k < ps->n_inputs; k++) {
+      const int v = ps->inputs[k];
       if (v >= 0 && first[v] != -2 && last[v] < i) last[v] = i;
+    }
+    if (s->steps[i].workspace_bytes > 0) {
+      /* Workspaces hold what bind builds (indirection buffers) as well as scratch, so they live
+       * through the whole run. */
+      first[nv + i] = -1;
+      last[nv + i] = ns;
+      s->block_size[nv + i] = s->steps[i].workspace_bytes;
     }
   }
   /* Graph outputs are read after the run; graph inputs must survive it so that a run can be
    * repeated on the same inputs. Both stay reserved to the end. */
   for (int i = 0; i < g->n_outputs; i++) {
-    const int v = g->outputs[i];
-    if (first[v] != -2) last[v] = m->plan.n_steps;
+    if (first[g->outputs[i]] != -2) last[g->outputs[i]] = ns;
   }
   for (int i = 0; i < g->n_inputs; i++) {
-    const int v = g->inputs[i];
-    if (first[v] != -2) last[v] = m->plan.n_steps;
+    if (first[g->inputs[i]] != -2) last[g->inputs[i]] = ns;
   }
-  /* insertion sort by size, descending (stable, ties by value index) */
+  for (int v = 0; v < nv; v++) {
+    if (first[v] == -2) continue;
+    const op_shape *sh = &s->shapes[v];
+    int64_t elems;
+    size_t bytes;
+    if (sh->rank < 0 || !q8rt_shape_elements(sh->dims, sh->rank, &elems) ||
+        !q8rt_mul_size((size_t)elems, q8rt_dtype_size(sh->dtype), &bytes)) {
+      return q8rt_fail(err, Q8RT_ERROR_SHAPE, "tensor '%s' has no concrete shape or is too large", g->values[v].name);
+    }
+    s->nbytes[v] = bytes;
+    s->block_size[v] = bytes;
+  }
+  for (int v = 0; v < nb; v++) {
+    if (first[v] != -2) order[count++] = v;
+  }
+  /* insertion sort by size, descending (stable) */
   for (int i = 1; i < count; i++) {
     int v = order[i], j = i - 1;
-    while (j >= 0 && s->nbytes[order[j]] < s->nbytes[v]) {
+    while (j >= 0 && s->block_size[order[j]] < s->block_size[v]) {
       order[j + 1] = order[j];
       j--;
     }
     order[j + 1] = v;
   }
+  size_t extent = 0;
   for (int i = 0; i < count; i++) {
     const int v = order[i];
-    const size_t size = ALIGN_UP(s->nbytes[v] ? s->nbytes[v] : 1, 64);
+    const size_t size = BLOCK_SIZE(s->block_size[v]);
     size_t off = 0;
     /* Move past every placed, lifetime-overlapping block that overlaps [off, off+size); repeat
-     * until a full pass finds no conflict. O(n^2) per value, fine for graph sizes. */
+     * until a full pass finds no conflict. O(n^2) per block, fine for graph sizes. */
     for (int changed = 1; changed;) {
       changed = 0;
       for (int j = 0; j < i; j++) {
         const int u = order[j];
         if (last[u] < first[v] || last[v] < first[u]) continue;
-        const size_t uoff = s->offsets[u], usize = ALIGN_UP(s->nbytes[u] ? s->nbytes[u] : 1, 64);
+        const size_t uoff = s->block_off[u], usize = BLOCK_SIZE(s->block_size[u]);
         if (off < uoff + usize && uoff < off + size) {
           off = uoff + usize;
           changed = 1;
         }
       }
     }
-    s->offsets[v] = off;
-  }
-  size_t extent = 0;
-  for (int i = 0; i < count; i++) {
-    const int v = order[i];
-    const size_t e = s->offsets[v] + ALIGN_UP(s->nbytes[v] ? s->nbytes[v] : 1, 64);
-    if (e > extent) extent = e;
+    s->block_off[v] = off;
+    if (v < nv) s->offsets[v] = off;
+    else s->steps[v - nv].workspace_offset = off;
+    if (off + size > extent) extent = off + size;
   }
   *total = extent + ARENA_SLACK;
   return Q8RT_OK;
@@ -174,10 +197,15 @@ static void *value_data(const q8rt_session *s, int v) {
   return (char *)s->arena + s->offsets[v];
 }
 
-/* Shapes are set for the graph inputs: infer, plan and (re)allocate the arena, point the views. */
+static void *step_workspace(const q8rt_session *s, int i) {
+  return s->steps[i].workspace_bytes ? (char *)s->arena + s->steps[i].workspace_offset : NULL;
+}
+
+/* Shapes are set for the graph inputs: infer, plan and (re)allocate the arena, point the views,
+ * then let the ops bind to their buffers. */
 static q8rt_status bind(q8rt_session *s, q8rt_error *err) {
   const q8rt_model *m = s->model;
-  const ir_graph *g = m->graph;
+  unbind_steps(s);
   s->bound = 0;
   s->ran = 0;
   q8rt_status st = infer_all(s, err);
@@ -190,8 +218,8 @@ static q8rt_status bind(q8rt_session *s, q8rt_error *err) {
   }
   if (total > s->arena_capacity) {
     if (s->arena_external) {
-      return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY,
-                       "the caller's arena has %zu bytes; these shapes need %zu", s->arena_capacity, total);
+      return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "the caller's arena has %zu bytes; these shapes need %zu",
+                       s->arena_capacity, total);
     }
     free_arena(s);
     s->arena = q8rt_alloc(s->allocator, total, 64);
@@ -202,21 +230,33 @@ static q8rt_status bind(q8rt_session *s, q8rt_error *err) {
   s->arena_size = total;
   int vi = 0;
   for (int i = 0; i < m->plan.n_steps; i++) {
-    const ir_node *n = m->plan.steps[i].node;
+    const plan_step *ps = &m->plan.steps[i];
     s->steps[i].in_base = vi;
-    for (int k = 0; k < n->n_inputs; k++, vi++) {
-      const int v = n->inputs[k];
+    for (int k = 0; k < ps->n_inputs; k++, vi++) {
+      const int v = ps->inputs[k];
       s->views[vi].data = v >= 0 ? value_data(s, v) : NULL;
       s->views[vi].shape = v >= 0 ? &s->shapes[v] : NULL;
     }
     s->steps[i].out_base = vi;
-    for (int k = 0; k < n->n_outputs; k++, vi++) {
-      const int v = n->outputs[k];
+    for (int k = 0; k < ps->n_outputs; k++, vi++) {
+      const int v = ps->outputs[k];
       s->views[vi].data = v >= 0 ? value_data(s, v) : NULL;
       s->views[vi].shape = v >= 0 ? &s->shapes[v] : NULL;
     }
   }
-  (void)g;
+  const op_exec_ctx ctx = exec_ctx(s);
+  for (int i = 0; i < m->plan.n_steps; i++) {
+    const plan_step *ps = &m->plan.steps[i];
+    if (ps->op->bind == NULL) continue;
+    session_step *ss = &s->steps[i];
+    st = ps->op->bind(ps->params, ss->geom, &s->views[ss->in_base], &s->views[ss->out_base], step_workspace(s, i), &ctx,
+                      err);
+    if (st != Q8RT_OK) {
+      unbind_steps(s);
+      return st;
+    }
+    ss->bound = 1;
+  }
   s->bound = 1;
   return Q8RT_OK;
 }
@@ -236,7 +276,9 @@ q8rt_status q8rt_session_create(const q8rt_model *model, const q8rt_session_opti
     }
     memcpy(&o, options, options->size);
   }
-  if (o.threads < 0) return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "threads is negative (%d)", o.threads);
+  if (o.threads < 0 || o.threads > 1024) {
+    return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "threads is %d (0 to 1024)", o.threads);
+  }
   const q8rt_allocator *a = o.allocator != NULL ? o.allocator : model->allocator;
   q8rt_session *s = q8rt_calloc(a, 1, sizeof(*s));
   if (s == NULL) return q8rt_fail(error, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
@@ -247,20 +289,31 @@ q8rt_status q8rt_session_create(const q8rt_model *model, const q8rt_session_opti
   s->profile = o.profile;
   s->max_arena_bytes = o.max_arena_bytes;
   const ir_graph *g = model->graph;
-  const size_t nv = (size_t)g->n_values, ns = (size_t)model->plan.n_steps;
+  const size_t nv = (size_t)g->n_values, ns = (size_t)model->plan.n_steps, nb = nv + ns;
   int nviews = 0;
-  for (size_t i = 0; i < ns; i++) nviews += model->plan.steps[i].node->n_inputs + model->plan.steps[i].node->n_outputs;
+  for (size_t i = 0; i < ns; i++) nviews += model->plan.steps[i].n_inputs + model->plan.steps[i].n_outputs;
   s->n_views = nviews;
   s->shapes = q8rt_calloc(a, nv, sizeof(op_shape));
   s->offsets = q8rt_calloc(a, nv, sizeof(size_t));
   s->nbytes = q8rt_calloc(a, nv, sizeof(size_t));
-  s->live_tmp = q8rt_calloc(a, nv * 3, sizeof(int));
+  s->live_tmp = q8rt_calloc(a, nb * 3, sizeof(int));
+  s->block_size = q8rt_calloc(a, nb, sizeof(size_t));
+  s->block_off = q8rt_calloc(a, nb, sizeof(size_t));
   s->steps = q8rt_calloc(a, ns + 1, sizeof(session_step));
   s->views = q8rt_calloc(a, (size_t)nviews + 1, sizeof(op_tensor));
   s->step_ms = q8rt_calloc(a, ns + 1, sizeof(double));
-  if ((nv && (!s->shapes || !s->offsets || !s->nbytes || !s->live_tmp)) || !s->steps || !s->views || !s->step_ms) {
+  if ((nv && (!s->shapes || !s->offsets || !s->nbytes)) || (nb && (!s->live_tmp || !s->block_size || !s->block_off)) ||
+      !s->steps || !s->views || !s->step_ms) {
     q8rt_session_free(s);
     return q8rt_fail(error, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory creating a session");
+  }
+  if (s->threads > 1) {
+    /* pthreadpool allocates with malloc: its memory does not go through the allocator hook. */
+    s->threadpool = pthreadpool_create((size_t)s->threads);
+    if (s->threadpool == NULL) {
+      q8rt_session_free(s);
+      return q8rt_fail(error, Q8RT_ERROR_OUT_OF_MEMORY, "cannot create a pool of %d threads", o.threads);
+    }
   }
   for (size_t v = 0; v < nv; v++) plan_value_shape(&g->values[v], &s->shapes[v]);
   if (model->all_inputs_static) {
@@ -412,11 +465,12 @@ q8rt_status q8rt_session_run(q8rt_session *s, q8rt_error *error) {
   q8rt_status st = require_bound(s, error);
   if (st != Q8RT_OK) return st;
   const plan *p = &s->model->plan;
+  const op_exec_ctx ctx = exec_ctx(s);
   for (int i = 0; i < p->n_steps; i++) {
     const plan_step *ps = &p->steps[i];
     const session_step *ss = &s->steps[i];
     const double t0 = s->profile ? now_ms() : 0.0;
-    ps->op->run(ps->params, ss->geom, &s->views[ss->in_base], &s->views[ss->out_base]);
+    ps->op->run(ps->params, ss->geom, &s->views[ss->in_base], &s->views[ss->out_base], step_workspace(s, i), &ctx);
     if (s->profile) s->step_ms[i] = now_ms() - t0;
   }
   s->ran = 1;

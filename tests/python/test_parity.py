@@ -19,6 +19,9 @@ from gen_parity_models import build, cases
 CASES = cases()
 
 
+FORCED_BACKENDS = ("avx512", "avx2", "xnnpack")
+FORCED_COUNTS: dict = {}  # backend -> [cases run exactly, cases refused]
+
 def test_reference_matches_onnx_test_data():
     """The numpy reference reproduces the expected output of ONNX's own test_qlinearconv."""
     d = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "node", "test_qlinearconv",
@@ -83,10 +86,34 @@ def test_parity(case, tmp_path):
             rec.q8rt_detail = f"[{label}] " + (res.stderr.strip().splitlines() or [str(e)])[-1][:200] \
                 if res.returncode != 0 else f"[{label}] " + str(e).splitlines()[0][:200]
             raise
+    # Forced backends: each may refuse a node it cannot run (one clean error line naming why), but
+    # whatever it runs must be exact.
+    for backend in FORCED_BACKENDS:
+        res_b = h.run_q8rt(model_path, {"x": x_path}, tmp_path / f"out-{backend}", extra=["--backend", backend])
+        if res_b.returncode != 0:
+            h.assert_clean_error(res_b, any_of=("cannot run", "lacks", "not built", "no ", "XNNPACK"))
+            FORCED_COUNTS.setdefault(backend, [0, 0])[1] += 1
+            continue
+        h.assert_same_bytes(res_b.output("y"), ref, f"q8rt (--backend {backend}) vs exact reference")
+        FORCED_COUNTS.setdefault(backend, [0, 0])[0] += 1
     rec.q8rt = "equal"
     if ort_out is not None and rec.ort == "equal":
         # Follows from the two checks above; stated for the reader.
         h.assert_same_bytes(res.output("y"), ort_out, "q8rt vs ONNX Runtime")
+
+
+def test_forced_backends_ran():
+    """Every forced backend the CPU supports must have run (and matched) some parity cases."""
+    if not FORCED_COUNTS:
+        pytest.skip("no parity case ran (deselected)")
+    flags = open("/proc/cpuinfo").read().split() if os.path.exists("/proc/cpuinfo") else []
+    expect = {"xnnpack": True, "avx2": "avx2" in flags,
+              "avx512": all(f in flags for f in ("avx512f", "avx512bw", "avx512vl", "avx512_vnni"))}
+    report = ", ".join(f"{b}: {ran} ran, {refused} refused" for b, (ran, refused) in sorted(FORCED_COUNTS.items()))
+    print("forced backends:", report)
+    for backend, (ran, _refused) in FORCED_COUNTS.items():
+        if expect.get(backend):
+            assert ran > 0, f"--backend {backend} ran no parity case ({report})"
 
 
 def test_parity_summary():

@@ -1,0 +1,369 @@
+/* QLinearConv fast paths (NHWC).
+ *
+ * GEMM: output pixel rows x output channels. A row is the pixel's receptive field in (ky, kx, c)
+ * order; for 1x1 convolutions with stride 1 and no padding that is the input row itself (no copy),
+ * otherwise rows are gathered tile by tile (im2col) into a per-thread workspace small enough to
+ * stay in L1/L2, with padded taps filled with the raw activation zero point. The 3-channel 7x7
+ * first layers benefit most: their K of 147 becomes one dense dot product instead of 49 tiny ones.
+ * Depthwise: an indirection buffer of input-pixel pointers per output pixel and tap (padded taps
+ * point at a row of zero points), built when the session binds its arena; any kernel size.
+ * Threads: output rows are split into tiles handed out round-robin to the pool's tasks; each task
+ * owns its im2col tile, so results do not depend on the thread count. */
+#include "conv_paths.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "q8rt-isa.h"
+
+typedef struct gemm_variant {
+  uint32_t isa;
+  q8rt_qu8_gemm_ukernel_fn fn;
+  size_t mr, nr;
+  const char *name;
+} gemm_variant;
+
+typedef struct dw_variant {
+  uint32_t isa;
+  q8rt_qu8_dwconv_ukernel_fn fn;
+  size_t cb;
+  const char *name;
+} dw_variant;
+
+static const gemm_variant g_gemm[] = {
+#define Q8RT_GEMM_UKERNEL(isa, fn, mr, nr) {isa, fn, mr, nr, #fn},
+#include "qu8-qc8w-gemm/qu8-qc8w-gemm.inc"
+#undef Q8RT_GEMM_UKERNEL
+    {0, NULL, 0, 0, NULL},
+};
+
+static const dw_variant g_dw[] = {
+#define Q8RT_DWCONV_UKERNEL(isa, fn, cb) {isa, fn, cb, #fn},
+#include "qu8-dwconv/qu8-dwconv.inc"
+#undef Q8RT_DWCONV_UKERNEL
+    {0, NULL, 0, NULL},
+};
+
+void conv_choice_init(conv_choice *c, q8rt_backend backend, uint32_t isa) {
+  c->backend = backend;
+  c->isa = isa;
+  c->allow_xnnpack = backend == Q8RT_BACKEND_AUTO || backend == Q8RT_BACKEND_XNNPACK;
+}
+
+static const char *isa_name(uint32_t isa) {
+  switch (isa) {
+  case Q8RT_ISA_AVX2: return "AVX2";
+  case Q8RT_ISA_AVX512VNNI: return "AVX-512 VNNI";
+  case Q8RT_ISA_NEON: return "NEON";
+  case Q8RT_ISA_NEONDOT: return "NEON dot product";
+  default: return "scalar";
+  }
+}
+
+/* ISAs to try, best first, for the requested backend. */
+static int target_isas(const conv_choice *c, uint32_t out[3]) {
+  switch (c->backend) {
+  case Q8RT_BACKEND_AVX2: out[0] = Q8RT_ISA_AVX2; return 1;
+  case Q8RT_BACKEND_AVX512: out[0] = Q8RT_ISA_AVX512VNNI; return 1;
+  case Q8RT_BACKEND_NEON: out[0] = Q8RT_ISA_NEONDOT; out[1] = Q8RT_ISA_NEON; return 2;
+  case Q8RT_BACKEND_AUTO:
+    out[0] = Q8RT_ISA_AVX512VNNI;
+    out[1] = Q8RT_ISA_AVX2;
+    out[2] = Q8RT_ISA_NEONDOT;
+    return 3;
+  default: return 0;
+  }
+}
+
+static const char *pool_printf(q8rt_pool *pool, const char *fmt, ...) Q8RT_PRINTF(2, 3);
+static const char *pool_printf(q8rt_pool *pool, const char *fmt, ...) {
+  char buf[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  const char *s = q8rt_pool_strdup(pool, buf);
+  return s != NULL ? s : "";
+}
+
+static size_t round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
+
+q8rt_status conv_fast_prepare(const conv_fast_desc *d, const conv_choice *choice, q8rt_pool *pool, conv_fast *f,
+                              q8rt_error *err) {
+  memset(f, 0, sizeof(*f));
+  f->out_c = d->out_c;
+  f->path = CONV_PATH_NONE;
+  if (choice->backend == Q8RT_BACKEND_REFERENCE) {
+    f->path = CONV_PATH_REF;
+    f->kernel = "qx-conv-ref-scalar";
+    f->reason = "forced: --backend reference";
+    return Q8RT_OK;
+  }
+  if (choice->backend == Q8RT_BACKEND_XNNPACK) {
+    f->reason = "forced: --backend xnnpack";
+    return Q8RT_OK;
+  }
+  uint32_t isas[3];
+  const int n_isas = target_isas(choice, isas);
+  /* A forced ISA backend on a CPU without it is refused by the front-end with this reason. */
+  int have_any = 0;
+  for (int i = 0; i < n_isas; i++) have_any |= (choice->isa & isas[i]) != 0;
+  if (!have_any) {
+    f->reason = choice->backend == Q8RT_BACKEND_AUTO ? "this CPU has no instruction set q8rt has fast kernels for"
+                                                     : pool_printf(pool, "this CPU lacks %s", isa_name(isas[0]));
+    return Q8RT_OK;
+  }
+  const int depthwise = d->groups > 1 && d->in_c_per_group == 1 && d->out_c == d->groups;
+  const size_t taps = d->kernel_h * d->kernel_w;
+  f->rq.y_zero_point = d->y_zero_point;
+  f->rq.y_lo = (float)((d->y_signed ? -128 : 0) - d->y_zero_point);
+  f->rq.y_hi = (float)((d->y_signed ? 127 : 255) - d->y_zero_point);
+  f->rq.x_xor = d->x_signed ? 0x80 : 0;
+  f->rq.y_signed = (uint8_t)d->y_signed;
+  f->x_zp_raw = (uint8_t)d->x_zero_point;
+  const int32_t x_zp_u8 = d->x_signed ? d->x_zero_point + 128 : d->x_zero_point;
+
+  if (depthwise) {
+    const dw_variant *v = NULL;
+    for (int i = 0; i < n_isas && v == NULL; i++) {
+      if (!(choice->isa & isas[i])) continue;
+      for (const dw_variant *c = g_dw; c->fn != NULL; c++) {
+        if (c->isa == isas[i]) {
+          v = c;
+          break;
+        }
+      }
+    }
+    if (v == NULL) {
+      f->reason = pool_printf(pool, "no depthwise kernel for %s in this build", isa_name(isas[0]));
+      return Q8RT_OK;
+    }
+    void *packed = q8rt_pool_alloc(pool, q8rt_dw_packed_size(d->out_c, taps, v->cb), 64);
+    if (packed == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory packing depthwise weights");
+    q8rt_dw_pack(d->out_c, taps, v->cb, d->w, d->bias, d->scale, x_zp_u8, packed);
+    f->path = CONV_PATH_DW;
+    f->dw = v->fn;
+    f->cb = v->cb;
+    f->taps = taps;
+    f->packed = packed;
+    f->kernel = v->name + 5; /* drop the "q8rt_" prefix */
+    f->reason = choice->backend == Q8RT_BACKEND_AUTO
+                    ? "depthwise, any kernel size, NHWC with an indirection buffer (fastest exact kernel on this CPU)"
+                    : "depthwise, forced backend";
+    return Q8RT_OK;
+  }
+  if (d->groups != 1) {
+    f->reason = "grouped convolution (not depthwise): no q8rt fast kernel";
+    return Q8RT_OK;
+  }
+  const size_t k = taps * d->in_c_per_group;
+  for (size_t i = 0; i < d->out_c * k; i++) {
+    if (d->w[i] < -128 || d->w[i] > 127) {
+      f->reason = "weights minus their zero point leave the int8 range (the GEMM kernels need int8 weights)";
+      return Q8RT_OK;
+    }
+  }
+  const gemm_variant *v = NULL;
+  for (int i = 0; i < n_isas && v == NULL; i++) {
+    if (!(choice->isa & isas[i])) continue;
+    for (const gemm_variant *c = g_gemm; c->fn != NULL; c++) {
+      if (c->isa == isas[i]) {
+        v = c;
+        break;
+      }
+    }
+  }
+  if (v == NULL) {
+    f->reason = pool_printf(pool, "no GEMM kernel for %s in this build", isa_name(isas[0]));
+    return Q8RT_OK;
+  }
+  /* Reorder to [M][ky][kx][c] (the im2col row order) as int8, then pack for the variant's NR. */
+  const q8rt_allocator *a = pool->allocator;
+  int8_t *wg = q8rt_alloc(a, d->out_c * k + 1, 16);
+  if (wg == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory packing weights");
+  const size_t c_n = d->in_c_per_group;
+  for (size_t m = 0; m < d->out_c; m++) {
+    for (size_t c = 0; c < c_n; c++) {
+      for (size_t t = 0; t < taps; t++) wg[m * k + t * c_n + c] = (int8_t)d->w[(m * c_n + c) * taps + t];
+    }
+  }
+  void *packed = q8rt_pool_alloc(pool, q8rt_qc8w_gemm_packed_size(d->out_c, k, v->nr), 64);
+  if (packed != NULL) q8rt_qc8w_gemm_pack(d->out_c, k, v->nr, wg, d->bias, d->scale, x_zp_u8, packed);
+  q8rt_free(a, wg, d->out_c * k + 1);
+  if (packed == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory packing weights");
+  f->path = CONV_PATH_GEMM;
+  f->gemm = v->fn;
+  f->mr = v->mr;
+  f->nr = v->nr;
+  f->k = k;
+  f->a_stride = round_up(k, 4);
+  f->taps = taps;
+  f->packed = packed;
+  f->kernel = v->name + 5;
+  f->reason = taps == 1 ? "pointwise: GEMM on the NHWC input (fastest exact kernel on this CPU)"
+              : d->in_c_per_group <= 4
+                  ? "few input channels (first layer): im2col tiles make K dense, then GEMM"
+                  : "im2col tiles + GEMM (fastest exact kernel on this CPU)";
+  return Q8RT_OK;
+}
+
+void conv_fast_geom_init(const conv_fast *f, const q8rt_qconv_ref_params *r, conv_fast_geom *g) {
+  memset(g, 0, sizeof(*g));
+  g->batch = r->batch;
+  g->in_h = r->in_h;
+  g->in_w = r->in_w;
+  g->in_c = r->in_c;
+  g->out_h = r->out_h;
+  g->out_w = r->out_w;
+  g->kernel_h = r->kernel_h;
+  g->kernel_w = r->kernel_w;
+  g->stride_h = r->stride_h;
+  g->stride_w = r->stride_w;
+  g->dilation_h = r->dilation_h;
+  g->dilation_w = r->dilation_w;
+  g->pad_top = r->pad_top;
+  g->pad_left = r->pad_left;
+  g->rows = r->batch * r->out_h * r->out_w;
+  if (f->path == CONV_PATH_GEMM) {
+    g->direct = r->kernel_h == 1 && r->kernel_w == 1 && r->stride_h == 1 && r->stride_w == 1 && r->pad_top == 0 &&
+                r->pad_left == 0 && r->out_h == r->in_h && r->out_w == r->in_w;
+    /* ~24 KiB of im2col rows per tile, a multiple of MR */
+    size_t t = 24576 / (f->a_stride * f->mr);
+    if (t < 1) t = 1;
+    g->tile_rows = t * f->mr;
+    if (g->direct) g->tile_rows = f->mr * 16;
+  }
+}
+
+static size_t tile_bytes(const conv_fast *f, const conv_fast_geom *g) {
+  return round_up(g->tile_rows * f->a_stride, 64);
+}
+
+size_t conv_fast_workspace(const conv_fast *f, const conv_fast_geom *g, size_t threads) {
+  if (f->path == CONV_PATH_GEMM) return g->direct ? 0 : tile_bytes(f, g) * (threads ? threads : 1);
+  if (f->path == CONV_PATH_DW) return round_up(g->rows * f->taps * sizeof(void *), 64) + round_up(g->in_c, 64) + 64;
+  return 0;
+}
+
+void conv_fast_bind(const conv_fast *f, conv_fast_geom *g, const void *x, void *workspace) {
+  if (f->path != CONV_PATH_DW) return;
+  const uint8_t **ind = workspace;
+  uint8_t *zero = (uint8_t *)workspace + round_up(g->rows * f->taps * sizeof(void *), 64);
+  memset(zero, f->x_zp_raw, round_up(g->in_c, 64) + 64);
+  const uint8_t *xb = x;
+  size_t i = 0;
+  for (size_t n = 0; n < g->batch; n++) {
+    for (size_t oy = 0; oy < g->out_h; oy++) {
+      for (size_t ox = 0; ox < g->out_w; ox++) {
+        for (size_t ky = 0; ky < g->kernel_h; ky++) {
+          const size_t iy_p = oy * g->stride_h + ky * g->dilation_h;
+          const int row_ok = iy_p >= g->pad_top && iy_p - g->pad_top < g->in_h;
+          for (size_t kx = 0; kx < g->kernel_w; kx++) {
+            const size_t ix_p = ox * g->stride_w + kx * g->dilation_w;
+            if (row_ok && ix_p >= g->pad_left && ix_p - g->pad_left < g->in_w) {
+              ind[i++] = xb + ((n * g->in_h + (iy_p - g->pad_top)) * g->in_w + (ix_p - g->pad_left)) * g->in_c;
+            } else {
+              ind[i++] = zero;
+            }
+          }
+        }
+      }
+    }
+  }
+  g->indirection = ind;
+}
+
+/* ---- run ---------------------------------------------------------------------------------------- */
+
+typedef struct run_ctx {
+  const conv_fast *f;
+  const conv_fast_geom *g;
+  const uint8_t *x;
+  uint8_t *y;
+  uint8_t *workspace;
+  size_t tasks;
+  size_t tiles;
+} run_ctx;
+
+/* Gather rows [r0, r1) of the im2col matrix into `a` (a_stride bytes per row). */
+static void im2col(const conv_fast *f, const conv_fast_geom *g, const uint8_t *x, size_t r0, size_t r1, uint8_t *a) {
+  const size_t c = g->in_c;
+  const size_t pad_bytes = f->a_stride - f->k;
+  for (size_t r = r0; r < r1; r++) {
+    const size_t ox = r % g->out_w, oy = (r / g->out_w) % g->out_h, n = r / (g->out_w * g->out_h);
+    uint8_t *dst = a + (r - r0) * f->a_stride;
+    for (size_t ky = 0; ky < g->kernel_h; ky++) {
+      const size_t iy_p = oy * g->stride_h + ky * g->dilation_h;
+      const int row_ok = iy_p >= g->pad_top && iy_p - g->pad_top < g->in_h;
+      const uint8_t *src_row = x + (n * g->in_h + (row_ok ? iy_p - g->pad_top : 0)) * g->in_w * c;
+      for (size_t kx = 0; kx < g->kernel_w; kx++, dst += c) {
+        const size_t ix_p = ox * g->stride_w + kx * g->dilation_w;
+        if (row_ok && ix_p >= g->pad_left && ix_p - g->pad_left < g->in_w) {
+          memcpy(dst, src_row + (ix_p - g->pad_left) * c, c);
+        } else {
+          memset(dst, f->x_zp_raw, c);
+        }
+      }
+    }
+    if (pad_bytes) memset(dst, 0, pad_bytes); /* meets zero weights; set so nothing reads garbage */
+  }
+}
+
+static void gemm_rows(const conv_fast *f, const uint8_t *a, size_t a_stride, size_t rows, uint8_t *y) {
+  for (size_t r = 0; r < rows; r += f->mr) {
+    const size_t mr = rows - r < f->mr ? rows - r : f->mr;
+    f->gemm(mr, f->out_c, f->k, a + r * a_stride, a_stride, f->packed, y + r * f->out_c, f->out_c, &f->rq);
+  }
+}
+
+static void gemm_task(void *context, size_t task) {
+  const run_ctx *c = context;
+  const conv_fast *f = c->f;
+  const conv_fast_geom *g = c->g;
+  uint8_t *tile = c->workspace != NULL ? c->workspace + task * tile_bytes(f, g) : NULL;
+  for (size_t t = task; t < c->tiles; t += c->tasks) {
+    const size_t r0 = t * g->tile_rows;
+    const size_t r1 = r0 + g->tile_rows < g->rows ? r0 + g->tile_rows : g->rows;
+    if (g->direct) {
+      gemm_rows(f, c->x + r0 * g->in_c, g->in_c, r1 - r0, c->y + r0 * f->out_c);
+    } else {
+      im2col(f, g, c->x, r0, r1, tile);
+      gemm_rows(f, tile, f->a_stride, r1 - r0, c->y + r0 * f->out_c);
+    }
+  }
+}
+
+#define DW_TILE 64 /* output pixels per depthwise task */
+
+static void dw_task(void *context, size_t t) {
+  const run_ctx *c = context;
+  const conv_fast *f = c->f;
+  const conv_fast_geom *g = c->g;
+  const size_t p0 = t * DW_TILE;
+  const size_t n = g->rows - p0 < DW_TILE ? g->rows - p0 : DW_TILE;
+  f->dw(f->out_c, n, g->indirection + p0 * f->taps, f->taps, f->packed, c->y + p0 * f->out_c, f->out_c, &f->rq);
+}
+
+void conv_fast_run(const conv_fast *f, const conv_fast_geom *g, const void *x, void *y, void *workspace,
+                   const op_exec_ctx *ctx) {
+  run_ctx c = {f, g, x, y, workspace, 1, 0};
+  if (f->path == CONV_PATH_DW) {
+    const size_t tiles = (g->rows + DW_TILE - 1) / DW_TILE;
+    if (ctx->threadpool != NULL && tiles > 1) {
+      pthreadpool_parallelize_1d(ctx->threadpool, dw_task, &c, tiles, 0);
+    } else {
+      for (size_t t = 0; t < tiles; t++) dw_task(&c, t);
+    }
+    return;
+  }
+  c.tiles = (g->rows + g->tile_rows - 1) / g->tile_rows;
+  c.tasks = ctx->threads < c.tiles ? ctx->threads : c.tiles;
+  if (c.tasks < 1) c.tasks = 1;
+  if (ctx->threadpool != NULL && c.tasks > 1) {
+    pthreadpool_parallelize_1d(ctx->threadpool, gemm_task, &c, c.tasks, 0);
+  } else {
+    c.tasks = 1;
+    gemm_task(&c, 0);
+  }
+}

@@ -1,0 +1,62 @@
+/* The planner's layout change for 8-bit activations: NCHW <-> NHWC (3-D: NCW <-> NWC). It is not
+ * an ONNX op: the planner inserts it where a value crosses from NCHW ops to NHWC ones or back. */
+#include <string.h>
+
+#include "op.h"
+#include "q8rt-kernels.h"
+
+typedef struct transpose_params {
+  int to_nhwc;
+} transpose_params;
+
+typedef struct transpose_geom {
+  size_t outer, a, b; /* [outer][a][b] -> [outer][b][a] */
+} transpose_geom;
+
+void *op_layout_transpose_params(q8rt_pool *pool, int to_nhwc) {
+  transpose_params *p = q8rt_pool_alloc(pool, sizeof(*p), 16);
+  if (p != NULL) p->to_nhwc = to_nhwc;
+  return p;
+}
+
+static q8rt_status transpose_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out,
+                                   int concrete, void *geom, q8rt_error *err) {
+  const transpose_params *p = params;
+  const op_shape *x = &in[0];
+  if (x->rank < 3 || q8rt_dtype_size(x->dtype) != 1) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "layout change '%s': needs an 8-bit tensor of rank 3 or 4", n->name);
+  }
+  *out = *x;
+  const int r = x->rank;
+  if (p->to_nhwc) { /* [N, C, S...] -> [N, S..., C] */
+    for (int i = 1; i < r - 1; i++) out->dims[i] = x->dims[i + 1];
+    out->dims[r - 1] = x->dims[1];
+  } else { /* [N, S..., C] -> [N, C, S...] */
+    out->dims[1] = x->dims[r - 1];
+    for (int i = 2; i < r; i++) out->dims[i] = x->dims[i - 1];
+  }
+  if (concrete) {
+    transpose_geom *g = geom;
+    size_t spatial = 1;
+    for (int i = 1; i < r - 1; i++) spatial *= (size_t)(p->to_nhwc ? x->dims[i + 1] : x->dims[i]);
+    const size_t channels = (size_t)(p->to_nhwc ? x->dims[1] : x->dims[r - 1]);
+    g->outer = (size_t)x->dims[0];
+    g->a = p->to_nhwc ? channels : spatial;
+    g->b = p->to_nhwc ? spatial : channels;
+  }
+  return Q8RT_OK;
+}
+
+static void transpose_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                          const op_exec_ctx *ctx) {
+  (void)params;
+  (void)workspace;
+  (void)ctx;
+  const transpose_geom *g = geom;
+  q8rt_x8_transpose_ukernel__scalar(g->outer, g->a, g->b, in[0].data, out[0].data);
+}
+
+const op_def q8rt_op_layout_transpose = {
+    .op_type = "LayoutTranspose", .domain = "q8rt", .min_opset = 1,
+    .infer = transpose_infer, .run = transpose_run,
+};

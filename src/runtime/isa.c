@@ -1,0 +1,31 @@
+/* CPU feature detection, once per process, through cpuinfo. */
+#include <cpuinfo.h>
+#include <pthread.h>
+
+#include "isa.h"
+#include "q8rt-isa.h"
+
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static uint32_t g_isa = Q8RT_ISA_SCALAR;
+
+static void detect(void) {
+  uint32_t isa = Q8RT_ISA_SCALAR;
+  if (cpuinfo_initialize()) {
+#if defined(__x86_64__) || defined(_M_X64)
+    if (cpuinfo_has_x86_avx2()) isa |= Q8RT_ISA_AVX2;
+    if (cpuinfo_has_x86_avx512f() && cpuinfo_has_x86_avx512bw() && cpuinfo_has_x86_avx512vl() &&
+        cpuinfo_has_x86_avx512dq() && cpuinfo_has_x86_avx512vnni()) {
+      isa |= Q8RT_ISA_AVX512VNNI;
+    }
+#elif defined(__aarch64__)
+    if (cpuinfo_has_arm_neon()) isa |= Q8RT_ISA_NEON;
+    if (cpuinfo_has_arm_neon_dot()) isa |= Q8RT_ISA_NEONDOT;
+#endif
+  }
+  g_isa = isa;
+}
+
+uint32_t q8rt_cpu_isa(void) {
+  pthread_once(&g_once, detect);
+  return g_isa;
+}
