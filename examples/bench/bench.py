@@ -262,8 +262,8 @@ def run_q8rt(model: Path, inputs: Dict[str, Path], outdir: Path, backend: str, t
         f.unlink()
     try:
         p = _run(base + ["--repeat", "1", "--explain", "--output-dir", str(outdir)], timeout=600)
-    except subprocess.TimeoutExpired:
-        m.status, m.reason = "error", "timed out (600 s)"
+    except (subprocess.TimeoutExpired, OSError) as e:
+        m.status, m.reason = "error", "timed out (600 s)" if isinstance(e, subprocess.TimeoutExpired) else str(e)
         return m
     if p.returncode != 0:
         reason = _error_line(p, ERROR_PREFIX)
@@ -288,8 +288,8 @@ def run_q8rt(model: Path, inputs: Dict[str, Path], outdir: Path, backend: str, t
     runs = policy.runs_for(t_est)
     try:
         p = _run(base + ["--repeat", str(runs)], timeout=600)
-    except subprocess.TimeoutExpired:
-        m.status, m.reason = "error", "timed out (600 s)"
+    except (subprocess.TimeoutExpired, OSError) as e:
+        m.status, m.reason = "error", "timed out (600 s)" if isinstance(e, subprocess.TimeoutExpired) else str(e)
         return m
     lat = LATENCY_RE.search(p.stdout)
     if p.returncode != 0 or not lat:
@@ -351,8 +351,8 @@ def run_xnnpack(case: ConvCase, policy: Policy) -> Meas:
             "--max-ms", str(int(policy.cap_s * 1e3))]
     try:
         r = _run(args, timeout=600)
-    except subprocess.TimeoutExpired:
-        m.status, m.reason = "error", "timed out (600 s)"
+    except (subprocess.TimeoutExpired, OSError) as e:
+        m.status, m.reason = "error", "timed out (600 s)" if isinstance(e, subprocess.TimeoutExpired) else str(e)
         return m
     lat = LATENCY_RE.search(r.stdout)
     if r.returncode != 0 or not lat:
@@ -573,7 +573,8 @@ def versions() -> dict:
     m = re.search(r'#define Q8RT_VERSION_STRING "([^"]*)"', (REPO / "include" / "q8rt.h").read_text())
     v["q8rt"] = m.group(1) if m else "?"
     try:
-        v["q8rt_git"] = subprocess.run(["git", "-C", str(REPO), "describe", "--always", "--dirty"],
+        # The tree q8rt-run was built from (Q8RT_RUN may point into another clone).
+        v["q8rt_git"] = subprocess.run(["git", "-C", str(q8rt_exe().parent), "describe", "--always", "--dirty"],
                                        capture_output=True, text=True, timeout=10).stdout.strip()
     except (OSError, subprocess.TimeoutExpired):
         pass
@@ -605,7 +606,7 @@ def plot(cases: List[ConvCase], results: Dict[str, List[Meas]], path: Path, titl
         return "no chart: nothing measured"
     n, k = len(cases), len(impls)
     width = 0.8 / k
-    fig, ax = plt.subplots(figsize=(max(10.0, 1.5 * n + 3), 6.5), dpi=110)
+    fig, ax = plt.subplots(figsize=(max(10.0, 1.6 * n + 3), 7.0), dpi=110)
     any_inexact = False
     for j, (key, label, color) in enumerate(impls):
         xs, ys, hatches = [], [], []
@@ -618,9 +619,13 @@ def plot(cases: List[ConvCase], results: Dict[str, List[Meas]], path: Path, titl
                 any_inexact |= bad
                 hatches.append("///" if bad else "")
         bars = ax.bar(xs, ys, width=width, color=color, label=label, edgecolor="black", linewidth=0.4)
-        for b, h in zip(bars, hatches):
+        for b, h, y in zip(bars, hatches, ys):
             b.set_hatch(h)
+            ax.annotate(f"{y:.3g}", (b.get_x() + b.get_width() / 2, y), xytext=(0, 2), textcoords="offset points",
+                        ha="center", va="bottom", rotation=90, fontsize=7)
     ax.set_yscale("log")
+    lo, hi = ax.get_ylim()
+    ax.set_ylim(lo, hi * 4)  # room for the value labels and the legend
     ax.set_ylabel("GMAC/s (log scale, higher is better)")
     ax.set_xticks(range(n))
     ax.set_xticklabels([f"{c.shape.name}\n{c.shape.mmac:.1f} MMAC" for c in cases], rotation=30, ha="right",
