@@ -327,22 +327,44 @@ fail:
   return st;
 }
 
-/* XNNPACK rounds with the current SSE rounding mode (cvtps2dq); the contract is
- * round-half-even. */
-static bool rounding_is_nearest(void) {
+/* XNNPACK's epilogue rounds with cvtps2dq, i.e. in the current SSE rounding mode, and its float
+ * multiply follows that mode too; the contract is defined in round-to-nearest. The calling
+ * thread runs in round-to-nearest for the duration of the operator and gets its own mode back.
+ * (pthreadpool workers keep their own modes, round-to-nearest unless the application changed
+ * them in those threads.) */
+typedef struct fp_mode {
 #if Q8RT_XNN_X86
-  return (_mm_getcsr() & 0x6000u) == 0;
+  unsigned csr;
 #else
-  return fegetround() == FE_TONEAREST;
+  int round;
+#endif
+} fp_mode;
+
+static void enter_nearest(fp_mode *m) {
+#if Q8RT_XNN_X86
+  m->csr = _mm_getcsr();
+  if (m->csr & 0x6000u) _mm_setcsr(m->csr & ~0x6000u);
+#else
+  m->round = fegetround();
+  if (m->round != FE_TONEAREST) fesetround(FE_TONEAREST);
+#endif
+}
+
+static void leave_nearest(const fp_mode *m) {
+#if Q8RT_XNN_X86
+  if (m->csr & 0x6000u) _mm_setcsr(m->csr);
+#else
+  if (m->round != FE_TONEAREST) fesetround(m->round);
 #endif
 }
 
 q8rt_status q8rt_xnn_conv_run(q8rt_xnn_conv *c, q8rt_error *err) {
   if (c == NULL || !c->ready) return q8rt_fail(err, Q8RT_ERROR_STATE, "XNNPACK conv: not set up");
-  if (!rounding_is_nearest())
-    return q8rt_fail(err, Q8RT_ERROR_STATE, "XNNPACK conv: floating-point rounding mode is not round-to-nearest");
   if (c->x_xor) xor_bytes(c->x_scratch, c->x, c->x_bytes, c->x_xor);
+  fp_mode mode;
+  enter_nearest(&mode);
   const enum xnn_status s = xnn_run_operator(c->op, c->pool);
+  leave_nearest(&mode);
   if (s != xnn_status_success) return from_xnn(s, err, "convolution run");
   if (c->y_xor) xor_bytes(c->y, c->y, c->y_bytes, c->y_xor);
   return Q8RT_OK;

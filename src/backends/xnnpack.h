@@ -18,9 +18,10 @@
  * - The x86 epilogue ("fp32" requantization) is cvtdq2ps, mulps by scale[c], minps with
  *   (qmax - y_zp), cvtps2dq (round-to-nearest-even in the default MXCSR mode), saturating pack to
  *   int16, saturating add of y_zp, saturating pack to 8 bits, max with qmin. With qmin/qmax the
- *   full type range (always so here) that is clamp(rne(v) + y_zp, qmin, qmax) for every finite v.
- *   It depends on the rounding mode, so q8rt_xnn_conv_run refuses to run when the thread's SSE
- *   rounding mode is not round-to-nearest.
+ *   full type range (always so here) that is clamp(rne(v) + y_zp, qmin, qmax) for every finite v
+ *   (v is finite: |acc| <= 2^31 and scale < 256). cvtps2dq and mulps follow the SSE rounding
+ *   mode, so q8rt_xnn_conv_run switches the calling thread to round-to-nearest around the
+ *   operator and restores the caller's mode after.
  * - On ARM, XNNPACK's qu8 (and qs8) operators use "rndnu" fixed-point requantization, which is
  *   NOT the contract; only qc8 (fp32 requantization everywhere) is accepted there.
  * The unit tests (tests/unit/test_xnnpack.c) check byte identity with the scalar reference over a
@@ -106,8 +107,10 @@ q8rt_status q8rt_xnn_conv_create(const q8rt_xnn_conv_desc *d, const q8rt_allocat
 q8rt_status q8rt_xnn_conv_setup(q8rt_xnn_conv *c, const void *x, void *y, pthreadpool_t pool, q8rt_error *err);
 
 /* Runs the convolution: the activation shift into scratch when needed, xnn_run_operator with the
- * threadpool given at setup, the output shift when needed. No allocation. Fails with
- * Q8RT_ERROR_STATE when the SSE rounding mode is not round-to-nearest. */
+ * threadpool given at setup (in round-to-nearest on the calling thread; pthreadpool workers run
+ * in their own FP mode, which is round-to-nearest unless the application changed it in them), the
+ * output shift when needed. No allocation. Fails only on a NULL or not-set-up operator or an
+ * XNNPACK error, so a caller that ignores the status only risks it when it ignored create's. */
 q8rt_status q8rt_xnn_conv_run(q8rt_xnn_conv *c, q8rt_error *err);
 
 /* Which XNNPACK operator the glue uses: "qc8" or "qu8". */
