@@ -396,24 +396,24 @@ def by_impl(res: List[Meas]) -> Dict[str, Meas]:
     return {m.impl: m for m in res}
 
 
-def speed_ratio(other: Optional[Meas], q8rt: Optional[Meas]) -> Optional[float]:
-    """other time / q8rt time: > 1 means q8rt is faster."""
+def speed_ratio(other: Optional[Meas], q8rt: Optional[Meas], use_min: bool = False) -> Optional[float]:
+    """other time / q8rt time (medians, or minimums with use_min): > 1 means q8rt is faster."""
     if other is None or q8rt is None or not other.ok or not q8rt.ok:
         return None
-    return other.median_ms / q8rt.median_ms
+    return other.min_ms / q8rt.min_ms if use_min else other.median_ms / q8rt.median_ms
 
 
-def ratios(res: List[Meas]) -> Dict[str, Optional[float]]:
+def ratios(res: List[Meas], use_min: bool = False) -> Dict[str, Optional[float]]:
     d = by_impl(res)
     q = d.get("q8rt-auto")
     out = {
-        "ort_u8s8_over_q8rt": speed_ratio(d.get("ort-u8s8"), q),
-        "ort_s8s8_over_q8rt": speed_ratio(d.get("ort-s8s8"), q),
-        "xnnpack_over_q8rt": speed_ratio(d.get("xnnpack"), q),
-        "two_thread_speedup": speed_ratio(q, d.get("q8rt-auto-2t")),
+        "ort_u8s8_over_q8rt": speed_ratio(d.get("ort-u8s8"), q, use_min),
+        "ort_s8s8_over_q8rt": speed_ratio(d.get("ort-s8s8"), q, use_min),
+        "xnnpack_over_q8rt": speed_ratio(d.get("xnnpack"), q, use_min),
+        "two_thread_speedup": speed_ratio(q, d.get("q8rt-auto-2t"), use_min),
     }
     best = [m for m in (d.get("ort-u8s8"), d.get("xnnpack")) if m is not None and m.ok]
-    out["best_peer_over_q8rt"] = speed_ratio(min(best, key=lambda m: m.median_ms), q) if best else None
+    out["best_peer_over_q8rt"] = speed_ratio(min(best, key=lambda m: m.median_ms), q, use_min) if best else None
     return out
 
 
@@ -455,7 +455,8 @@ def print_shape(i: int, n: int, case: ConvCase, res: List[Meas]) -> None:
     r = ratios(res)
     print(f"  speed ratios (other time / q8rt auto time, >1 = q8rt faster): ORT u8s8 {fmt_x(r['ort_u8s8_over_q8rt'])}"
           f"  ORT s8s8 {fmt_x(r['ort_s8s8_over_q8rt'])}  XNNPACK {fmt_x(r['xnnpack_over_q8rt'])}"
-          + (f"  |  q8rt 2-thread speedup {fmt_x(r['two_thread_speedup'])}" if r["two_thread_speedup"] else ""))
+          + (f"  |  q8rt 2-thread speedup {fmt_x(r['two_thread_speedup'])} (by min times "
+             f"{fmt_x(ratios(res, True)['two_thread_speedup'])})" if r["two_thread_speedup"] else ""))
     sys.stdout.flush()
 
 
@@ -543,6 +544,13 @@ def print_model(em: E2EModel, res: List[Meas]) -> None:
 
 
 # ---- machine, versions, JSON, chart --------------------------------------------------------------
+
+def loadavg() -> List[float]:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return [0.0, 0.0, 0.0]
+
 
 def machine_info() -> dict:
     info: dict = {"platform": platform.platform(), "machine": platform.machine(), "cpus": os.cpu_count()}
@@ -680,6 +688,7 @@ def main(argv: List[str]) -> int:
     root = Path(args.out)
     root.mkdir(parents=True, exist_ok=True)
     t_start = time.time()
+    load_start = loadavg()
     mach, vers = machine_info(), versions()
     flags = mach.get("flags", {})
     print(f"q8rt bench: {mach.get('cpu_model')} ({mach.get('cpus')} CPUs; "
@@ -688,7 +697,7 @@ def main(argv: List[str]) -> int:
           f"({vers.get('q8rt_git', '?')})")
     print(f"q8rt-run: {q8rt_exe()}; timing: >= {policy.min_runs} runs and >= {policy.target_s:g} s per "
           f"implementation, capped at {policy.cap_s:g} s{' (BENCH_QUICK)' if args.quick else ''}; "
-          "single thread unless stated")
+          f"single thread unless stated; load average {load_start}")
 
     cases: List[ConvCase] = []
     results: Dict[str, List[Meas]] = {}
@@ -707,15 +716,18 @@ def main(argv: List[str]) -> int:
             print_model(em, models[em.name])
 
     elapsed = time.time() - t_start
+    load_end = loadavg()
     report = {
         "machine": mach, "versions": vers, "quick": args.quick, "policy": dataclasses.asdict(policy),
         "q8rt_run": str(q8rt_exe()), "xnn_conv_bench": str(xnn_exe()),
         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "elapsed_s": round(elapsed, 1),
+        "loadavg_start": load_start, "loadavg_end": load_end,
         "ratio_convention": "other_time / q8rt_time (> 1: q8rt faster)",
         "convs": [{"shape": dataclasses.asdict(c.shape), "mmac": c.shape.mmac, "macs": c.shape.macs,
                    "description": c.shape.describe(), "elements": int(c.ref_u8.size),
                    "results": [dataclasses.asdict(m) for m in results[c.shape.name]],
-                   "ratios": ratios(results[c.shape.name])} for c in cases],
+                   "ratios": ratios(results[c.shape.name]),
+                   "ratios_by_min": ratios(results[c.shape.name], True)} for c in cases],
         "models": [{"name": em.name, "description": em.description,
                     "results": [dataclasses.asdict(m) for m in models[em.name]]}
                    for em in E2E_MODELS if em.name in models],
@@ -728,7 +740,9 @@ def main(argv: List[str]) -> int:
                  f"VNNI {'yes' if flags.get('avx512_vnni') else 'no'}")
         msg = plot(cases, results, root / "bench.png", title)
     print(f"\nwrote {root / 'bench.json'}" + (f" and {root / 'bench.png'}" if cases and not msg else "")
-          + (f" ({msg})" if msg else "") + f"; {elapsed:.0f} s")
+          + (f" ({msg})" if msg else "") + f"; {elapsed:.0f} s; load average now {load_end}"
+          + (" (busy machine: other processes share the cores, 2-thread numbers suffer most)"
+             if max(load_start[0], load_end[0]) > 0.5 * (os.cpu_count() or 1) else ""))
     return 0
 
 
