@@ -165,6 +165,8 @@ test: all $(VENV_PY)
 demo: all $(VENV_PY)
 	bash examples/demo.sh $(BUILD)
 
+include examples/bench/bench.mk
+
 # ---- install ------------------------------------------------------------------------------------
 install: $(LIB_A) $(LIB_SO) $(RUNNER)
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin

@@ -126,5 +126,8 @@ void q8rt_qs8_f32_vcvt_ukernel__avx2(size_t n, const int8_t *x, float *y, const 
 
 /* ---- x8-transpose: [outer][a][b] -> [outer][b][a] for bytes (NCHW <-> NHWC) ---- */
 void q8rt_x8_transpose_ukernel__scalar(size_t outer, size_t a, size_t b, const uint8_t *x, uint8_t *y);
+#if defined(__x86_64__) || defined(_M_X64)
+void q8rt_x8_transpose_ukernel__avx2(size_t outer, size_t a, size_t b, const uint8_t *x, uint8_t *y);
+#endif
 
 #endif

@@ -3,19 +3,32 @@
 #include <string.h>
 
 #include "op.h"
+#include "q8rt-isa.h"
 #include "q8rt-kernels.h"
+
+typedef void (*transpose_fn)(size_t outer, size_t a, size_t b, const uint8_t *x, uint8_t *y);
 
 typedef struct transpose_params {
   int to_nhwc;
+  transpose_fn fn;
 } transpose_params;
 
 typedef struct transpose_geom {
   size_t outer, a, b; /* [outer][a][b] -> [outer][b][a] */
 } transpose_geom;
 
-void *op_layout_transpose_params(q8rt_pool *pool, int to_nhwc) {
+void *op_layout_transpose_params(q8rt_pool *pool, int to_nhwc, uint32_t isa, const char **kernel) {
   transpose_params *p = q8rt_pool_alloc(pool, sizeof(*p), 16);
-  if (p != NULL) p->to_nhwc = to_nhwc;
+  if (p == NULL) return NULL;
+  p->to_nhwc = to_nhwc;
+  p->fn = q8rt_x8_transpose_ukernel__scalar;
+  *kernel = "x8-transpose-scalar";
+#if defined(__x86_64__) || defined(_M_X64)
+  if (isa & Q8RT_ISA_AVX2) {
+    p->fn = q8rt_x8_transpose_ukernel__avx2;
+    *kernel = "x8-transpose-16x16-avx2";
+  }
+#endif
   return p;
 }
 
@@ -49,11 +62,11 @@ static q8rt_status transpose_infer(const void *params, const ir_node *n, const o
 
 static void transpose_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                           const op_exec_ctx *ctx) {
-  (void)params;
   (void)workspace;
   (void)ctx;
+  const transpose_params *p = params;
   const transpose_geom *g = geom;
-  q8rt_x8_transpose_ukernel__scalar(g->outer, g->a, g->b, in[0].data, out[0].data);
+  p->fn(g->outer, g->a, g->b, in[0].data, out[0].data);
 }
 
 const op_def q8rt_op_layout_transpose = {

@@ -72,7 +72,7 @@ typedef struct op_def {
 
 /* The planner's layout transpose (NCHW <-> NHWC for 8-bit tensors). */
 extern const op_def q8rt_op_layout_transpose;
-void *op_layout_transpose_params(q8rt_pool *pool, int to_nhwc);
+void *op_layout_transpose_params(q8rt_pool *pool, int to_nhwc, uint32_t isa, const char **kernel);
 
 /* The op that runs `node` at its opset, or NULL. */
 const op_def *op_find(const ir_node *node);

@@ -69,6 +69,7 @@ typedef struct builder {
   plan *out;
   int cap_steps;
   layout_state ls;
+  uint32_t isa;
   q8rt_error *err;
 } builder;
 
@@ -126,7 +127,8 @@ static q8rt_status add_transpose(builder *b, int from, int to, int to_nhwc) {
   plan_step *s = new_step(b);
   ir_node *n = q8rt_pool_alloc(b->pool, sizeof(*n), 16);
   int *io = q8rt_pool_array(b->pool, 2, sizeof(int));
-  void *params = op_layout_transpose_params(b->pool, to_nhwc);
+  const char *kernel = "";
+  void *params = op_layout_transpose_params(b->pool, to_nhwc, b->isa, &kernel);
   char name[512];
   snprintf(name, sizeof(name), "%.400s%s", b->g->values[to].name, to_nhwc ? "" : " (to NCHW)");
   if (s == NULL || n == NULL || io == NULL || params == NULL || (n->name = q8rt_pool_strdup(b->pool, name)) == NULL) {
@@ -139,7 +141,7 @@ static q8rt_status add_transpose(builder *b, int from, int to, int to_nhwc) {
   s->op = &q8rt_op_layout_transpose;
   s->node = n;
   s->params = params;
-  s->kernel = "x8-transpose-scalar";
+  s->kernel = kernel;
   s->reason = to_nhwc ? "NCHW -> NHWC for the NHWC kernels that follow" : "NHWC -> NCHW for the ops that follow";
   s->n_inputs = 1;
   s->inputs = &io[0];
@@ -181,7 +183,7 @@ q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint3
   q8rt_status st = pass_topo_order(g, order, &count, err);
   if (st != Q8RT_OK) return st;
 
-  builder b = {g, pool, out, 2 * count + g->n_outputs + 1, {NULL, NULL, 0}, err};
+  builder b = {g, pool, out, 2 * count + g->n_outputs + 1, {NULL, NULL, 0}, isa, err};
   out->steps = q8rt_pool_array(pool, (size_t)b.cap_steps, sizeof(plan_step));
   b.ls.cap = 2 * g->n_values + 1;
   b.ls.nchw = q8rt_pool_array(pool, (size_t)b.ls.cap, sizeof(int));
