@@ -297,12 +297,29 @@ static void im2col(const conv_fast *f, const conv_fast_geom *g, const uint8_t *x
       const size_t iy_p = oy * g->stride_h + ky * g->dilation_h;
       const int row_ok = iy_p >= g->pad_top && iy_p - g->pad_top < g->in_h;
       const uint8_t *src_row = x + (n * g->in_h + (row_ok ? iy_p - g->pad_top : 0)) * g->in_w * c;
-      for (size_t kx = 0; kx < g->kernel_w; kx++, dst += c) {
-        const size_t ix_p = ox * g->stride_w + kx * g->dilation_w;
-        if (row_ok && ix_p >= g->pad_left && ix_p - g->pad_left < g->in_w) {
-          memcpy(dst, src_row + (ix_p - g->pad_left) * c, c);
-        } else {
-          memset(dst, f->x_zp_raw, c);
+      if (!row_ok) {
+        memset(dst, f->x_zp_raw, g->kernel_w * c);
+        dst += g->kernel_w * c;
+      } else if (g->dilation_w == 1) {
+        /* the taps of one kernel row are adjacent pixels: one copy, zero points at the edges */
+        const size_t ix0 = ox * g->stride_w; /* padded coordinate of tap 0 */
+        size_t lo = g->pad_left > ix0 ? g->pad_left - ix0 : 0;
+        size_t hi = g->pad_left + g->in_w > ix0 ? g->pad_left + g->in_w - ix0 : 0;
+        if (lo > g->kernel_w) lo = g->kernel_w;
+        if (hi > g->kernel_w) hi = g->kernel_w;
+        if (hi < lo) hi = lo;
+        if (lo) memset(dst, f->x_zp_raw, lo * c);
+        if (hi > lo) memcpy(dst + lo * c, src_row + (ix0 + lo - g->pad_left) * c, (hi - lo) * c);
+        if (hi < g->kernel_w) memset(dst + hi * c, f->x_zp_raw, (g->kernel_w - hi) * c);
+        dst += g->kernel_w * c;
+      } else {
+        for (size_t kx = 0; kx < g->kernel_w; kx++, dst += c) {
+          const size_t ix_p = ox * g->stride_w + kx * g->dilation_w;
+          if (ix_p >= g->pad_left && ix_p - g->pad_left < g->in_w) {
+            memcpy(dst, src_row + (ix_p - g->pad_left) * c, c);
+          } else {
+            memset(dst, f->x_zp_raw, c);
+          }
         }
       }
     }
