@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "op.h"
+#include "q8rt-isa.h"
 #include "q8rt-kernels.h"
 
 enum qdq_mode { QDQ_PER_TENSOR, QDQ_PER_AXIS, QDQ_BLOCKED };
@@ -19,6 +20,7 @@ typedef struct qdq_params {
   int64_t count;        /* number of scales */
   const float *scales;
   int32_t *zero_points; /* [count] */
+  int avx2;             /* use the AVX2 kernels for 8-bit types */
 } qdq_params;
 
 typedef struct qdq_geom {
@@ -140,7 +142,14 @@ static q8rt_status qdq_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err,
       p->zero_points[i] = v;
     }
   }
-  ctx->kernel = quantize ? "f32-qx-vcvt-scalar" : "qx-f32-vcvt-scalar";
+  const int eight_bit = qtype == Q8RT_DTYPE_UINT8 || qtype == Q8RT_DTYPE_INT8;
+#if defined(__x86_64__) || defined(_M_X64)
+  p->avx2 = eight_bit && (ctx->isa & Q8RT_ISA_AVX2) && ctx->backend != Q8RT_BACKEND_REFERENCE;
+#else
+  (void)eight_bit;
+#endif
+  ctx->kernel = p->avx2 ? (quantize ? "f32-qx-vcvt-avx2" : "qx-f32-vcvt-avx2")
+                        : (quantize ? "f32-qx-vcvt-scalar" : "qx-f32-vcvt-scalar");
   ctx->reason = p->mode == QDQ_PER_TENSOR ? "per-tensor" : p->mode == QDQ_PER_AXIS ? "per-axis" : "blocked";
   *out = p;
   return Q8RT_OK;
@@ -225,6 +234,16 @@ static void quantize_run_span(const qdq_params *p, size_t s, const float *x, voi
   kp.zero_point = p->zero_points[s];
   kp.lo = (float)(qmin - kp.zero_point);
   kp.hi = (float)(qmax - kp.zero_point);
+#if defined(__x86_64__) || defined(_M_X64)
+  if (p->avx2) {
+    if (p->qtype == Q8RT_DTYPE_UINT8) {
+      q8rt_f32_qu8_vcvt_ukernel__avx2(n, x, y, &kp);
+    } else {
+      q8rt_f32_qs8_vcvt_ukernel__avx2(n, x, y, &kp);
+    }
+    return;
+  }
+#endif
   switch (p->qtype) {
   case Q8RT_DTYPE_UINT8: q8rt_f32_qu8_vcvt_ukernel__scalar(n, x, y, &kp); break;
   case Q8RT_DTYPE_INT8: q8rt_f32_qs8_vcvt_ukernel__scalar(n, x, y, &kp); break;
@@ -236,6 +255,16 @@ static void quantize_run_span(const qdq_params *p, size_t s, const float *x, voi
 
 static void dequantize_run_span(const qdq_params *p, size_t s, const void *x, float *y, size_t n) {
   q8rt_qx_f32_cvt_params kp = {p->scales[s], p->zero_points[s]};
+#if defined(__x86_64__) || defined(_M_X64)
+  if (p->avx2) {
+    if (p->qtype == Q8RT_DTYPE_UINT8) {
+      q8rt_qu8_f32_vcvt_ukernel__avx2(n, x, y, &kp);
+    } else {
+      q8rt_qs8_f32_vcvt_ukernel__avx2(n, x, y, &kp);
+    }
+    return;
+  }
+#endif
   switch (p->qtype) {
   case Q8RT_DTYPE_UINT8: q8rt_qu8_f32_vcvt_ukernel__scalar(n, x, y, &kp); break;
   case Q8RT_DTYPE_INT8: q8rt_qs8_f32_vcvt_ukernel__scalar(n, x, y, &kp); break;
