@@ -64,7 +64,10 @@ static inline __attribute__((always_inline)) void dw_block(const int np, const i
   const __m512i c128 = _mm512_set1_epi16(128);
   __m512i lo[NP], hi[NP];
 #pragma GCC unroll 4
-  for (int q = 0; q < NP; q++) lo[q] = hi[q] = _mm512_setzero_si512();
+  for (int q = 0; q < NP; q++) { /* int8 activations: bias' is still collecting 128 * sum w */
+    lo[q] = sign ? _mm512_setzero_si512() : blo;
+    hi[q] = sign ? _mm512_setzero_si512() : bhi;
+  }
   for (size_t t = 0; t < taps; t += 2) {
     const int pair = t + 1 < taps;
     const __m512i w0 = _mm512_loadu_si512(pw + t * CB);
@@ -105,24 +108,27 @@ static inline __attribute__((always_inline)) void dw_block(const int np, const i
     if (q >= np) break;
     /* cvtdq2ps and mulps follow MXCSR exactly as the scalar twin's (float)acc * scale does; the
      * final rounding is explicit nearest-even. vmaxps returns its second operand (lo) for NaN. */
-    __m512 flo = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(lo[q], blo)), slo);
-    __m512 fhi = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(hi[q], bhi)), shi);
+    const __m512i alo = sign ? _mm512_add_epi32(lo[q], blo) : lo[q];
+    const __m512i ahi = sign ? _mm512_add_epi32(hi[q], bhi) : hi[q];
+    __m512 flo = _mm512_mul_ps(_mm512_cvtepi32_ps(alo), slo);
+    __m512 fhi = _mm512_mul_ps(_mm512_cvtepi32_ps(ahi), shi);
     flo = _mm512_min_ps(_mm512_max_ps(flo, ctx->vlo), ctx->vhi);
     fhi = _mm512_min_ps(_mm512_max_ps(fhi, ctx->vlo), ctx->vhi);
-    const __m512i rlo =
-        _mm512_add_epi32(_mm512_cvt_roundps_epi32(flo, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), ctx->vzp);
-    const __m512i rhi =
-        _mm512_add_epi32(_mm512_cvt_roundps_epi32(fhi, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), ctx->vzp);
-    /* Every value now fits the output type, so vpmovdb's truncation is exact for u8 and s8. */
-    const __m128i olo = _mm512_cvtepi32_epi8(rlo), ohi = _mm512_cvtepi32_epi8(rhi);
+    const __m512i rlo = _mm512_cvt_roundps_epi32(flo, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512i rhi = _mm512_cvt_roundps_epi32(fhi, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    /* |values| <= 255 after the clamp, so vpackssdw is exact; per 128-bit lane it gives the words
+     * of channels {0-3, 8-11}, {4-7, 12-15}, {16-19, 24-27}, {20-23, 28-31} (half: the first two).
+     * After + zp every value fits the output type, so vpmovwb's truncation is exact for u8 and s8;
+     * vpermd puts the 4-byte groups back in order. */
+    const __m512i w16 = _mm512_add_epi16(_mm512_packs_epi32(rlo, rhi), ctx->vzp);
+    const __m256i v =
+        _mm256_permutevar8x32_epi32(_mm512_cvtepi16_epi8(w16), _mm256_setr_epi32(0, 2, 1, 3, 4, 6, 5, 7));
     uint8_t *dst = out + q * ctx->y_stride + c0;
-    if (half) { /* lo: channels 0..7, hi: 8..15 */
-      const __m128i v = _mm_unpacklo_epi64(olo, ohi);
-      if (masked) _mm_mask_storeu_epi8(dst, (__mmask16)k, v);
-      else _mm_storeu_si128((__m128i *)(void *)dst, v);
+    if (half) {
+      const __m128i h = _mm256_castsi256_si128(v);
+      if (masked) _mm_mask_storeu_epi8(dst, (__mmask16)k, h);
+      else _mm_storeu_si128((__m128i *)(void *)dst, h);
     } else {
-      const __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_unpacklo_epi64(olo, ohi)),
-                                                _mm_unpackhi_epi64(olo, ohi), 1);
       if (masked) _mm256_mask_storeu_epi8(dst, k, v);
       else _mm256_storeu_si256((__m256i *)(void *)dst, v);
     }
@@ -155,7 +161,7 @@ void q8rt_qu8_dwconv_minmax_fp32_ukernel_32c__avx512vnni(size_t channels, size_t
   dw_ctx ctx;
   ctx.vlo = _mm512_set1_ps(p->y_lo);
   ctx.vhi = _mm512_set1_ps(p->y_hi);
-  ctx.vzp = _mm512_set1_epi32(p->y_zero_point);
+  ctx.vzp = _mm512_set1_epi16((short)p->y_zero_point);
   ctx.taps = taps;
   ctx.y_stride = y_stride;
   const int sign = p->x_xor != 0;
