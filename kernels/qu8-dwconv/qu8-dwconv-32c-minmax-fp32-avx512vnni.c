@@ -26,7 +26,7 @@
 #include "q8rt-kernels.h"
 
 #define CB 32
-#define NP 4 /* output pixels per weight interleave */
+#define NP 8 /* output pixels per weight interleave (then a group of 4, then single pixels) */
 
 /* The epilogue constants and the per-call state. */
 typedef struct dw_ctx {
@@ -63,7 +63,7 @@ static inline __attribute__((always_inline)) void dw_block(const int np, const i
   __m512i blo = _mm512_permutex2var_epi32(b0, ilo, b1), bhi = _mm512_permutex2var_epi32(b0, ihi, b1);
   const __m512i c128 = _mm512_set1_epi16(128);
   __m512i lo[NP], hi[NP];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (int q = 0; q < NP; q++) { /* int8 activations: bias' is still collecting 128 * sum w */
     lo[q] = sign ? _mm512_setzero_si512() : blo;
     hi[q] = sign ? _mm512_setzero_si512() : bhi;
@@ -77,7 +77,7 @@ static inline __attribute__((always_inline)) void dw_block(const int np, const i
       blo = _mm512_dpwssd_epi32(blo, c128, wlo);
       bhi = _mm512_dpwssd_epi32(bhi, c128, whi);
     }
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int q = 0; q < NP; q++) {
       if (q >= np) break;
       /* a lone last tap pairs with itself against a zero weight row */
@@ -103,7 +103,7 @@ static inline __attribute__((always_inline)) void dw_block(const int np, const i
   }
   const __m512 s0 = _mm512_loadu_ps(ps), s1 = _mm512_loadu_ps(ps + 16);
   const __m512 slo = _mm512_permutex2var_ps(s0, ilo, s1), shi = _mm512_permutex2var_ps(s0, ihi, s1);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (int q = 0; q < NP; q++) {
     if (q >= np) break;
     /* cvtdq2ps and mulps follow MXCSR exactly as the scalar twin's (float)acc * scale does; the
@@ -170,6 +170,11 @@ void q8rt_qu8_dwconv_minmax_fp32_ukernel_32c__avx512vnni(size_t channels, size_t
   for (; px + NP <= pixels; px += NP, indirection += NP * taps, out += NP * y_stride) {
     if (sign) dw_pixels(NP, 1, channels, indirection, (const uint8_t *)w, out, &ctx);
     else dw_pixels(NP, 0, channels, indirection, (const uint8_t *)w, out, &ctx);
+  }
+  if (pixels - px >= 4) {
+    if (sign) dw_pixels(4, 1, channels, indirection, (const uint8_t *)w, out, &ctx);
+    else dw_pixels(4, 0, channels, indirection, (const uint8_t *)w, out, &ctx);
+    px += 4, indirection += 4 * taps, out += 4 * y_stride;
   }
   for (; px < pixels; px++, indirection += taps, out += y_stride) {
     if (sign) dw_pixels(1, 1, channels, indirection, (const uint8_t *)w, out, &ctx);
