@@ -15,7 +15,7 @@
  *
  * vpunpck*bw works inside 128-bit lanes, so accumulator "lo" holds channels {0..7, 16..23} and "hi"
  * holds {8..15, 24..31}; bias' and scale are permuted into that order (vpermt2d/ps) and the output
- * bytes go back to natural order with vpmovdb + vpunpckl/hqdq. A last block of at most 16
+ * bytes go back to natural order with vpackssdw + vpmovwb + vpermd. A last block of at most 16
  * channels runs at half width (ymm), where lo is channels 0..7 and hi 8..15.
  *
  * Full blocks use plain loads (masked byte loads measured ~25% slower on Zen 4); a partial last
