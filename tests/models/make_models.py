@@ -371,6 +371,394 @@ def build(out: Path, kinds: list[str], names: list[str], quick: bool, force: boo
 
 # ------------------------------------------------------------------------------------ inventory
 
+QUANT_OPS = {
+    "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "QLinearConv", "QLinearMatMul",
+    "ConvInteger", "MatMulInteger", "QLinearAdd", "QLinearMul", "QLinearSigmoid", "QLinearLeakyRelu",
+    "QLinearGlobalAveragePool", "QLinearAveragePool", "QLinearConcat", "QLinearSoftmax", "QGemm",
+    "QLinearWhere", "QLinearReduceMean", "QLinearConvTranspose",
+}
+SHAPE_OPS = {"Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten", "Slice", "Concat", "Identity"}
+DT = {v: k for k, v in onnx.TensorProto.DataType.items()}
+README_BEGIN = "<!-- BEGIN GENERATED INVENTORY (python tests/models/make_models.py --inventory --readme ...) -->"
+README_END = "<!-- END GENERATED INVENTORY -->"
+
+
+def _dims(vi) -> str:
+    t = vi.type.tensor_type
+    d = [x.dim_param if x.dim_param else str(x.dim_value) if x.HasField("dim_value") else "?" for x in t.shape.dim]
+    return f"{DT[t.elem_type].lower()}[{', '.join(d)}]"
+
+
+def _attrs(n) -> dict:
+    out = {}
+    for a in n.attribute:
+        v = onnx.helper.get_attribute_value(a)
+        if isinstance(v, bytes):
+            v = v.decode()
+        elif isinstance(v, float):
+            v = float(np.float32(v))
+            v = round(v, 6)
+        elif isinstance(v, (list, tuple)):
+            v = list(v)
+        out[a.name] = v
+    return out
+
+
+def _fmt(d: dict, skip=()) -> str:
+    return ", ".join(f"{k}={v}" for k, v in d.items() if k not in skip)
+
+
+def _shape(shapes, name) -> str:
+    s = shapes.get(name)
+    return "x".join(str(v) for v in s) if s is not None else "?"
+
+
+def _op(n) -> str:
+    return f"{n.domain or 'ai.onnx'}:{n.op_type}"
+
+
+class Graph:
+    def __init__(self, path: Path):
+        self.m = onnx.load(str(path))
+        g = self.m.graph
+        self.inits = {i.name: i for i in g.initializer}
+        self.prod = {o: n for n in g.node for o in n.output}
+        self.cons = collections.defaultdict(list)
+        for n in g.node:
+            for i in n.input:
+                if i:
+                    self.cons[i].append(n)
+        self.outputs = {o.name for o in g.output}
+
+    def const(self, name) -> np.ndarray | None:
+        if name in self.inits:
+            return numpy_helper.to_array(self.inits[name])
+        p = self.prod.get(name)
+        if p is not None and p.op_type == "Constant":
+            return numpy_helper.to_array(p.attribute[0].t)
+        return None
+
+    def src(self, name) -> str:
+        if name in self.inits:
+            return "init"
+        p = self.prod.get(name)
+        return p.op_type if p is not None else "input"
+
+
+def float_details(kind: str, g: Graph, shapes: dict) -> list[str]:
+    """Attributes of the prepared float model that matter to a kernel, with concrete shapes for
+    the sample input. Quantized models keep these nodes (QLinearConv has Conv's attributes)."""
+    L = []
+    convs = collections.Counter()
+    for n in g.m.graph.node:
+        a = _attrs(n)
+        if n.op_type == "Conv":
+            w = shapes[n.input[1]]
+            key = (f"k={a.get('kernel_shape', list(w[2:]))} s={a.get('strides', [1, 1])} "
+                   f"p={a.get('pads', [0, 0, 0, 0])} d={a.get('dilations', [1, 1])} "
+                   f"g={'C' if a.get('group', 1) == w[0] and a.get('group', 1) > 1 else a.get('group', 1)}"
+                   + (f" auto_pad={a['auto_pad']}" if a.get("auto_pad", "NOTSET") != "NOTSET" else "")
+                   + (" bias" if len(n.input) > 2 and n.input[2] else " no-bias"))
+            convs[key] += 1
+    L.append("Conv configurations (k kernel, s strides, p pads [top, left, bottom, right], d dilations, "
+             "g group, C = depthwise):")
+    L.append("")
+    L.append("| count | config |")
+    L.append("|---:|---|")
+    for k, v in sorted(convs.items(), key=lambda kv: -kv[1]):
+        L.append(f"| {v} | {k} |")
+    L.append("")
+    rows = []
+    for n in g.m.graph.node:
+        a = _attrs(n)
+        io = f"{' , '.join(_shape(shapes, i) for i in n.input if i and i not in g.inits and g.src(i) != 'Constant')} -> " \
+             f"{', '.join(_shape(shapes, o) for o in n.output)}"
+        t = n.op_type
+        if t in ("Conv", "Add", "Mul", "Div", "Sub", "Relu", "Sigmoid", "Pow", "Sqrt", "GlobalAveragePool"):
+            continue
+        extra = ""
+        if t == "Resize":
+            sc = g.const(n.input[2]) if len(n.input) > 2 and n.input[2] else None
+            sz = g.const(n.input[3]) if len(n.input) > 3 and n.input[3] else None
+            roi = g.const(n.input[1]) if len(n.input) > 1 and n.input[1] else None
+            extra = (f"scales={None if sc is None or sc.size == 0 else sc.tolist()} "
+                     f"sizes={None if sz is None or sz.size == 0 else sz.tolist()} "
+                     f"roi={None if roi is None or roi.size == 0 else roi.tolist()}")
+            a = {k: v for k, v in a.items() if not (k == "cubic_coeff_a" and a.get("mode") != "cubic")}
+        elif t == "ConvTranspose":
+            extra = f"W={_shape(shapes, n.input[1])} bias={'yes' if len(n.input) > 2 and n.input[2] else 'no'}"
+        elif t in ("Clip",):
+            lo = g.const(n.input[1]) if len(n.input) > 1 and n.input[1] else None
+            hi = g.const(n.input[2]) if len(n.input) > 2 and n.input[2] else None
+            extra = f"min={None if lo is None else float(lo)} max={None if hi is None else float(hi)}"
+            io = ""
+        elif t in ("MatMul", "Gemm"):
+            extra = "B=" + ("initializer" if n.input[1] in g.inits else "activation")
+        elif t in ("Reshape",):
+            sh = g.const(n.input[1])
+            extra = f"shape={sh.tolist() if sh is not None else 'computed (' + g.src(n.input[1]) + ')'}"
+        elif t == "Slice":
+            parts = [g.const(i) for i in n.input[1:]]
+            extra = "starts/ends/axes/steps=" + "/".join(
+                str(p.tolist()) if p is not None else "computed" for p in parts)
+        elif t in ("Squeeze", "Unsqueeze") and len(n.input) > 1:
+            extra = f"axes={g.const(n.input[1]).tolist()}"
+        elif t == "HardSigmoid":
+            io = ""
+        elif t in ("Shape", "Cast") and all(len(shapes.get(i, (0, 0))) <= 1 for i in n.input):
+            extra = "(shape arithmetic)"
+        rows.append((t, _fmt(a), extra, io))
+    agg = collections.OrderedDict()
+    for r in rows:
+        agg.setdefault(r, 0)
+        agg[r] += 1
+    L.append("Other nodes with their attributes (identical rows merged; shapes for the sample input; "
+             "constant inputs shown as values):")
+    L.append("")
+    L.append("| count | op | attributes | constant inputs | shapes in -> out |")
+    L.append("|---:|---|---|---|---|")
+    for (t, a, e, io), c in sorted(agg.items(), key=lambda kv: kv[0][0]):
+        L.append(f"| {c} | {t} | {a} | {e} | {io} |")
+    L.append("")
+    return L
+
+
+def qdq_structure(g: Graph) -> list[str]:
+    """How ops sit between DequantizeLinear and QuantizeLinear in a QDQ model."""
+    cat = collections.Counter()
+    for n in g.m.graph.node:
+        if n.op_type in ("QuantizeLinear", "DequantizeLinear") or n.op_type in ("Constant",):
+            continue
+        acts = [i for i in n.input if i and i not in g.inits and g.src(i) != "Constant"]
+        float_in = [i for i in acts if g.src(i) != "DequantizeLinear"
+                    and not (g.prod.get(i) is not None and g.prod[i].op_type in ("Shape", "Cast", "Slice", "Concat")
+                             and i not in g.outputs and _is_shape_tensor(g, i))]
+        if acts and all(_is_shape_tensor(g, i) for i in acts):
+            ins = "int64 shape"
+        else:
+            ins = "DQ" if not float_in else ("float" if len(float_in) == len(acts) else "DQ+float")
+        outs = []
+        for o in n.output:
+            cs = g.cons.get(o, [])
+            if o in g.outputs and not cs:
+                outs.append("graph-output")
+            elif cs and all(c.op_type == "QuantizeLinear" for c in cs):
+                outs.append("Q")
+            elif any(c.op_type == "QuantizeLinear" for c in cs):
+                outs.append("Q+float")
+            else:
+                outs.append("float")
+        cat[(n.op_type, ins, "/".join(sorted(set(outs))))] += 1
+    L = ["| op | inputs from | output to | count |", "|---|---|---|---:|"]
+    for (t, i, o), c in sorted(cat.items()):
+        L.append(f"| {t} | {i} | {o} | {c} |")
+    L.append("")
+    return L
+
+
+def qdq_weights(g: Graph) -> list[str]:
+    """DequantizeLinear nodes fed by an initializer, grouped."""
+    L = []
+    w = collections.Counter()
+    for n in g.m.graph.node:
+        if n.op_type == "DequantizeLinear" and n.input[0] in g.inits:
+            t = g.inits[n.input[0]]
+            axis = _attrs(n).get("axis")
+            per = "per-channel axis=%s" % axis if len(g.inits[n.input[1]].dims) > 0 and \
+                int(np.prod(g.inits[n.input[1]].dims)) > 1 else "per-tensor"
+            users = tuple(sorted(set(f"{c.op_type}[{list(c.input).index(n.output[0])}]" for c in g.cons[n.output[0]])))
+            zp = numpy_helper.to_array(g.inits[n.input[2]]) if len(n.input) > 2 and n.input[2] else None
+            zps = "zp=0" if zp is None or not np.any(zp) else "zp!=0"
+            w[(DT[t.data_type].lower(), f"rank {len(t.dims)}", per, zps, ", ".join(users))] += 1
+    L.append("| dtype | rank | granularity | zero point | consumers | count |")
+    L.append("|---|---|---|---|---|---:|")
+    for k, c in sorted(w.items()):
+        L.append("| " + " | ".join(k) + f" | {c} |")
+    L.append("")
+    return L
+
+
+def _is_shape_tensor(g: Graph, name: str) -> bool:
+    """True for int64 shape arithmetic (Shape -> Slice -> Concat -> Reshape.shape)."""
+    seen, todo = set(), [name]
+    while todo:
+        t = todo.pop()
+        if t in seen:
+            continue
+        seen.add(t)
+        p = g.prod.get(t)
+        if p is None:
+            if t in g.inits:
+                continue
+            return False
+        if p.op_type == "Shape":
+            continue
+        if p.op_type not in ("Cast", "Slice", "Concat", "Gather", "Unsqueeze", "Squeeze", "Constant"):
+            return False
+        todo.extend(i for i in p.input if i)
+    return True
+
+
+def qop_float_islands(g: Graph, consumers: bool = True) -> list[str]:
+    """Non-quantized ops left in a QOperator/dynamic model, with the kind of their activation
+    inputs: 8-bit when produced by a quantized op (QuantizeLinear, QLinear*, DynamicQuantizeLinear),
+    else float (int64 for shape arithmetic)."""
+    c = collections.Counter()
+    for n in g.m.graph.node:
+        if n.op_type in QUANT_OPS or n.op_type == "Constant":
+            continue
+        acts = [i for i in n.input if i and i not in g.inits and g.src(i) != "Constant"]
+        kinds = []
+        for i in acts:
+            p = g.src(i)
+            if _is_shape_tensor(g, i):
+                kinds.append(f"int64 ({p})")
+            elif p in QUANT_OPS and p != "DequantizeLinear":
+                kinds.append(f"8-bit ({p})")
+            else:
+                kinds.append(f"float ({p})")
+        outs = sorted(set(c2.op_type for o in n.output for c2 in g.cons.get(o, [])) |
+                      ({"graph-output"} if any(o in g.outputs for o in n.output) else set()))
+        if not consumers:
+            kinds = [k.split(" ")[0] for k in kinds]
+            outs = []
+        c[(n.op_type, ", ".join(sorted(set(kinds))) or "constants only", ", ".join(outs))] += 1
+    if consumers:
+        L = ["| op | activation inputs (producer) | outputs to | count |", "|---|---|---|---:|"]
+    else:
+        L = ["| op | activation input kinds | count |", "|---|---|---:|"]
+    for (t, s, o), k in sorted(c.items()):
+        L.append(f"| {t} | {s} | {o} | {k} |" if consumers else f"| {t} | {s} | {k} |")
+    L.append("")
+    return L
+
+
+def _grouped(names: list[str], make) -> list[str]:
+    """make(name) -> (title, lines); settings with identical lines are listed together."""
+    groups: dict[tuple, list[str]] = collections.OrderedDict()
+    titles = {}
+    for s in names:
+        title, lines = make(s)
+        key = (title, tuple(lines))
+        groups.setdefault(key, []).append(s)
+        titles[key] = title
+    L = []
+    for (title, lines), members in groups.items():
+        L.append(title.format(", ".join(f"`{m}`" for m in members)))
+        L.append("")
+        L.extend(lines)
+    return L
+
+
+def _opsets(m: onnx.ModelProto) -> str:
+    return ", ".join(f"{o.domain or 'ai.onnx'} {o.version}" for o in m.opset_import)
+
+
+def _init_dtypes(g: Graph) -> str:
+    c = collections.Counter(DT[i.data_type].lower() for i in g.m.graph.initializer)
+    return ", ".join(f"{k} {v}" for k, v in sorted(c.items()))
+
+
+def inventory(out: Path, kinds: list[str]) -> str:
+    L = []
+    for kind in kinds:
+        mdir = out / kind
+        if not (mdir / "float.onnx").is_file():
+            raise SystemExit(f"make_models: {mdir}/float.onnx missing: build first")
+        names = ["float"] + [s for s in SETTINGS if (mdir / f"{s}.onnx").is_file()]
+        x = np.load(mdir / "input.npy")
+        fg = Graph(mdir / "float.onnx")
+        shapes = probe_shapes(mdir / "float.onnx", x)
+        orig = onnx.load(str(out / "float" / MODELS[kind]))
+        ref = dict(np.load(mdir / "float.ort.npz"))
+        L.append(f"### {kind}: {MODELS[kind]}")
+        L.append("")
+        L.append(f"Shipped model: ir_version {orig.ir_version}, opsets "
+                 f"{_opsets(orig)}, producer "
+                 f"`{orig.producer_name or '-'}` {orig.producer_version}, weights as "
+                 f"{sum(n.op_type == 'Constant' for n in orig.graph.node)} Constant nodes "
+                 f"({len(orig.graph.initializer)} initializers), "
+                 f"{len(orig.graph.node)} nodes; metadata keys: "
+                 f"{', '.join(p.key for p in orig.metadata_props) or 'none'}.")
+        L.append("")
+        for vi in fg.m.graph.input:
+            L.append(f"- input `{vi.name}`: {_dims(vi)}; sample input.npy {_shape(shapes, vi.name)}")
+        for vi in fg.m.graph.output:
+            L.append(f"- output `{vi.name}`: {_dims(vi)}; for the sample {_shape(shapes, vi.name)}")
+        L.append("")
+        L.append("Prepared float model (float.onnx):")
+        L.append("")
+        L.extend(float_details(kind, fg, shapes))
+        # op counts matrix
+        graphs = {s: (fg if s == "float" else Graph(mdir / f"{s}.onnx")) for s in names}
+        counts = {s: collections.Counter(_op(n) for n in g.m.graph.node) for s, g in graphs.items()}
+        ops = sorted(set().union(*counts.values()), key=lambda o: (o.split(":")[0] != "ai.onnx", o))
+        L.append("Op counts per setting (domain:op):")
+        L.append("")
+        L.append("| op | " + " | ".join(names) + " |")
+        L.append("|---|" + "---:|" * len(names))
+        for o in ops:
+            L.append(f"| {o} | " + " | ".join(str(counts[s].get(o, "")) for s in names) + " |")
+        L.append("")
+        L.append("Per setting: opsets, initializer dtypes, size, ORT 1-thread latency on the sample input, "
+                 "and the output against the float model's (max/mean abs diff; argmax agreement over the "
+                 "last axis for rec/cls, and for det the share of pixels on the same side of the 0.3 "
+                 "binarization threshold):")
+        L.append("")
+        L.append("| setting | opsets | initializers | KiB | ORT ms | max abs | mean abs | agreement |")
+        L.append("|---|---|---|---:|---:|---:|---:|---:|")
+        for s in names:
+            g = graphs[s]
+            info = json.loads((mdir / f"{s}.json").read_text()) if (mdir / f"{s}.json").is_file() else {}
+            got = dict(np.load(mdir / f"{s}.ort.npz"))
+            k = next(iter(ref))
+            a, b = ref[k].astype(np.float64), got[k].astype(np.float64)
+            if kind == "det":
+                agree = float(np.mean((a > 0.3) == (b > 0.3)))
+            else:
+                agree = float(np.mean(a.argmax(-1) == b.argmax(-1)))
+            ops_ = _opsets(g.m)
+            L.append(f"| {s} | {ops_} | {_init_dtypes(g)} | {(mdir / f'{s}.onnx').stat().st_size // 1024} | "
+                     f"{info.get('latency_ms', '?')} | {np.abs(a - b).max():.4f} | {np.abs(a - b).mean():.5f} | "
+                     f"{agree:.4f} |")
+        L.append("")
+        # structure
+        def qdq(s):
+            return ("QDQ structure of {}: each non-Q/DQ node, where its activation inputs come from "
+                    "(DQ = all from DequantizeLinear; shape-arithmetic int64 inputs ignored) and where its "
+                    "outputs go:", qdq_structure(graphs[s]))
+
+        def qdqw(s):
+            return ("Initializers through DequantizeLinear in {} (weights, biases, constant operands), "
+                    "and what reads the DQ output directly (op[input index]):", qdq_weights(graphs[s]))
+
+        def qop(s):
+            return ("Ops other than QLinear*/QuantizeLinear/DequantizeLinear in {}, by input kind and "
+                    "consumer:", qop_float_islands(graphs[s]))
+
+        def dyn(s):
+            return ("Ops other than DynamicQuantizeLinear/ConvInteger/MatMulInteger in {}, by input kind:",
+                    qop_float_islands(graphs[s], consumers=False))
+        L.extend(_grouped([s for s in names if s != "float" and SETTINGS[s]["fmt"] == "qop"], qop))
+        L.extend(_grouped([s for s in names if s != "float" and SETTINGS[s]["fmt"] == "dyn"], dyn))
+        L.extend(_grouped([s for s in names if s != "float" and SETTINGS[s]["fmt"] == "qdq"], qdq))
+        L.extend(_grouped([s for s in names if s != "float" and SETTINGS[s]["fmt"] == "qdq"], qdqw))
+        L.append("")
+    return "\n".join(L).rstrip() + "\n"
+
+
+def write_readme(path: Path, text: str) -> None:
+    body = path.read_text() if path.is_file() else f"{README_BEGIN}\n{README_END}\n"
+    if README_BEGIN not in body or README_END not in body:
+        body = body.rstrip() + f"\n\n{README_BEGIN}\n{README_END}\n"
+    head, rest = body.split(README_BEGIN, 1)
+    _, tail = rest.split(README_END, 1)
+    path.write_text(head + README_BEGIN + "\n\n" + text + "\n" + README_END + tail)
+    log(f"wrote the inventory into {path}")
+
+
+# ------------------------------------------------------------------------------------ main
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default="build/models")
@@ -401,10 +789,9 @@ def main() -> None:
         if s not in SETTINGS:
             raise SystemExit(f"make_models: unknown setting {s!r} (--list-settings)")
     if args.inventory:
-        import inventory
-        text = inventory.inventory(out, kinds)
+        text = inventory(out, kinds)
         if args.readme:
-            inventory.write_readme(Path(args.readme), text)
+            write_readme(Path(args.readme), text)
         else:
             print(text)
         return
