@@ -29,8 +29,9 @@
 #include "q8rt-kernels.h"
 
 #define Q8RT_GEMM_AVX2_MAX_MR 8
-/* activation int16 buffered per call, MR * round_up(kc, 4) of them: 16 KiB of stack */
-#define Q8RT_GEMM_AVX2_BUF_ELEMS 8192
+/* activation int16 buffered per call, MR * round_up(kc, 4) of them: 32 KiB of stack, enough for
+ * K = 2304 (3x3x256) with MR = 5 */
+#define Q8RT_GEMM_AVX2_BUF_ELEMS 16384
 
 static inline int32_t q8rt_gemm_avx2_load4(const void *p) {
   int32_t v;
@@ -62,7 +63,8 @@ static inline __attribute__((always_inline)) void q8rt_gemm_avx2_store_row(__m25
 
 static inline __attribute__((always_inline)) void q8rt_gemm_avx2_body(
     size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c, size_t c_stride,
-    const q8rt_qu8_requant_params *p, const size_t MR, const bool buffered, int16_t *buf) {
+    const q8rt_qu8_requant_params *p, const size_t MR, const size_t NV /* NR / 8 */, const bool buffered,
+    int16_t *buf) {
   const size_t k4 = (kc + 3) / 4;
   const uint8_t *ar[Q8RT_GEMM_AVX2_MAX_MR];
   uint8_t *cr[Q8RT_GEMM_AVX2_MAX_MR];
@@ -100,20 +102,28 @@ static inline __attribute__((always_inline)) void q8rt_gemm_avx2_body(
     for (size_t m = 0; m < MR; m++) br[m] = buf + (m < mr ? m : mr - 1) * 4 * k4;
   }
 
+  const size_t NR = 8 * NV;
   const int8_t *wp = (const int8_t *)w;
   for (;;) {
-    /* only the accumulators, the weight pair and the row pointers live across the k loop: the
-     * bias and the requantization constants are loaded after it, so nothing spills */
-    __m256i acc[Q8RT_GEMM_AVX2_MAX_MR];
-    const __m256i vbias = _mm256_loadu_si256((const __m256i *)wp);
+    /* only the accumulators, the weights and the row pointers live across the k loop: the
+     * requantization constants are loaded after it, so nothing spills */
+    __m256i acc[Q8RT_GEMM_AVX2_MAX_MR][2];
+#pragma GCC unroll 2
+    for (size_t j = 0; j < NV; j++) {
+      const __m256i vbias = _mm256_loadu_si256((const __m256i *)(wp + 32 * j));
 #pragma GCC unroll 8
-    for (size_t m = 0; m < MR; m++) acc[m] = vbias;
-    wp += 8 * sizeof(int32_t);
+      for (size_t m = 0; m < MR; m++) acc[m][j] = vbias;
+    }
+    wp += NR * sizeof(int32_t);
     for (size_t g = 0; g < k4; g++) {
-      const __m256i vw = _mm256_loadu_si256((const __m256i *)wp);
-      const __m256i ve = _mm256_srai_epi16(_mm256_slli_epi16(vw, 8), 8);
-      const __m256i vo = _mm256_srai_epi16(vw, 8);
-      wp += 32;
+      __m256i ve[2], vo[2];
+#pragma GCC unroll 2
+      for (size_t j = 0; j < NV; j++) {
+        const __m256i vw = _mm256_loadu_si256((const __m256i *)(wp + 32 * j));
+        ve[j] = _mm256_srai_epi16(_mm256_slli_epi16(vw, 8), 8);
+        vo[j] = _mm256_srai_epi16(vw, 8);
+      }
+      wp += NR * 4;
 #pragma GCC unroll 8
       for (size_t m = 0; m < MR; m++) {
         __m256i va02, va13;
@@ -126,33 +136,40 @@ static inline __attribute__((always_inline)) void q8rt_gemm_avx2_body(
           va02 = _mm256_shuffle_epi8(x, vpair_even);
           va13 = _mm256_shuffle_epi8(x, vpair_odd);
         }
-        acc[m] = _mm256_add_epi32(acc[m], _mm256_madd_epi16(va02, ve));
-        acc[m] = _mm256_add_epi32(acc[m], _mm256_madd_epi16(va13, vo));
+#pragma GCC unroll 2
+        for (size_t j = 0; j < NV; j++) {
+          acc[m][j] = _mm256_add_epi32(acc[m][j], _mm256_madd_epi16(va02, ve[j]));
+          acc[m][j] = _mm256_add_epi32(acc[m][j], _mm256_madd_epi16(va13, vo[j]));
+        }
       }
     }
-    const __m256 vscale = _mm256_loadu_ps((const float *)wp);
-    wp += 8 * sizeof(float);
     const __m256 vlo = _mm256_broadcast_ss(&p->y_lo);
     const __m256 vhi = _mm256_broadcast_ss(&p->y_hi);
     const __m256i vzp = _mm256_set1_epi32(p->y_zero_point);
-    const size_t nb = nc < 8 ? nc : 8;
+#pragma GCC unroll 2
+    for (size_t j = 0; j < NV; j++) {
+      const __m256 vscale = _mm256_loadu_ps((const float *)(wp + 32 * j));
+      const size_t nb = nc < 8 * j ? 0 : nc - 8 * j < 8 ? nc - 8 * j : 8;
+      if (nb == 0) break;
 #pragma GCC unroll 8
-    for (size_t m = 0; m < MR; m++) q8rt_gemm_avx2_store_row(acc[m], vscale, vlo, vhi, vzp, cr[m], nb);
-    if (nc <= 8) break;
-    nc -= 8;
+      for (size_t m = 0; m < MR; m++) q8rt_gemm_avx2_store_row(acc[m][j], vscale, vlo, vhi, vzp, cr[m] + 8 * j, nb);
+    }
+    wp += NR * sizeof(float);
+    if (nc <= NR) break;
+    nc -= NR;
 #pragma GCC unroll 8
-    for (size_t m = 0; m < MR; m++) cr[m] += 8;
+    for (size_t m = 0; m < MR; m++) cr[m] += NR;
   }
 }
 
-#define Q8RT_GEMM_AVX2_DEFINE(fn, MR)                                                                    \
+#define Q8RT_GEMM_AVX2_DEFINE(fn, MR, NV)                                                                  \
   void fn(size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c,  \
           size_t c_stride, const q8rt_qu8_requant_params *p) {                                          \
     if (MR * ((kc + 3) & ~(size_t)3) <= Q8RT_GEMM_AVX2_BUF_ELEMS) {                                     \
       int16_t buf[Q8RT_GEMM_AVX2_BUF_ELEMS] __attribute__((aligned(32)));                               \
-      q8rt_gemm_avx2_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, true, buf);                    \
+      q8rt_gemm_avx2_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, true, buf);                  \
     } else {                                                                                            \
-      q8rt_gemm_avx2_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, false, NULL);                  \
+      q8rt_gemm_avx2_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, false, NULL);                \
     }                                                                                                   \
   }
 

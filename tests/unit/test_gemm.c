@@ -60,7 +60,7 @@ typedef struct gemm_case {
 } gemm_case;
 
 enum { A_RANDOM, A_ZERO, A_MAX, A_MIN_MAX, A_ZP, A_MODES };
-enum { W_RANDOM, W_EXTREME, W_MIN, W_SMALL, W_MODES };
+enum { W_RANDOM, W_EXTREME, W_MIN, W_SMALL, W_MODES, W_PAIR_EDGE = W_MODES };
 enum { B_RANDOM, B_NULL, B_FULL, B_MODES };
 enum { S_RANDOM, S_POW2, S_TINY, S_ODD, S_MODES };
 
@@ -105,6 +105,19 @@ static bool gen_data(const gemm_case *t, gemm_data *d) {
   for (size_t m = 0; m < t->mr; m++)
     for (size_t k = 0; k < t->kc; k++) d->a[m * t->a_stride + k] = gen_a(t);
   for (size_t i = 0; i < t->nc * t->kc; i++) d->w[i] = gen_w(t);
+  if (t->w_mode == W_PAIR_EDGE) {
+    /* pairs (k0,k1), (k2,k3) with |w0| + |w1| = 128 exactly: the edge of the vpmaddubsw proof */
+    for (size_t n = 0; n < t->nc; n++) {
+      for (size_t k = 0; k < t->kc; k += 2) {
+        const int32_t r = (int32_t)(rnd() % 129);
+        int32_t w0 = (rnd() & 1) ? -r : r, w1 = (rnd() & 1) ? -(128 - r) : 128 - r;
+        if (w0 == 128) w0 = -128;
+        if (w1 == 128) w1 = -128;
+        d->w[n * t->kc + k] = (int8_t)w0;
+        if (k + 1 < t->kc) d->w[n * t->kc + k + 1] = (int8_t)w1;
+      }
+    }
+  }
   for (size_t n = 0; n < t->nc; n++) {
     if (d->bias) d->bias[n] = t->b_mode == B_FULL ? (int32_t)rnd() : (int32_t)(rnd() % 200001) - 100000;
     float s;
@@ -221,7 +234,11 @@ static int check_case(const gemm_case *t, size_t nr, const gemm_variant *v) {
       goto done;
     }
   }
-  if (v != NULL && (!v->pairs_safe_only || q8rt_qc8w_gemm_pairs_safe(t->nc, t->kc, d.w))) {
+  if (v != NULL && v->pairs_safe_only && !q8rt_qc8w_gemm_pairs_safe(t->nc, t->kc, d.w)) {
+    report("generated weights break the pair proof", t, nr);
+    goto done;
+  }
+  if (v != NULL) {
     vc = run(t, &d, packed, nr, v->fn, &p);
     if (!vc) {
       report(v->name, t, nr);
@@ -286,6 +303,7 @@ static int sweep(size_t mr_max, size_t nr, const gemm_variant *v) {
         t.a_stride = t.kc + ((rnd() & 1) ? 0 : 13);  /* 0 or an odd prime of slack */
         t.c_stride = t.nc + ((rnd() & 1) ? 0 : 7);
         random_quant(&t);
+        if (v && v->pairs_safe_only) t.w_mode = (rnd() & 1) ? W_SMALL : W_PAIR_EDGE;
         if (check_case(&t, nr, v)) return 1;
       }
     }
@@ -307,7 +325,7 @@ static int sweep(size_t mr_max, size_t nr, const gemm_variant *v) {
             t.x_zp = (xs ? -128 : 0) + ((zi & 1) ? 255 : 0);
             t.y_zp = (ys ? -128 : 0) + ((zi & 2) ? 255 : 0);
             t.a_mode = am;
-            t.w_mode = wm;
+            t.w_mode = v && v->pairs_safe_only ? W_PAIR_EDGE : wm;
             t.b_mode = (zi + am) % B_MODES;
             t.s_mode = S_POW2;
             if (check_case(&t, nr, v)) return 1;
@@ -327,6 +345,7 @@ static int sweep(size_t mr_max, size_t nr, const gemm_variant *v) {
     random_quant(&t);
     t.a_mode = i % 2 ? A_MIN_MAX : A_MAX;
     t.w_mode = i < 4 ? W_EXTREME : W_MIN;
+    if (v && v->pairs_safe_only) t.w_mode = W_PAIR_EDGE;
     t.s_mode = i % 3 == 0 ? S_TINY : S_RANDOM;
     if (check_case(&t, nr, v)) return 1;
   }
@@ -405,5 +424,9 @@ Q8RT_TEST(gemm_pairs_safe_proof) {
   CHECK(q8rt_qc8w_gemm_pairs_safe(2, 5, two));
   const int8_t two_bad[10] = {0, 0, 0, 0, 0, 100, 100, 3, 4, 5};
   CHECK(!q8rt_qc8w_gemm_pairs_safe(2, 5, two_bad));
+  /* full-range random weights essentially never qualify */
+  int8_t w[64 * 64];
+  for (size_t i = 0; i < sizeof(w); i++) w[i] = (int8_t)rnd();
+  CHECK(!q8rt_qc8w_gemm_pairs_safe(64, 64, w));
   return 0;
 }
