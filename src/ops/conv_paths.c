@@ -12,6 +12,7 @@
 #include "conv_paths.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -276,14 +277,16 @@ void conv_fast_bind(const conv_fast *f, conv_fast_geom *g, const void *x, void *
 
 /* ---- run ---------------------------------------------------------------------------------------- */
 
+#define MAX_SLOTS 64 /* im2col tiles in flight at once: at most one per thread */
+
 typedef struct run_ctx {
   const conv_fast *f;
   const conv_fast_geom *g;
   const uint8_t *x;
   uint8_t *y;
   uint8_t *workspace;
-  size_t tasks;
-  size_t tiles;
+  size_t slots;
+  atomic_int busy[MAX_SLOTS];
 } run_ctx;
 
 /* Gather rows [r0, r1) of the im2col matrix into `a` (a_stride bytes per row). */
@@ -334,21 +337,28 @@ static void gemm_rows(const conv_fast *f, const uint8_t *a, size_t a_stride, siz
   }
 }
 
-static void gemm_task(void *context, size_t task) {
-  const run_ctx *c = context;
+/* One tile of output rows. Tiles are the pool's work items, so an idle thread steals tiles
+ * from a descheduled one; the im2col buffer is claimed from `slots` buffers (one per thread:
+ * a thread runs one tile at a time, so a free one always exists). */
+static void gemm_task(void *context, size_t t) {
+  run_ctx *c = context;
   const conv_fast *f = c->f;
   const conv_fast_geom *g = c->g;
-  uint8_t *tile = c->workspace != NULL ? c->workspace + task * tile_bytes(f, g) : NULL;
-  for (size_t t = task; t < c->tiles; t += c->tasks) {
-    const size_t r0 = t * g->tile_rows;
-    const size_t r1 = r0 + g->tile_rows < g->rows ? r0 + g->tile_rows : g->rows;
-    if (g->direct) {
-      gemm_rows(f, c->x + r0 * g->in_c, g->in_c, r1 - r0, c->y + r0 * f->out_c);
-    } else {
-      im2col(f, g, c->x, r0, r1, tile);
-      gemm_rows(f, tile, f->a_stride, r1 - r0, c->y + r0 * f->out_c);
-    }
+  const size_t r0 = t * g->tile_rows;
+  const size_t r1 = r0 + g->tile_rows < g->rows ? r0 + g->tile_rows : g->rows;
+  if (g->direct) {
+    gemm_rows(f, c->x + r0 * g->in_c, g->in_c, r1 - r0, c->y + r0 * f->out_c);
+    return;
   }
+  size_t slot = 0;
+  for (;;) {
+    if (atomic_exchange_explicit(&c->busy[slot], 1, memory_order_acquire) == 0) break;
+    slot = slot + 1 < c->slots ? slot + 1 : 0;
+  }
+  uint8_t *tile = c->workspace + slot * tile_bytes(f, g);
+  im2col(f, g, c->x, r0, r1, tile);
+  gemm_rows(f, tile, f->a_stride, r1 - r0, c->y + r0 * f->out_c);
+  atomic_store_explicit(&c->busy[slot], 0, memory_order_release);
 }
 
 #define DW_TILE 64 /* output pixels per depthwise task */
@@ -364,23 +374,21 @@ static void dw_task(void *context, size_t t) {
 
 void conv_fast_run(const conv_fast *f, const conv_fast_geom *g, const void *x, void *y, void *workspace,
                    const op_exec_ctx *ctx) {
-  run_ctx c = {f, g, x, y, workspace, 1, 0};
-  if (f->path == CONV_PATH_DW) {
-    const size_t tiles = (g->rows + DW_TILE - 1) / DW_TILE;
-    if (ctx->threadpool != NULL && tiles > 1) {
-      pthreadpool_parallelize_1d(ctx->threadpool, dw_task, &c, tiles, 0);
-    } else {
-      for (size_t t = 0; t < tiles; t++) dw_task(&c, t);
-    }
-    return;
-  }
-  c.tiles = (g->rows + g->tile_rows - 1) / g->tile_rows;
-  c.tasks = ctx->threads < c.tiles ? ctx->threads : c.tiles;
-  if (c.tasks < 1) c.tasks = 1;
-  if (ctx->threadpool != NULL && c.tasks > 1) {
-    pthreadpool_parallelize_1d(ctx->threadpool, gemm_task, &c, c.tasks, 0);
+  run_ctx c;
+  c.f = f;
+  c.g = g;
+  c.x = x;
+  c.y = y;
+  c.workspace = workspace;
+  c.slots = ctx->threads < MAX_SLOTS ? ctx->threads : MAX_SLOTS;
+  if (c.slots < 1) c.slots = 1;
+  for (size_t i = 0; i < c.slots; i++) atomic_init(&c.busy[i], 0);
+  const int dw = f->path == CONV_PATH_DW;
+  const size_t tiles = dw ? (g->rows + DW_TILE - 1) / DW_TILE : (g->rows + g->tile_rows - 1) / g->tile_rows;
+  void (*task)(void *, size_t) = dw ? dw_task : gemm_task;
+  if (ctx->threadpool != NULL && tiles > 1) {
+    pthreadpool_parallelize_1d(ctx->threadpool, task, &c, tiles, 0);
   } else {
-    c.tasks = 1;
-    gemm_task(&c, 0);
+    for (size_t t = 0; t < tiles; t++) task(&c, t);
   }
 }
