@@ -32,7 +32,7 @@ static const char usage_text[] =
     "  --backend NAME      kernel backend (default auto)\n"
     "  --repeat N          one warm-up run, then N timed runs; prints latency_ms median/min\n"
     "  --explain           print the execution plan before running\n"
-    "  --profile           print per-step timings of the last run\n"
+    "  --profile           print per-step timings (median over the timed runs with --repeat)\n"
     "  --help              show this help\n";
 
 /* Exactly one line on stderr, whatever the message contains. */
@@ -332,6 +332,7 @@ typedef struct runner {
   void *file_bytes; /* the current input file */
   void *data;       /* decoded or generated input data */
   double *times;
+  double *step_times; /* --profile with --repeat: [run][step] */
   q8rt_step_profile *steps;
   char *text;
   char *path;
@@ -341,6 +342,7 @@ static void runner_free(runner *r) {
   free(r->file_bytes);
   free(r->data);
   free(r->times);
+  free(r->step_times);
   free(r->steps);
   free(r->text);
   free(r->path);
@@ -548,10 +550,23 @@ static int run(const options *o) {
       report_error("out of memory");
       goto done;
     }
+    const size_t n_steps = o->profile ? q8rt_session_profile(r.session, NULL, 0) : 0;
+    if (n_steps > 0) {
+      r.step_times = malloc((size_t)o->repeat * n_steps * sizeof(double));
+      r.steps = calloc(n_steps, sizeof(*r.steps));
+      if (!r.step_times || !r.steps) {
+        report_error("out of memory");
+        goto done;
+      }
+    }
     for (long k = 0; k < o->repeat; k++) {
       double t0 = now_ms();
       if (run_once(&r) != 0) goto done;
       r.times[k] = now_ms() - t0;
+      if (n_steps > 0) {
+        q8rt_session_profile(r.session, r.steps, n_steps);
+        for (size_t i = 0; i < n_steps; i++) r.step_times[i * (size_t)o->repeat + (size_t)k] = r.steps[i].milliseconds;
+      }
     }
     size_t n = (size_t)o->repeat;
     qsort(r.times, n, sizeof(double), compare_double);
@@ -597,7 +612,7 @@ static int run(const options *o) {
 
   if (o->profile) {
     size_t n = q8rt_session_profile(r.session, NULL, 0);
-    r.steps = calloc(n > 0 ? n : 1, sizeof(*r.steps));
+    if (r.steps == NULL) r.steps = calloc(n > 0 ? n : 1, sizeof(*r.steps));
     if (!r.steps) {
       report_error("out of memory");
       goto done;
@@ -607,10 +622,16 @@ static int run(const options *o) {
     double total = 0.0;
     for (size_t i = 0; i < n; i++) {
       const q8rt_step_profile *s = &r.steps[i];
+      double ms = s->milliseconds;
+      if (r.step_times != NULL) { /* median over the timed runs */
+        double *t = r.step_times + i * (size_t)o->repeat;
+        const size_t m = (size_t)o->repeat;
+        qsort(t, m, sizeof(double), compare_double);
+        ms = m % 2 ? t[m / 2] : (t[m / 2 - 1] + t[m / 2]) / 2.0;
+      }
       printf("profile %s %s %s %.3f\n", s->op_type && s->op_type[0] ? s->op_type : "-",
-             s->node_name && s->node_name[0] ? s->node_name : "-", s->kernel && s->kernel[0] ? s->kernel : "-",
-             s->milliseconds);
-      total += s->milliseconds;
+             s->node_name && s->node_name[0] ? s->node_name : "-", s->kernel && s->kernel[0] ? s->kernel : "-", ms);
+      total += ms;
     }
     printf("profile_total_ms %.3f steps=%zu\n", total, n);
   }

@@ -204,6 +204,9 @@ class Meas:
     max_abs_diff: Optional[int] = None
     kernel: str = ""                   # q8rt: the kernel --explain named for the conv node
     gmacs: Optional[float] = None
+    conv_ms: Optional[float] = None    # q8rt: median time of the QLinearConv step alone (--profile),
+                                       # i.e. NHWC in and out as inside a chain of convolutions
+    conv_gmacs: Optional[float] = None
 
     @property
     def ok(self) -> bool:
@@ -287,7 +290,7 @@ def run_q8rt(model: Path, inputs: Dict[str, Path], outdir: Path, backend: str, t
     t_est = float(lat.group(1)) / 1e3
     runs = policy.runs_for(t_est)
     try:
-        p = _run(base + ["--repeat", str(runs)], timeout=600)
+        p = _run(base + ["--repeat", str(runs), "--profile"], timeout=600)
     except (subprocess.TimeoutExpired, OSError) as e:
         m.status, m.reason = "error", "timed out (600 s)" if isinstance(e, subprocess.TimeoutExpired) else str(e)
         return m
@@ -296,6 +299,9 @@ def run_q8rt(model: Path, inputs: Dict[str, Path], outdir: Path, backend: str, t
         m.status, m.reason = "error", _error_line(p, ERROR_PREFIX)
         return m
     m.median_ms, m.min_ms, m.runs = float(lat.group(1)), float(lat.group(2)), int(lat.group(3))
+    conv = [float(ln.split()[-1]) for ln in p.stdout.splitlines() if ln.startswith("profile QLinearConv ")]
+    if conv:
+        m.conv_ms = sum(conv)
     return m
 
 
@@ -389,6 +395,8 @@ def bench_shape(case: ConvCase, policy: Policy, quick: bool) -> List[Meas]:
     for m in res:
         if m.ok:
             m.gmacs = s.macs / (m.median_ms * 1e-3) / 1e9
+        if m.ok and m.conv_ms:
+            m.conv_gmacs = s.macs / (m.conv_ms * 1e-3) / 1e9
     return res
 
 
@@ -465,8 +473,10 @@ def print_summary(cases: List[ConvCase], results: Dict[str, List[Meas]]) -> None
             ("ort-s8s8", "ORT s8s8"), ("xnnpack", "XNNPACK")]
     print("\nSummary, GMAC/s (single thread unless 2T); ratios = other time / q8rt auto time (>1: q8rt faster);"
           "\nexact = mismatching outputs vs the exact reference for q8rt auto / ORT u8s8 / ORT s8s8 / XNNPACK")
+    print("q8rt conv = the QLinearConv step alone (NHWC in and out, as inside a chain; the model-level"
+          "\ncolumns also pay q8rt's NCHW<->NHWC transposes at the single-conv model's edges)")
     hdr = f"{'shape':<16} {'MMAC':>6} " + " ".join(f"{c[1]:>9}" for c in cols) + \
-        f" {'ORTu8/q8':>9} {'XNN/q8':>8} {'2T spd':>7}  exact"
+        f" {'q8rt conv':>9} {'ORTu8/q8':>9} {'XNN/q8':>8} {'ORTu8/conv':>10} {'2T spd':>7}  exact"
     print(hdr)
     print("-" * len(hdr))
     for case in cases:
@@ -479,8 +489,12 @@ def print_summary(cases: List[ConvCase], results: Dict[str, List[Meas]]) -> None
             g.append(f"{m.gmacs:9.2f}" if m is not None and m.ok else f"{'n/a' if m is not None else '':>9}")
         ex = "/".join("-" if d.get(k) is None or d[k].mismatches is None else str(d[k].mismatches)
                       for k in ("q8rt-auto", "ort-u8s8", "ort-s8s8", "xnnpack"))
-        print(f"{case.shape.name:<16} {case.shape.mmac:6.1f} " + " ".join(g) +
-              f" {fmt_x(r['ort_u8s8_over_q8rt']):>9} {fmt_x(r['xnnpack_over_q8rt']):>8}"
+        qa = d.get("q8rt-auto")
+        conv_g = f"{qa.conv_gmacs:9.2f}" if qa is not None and qa.conv_gmacs else f"{'-':>9}"
+        ou = d.get("ort-u8s8")
+        conv_ratio = ou.median_ms / qa.conv_ms if qa is not None and qa.conv_ms and ou is not None and ou.ok else None
+        print(f"{case.shape.name:<16} {case.shape.mmac:6.1f} " + " ".join(g) + f" {conv_g}" +
+              f" {fmt_x(r['ort_u8s8_over_q8rt']):>9} {fmt_x(r['xnnpack_over_q8rt']):>8} {fmt_x(conv_ratio):>10}"
               f" {fmt_x(r['two_thread_speedup']):>7}  {ex}")
 
 

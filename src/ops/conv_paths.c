@@ -17,12 +17,14 @@
 #include <string.h>
 
 #include "q8rt-isa.h"
+#include "qu8-qc8w-gemm/qu8-qc8w-gemm.h"
 
 typedef struct gemm_variant {
   uint32_t isa;
   q8rt_qu8_gemm_ukernel_fn fn;
   size_t mr, nr;
   const char *name;
+  int pairs; /* vpmaddubsw route: exact only where q8rt_qc8w_gemm_pairs_safe holds */
 } gemm_variant;
 
 typedef struct dw_variant {
@@ -33,10 +35,12 @@ typedef struct dw_variant {
 } dw_variant;
 
 static const gemm_variant g_gemm[] = {
-#define Q8RT_GEMM_UKERNEL(isa, fn, mr, nr) {isa, fn, mr, nr, #fn},
+#define Q8RT_GEMM_UKERNEL(isa, fn, mr, nr) {isa, fn, mr, nr, #fn, 0},
+#define Q8RT_GEMM_UKERNEL_PAIRS_SAFE(isa, fn, mr, nr) {isa, fn, mr, nr, #fn, 1},
 #include "qu8-qc8w-gemm/qu8-qc8w-gemm.inc"
 #undef Q8RT_GEMM_UKERNEL
-    {0, NULL, 0, 0, NULL},
+#undef Q8RT_GEMM_UKERNEL_PAIRS_SAFE
+    {0, NULL, 0, 0, NULL, 0},
 };
 
 static const dw_variant g_dw[] = {
@@ -165,20 +169,6 @@ q8rt_status conv_fast_prepare(const conv_fast_desc *d, const conv_choice *choice
       return Q8RT_OK;
     }
   }
-  const gemm_variant *v = NULL;
-  for (int i = 0; i < n_isas && v == NULL; i++) {
-    if (!(choice->isa & isas[i])) continue;
-    for (const gemm_variant *c = g_gemm; c->fn != NULL; c++) {
-      if (c->isa == isas[i]) {
-        v = c;
-        break;
-      }
-    }
-  }
-  if (v == NULL) {
-    f->reason = pool_printf(pool, "no GEMM kernel for %s in this build", isa_name(isas[0]));
-    return Q8RT_OK;
-  }
   /* Reorder to [M][ky][kx][c] (the im2col row order) as int8, then pack for the variant's NR. */
   const q8rt_allocator *a = pool->allocator;
   int8_t *wg = q8rt_alloc(a, d->out_c * k + 1, 16);
@@ -188,6 +178,26 @@ q8rt_status conv_fast_prepare(const conv_fast_desc *d, const conv_choice *choice
     for (size_t c = 0; c < c_n; c++) {
       for (size_t t = 0; t < taps; t++) wg[m * k + t * c_n + c] = (int8_t)d->w[(m * c_n + c) * taps + t];
     }
+  }
+  /* Per ISA, best first: the vpmaddubsw route when the pack-time proof allows it (weights such as
+   * reduce_range's 7-bit ones), otherwise the first general variant in the list. */
+  const int pairs_safe = q8rt_qc8w_gemm_pairs_safe(d->out_c, k, wg);
+  const gemm_variant *v = NULL;
+  for (int i = 0; i < n_isas && v == NULL; i++) {
+    if (!(choice->isa & isas[i])) continue;
+    for (int want_pairs = pairs_safe; want_pairs >= 0 && v == NULL; want_pairs--) {
+      for (const gemm_variant *c = g_gemm; c->fn != NULL; c++) {
+        if (c->isa == isas[i] && c->pairs == want_pairs) {
+          v = c;
+          break;
+        }
+      }
+    }
+  }
+  if (v == NULL) {
+    q8rt_free(a, wg, d->out_c * k + 1);
+    f->reason = pool_printf(pool, "no GEMM kernel for %s in this build", isa_name(isas[0]));
+    return Q8RT_OK;
   }
   void *packed = q8rt_pool_alloc(pool, q8rt_qc8w_gemm_packed_size(d->out_c, k, v->nr), 64);
   if (packed != NULL) q8rt_qc8w_gemm_pack(d->out_c, k, v->nr, wg, d->bias, d->scale, x_zp_u8, packed);
@@ -202,7 +212,8 @@ q8rt_status conv_fast_prepare(const conv_fast_desc *d, const conv_choice *choice
   f->taps = taps;
   f->packed = packed;
   f->kernel = v->name + 5;
-  f->reason = taps == 1 ? "pointwise: GEMM on the NHWC input (fastest exact kernel on this CPU)"
+  f->reason = v->pairs ? "vpmaddubsw GEMM: every adjacent weight pair has |w0|+|w1| <= 128, proven at load"
+              : taps == 1 ? "pointwise: GEMM on the NHWC input (fastest exact kernel on this CPU)"
               : d->in_c_per_group <= 4
                   ? "few input channels (first layer): im2col tiles make K dense, then GEMM"
                   : "im2col tiles + GEMM (fastest exact kernel on this CPU)";

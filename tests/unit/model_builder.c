@@ -182,6 +182,8 @@ void mb_free(mb_model *m) {
   free(m);
 }
 
+int mb_weight_limit = 127;
+
 uint8_t *mb_conv_chain(int layers, int64_t batch, int64_t c, int64_t h, int64_t w, size_t *size) {
   mb_model *m = mb_create(13);
   const int64_t in_dims[4] = {batch < 0 ? -1 : batch, c, h, w};
@@ -202,7 +204,8 @@ uint8_t *mb_conv_chain(int layers, int64_t batch, int64_t c, int64_t h, int64_t 
   uint32_t rng = 12345;
   for (size_t i = 0; i < wn; i++) {
     rng = rng * 1664525u + 1013904223u;
-    wdata[i] = (int8_t)(rng >> 24);
+    wdata[i] = (int8_t)((int)(rng >> 24) % (mb_weight_limit + 1) - (int)((rng >> 16) & 1) * (mb_weight_limit + 1) / 2);
+    if (mb_weight_limit >= 127) wdata[i] = (int8_t)(rng >> 24);
   }
   for (int64_t i = 0; i < c; i++) {
     ws[i] = 0.01f + 0.001f * (float)i;

@@ -27,5 +27,8 @@ void mb_free(mb_model *m);
 /* A chain of `layers` 3x3 QLinearConv (pad 1, u8 activations, s8 per-channel weights, bias)
  * on a [N, c, h, w] uint8 input; N symbolic when batch < 0. */
 uint8_t *mb_conv_chain(int layers, int64_t batch, int64_t c, int64_t h, int64_t w, size_t *size);
+/* Weights of mb_conv_chain are drawn from [-mb_weight_limit - 1, mb_weight_limit] (default 127:
+ * the full int8 range; 63 gives 7-bit weights like reduce_range's). */
+extern int mb_weight_limit;
 
 #endif

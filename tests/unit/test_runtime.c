@@ -406,3 +406,37 @@ Q8RT_TEST(threads_and_backends_agree) {
   free(bytes);
   return 0;
 }
+
+/* Weights in [-64, 63]: every adjacent pair has |w0| + |w1| <= 128, so --backend avx2 may take the
+ * vpmaddubsw route; it must say so and stay exact. */
+Q8RT_TEST(avx2_pairs_route_when_proven) {
+#if defined(__x86_64__)
+  if (!__builtin_cpu_supports("avx2")) return 0;
+  mb_weight_limit = 63;
+  const int64_t c = 24, h = 15, w = 17;
+  size_t size;
+  uint8_t *bytes = mb_conv_chain(2, 1, c, h, w, &size);
+  mb_weight_limit = 127;
+  q8rt_model_options mo;
+  q8rt_model_options_init(&mo);
+  mo.backend = Q8RT_BACKEND_AVX2;
+  q8rt_model *m = NULL;
+  CHECK_OK(q8rt_model_load_memory(bytes, size, &mo, &m, NULL));
+  char text[4096];
+  q8rt_model_explain(m, text, sizeof(text));
+  q8rt_model_free(m);
+  CHECK(strstr(text, "vpmaddubsw") != NULL);
+  const int64_t shape[4] = {1, c, h, w};
+  const size_t n = (size_t)(c * h * w);
+  uint8_t *x = malloc(n), *ref = malloc(n), *got = malloc(n);
+  for (size_t i = 0; i < n; i++) x[i] = (uint8_t)(i % 3 == 0 ? 255 : (i * 2654435761u) >> 11);
+  CHECK(run_with(bytes, size, Q8RT_BACKEND_REFERENCE, 1, x, n, shape, ref, n) == 0);
+  CHECK(run_with(bytes, size, Q8RT_BACKEND_AVX2, 2, x, n, shape, got, n) == 0);
+  CHECK(memcmp(ref, got, n) == 0);
+  free(x);
+  free(ref);
+  free(got);
+  free(bytes);
+#endif
+  return 0;
+}
