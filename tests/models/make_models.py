@@ -14,7 +14,7 @@ Steps, per model (everything lands under --out, a build product, never committed
     and Add/Mul fold into Conv; then ONNX shape inference; then the pre-process metadata). Opsets
     are left as the models have them (det/rec: ai.onnx 12, cls: ai.onnx 11), except for the
     QDQ per-channel settings, see SETTINGS.
- 3. <model>/calib.json: one MinMax calibration over CALIB rendered images (tests/models/render.py,
+ 3. <model>/calib<N>.json: one MinMax calibration over CALIB rendered images (tests/models/render.py,
     indices 1..N), kept as ORT's calibration cache and reused by every static setting, so a QOperator
     model and the QDQ model of the same setting get their activation ranges from the same run.
  4. <model>/input.npy: rendered image 0, preprocessed as rapidocr does (float32 NCHW).
@@ -22,8 +22,9 @@ Steps, per model (everything lands under --out, a build product, never committed
     input.npy (keys: the graph output names; ORT default optimizations, 1 thread), and
     <model>/<setting>.json with the build facts (latency, sizes, timings) the inventory uses.
 
-Idempotent (an output that exists is kept unless --force), deterministic (seeded rendering, fixed
-calibration set, single-threaded ORT for calibration outputs is not needed: MinMax is exact).
+Idempotent: an output that exists is kept unless --force (a full run does redo settings that a
+--quick run calibrated on fewer images). Deterministic: seeded rendering, a fixed calibration set and
+MinMax calibration give byte-identical .onnx files from run to run.
 """
 
 from __future__ import annotations
@@ -293,7 +294,7 @@ def quantize(kind: str, mdir: Path, name: str, setting: dict, ncalib: int) -> No
             per_channel=setting["pc"], reduce_range=setting["rr"],
             activation_type=qtype(setting["act"]), weight_type=qtype(setting["wt"]),
             calibrate_method=CalibrationMethod.MinMax,
-            calibration_cache_path=str(mdir / "calib.json"),
+            calibration_cache_path=str(mdir / f"calib{ncalib}.json"),
         )
     os.replace(tmp, dst)
 
@@ -351,7 +352,10 @@ def build(out: Path, kinds: list[str], names: list[str], quick: bool, force: boo
         for name in ["float"] + names:
             jpath = mdir / f"{name}.json"
             if jpath.is_file() and (mdir / f"{name}.onnx").is_file() and (mdir / f"{name}.ort.npz").is_file():
-                continue
+                # a full run redoes what a --quick run calibrated on fewer images, so that every
+                # setting of a full build shares one calibration
+                if quick or name == "float" or json.loads(jpath.read_text()).get("ncalib") == ncalib:
+                    continue
             t = time.perf_counter()
             if name != "float":
                 quantize(kind, mdir, name, SETTINGS[name], ncalib)
@@ -675,7 +679,7 @@ def inventory(out: Path, kinds: list[str]) -> str:
         L.append("")
         L.append(f"Shipped model: ir_version {orig.ir_version}, opsets "
                  f"{_opsets(orig)}, producer "
-                 f"`{orig.producer_name or '-'}` {orig.producer_version}, weights as "
+                 f"`{(orig.producer_name + ' ' + orig.producer_version).strip() or '(none)'}`, weights as "
                  f"{sum(n.op_type == 'Constant' for n in orig.graph.node)} Constant nodes "
                  f"({len(orig.graph.initializer)} initializers), "
                  f"{len(orig.graph.node)} nodes; metadata keys: "
