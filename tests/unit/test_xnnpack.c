@@ -457,6 +457,26 @@ Q8RT_TEST(xnn_conv_shapes) {
   return 0;
 }
 
+/* The benchmark shapes at half resolution: many full microkernel tiles. */
+Q8RT_TEST(xnn_conv_medium) {
+  conv_case c = base_case();
+  c.in_h = c.in_w = 28;
+  c.gic = c.goc = 64;
+  c.per_channel = 1;
+  fit_scale(&c);
+  CASE(c, 1);
+  c = base_case();
+  c.in_h = c.in_w = 28;
+  c.groups = 144;
+  c.gic = c.goc = 1;
+  c.xs = c.ys = 1;
+  c.x_zp = c.y_zp = 0;
+  c.per_channel = 1;
+  fit_scale(&c);
+  CASE(c, 1);
+  return 0;
+}
+
 /* Channel counts 1..300 across tile edges, on 1x1, 3x3 and depthwise. */
 Q8RT_TEST(xnn_conv_channel_counts) {
   static const size_t counts[] = {1, 2, 3, 4, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 300};
