@@ -19,7 +19,8 @@ Steps, per model (everything lands under --out, a build product, never committed
     model and the QDQ model of the same setting get their activation ranges from the same run.
  4. <model>/input.npy: rendered image 0, preprocessed as rapidocr does (float32 NCHW).
  5. <model>/<setting>.onnx for each setting, <model>/<setting>.ort.npz with ORT's outputs for
-    input.npy (keys: the graph output names; ORT default optimizations, 1 thread), and
+    input.npy (keys: the graph output names; ORT default optimizations, 1 thread),
+    <model>/<setting>.ort_noopt.npz the same with ORT's graph optimizations off, and
     <model>/<setting>.json with the build facts (latency, sizes, timings) the inventory uses.
 
 Idempotent: an output that exists is kept unless --force (a full run does redo settings that a
@@ -323,13 +324,19 @@ def run_ort(mdir: Path, name: str, runs: int, budget_s: float) -> dict:
         sess.run(None, feed)
         times.append(time.perf_counter() - t)
     names = [o.name for o in sess.get_outputs()]
-    tmp = mdir / f"{name}.ort.npz.tmp"
-    with open(tmp, "wb") as f:
-        np.savez(f, **dict(zip(names, outs)))
-    os.replace(tmp, mdir / f"{name}.ort.npz")
+    # the same with every ORT graph optimization off: each node run as written (no QDQ fusion into
+    # ORT's QLinear kernels, no layout changes), the literal ONNX semantics
+    ref = session(mdir / f"{name}.onnx", opt=False).run(None, feed)
+    for suffix, vals in ((".ort_noopt.npz", ref), (".ort.npz", outs)):
+        tmp = mdir / f"{name}{suffix}.tmp"
+        with open(tmp, "wb") as f:
+            np.savez(f, **dict(zip(names, vals)))
+        os.replace(tmp, mdir / f"{name}{suffix}")
     return {
         "latency_ms": round(1000 * float(np.median(times)), 2) if times else None,
         "outputs": {n: list(o.shape) for n, o in zip(names, outs)},
+        "opt_vs_noopt_max_abs": float(max(np.abs(a.astype(np.float64) - b).max() for a, b in zip(outs, ref))),
+        "opt_vs_noopt_mean_abs": float(max(np.abs(a.astype(np.float64) - b).mean() for a, b in zip(outs, ref))),
     }
 
 
@@ -351,7 +358,7 @@ def build(out: Path, kinds: list[str], names: list[str], quick: bool, force: boo
             np.save(mdir / "input.npy", render.model_input(kind, 0))
         for name in ["float"] + names:
             jpath = mdir / f"{name}.json"
-            if jpath.is_file() and (mdir / f"{name}.onnx").is_file() and (mdir / f"{name}.ort.npz").is_file():
+            if jpath.is_file() and all((mdir / f"{name}{x}").is_file() for x in (".onnx", ".ort.npz", ".ort_noopt.npz")):
                 # a full run redoes what a --quick run calibrated on fewer images, so that every
                 # setting of a full build shares one calibration
                 if quick or name == "float" or json.loads(jpath.read_text()).get("ncalib") == ncalib:
@@ -707,10 +714,12 @@ def inventory(out: Path, kinds: list[str]) -> str:
         L.append("Per setting: opsets, initializer dtypes, size, ORT 1-thread latency on the sample input, "
                  "and the output against the float model's (max/mean abs diff; argmax agreement over the "
                  "last axis for rec/cls, and for det the share of pixels on the same side of the 0.3 "
-                 "binarization threshold):")
+                 "binarization threshold), then ORT's default-optimized outputs (.ort.npz) against its "
+                 "unoptimized ones (.ort_noopt.npz):")
         L.append("")
-        L.append("| setting | opsets | initializers | KiB | ORT ms | max abs | mean abs | agreement |")
-        L.append("|---|---|---|---:|---:|---:|---:|---:|")
+        L.append("| setting | opsets | initializers | KiB | ORT ms | max abs | mean abs | agreement "
+                 "| ORT opt vs no-opt max / mean abs |")
+        L.append("|---|---|---|---:|---:|---:|---:|---:|---:|")
         for s in names:
             g = graphs[s]
             info = json.loads((mdir / f"{s}.json").read_text()) if (mdir / f"{s}.json").is_file() else {}
@@ -724,7 +733,8 @@ def inventory(out: Path, kinds: list[str]) -> str:
             ops_ = _opsets(g.m)
             L.append(f"| {s} | {ops_} | {_init_dtypes(g)} | {(mdir / f'{s}.onnx').stat().st_size // 1024} | "
                      f"{info.get('latency_ms', '?')} | {np.abs(a - b).max():.4f} | {np.abs(a - b).mean():.5f} | "
-                     f"{agree:.4f} |")
+                     f"{agree:.4f} | {info.get('opt_vs_noopt_max_abs', float('nan')):.4f} / "
+                     f"{info.get('opt_vs_noopt_mean_abs', float('nan')):.5f} |")
         L.append("")
         # structure
         def qdq(s):
