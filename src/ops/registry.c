@@ -3,14 +3,22 @@
 
 #include "op.h"
 
-extern const op_def q8rt_op_quantize_linear;
-extern const op_def q8rt_op_dequantize_linear;
-extern const op_def q8rt_op_qlinear_conv;
+/* Each list holds Q8RT_OP(symbol) lines, one per op_def defined in src/ops/; lists are split by
+ * family so that adding an op touches one list. */
+#define Q8RT_OP(sym) extern const op_def sym;
+#include "oplist-quant.inc"
+#include "oplist-float.inc"
+#include "oplist-data.inc"
+#include "oplist-qlinear.inc"
+#undef Q8RT_OP
 
 static const op_def *const g_ops[] = {
-    &q8rt_op_quantize_linear,
-    &q8rt_op_dequantize_linear,
-    &q8rt_op_qlinear_conv,
+#define Q8RT_OP(sym) &sym,
+#include "oplist-quant.inc"
+#include "oplist-float.inc"
+#include "oplist-data.inc"
+#include "oplist-qlinear.inc"
+#undef Q8RT_OP
 };
 
 const op_def *op_find(const ir_node *node) {

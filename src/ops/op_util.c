@@ -1,0 +1,139 @@
+#include "op_util.h"
+
+#include <string.h>
+
+q8rt_status op_broadcast_shapes(const ir_node *n, const op_shape *const *in, int count, op_shape *out,
+                                q8rt_error *err) {
+  int rank = 0;
+  for (int i = 0; i < count; i++) {
+    if (in[i]->rank < 0) {
+      out->rank = -1;
+      return Q8RT_OK;
+    }
+    if (in[i]->rank > rank) rank = in[i]->rank;
+  }
+  out->rank = rank;
+  for (int d = 0; d < rank; d++) {
+    int64_t dim = 1;
+    int unknown = 0;
+    for (int i = 0; i < count; i++) {
+      const int off = rank - in[i]->rank;
+      if (d < off) continue;
+      const int64_t v = in[i]->dims[d - off];
+      if (v < 0) {
+        unknown = 1;
+      } else if (v != 1) {
+        if (dim != 1 && dim != v) {
+          return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': input shapes cannot broadcast (dimension %d: %lld vs %lld)",
+                           n->op_type, n->name, d, (long long)dim, (long long)v);
+        }
+        dim = v;
+      }
+    }
+    out->dims[d] = unknown && dim == 1 ? -1 : dim;
+  }
+  return Q8RT_OK;
+}
+
+void op_broadcast_strides(const op_shape *in, const op_shape *out, int64_t strides[Q8RT_MAX_RANK]) {
+  const int off = out->rank - in->rank;
+  int64_t s = 1;
+  for (int d = out->rank - 1; d >= 0; d--) {
+    if (d < off) {
+      strides[d] = 0;
+      continue;
+    }
+    const int64_t v = in->dims[d - off];
+    strides[d] = v == 1 ? 0 : s;
+    s *= v;
+  }
+}
+
+size_t op_shape_count(const op_shape *s) {
+  if (s->rank < 0) return 0;
+  size_t n = 1;
+  for (int d = 0; d < s->rank; d++) n *= (size_t)s->dims[d];
+  return n;
+}
+
+void op_broadcast_walk(const op_shape *out, const int64_t *s0, const int64_t *s1, const int64_t *s2, op_broadcast_fn fn,
+                       void *ctx) {
+  const int r = out->rank;
+  const size_t total = op_shape_count(out);
+  int64_t idx[Q8RT_MAX_RANK] = {0};
+  size_t o0 = 0, o1 = 0, o2 = 0;
+  for (size_t i = 0; i < total; i++) {
+    fn(ctx, i, o0, o1, o2);
+    for (int d = r - 1; d >= 0; d--) {
+      idx[d]++;
+      o0 += (size_t)(s0 ? s0[d] : 0);
+      o1 += (size_t)(s1 ? s1[d] : 0);
+      o2 += (size_t)(s2 ? s2[d] : 0);
+      if (idx[d] < out->dims[d]) break;
+      o0 -= (size_t)((s0 ? s0[d] : 0) * idx[d]);
+      o1 -= (size_t)((s1 ? s1[d] : 0) * idx[d]);
+      o2 -= (size_t)((s2 ? s2[d] : 0) * idx[d]);
+      idx[d] = 0;
+    }
+  }
+}
+
+double op_load_f64(const void *data, q8rt_dtype dtype, size_t i) {
+  switch (dtype) {
+  case Q8RT_DTYPE_FLOAT32: return ((const float *)data)[i];
+  case Q8RT_DTYPE_UINT8: return ((const uint8_t *)data)[i];
+  case Q8RT_DTYPE_INT8: return ((const int8_t *)data)[i];
+  case Q8RT_DTYPE_UINT16: return ((const uint16_t *)data)[i];
+  case Q8RT_DTYPE_INT16: return ((const int16_t *)data)[i];
+  case Q8RT_DTYPE_INT32: return ((const int32_t *)data)[i];
+  case Q8RT_DTYPE_INT64: return (double)((const int64_t *)data)[i];
+  default: return 0.0;
+  }
+}
+
+int64_t op_load_i64(const void *data, q8rt_dtype dtype, size_t i) {
+  switch (dtype) {
+  case Q8RT_DTYPE_FLOAT32: return (int64_t)((const float *)data)[i];
+  case Q8RT_DTYPE_UINT8: return ((const uint8_t *)data)[i];
+  case Q8RT_DTYPE_INT8: return ((const int8_t *)data)[i];
+  case Q8RT_DTYPE_UINT16: return ((const uint16_t *)data)[i];
+  case Q8RT_DTYPE_INT16: return ((const int16_t *)data)[i];
+  case Q8RT_DTYPE_INT32: return ((const int32_t *)data)[i];
+  case Q8RT_DTYPE_INT64: return ((const int64_t *)data)[i];
+  default: return 0;
+  }
+}
+
+q8rt_status op_const_scale(const ir_graph *g, const ir_node *n, int input, const char *what, float *out,
+                           q8rt_error *err) {
+  const ir_tensor *t;
+  q8rt_status st = op_require_constant(g, n, input, what, &t, err);
+  if (st != Q8RT_OK) return st;
+  if ((st = op_check_scales(n, what, t, err)) != Q8RT_OK) return st;
+  if (t->count != 1) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': %s must have one element (has %lld)", n->op_type,
+                     n->name, what, (long long)t->count);
+  }
+  *out = ((const float *)t->data)[0];
+  return Q8RT_OK;
+}
+
+q8rt_status op_const_zero_point(const ir_graph *g, const ir_node *n, int input, const char *what, int32_t *out,
+                                q8rt_dtype *dtype, q8rt_error *err) {
+  *out = 0;
+  if (ir_node_input(g, n, input) == NULL) return Q8RT_OK;
+  const ir_tensor *t;
+  q8rt_status st = op_require_constant(g, n, input, what, &t, err);
+  if (st != Q8RT_OK) return st;
+  if (t->count != 1) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': %s must have one element (has %lld)", n->op_type,
+                     n->name, what, (long long)t->count);
+  }
+  if (t->dtype != Q8RT_DTYPE_UINT8 && t->dtype != Q8RT_DTYPE_INT8) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': %s is %s (uint8 or int8 expected)", n->op_type,
+                     n->name, what, op_onnx_type_name(t->dtype));
+  }
+  *dtype = t->dtype;
+  *out = t->dtype == Q8RT_DTYPE_UINT8 ? ((const uint8_t *)t->data)[0] : ((const int8_t *)t->data)[0];
+  return Q8RT_OK;
+}

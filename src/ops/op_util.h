@@ -1,0 +1,43 @@
+/* Helpers shared by op front-ends: broadcasting, element access by dtype, axis handling. */
+#ifndef Q8RT_OP_UTIL_H
+#define Q8RT_OP_UTIL_H
+
+#include "op.h"
+
+/* Numpy-style (multidirectional) broadcasting of n shapes into *out (rank = max rank; a dim of
+ * -1 stays -1 unless another input fixes it). Fails naming the node when dims disagree. */
+q8rt_status op_broadcast_shapes(const ir_node *n, const op_shape *const *in, int count, op_shape *out,
+                                q8rt_error *err);
+
+/* Element strides of `in` aligned to `out` (right-aligned; 0 where `in` broadcasts). */
+void op_broadcast_strides(const op_shape *in, const op_shape *out, int64_t strides[Q8RT_MAX_RANK]);
+
+/* Number of elements of a concrete shape (0 for rank -1). */
+size_t op_shape_count(const op_shape *s);
+
+/* Visit every element of a concrete `out` shape, advancing up to 3 input offsets by their
+ * broadcast strides: calls fn(ctx, out_index, off0, off1, off2) in C order. Simple and general;
+ * ops with hot loops should special-case equal shapes / scalars first. */
+typedef void (*op_broadcast_fn)(void *ctx, size_t out_index, size_t off0, size_t off1, size_t off2);
+void op_broadcast_walk(const op_shape *out, const int64_t *s0, const int64_t *s1, const int64_t *s2, op_broadcast_fn fn,
+                       void *ctx);
+
+/* Normalize an axis in [-rank, rank) to [0, rank); false if out of range. */
+static inline bool op_normalize_axis(int64_t axis, int rank, int64_t *out) {
+  if (axis < -rank || axis >= rank) return false;
+  *out = axis < 0 ? axis + rank : axis;
+  return true;
+}
+
+/* Read element i of a tensor of `dtype` as double / int64 (for small constant tensors). */
+double op_load_f64(const void *data, q8rt_dtype dtype, size_t i);
+int64_t op_load_i64(const void *data, q8rt_dtype dtype, size_t i);
+
+/* A scalar constant input (scale, zero point) as float / int32; fails naming node and input. */
+q8rt_status op_const_scale(const ir_graph *g, const ir_node *n, int input, const char *what, float *out,
+                           q8rt_error *err);
+/* Zero point: omitted -> 0 with *dtype left as given; else its value and dtype (u8/s8). */
+q8rt_status op_const_zero_point(const ir_graph *g, const ir_node *n, int input, const char *what, int32_t *out,
+                                q8rt_dtype *dtype, q8rt_error *err);
+
+#endif
