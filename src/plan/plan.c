@@ -175,6 +175,78 @@ static q8rt_status materialize(builder *b, int v, int layout, int *phys) {
   return Q8RT_OK;
 }
 
+/* Constant folding: a node whose inputs are all constants (DequantizeLinear of weights left
+ * unfused, shape arithmetic on constants, ...) runs once here, with the same op code as at run
+ * time, and its outputs become constants. Ops that bind to buffers are not folded. */
+#define FOLD_MAX_BYTES ((size_t)256 << 20)
+
+static q8rt_status fold_constant_node(builder *b, ir_node *n, const op_def *op, q8rt_backend backend, uint32_t isa,
+                                      int *folded) {
+  ir_graph *g = b->g;
+  *folded = 0;
+  if (op->bind != NULL || n->n_inputs == 0 || n->n_inputs > 16 || n->n_outputs > 16) return Q8RT_OK;
+  for (int k = 0; k < n->n_inputs; k++) {
+    if (n->inputs[k] >= 0 && g->values[n->inputs[k]].constant == NULL) return Q8RT_OK;
+  }
+  for (int k = 0; k < n->n_outputs; k++) {
+    if (n->outputs[k] >= 0 && g->values[n->outputs[k]].graph_input >= 0) return Q8RT_OK;
+  }
+  op_prepare_ctx ctx = {g, n, b->pool, backend, isa, "", "", OP_LAYOUT_NCHW, OP_LAYOUT_NCHW};
+  void *params = NULL;
+  q8rt_status st = op->prepare(&ctx, &params, b->err);
+  if (st != Q8RT_OK) return st;
+  op_shape in_shapes[16], out_shapes[16];
+  op_tensor in_t[16], out_t[16];
+  for (int k = 0; k < n->n_inputs; k++) {
+    memset(&in_shapes[k], 0, sizeof(in_shapes[k]));
+    in_shapes[k].rank = -1;
+    in_t[k].data = NULL;
+    if (n->inputs[k] >= 0) {
+      plan_value_shape(&g->values[n->inputs[k]], &in_shapes[k]);
+      in_t[k].data = g->values[n->inputs[k]].constant->data;
+    }
+    in_t[k].shape = &in_shapes[k];
+  }
+  memset(out_shapes, 0, sizeof(out_shapes));
+  unsigned char geom[Q8RT_GEOM_BYTES] __attribute__((aligned(16)));
+  memset(geom, 0, sizeof(geom));
+  if ((st = op->infer(params, n, in_shapes, out_shapes, 1, geom, b->err)) != Q8RT_OK) return st;
+  size_t ws = op->workspace != NULL ? op->workspace(params, geom, 1) : 0;
+  void *workspace = NULL;
+  if (ws > 0 && (workspace = q8rt_pool_alloc(b->pool, ws, 64)) == NULL) {
+    return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory folding node '%s'", n->name);
+  }
+  ir_tensor *outs[16] = {NULL};
+  size_t total = 0;
+  for (int k = 0; k < n->n_outputs; k++) {
+    if (n->outputs[k] < 0) continue;
+    if ((st = ir_tensor_create(g, out_shapes[k].dtype, out_shapes[k].rank, out_shapes[k].dims, &outs[k], b->err)) !=
+        Q8RT_OK) {
+      return st;
+    }
+    total += outs[k]->nbytes;
+    if (total > FOLD_MAX_BYTES) {
+      return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "node '%s': folding its constant output needs over %zu bytes",
+                       n->name, FOLD_MAX_BYTES);
+    }
+    out_t[k].data = outs[k]->data;
+    out_t[k].shape = &out_shapes[k];
+  }
+  op_exec_ctx ectx = {NULL, 1, g->allocator};
+  op->run(params, geom, in_t, out_t, workspace, &ectx);
+  for (int k = 0; k < n->n_outputs; k++) {
+    if (n->outputs[k] < 0) continue;
+    ir_value *v = &g->values[n->outputs[k]];
+    v->constant = outs[k];
+    v->dtype = outs[k]->dtype;
+    v->rank = outs[k]->rank;
+    memcpy(v->dims, outs[k]->dims, sizeof(v->dims));
+  }
+  annotate_node(g, n);
+  *folded = 1;
+  return Q8RT_OK;
+}
+
 q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint32_t isa, plan *out, q8rt_error *err) {
   memset(out, 0, sizeof(*out));
   int *order = q8rt_pool_array(pool, (size_t)g->n_nodes + 1, sizeof(int));
@@ -207,6 +279,9 @@ q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint3
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "node '%s' (%s): too many inputs or outputs", n->name,
                        n->op_type);
     }
+    int folded = 0;
+    if ((st = fold_constant_node(&b, n, op, backend, isa, &folded)) != Q8RT_OK) return st;
+    if (folded) continue;
     op_prepare_ctx ctx = {g, n, pool, backend, isa, "", "", OP_LAYOUT_NCHW, OP_LAYOUT_NCHW};
     void *params = NULL;
     if ((st = op->prepare(&ctx, &params, err)) != Q8RT_OK) return st;
