@@ -74,6 +74,7 @@ typedef struct ir_node {
   int n_attrs;
   ir_attr *attrs;
   int removed;         /* set by passes that fold a node away */
+  const char *note;    /* set by passes that rewrote the node (shown by --explain), or NULL */
 } ir_node;
 
 typedef struct ir_opset {

@@ -9,4 +9,15 @@
  * something, no value is produced twice, there is no cycle. Errors name the node or value. */
 q8rt_status pass_topo_order(const ir_graph *g, int *order, int *count, q8rt_error *err);
 
+/* QDQ fusion: DequantizeLinear -> Conv -> QuantizeLinear (weights through a per-axis or
+ * per-tensor DequantizeLinear of a constant, bias through a DequantizeLinear of an int32
+ * constant or a float constant) becomes one QLinearConv, run by the same int8 kernels as the
+ * QOperator format. A bias whose scale is not x_scale * w_scale[c] (or a float bias) is
+ * quantized at load with that scale, round half to even. Nodes that do not match stay as they
+ * are (DQ -> float op -> Q, exactly as the graph says). */
+q8rt_status pass_fuse_qdq(ir_graph *g, q8rt_error *err);
+
+/* Remove nodes none of whose outputs is read by a node or is a graph output. */
+void pass_remove_dead_nodes(ir_graph *g);
+
 #endif

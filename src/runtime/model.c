@@ -6,6 +6,7 @@
 
 #include "internal.h"
 #include "isa.h"
+#include "passes/passes.h"
 #include "loader/loader.h"
 
 #define DEFAULT_MAX_MODEL_BYTES ((size_t)1 << 30)
@@ -61,7 +62,8 @@ static q8rt_status build_explain(q8rt_model *m, q8rt_error *err) {
   char line[1024];
   for (int i = 0; i < m->plan.n_steps; i++) {
     const plan_step *s = &m->plan.steps[i];
-    snprintf(line, sizeof(line), "%3d %-18s %-24s %s: %s\n", i, s->node->op_type, s->node->name, s->kernel, s->reason);
+    snprintf(line, sizeof(line), "%3d %-18s %-24s %s: %s%s%s\n", i, s->node->op_type, s->node->name, s->kernel,
+             s->reason, s->node->note ? "; " : "", s->node->note ? s->node->note : "");
     if (append(&buf, &len, &cap, &m->pool, line) == 0) {
       return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
     }
@@ -111,6 +113,8 @@ static q8rt_status load(const void *data, size_t size, const q8rt_model_options 
     }
   }
   m->isa = q8rt_cpu_isa();
+  if (st == Q8RT_OK) st = pass_fuse_qdq(m->graph, err);
+  if (st == Q8RT_OK) pass_remove_dead_nodes(m->graph);
   if (st == Q8RT_OK) st = plan_build(m->graph, &m->pool, m->backend, m->isa, &m->plan, err);
   if (st == Q8RT_OK) {
     const ir_graph *g = m->graph;
