@@ -73,7 +73,7 @@ VENV := build/venv
 VENV_PY := $(VENV)/bin/python
 DEPS_STAMP := build/.deps-ok
 
-.PHONY: all lib liba fuzz-lib test test-unit test-python test-san fuzz demo install proto deps venv clean help format
+.PHONY: all lib liba fuzz-lib models test test-unit test-python test-san fuzz demo install proto deps venv clean help format
 all: $(DEPS_STAMP) $(LIB_A) $(LIB_SO) $(RUNNER) $(EMBED_BIN)
 lib: $(LIB_A) $(LIB_SO)
 liba: $(LIB_A)
@@ -132,10 +132,19 @@ $(VENV_PY): tests/python/requirements.txt
 
 venv: $(VENV_PY)
 
+# The real models of tests/python/test_models.py: PP-OCR from the rapidocr-onnxruntime wheel
+# (PyPI), quantized by onnxruntime.quantization in every setting. Build products, not committed.
+MODELS_STAMP := build/models/.built
+$(MODELS_STAMP): tests/models/make_models.py tests/models/render.py tests/models/requirements.txt $(VENV_PY)
+	PIP_DISABLE_PIP_VERSION_CHECK=1 $(VENV_PY) -m pip install --quiet -r tests/models/requirements.txt
+	$(VENV_PY) tests/models/make_models.py --out build/models
+	@touch $@
+models: $(MODELS_STAMP)
+
 test-unit: $(UNIT_BIN)
 	$(UNIT_BIN)
 
-test-python: all $(VENV_PY)
+test-python: all $(VENV_PY) $(MODELS_STAMP)
 	Q8RT_RUN=$(abspath $(RUNNER)) Q8RT_BUILD=$(abspath $(BUILD)) $(VENV_PY) -m pytest -q tests/python $(PYTEST_ARGS)
 
 test-san:
