@@ -1,0 +1,75 @@
+/* Helpers shared by the com.microsoft QLinear* front-ends (qlinear_*.c): constant scale / zero
+ * point reading with the element type checked, and the float -> int32 conversion of the x86
+ * `cvtps2dq` instruction that ONNX Runtime's MLAS kernels end with. */
+#ifndef Q8RT_QLINEAR_COMMON_H
+#define Q8RT_QLINEAR_COMMON_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "op.h"
+#include "op_util.h"
+
+/* round-half-even to int32 as cvtps2dq does: out of range or NaN gives INT32_MIN. Independent
+ * of the floating-point environment. */
+static inline int32_t qk_cvt_rne(float v) {
+  if (!(v >= -2147483648.0f && v < 2147483648.0f)) return INT32_MIN;
+  if (v >= 8388608.0f || v <= -8388608.0f) return (int32_t)v; /* already integral */
+  int32_t i = (int32_t)v;                                    /* toward zero */
+  const float frac = v - (float)i;                            /* exact */
+  if (frac > 0.5f) {
+    i += 1;
+  } else if (frac < -0.5f) {
+    i -= 1;
+  } else if (frac == 0.5f) {
+    i += i & 1;
+  } else if (frac == -0.5f) {
+    i -= i & 1;
+  }
+  return i;
+}
+
+static inline int32_t qk_clamp(int32_t v, int32_t lo, int32_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+static inline int32_t qk_load8(const void *p, q8rt_dtype t, size_t i) {
+  return t == Q8RT_DTYPE_UINT8 ? (int32_t)((const uint8_t *)p)[i] : (int32_t)((const int8_t *)p)[i];
+}
+
+static inline void qk_store8(void *p, q8rt_dtype t, size_t i, int32_t v) {
+  if (t == Q8RT_DTYPE_UINT8) {
+    ((uint8_t *)p)[i] = (uint8_t)v;
+  } else {
+    ((int8_t *)p)[i] = (int8_t)v;
+  }
+}
+
+/* A scalar scale input (float32, one element, constant). */
+static inline q8rt_status qk_scale(const ir_graph *g, const ir_node *n, int input, const char *what, float *out,
+                                   q8rt_error *err) {
+  return op_const_scale(g, n, input, what, out, err);
+}
+
+/* A scalar 8-bit zero point; omitted -> 0 with the type `*dtype` unchanged. When `want` is not
+ * UNDEFINED the zero point must be of that type. */
+static inline q8rt_status qk_zero_point(const ir_graph *g, const ir_node *n, int input, const char *what,
+                                        q8rt_dtype want, int32_t *out, q8rt_dtype *dtype, q8rt_error *err) {
+  q8rt_dtype t = want;
+  q8rt_status st = op_const_zero_point(g, n, input, what, out, &t, err);
+  if (st != Q8RT_OK) return st;
+  if (want != Q8RT_DTYPE_UNDEFINED && t != want) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': %s is %s, expected %s", n->op_type, n->name, what,
+                     op_onnx_type_name(t), op_onnx_type_name(want));
+  }
+  if (dtype != NULL) *dtype = t;
+  return Q8RT_OK;
+}
+
+static inline bool qk_is8(q8rt_dtype t) { return t == Q8RT_DTYPE_UINT8 || t == Q8RT_DTYPE_INT8; }
+
+/* The element type of input `input` as the graph declares it (UNDEFINED if not known at load). */
+static inline q8rt_dtype qk_input_type(const ir_graph *g, const ir_node *n, int input) {
+  const ir_value *v = ir_node_input(g, n, input);
+  return v == NULL ? Q8RT_DTYPE_UNDEFINED : v->dtype;
+}
+
+#endif

@@ -1,0 +1,233 @@
+"""Quantized ops of ONNX Runtime's quantizer (com.microsoft QLinear*, QGemm; ai.onnx QLinearMatMul,
+DynamicQuantizeLinear, ConvInteger, MatMulInteger) against ONNX Runtime 1.30 itself.
+
+Every case is a single-node model (onnx.helper) over the configurations the PP-OCR models use
+(tests/models/README.md) plus edge cases, with fixed-seed random inputs. It runs in q8rt-run and in
+ONNX Runtime (CPU, one thread) twice: with graph optimizations disabled (the node runs as written)
+and with the defaults. 8-bit and int32 outputs must be byte-identical to ORT's; float outputs
+(QGemm without y_scale) too, since q8rt mirrors ORT's float formula. Where ORT's optimized and
+unoptimized sessions disagree, the unoptimized one is the reference and the difference is recorded.
+
+Bad models (non-constant scales, wrong types, bad axes) must be refused with one clean error line
+naming the node.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import q8rt_harness as h
+
+MS = "com.microsoft"
+T8 = {np.uint8: TensorProto.UINT8, np.int8: TensorProto.INT8}
+
+
+# ---- building and running -----------------------------------------------------------------------
+
+def const(name: str, value, dtype=None) -> onnx.TensorProto:
+    a = np.asarray(value, dtype=dtype) if dtype is not None else np.asarray(value)
+    return numpy_helper.from_array(a, name)
+
+
+def single_node_model(op: str, inputs: Sequence[str], graph_inputs: Dict[str, np.ndarray],
+                      initializers: Dict[str, np.ndarray], attrs: Optional[dict] = None, domain: str = "",
+                      opset: int = 13, n_outputs: int = 1, name: str = "node0") -> onnx.ModelProto:
+    outs = ["y"] if n_outputs == 1 else [f"y{i}" for i in range(n_outputs)]
+    node = helper.make_node(op, list(inputs), outs, name=name, domain=domain, **(attrs or {}))
+    gin = [helper.make_tensor_value_info(k, h.NP_TO_ONNX[v.dtype], list(v.shape)) for k, v in graph_inputs.items()]
+    gout = [onnx.ValueInfoProto(name=o) for o in outs]
+    inits = [const(k, v) for k, v in initializers.items()]
+    graph = helper.make_graph([node], "qlinear_test", gin, gout, initializer=inits)
+    imports = [helper.make_opsetid("", opset)]
+    if domain:
+        imports.append(helper.make_opsetid(domain, 1))
+    m = helper.make_model(graph, opset_imports=imports, producer_name="q8rt-tests")
+    m.ir_version = 8
+    return m
+
+
+def run_ort(model: onnx.ModelProto, feeds: Dict[str, np.ndarray], optimize: bool) -> List[np.ndarray]:
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    so.log_severity_level = 3
+    if not optimize:
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    return sess.run(None, feeds)
+
+
+def save_input(stem: Path, v: np.ndarray) -> Path:
+    """0-d inputs go as TensorProto files written here (the harness' savers use
+    np.ascontiguousarray, which turns 0-d arrays into 1-d ones)."""
+    if v.ndim == 0:
+        path = stem.with_suffix(".pb")
+        path.write_bytes(numpy_helper.from_array(np.asarray(v)).SerializeToString())
+        return path
+    return h.save_npy(stem.with_suffix(".npy"), v)
+
+
+def check(tmp_path: Path, case: str, model: onnx.ModelProto, feeds: Dict[str, np.ndarray],
+          extra: Sequence[str] = ()) -> List[np.ndarray]:
+    """Runs q8rt and ORT (unoptimized and optimized); asserts q8rt == ORT unoptimized byte for byte."""
+    path = h.save_model(model, tmp_path / f"{case}.onnx")
+    inputs = {k: save_input(tmp_path / f"{case}_{k}", v) for k, v in feeds.items()}
+    want = run_ort(model, feeds, optimize=False)
+    want_opt = run_ort(model, feeds, optimize=True)
+    res = h.run_q8rt(path, inputs, tmp_path / f"{case}_out", extra=extra).assert_ok()
+    rec = h.SUMMARY.parity_record(f"qlinear:{tmp_path.name}:{case}", f"qlinear ops {model.graph.node[0].op_type}")
+    rec.elements = int(sum(w.size for w in want))
+    got = [res.output(o.name) for o in model.graph.output]
+    mism = sum(h.count_mismatches(a, b) for a, b in zip(want_opt, want))
+    rec.ort = "equal" if mism == 0 else "differs"
+    rec.ort_mismatches = mism
+    rec.ort_detail = "ORT optimized vs ORT unoptimized" if mism else ""
+    for g, w, o in zip(got, want, model.graph.output):
+        try:
+            h.assert_same_bytes(g, w, f"{case}: output {o.name} vs ORT")
+        except AssertionError as e:
+            rec.q8rt = "differs"
+            rec.q8rt_detail = str(e)[:200]
+            raise
+    rec.q8rt = "equal"
+    return got
+
+
+def rand8(rng, shape, dt, lo=None, hi=None):
+    return h.rand_int(rng, shape, dt, lo, hi)
+
+
+def zp_of(dt, v):
+    return np.asarray(v, dtype=dt)
+
+
+# ---- QLinearAdd / QLinearMul --------------------------------------------------------------------
+
+BIN_SHAPES = [
+    # (A shape, B shape, B constant?)
+    ((1, 24, 16, 24), (1, 24, 16, 24), False),   # two activations (residual add)
+    ((1, 24, 16, 24), (1, 24, 1, 1), False),      # per-channel broadcast (SE gate mul)
+    ((1, 24, 16, 24), (1, 24, 1, 1), True),       # det's [1,24,1,1] constant
+    ((1, 24, 7, 9), (), True),                    # scalar constant
+    ((1, 24, 7, 9), (1,), True),                  # [1] constant
+    ((1, 40, 120), (120,), True),                 # rec's MatMul bias add
+    ((1, 1, 1, 1), (1, 24, 5, 3), False),         # A broadcast: B becomes ORT's first operand
+    ((), (2, 3, 37), False),                      # scalar A activation
+    ((3, 1), (1,), False),                        # A scalar of the run by the broadcaster's rules
+    ((4, 1, 5), (1, 6, 1), False),                # both broadcast
+    ((2, 3, 33), (3, 1), False),
+    ((1, 1, 1), (1, 1), False),
+    ((129,), (129,), False),                      # odd length (ORT's vector tails)
+]
+
+
+def bin_case(rng, op, dt, ashape, bshape, bconst, scales=None, zps=None):
+    lo, hi = h.qrange(dt)
+    sa, sb, sc = scales or [np.float32(rng.uniform(0.005, 0.08)) for _ in range(3)]
+    za, zb, zc = zps or [int(rng.integers(lo, hi + 1)) for _ in range(3)]
+    a = rand8(rng, ashape, dt)
+    b = rand8(rng, bshape, dt)
+    inits = {"a_scale": np.float32(sa), "a_zp": zp_of(dt, za), "b_scale": np.float32(sb), "b_zp": zp_of(dt, zb),
+             "c_scale": np.float32(sc), "c_zp": zp_of(dt, zc)}
+    feeds = {"a": a}
+    if bconst:
+        inits["b"] = b
+    else:
+        feeds["b"] = b
+    m = single_node_model(op, ["a", "a_scale", "a_zp", "b", "b_scale", "b_zp", "c_scale", "c_zp"], feeds, inits,
+                          domain=MS)
+    return m, feeds
+
+
+@pytest.mark.parametrize("op", ["QLinearAdd", "QLinearMul"])
+@pytest.mark.parametrize("dt", [np.uint8, np.int8], ids=["u8", "s8"])
+@pytest.mark.parametrize("shapes", BIN_SHAPES, ids=[f"{a}x{b}{'c' if c else ''}" for a, b, c in BIN_SHAPES])
+def test_qlinear_binary(op, dt, shapes, tmp_path):
+    rng = np.random.default_rng(abs(hash((op, str(dt), str(shapes)))) % 2**32)
+    ashape, bshape, bconst = shapes
+    for k in range(3):
+        m, feeds = bin_case(rng, op, dt, ashape, bshape, bconst)
+        check(tmp_path, f"{op}_{k}", m, feeds)
+
+
+@pytest.mark.parametrize("op", ["QLinearAdd", "QLinearMul"])
+@pytest.mark.parametrize("dt", [np.uint8, np.int8], ids=["u8", "s8"])
+def test_qlinear_binary_ties_and_saturation(op, dt, tmp_path):
+    """Scales that are small powers-of-two fractions make many exact .5 ties; tiny/huge output
+    scales saturate; zero points at the limits."""
+    rng = np.random.default_rng(7)
+    lo, hi = h.qrange(dt)
+    cases = [
+        ([np.float32(1 / 8), np.float32(3 / 16), np.float32(1 / 4)], [lo, hi, 0]),
+        ([np.float32(1 / 2), np.float32(1 / 2), np.float32(1.0)], [hi, lo, hi]),
+        ([np.float32(0.05), np.float32(0.07), np.float32(1e-4)], [0, 0, 0]),       # saturates
+        ([np.float32(3.0), np.float32(5.0), np.float32(1e-6)], [lo, lo, lo]),      # far out of range
+        ([np.float32(1e-3), np.float32(1e-3), np.float32(50.0)], [hi, hi, hi]),
+    ]
+    for k, (scales, zps) in enumerate(cases):
+        for shapes in [((4, 64), (4, 64)), ((4, 64), ()), ((1,), (4, 64))]:
+            a = np.arange(256).reshape(4, 64).astype(np.int64) + lo
+            m, feeds = bin_case(rng, op, dt, shapes[0], shapes[1], False, scales, zps)
+            if shapes[0] == (4, 64):
+                feeds["a"] = a.astype(dt)
+            check(tmp_path, f"{op}_t{k}", m, feeds)
+
+
+def test_qlinear_add_omitted_zero_points(tmp_path):
+    """Omitted zero points are 0. ORT's type inference rejects the model as written, so q8rt's
+    output is compared with ORT's on the same model with explicit zero points 0."""
+    rng = np.random.default_rng(3)
+    a = rand8(rng, (2, 50), np.uint8)
+    b = rand8(rng, (2, 50), np.uint8)
+    inits = {"sa": np.float32(0.02), "sb": np.float32(0.03), "sc": np.float32(0.04)}
+    m = single_node_model("QLinearAdd", ["a", "sa", "", "b", "sb", "", "sc"], {"a": a, "b": b}, inits, domain=MS)
+    path = h.save_model(m, tmp_path / "nozp.onnx")
+    res = h.run_q8rt(path, {"a": h.save_npy(tmp_path / "a.npy", a), "b": h.save_npy(tmp_path / "b.npy", b)},
+                     tmp_path / "out").assert_ok()
+    inits.update({"za": np.uint8(0), "zb": np.uint8(0), "zc": np.uint8(0)})
+    m0 = single_node_model("QLinearAdd", ["a", "sa", "za", "b", "sb", "zb", "sc", "zc"], {"a": a, "b": b}, inits,
+                           domain=MS)
+    h.assert_same_bytes(res.output("y"), run_ort(m0, {"a": a, "b": b}, optimize=False)[0], "omitted zero points")
+
+
+# ---- refusals ------------------------------------------------------------------------------------
+
+def refuse(tmp_path, model, feeds, any_of=("node0",)):
+    path = h.save_model(model, tmp_path / "bad.onnx")
+    inputs = {k: save_input(tmp_path / f"bad_{k}", v) for k, v in feeds.items()}
+    res = h.run_q8rt(path, inputs, tmp_path / "bad_out")
+    msg = h.assert_clean_error(res, any_of)
+    assert "node0" in msg, msg
+    return msg
+
+
+def test_qlinear_add_refuses_graph_input_scale(tmp_path):
+    a = np.zeros((2, 3), np.uint8)
+    feeds = {"a": a, "sa": np.array(0.1, np.float32)}
+    inits = {"za": np.uint8(1), "b": a, "sb": np.float32(0.1), "zb": np.uint8(1), "sc": np.float32(0.1),
+             "zc": np.uint8(1)}
+    m = single_node_model("QLinearAdd", ["a", "sa", "za", "b", "sb", "zb", "sc", "zc"], feeds, inits, domain=MS)
+    refuse(tmp_path, m, feeds, ["initializer", "constant"])
+
+
+def test_qlinear_mul_refuses_mixed_types(tmp_path):
+    a = np.zeros((2, 3), np.uint8)
+    inits = {"sa": np.float32(0.1), "za": np.uint8(1), "b": np.zeros((2, 3), np.int8), "sb": np.float32(0.1),
+             "zb": np.int8(1), "sc": np.float32(0.1), "zc": np.uint8(1)}
+    m = single_node_model("QLinearMul", ["a", "sa", "za", "b", "sb", "zb", "sc", "zc"], {"a": a}, inits, domain=MS)
+    refuse(tmp_path, m, {"a": a}, ["int8", "uint8"])
+
+
+def test_qlinear_add_refuses_float_input(tmp_path):
+    a = np.zeros((2, 3), np.float32)
+    inits = {"sa": np.float32(0.1), "za": np.uint8(1), "b": np.zeros((2, 3), np.uint8), "sb": np.float32(0.1),
+             "zb": np.uint8(1), "sc": np.float32(0.1), "zc": np.uint8(1)}
+    m = single_node_model("QLinearAdd", ["a", "sa", "za", "b", "sb", "zb", "sc", "zc"], {"a": a}, inits, domain=MS)
+    refuse(tmp_path, m, {"a": a}, ["float32"])
