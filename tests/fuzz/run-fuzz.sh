@@ -11,14 +11,15 @@ WORK=$ROOT/build/fuzz
 CORPUS=$WORK/corpus
 mkdir -p "$CORPUS" "$WORK/crashes"
 
-# seeds
-n=0
-for f in "$ROOT"/build/test-models/*.onnx "$ROOT"/build/test-models/*/*.onnx "$ROOT"/build/demo/*.onnx; do
-  [ -f "$f" ] || continue
-  [ "$(stat -c %s "$f")" -le 1048576 ] || continue
-  cp "$f" "$CORPUS/seed-$(basename "$(dirname "$f")")-$(basename "$f")"; n=$((n+1))
-done
+# seeds: the parity models (generated here if missing), the real models' classifier, the demo
 PY=$ROOT/build/venv/bin/python
+if [ -x "$PY" ] && [ ! -d "$ROOT/build/test-models/parity" ]; then
+  "$PY" "$ROOT/tests/python/gen_parity_models.py" >/dev/null
+fi
+n=0
+while IFS= read -r f; do
+  cp "$f" "$CORPUS/seed-$(echo "${f#"$ROOT"/build/}" | tr '/' '_')"; n=$((n+1))
+done < <(find "$ROOT/build/test-models" "$ROOT/build/models/cls" "$ROOT/build/demo" -name '*.onnx' -size -1024k 2>/dev/null | sort)
 if [ -x "$PY" ]; then
   NODE=$("$PY" -c 'import onnx, os; print(os.path.join(os.path.dirname(onnx.__file__), "backend/test/data/node"))')
   for d in "$NODE"/test_quantizelinear* "$NODE"/test_dequantizelinear* "$NODE"/test_qlinearconv*; do
