@@ -1,0 +1,37 @@
+/* Helpers shared by the data-movement, pooling and float spatial ops (data_*.c, pool_*.c,
+ * float_conv*.c): constant shape-like inputs, dtype checks, strided copies. */
+#ifndef Q8RT_DATA_COMMON_H
+#define Q8RT_DATA_COMMON_H
+
+#include "op.h"
+#include "op_util.h"
+
+/* A shape-like input (Reshape shape, Slice starts, Pad pads, ...) as int64 values copied into the
+ * pool. Absent (omitted or past the inputs): *present = 0, Q8RT_OK. Present but not a constant:
+ * Q8RT_ERROR_UNSUPPORTED ("computed at run time: not supported"). Must be int64 (or int32 when
+ * allow_i32) and of rank <= 1 (rank 0 allowed when allow_scalar). */
+q8rt_status data_const_ints(op_prepare_ctx *ctx, int input, const char *what, int allow_i32, int allow_scalar,
+                            int64_t **vals, size_t *count, int *present, q8rt_error *err);
+
+/* An ints attribute copied into the pool (absent: *present = 0). */
+q8rt_status data_attr_ints(op_prepare_ctx *ctx, const char *name, int64_t **vals, size_t *count, int *present,
+                           q8rt_error *err);
+
+/* Fails unless input `what` has a dtype q8rt can move (any q8rt dtype); undefined passes (load). */
+q8rt_status data_check_movable(const ir_node *n, const op_shape *s, const char *what, q8rt_error *err);
+/* Fails unless the dtype is float32 (or, with allow_8bit, uint8/int8); undefined passes. */
+q8rt_status data_check_float(const ir_node *n, const op_shape *s, const char *what, int allow_8bit, q8rt_error *err);
+
+/* Elements of a concrete shape, failing with a message naming the node when too large. */
+q8rt_status data_count(const ir_node *n, const op_shape *s, int64_t *count, q8rt_error *err);
+
+/* Copies a strided view of src into dst in C order: dst[i0..] = src[offset + sum(i_k * strides_k)]
+ * (element units; strides may be negative or zero). */
+void data_strided_copy(const void *src, void *dst, size_t elem, int rank, const int64_t *dims,
+                       const int64_t *strides, int64_t offset);
+
+/* Check that the node has between min_in and max_in inputs and exactly `outs` outputs (the first
+ * required). */
+q8rt_status data_check_arity(const ir_node *n, int min_in, int max_in, int min_out, int max_out, q8rt_error *err);
+
+#endif
