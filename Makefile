@@ -68,13 +68,14 @@ RUNNER_SRC := examples/q8rt-run.c examples/npy.c
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_BIN := $(BUILD)/tests/unit-tests
 EMBED_BIN := $(BUILD)/examples/embed
+OCR_DEMO_BIN := $(BUILD)/examples/ocr-det-demo
 
 VENV := build/venv
 VENV_PY := $(VENV)/bin/python
 DEPS_STAMP := build/.deps-ok
 
 .PHONY: all lib liba fuzz-lib models test test-unit test-python test-san fuzz demo install proto deps venv clean help format
-all: $(DEPS_STAMP) $(LIB_A) $(LIB_SO) $(RUNNER) $(EMBED_BIN)
+all: $(DEPS_STAMP) $(LIB_A) $(LIB_SO) $(RUNNER) $(EMBED_BIN) $(OCR_DEMO_BIN)
 lib: $(LIB_A) $(LIB_SO)
 liba: $(LIB_A)
 
@@ -117,6 +118,10 @@ $(RUNNER): $(patsubst %.c,$(BUILD)/obj/%.o,$(RUNNER_SRC)) $(LIB_A)
 $(EMBED_BIN): $(BUILD)/obj/examples/embed.o $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(SANFLAGS) -o $@ $^ $(LDLIBS_Q)
+
+$(OCR_DEMO_BIN): $(BUILD)/obj/examples/ocr-det-demo.o $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -o $@ $^ -lpng $(LDLIBS_Q)
 
 $(UNIT_BIN): $(patsubst %.c,$(BUILD)/obj/%.o,$(UNIT_SRC)) $(LIB_A)
 	@mkdir -p $(dir $@)

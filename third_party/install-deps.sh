@@ -4,11 +4,11 @@
 #   libxnnpack-dev, libcpuinfo-dev, libpthreadpool-dev  XNNPACK backend, ISA detection, threads
 #   clang, libclang-rt-14-dev  the libFuzzer target of `make test`
 #   python3-venv  the test tooling's virtualenv
-#   libpng-dev  image I/O for the demo
+#   libpng-dev  image I/O for the OCR demo; fonts-dejavu-core  text rendered into test images
 # Usage: install-deps.sh check|install
 set -euo pipefail
 PKGS=(libprotobuf-c-dev protobuf-c-compiler libxnnpack-dev libcpuinfo-dev libpthreadpool-dev
-      clang libclang-rt-14-dev libpng-dev python3-venv)
+      clang libclang-rt-14-dev libpng-dev python3-venv fonts-dejavu-core)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
