@@ -9,6 +9,7 @@
 
 #include "op.h"
 #include "op_util.h"
+#include "q8rt-math.h"
 
 /* round-half-even to int32 as cvtps2dq does: out of range or NaN gives INT32_MIN. Independent
  * of the floating-point environment. */

@@ -231,3 +231,110 @@ def test_qlinear_add_refuses_float_input(tmp_path):
              "zb": np.uint8(1), "sc": np.float32(0.1), "zc": np.uint8(1)}
     m = single_node_model("QLinearAdd", ["a", "sa", "za", "b", "sb", "zb", "sc", "zc"], {"a": a}, inits, domain=MS)
     refuse(tmp_path, m, {"a": a}, ["float32"])
+
+
+# ---- QLinearGlobalAveragePool / QLinearAveragePool ----------------------------------------------
+
+def pool_model(op, dt, xshape, xs, xz, ys, yz, attrs):
+    return single_node_model(op, ["x", "xs", "xz", "ys", "yz"], {"x": np.zeros(xshape, dt)},
+                             {"xs": np.float32(xs), "xz": zp_of(dt, xz), "ys": np.float32(ys), "yz": zp_of(dt, yz)},
+                             attrs=attrs, domain=MS)
+
+
+GAP_CASES = [((1, 24, 16, 24), 0), ((2, 40, 3, 5), 0), ((1, 7, 7, 9), 1), ((1, 200, 1, 48), 0), ((1, 16, 33), 0),
+             ((2, 5, 6, 1), 1), ((1, 3, 1, 1), 0)]
+
+
+@pytest.mark.parametrize("dt", [np.uint8, np.int8], ids=["u8", "s8"])
+@pytest.mark.parametrize("shape,cl", GAP_CASES, ids=[f"{s}cl{c}" for s, c in GAP_CASES])
+def test_qlinear_global_average_pool(dt, shape, cl, tmp_path):
+    rng = np.random.default_rng(11)
+    lo, hi = h.qrange(dt)
+    for k in range(3):
+        xs = np.float32(rng.uniform(0.01, 0.1))
+        ys = np.float32(xs * rng.uniform(0.3, 2.0))
+        m = pool_model("QLinearGlobalAveragePool", dt, shape, xs, int(rng.integers(lo, hi + 1)), ys,
+                       int(rng.integers(lo, hi + 1)), {"channels_last": cl})
+        x = rand8(rng, shape, dt)
+        check(tmp_path, f"gap{k}", m, {"x": x})
+
+
+AP_CASES = [
+    # (x shape, kernel, strides, pads, count_include_pad, ceil_mode, channels_last)
+    ((1, 8, 6, 40), [3, 2], [3, 2], None, 0, 0, 0),          # rec's pool
+    ((1, 8, 7, 41), [3, 2], [3, 2], None, 0, 0, 0),
+    ((2, 4, 9, 9), [3, 3], [2, 2], [1, 1, 1, 1], 0, 0, 0),
+    ((2, 4, 9, 9), [3, 3], [2, 2], [1, 1, 1, 1], 1, 0, 0),
+    ((1, 3, 10, 11), [3, 3], [2, 2], [0, 1, 1, 0], 1, 1, 0),
+    ((1, 3, 10, 11), [2, 2], [2, 2], None, 0, 1, 0),
+    ((1, 5, 7, 6), [2, 3], [1, 2], [1, 0, 0, 2], 0, 0, 1),
+    ((1, 6, 5, 7), [5, 7], [1, 1], None, 0, 0, 0),           # whole image: ORT's global path
+    ((2, 4, 17), [4], [3], [2, 1], 0, 0, 0),
+]
+
+
+@pytest.mark.parametrize("dt", [np.uint8, np.int8], ids=["u8", "s8"])
+@pytest.mark.parametrize("case", AP_CASES, ids=[f"k{c[1]}s{c[2]}p{c[3]}i{c[4]}c{c[5]}cl{c[6]}" for c in AP_CASES])
+def test_qlinear_average_pool(dt, case, tmp_path):
+    shape, kernel, strides, pads, cip, ceil, cl = case
+    rng = np.random.default_rng(12)
+    lo, hi = h.qrange(dt)
+    attrs = {"kernel_shape": kernel, "strides": strides, "count_include_pad": cip, "ceil_mode": ceil,
+             "channels_last": cl}
+    if pads:
+        attrs["pads"] = pads
+    for k in range(3):
+        xs = np.float32(rng.uniform(0.01, 0.1))
+        ys = np.float32(xs * rng.uniform(0.5, 2.0)) if k < 2 else np.float32(xs / 8)  # last: saturating
+        m = pool_model("QLinearAveragePool", dt, shape, xs, int(rng.integers(lo, hi + 1)), ys,
+                       int(rng.integers(lo, hi + 1)), attrs)
+        check(tmp_path, f"ap{k}", m, {"x": rand8(rng, shape, dt)})
+
+
+def test_qlinear_global_average_pool_refuses_graph_scale(tmp_path):
+    x = np.zeros((1, 2, 3, 3), np.uint8)
+    feeds = {"x": x, "ys": np.array(0.1, np.float32)}
+    m = single_node_model("QLinearGlobalAveragePool", ["x", "xs", "xz", "ys", "yz"], feeds,
+                          {"xs": np.float32(0.1), "xz": np.uint8(3), "yz": np.uint8(3)}, domain=MS)
+    refuse(tmp_path, m, feeds, ["initializer", "constant"])
+
+
+# ---- QLinearSoftmax -----------------------------------------------------------------------------
+
+SM_CASES = [
+    # (shape, axis or None, opset attribute)
+    ((1, 2), 1, 11),              # cls: Softmax axis=1 at opset 11
+    ((1, 40, 6625), -1, 12),      # rec's CTC head (opset 12: flatten from axis, last axis here)
+    ((1, 8, 40, 40), 3, 13),      # rec attention at opset 13
+    ((1, 8, 40, 40), 3, 12),
+    ((2, 3, 5, 7), 1, 13),        # opset 13, a middle axis: one axis only
+    ((2, 3, 5, 7), 1, 12),        # opset 12, the same axis: flattened [2, 105]
+    ((4, 6), None, 13),           # default axis -1
+    ((4, 3, 5), None, 11),        # default axis -1 also at opset 11 (schema default)
+    ((3, 300), -1, 13),
+]
+
+
+@pytest.mark.parametrize("dt", [np.uint8, np.int8], ids=["u8", "s8"])
+@pytest.mark.parametrize("case", SM_CASES, ids=[f"{c[0]}a{c[1]}o{c[2]}" for c in SM_CASES])
+def test_qlinear_softmax(dt, case, tmp_path):
+    shape, axis, opset = case
+    rng = np.random.default_rng(13)
+    lo, hi = h.qrange(dt)
+    attrs = {"opset": opset}
+    if axis is not None:
+        attrs["axis"] = axis
+    for k in range(3):
+        xs = np.float32(rng.uniform(0.02, 0.3))
+        ys, yz = (np.float32(1 / 256), lo) if k < 2 else (np.float32(1 / 200), lo + 10)
+        m = pool_model("QLinearSoftmax", dt, shape, xs, int(rng.integers(lo, hi + 1)), ys, yz, attrs)
+        x = rand8(rng, shape, dt)
+        if k == 1:
+            x = (x.astype(np.int64) // 8 + (lo if dt == np.int8 else 0) // 2).astype(dt)
+        check(tmp_path, f"sm{k}", m, {"x": x})
+
+
+def test_qlinear_softmax_refuses_bad_axis(tmp_path):
+    x = np.zeros((2, 3), np.uint8)
+    m = pool_model("QLinearSoftmax", np.uint8, (2, 3), 0.1, 0, 1 / 256, 0, {"opset": 13, "axis": 2})
+    refuse(tmp_path, m, {"x": x}, ["axis"])

@@ -1,0 +1,162 @@
+/* QLinearSoftmax (com.microsoft 1), uint8 / int8, as ONNX Runtime's CPU kernel computes it:
+ *
+ * A 256-entry float table built in double (QlinearBuildLookupTableUint32 with float entries):
+ *   shift = max(0, log(FLT_MAX / D) − 5) / x_scale            (D: the reduced length)
+ *   table[i] = (float)exp((i − 255 + shift) · x_scale),  i = 0..255
+ *   (int8: stored at index (uint8)(i − 128)).
+ * Per row: xmax; uint8 reads table[255 − xmax + x], int8 table[(uint8)(127 − xmax + x)];
+ *   sum = float sum of the row's entries in order;
+ *   Y = floor(1 / y_scale) (float);  y = nearbyint(entry · Y / sum) + y_zp, saturated above
+ *   (uint8: 255, int8: 127 — ORT 1.30's int8 kernel saturates there).
+ * Axis (default -1: the schema default, whatever `opset` says): attribute `opset` < 13: the
+ * input is flattened at `axis`, rows are the
+ * trailing block; opset >= 13: softmax along `axis` only; rows are read with a
+ * stride when the axis is not the last (ORT transposes; same element order). x_zero_point does
+ * not enter the formula (softmax is shift-invariant), as in ORT. */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "qlinear_common.h"
+
+typedef struct qsm_params {
+  q8rt_dtype type;
+  float x_scale, y_factor;
+  int32_t y_zp;
+  int64_t axis;
+  int opset13;
+} qsm_params;
+
+typedef struct qsm_geom {
+  size_t outer, d, inner; /* rows = outer * inner; row elements d apart by inner */
+} qsm_geom;
+
+static q8rt_status qsm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  const ir_graph *g = ctx->graph;
+  const ir_node *n = ctx->node;
+  if (n->n_inputs < 4 || n->n_inputs > 5 || n->n_outputs != 1 || ir_node_input(g, n, 0) == NULL) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                     "%s node '%s': expects inputs X, x_scale, x_zero_point, y_scale[, y_zero_point] and 1 output",
+                     n->op_type, n->name);
+  }
+  qsm_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
+  if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  q8rt_status st;
+  q8rt_dtype t = qk_input_type(g, n, 0);
+  if (t != Q8RT_DTYPE_UNDEFINED && !qk_is8(t)) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input X is %s (uint8 or int8 expected)", n->op_type,
+                     n->name, op_onnx_type_name(t));
+  }
+  float ys;
+  int32_t xzp;
+  if ((st = qk_scale(g, n, 1, "x_scale", &p->x_scale, err)) != Q8RT_OK) return st;
+  if ((st = qk_zero_point(g, n, 2, "x_zero_point", t, &xzp, &t, err)) != Q8RT_OK) return st;
+  if ((st = qk_scale(g, n, 3, "y_scale", &ys, err)) != Q8RT_OK) return st;
+  if ((st = qk_zero_point(g, n, 4, "y_zero_point", t, &p->y_zp, &t, err)) != Q8RT_OK) return st;
+  if (t == Q8RT_DTYPE_UNDEFINED) t = Q8RT_DTYPE_UINT8;
+  p->type = t;
+  p->y_factor = floorf(1.0f / ys);
+  const ir_attr *a = ir_node_attr(n, "opset");
+  if (a == NULL) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute 'opset' is required", n->op_type,
+                     n->name);
+  }
+  int64_t opset;
+  if ((st = ir_attr_int(n, "opset", 0, &opset, err)) != Q8RT_OK) return st;
+  p->opset13 = opset >= 13;
+  if ((st = ir_attr_int(n, "axis", -1, &p->axis, err)) != Q8RT_OK) return st;
+  ctx->kernel = "qlinear-softmax-scalar";
+  ctx->reason = p->opset13 ? "ONNX Runtime formula (float table), opset >= 13: one axis"
+                           : "ONNX Runtime formula (float table), opset < 13: flattened at axis";
+  *out = p;
+  return Q8RT_OK;
+}
+
+static q8rt_status qsm_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+                             void *geom, q8rt_error *err) {
+  const qsm_params *p = params;
+  const op_shape *x = &in[0];
+  if (x->dtype != Q8RT_DTYPE_UNDEFINED && x->dtype != p->type) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input X is %s, expected %s (its zero point's type)",
+                     n->op_type, n->name, op_onnx_type_name(x->dtype), op_onnx_type_name(p->type));
+  }
+  *out = *x;
+  out->dtype = p->type;
+  if (x->rank < 0) return Q8RT_OK;
+  int64_t axis;
+  if (!op_normalize_axis(p->axis, x->rank, &axis)) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': axis %lld is out of range for rank %d", n->op_type,
+                     n->name, (long long)p->axis, x->rank);
+  }
+  if (!concrete) return Q8RT_OK;
+  qsm_geom *gm = geom;
+  size_t outer = 1, d = 1, inner = 1;
+  for (int i = 0; i < axis; i++) outer *= (size_t)x->dims[i];
+  if (p->opset13) {
+    d = (size_t)x->dims[axis];
+    for (int i = (int)axis + 1; i < x->rank; i++) inner *= (size_t)x->dims[i];
+  } else {
+    for (int i = (int)axis; i < x->rank; i++) d *= (size_t)x->dims[i];
+  }
+  gm->outer = outer;
+  gm->d = d;
+  gm->inner = inner;
+  return Q8RT_OK;
+}
+
+static size_t qsm_workspace(const void *params, const void *geom, size_t threads) {
+  (void)params;
+  (void)geom;
+  (void)threads;
+  return 256 * sizeof(float);
+}
+
+static void qsm_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                    const op_exec_ctx *ctx) {
+  (void)ctx;
+  const qsm_params *p = params;
+  const qsm_geom *gm = geom;
+  if (gm->d == 0 || gm->outer == 0 || gm->inner == 0) return;
+  float *table = workspace;
+  const int is_signed = p->type == Q8RT_DTYPE_INT8;
+  /* The table depends on the reduced length, known only now. */
+  double shift = log((double)(FLT_MAX / (float)gm->d));
+  shift = (shift - 5.0 > 0.0 ? shift - 5.0 : 0.0) / (double)p->x_scale;
+  for (int i = 0; i < 256; i++) {
+    const double e = exp(((double)i - 255.0 + shift) * (double)p->x_scale);
+    const uint8_t idx = (uint8_t)(is_signed ? i - 128 : i);
+    table[idx] = (float)e;
+  }
+  const q8rt_dtype t = p->type;
+  const void *X = in[0].data;
+  void *Y = out[0].data;
+  const size_t d = gm->d, inner = gm->inner;
+  for (size_t o = 0; o < gm->outer; o++) {
+    for (size_t j = 0; j < inner; j++) {
+      const size_t base = o * d * inner + j;
+      int32_t xmax = -1000;
+      for (size_t k = 0; k < d; k++) {
+        const int32_t v = qk_load8(X, t, base + k * inner);
+        if (v > xmax) xmax = v;
+      }
+      const int32_t adj = is_signed ? 127 - xmax : 255 - xmax;
+      float sum = 0.0f;
+      for (size_t k = 0; k < d; k++) sum += table[(uint8_t)(adj + qk_load8(X, t, base + k * inner))];
+      for (size_t k = 0; k < d; k++) {
+        const float e = table[(uint8_t)(adj + qk_load8(X, t, base + k * inner))];
+        int32_t q = qk_cvt_rne(e * p->y_factor / sum) + p->y_zp;
+        if (is_signed) {
+          if (q > 127) q = 127;
+        } else {
+          if (q > 255) q = 255;
+        }
+        qk_store8(Y, t, base + k * inner, q);
+      }
+    }
+  }
+}
+
+const op_def q8rt_op_qlinear_softmax = {
+    .op_type = "QLinearSoftmax", .domain = "com.microsoft", .min_opset = 1,
+    .prepare = qsm_prepare, .infer = qsm_infer, .workspace = qsm_workspace, .run = qsm_run,
+};
