@@ -338,3 +338,145 @@ def test_qlinear_softmax_refuses_bad_axis(tmp_path):
     x = np.zeros((2, 3), np.uint8)
     m = pool_model("QLinearSoftmax", np.uint8, (2, 3), 0.1, 0, 1 / 256, 0, {"opset": 13, "axis": 2})
     refuse(tmp_path, m, {"x": x}, ["axis"])
+
+
+# ---- QLinearMatMul / MatMulInteger / QGemm ------------------------------------------------------
+
+QLMM_CASES = [
+    # (A shape, B shape, B constant, per-column b params, A type, B type)
+    ((1, 40, 120), (120, 240), True, False, np.uint8, np.int8),     # rec's weights, per-tensor
+    ((1, 40, 120), (120, 240), True, True, np.uint8, np.int8),      # per-channel (pc settings)
+    ((1, 40, 120), (120, 96), True, True, np.int8, np.int8),        # s8s8
+    ((1, 8, 40, 15), (1, 8, 15, 40), False, False, np.uint8, np.uint8),  # attention: two activations
+    ((1, 8, 40, 40), (1, 8, 40, 15), False, False, np.int8, np.int8),
+    ((3, 1, 5, 7), (4, 7, 6), False, False, np.uint8, np.uint8),    # batch broadcast
+    ((7,), (7, 5), True, False, np.uint8, np.int8),                 # 1-D A
+    ((2, 6, 7), (7,), True, False, np.uint8, np.uint8),             # 1-D B
+    ((5, 33), (33, 17), True, True, np.uint8, np.uint8),
+]
+
+
+def qlmm_model(rng, ashape, bshape, bconst, per_col, ta, tb, y_sat=False):
+    alo, ahi = h.qrange(ta)
+    blo, bhi = h.qrange(tb)
+    n = bshape[-1] if len(bshape) > 1 else 1
+    a = rand8(rng, ashape, ta)
+    b = rand8(rng, bshape, tb)
+    if per_col:
+        bs = rng.uniform(0.002, 0.02, n).astype(np.float32)
+        bz = np.zeros(n, tb) if tb == np.int8 else rng.integers(100, 156, n).astype(tb)
+    else:
+        bs = np.float32(rng.uniform(0.002, 0.02))
+        bz = zp_of(tb, 0 if tb == np.int8 else int(rng.integers(100, 156)))
+    k = ashape[-1]
+    ys = np.float32(rng.uniform(0.02, 0.05) * np.sqrt(k) * (0.05 if y_sat else 1.0))
+    inits = {"as": np.float32(rng.uniform(0.005, 0.03)), "az": zp_of(ta, int(rng.integers(alo, ahi + 1))),
+             "bs": bs, "bz": bz, "ys": ys, "yz": zp_of(ta, int(rng.integers(alo, ahi + 1)))}
+    feeds = {"a": a}
+    if bconst:
+        inits["b"] = b
+    else:
+        feeds["b"] = b
+    return single_node_model("QLinearMatMul", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"], feeds, inits), feeds
+
+
+@pytest.mark.parametrize("case", QLMM_CASES, ids=[f"{c[0]}x{c[1]}{'c' if c[2] else ''}{'pc' if c[3] else ''}-"
+                                                  f"{np.dtype(c[4]).name}{np.dtype(c[5]).name}" for c in QLMM_CASES])
+def test_qlinear_matmul(case, tmp_path):
+    rng = np.random.default_rng(21)
+    for k in range(3):
+        m, feeds = qlmm_model(rng, *case, y_sat=(k == 2))
+        check(tmp_path, f"qlmm{k}", m, feeds)
+
+
+MMI_CASES = [
+    ((1, 40, 120), (120, 64), True, np.uint8, np.int8, False),
+    ((1, 40, 120), (120, 64), True, np.uint8, np.uint8, False),
+    ((4, 3), (3, 2), True, np.uint8, np.uint8, True),
+    ((2, 3, 9), (9, 5), False, np.int8, np.int8, True),
+    ((2, 1, 4, 9), (3, 9, 5), False, np.uint8, np.int8, False),
+]
+
+
+@pytest.mark.parametrize("case", MMI_CASES, ids=[f"{c[0]}x{c[1]}-{np.dtype(c[3]).name}{np.dtype(c[4]).name}"
+                                                 f"{'-pc' if c[5] else ''}" for c in MMI_CASES])
+def test_matmul_integer(case, tmp_path):
+    ashape, bshape, bconst, ta, tb, per_col = case
+    rng = np.random.default_rng(22)
+    for k in range(2):
+        a, b = rand8(rng, ashape, ta), rand8(rng, bshape, tb)
+        alo, ahi = h.qrange(ta)
+        blo, bhi = h.qrange(tb)
+        inits = {"az": zp_of(ta, int(rng.integers(alo, ahi + 1)))}
+        inits["bz"] = (rng.integers(blo, bhi + 1, bshape[-1]).astype(tb) if per_col
+                       else zp_of(tb, int(rng.integers(blo, bhi + 1))))
+        feeds = {"a": a}
+        if bconst:
+            inits["b"] = b
+        else:
+            feeds["b"] = b
+        m = single_node_model("MatMulInteger", ["a", "b", "az", "bz"], feeds, inits, opset=11)
+        check(tmp_path, f"mmi{k}", m, feeds)
+
+
+QGEMM_CASES = [
+    # (M, K, N, transA, transB, C shape or None, per-column, A type, B type, quantized output, alpha)
+    (1, 200, 2, 0, 0, (2,), False, np.uint8, np.int8, True, 1.0),   # cls head
+    (1, 200, 2, 0, 0, (2,), True, np.uint8, np.int8, True, 1.0),
+    (1, 200, 2, 0, 0, (2,), False, np.int8, np.int8, True, 1.0),
+    (5, 33, 17, 1, 0, (5, 17), False, np.uint8, np.uint8, True, 0.5),
+    (5, 33, 17, 0, 1, (5, 1), True, np.uint8, np.int8, True, 2.0),
+    (5, 33, 17, 1, 1, (1, 17), False, np.int8, np.int8, True, 1.0),
+    (4, 16, 8, 0, 0, None, False, np.uint8, np.int8, True, 1.0),
+    (4, 16, 8, 0, 0, (), False, np.uint8, np.int8, False, 1.0),     # float output
+    (3, 20, 6, 0, 1, (6,), True, np.uint8, np.int8, False, 0.7),
+]
+
+
+@pytest.mark.parametrize("case", QGEMM_CASES, ids=[f"{c[0]}x{c[1]}x{c[2]}t{c[3]}{c[4]}C{c[5]}{'pc' if c[6] else ''}"
+                                                   f"-{np.dtype(c[7]).name}{np.dtype(c[8]).name}{'q' if c[9] else 'f'}"
+                                                   for c in QGEMM_CASES])
+def test_qgemm(case, tmp_path):
+    M, K, N, ta_, tb_, cshape, per_col, ta, tb, qout, alpha = case
+    rng = np.random.default_rng(23)
+    alo, ahi = h.qrange(ta)
+    for k in range(3):
+        a = rand8(rng, (K, M) if ta_ else (M, K), ta)
+        b = rand8(rng, (N, K) if tb_ else (K, N), tb)
+        if per_col:
+            bs, bz = rng.uniform(0.002, 0.02, N).astype(np.float32), np.zeros(N, tb)
+        else:
+            bs, bz = np.float32(rng.uniform(0.002, 0.02)), zp_of(tb, 0 if tb == np.int8 else 128)
+        inits = {"as": np.float32(rng.uniform(0.005, 0.03)), "az": zp_of(ta, int(rng.integers(alo, ahi + 1))),
+                 "b": b, "bs": bs, "bz": bz}
+        ins = ["a", "as", "az", "b", "bs", "bz"]
+        if cshape is not None:
+            inits["c"] = rng.integers(-20000, 20000, cshape).astype(np.int32)
+            ins.append("c")
+        elif qout:
+            ins.append("")
+        if qout:
+            inits["ys"] = np.float32(rng.uniform(0.01, 0.05) * np.sqrt(K) * (0.1 if k == 2 else 1))
+            inits["yz"] = zp_of(ta, int(rng.integers(alo, ahi + 1)))
+            ins += ["ys", "yz"]
+        m = single_node_model("QGemm", ins, {"a": a}, inits, domain=MS,
+                              attrs={"transA": ta_, "transB": tb_, "alpha": alpha})
+        check(tmp_path, f"qgemm{k}", m, {"a": a})
+
+
+def test_qlinear_matmul_refuses_graph_input_scale(tmp_path):
+    a = np.zeros((2, 3), np.uint8)
+    feeds = {"a": a, "ys": np.array(0.1, np.float32)}
+    m = single_node_model("QLinearMatMul", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"], feeds,
+                          {"as": np.float32(0.1), "az": np.uint8(1), "b": np.zeros((3, 4), np.int8),
+                           "bs": np.float32(0.1), "bz": np.int8(0), "yz": np.uint8(1)})
+    refuse(tmp_path, m, feeds, ["initializer", "constant"])
+
+
+def test_qgemm_refuses_float_bias(tmp_path):
+    a = np.zeros((2, 3), np.uint8)
+    m = single_node_model("QGemm", ["a", "as", "az", "b", "bs", "bz", "c", "ys", "yz"], {"a": a},
+                          {"as": np.float32(0.1), "az": np.uint8(1), "b": np.zeros((3, 4), np.int8),
+                           "bs": np.float32(0.1), "bz": np.int8(0), "c": np.zeros(4, np.float32),
+                           "ys": np.float32(0.1), "yz": np.uint8(1)}, domain=MS)
+    refuse(tmp_path, m, {"a": a}, ["int32"])
