@@ -480,3 +480,26 @@ def test_qgemm_refuses_float_bias(tmp_path):
                            "bs": np.float32(0.1), "bz": np.int8(0), "c": np.zeros(4, np.float32),
                            "ys": np.float32(0.1), "yz": np.uint8(1)}, domain=MS)
     refuse(tmp_path, m, {"a": a}, ["int32"])
+
+
+# ---- QLinearSigmoid / QLinearLeakyRelu (lookup tables) ------------------------------------------
+
+@pytest.mark.parametrize("op,alpha", [("QLinearSigmoid", None), ("QLinearLeakyRelu", 0.01),
+                                      ("QLinearLeakyRelu", 0.1), ("QLinearLeakyRelu", 1.7)])
+@pytest.mark.parametrize("dt", [np.uint8, np.int8], ids=["u8", "s8"])
+def test_qlinear_lut(op, alpha, dt, tmp_path):
+    """Every one of the 256 inputs, over many scale / zero-point pairs (incl. det's sigmoid head
+    range and saturating output scales)."""
+    rng = np.random.default_rng(31)
+    lo, hi = h.qrange(dt)
+    x = (np.arange(256 * 3).reshape(3, 16, 16) % 256 + lo).astype(dt)
+    attrs = {"alpha": alpha} if alpha is not None else {}
+    for k in range(24):
+        xs = np.float32(rng.uniform(0.005, 0.3))
+        if op == "QLinearSigmoid":
+            ys, yz = (np.float32(1 / 256), lo) if k % 3 == 0 else (np.float32(rng.uniform(0.002, 0.01)),
+                                                                   int(rng.integers(lo, hi + 1)))
+        else:
+            ys, yz = np.float32(xs * rng.uniform(0.3, 2.0)), int(rng.integers(lo, hi + 1))
+        m = pool_model(op, dt, x.shape, xs, int(rng.integers(lo, hi + 1)), ys, yz, attrs)
+        check(tmp_path, f"lut{k}", m, {"x": x})
