@@ -9,7 +9,9 @@
  *
  * Softmax: before opset 13 the input is viewed as 2-D [prod(dims[:axis]), prod(dims[axis:])]
  * (axis default 1); from 13 on it works along `axis` (default -1). Per row, as ORT's MLAS: the
- * maximum, e = exp(x - max), their float32 sum, then e * (1 / sum). */
+ * maximum, e = exp(x - max), their sum (in double: MLAS sums in vector lanes, more accurately
+ * than a float32 running sum; its exp is its own approximation, within a few ulp of expf), then
+ * e * (1 / sum). */
 #include <math.h>
 #include <string.h>
 
@@ -342,13 +344,13 @@ static void softmax_run(const void *params, const void *geom, const op_tensor *i
       float mx = xr[0];
       for (size_t i = 1; i < n; i++) mx = mx < xr[i * inner] ? xr[i * inner] : mx;
       const float neg = -mx;
-      float sum = 0.0f;
+      double sum = 0.0; /* ORT sums in vector lanes; a double sum is as close as any order */
       for (size_t i = 0; i < n; i++) {
         const float e = expf(xr[i * inner] + neg);
         yr[i * inner] = e;
         sum += e;
       }
-      const float r = 1.0f / sum;
+      const float r = 1.0f / (float)sum;
       for (size_t i = 0; i < n; i++) yr[i * inner] *= r;
     }
   }

@@ -8,8 +8,12 @@
  *   HardSigmoid max(0, min(1, alpha * x + beta))   (multiply, then add: two roundings)
  *   HardSwish   x * max(0, min(1, x * (1/6) + 0.5)) (the ONNX function body ORT runs)
  *   Clip        min(max(x, lo), hi)                (lo > hi gives hi everywhere, as ONNX says)
- *   Sigmoid     1 / (1 + exp(-x))                  (ORT uses its own polynomial: ~1 ulp apart)
- *   Tanh, Exp, Sqrt: libm tanhf, expf, sqrtf       (sqrt exact; tanh/exp within an ulp or two)
+ *   Sigmoid     MLAS's logistic (ORT's kernel; Eigen's rational approximation): x clamped to
+ *               [-18, 18], p(x)/q(x) + 0.5 with the polynomials in Horner form by fused
+ *               multiply-adds, clamped to [0, 1]. Bit-identical to ORT's FMA3 kernel (x86-64
+ *               with AVX2); fmaf keeps it the same on every machine.
+ *   Tanh        MLAS's tanh the same way: x clamped to [-9, 9], p(x)/q(x).
+ *   Exp, Sqrt   libm expf (ORT: Eigen's exp, within an ulp or two), sqrtf (exact)
  */
 #include <float.h>
 #include <math.h>
@@ -39,6 +43,47 @@ static const char *kind_name(enum un_kind k) {
   static const char *const names[] = {"Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh",
                                       "Exp", "Sqrt", "Neg", "Abs", "Clip", "Identity"};
   return names[k];
+}
+
+/* MLAS (onnxruntime/core/mlas/lib/logistic.cpp, tanh.cpp): Eigen's coefficients. */
+static float mlas_logistic(float x) {
+  float v = x < -18.0f ? -18.0f : x;
+  v = v > 18.0f ? 18.0f : v;
+  const float x2 = v * v;
+  float p = 4.37031012579801e-11f;
+  p = fmaf(p, x2, 1.15627324459942e-07f);
+  p = fmaf(p, x2, 6.08574864600143e-05f);
+  p = fmaf(p, x2, 8.51377133304701e-03f);
+  p = fmaf(p, x2, 2.48287947061529e-01f);
+  p = p * v;
+  float q = 6.10247389755681e-13f;
+  q = fmaf(q, x2, 5.76102136993427e-09f);
+  q = fmaf(q, x2, 6.29106785017040e-06f);
+  q = fmaf(q, x2, 1.70198817374094e-03f);
+  q = fmaf(q, x2, 1.16817656904453e-01f);
+  q = fmaf(q, x2, 9.93151921023180e-01f);
+  float r = p / q + 0.5f;
+  r = r < 0.0f ? 0.0f : r;
+  return r > 1.0f ? 1.0f : r;
+}
+
+static float mlas_tanh(float x) {
+  float v = x < -9.0f ? -9.0f : x;
+  v = v > 9.0f ? 9.0f : v;
+  const float x2 = v * v;
+  float p = -2.76076847742355e-16f;
+  p = fmaf(p, x2, 2.00018790482477e-13f);
+  p = fmaf(p, x2, -8.60467152213735e-11f);
+  p = fmaf(p, x2, 5.12229709037114e-08f);
+  p = fmaf(p, x2, 1.48572235717979e-05f);
+  p = fmaf(p, x2, 6.37261928875436e-04f);
+  p = fmaf(p, x2, 4.89352455891786e-03f);
+  p = p * v;
+  float q = 1.19825839466702e-06f;
+  q = fmaf(q, x2, 1.18534705686654e-04f);
+  q = fmaf(q, x2, 2.26843463243900e-03f);
+  q = fmaf(q, x2, 4.89352518554385e-03f);
+  return p / q;
 }
 
 static q8rt_status un_prepare_kind(op_prepare_ctx *ctx, void **out, q8rt_error *err, enum un_kind kind) {
@@ -252,7 +297,7 @@ static void un_run(const void *params, const void *geom, const op_tensor *in, op
     for (size_t i = 0; i < nel; i++) y[i] = x[i] >= 0.0f ? x[i] : alpha * x[i];
     break;
   case UN_SIGMOID:
-    for (size_t i = 0; i < nel; i++) y[i] = 1.0f / (1.0f + expf(-x[i]));
+    for (size_t i = 0; i < nel; i++) y[i] = mlas_logistic(x[i]);
     break;
   case UN_HSIGMOID:
     for (size_t i = 0; i < nel; i++) {
@@ -272,7 +317,7 @@ static void un_run(const void *params, const void *geom, const op_tensor *in, op
     }
     break;
   case UN_TANH:
-    for (size_t i = 0; i < nel; i++) y[i] = tanhf(x[i]);
+    for (size_t i = 0; i < nel; i++) y[i] = mlas_tanh(x[i]);
     break;
   case UN_EXP:
     for (size_t i = 0; i < nel; i++) y[i] = expf(x[i]);

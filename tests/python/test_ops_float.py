@@ -1,0 +1,438 @@
+"""Float32 (and integer shape-arithmetic) compute ops: single-op models, q8rt against ONNX Runtime.
+
+Each case builds a one-node model with onnx.helper for an op/attribute combination the PP-OCR
+models use (tests/models/README.md) or an edge case (broadcasting, scalars, empty dims, large
+values, integer wrap/truncation), runs q8rt-run and ONNX Runtime (CPU, one thread, graph
+optimizations off so ORT runs the node as written) and compares:
+
+  exact   bytes equal (floats compared as bit patterns): elementwise arithmetic, Relu, Clip,
+          HardSigmoid, HardSwish, LeakyRelu, Sqrt, Pow with exponent 2/3, BatchNormalization,
+          Cast, every integer op;
+  ulp N   at most N units in the last place apart: transcendental functions, where ORT uses its
+          own approximations (MLAS logistic/tanh/exp, Eigen exp) and q8rt uses libm;
+  dot     |q8rt - ORT| <= 8 * K * eps * (|A| @ |B|)-style bounds for sums whose order differs
+          (MatMul, Gemm, ReduceMean), i.e. the floating-point error bound of the reduction; for
+          Softmax (MLAS's own exp and vector-lane sum) 8 * eps relative. MatMul and Gemm with 2-D
+          operands are bit-identical to ORT (one fma chain per element, as MLAS's FMA kernels);
+          the counts of identical elements are printed with -s.
+
+Bad inputs (wrong dtype, shapes that do not broadcast, a missing required input, an axis out of
+range, a non-constant axes input, training-mode BatchNormalization, Cast to bool) must give one
+clean error line that names the node.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Dict, List, Optional, Tuple
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+import q8rt_harness as h
+
+F = TensorProto.FLOAT
+I64 = TensorProto.INT64
+I32 = TensorProto.INT32
+U8 = TensorProto.UINT8
+I8 = TensorProto.INT8
+
+NP = {F: np.float32, I64: np.int64, I32: np.int32, U8: np.uint8, I8: np.int8}
+
+
+def run_ort_literal(model: onnx.ModelProto, feeds: Dict[str, np.ndarray]) -> List[np.ndarray]:
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    so.log_severity_level = 3
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    return sess.run(None, feeds)
+
+
+@dataclasses.dataclass
+class Case:
+    name: str
+    model: onnx.ModelProto
+    feeds: Dict[str, np.ndarray]
+    compare: str = "exact"   # "exact", "ulp:N", "dot:N"
+    expect: Optional[List[np.ndarray]] = None  # fixed expectation instead of ORT
+
+
+def one_node(op: str, ins: List[Tuple[str, int, Optional[list]]], out_type: int, attrs: Optional[dict] = None,
+             inits: Optional[Dict[str, np.ndarray]] = None, opset: int = 13, outs: int = 1,
+             domain: str = "") -> onnx.ModelProto:
+    """ins: (name, elem type, shape or None); names in `inits` become initializers."""
+    inits = inits or {}
+    node = helper.make_node(op, [n for n, _, _ in ins], [f"y{i}" if outs > 1 else "y" for i in range(outs)],
+                            name=f"{op.lower()}_node", domain=domain, **(attrs or {}))
+    graph_inputs = [helper.make_tensor_value_info(n, t, s) for n, t, s in ins if n and n not in inits]
+    outputs = [helper.make_tensor_value_info(f"y{i}" if outs > 1 else "y", out_type, None) for i in range(outs)]
+    initializers = [h.tensor(k, v) for k, v in inits.items()]
+    return h.make_model([node], graph_inputs, outputs, initializers, opset=opset)
+
+
+rng = np.random.default_rng(20240531)
+
+
+def rnd(*shape, lo=-4.0, hi=4.0):
+    return rng.uniform(lo, hi, size=shape).astype(np.float32)
+
+
+def binary(op, a, b, opset=13, b_init=False, a_init=False, compare="exact", name=None):
+    ta = {np.dtype(np.float32): F, np.dtype(np.int64): I64, np.dtype(np.int32): I32, np.dtype(np.uint8): U8,
+          np.dtype(np.int8): I8}
+    inits = {}
+    if b_init:
+        inits["b"] = b
+    if a_init:
+        inits["a"] = a
+    m = one_node(op, [("a", ta[a.dtype], list(a.shape)), ("b", ta[b.dtype], list(b.shape))], ta[a.dtype],
+                 inits=inits, opset=opset)
+    feeds = {k: v for k, v in (("a", a), ("b", b)) if k not in inits}
+    return Case(name or f"{op}_{'x'.join(map(str, a.shape)) or 's'}_{'x'.join(map(str, b.shape)) or 's'}_{a.dtype}",
+                m, feeds, compare)
+
+
+def unary(op, x, attrs=None, opset=13, compare="exact", name=None, extra=None, inits=None, out_type=None):
+    t = {np.dtype(np.float32): F, np.dtype(np.int64): I64, np.dtype(np.int32): I32, np.dtype(np.uint8): U8,
+         np.dtype(np.int8): I8}[x.dtype]
+    ins = [("x", t, list(x.shape))] + list(extra or [])
+    m = one_node(op, ins, out_type if out_type is not None else t, attrs=attrs, inits=inits, opset=opset)
+    return Case(name or f"{op}_{'x'.join(map(str, x.shape))}", m, {"x": x}, compare)
+
+
+def cases() -> List[Case]:
+    c: List[Case] = []
+    # ---- Div / Add / Mul / Sub (cls, det, rec shapes) ----
+    x = rnd(1, 16, 24, 48, lo=-3, hi=9)
+    c.append(binary("Div", x, np.array(6.0, np.float32), b_init=True, opset=11, name="Div_hardswish_div6_opset11"))
+    c.append(binary("Div", rnd(1, 40, 120), rnd(1, 40, 1, lo=0.1, hi=3), opset=12, name="Div_layernorm_bcast"))
+    c.append(binary("Div", rnd(3, 5), rnd(3, 5, lo=0.5, hi=2), name="Div_same_shape"))
+    c.append(binary("Div", rnd(2, 3), np.array([0.0, -0.0, np.inf], np.float32), name="Div_by_zero_inf"))
+    c.append(binary("Add", rnd(1, 24, 8, 12), rnd(1, 24, 8, 12), name="Add_same_shape"))
+    c.append(binary("Add", rnd(1, 24, 8, 12), rnd(1, 24, 1, 1), b_init=True, name="Add_channel_bcast"))
+    c.append(binary("Add", rnd(1, 24, 8, 12), np.array(3.0, np.float32), b_init=True, name="Add_scalar"))
+    c.append(binary("Add", rnd(1, 24, 8, 12), np.array([3.0], np.float32), b_init=True, name="Add_one_elem"))
+    c.append(binary("Add", rnd(1, 40, 120), rnd(120), b_init=True, name="Add_bias_120"))
+    c.append(binary("Add", rnd(3, 1, 5), rnd(1, 4, 1), name="Add_both_bcast"))
+    c.append(binary("Add", rnd(4), rnd(2, 3, 4), name="Add_lower_rank_first"))
+    c.append(binary("Add", np.array(2.5, np.float32), rnd(2, 3), a_init=True, name="Add_scalar_first"))
+    c.append(binary("Add", rnd(0, 3), rnd(3), name="Add_empty"))
+    c.append(binary("Add", rnd(2, 1, 3, 1, 2), rnd(1, 4, 1, 5, 1), name="Add_rank5_interleaved"))
+    c.append(binary("Add", rnd(5, 7, lo=-3e38, hi=3e38), rnd(5, 7, lo=-3e38, hi=3e38), name="Add_overflow_inf"))
+    c.append(binary("Mul", rnd(1, 24, 8, 12), rnd(1, 24, 1, 1), name="Mul_se_gate"))
+    c.append(binary("Mul", np.array([0.5], np.float32), rnd(1, 24, 8, 12), a_init=True, name="Mul_const_first"))
+    c.append(binary("Mul", rnd(1, 40, 120), rnd(120), b_init=True, name="Mul_gamma_120"))
+    c.append(binary("Sub", rnd(1, 40, 120), rnd(1, 40, 1), opset=12, name="Sub_layernorm"))
+    c.append(binary("Sub", rnd(2, 3, 4), rnd(2, 1, 4), name="Sub_mid_bcast"))
+    # integer shape arithmetic and dyn models
+    i64 = np.array([7, -7, 9, -9, 0, 1 << 40, -(1 << 62)], np.int64)
+    d64 = np.array([2, 2, -4, -4, 3, 3, 7], np.int64)
+    for op in ("Add", "Sub", "Mul", "Div"):
+        c.append(binary(op, i64, d64, name=f"{op}_int64"))
+        c.append(binary(op, i64.astype(np.int32) if op != "Mul" else np.array([7, -7, 9, -9, 0, 1 << 20, -(1 << 20)], np.int32),
+                        d64.astype(np.int32), name=f"{op}_int32"))
+    c.append(binary("Mul", np.array([3, 1, 4, 1], np.int64), np.array(2, np.int64), b_init=True, name="Mul_int64_scalar"))
+    c.append(binary("Add", np.array([9223372036854775807, -1], np.int64), np.array([1, -9223372036854775807 - 1], np.int64),
+                    name="Add_int64_wrap"))
+    # ---- Pow (LayerNorm's x^2) ----
+    c.append(binary("Pow", rnd(1, 40, 120), np.array(2.0, np.float32), b_init=True, opset=12, name="Pow_square_layernorm"))
+    c.append(binary("Pow", rnd(3, 4), np.array(3.0, np.float32), b_init=True, name="Pow_cube"))
+    c.append(binary("Pow", rnd(3, 4, lo=0.01, hi=5), np.array(0.5, np.float32), b_init=True, name="Pow_sqrt_exp",
+                    compare="ulp:1"))
+    c.append(binary("Pow", rnd(3, 4, lo=0.01, hi=5), rnd(3, 4, lo=-3, hi=3), name="Pow_tensor_exp", compare="ulp:1"))
+    c.append(binary("Pow", rnd(3, 4), np.array(2, np.int64), b_init=True, name="Pow_float_int64_2"))
+    c.append(binary("Pow", rnd(3, 4, lo=0.5, hi=2), np.array([[1], [-2], [5]], np.int64), name="Pow_float_int64_vec",
+                    compare="ulp:1"))
+    c.append(binary("Pow", np.array([2, -3, 5, 0], np.int64), np.array([3, 3, 2, 0], np.int64), name="Pow_int64"))
+    # ---- unary ----
+    special = np.array([0.0, -0.0, 1e-30, -1e-30, 3.4e38, -3.4e38, np.inf, -np.inf, 2.9999, 3.0, -3.0, 6.0, 1.0,
+                        -1.0, 2.5, -2.5], np.float32)
+    c.append(unary("Relu", np.concatenate([rnd(64), special]), opset=12, name="Relu_specials"))
+    xi = np.array([-5, 0, 7, -(1 << 40)], np.int64)
+    c.append(unary("Relu", xi, opset=14, name="Relu_int64"))
+    c[-1].expect = [np.maximum(xi, 0)]  # ORT has no int64 Relu kernel
+    c.append(unary("LeakyRelu", np.concatenate([rnd(64), special]), attrs={"alpha": 0.1}, name="LeakyRelu"))
+    for alpha in (0.2, 1.0 / 6.0):
+        x = np.concatenate([rnd(2000, lo=-8, hi=8), special])
+        c.append(unary("HardSigmoid", x, attrs={"alpha": alpha, "beta": 0.5}, opset=11,
+                       name=f"HardSigmoid_alpha{alpha:.4f}"))
+    c.append(unary("HardSigmoid", rnd(50), opset=13, name="HardSigmoid_default"))
+    c.append(unary("HardSwish", np.concatenate([rnd(2000, lo=-8, hi=8), special]), opset=14, name="HardSwish"))
+    c.append(unary("Sqrt", rnd(1, 40, 1, lo=0, hi=100), opset=12, name="Sqrt_layernorm"))
+    c.append(unary("Sqrt", np.array([0.0, -0.0, 4.0, np.inf, 1e-38], np.float32), name="Sqrt_specials"))
+    c.append(unary("Exp", rnd(4000, lo=-87, hi=88), compare="ulp:2", name="Exp"))
+    c.append(unary("Sigmoid", np.concatenate([rnd(4000, lo=-25, hi=25), special]), name="Sigmoid_mlas"))
+    c.append(unary("Tanh", np.concatenate([rnd(4000, lo=-12, hi=12), special]), name="Tanh_mlas"))
+    c.append(unary("Neg", np.concatenate([rnd(8), special]), name="Neg"))
+    c.append(unary("Abs", np.concatenate([rnd(8), special]), name="Abs"))
+    # ---- Clip ----
+    x = np.concatenate([rnd(2000, lo=-10, hi=10), special])
+    c.append(unary("Clip", x, opset=11, extra=[("lo", F, []), ("hi", F, [])],
+                   inits={"lo": np.array(0.0, np.float32), "hi": np.array(6.0, np.float32)}, name="Clip_0_6_opset11"))
+    c.append(unary("Clip", x, opset=10, attrs={"min": 0.0, "max": 6.0}, name="Clip_attrs_opset10"))
+    c.append(unary("Clip", x, opset=10, name="Clip_attrs_default_opset10"))
+    c.append(unary("Clip", x, opset=13, extra=[("", F, None), ("hi", F, [])],
+                   inits={"hi": np.array(1.5, np.float32)}, name="Clip_max_only"))
+    c.append(unary("Clip", x, opset=13, name="Clip_no_bounds"))
+    c.append(unary("Clip", x, opset=13, extra=[("lo", F, []), ("hi", F, [])],
+                   inits={"lo": np.array(2.0, np.float32), "hi": np.array(-1.0, np.float32)}, name="Clip_min_gt_max"))
+    m = one_node("Clip", [("x", F, [5, 7]), ("lo", F, [1]), ("hi", F, [1])], F, opset=13)
+    c.append(Case("Clip_runtime_bounds", m, {"x": rnd(5, 7), "lo": np.array([-1.0], np.float32),
+                                             "hi": np.array([0.5], np.float32)}))
+    c.append(unary("Clip", np.arange(-128, 128, dtype=np.int8), opset=13, extra=[("lo", I8, []), ("hi", I8, [])],
+                   inits={"lo": np.array(-5, np.int8), "hi": np.array(100, np.int8)}, name="Clip_int8"))
+    c.append(unary("Clip", np.array([-(1 << 40), -3, 0, 5, 1 << 40], np.int64), opset=13,
+                   extra=[("lo", I64, [])], inits={"lo": np.array(-3, np.int64)}, name="Clip_int64_min_only"))
+    # ---- Softmax ----
+    c.append(unary("Softmax", rnd(1, 8, 40, 40, lo=-10, hi=10), attrs={"axis": 3}, opset=12, compare="dot:8",
+                   name="Softmax_attention_opset12"))
+    c.append(unary("Softmax", rnd(1, 40, 6625, lo=-20, hi=20), attrs={"axis": 2}, opset=12, compare="dot:8",
+                   name="Softmax_ctc_6625_opset12"))
+    c.append(unary("Softmax", rnd(1, 2, lo=-5, hi=5), attrs={"axis": 1}, opset=11, compare="dot:8",
+                   name="Softmax_cls_opset11"))
+    c.append(unary("Softmax", rnd(2, 3, 4, lo=-5, hi=5), attrs={"axis": 1}, opset=11, compare="dot:8",
+                   name="Softmax_coerce2d_opset11"))
+    c.append(unary("Softmax", rnd(2, 3, 4, lo=-5, hi=5), attrs={"axis": 1}, opset=13, compare="dot:8",
+                   name="Softmax_middle_axis_opset13"))
+    c.append(unary("Softmax", rnd(2, 3, 4, lo=-5, hi=5), opset=13, compare="dot:8", name="Softmax_default_opset13"))
+    c.append(unary("Softmax", np.array([[1000.0, 999.0, -1000.0, 0.0]], np.float32), opset=13, compare="dot:8",
+                   name="Softmax_large"))
+    # ---- ReduceMean ----
+    c.append(unary("ReduceMean", rnd(1, 40, 120), attrs={"axes": [-1], "keepdims": 1}, opset=12, compare="dot:2",
+                   name="ReduceMean_layernorm_opset12"))
+    c.append(unary("ReduceMean", rnd(2, 3, 4, 5), attrs={"axes": [1, 3], "keepdims": 0}, opset=13, compare="dot:2",
+                   name="ReduceMean_two_axes_nokeep"))
+    c.append(unary("ReduceMean", rnd(2, 3, 4), opset=13, compare="dot:2", name="ReduceMean_all"))
+    c.append(unary("ReduceMean", rnd(1, 40, 120), attrs={"keepdims": 1}, opset=18, compare="dot:2",
+                   extra=[("axes", I64, [1])], inits={"axes": np.array([-1], np.int64)}, name="ReduceMean_axes_input_opset18"))
+    c.append(unary("ReduceMean", rnd(2, 3, 4), attrs={"keepdims": 0}, opset=18, compare="dot:2",
+                   extra=[("axes", I64, [1])], inits={"axes": np.array([0], np.int64)}, name="ReduceMean_axis0_opset18"))
+    c.append(unary("ReduceMean", rnd(2, 3, 4), attrs={"noop_with_empty_axes": 1}, opset=18, name="ReduceMean_noop"))
+    # ---- MatMul ----
+    def mm(a, b, b_init=False, name=None):
+        return binary("MatMul", a, b, b_init=b_init, opset=12, compare="dot:2", name=name)
+    c.append(mm(rnd(1, 40, 120, lo=-2, hi=2), rnd(120, 360, lo=-0.3, hi=0.3), b_init=True, name="MatMul_qkv"))
+    c.append(mm(rnd(1, 40, 240, lo=-2, hi=2), rnd(240, 120, lo=-0.3, hi=0.3), b_init=True, name="MatMul_ffn2_k240"))
+    c.append(mm(rnd(1, 8, 40, 15), rnd(1, 8, 15, 40), name="MatMul_attention_qk"))
+    c.append(mm(rnd(1, 8, 40, 40, lo=0, hi=0.1), rnd(1, 8, 40, 15), name="MatMul_attention_v"))
+    c.append(mm(rnd(1, 40, 120, lo=-2, hi=2), rnd(120, 6625, lo=-0.3, hi=0.3), b_init=True, name="MatMul_ctc_head"))
+    c.append(mm(rnd(2, 1, 3, 4), rnd(5, 4, 6), name="MatMul_batch_bcast"))
+    c.append(mm(rnd(4), rnd(4, 3), name="MatMul_1d_a"))
+    c.append(mm(rnd(2, 3, 4), rnd(4), name="MatMul_1d_b"))
+    c.append(mm(rnd(5), rnd(5), name="MatMul_1d_both"))
+    c.append(mm(rnd(3, 600, lo=-1, hi=1), rnd(600, 7, lo=-1, hi=1), name="MatMul_k600"))
+    # ---- Gemm ----
+    def gemm(a, b, cbias=None, attrs=None, name=None, opset=11):
+        ins = [("a", F, list(a.shape)), ("b", F, list(b.shape))]
+        inits = {"b": b}
+        if cbias is not None:
+            ins.append(("c", F, list(cbias.shape)))
+            inits["c"] = cbias
+        m = one_node("Gemm", ins, F, attrs=attrs, inits=inits, opset=opset)
+        return Case(name, m, {"a": a}, "dot:2")
+    c.append(gemm(rnd(1, 200, lo=0, hi=3), rnd(200, 2, lo=-0.5, hi=0.5), rnd(2), {"alpha": 1.0, "beta": 1.0,
+                                                                               "transA": 0, "transB": 0},
+                  name="Gemm_cls_head"))
+    c.append(gemm(rnd(3, 6), rnd(5, 6), rnd(3, 1), {"transB": 1, "alpha": 0.5, "beta": 2.0}, name="Gemm_transB_alpha_beta"))
+    c.append(gemm(rnd(6, 3), rnd(6, 5), np.array(1.5, np.float32), {"transA": 1}, name="Gemm_transA_scalar_c"))
+    c.append(gemm(rnd(4, 7), rnd(7, 5), None, {"transA": 0}, name="Gemm_no_c", opset=13))
+    c.append(gemm(rnd(4, 7), rnd(7, 5), rnd(4, 5), {"beta": 0.0}, name="Gemm_beta0"))
+    # ---- BatchNormalization (det head) ----
+    C = 24
+    bn_inits = {"s": rnd(C, lo=0.5, hi=2), "bias": rnd(C), "mean": rnd(C), "var": rnd(C, lo=0.01, hi=3)}
+    m = one_node("BatchNormalization", [("x", F, [1, C, 32, 48]), ("s", F, [C]), ("bias", F, [C]), ("mean", F, [C]),
+                                        ("var", F, [C])], F, attrs={"epsilon": 1e-5, "momentum": 0.9},
+                 inits=bn_inits, opset=12)
+    c.append(Case("BatchNormalization_det_head", m, {"x": rnd(1, C, 32, 48)}))
+    m = one_node("BatchNormalization", [("x", F, [2, 3, 5]), ("s", F, [3]), ("bias", F, [3]), ("mean", F, [3]),
+                                        ("var", F, [3])], F, opset=15)
+    c.append(Case("BatchNormalization_runtime_params", m,
+                  {"x": rnd(2, 3, 5), "s": rnd(3), "bias": rnd(3), "mean": rnd(3), "var": rnd(3, lo=0.1, hi=2)}))
+    # ---- Cast ----
+    c.append(unary("Cast", np.array([1, 40, 120, -5, 1 << 40], np.int64), attrs={"to": I32}, opset=12,
+                   out_type=I32, name="Cast_int64_int32"))
+    c.append(unary("Cast", np.array([1, 40, -120], np.int32), attrs={"to": I64}, opset=12, out_type=I64,
+                   name="Cast_int32_int64"))
+    c.append(unary("Cast", rng.integers(-1 << 31, 1 << 31, 1000).astype(np.int32), attrs={"to": F}, opset=12,
+                   out_type=F, name="Cast_int32_float_dyn"))
+    c.append(unary("Cast", np.array([0, 1, (1 << 53) + 1, -(1 << 62), 16777217], np.int64), attrs={"to": F},
+                   opset=12, out_type=F, name="Cast_int64_float_rounding"))
+    c.append(unary("Cast", np.array([0.0, -0.0, 1.9, -1.9, 2.5, -2.5, 1e9, -1e9, 123456.7], np.float32),
+                   attrs={"to": I64}, opset=12, out_type=I64, name="Cast_float_int64_trunc"))
+    c.append(unary("Cast", np.array([0.0, 1.9, -1.9, 200.7, 255.0, 127.9, -128.5], np.float32), attrs={"to": I32},
+                   opset=12, out_type=I32, name="Cast_float_int32_trunc"))
+    c.append(unary("Cast", np.array([0.0, 1.9, 200.7, 255.0], np.float32), attrs={"to": U8}, opset=12,
+                   out_type=U8, name="Cast_float_uint8_in_range"))
+    c.append(unary("Cast", np.array([0, 7, 255], np.uint8), attrs={"to": F}, opset=12, out_type=F,
+                   name="Cast_uint8_float"))
+    c.append(unary("Cast", np.array([-128, 0, 127], np.int8), attrs={"to": I32}, opset=12, out_type=I32,
+                   name="Cast_int8_int32"))
+    return c
+
+
+def save_input(tmp_path, name, v):
+    # q8rt-run's .npy reader turns a 0-d array into shape [1]; TensorProto files keep rank 0
+    if v.ndim == 0:
+        return h.save_pb(tmp_path / f"{name}.pb", v, name)
+    return h.save_npy(tmp_path / f"{name}.npy", v)
+
+
+CASES = cases()
+STATS: Dict[str, Tuple[int, int]] = {}
+
+
+def ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    ai = a.astype(np.float32).view(np.int32).astype(np.int64)
+    bi = b.astype(np.float32).view(np.int32).astype(np.int64)
+    ai = np.where(ai < 0, -(ai & 0x7FFFFFFF), ai)
+    bi = np.where(bi < 0, -(bi & 0x7FFFFFFF), bi)
+    return np.abs(ai - bi)
+
+
+def dot_bound(case: Case, want: np.ndarray, k: int) -> np.ndarray:
+    """Per-element error bound: k * n * eps * (sum of |terms|), with n the reduction length and the
+    |terms| obtained by running the same op on |inputs| (for MatMul/Gemm/ReduceMean), or the value
+    itself for Softmax (relative)."""
+    eps = np.float32(np.finfo(np.float32).eps)
+    op = case.model.graph.node[0].op_type
+    if op == "Softmax":
+        return k * eps * np.abs(want) + 1e-30
+    feeds = {n: np.abs(v) if v.dtype == np.float32 else v for n, v in case.feeds.items()}
+    m = onnx.ModelProto()
+    m.CopyFrom(case.model)
+    for init in m.graph.initializer:
+        arr = onnx.numpy_helper.to_array(init)
+        if arr.dtype == np.float32:
+            init.CopyFrom(onnx.numpy_helper.from_array(np.abs(arr), init.name))
+    mag = run_ort_literal(m, feeds)[0].astype(np.float64)
+    n = max(v.shape[-1] if v.ndim else 1 for v in case.feeds.values())
+    n = max([n] + [int(d) for i in m.graph.initializer for d in i.dims])
+    return k * n * float(eps) * mag + 1e-30
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_float_op(case: Case, tmp_path, q8rt_run):
+    model_path = h.save_model(case.model, tmp_path / "model.onnx")
+    inputs = {n: save_input(tmp_path, n, v) for n, v in case.feeds.items()}
+    want = case.expect or run_ort_literal(case.model, case.feeds)
+    res = h.run_q8rt(model_path, inputs, tmp_path / "out").assert_ok()
+    for i, out in enumerate(case.model.graph.output):
+        got = res.output(out.name)
+        w = np.asarray(want[i])
+        assert got.dtype == w.dtype and got.shape == w.shape, f"{got.dtype}{got.shape} vs ORT {w.dtype}{w.shape}"
+        if case.compare == "exact" or w.dtype.kind != "f":
+            h.assert_same_bytes(got, w, f"{case.name}/{out.name}")
+            STATS[case.name] = (w.size, w.size)
+            continue
+        kind, _, arg = case.compare.partition(":")
+        same = int(np.count_nonzero(got.view(np.uint32) == w.view(np.uint32)))
+        STATS[case.name] = (same, w.size)
+        if kind == "ulp":
+            d = ulp_distance(got, w)
+            finite = np.isfinite(w)
+            assert np.array_equal(np.isnan(got), np.isnan(w)), f"{case.name}: NaN positions differ"
+            assert int(d[finite].max(initial=0)) <= int(arg), \
+                f"{case.name}: max {int(d[finite].max())} ulp apart (allowed {arg}); {same}/{w.size} identical"
+        else:
+            bound = dot_bound(case, w, int(arg))
+            diff = np.abs(got.astype(np.float64) - w.astype(np.float64))
+            worst = np.argmax(diff - bound)
+            assert np.all(diff <= bound), \
+                (f"{case.name}: |diff| {diff.flat[worst]:.3g} > bound {bound.flat[worst]:.3g} at {worst}; "
+                 f"{same}/{w.size} identical")
+
+
+def test_summary_identical_counts(capsys):
+    """Not a check: prints how many float elements are bit-identical to ORT per tolerance case."""
+    with capsys.disabled():
+        for name, (same, total) in sorted(STATS.items()):
+            if same != total:
+                print(f"  {name}: {same}/{total} bit-identical to ORT")
+
+
+# ---- integer semantics ORT does not define (q8rt's documented choice) ---------------------------
+
+def test_integer_division_by_zero_is_zero(tmp_path, q8rt_run):
+    a = np.array([5, -5, 0, -9223372036854775807 - 1], np.int64)
+    b = np.array([0, 0, 0, -1], np.int64)
+    case = binary("Div", a, b)
+    model_path = h.save_model(case.model, tmp_path / "m.onnx")
+    res = h.run_q8rt(model_path, {k: h.save_npy(tmp_path / f"{k}.npy", v) for k, v in case.feeds.items()},
+                     tmp_path / "out").assert_ok()
+    assert res.output("y").tolist() == [0, 0, 0, -9223372036854775807 - 1]
+
+
+def test_uint8_wraps_like_numpy(tmp_path, q8rt_run):
+    a = np.array([250, 3, 0, 255], np.uint8)
+    b = np.array([10, 5, 1, 255], np.uint8)
+    for op, ref in (("Add", a + b), ("Sub", a - b), ("Mul", a * b), ("Div", a // b)):
+        case = binary(op, a, b)
+        model_path = h.save_model(case.model, tmp_path / f"{op}.onnx")
+        res = h.run_q8rt(model_path, {k: h.save_npy(tmp_path / f"{k}.npy", v) for k, v in case.feeds.items()},
+                         tmp_path / f"out{op}").assert_ok()
+        h.assert_same_bytes(res.output("y"), ref, op)
+
+
+def test_cast_out_of_range_is_deterministic(tmp_path, q8rt_run):
+    """float -> int outside the range (undefined in ONNX): x86's integer-indefinite INT_MIN."""
+    x = np.array([3e9, -3e9, np.nan, np.inf, 1e19], np.float32)
+    case = unary("Cast", x, attrs={"to": I32}, out_type=I32)
+    model_path = h.save_model(case.model, tmp_path / "m.onnx")
+    res = h.run_q8rt(model_path, {"x": h.save_npy(tmp_path / "x.npy", x)}, tmp_path / "out").assert_ok()
+    assert res.output("y").tolist() == [-(1 << 31)] * 5
+
+
+# ---- bad inputs ----------------------------------------------------------------------------------
+
+def bad_cases():
+    out = []
+    m = one_node("Add", [("a", F, [2, 3]), ("b", I64, [2, 3])], F)
+    out.append(("Add_mixed_dtypes", m, {"a": rnd(2, 3), "b": np.zeros((2, 3), np.int64)}, ["add_node", "int64"]))
+    m = one_node("Add", [("a", F, [2, 3]), ("b", F, [4])], F)
+    out.append(("Add_no_broadcast", m, {"a": rnd(2, 3), "b": rnd(4)}, ["add_node"]))
+    m = one_node("Mul", [("a", F, [2, 3]), ("b", F, [3, 2])], F)
+    out.append(("Mul_no_broadcast_2d", m, {"a": rnd(2, 3), "b": rnd(3, 2)}, ["mul_node", "broadcast"]))
+    m = one_node("MatMul", [("a", F, [2, 3]), ("b", F, [4, 5])], F)
+    out.append(("MatMul_k_mismatch", m, {"a": rnd(2, 3), "b": rnd(4, 5)}, ["matmul_node"]))
+    m = one_node("Gemm", [("a", F, [2, 3]), ("", F, None)], F, opset=13)
+    out.append(("Gemm_missing_B", m, {"a": rnd(2, 3)}, ["gemm_node"]))
+    m = one_node("Softmax", [("x", F, [2, 3, 4])], F, attrs={"axis": 3})
+    out.append(("Softmax_axis_out_of_range", m, {"x": rnd(2, 3, 4)}, ["softmax_node", "axis"]))
+    m = one_node("ReduceMean", [("x", F, [2, 3, 4])], F, attrs={"axes": [5]}, opset=13)
+    out.append(("ReduceMean_axis_out_of_range", m, {"x": rnd(2, 3, 4)}, ["reducemean_node", "axis"]))
+    m = one_node("ReduceMean", [("x", F, [2, 3, 4]), ("axes", I64, [1])], F, opset=18)
+    out.append(("ReduceMean_axes_not_constant", m, {"x": rnd(2, 3, 4), "axes": np.array([1], np.int64)},
+                ["reducemean_node", "axes"]))
+    m = one_node("Sigmoid", [("x", I64, [3])], I64)
+    out.append(("Sigmoid_int64", m, {"x": np.array([1, 2, 3], np.int64)}, ["sigmoid_node", "int64"]))
+    m = one_node("Cast", [("x", F, [3])], TensorProto.BOOL, attrs={"to": TensorProto.BOOL})
+    out.append(("Cast_to_bool", m, {"x": rnd(3)}, ["bool"]))  # the loader refuses bool tensors first
+    m = one_node("BatchNormalization", [("x", F, [2, 3, 4]), ("s", F, [3]), ("b", F, [3]), ("m", F, [3]),
+                                        ("v", F, [3])], F, attrs={"training_mode": 1}, outs=3, opset=15)
+    out.append(("BatchNormalization_training", m, {"x": rnd(2, 3, 4), "s": rnd(3), "b": rnd(3), "m": rnd(3),
+                                                   "v": rnd(3, lo=0.1, hi=1)}, ["batchnormalization_node"]))
+    m = one_node("Clip", [("x", F, [3]), ("lo", F, [2])], F, opset=13, inits={"lo": np.array([0, 1], np.float32)})
+    out.append(("Clip_min_not_scalar", m, {"x": rnd(3)}, ["clip_node", "min"]))
+    m = one_node("Pow", [("a", F, [3]), ("b", U8, [3])], F, opset=15)
+    out.append(("Pow_uint8_exponent", m, {"a": rnd(3), "b": np.array([1, 2, 3], np.uint8)}, ["pow_node", "uint8"]))
+    return out
+
+
+BAD = bad_cases()
+
+
+@pytest.mark.parametrize("name,model,feeds,words", BAD, ids=[b[0] for b in BAD])
+def test_bad_input(name, model, feeds, words, tmp_path, q8rt_run):
+    model_path = h.save_model(model, tmp_path / "model.onnx")
+    inputs = {n: save_input(tmp_path, n, v) for n, v in feeds.items()}
+    res = h.run_q8rt(model_path, inputs, tmp_path / "out")
+    msg = h.assert_clean_error(res)
+    node = words[0]
+    assert node in msg, f"error does not name node {node!r}: {msg}"
+    if len(words) > 1:
+        assert any(w.lower() in msg.lower() for w in words[1:]), f"error names none of {words[1:]}: {msg}"
