@@ -503,3 +503,141 @@ def test_qlinear_lut(op, alpha, dt, tmp_path):
             ys, yz = np.float32(xs * rng.uniform(0.3, 2.0)), int(rng.integers(lo, hi + 1))
         m = pool_model(op, dt, x.shape, xs, int(rng.integers(lo, hi + 1)), ys, yz, attrs)
         check(tmp_path, f"lut{k}", m, {"x": x})
+
+
+# ---- QLinearConcat ------------------------------------------------------------------------------
+
+CAT_CASES = [
+    ([(1, 24, 8, 12)] * 4, 1),        # det's concat
+    ([(2, 3, 5), (2, 7, 5)], 1),
+    ([(2, 3, 5), (2, 3, 2), (2, 3, 1)], -1),
+    ([(4, 6), (1, 6)], 0),
+]
+
+
+@pytest.mark.parametrize("dt", [np.uint8, np.int8], ids=["u8", "s8"])
+@pytest.mark.parametrize("shapes,axis", CAT_CASES, ids=[f"{len(s)}x{s[0]}a{a}" for s, a in CAT_CASES])
+def test_qlinear_concat(dt, shapes, axis, tmp_path):
+    rng = np.random.default_rng(41)
+    lo, hi = h.qrange(dt)
+    for k in range(3):
+        ys, yz = np.float32(rng.uniform(0.02, 0.1)), int(rng.integers(lo, hi + 1))
+        inits = {"ys": np.float32(ys), "yz": zp_of(dt, yz)}
+        ins = ["ys", "yz"]
+        feeds = {}
+        for i, s in enumerate(shapes):
+            if i == 0 and k == 0:    # same scale and zero point as y: ORT copies
+                xs, xz = ys, yz
+            else:
+                xs, xz = np.float32(ys * rng.uniform(0.3, 3.0)), int(rng.integers(lo, hi + 1))
+            feeds[f"x{i}"] = rand8(rng, s, dt)
+            inits[f"xs{i}"], inits[f"xz{i}"] = np.float32(xs), zp_of(dt, xz)
+            ins += [f"x{i}", f"xs{i}", f"xz{i}"]
+        m = single_node_model("QLinearConcat", ins, feeds, inits, attrs={"axis": axis}, domain=MS)
+        check(tmp_path, f"cat{k}", m, feeds)
+
+
+def test_qlinear_concat_refuses_bad_axis(tmp_path):
+    x = np.zeros((2, 3), np.uint8)
+    m = single_node_model("QLinearConcat", ["ys", "yz", "x", "xs", "xz"], {"x": x},
+                          {"ys": np.float32(0.1), "yz": np.uint8(3), "xs": np.float32(0.1), "xz": np.uint8(3)},
+                          attrs={"axis": 3}, domain=MS)
+    refuse(tmp_path, m, {"x": x}, ["axis"])
+
+
+# ---- DynamicQuantizeLinear ----------------------------------------------------------------------
+
+DQL_CASES = [
+    ("normal", (1, 40, 120)), ("positive", (3, 50)), ("negative", (3, 50)), ("zeros", (2, 9)),
+    ("ties", (4, 64)), ("wide", (1, 24, 16, 24)), ("single", (1,)),
+]
+
+
+@pytest.mark.parametrize("kind,shape", DQL_CASES, ids=[c[0] for c in DQL_CASES])
+def test_dynamic_quantize_linear(kind, shape, tmp_path):
+    rng = np.random.default_rng(51)
+    for k in range(3):
+        if kind == "normal":
+            x = rng.normal(0, 2, shape)
+        elif kind == "positive":
+            x = rng.uniform(0.5, 7, shape)
+        elif kind == "negative":
+            x = -rng.uniform(0.5, 7, shape)
+        elif kind == "zeros":
+            x = np.zeros(shape)
+        elif kind == "ties":  # range 255 * 2^-k: x / scale lands on exact halves
+            x = (rng.integers(-300, 300, shape) / 2.0) * 2.0 ** -k
+            x.flat[0], x.flat[1] = -127.5 * 2.0 ** -k, 127.5 * 2.0 ** -k
+        elif kind == "wide":
+            x = rng.normal(0, 1, shape) * 10.0 ** rng.uniform(-3, 3, shape)
+        else:
+            x = rng.normal(0, 3, shape)
+        x = x.astype(np.float32)
+        m = single_node_model("DynamicQuantizeLinear", ["x"], {"x": x}, {}, opset=11, n_outputs=3)
+        check(tmp_path, f"dql{k}", m, {"x": x})
+
+
+# ---- ConvInteger --------------------------------------------------------------------------------
+
+CI_CASES = [
+    # (x shape, w shape, attrs, x type, w type, per-channel w zero point)
+    ((1, 3, 12, 16), (8, 3, 3, 3), {"strides": [2, 2], "pads": [1, 1, 1, 1]}, np.uint8, np.uint8, False),
+    ((1, 3, 12, 16), (8, 3, 3, 3), {"strides": [2, 2], "pads": [1, 1, 1, 1]}, np.uint8, np.int8, False),
+    ((1, 8, 9, 10), (8, 1, 5, 5), {"group": 8, "pads": [2, 2, 2, 2]}, np.uint8, np.int8, False),
+    ((1, 8, 9, 10), (8, 1, 3, 3), {"group": 8, "strides": [2, 1], "pads": [1, 1, 1, 1]}, np.uint8, np.uint8, True),
+    ((2, 6, 7, 7), (4, 3, 1, 3), {"group": 2, "pads": [0, 1, 0, 1], "dilations": [1, 2]}, np.uint8, np.int8, False),
+    ((1, 4, 11), (5, 4, 3), {"auto_pad": "SAME_UPPER", "strides": [2]}, np.uint8, np.uint8, False),
+    ((1, 16, 6, 6), (24, 16, 1, 1), {}, np.int8, np.int8, False),
+]
+
+
+@pytest.mark.parametrize("case", CI_CASES, ids=[f"{c[0]}w{c[1]}-{np.dtype(c[3]).name}{np.dtype(c[4]).name}"
+                                                f"{'pc' if c[5] else ''}" for c in CI_CASES])
+def test_conv_integer(case, tmp_path):
+    xshape, wshape, attrs, tx, tw, pc = case
+    rng = np.random.default_rng(61)
+    xlo, xhi = h.qrange(tx)
+    wlo, whi = h.qrange(tw)
+    for k in range(2):
+        x, w = rand8(rng, xshape, tx), rand8(rng, wshape, tw)
+        wz = rng.integers(wlo, whi + 1, wshape[0]).astype(tw) if pc else zp_of(tw, int(rng.integers(wlo, whi + 1)))
+        inits = {"w": w, "xz": zp_of(tx, int(rng.integers(xlo, xhi + 1))), "wz": wz}
+        m = single_node_model("ConvInteger", ["x", "w", "xz", "wz"], {"x": x}, inits, attrs=attrs, opset=11)
+        if pc:  # ORT: "Non per-tensor quantization is not supported now": exact NumPy reference
+            path = h.save_model(m, tmp_path / f"ci{k}.onnx")
+            res = h.run_q8rt(path, {"x": h.save_npy(tmp_path / f"ci{k}_x.npy", x)}, tmp_path / f"ci{k}_out").assert_ok()
+            h.assert_same_bytes(res.output("y"), conv_integer_ref(x, w, inits["xz"], wz, attrs), "ConvInteger")
+        else:
+            check(tmp_path, f"ci{k}", m, {"x": x})
+
+
+def conv_integer_ref(x, w, xz, wz, attrs):
+    """Exact 2-D ConvInteger (explicit pads) in int64."""
+    s = attrs.get("strides", [1, 1])
+    d = attrs.get("dilations", [1, 1])
+    p = attrs.get("pads", [0, 0, 0, 0])
+    g = attrs.get("group", 1)
+    N, C, H, W = x.shape
+    M, Cg, KH, KW = w.shape
+    xp = np.zeros((N, C, H + p[0] + p[2], W + p[1] + p[3]), np.int64)
+    xp[:, :, p[0]:p[0] + H, p[1]:p[1] + W] = x.astype(np.int64) - int(xz)
+    wzv = np.asarray(wz).astype(np.int64).reshape(-1)
+    wi = w.astype(np.int64) - (wzv.reshape(-1, 1, 1, 1) if wzv.size > 1 else wzv[0])
+    OH = (xp.shape[2] - ((KH - 1) * d[0] + 1)) // s[0] + 1
+    OW = (xp.shape[3] - ((KW - 1) * d[1] + 1)) // s[1] + 1
+    y = np.zeros((N, M, OH, OW), np.int64)
+    Mg = M // g
+    for kh in range(KH):
+        for kw in range(KW):
+            patch = xp[:, :, kh * d[0]:kh * d[0] + (OH - 1) * s[0] + 1:s[0], kw * d[1]:kw * d[1] + (OW - 1) * s[1] + 1:s[1]]
+            for gi in range(g):
+                y[:, gi * Mg:(gi + 1) * Mg] += np.einsum("nchw,mc->nmhw", patch[:, gi * Cg:(gi + 1) * Cg],
+                                                         wi[gi * Mg:(gi + 1) * Mg, :, kh, kw])
+    return y.astype(np.int32)
+
+
+def test_conv_integer_refuses_graph_weights(tmp_path):
+    x = np.zeros((1, 2, 4, 4), np.uint8)
+    feeds = {"x": x, "w": np.zeros((3, 2, 1, 1), np.uint8)}
+    m = single_node_model("ConvInteger", ["x", "w"], feeds, {}, opset=11)
+    refuse(tmp_path, m, feeds, ["initializer", "constant"])

@@ -1,0 +1,79 @@
+/* DynamicQuantizeLinear (ai.onnx 11): float32 x -> uint8 y, float32 y_scale, uint8 y_zero_point,
+ * as ONNX Runtime computes them (GetQuantizationParameter + MlasQuantizeLinear):
+ *   lo = min(min(x), 0), hi = max(max(x), 0)
+ *   scale = hi == lo ? 1 : (hi − lo) / 255                            (float32)
+ *   zp = round_half_even(clamp(0 − lo / scale, 0, 255))
+ *   y = cvt(clamp(x / scale, −zp, 255 − zp)) + zp                     (NaN -> the lower bound)
+ * The min/max ignore NaNs (an all-NaN or empty input gives lo = hi = 0, scale 1, zp 0). */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "qlinear_common.h"
+
+typedef struct dql_geom {
+  size_t total;
+} dql_geom;
+
+static q8rt_status dql_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  const ir_node *n = ctx->node;
+  if (n->n_inputs != 1 || n->n_outputs != 3) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': expects 1 input and 3 outputs", n->op_type,
+                     n->name);
+  }
+  ctx->kernel = "dynamic-quantize-linear-scalar";
+  ctx->reason = "ONNX Runtime's min/max parameters, MLAS quantization";
+  *out = NULL;
+  return Q8RT_OK;
+}
+
+static q8rt_status dql_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+                             void *geom, q8rt_error *err) {
+  (void)params;
+  if (in[0].dtype != Q8RT_DTYPE_UNDEFINED && in[0].dtype != Q8RT_DTYPE_FLOAT32) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input x is %s (float32 expected)", n->op_type, n->name,
+                     op_onnx_type_name(in[0].dtype));
+  }
+  out[0] = in[0];
+  out[0].dtype = Q8RT_DTYPE_UINT8;
+  memset(&out[1], 0, sizeof(out[1]));
+  out[1].dtype = Q8RT_DTYPE_FLOAT32;
+  out[1].rank = 0;
+  memset(&out[2], 0, sizeof(out[2]));
+  out[2].dtype = Q8RT_DTYPE_UINT8;
+  out[2].rank = 0;
+  if (concrete) ((dql_geom *)geom)->total = op_shape_count(&in[0]);
+  return Q8RT_OK;
+}
+
+static void dql_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                    const op_exec_ctx *ctx) {
+  (void)params;
+  (void)workspace;
+  (void)ctx;
+  const size_t total = ((const dql_geom *)geom)->total;
+  const float *x = in[0].data;
+  float lo = FLT_MAX, hi = -FLT_MAX;
+  for (size_t i = 0; i < total; i++) {
+    if (x[i] < lo) lo = x[i];
+    if (x[i] > hi) hi = x[i];
+  }
+  if (lo > 0.0f) lo = 0.0f;
+  if (hi < 0.0f) hi = 0.0f;
+  if (total == 0) lo = hi = 0.0f;
+  const float scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
+  float izp = 0.0f - lo / scale;
+  if (izp > 255.0f) izp = 255.0f;
+  if (!(izp >= 0.0f)) izp = 0.0f;
+  const int32_t zp = q8rt_round_clamp(izp, 0.0f, 255.0f);
+  uint8_t *y = out[0].data;
+  const float qlo = (float)(0 - zp), qhi = (float)(255 - zp);
+  for (size_t i = 0; i < total; i++) y[i] = (uint8_t)(q8rt_round_clamp(x[i] / scale, qlo, qhi) + zp);
+  if (out[1].data != NULL) *(float *)out[1].data = scale;
+  if (out[2].data != NULL) *(uint8_t *)out[2].data = (uint8_t)zp;
+}
+
+const op_def q8rt_op_dynamic_quantize_linear = {
+    .op_type = "DynamicQuantizeLinear", .domain = "", .min_opset = 11,
+    .prepare = dql_prepare, .infer = dql_infer, .run = dql_run,
+};

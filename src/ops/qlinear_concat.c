@@ -1,0 +1,170 @@
+/* QLinearConcat (com.microsoft 1): inputs y_scale, y_zero_point, then (X, x_scale, x_zero_point)
+ * per tensor; uint8 / int8; attribute axis (negative allowed). As ONNX Runtime does it, each
+ * input is requantized through a 256-entry table built at load (QlinearBuildLookupTable with the
+ * identity: table[x] = MlasQuantizeLinear(x_scale · (x − x_zp)) with y's scale and zero point),
+ * or copied when its scale and zero point equal y's. (The planner gives a node at most 16
+ * inputs, so at most 4 tensors.) */
+#include <stdio.h>
+#include <string.h>
+
+#include "qlinear_common.h"
+
+#define QCAT_MAX 5
+
+typedef struct qcat_params {
+  q8rt_dtype type;
+  int count;
+  int64_t axis;
+  int copy[QCAT_MAX];
+  uint8_t table[QCAT_MAX][256];
+} qcat_params;
+
+typedef struct qcat_geom {
+  size_t outer;                 /* product of dims before the axis */
+  size_t pitch[QCAT_MAX];       /* elements per outer step of each input (axis dim * inner) */
+  size_t out_pitch;
+} qcat_geom;
+
+static q8rt_status qcat_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  const ir_graph *g = ctx->graph;
+  const ir_node *n = ctx->node;
+  if (n->n_inputs < 5 || (n->n_inputs - 2) % 3 != 0 || n->n_outputs != 1) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                     "%s node '%s': expects y_scale, y_zero_point and (X, x_scale, x_zero_point) triples", n->op_type,
+                     n->name);
+  }
+  const int count = (n->n_inputs - 2) / 3;
+  if (count > QCAT_MAX) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': more than %d inputs", n->op_type, n->name, QCAT_MAX);
+  }
+  qcat_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
+  if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  p->count = count;
+  q8rt_status st;
+  float ys;
+  int32_t yz;
+  q8rt_dtype t = Q8RT_DTYPE_UNDEFINED;
+  if ((st = qk_scale(g, n, 0, "y_scale", &ys, err)) != Q8RT_OK) return st;
+  if (ir_node_input(g, n, 1) == NULL) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': y_zero_point is required", n->op_type, n->name);
+  }
+  if ((st = qk_zero_point(g, n, 1, "y_zero_point", Q8RT_DTYPE_UNDEFINED, &yz, &t, err)) != Q8RT_OK) return st;
+  p->type = t;
+  if ((st = ir_attr_int(n, "axis", 0, &p->axis, err)) != Q8RT_OK) return st;
+  if (ir_node_attr(n, "axis") == NULL) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute 'axis' is required", n->op_type, n->name);
+  }
+  int32_t qmin, qmax;
+  q8rt_dtype_range(t, &qmin, &qmax);
+  const float lo = (float)(qmin - yz), hi = (float)(qmax - yz);
+  for (int k = 0; k < count; k++) {
+    char what[2][32];
+    snprintf(what[0], sizeof(what[0]), "x_scale of input %d", k);
+    snprintf(what[1], sizeof(what[1]), "x_zero_point of input %d", k);
+    const int base = 2 + 3 * k;
+    if (ir_node_input(g, n, base) == NULL) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': tensor %d is missing", n->op_type, n->name, k);
+    }
+    const q8rt_dtype tx = qk_input_type(g, n, base);
+    if (tx != Q8RT_DTYPE_UNDEFINED && tx != t) {
+      return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': tensor %d is %s, expected %s (y_zero_point's type)",
+                       n->op_type, n->name, k, op_onnx_type_name(tx), op_onnx_type_name(t));
+    }
+    float xs;
+    int32_t xz;
+    if ((st = qk_scale(g, n, base + 1, what[0], &xs, err)) != Q8RT_OK) return st;
+    if (ir_node_input(g, n, base + 2) == NULL) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': %s is required", n->op_type, n->name, what[1]);
+    }
+    if ((st = qk_zero_point(g, n, base + 2, what[1], t, &xz, NULL, err)) != Q8RT_OK) return st;
+    p->copy[k] = xs == ys && xz == yz;
+    for (int i = 0; i < 256; i++) {
+      const int32_t x = t == Q8RT_DTYPE_INT8 ? (int32_t)(int8_t)(uint8_t)i : i;
+      const float v = xs * (float)(x - xz);
+      p->table[k][i] = (uint8_t)(q8rt_round_clamp(v / ys, lo, hi) + yz);
+    }
+  }
+  ctx->kernel = "qlinear-concat-scalar";
+  ctx->reason = "ORT's requantization tables (copy where scale and zero point match)";
+  *out = p;
+  return Q8RT_OK;
+}
+
+static q8rt_status qcat_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+                              void *geom, q8rt_error *err) {
+  const qcat_params *p = params;
+  const op_shape *first = &in[2];
+  out->dtype = p->type;
+  out->rank = -1;
+  for (int k = 0; k < p->count; k++) {
+    const op_shape *s = &in[2 + 3 * k];
+    if (s->dtype != Q8RT_DTYPE_UNDEFINED && s->dtype != p->type) {
+      return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': tensor %d is %s, expected %s", n->op_type, n->name,
+                       k, op_onnx_type_name(s->dtype), op_onnx_type_name(p->type));
+    }
+    if (s->rank < 0) return Q8RT_OK;
+  }
+  const int r = first->rank;
+  int64_t axis;
+  if (!op_normalize_axis(p->axis, r, &axis)) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': axis %lld is out of range for rank %d", n->op_type,
+                     n->name, (long long)p->axis, r);
+  }
+  *out = *first;
+  out->dtype = p->type;
+  int64_t total = 0;
+  for (int k = 0; k < p->count; k++) {
+    const op_shape *s = &in[2 + 3 * k];
+    if (s->rank != r) {
+      return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': tensor %d has rank %d, tensor 0 rank %d", n->op_type,
+                       n->name, k, s->rank, r);
+    }
+    for (int d = 0; d < r; d++) {
+      if (d == axis || s->dims[d] < 0 || first->dims[d] < 0) continue;
+      if (s->dims[d] != first->dims[d]) {
+        return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': tensor %d has dimension %d of %lld, tensor 0 %lld",
+                         n->op_type, n->name, k, d, (long long)s->dims[d], (long long)first->dims[d]);
+      }
+    }
+    total = total < 0 || s->dims[axis] < 0 ? -1 : total + s->dims[axis];
+  }
+  out->dims[axis] = total;
+  if (!concrete) return Q8RT_OK;
+  qcat_geom *gm = geom;
+  size_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; d++) outer *= (size_t)first->dims[d];
+  for (int d = (int)axis + 1; d < r; d++) inner *= (size_t)first->dims[d];
+  gm->outer = outer;
+  gm->out_pitch = (size_t)total * inner;
+  for (int k = 0; k < p->count; k++) gm->pitch[k] = (size_t)in[2 + 3 * k].dims[axis] * inner;
+  return Q8RT_OK;
+}
+
+static void qcat_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                     const op_exec_ctx *ctx) {
+  (void)workspace;
+  (void)ctx;
+  const qcat_params *p = params;
+  const qcat_geom *gm = geom;
+  uint8_t *y = out[0].data;
+  size_t off = 0;
+  for (int k = 0; k < p->count; k++) {
+    const uint8_t *x = in[2 + 3 * k].data;
+    const size_t pitch = gm->pitch[k];
+    for (size_t o = 0; o < gm->outer; o++) {
+      uint8_t *dst = y + o * gm->out_pitch + off;
+      const uint8_t *src = x + o * pitch;
+      if (p->copy[k]) {
+        memcpy(dst, src, pitch);
+      } else {
+        for (size_t i = 0; i < pitch; i++) dst[i] = p->table[k][src[i]];
+      }
+    }
+    off += pitch;
+  }
+}
+
+const op_def q8rt_op_qlinear_concat = {
+    .op_type = "QLinearConcat", .domain = "com.microsoft", .min_opset = 1,
+    .prepare = qcat_prepare, .infer = qcat_infer, .run = qcat_run,
+};
