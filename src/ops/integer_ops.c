@@ -3,7 +3,8 @@
  *   y[n][m][o] = Σ_{c,k} (x[n][c][o·s + k·d − pad] − x_zp) · (w[m][c][k] − w_zp[m])
  * with padded positions contributing 0 (x = x_zp there), exactly as ONNX defines it and ONNX
  * Runtime computes it (integer arithmetic: any exact order gives the same int32). 1-D and 2-D,
- * group, strides, dilations, explicit pads or auto_pad. */
+ * group, strides, dilations, explicit pads or auto_pad. w and w_zero_point must be constants;
+ * x_zero_point may be computed at run time (DynamicQuantizeLinear's output in dynamic models). */
 #include <string.h>
 
 #include "qlinear_common.h"
@@ -13,6 +14,7 @@ enum { CI_NOTSET, CI_VALID, CI_SAME_UPPER, CI_SAME_LOWER };
 typedef struct ci_params {
   q8rt_dtype x_type, w_type;
   int32_t x_zp;
+  int x_zp_dynamic;  /* x_zero_point is computed at run time (DynamicQuantizeLinear) */
   int32_t *w_zp;     /* [M] */
   const void *w;     /* constant weights [M][C/g][kh][kw] */
   int nsp;           /* 1 or 2 */
@@ -79,7 +81,18 @@ static q8rt_status ci_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) 
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': x is %s (uint8 or int8 expected)", n->op_type, n->name,
                      op_onnx_type_name(tx));
   }
-  if ((st = qk_zero_point(g, n, 2, "x_zero_point", tx, &p->x_zp, &tx, err)) != Q8RT_OK) return st;
+  const ir_value *xzv = ir_node_input(g, n, 2);
+  if (xzv != NULL && xzv->constant == NULL) {
+    /* A run-time zero point (dynamic quantization): one element of x's type, read by run. */
+    if (xzv->dtype != Q8RT_DTYPE_UNDEFINED && (!qk_is8(xzv->dtype) || (tx != Q8RT_DTYPE_UNDEFINED && xzv->dtype != tx))) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': x_zero_point is %s, x is %s", n->op_type, n->name,
+                       op_onnx_type_name(xzv->dtype), op_onnx_type_name(tx));
+    }
+    if (tx == Q8RT_DTYPE_UNDEFINED) tx = xzv->dtype;
+    p->x_zp_dynamic = 1;
+  } else if ((st = qk_zero_point(g, n, 2, "x_zero_point", tx, &p->x_zp, &tx, err)) != Q8RT_OK) {
+    return st;
+  }
   if (tx == Q8RT_DTYPE_UNDEFINED) tx = Q8RT_DTYPE_UINT8;
   p->x_type = tx;
   p->w_zp = q8rt_pool_array(ctx->pool, (size_t)(p->M > 0 ? p->M : 1), sizeof(int32_t));
@@ -150,6 +163,9 @@ static q8rt_status ci_infer(const void *params, const ir_node *n, const op_shape
   }
   out->dtype = Q8RT_DTYPE_INT32;
   out->rank = -1;
+  if (p->x_zp_dynamic && in[2].rank >= 0 && op_shape_count(&in[2]) != 1 && concrete) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': x_zero_point must have one element", n->op_type, n->name);
+  }
   if (x->rank < 0) return Q8RT_OK;
   if (x->rank != p->nsp + 2) {
     return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': x has rank %d, w has rank %d", n->op_type, n->name, x->rank,
@@ -210,6 +226,7 @@ static void ci_run(const void *params, const void *geom, const op_tensor *in, op
   const ci_geom *gm = geom;
   const int64_t H = gm->in[0], W = gm->in[1], OH = gm->out[0], OW = gm->out[1];
   const int64_t KH = p->k[0], KW = p->k[1], Mg = p->M / p->group;
+  const int32_t xzp = p->x_zp_dynamic ? qk_load8(in[2].data, p->x_type, 0) : p->x_zp;
   int32_t *Y = out[0].data;
   for (size_t b = 0; b < gm->n; b++) {
     for (int64_t m = 0; m < p->M; m++) {
@@ -227,7 +244,7 @@ static void ci_run(const void *params, const void *geom, const op_tensor *in, op
               for (int64_t kw = 0; kw < KW; kw++) {
                 const int64_t iw = ow * p->s[1] + kw * p->d[1] - gm->pb[1];
                 if (iw < 0 || iw >= W) continue;
-                const int32_t xv = qk_load8(in[0].data, p->x_type, xc + (size_t)(ih * W + iw)) - p->x_zp;
+                const int32_t xv = qk_load8(in[0].data, p->x_type, xc + (size_t)(ih * W + iw)) - xzp;
                 const int32_t wv = qk_load8(p->w, p->w_type, wc + (size_t)(kh * KW + kw)) - wz;
                 acc += (uint32_t)(xv * wv);
               }

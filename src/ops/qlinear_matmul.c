@@ -12,7 +12,8 @@
  *   MatMulInteger: y = acc (int32).
  * Batches broadcast as numpy.matmul (QLinearMatMul, MatMulInteger); QGemm is 2-D with transA,
  * transB and C of shape (), (1), (N), (1,N), (M,1) or (M,N). b scales / zero points: one value or
- * one per column (shape [N] or [..., 1, N] holding N values). */
+ * one per column (shape [N] or [..., 1, N] holding N values). Scales and zero points are
+ * constants, except MatMulInteger's a_zero_point, which dynamic quantization computes at run time. */
 #include <string.h>
 
 #include "qlinear_common.h"
@@ -24,6 +25,7 @@ typedef struct mm_params {
   int kind;
   q8rt_dtype a_type, b_type, y_type;
   int32_t a_zp, y_zp, qmin, qmax;
+  int a_zp_dynamic; /* MatMulInteger: a_zero_point computed at run time */
   int32_t *b_zp;  /* [n_bq] */
   size_t n_bq;
   float *scale;   /* [n_scale] */
@@ -85,9 +87,20 @@ static q8rt_status mm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, 
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input B is %s (uint8 or int8 expected)", n->op_type,
                      n->name, op_onnx_type_name(tb));
   }
-  const int i_azp = kind == MM_INTEGER ? 2 : 2;
+  const int i_azp = 2;
   const int i_bzp = kind == MM_INTEGER ? 3 : 5;
-  if ((st = qk_zero_point(g, n, i_azp, "a_zero_point", ta, &p->a_zp, &ta, err)) != Q8RT_OK) return st;
+  const ir_value *azv = ir_node_input(g, n, i_azp);
+  if (kind == MM_INTEGER && azv != NULL && azv->constant == NULL) {
+    /* A run-time zero point (dynamic quantization): one element of A's type, read by run. */
+    if (azv->dtype != Q8RT_DTYPE_UNDEFINED && (!qk_is8(azv->dtype) || (ta != Q8RT_DTYPE_UNDEFINED && azv->dtype != ta))) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': a_zero_point is %s, A is %s", n->op_type, n->name,
+                       op_onnx_type_name(azv->dtype), op_onnx_type_name(ta));
+    }
+    if (ta == Q8RT_DTYPE_UNDEFINED) ta = azv->dtype;
+    p->a_zp_dynamic = 1;
+  } else if ((st = qk_zero_point(g, n, i_azp, "a_zero_point", ta, &p->a_zp, &ta, err)) != Q8RT_OK) {
+    return st;
+  }
   /* b zero point(s) */
   const ir_tensor *bz = NULL;
   if (ir_node_input(g, n, i_bzp) != NULL) {
@@ -370,6 +383,7 @@ static void mm_run(const void *params, const void *geom, const op_tensor *in, op
   int32_t *bzp = (int32_t *)workspace + N;
   for (size_t j = 0; j < N; j++) bzp[j] = p->b_zp[p->n_bq == 1 ? 0 : j];
   const int32_t *C = p->kind == MM_QGEMM && p->has_c ? in[6].data : NULL;
+  const int32_t azp = p->a_zp_dynamic ? qk_load8(in[2].data, ta, 0) : p->a_zp;
   int64_t idx[MM_MAX_BATCH_RANK] = {0};
   size_t oa = 0, ob = 0;
   for (size_t bt = 0; bt < gm->batches; bt++) {
@@ -378,7 +392,7 @@ static void mm_run(const void *params, const void *geom, const op_tensor *in, op
         acc[j] = C != NULL ? (uint32_t)C[(int64_t)m * gm->c_sm + (int64_t)j * gm->c_sn] : 0u;
       }
       for (size_t k = 0; k < K; k++) {
-        const int32_t av = qk_load8(in[0].data, ta, oa + (size_t)((int64_t)m * gm->a_sm + (int64_t)k * gm->a_sk)) - p->a_zp;
+        const int32_t av = qk_load8(in[0].data, ta, oa + (size_t)((int64_t)m * gm->a_sm + (int64_t)k * gm->a_sk)) - azp;
         if (av == 0) continue;
         const size_t brow = ob + (size_t)((int64_t)k * gm->b_sk);
         if (tb == Q8RT_DTYPE_INT8) {

@@ -657,3 +657,28 @@ def test_onnx_int8_qlinearmatmul_vs_ort(name, tmp_path):
     got = check(tmp_path, "onnx_int8", frozen, {model.graph.input[0].name: a})
     want = numpy_helper.to_array(load_tensor_proto(ds / "output_0.pb"))
     assert h.count_mismatches(got[0], want) > 0, "the ONNX expected output now saturates: list the test again"
+
+
+@pytest.mark.parametrize("consumer", ["ConvInteger", "MatMulInteger"])
+@pytest.mark.parametrize("wt", [np.int8, np.uint8], ids=["s8w", "u8w"])
+def test_dynamic_quantization_chain(consumer, wt, tmp_path):
+    """The dyn_* models: DynamicQuantizeLinear's run-time zero point feeds ConvInteger /
+    MatMulInteger (q8rt reads it at run time)."""
+    rng = np.random.default_rng(71)
+    if consumer == "ConvInteger":
+        x = rng.normal(0.3, 1.5, (1, 6, 9, 11)).astype(np.float32)
+        w = rand8(rng, (8, 6, 3, 3), wt)
+        attrs = {"pads": [1, 1, 1, 1]}
+    else:
+        x = rng.normal(0.3, 1.5, (1, 10, 24)).astype(np.float32)
+        w = rand8(rng, (24, 7), wt)
+        attrs = {}
+    wz = zp_of(wt, 0 if wt == np.int8 else 131)
+    nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"], name="dql"),
+             helper.make_node(consumer, ["xq", "w", "xz", "wz"], ["y"], name="node0", **attrs)]
+    graph = helper.make_graph(nodes, "dyn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+                              [onnx.ValueInfoProto(name="y"), onnx.ValueInfoProto(name="xs")],
+                              initializer=[const("w", w), const("wz", wz)])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+    m.ir_version = 8
+    check(tmp_path, "dyn", m, {"x": x})
