@@ -328,7 +328,7 @@ static float original_coordinate(enum rs_ctm ctm, float x, float scale, float le
     const float adjustment = len_out / output_width;
     const float center = len_in / 2;
     const float offset = center * (1 - adjustment);
-    return offset + ((x + 0.5f) / scale) - 0.5f;
+    return (float)(offset + (x + 0.5) / scale - 0.5); /* in double, as ONNX Runtime */
   }
   default: return ((x + 0.5f) / scale) - 0.5f;
   }

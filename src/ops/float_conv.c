@@ -170,6 +170,12 @@ static q8rt_status fconv_infer(const void *params, const ir_node *n, const op_sh
     int64_t pb = p->pads ? p->pads[i] : 0, pe = p->pads ? p->pads[i + sp] : 0, o;
     if (!p->transpose) {
       if (p->auto_pad == FC_SAME_UPPER || p->auto_pad == FC_SAME_LOWER) {
+        if (d != 1) {
+          return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                           "Conv node '%s': auto_pad SAME_UPPER/SAME_LOWER with dilations > 1 is not supported (ONNX "
+                           "Runtime refuses it too)",
+                           n->name);
+        }
         o = (len + s - 1) / s;
         int64_t total = (o - 1) * s + ek - len;
         if (total < 0) total = 0;

@@ -153,6 +153,12 @@ static q8rt_status pool_infer(const void *params, const ir_node *n, const op_sha
     const int64_t k = p->kernel[i], s = p->stride[i], d = p->dil[i], ek = (k - 1) * d + 1;
     int64_t pb = p->pads[i], pe = p->pads[i + sp], o;
     if (p->auto_pad == AP_SAME_UPPER || p->auto_pad == AP_SAME_LOWER) {
+      if (d != 1) {
+        return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                         "%s node '%s': auto_pad SAME_UPPER/SAME_LOWER with dilations > 1 is not supported (ONNX Runtime "
+                         "sizes the padding without the dilation, unlike the ONNX spec)",
+                         n->op_type, n->name);
+      }
       o = (len + s - 1) / s;
       int64_t total = (o - 1) * s + ek - len;
       if (total < 0) total = 0;

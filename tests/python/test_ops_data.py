@@ -1,0 +1,493 @@
+"""Data-movement, pooling and float spatial ops: single-op models (onnx.helper) run in q8rt-run and
+in ONNX Runtime (CPU, 1 thread), with the op/attribute combinations of the PP-OCR det/rec/cls
+models (tests/models/README.md) plus edge cases.
+
+Comparison:
+  - data movement (Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Concat, Slice, Pad, Shape,
+    Gather, Identity), MaxPool / GlobalMaxPool, Resize nearest: byte for byte;
+  - Resize linear: byte for byte as well (q8rt computes what ORT's UpsampleBilinear computes);
+  - AveragePool / GlobalAveragePool: rtol 1e-6, atol 1e-6 (ORT's MLAS pooling may sum or divide
+    in another order);
+  - Conv / ConvTranspose (float32): rtol 1e-5, atol 1e-5 * max(1, max|y|) (ORT runs a blocked
+    SGEMM with FMA; q8rt accumulates in a plain float32 order).
+Every model also runs with --backend reference and with symbolic input dims where noted.
+Bad inputs must give one clean error line naming the node.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Dict, List, Optional
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+import q8rt_harness as h
+
+EXACT = "exact"
+AVG_TOL = (1e-6, 1e-6)
+CONV_TOL = (1e-5, 1e-5)
+
+
+@dataclasses.dataclass
+class Case:
+    name: str
+    model: onnx.ModelProto
+    feeds: Dict[str, np.ndarray]
+    tol: object = EXACT  # EXACT or (rtol, atol)
+    ref: Optional[Callable] = None  # numpy reference used where ONNX Runtime has no kernel
+
+
+def _vi(name, arr_or_dtype, shape=None):
+    if isinstance(arr_or_dtype, np.ndarray):
+        return helper.make_tensor_value_info(name, h.NP_TO_ONNX[arr_or_dtype.dtype], list(arr_or_dtype.shape)
+                                             if shape is None else shape)
+    return helper.make_tensor_value_info(name, arr_or_dtype, shape)
+
+
+def single(name: str, op: str, inputs: List, attrs: Optional[dict] = None, opset: int = 13, n_out: int = 1,
+           tol=EXACT, symbolic: Optional[Dict[str, list]] = None, ref: Optional[Callable] = None) -> Case:
+    """inputs: list of (name, array, kind) with kind 'in' (graph input) or 'init' (initializer) or
+    None for an omitted optional input ('')."""
+    node_inputs, graph_inputs, inits, feeds = [], [], [], {}
+    for item in inputs:
+        if item is None:
+            node_inputs.append("")
+            continue
+        nm, arr, kind = item
+        node_inputs.append(nm)
+        if kind == "in":
+            shape = (symbolic or {}).get(nm)
+            graph_inputs.append(_vi(nm, arr, shape))
+            feeds[nm] = arr
+        else:
+            inits.append(h.tensor(nm, arr))
+    outs = ["y"] + [f"y{i}" for i in range(1, n_out)]
+    node = helper.make_node(op, node_inputs, outs, name=f"{op.lower()}_node", **(attrs or {}))
+    model = h.make_model([node], graph_inputs, [helper.make_tensor_value_info(o, TensorProto.UNDEFINED, None)
+                                                for o in outs], inits, opset=opset)
+    # Leave the output type out (q8rt infers it); ORT needs it declared: fill from ORT's own inference.
+    return Case(name, model, feeds, tol, ref)
+
+
+R = np.random.default_rng(1234)
+
+
+def f32(*shape, lo=-3.0, hi=3.0):
+    return R.uniform(lo, hi, size=shape).astype(np.float32)
+
+
+def u8(*shape):
+    return R.integers(0, 256, size=shape).astype(np.uint8)
+
+
+def s8(*shape):
+    return R.integers(-128, 128, size=shape).astype(np.int8)
+
+
+def i64(vals):
+    return np.asarray(vals, dtype=np.int64)
+
+
+def cases() -> List[Case]:
+    c: List[Case] = []
+    # ---- cls ----------------------------------------------------------------------------------
+    c.append(single("cls_reshape_-1_200", "Reshape", [("x", f32(1, 200, 1, 1), "in"), ("shape", i64([-1, 200]), "init")],
+                    opset=11))
+    c.append(single("cls_maxpool_k2s2_f32", "MaxPool", [("x", f32(1, 200, 2, 96), "in")],
+                    dict(kernel_shape=[2, 2], strides=[2, 2], pads=[0, 0, 0, 0], auto_pad="NOTSET", ceil_mode=0,
+                         storage_order=0), opset=11))
+    c.append(single("cls_globalaveragepool", "GlobalAveragePool", [("x", f32(1, 200, 1, 48), "in")], opset=11,
+                    tol=AVG_TOL))
+    c.append(single("globalaveragepool_96x128", "GlobalAveragePool", [("x", f32(2, 16, 96, 128), "in")], tol=AVG_TOL))
+    # ---- det ----------------------------------------------------------------------------------
+    for dt, gen in (("u8", u8), ("s8", s8), ("f32", f32)):
+        for sc, shp in ((2, (1, 96, 8, 12)), (4, (1, 24, 16, 24)), (8, (1, 24, 8, 12))):
+            c.append(single(f"det_resize_nearest_x{sc}_{dt}", "Resize",
+                            [("x", gen(*shp), "in"), ("roi", np.zeros((0,), np.float32), "init"),
+                             ("scales", np.array([1, 1, sc, sc], np.float32), "init")],
+                            dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor",
+                                 extrapolation_value=0.0, exclude_outside=0), opset=12))
+    c.append(single("det_concat_axis1_4x_u8", "Concat", [(f"x{i}", u8(1, 24, 64, 96), "in") for i in range(4)],
+                    dict(axis=1), opset=12))
+    c.append(single("det_concat_axis1_4x_s8", "Concat", [(f"x{i}", s8(1, 24, 16, 24), "in") for i in range(4)],
+                    dict(axis=1), opset=12))
+    c.append(single("det_concat_axis1_4x_f32", "Concat", [(f"x{i}", f32(1, 24, 16, 24), "in") for i in range(4)],
+                    dict(axis=1), opset=12))
+    ct = dict(auto_pad="NOTSET", dilations=[1, 1], strides=[2, 2], group=1, kernel_shape=[2, 2], pads=[0, 0, 0, 0])
+    c.append(single("det_convtranspose_24_24_k2s2", "ConvTranspose",
+                    [("x", f32(1, 24, 16, 24), "in"), ("w", f32(24, 24, 2, 2, lo=-0.5, hi=0.5), "init")], ct,
+                    opset=12, tol=CONV_TOL))
+    c.append(single("det_convtranspose_24_1_k2s2", "ConvTranspose",
+                    [("x", f32(1, 24, 32, 48), "in"), ("w", f32(24, 1, 2, 2, lo=-0.5, hi=0.5), "init")], ct,
+                    opset=12, tol=CONV_TOL))
+    # ---- rec ----------------------------------------------------------------------------------
+    c.append(single("rec_reshape_0_1_-1_120", "Reshape", [("x", f32(1, 40, 120), "in"), ("shape", i64([0, 1, -1, 120]), "init")],
+                    opset=12))
+    c.append(single("rec_reshape_5d_u8", "Reshape", [("x", u8(1, 40, 360), "in"), ("shape", i64([1, 40, 3, 8, 15]), "init")],
+                    opset=12))
+    for dt, gen in (("f32", f32), ("u8", u8), ("s8", s8)):
+        c.append(single(f"rec_transpose_20314_{dt}", "Transpose", [("x", gen(1, 40, 3, 8, 15), "in")],
+                        dict(perm=[2, 0, 3, 1, 4]), opset=12))
+    c.append(single("rec_transpose_0213_u8", "Transpose", [("x", u8(1, 8, 40, 15), "in")], dict(perm=[0, 2, 1, 3]),
+                    opset=12))
+    c.append(single("rec_transpose_0321_f32", "Transpose", [("x", f32(1, 120, 1, 40), "in")], dict(perm=[0, 2, 3, 1]),
+                    opset=12))
+    for k in range(3):
+        c.append(single(f"rec_slice_axis0_{k}_opset12", "Slice",
+                        [("x", f32(3, 1, 8, 40, 15), "in"), ("starts", i64([k]), "init"), ("ends", i64([k + 1]), "init"),
+                         ("axes", i64([0]), "init")], opset=12))
+    c.append(single("rec_slice_axis0_opset13_steps", "Slice",
+                    [("x", u8(3, 1, 8, 40, 15), "in"), ("starts", i64([1]), "init"), ("ends", i64([2]), "init"),
+                     ("axes", i64([0]), "init"), ("steps", i64([1]), "init")], opset=13))
+    c.append(single("rec_squeeze_attr_opset12", "Squeeze", [("x", f32(1, 1, 8, 40, 15), "in")], dict(axes=[0]), opset=12))
+    c.append(single("rec_squeeze_input_opset13_u8", "Squeeze", [("x", u8(1, 1, 8, 40, 15), "in"), ("axes", i64([0]), "init")],
+                    opset=13))
+    c.append(single("rec_averagepool_k32_s32", "AveragePool", [("x", f32(1, 480, 3, 80), "in")],
+                    dict(kernel_shape=[3, 2], strides=[3, 2], pads=[0, 0, 0, 0], count_include_pad=0, ceil_mode=0,
+                         auto_pad="NOTSET"), opset=12, tol=AVG_TOL))
+    c.append(single("rec_concat_axis1_f32", "Concat", [("a", f32(1, 480, 1, 40), "in"), ("b", f32(1, 480, 1, 40), "in")],
+                    dict(axis=1), opset=12))
+    c.append(single("rec_shape", "Shape", [("x", f32(1, 120, 1, 40), "in")], opset=12))
+    c.append(single("rec_shape_opset15_start_end", "Shape", [("x", f32(1, 40, 120), "in")], dict(start=1, end=-1), opset=15))
+    c.append(single("rec_concat_int64_axis0", "Concat", [("a", i64([0, 40]), "in"), ("b", i64([120]), "init")], dict(axis=0),
+                    opset=12))
+    c.append(single("rec_slice_int64", "Slice", [("x", i64([1, 40, 120]), "in"), ("starts", i64([1]), "init"),
+                                                 ("ends", i64([2]), "init"), ("axes", i64([0]), "init"),
+                                                 ("steps", i64([1]), "init")], opset=12))
+    # ---- float Conv (the models' configurations, QDQ models left unfused run them in float) ----
+    conv_cfgs = [
+        ("1x1", 16, 24, (1, 1), dict(), 1),
+        ("dw5x5_p2", 16, 16, (5, 5), dict(pads=[2, 2, 2, 2]), 16),
+        ("dw3x3_s21_p1", 16, 16, (3, 3), dict(strides=[2, 1], pads=[1, 1, 1, 1]), 16),
+        ("dw3x3_s12_p1", 16, 16, (3, 3), dict(strides=[1, 2], pads=[1, 1, 1, 1]), 16),
+        ("dw5x5_s21_p2", 16, 16, (5, 5), dict(strides=[2, 1], pads=[2, 2, 2, 2]), 16),
+        ("1x3_p0101", 16, 8, (1, 3), dict(pads=[0, 1, 0, 1]), 1),
+        ("3x3_s2_p1", 3, 8, (3, 3), dict(strides=[2, 2], pads=[1, 1, 1, 1]), 1),
+        ("3x3_dil2_p2", 4, 6, (3, 3), dict(dilations=[2, 2], pads=[2, 1, 2, 3]), 1),
+        ("3x3_same_upper", 4, 6, (3, 3), dict(auto_pad="SAME_UPPER"), 1),
+        ("3x3_s2_same_lower", 4, 6, (3, 3), dict(strides=[2, 2], auto_pad="SAME_LOWER"), 1),
+        ("3x3_group2_valid", 4, 6, (3, 3), dict(auto_pad="VALID"), 2),
+    ]
+    for nm, cin, cout, k, attrs, g in conv_cfgs:
+        x = f32(1, cin, 12, 20)
+        w = f32(cout, cin // g, *k, lo=-0.5, hi=0.5)
+        b = f32(cout)
+        a = dict(attrs, kernel_shape=list(k))
+        if g != 1:
+            a["group"] = g
+        c.append(single(f"conv_f32_{nm}", "Conv", [("x", x, "in"), ("w", w, "init"), ("b", b, "init")], a,
+                        tol=CONV_TOL))
+    c.append(single("conv_f32_1d_s2_p1", "Conv", [("x", f32(2, 3, 17), "in"), ("w", f32(5, 3, 3), "init")],
+                    dict(strides=[2], pads=[1, 1]), tol=CONV_TOL))
+    c.append(single("conv_f32_weights_at_run_time", "Conv", [("x", f32(1, 3, 9, 9), "in"), ("w", f32(4, 3, 3, 3), "in")],
+                    dict(pads=[1, 1, 1, 1]), tol=CONV_TOL))
+    # ---- ConvTranspose edge cases ---------------------------------------------------------------
+    c.append(single("convtranspose_group2_bias", "ConvTranspose",
+                    [("x", f32(1, 4, 5, 6), "in"), ("w", f32(4, 3, 3, 3), "init"), ("b", f32(6), "init")],
+                    dict(group=2, strides=[2, 2], pads=[1, 1, 1, 1]), tol=CONV_TOL))
+    c.append(single("convtranspose_dil_outpad", "ConvTranspose",
+                    [("x", f32(1, 2, 4, 5), "in"), ("w", f32(2, 3, 3, 2), "init")],
+                    dict(strides=[3, 2], dilations=[2, 1], output_padding=[1, 1]), tol=CONV_TOL))
+    c.append(single("convtranspose_output_shape_same_upper", "ConvTranspose",
+                    [("x", f32(1, 2, 4, 5), "in"), ("w", f32(2, 3, 3, 3), "init")],
+                    dict(strides=[2, 2], output_shape=[8, 10], auto_pad="SAME_UPPER"), tol=CONV_TOL))
+    c.append(single("convtranspose_same_lower", "ConvTranspose",
+                    [("x", f32(1, 2, 4, 5), "in"), ("w", f32(2, 3, 4, 3), "init")],
+                    dict(strides=[2, 2], auto_pad="SAME_LOWER"), tol=CONV_TOL))
+    c.append(single("convtranspose_1d", "ConvTranspose", [("x", f32(1, 3, 7), "in"), ("w", f32(3, 2, 4), "init")],
+                    dict(strides=[2], pads=[1, 2]), tol=CONV_TOL))
+    # ---- pooling edge cases ----------------------------------------------------------------------
+    for dt, gen in (("u8", u8), ("s8", s8), ("f32", f32)):
+        c.append(single(f"maxpool_k3s2_ceil_pads_{dt}", "MaxPool", [("x", gen(2, 3, 11, 14), "in")],
+                        dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 0, 1, 2], ceil_mode=1), opset=12))
+        c.append(single(f"maxpool_same_upper_{dt}", "MaxPool", [("x", gen(1, 3, 10, 9), "in")],
+                        dict(kernel_shape=[3, 2], strides=[2, 1], auto_pad="SAME_UPPER"), opset=12))
+        c.append(single(f"maxpool_same_lower_{dt}", "MaxPool", [("x", gen(1, 3, 10, 9), "in")],
+                        dict(kernel_shape=[2, 3], strides=[3, 2], auto_pad="SAME_LOWER"), opset=12))
+        c.append(single(f"maxpool_dilations_{dt}", "MaxPool", [("x", gen(1, 3, 10, 9), "in")],
+                        dict(kernel_shape=[3, 2], strides=[2, 1], dilations=[2, 3], pads=[1, 1, 2, 0]), opset=12))
+        c.append(single(f"globalmaxpool_{dt}", "GlobalMaxPool", [("x", gen(2, 5, 7, 9), "in")],
+                        ref=lambda f: [f["x"].max(axis=(2, 3), keepdims=True)]))
+    c.append(single("maxpool_1d", "MaxPool", [("x", f32(2, 3, 15), "in")], dict(kernel_shape=[4], strides=[3], pads=[1, 1])))
+    c.append(single("avgpool_include_pad", "AveragePool", [("x", f32(1, 3, 9, 10), "in")],
+                    dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], count_include_pad=1), tol=AVG_TOL))
+    c.append(single("avgpool_exclude_pad_ceil", "AveragePool", [("x", f32(1, 3, 9, 10), "in")],
+                    dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1), tol=AVG_TOL))
+    c.append(single("avgpool_same_lower", "AveragePool", [("x", f32(1, 3, 9, 10), "in")],
+                    dict(kernel_shape=[2, 3], auto_pad="SAME_LOWER"), tol=AVG_TOL))
+    # ---- Resize edge cases ----------------------------------------------------------------------
+    for ctm in ("half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"):
+        for nm_mode in ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil"):
+            c.append(single(f"resize_nearest_{ctm}_{nm_mode}_sizes_u8", "Resize",
+                            [("x", u8(1, 2, 5, 8), "in"), None, None, ("sizes", i64([1, 2, 10, 4]), "init")],
+                            dict(mode="nearest", coordinate_transformation_mode=ctm, nearest_mode=nm_mode), opset=13))
+    c.append(single("resize_nearest_downsample_scales_s8", "Resize",
+                    [("x", s8(1, 2, 9, 10), "in"), None, ("scales", np.array([1, 1, 0.5, 0.75], np.float32), "init")],
+                    dict(mode="nearest"), opset=13))
+    c.append(single("resize_opset10_nearest_up", "Resize",
+                    [("x", f32(1, 2, 3, 4), "in"), ("scales", np.array([1, 1, 2, 3], np.float32), "init")],
+                    dict(mode="nearest"), opset=10))
+    c.append(single("resize_opset10_nearest_down", "Resize",
+                    [("x", u8(1, 2, 6, 8), "in"), ("scales", np.array([1, 1, 0.5, 0.5], np.float32), "init")],
+                    dict(mode="nearest"), opset=10))
+    for ctm in ("half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"):
+        c.append(single(f"resize_linear_{ctm}_up", "Resize",
+                        [("x", f32(1, 3, 5, 6), "in"), ("roi", np.zeros((0,), np.float32), "init"),
+                         ("scales", np.array([1, 1, 2, 3], np.float32), "init")],
+                        dict(mode="linear", coordinate_transformation_mode=ctm), opset=11))
+        c.append(single(f"resize_linear_{ctm}_sizes_down", "Resize",
+                        [("x", f32(2, 2, 9, 11), "in"), None, None, ("sizes", i64([2, 2, 4, 6]), "init")],
+                        dict(mode="linear", coordinate_transformation_mode=ctm), opset=13))
+    c.append(single("resize_linear_2d", "Resize",
+                    [("x", f32(7, 5), "in"), None, ("scales", np.array([2, 0.6], np.float32), "init")],
+                    dict(mode="linear"), opset=13))
+    # ---- data movement edge cases -----------------------------------------------------------------
+    c.append(single("reshape_allowzero", "Reshape", [("x", f32(2, 0, 3), "in"), ("shape", i64([3, 0, 4]), "init")],
+                    dict(allowzero=1), opset=14))
+    c.append(single("reshape_s8_zero_copy", "Reshape", [("x", s8(2, 3, 4), "in"), ("shape", i64([0, -1]), "init")]))
+    c.append(single("flatten_axis0_u8", "Flatten", [("x", u8(2, 3, 4), "in")], dict(axis=0)))
+    c.append(single("flatten_neg_i64", "Flatten", [("x", i64(np.arange(24).reshape(2, 3, 4)), "in")], dict(axis=-1)))
+    c.append(single("transpose_default_u8", "Transpose", [("x", u8(2, 3, 4, 5), "in")]))
+    c.append(single("transpose_i32_6d", "Transpose", [("x", R.integers(-9, 9, (2, 1, 3, 2, 2, 3)).astype(np.int32), "in")],
+                    dict(perm=[5, 3, 1, 0, 4, 2])))
+    c.append(single("unsqueeze_attr_opset11", "Unsqueeze", [("x", u8(3, 4), "in")], dict(axes=[0, -1]), opset=11))
+    c.append(single("unsqueeze_input_opset13", "Unsqueeze", [("x", s8(3, 4), "in"), ("axes", i64([1, 3]), "init")]))
+    c.append(single("squeeze_all_opset11", "Squeeze", [("x", f32(1, 3, 1, 4), "in")], opset=11))
+    c.append(single("concat_neg_axis_i32", "Concat", [("a", np.arange(6, dtype=np.int32).reshape(2, 3), "in"),
+                                                      ("b", np.arange(4, dtype=np.int32).reshape(2, 2), "in")],
+                    dict(axis=-1)))
+    c.append(single("concat_empty_input_u8", "Concat", [("a", u8(2, 0, 3), "in"), ("b", u8(2, 2, 3), "in")], dict(axis=1)))
+    c.append(single("slice_neg_steps_u8", "Slice", [("x", u8(5, 7, 6), "in"), ("starts", i64([-1, 5]), "init"),
+                                                    ("ends", i64([-1000, 0]), "init"), ("axes", i64([2, 1]), "init"),
+                                                    ("steps", i64([-2, -3]), "init")]))
+    c.append(single("slice_clamped_i32_starts", "Slice", [("x", f32(4, 10), "in"), ("starts", np.array([2, -100], np.int32), "init"),
+                                                          ("ends", np.array([1000, 8], np.int32), "init")]))
+    c.append(single("slice_empty_result", "Slice", [("x", f32(4, 6), "in"), ("starts", i64([3]), "init"),
+                                                    ("ends", i64([1]), "init")]))
+    for mode in ("constant", "reflect", "edge"):
+        c.append(single(f"pad_{mode}_u8", "Pad", [("x", u8(1, 2, 5, 6), "in"), ("pads", i64([0, 0, 2, 1, 0, 0, 1, 3]), "init"),
+                                                  ("v", np.array(7, np.uint8), "init") if mode == "constant" else None],
+                        dict(mode=mode)))
+        c.append(single(f"pad_{mode}_f32_opset10_attr", "Pad", [("x", f32(3, 4), "in")],
+                        dict(mode=mode, pads=[1, 2, 2, 1], value=1.5) if mode == "constant" else dict(mode=mode, pads=[1, 2, 2, 1]),
+                        opset=10))
+    c.append(single("pad_negative_crop_s8", "Pad", [("x", s8(4, 6), "in"), ("pads", i64([-1, 2, 0, -3]), "init")]))
+    c.append(single("pad_axes_opset18", "Pad", [("x", f32(2, 3, 4), "in"), ("pads", i64([1, 2, 0, 1]), "init"), None,
+                                                ("axes", i64([-1, 0]), "init")], opset=18))
+    c.append(single("gather_axis0_i32_neg", "Gather", [("x", f32(5, 4), "in"),
+                                                       ("i", np.array([[0, -1], [3, -5]], np.int32), "init")], dict(axis=0)))
+    c.append(single("gather_axis1_runtime_indices", "Gather", [("x", u8(2, 6, 3), "in"), ("i", i64([5, 0, -2, 2]), "in")],
+                    dict(axis=1)))
+    c.append(single("gather_scalar_index_i64_data", "Gather", [("x", i64([4, 5, 6]), "in"), ("i", np.array(1, np.int64), "init")]))
+    c.append(single("identity_i64", "Identity", [("x", i64([[1, 2], [3, 4]]), "in")]))
+    c.append(single("identity_u8", "Identity", [("x", u8(3, 5), "in")]))
+    return c
+
+
+CASES = cases()
+
+
+def _fill_output_types(model: onnx.ModelProto) -> onnx.ModelProto:
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    inferred = onnx.shape_inference.infer_shapes(m)
+    types = {vi.name: vi.type.tensor_type.elem_type for vi in list(inferred.graph.value_info) + list(inferred.graph.output)}
+    for o in m.graph.output:
+        if o.type.tensor_type.elem_type == TensorProto.UNDEFINED and types.get(o.name):
+            o.type.tensor_type.elem_type = types[o.name]
+    return m
+
+
+def expected(case: Case, model: onnx.ModelProto) -> List[np.ndarray]:
+    """ONNX Runtime's outputs; the numpy reference where ORT has no kernel for the type."""
+    try:
+        return h.run_ort(model, case.feeds)
+    except h.OrtRefused:
+        if case.ref is None:
+            raise
+        return case.ref(case.feeds)
+
+
+def compare(got: np.ndarray, want: np.ndarray, tol, what: str) -> None:
+    if tol == EXACT:
+        h.assert_same_bytes(got, want, what)
+        return
+    rtol, atol = tol
+    assert got.dtype == want.dtype and got.shape == want.shape, f"{what}: {got.dtype}{got.shape} vs {want.dtype}{want.shape}"
+    scale = max(1.0, float(np.max(np.abs(want)))) if want.size else 1.0
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol * scale, err_msg=what)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_op(case: Case, tmp_path):
+    model = _fill_output_types(case.model)
+    want = expected(case, model)
+    path = h.save_model(model, tmp_path / "model.onnx")
+    inputs = {k: h.save_npy(tmp_path / f"{k}.npy", v) for k, v in case.feeds.items()}
+    out_names = [o.name for o in model.graph.output]
+    for label, extra in (("auto", []), ("reference", ["--backend", "reference"])):
+        res = h.run_q8rt(path, inputs, tmp_path / f"out-{label}", extra=extra).assert_ok()
+        for name, w in zip(out_names, want):
+            compare(res.output(name), w, case.tol, f"{case.name}/{label}/{name}")
+
+
+def _symbolic(shape, names="NCHWDE"):
+    return [names[i] if i != 1 else d for i, d in enumerate(shape)]
+
+
+# The same ops with symbolic input dims (the real models' inputs are all dynamic): q8rt infers
+# with unknown dims at load and binds the sample shape at run.
+SYMBOLIC = [c for c in CASES if c.name.startswith(("cls_", "det_", "rec_")) and not c.name.startswith("rec_shape")]
+
+
+@pytest.mark.parametrize("case", SYMBOLIC, ids=[c.name for c in SYMBOLIC])
+def test_op_symbolic_dims(case: Case, tmp_path):
+    model = _fill_output_types(case.model)
+    want = expected(case, model)
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    for vi in m.graph.input:
+        dims = vi.type.tensor_type.shape.dim
+        for i, d in enumerate(dims):
+            if i != 1:
+                d.ClearField("dim_value")
+                d.dim_param = f"d{i}"
+    path = h.save_model(m, tmp_path / "model.onnx")
+    inputs = {k: h.save_npy(tmp_path / f"{k}.npy", v) for k, v in case.feeds.items()}
+    res = h.run_q8rt(path, inputs, tmp_path / "out").assert_ok()
+    for o, w in zip(m.graph.output, want):
+        compare(res.output(o.name), w, case.tol, f"{case.name}/symbolic/{o.name}")
+
+
+def test_det_fpn_chain_u8_symbolic(tmp_path):
+    """det's FPN pattern on 8-bit data with dynamic H/W: Resize x2/x4/x8 nearest + Concat axis 1."""
+    nodes, inits = [], [h.tensor("roi", np.zeros((0,), np.float32))]
+    for i, sc in enumerate((1, 2, 4, 8)):
+        if sc == 1:
+            nodes.append(helper.make_node("Identity", [f"x{i}"], [f"r{i}"], name=f"id{i}"))
+        else:
+            inits.append(h.tensor(f"s{i}", np.array([1, 1, sc, sc], np.float32)))
+            nodes.append(helper.make_node("Resize", [f"x{i}", "roi", f"s{i}"], [f"r{i}"], name=f"resize{i}",
+                                          mode="nearest", coordinate_transformation_mode="asymmetric",
+                                          nearest_mode="floor"))
+    nodes.append(helper.make_node("Concat", [f"r{i}" for i in range(4)], ["y"], name="concat", axis=1))
+    H, W = 32, 48
+    feeds = {f"x{i}": u8(1, 6, H // sc, W // sc) for i, sc in enumerate((1, 2, 4, 8))}
+    ins = [helper.make_tensor_value_info(f"x{i}", TensorProto.UINT8, ["N", 6, f"h{i}", f"w{i}"]) for i in range(4)]
+    model = h.make_model(nodes, ins, [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits, opset=12)
+    want = h.run_ort(model, feeds)[0]
+    path = h.save_model(model, tmp_path / "m.onnx")
+    res = h.run_q8rt(path, {k: h.save_npy(tmp_path / f"{k}.npy", v) for k, v in feeds.items()}, tmp_path / "o").assert_ok()
+    h.assert_same_bytes(res.output("y"), want, "det fpn chain")
+
+
+def test_shape_slice_concat_reshape_folds(tmp_path):
+    """rec's shape arithmetic on a constant-shaped input folds at load: Shape -> Slice -> Concat -> Reshape."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"], name="shape"),
+        helper.make_node("Slice", ["s", "st", "en", "ax"], ["s01"], name="slice"),
+        helper.make_node("Concat", ["s01", "tail"], ["newshape"], name="concat", axis=0),
+        helper.make_node("Reshape", ["x", "newshape"], ["y"], name="reshape"),
+    ]
+    inits = [h.tensor("st", i64([0])), h.tensor("en", i64([2])), h.tensor("ax", i64([0])), h.tensor("tail", i64([-1]))]
+    x = f32(1, 120, 1, 40)
+    model = h.make_model(nodes, [_vi("x", x)], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits,
+                         opset=12)
+    want = h.run_ort(model, {"x": x})[0]
+    path = h.save_model(model, tmp_path / "m.onnx")
+    res = h.run_q8rt(path, {"x": h.save_npy(tmp_path / "x.npy", x)}, tmp_path / "o")
+    # The shape input of Reshape is computed from Shape: q8rt folds it only when x's shape is
+    # fixed in the model (here it is); otherwise it must refuse cleanly.
+    if res.returncode != 0:
+        h.assert_clean_error(res, ["reshape", "run time"])
+        pytest.skip("Reshape shape from Shape is not folded at load: " + res.stderr.strip()[:120])
+    h.assert_same_bytes(res.output("y"), want, "shape chain")
+
+
+# ---- bad inputs: one clean error line naming the node ---------------------------------------------
+
+def bad_cases():
+    b = []
+    b.append(("transpose_bad_perm", single("t", "Transpose", [("x", f32(2, 3, 4), "in")], dict(perm=[0, 0, 1])),
+              ["transpose_node", "perm"]))
+    b.append(("transpose_perm_rank", single("t", "Transpose", [("x", f32(2, 3, 4), "in")], dict(perm=[1, 0])),
+              ["transpose_node", "perm"]))
+    b.append(("concat_bad_axis", single("c", "Concat", [("a", f32(2, 3), "in"), ("b", f32(2, 3), "in")], dict(axis=2)),
+              ["concat_node", "axis"]))
+    b.append(("concat_mixed_dtypes", single("c", "Concat", [("a", f32(2, 3), "in"), ("b", u8(2, 3), "in")], dict(axis=0)),
+              ["concat_node"]))
+    b.append(("concat_dim_mismatch", single("c", "Concat", [("a", f32(2, 3), "in"), ("b", f32(3, 3), "in")], dict(axis=1)),
+              ["concat_node"]))
+    b.append(("reshape_shape_at_run_time", single("r", "Reshape", [("x", f32(2, 3), "in"), ("shape", i64([3, 2]), "in")]),
+              ["reshape_node", "run time"]))
+    b.append(("reshape_bad_count", single("r", "Reshape", [("x", f32(2, 3), "in"), ("shape", i64([4, 2]), "init")]),
+              ["reshape_node"]))
+    b.append(("slice_starts_at_run_time", single("s", "Slice", [("x", f32(4, 4), "in"), ("st", i64([1]), "in"),
+                                                              ("en", i64([3]), "init")]),
+              ["slice_node", "run time"]))
+    b.append(("slice_zero_step", single("s", "Slice", [("x", f32(4, 4), "in"), ("st", i64([1]), "init"),
+                                                       ("en", i64([3]), "init"), ("ax", i64([0]), "init"),
+                                                       ("sp", i64([0]), "init")]),
+              ["slice_node", "step"]))
+    b.append(("pad_pads_at_run_time", single("p", "Pad", [("x", f32(4, 4), "in"), ("pads", i64([1, 1, 1, 1]), "in")]),
+              ["pad_node", "run time"]))
+    b.append(("resize_scales_at_run_time", single("r", "Resize", [("x", f32(1, 1, 4, 4), "in"), None,
+                                                                 ("scales", np.array([1, 1, 2, 2], np.float32), "in")]),
+              ["resize_node", "run time"]))
+    b.append(("resize_cubic", single("r", "Resize", [("x", f32(1, 1, 4, 4), "in"), None,
+                                                    ("scales", np.array([1, 1, 2, 2], np.float32), "init")],
+                                     dict(mode="cubic")), ["resize_node", "cubic"]))
+    b.append(("resize_linear_u8", single("r", "Resize", [("x", u8(1, 1, 4, 4), "in"), None,
+                                                        ("scales", np.array([1, 1, 2, 2], np.float32), "init")],
+                                         dict(mode="linear")), ["resize_node"]))
+    b.append(("squeeze_axes_at_run_time", single("s", "Squeeze", [("x", f32(1, 4), "in"), ("axes", i64([0]), "in")]),
+              ["squeeze_node", "run time"]))
+    b.append(("squeeze_non_unit_dim", single("s", "Squeeze", [("x", f32(2, 4), "in"), ("axes", i64([0]), "init")]),
+              ["squeeze_node"]))
+    b.append(("unsqueeze_bad_axis", single("u", "Unsqueeze", [("x", f32(2, 4), "in"), ("axes", i64([5]), "init")]),
+              ["unsqueeze_node", "axis"]))
+    b.append(("maxpool_int32", single("m", "MaxPool", [("x", np.zeros((1, 1, 4, 4), np.int32), "in")],
+                                      dict(kernel_shape=[2, 2])), ["maxpool_node"]))
+    b.append(("maxpool_indices_output", single("m", "MaxPool", [("x", f32(1, 1, 4, 4), "in")], dict(kernel_shape=[2, 2]),
+                                               n_out=2), ["maxpool_node", "indices"]))
+    b.append(("averagepool_u8", single("a", "AveragePool", [("x", u8(1, 1, 4, 4), "in")], dict(kernel_shape=[2, 2])),
+              ["averagepool_node"]))
+    b.append(("conv_int8", single("c", "Conv", [("x", s8(1, 1, 4, 4), "in"), ("w", s8(1, 1, 3, 3), "init")]),
+              ["conv_node"]))
+    b.append(("conv_channel_mismatch", single("c", "Conv", [("x", f32(1, 3, 4, 4), "in"), ("w", f32(2, 2, 3, 3), "init")]),
+              ["conv_node", "channels"]))
+    b.append(("gather_bad_axis", single("g", "Gather", [("x", f32(2, 3), "in"), ("i", i64([0]), "init")], dict(axis=2)),
+              ["gather_node", "axis"]))
+    b.append(("gather_const_index_out_of_range", single("g", "Gather", [("x", f32(2, 3), "in"), ("i", i64([3]), "init")],
+                                                        dict(axis=1)), ["gather_node", "range"]))
+    b.append(("conv_same_with_dilation", single("c", "Conv", [("x", f32(1, 1, 6, 6), "in"), ("w", f32(1, 1, 3, 3), "init")],
+                                                dict(auto_pad="SAME_UPPER", dilations=[2, 2])), ["conv_node", "dilation"]))
+    b.append(("maxpool_same_with_dilation", single("m", "MaxPool", [("x", f32(1, 1, 6, 6), "in")],
+                                                   dict(kernel_shape=[2, 2], auto_pad="SAME_LOWER", dilations=[2, 2])),
+              ["maxpool_node", "dilation"]))
+    b.append(("avgpool_ceil_include_pad_overhang", single("a", "AveragePool", [("x", f32(1, 1, 6, 6), "in")],
+                                                          dict(kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1,
+                                                               count_include_pad=1)), ["averagepool_node"]))
+    b.append(("resize_align_corners_fractional", single("r", "Resize", [("x", f32(1, 1, 4, 4), "in"), None,
+                                                                       ("s", np.array([1, 1, 0.6, 0.6], np.float32), "init")],
+                                                        dict(mode="linear", coordinate_transformation_mode="align_corners")),
+              ["resize_node", "align_corners"]))
+    b.append(("flatten_bad_axis", single("f", "Flatten", [("x", f32(2, 3), "in")], dict(axis=3)), ["flatten_node", "axis"]))
+    return b
+
+
+BAD = bad_cases()
+
+
+@pytest.mark.parametrize("name,case,words", BAD, ids=[b[0] for b in BAD])
+def test_bad_input(name, case, words, tmp_path):
+    path = h.save_model(case.model, tmp_path / "model.onnx")
+    inputs = {k: h.save_npy(tmp_path / f"{k}.npy", v) for k, v in case.feeds.items()}
+    res = h.run_q8rt(path, inputs, tmp_path / "out")
+    msg = h.assert_clean_error(res)
+    low = msg.lower()
+    for w in words:
+        assert w.lower() in low, f"error message lacks {w!r}: {msg!r}"
