@@ -326,6 +326,15 @@ static double now_ms(void) {
 
 /* ---- the run --------------------------------------------------------------------------------- */
 
+/* Inputs are staged first and handed to the session after all of them are read, so that models
+ * with several inputs with symbolic dimensions get every shape bound before any data is set. */
+typedef struct staged_input {
+  int64_t shape[Q8RT_MAX_RANK];
+  int rank;
+  void *data;
+  size_t nbytes;
+} staged_input;
+
 typedef struct runner {
   q8rt_model *model;
   q8rt_session *session;
@@ -333,6 +342,8 @@ typedef struct runner {
   void *data;       /* decoded or generated input data */
   double *times;
   double *step_times; /* --profile with --repeat: [run][step] */
+  struct staged_input *staged; /* [n_in]: every input's shape and data, set once all are known */
+  size_t n_staged;
   q8rt_step_profile *steps;
   char *text;
   char *path;
@@ -343,11 +354,29 @@ static void runner_free(runner *r) {
   free(r->data);
   free(r->times);
   free(r->step_times);
+  for (size_t i = 0; i < r->n_staged; i++) free(r->staged[i].data);
+  free(r->staged);
   free(r->steps);
   free(r->text);
   free(r->path);
   q8rt_session_free(r->session);
   q8rt_model_free(r->model);
+}
+
+/* Keep a copy of input `index` until every input is read. */
+static int stage_input(runner *r, size_t index, const char *name, const int64_t *shape, int rank, const void *data,
+                       size_t nbytes) {
+  staged_input *s = &r->staged[index];
+  s->data = malloc(nbytes > 0 ? nbytes : 1);
+  if (!s->data) {
+    report_error("input '%s': out of memory (%zu bytes)", name, nbytes);
+    return -1;
+  }
+  if (nbytes) memcpy(s->data, data, nbytes);
+  s->nbytes = nbytes;
+  s->rank = rank;
+  for (int d = 0; d < rank; d++) s->shape[d] = shape[d];
+  return 0;
 }
 
 /* Bind model input `index` from a file. */
@@ -412,15 +441,32 @@ static int set_input_from_file(runner *r, size_t index, const q8rt_tensor_info *
                  q8rt_dtype_name(model_info->dtype));
     return -1;
   }
-  q8rt_status st = q8rt_session_set_input(r->session, index, shape, rank, data, nbytes, &qerr);
-  if (st != Q8RT_OK) {
-    report_lib_error(NULL, st, &qerr);
-    return -1;
-  }
+  if (stage_input(r, index, model_info->name, shape, rank, data, nbytes) != 0) return -1;
   free(r->file_bytes);
   r->file_bytes = NULL;
   free(r->data);
   r->data = NULL;
+  return 0;
+}
+
+/* Bind every staged shape, then copy every staged input into the session. */
+static int set_staged_inputs(runner *r) {
+  q8rt_error qerr = {0};
+  for (size_t i = 0; i < r->n_staged; i++) {
+    q8rt_status st = q8rt_session_set_input_shape(r->session, i, r->staged[i].shape, r->staged[i].rank, &qerr);
+    if (st != Q8RT_OK) {
+      report_lib_error(NULL, st, &qerr);
+      return -1;
+    }
+  }
+  for (size_t i = 0; i < r->n_staged; i++) {
+    const staged_input *s = &r->staged[i];
+    q8rt_status st = q8rt_session_set_input(r->session, i, s->shape, s->rank, s->data, s->nbytes, &qerr);
+    if (st != Q8RT_OK) {
+      report_lib_error(NULL, st, &qerr);
+      return -1;
+    }
+  }
   return 0;
 }
 
@@ -449,15 +495,10 @@ static int set_input_random(runner *r, size_t index, const q8rt_tensor_info *inf
     return -1;
   }
   fill_random(r->data, count, info->dtype, index);
-  q8rt_error qerr = {0};
-  q8rt_status st = q8rt_session_set_input(r->session, index, shape, info->rank, r->data, nbytes, &qerr);
+  int rc = stage_input(r, index, info->name, shape, info->rank, r->data, nbytes);
   free(r->data);
   r->data = NULL;
-  if (st != Q8RT_OK) {
-    report_lib_error(NULL, st, &qerr);
-    return -1;
-  }
-  return 0;
+  return rc;
 }
 
 static int run_once(runner *r) {
@@ -530,6 +571,12 @@ static int run(const options *o) {
     goto done;
   }
 
+  r.staged = calloc(n_in > 0 ? n_in : 1, sizeof(*r.staged));
+  if (!r.staged) {
+    report_error("out of memory");
+    goto done;
+  }
+  r.n_staged = n_in;
   for (size_t i = 0; i < n_in; i++) {
     q8rt_tensor_info info;
     st = q8rt_model_input_info(r.model, i, &info, &qerr);
@@ -542,6 +589,7 @@ static int run(const options *o) {
       if (strcmp(o->inputs[k].name, info.name) == 0) path = o->inputs[k].path;
     if ((path ? set_input_from_file(&r, i, &info, path) : set_input_random(&r, i, &info)) != 0) goto done;
   }
+  if (set_staged_inputs(&r) != 0) goto done;
 
   if (o->repeat > 0) {
     if (run_once(&r) != 0) goto done; /* warm-up */

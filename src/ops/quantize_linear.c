@@ -119,7 +119,7 @@ static q8rt_status qdq_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err,
   p->zero_points = q8rt_pool_array(ctx->pool, (size_t)p->count, sizeof(int32_t));
   if (p->zero_points == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
   if (zp != NULL) {
-    if (zp->count != scale->count || zp->rank != scale->rank) {
+    if (zp->count != scale->count) {
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
                        "%s node '%s': zero_point has %lld elements (rank %d), scale has %lld (rank %d)", n->op_type,
                        n->name, (long long)zp->count, zp->rank, (long long)scale->count, scale->rank);
