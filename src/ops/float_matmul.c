@@ -107,7 +107,7 @@ static q8rt_status matmul_infer(const void *params, const ir_node *n, const op_s
     return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': inner dimensions differ (A has K=%lld, B has K=%lld)",
                      n->op_type, n->name, (long long)K, (long long)K2);
   }
-  op_shape ba = {Q8RT_DTYPE_FLOAT32, pa.rank - 2, {0}}, bb = {Q8RT_DTYPE_FLOAT32, pb.rank - 2, {0}};
+  op_shape ba = {Q8RT_DTYPE_FLOAT32, pa.rank - 2, {0}, NULL}, bb = {Q8RT_DTYPE_FLOAT32, pb.rank - 2, {0}, NULL};
   memcpy(ba.dims, pa.dims, sizeof(int64_t) * (size_t)ba.rank);
   memcpy(bb.dims, pb.dims, sizeof(int64_t) * (size_t)bb.rank);
   const op_shape *bs[2] = {&ba, &bb};

@@ -21,11 +21,17 @@
 #include "graph/ir.h"
 
 #define Q8RT_GEOM_BYTES 512 /* room for any op's geometry record */
+#define Q8RT_MAX_IO 64      /* most inputs (or outputs) a node may have */
+#define Q8RT_VALUE_BYTES 64 /* small tensors (shape vectors) whose values are tracked at bind */
 
 typedef struct op_shape {
   q8rt_dtype dtype;
   int rank; /* -1: unknown rank */
   int64_t dims[Q8RT_MAX_RANK];
+  /* The tensor's contents when known before the run: constants, and small tensors computed from
+   * shapes alone (Shape -> Gather -> Concat -> ... chains feeding Reshape). NULL otherwise. Ops
+   * that take shape-like inputs read them here in infer. */
+  const void *value;
 } op_shape;
 
 typedef struct op_tensor {
@@ -57,6 +63,9 @@ typedef struct op_def {
   const char *op_type;
   const char *domain;
   int min_opset;
+  /* 1 when run() reads only its inputs' shapes, never their data (Shape, Size): its output can
+   * be computed when shapes are bound. */
+  int shape_only;
   q8rt_status (*prepare)(op_prepare_ctx *ctx, void **params, q8rt_error *err);
   /* concrete = 1 when all input dims are known (session bind); geom may be NULL otherwise. */
   q8rt_status (*infer)(const void *params, const ir_node *node, const op_shape *in, op_shape *out, int concrete,

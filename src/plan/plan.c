@@ -12,6 +12,7 @@ void plan_value_shape(const ir_value *v, op_shape *out) {
     out->dtype = v->constant->dtype;
     out->rank = v->constant->rank;
     memcpy(out->dims, v->constant->dims, sizeof(out->dims));
+    out->value = v->constant->data;
     return;
   }
   out->dtype = v->dtype;
@@ -75,7 +76,7 @@ typedef struct builder {
 
 static q8rt_status infer_step(builder *b, plan_step *s) {
   ir_graph *g = b->g;
-  op_shape in_shapes[16], out_shapes[16];
+  op_shape in_shapes[Q8RT_MAX_IO], out_shapes[Q8RT_MAX_IO];
   for (int k = 0; k < s->n_inputs; k++) {
     if (s->inputs[k] >= 0) {
       plan_value_shape(&g->values[s->inputs[k]], &in_shapes[k]);
@@ -184,7 +185,7 @@ static q8rt_status fold_constant_node(builder *b, ir_node *n, const op_def *op, 
                                       int *folded) {
   ir_graph *g = b->g;
   *folded = 0;
-  if (op->bind != NULL || n->n_inputs == 0 || n->n_inputs > 16 || n->n_outputs > 16) return Q8RT_OK;
+  if (op->bind != NULL || n->n_inputs == 0 || n->n_inputs > Q8RT_MAX_IO || n->n_outputs > Q8RT_MAX_IO) return Q8RT_OK;
   for (int k = 0; k < n->n_inputs; k++) {
     if (n->inputs[k] >= 0 && g->values[n->inputs[k]].constant == NULL) return Q8RT_OK;
   }
@@ -195,8 +196,8 @@ static q8rt_status fold_constant_node(builder *b, ir_node *n, const op_def *op, 
   void *params = NULL;
   q8rt_status st = op->prepare(&ctx, &params, b->err);
   if (st != Q8RT_OK) return st;
-  op_shape in_shapes[16], out_shapes[16];
-  op_tensor in_t[16], out_t[16];
+  op_shape in_shapes[Q8RT_MAX_IO], out_shapes[Q8RT_MAX_IO];
+  op_tensor in_t[Q8RT_MAX_IO], out_t[Q8RT_MAX_IO];
   for (int k = 0; k < n->n_inputs; k++) {
     memset(&in_shapes[k], 0, sizeof(in_shapes[k]));
     in_shapes[k].rank = -1;
@@ -216,7 +217,7 @@ static q8rt_status fold_constant_node(builder *b, ir_node *n, const op_def *op, 
   if (ws > 0 && (workspace = q8rt_pool_alloc(b->pool, ws, 64)) == NULL) {
     return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory folding node '%s'", n->name);
   }
-  ir_tensor *outs[16] = {NULL};
+  ir_tensor *outs[Q8RT_MAX_IO] = {NULL};
   size_t total = 0;
   for (int k = 0; k < n->n_outputs; k++) {
     if (n->outputs[k] < 0) continue;
@@ -275,7 +276,7 @@ q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint3
       return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "node '%s': op %s%s%s (opset %d) is not supported by q8rt",
                        n->name, n->domain[0] ? n->domain : "", n->domain[0] ? "." : "", n->op_type, n->opset);
     }
-    if (n->n_inputs > 16 || n->n_outputs > 16) {
+    if (n->n_inputs > Q8RT_MAX_IO || n->n_outputs > Q8RT_MAX_IO) {
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "node '%s' (%s): too many inputs or outputs", n->name,
                        n->op_type);
     }

@@ -53,6 +53,7 @@ void q8rt_session_free(q8rt_session *s) {
   q8rt_free(a, s->offsets, nv * sizeof(size_t));
   q8rt_free(a, s->nbytes, nv * sizeof(size_t));
   q8rt_free(a, s->live_tmp, nb * 3 * sizeof(int));
+  q8rt_free(a, s->valbuf, nv * Q8RT_VALUE_BYTES);
   q8rt_free(a, s->block_size, nb * sizeof(size_t));
   q8rt_free(a, s->block_off, nb * sizeof(size_t));
   q8rt_free(a, s->steps, (ns + 1) * sizeof(session_step));
@@ -67,11 +68,47 @@ static op_exec_ctx exec_ctx(const q8rt_session *s) {
   return ctx;
 }
 
+/* Shape arithmetic: when a step's inputs are all known by value (constants, or small values
+ * computed here), or the op reads only shapes (Shape), and its outputs are small, run it now so
+ * that later steps' infer sees the values (a Reshape whose target shape is computed from Shape ->
+ * Gather -> Concat). The step still runs at run time; this is only the bind-time copy. */
+static void eval_small_values(q8rt_session *s, int i) {
+  const plan_step *ps = &s->model->plan.steps[i];
+  if (ps->op->bind != NULL || s->steps[i].workspace_bytes != 0 || ps->n_outputs == 0) return;
+  op_tensor in[Q8RT_MAX_IO], out[Q8RT_MAX_IO];
+  for (int k = 0; k < ps->n_inputs; k++) {
+    const int v = ps->inputs[k];
+    in[k].data = NULL;
+    in[k].shape = v >= 0 ? &s->shapes[v] : NULL;
+    if (v < 0) continue;
+    if (s->shapes[v].value == NULL && !ps->op->shape_only) return;
+    in[k].data = (void *)(uintptr_t)s->shapes[v].value;
+  }
+  for (int k = 0; k < ps->n_outputs; k++) {
+    const int v = ps->outputs[k];
+    out[k].data = NULL;
+    out[k].shape = v >= 0 ? &s->shapes[v] : NULL;
+    if (v < 0) continue;
+    const op_shape *sh = &s->shapes[v];
+    int64_t n;
+    if (sh->rank < 0 || !q8rt_shape_elements(sh->dims, sh->rank, &n) ||
+        (size_t)n * q8rt_dtype_size(sh->dtype) > Q8RT_VALUE_BYTES || q8rt_dtype_size(sh->dtype) == 0) {
+      return;
+    }
+    out[k].data = s->valbuf + (size_t)v * Q8RT_VALUE_BYTES;
+  }
+  const op_exec_ctx ctx = {NULL, 1, s->allocator};
+  ps->op->run(ps->params, s->steps[i].geom, in, out, NULL, &ctx);
+  for (int k = 0; k < ps->n_outputs; k++) {
+    if (ps->outputs[k] >= 0) s->shapes[ps->outputs[k]].value = out[k].data;
+  }
+}
+
 /* Infer every step's output shapes from the bound input shapes, fill the step geometry and ask
  * each step for its workspace size. */
 static q8rt_status infer_all(q8rt_session *s, q8rt_error *err) {
   const q8rt_model *m = s->model;
-  op_shape in_shapes[16], out_shapes[16];
+  op_shape in_shapes[Q8RT_MAX_IO], out_shapes[Q8RT_MAX_IO];
   for (int i = 0; i < m->plan.n_steps; i++) {
     const plan_step *ps = &m->plan.steps[i];
     for (int k = 0; k < ps->n_inputs; k++) {
@@ -91,6 +128,7 @@ static q8rt_status infer_all(q8rt_session *s, q8rt_error *err) {
     }
     s->steps[i].workspace_bytes =
         ps->op->workspace != NULL ? ps->op->workspace(ps->params, s->steps[i].geom, (size_t)s->threads) : 0;
+    eval_small_values(s, i);
   }
   return Q8RT_OK;
 }
@@ -297,12 +335,13 @@ q8rt_status q8rt_session_create(const q8rt_model *model, const q8rt_session_opti
   s->offsets = q8rt_calloc(a, nv, sizeof(size_t));
   s->nbytes = q8rt_calloc(a, nv, sizeof(size_t));
   s->live_tmp = q8rt_calloc(a, nb * 3, sizeof(int));
+  s->valbuf = q8rt_calloc(a, nv, Q8RT_VALUE_BYTES);
   s->block_size = q8rt_calloc(a, nb, sizeof(size_t));
   s->block_off = q8rt_calloc(a, nb, sizeof(size_t));
   s->steps = q8rt_calloc(a, ns + 1, sizeof(session_step));
   s->views = q8rt_calloc(a, (size_t)nviews + 1, sizeof(op_tensor));
   s->step_ms = q8rt_calloc(a, ns + 1, sizeof(double));
-  if ((nv && (!s->shapes || !s->offsets || !s->nbytes)) || (nb && (!s->live_tmp || !s->block_size || !s->block_off)) ||
+  if ((nv && (!s->shapes || !s->offsets || !s->nbytes || !s->valbuf)) || (nb && (!s->live_tmp || !s->block_size || !s->block_off)) ||
       !s->steps || !s->views || !s->step_ms) {
     q8rt_session_free(s);
     return q8rt_fail(error, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory creating a session");
