@@ -91,7 +91,7 @@ deps: ; @bash third_party/install-deps.sh install
 # ---- library ------------------------------------------------------------------------------------
 $(BUILD)/obj/%-avx2.o: %-avx2.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_Q) -mavx2 -MMD -MP -c $< -o $@
+	$(CC) $(CFLAGS_Q) -mavx2 -mfma -MMD -MP -c $< -o $@
 
 $(BUILD)/obj/%-avx512vnni.o: %-avx512vnni.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)

@@ -12,7 +12,8 @@ static void detect(void) {
   uint32_t isa = Q8RT_ISA_SCALAR;
   if (cpuinfo_initialize()) {
 #if defined(__x86_64__) || defined(_M_X64)
-    if (cpuinfo_has_x86_avx2()) isa |= Q8RT_ISA_AVX2;
+    /* the AVX2 kernels may use FMA3 intrinsics (exactly rounded, never implicit contraction) */
+    if (cpuinfo_has_x86_avx2() && cpuinfo_has_x86_fma3()) isa |= Q8RT_ISA_AVX2;
     if (cpuinfo_has_x86_avx512f() && cpuinfo_has_x86_avx512bw() && cpuinfo_has_x86_avx512vl() &&
         cpuinfo_has_x86_avx512dq() && cpuinfo_has_x86_avx512vnni()) {
       isa |= Q8RT_ISA_AVX512VNNI;
