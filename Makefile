@@ -176,7 +176,7 @@ test: all $(VENV_PY)
 	$(MAKE) fuzz
 
 # ---- demo ---------------------------------------------------------------------------------------
-demo: all $(VENV_PY)
+demo: all $(VENV_PY) $(MODELS_STAMP)
 	bash examples/demo.sh $(BUILD)
 
 include examples/bench/bench.mk
