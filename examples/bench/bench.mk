@@ -10,7 +10,7 @@ BENCH_DEPS_STAMP := $(VENV)/.bench-deps-ok
 XNN_BENCH_SRC := examples/bench/xnn-conv-bench.c examples/npy.c
 
 .PHONY: bench bench-deps
-bench: all $(VENV_PY) $(BENCH_DEPS_STAMP) $(XNN_BENCH)
+bench: all $(VENV_PY) $(MODELS_STAMP) $(BENCH_DEPS_STAMP) $(XNN_BENCH)
 	Q8RT_RUN=$(abspath $(RUNNER)) XNN_CONV_BENCH=$(abspath $(XNN_BENCH)) $(VENV_PY) examples/bench/bench.py
 
 bench-deps: $(BENCH_DEPS_STAMP)
