@@ -130,4 +130,39 @@ void q8rt_x8_transpose_ukernel__scalar(size_t outer, size_t a, size_t b, const u
 void q8rt_x8_transpose_ukernel__avx2(size_t outer, size_t a, size_t b, const uint8_t *x, uint8_t *y);
 #endif
 
+/* ---- q8-vbinary: QLinearAdd / QLinearMul rows, ONNX Runtime's MLAS arithmetic in float32 ----
+ *   vadd:  y = sat(cvt(fma(x1, r1, fma(x2, r2, f))))
+ *   vmul:  y = sat(cvt((float)((x1 - z1) * (x2 - z2)) * ratio + zc))   (no fusion)
+ * cvt: round half to even to int32, NaN / out of range -> INT32_MIN (cvtps2dq); sat: clamp to
+ * the 8-bit type. x1, x2 and y hold n elements; the *c variants read one element x2[0] for all.
+ * y may be x1 or x2 (in place). */
+typedef struct q8rt_q8_vbinary_params {
+  float r1, r2, f;   /* vadd */
+  float ratio, zc;   /* vmul */
+  int32_t z1, z2;    /* vmul */
+} q8rt_q8_vbinary_params;
+
+#define Q8RT_VBINARY_UKERNELS(isa)                                                                      \
+  void q8rt_qu8_vadd_ukernel__##isa(size_t n, const uint8_t *x1, const uint8_t *x2, uint8_t *y,        \
+                                    const q8rt_q8_vbinary_params *p);                                   \
+  void q8rt_qu8_vaddc_ukernel__##isa(size_t n, const uint8_t *x1, const uint8_t *x2, uint8_t *y,       \
+                                     const q8rt_q8_vbinary_params *p);                                  \
+  void q8rt_qu8_vmul_ukernel__##isa(size_t n, const uint8_t *x1, const uint8_t *x2, uint8_t *y,        \
+                                    const q8rt_q8_vbinary_params *p);                                   \
+  void q8rt_qu8_vmulc_ukernel__##isa(size_t n, const uint8_t *x1, const uint8_t *x2, uint8_t *y,       \
+                                     const q8rt_q8_vbinary_params *p);                                  \
+  void q8rt_qs8_vadd_ukernel__##isa(size_t n, const int8_t *x1, const int8_t *x2, int8_t *y,           \
+                                    const q8rt_q8_vbinary_params *p);                                   \
+  void q8rt_qs8_vaddc_ukernel__##isa(size_t n, const int8_t *x1, const int8_t *x2, int8_t *y,          \
+                                     const q8rt_q8_vbinary_params *p);                                  \
+  void q8rt_qs8_vmul_ukernel__##isa(size_t n, const int8_t *x1, const int8_t *x2, int8_t *y,           \
+                                    const q8rt_q8_vbinary_params *p);                                   \
+  void q8rt_qs8_vmulc_ukernel__##isa(size_t n, const int8_t *x1, const int8_t *x2, int8_t *y,          \
+                                     const q8rt_q8_vbinary_params *p);
+Q8RT_VBINARY_UKERNELS(scalar)
+#if defined(__x86_64__) || defined(_M_X64)
+Q8RT_VBINARY_UKERNELS(avx2) /* AVX2 + FMA3 */
+#endif
+#undef Q8RT_VBINARY_UKERNELS
+
 #endif

@@ -15,10 +15,19 @@
  *   r = (sA * sB) / sC
  *   y = cvt((float)((a - zA) * (b - zB)) * r + (float)zC)
  * cvt: round half to even to int32 (cvtps2dq: out of range -> INT32_MIN), then saturate to int16
- * and to the 8-bit type (= one clamp). */
+ * and to the 8-bit type (= one clamp).
+ *
+ * Rows: the output's size-1 dims are dropped and neighbouring dims merged where both operands stay
+ * contiguous (or stay broadcast), so a per-channel constant in NCHW gives rows of H*W elements and
+ * a scalar constant one row. In a row each operand is contiguous or one broadcast value. Those
+ * rows run the q8-vbinary kernels (AVX2+FMA when the CPU has them, their scalar twins with
+ * --backend reference); the one case they do not take (Add with ORT's first operand broadcast,
+ * which ORT's broadcaster never produces) runs the per-element loop below. */
 #include <math.h>
 #include <string.h>
 
+#include "q8rt-isa.h"
+#include "q8rt-kernels.h"
 #include "qlinear_common.h"
 
 enum { BIN_ADD, BIN_MUL };
@@ -33,10 +42,16 @@ typedef struct qbin_params {
   float ratio;    /* mul: sA*sB/sC */
   float zcf;      /* mul: (float)zC */
   int32_t qmin, qmax;
+  /* row kernels: x1 = A, x2 = B (ab) or x1 = B, x2 = A (ba) */
+  q8rt_q8_vbinary_params k_ab, k_ba;
+  void (*u8_full)(size_t, const uint8_t *, const uint8_t *, uint8_t *, const q8rt_q8_vbinary_params *);
+  void (*u8_bcast)(size_t, const uint8_t *, const uint8_t *, uint8_t *, const q8rt_q8_vbinary_params *);
+  void (*s8_full)(size_t, const int8_t *, const int8_t *, int8_t *, const q8rt_q8_vbinary_params *);
+  void (*s8_bcast)(size_t, const int8_t *, const int8_t *, int8_t *, const q8rt_q8_vbinary_params *);
 } qbin_params;
 
 typedef struct qbin_geom {
-  int rank;      /* output rank after dropping nothing (>= 1) */
+  int rank;      /* merged rank (>= 1): size-1 dims dropped, continuing dims merged */
   int b_first;   /* add: B is ORT's first operand (A is the scalar of the run) */
   int64_t dims[Q8RT_MAX_RANK];
   int64_t sa[Q8RT_MAX_RANK], sb[Q8RT_MAX_RANK];
@@ -79,13 +94,40 @@ static q8rt_status qbin_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
     p->rb = sb / sc;
     p->f_ab = (float)p->zc - fmaf(p->ra, (float)p->za, p->rb * (float)p->zb);
     p->f_ba = (float)p->zc - fmaf(p->rb, (float)p->zb, p->ra * (float)p->za);
-    ctx->kernel = "qlinear-add-scalar";
   } else {
     p->ratio = sa * sb / sc;
     p->zcf = (float)p->zc;
-    ctx->kernel = "qlinear-mul-scalar";
   }
-  ctx->reason = "ONNX Runtime MLAS formula";
+  p->k_ab = (q8rt_q8_vbinary_params){.r1 = p->ra, .r2 = p->rb, .f = p->f_ab, .ratio = p->ratio, .zc = p->zcf,
+                                     .z1 = p->za, .z2 = p->zb};
+  p->k_ba = (q8rt_q8_vbinary_params){.r1 = p->rb, .r2 = p->ra, .f = p->f_ba, .ratio = p->ratio, .zc = p->zcf,
+                                     .z1 = p->zb, .z2 = p->za};
+  const bool simd = (ctx->isa & Q8RT_ISA_AVX2) && ctx->backend != Q8RT_BACKEND_REFERENCE;
+#if defined(__x86_64__) || defined(_M_X64)
+  if (simd) {
+    if (kind == BIN_ADD) {
+      p->u8_full = q8rt_qu8_vadd_ukernel__avx2, p->u8_bcast = q8rt_qu8_vaddc_ukernel__avx2;
+      p->s8_full = q8rt_qs8_vadd_ukernel__avx2, p->s8_bcast = q8rt_qs8_vaddc_ukernel__avx2;
+    } else {
+      p->u8_full = q8rt_qu8_vmul_ukernel__avx2, p->u8_bcast = q8rt_qu8_vmulc_ukernel__avx2;
+      p->s8_full = q8rt_qs8_vmul_ukernel__avx2, p->s8_bcast = q8rt_qs8_vmulc_ukernel__avx2;
+    }
+    ctx->kernel = kind == BIN_ADD ? "qlinear-add-avx2" : "qlinear-mul-avx2";
+    ctx->reason = "ONNX Runtime MLAS formula, AVX2+FMA rows (exact)";
+  } else
+#endif
+  {
+    (void)simd;
+    if (kind == BIN_ADD) {
+      p->u8_full = q8rt_qu8_vadd_ukernel__scalar, p->u8_bcast = q8rt_qu8_vaddc_ukernel__scalar;
+      p->s8_full = q8rt_qs8_vadd_ukernel__scalar, p->s8_bcast = q8rt_qs8_vaddc_ukernel__scalar;
+    } else {
+      p->u8_full = q8rt_qu8_vmul_ukernel__scalar, p->u8_bcast = q8rt_qu8_vmulc_ukernel__scalar;
+      p->s8_full = q8rt_qs8_vmul_ukernel__scalar, p->s8_bcast = q8rt_qs8_vmulc_ukernel__scalar;
+    }
+    ctx->kernel = kind == BIN_ADD ? "qlinear-add-scalar" : "qlinear-mul-scalar";
+    ctx->reason = "ONNX Runtime MLAS formula";
+  }
   *out = p;
   return Q8RT_OK;
 }
@@ -140,10 +182,29 @@ static q8rt_status qbin_infer(const void *params, const ir_node *n, const op_sha
     o.dims[0] = 1;
   }
   op_shape a = in[0], b = in[3];
-  gm->rank = o.rank;
-  memcpy(gm->dims, o.dims, sizeof(gm->dims));
-  op_broadcast_strides(&a, &o, gm->sa);
-  op_broadcast_strides(&b, &o, gm->sb);
+  int64_t sa[Q8RT_MAX_RANK], sb[Q8RT_MAX_RANK];
+  op_broadcast_strides(&a, &o, sa);
+  op_broadcast_strides(&b, &o, sb);
+  int r = 0;
+  for (int d = 0; d < o.rank; d++) {
+    if (o.dims[d] == 1) continue;
+    if (r > 0 && sa[d] * o.dims[d] == gm->sa[r - 1] && sb[d] * o.dims[d] == gm->sb[r - 1]) {
+      gm->dims[r - 1] *= o.dims[d]; /* the outer dim continues this one for both operands */
+      gm->sa[r - 1] = sa[d];
+      gm->sb[r - 1] = sb[d];
+      continue;
+    }
+    gm->dims[r] = o.dims[d];
+    gm->sa[r] = sa[d];
+    gm->sb[r] = sb[d];
+    r++;
+  }
+  if (r == 0) {
+    gm->dims[0] = 1;
+    gm->sa[0] = gm->sb[0] = 0;
+    r = 1;
+  }
+  gm->rank = r;
   gm->total = op_shape_count(&o);
   gm->b_first = a_is_run_scalar(&in[0], &in[3]);
   return Q8RT_OK;
@@ -165,17 +226,50 @@ static inline int32_t mul_elem(const qbin_params *p, int32_t a, int32_t b) {
   return qk_clamp(qk_cvt_rne(v), p->qmin, p->qmax);
 }
 
-static void qbin_row(const qbin_params *p, int b_first, const void *A, size_t ia, size_t sa, const void *B, size_t ib,
-                     size_t sb, void *Y, size_t iy, size_t len) {
-  const q8rt_dtype t = p->type;
-  if (p->kind == BIN_ADD) {
-    for (size_t i = 0; i < len; i++) {
-      qk_store8(Y, t, iy + i, add_elem(p, b_first, qk_load8(A, t, ia + i * sa), qk_load8(B, t, ib + i * sb)));
+/* Per-element loop for rows the kernels do not take, specialized per type (is_signed constant). */
+static inline __attribute__((always_inline)) void qbin_row_t(const qbin_params *p, int b_first, const void *A,
+                                                             size_t sa, const void *B, size_t sb, void *Y,
+                                                             size_t len, int is_signed) {
+  const uint8_t *a8 = A, *b8 = B;
+  uint8_t *y8 = Y;
+  for (size_t i = 0; i < len; i++) {
+    const int32_t a = is_signed ? (int32_t)(int8_t)a8[i * sa] : (int32_t)a8[i * sa];
+    const int32_t b = is_signed ? (int32_t)(int8_t)b8[i * sb] : (int32_t)b8[i * sb];
+    const int32_t v = p->kind == BIN_ADD ? add_elem(p, b_first, a, b) : mul_elem(p, a, b);
+    y8[i] = (uint8_t)v;
+  }
+}
+
+/* One row of `len` outputs; sa, sb (the operands' element strides in the row) are 0 or 1. */
+static void qbin_row(const qbin_params *p, int b_first, const void *A, size_t sa, const void *B, size_t sb, void *Y,
+                     size_t len) {
+  const int s8 = p->type == Q8RT_DTYPE_INT8;
+  if (len == 1) sa = sb = 1;
+  const q8rt_q8_vbinary_params *kp = NULL;
+  const void *x1 = NULL, *x2 = NULL;
+  int bcast = 0;
+  if (sa == 1 && sb == 1) {
+    /* add: ORT's first operand is x1; mul: either order gives the same bytes */
+    kp = b_first ? &p->k_ba : &p->k_ab;
+    x1 = b_first ? B : A;
+    x2 = b_first ? A : B;
+  } else if (sa == 1 && sb == 0 && (p->kind == BIN_MUL || !b_first)) {
+    kp = &p->k_ab, x1 = A, x2 = B, bcast = 1;
+  } else if (sa == 0 && sb == 1 && (p->kind == BIN_MUL || b_first)) {
+    kp = &p->k_ba, x1 = B, x2 = A, bcast = 1;
+  }
+  if (kp != NULL) {
+    if (s8) {
+      (bcast ? p->s8_bcast : p->s8_full)(len, x1, x2, Y, kp);
+    } else {
+      (bcast ? p->u8_bcast : p->u8_full)(len, x1, x2, Y, kp);
     }
+    return;
+  }
+  if (s8) {
+    qbin_row_t(p, b_first, A, sa, B, sb, Y, len, 1);
   } else {
-    for (size_t i = 0; i < len; i++) {
-      qk_store8(Y, t, iy + i, mul_elem(p, qk_load8(A, t, ia + i * sa), qk_load8(B, t, ib + i * sb)));
-    }
+    qbin_row_t(p, b_first, A, sa, B, sb, Y, len, 0);
   }
 }
 
@@ -192,8 +286,8 @@ static void qbin_run(const void *params, const void *geom, const op_tensor *in, 
   int64_t idx[Q8RT_MAX_RANK] = {0};
   size_t oa = 0, ob = 0;
   for (size_t row = 0; row < rows; row++) {
-    qbin_row(p, gm->b_first, in[0].data, oa, (size_t)gm->sa[r - 1], in[3].data, ob, (size_t)gm->sb[r - 1],
-             out[0].data, row * inner, inner);
+    qbin_row(p, gm->b_first, (const uint8_t *)in[0].data + oa, (size_t)gm->sa[r - 1],
+             (const uint8_t *)in[3].data + ob, (size_t)gm->sb[r - 1], (uint8_t *)out[0].data + row * inner, inner);
     for (int d = r - 2; d >= 0; d--) {
       idx[d]++;
       oa += (size_t)gm->sa[d];
