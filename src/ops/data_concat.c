@@ -8,17 +8,19 @@ typedef struct concat_params {
   int64_t axis;
 } concat_params;
 
+#define CONCAT_MAX_INPUTS 60 /* keeps the geometry within Q8RT_GEOM_BYTES */
+
 typedef struct concat_geom {
   int n;
   size_t outer;
   size_t out_row;        /* bytes of one output row (axis and inner) */
-  size_t row[16];        /* bytes of one row of input i */
+  size_t row[CONCAT_MAX_INPUTS]; /* bytes of one row of input i */
 } concat_geom;
 
 static q8rt_status concat_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
   const ir_node *n = ctx->node;
   q8rt_status st;
-  if ((st = data_check_arity(n, 1, 16, 1, 1, err)) != Q8RT_OK) return st;
+  if ((st = data_check_arity(n, 1, CONCAT_MAX_INPUTS, 1, 1, err)) != Q8RT_OK) return st;
   for (int i = 0; i < n->n_inputs; i++) {
     if (n->inputs[i] < 0) {
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Concat node '%s': input %d is missing", n->name, i);
@@ -35,6 +37,8 @@ static q8rt_status concat_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
   *out = p;
   return Q8RT_OK;
 }
+
+_Static_assert(sizeof(concat_geom) <= Q8RT_GEOM_BYTES, "concat geometry must fit a step's geom record");
 
 static q8rt_status concat_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
                                 void *geom, q8rt_error *err) {

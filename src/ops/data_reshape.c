@@ -45,10 +45,35 @@ static int all_known(const op_shape *s) {
 /* ---- Reshape -------------------------------------------------------------------------------- */
 
 typedef struct reshape_params {
-  int64_t *shape;
+  int64_t *shape; /* NULL: the shape input is computed (its value must be known at bind) */
   size_t count;
   int64_t allowzero;
 } reshape_params;
+
+static q8rt_status check_shape_values(const ir_node *n, const int64_t *shape, size_t count, int64_t allowzero,
+                                      q8rt_error *err) {
+  if (count > Q8RT_MAX_RANK) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "Reshape node '%s': input 1 (shape) asks for rank %zu (q8rt's limit is %d)",
+                     n->name, count, Q8RT_MAX_RANK);
+  }
+  int negs = 0, zeros = 0;
+  for (size_t i = 0; i < count; i++) {
+    if (shape[i] == -1) negs++;
+    if (shape[i] == 0) zeros++;
+    if (shape[i] < -1) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Reshape node '%s': input 1 (shape) has the invalid value %lld",
+                       n->name, (long long)shape[i]);
+    }
+  }
+  if (negs > 1) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Reshape node '%s': input 1 (shape) has more than one -1", n->name);
+  }
+  if (negs && zeros && allowzero) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                     "Reshape node '%s': input 1 (shape) has both 0 and -1 with attribute 'allowzero' = 1", n->name);
+  }
+  return Q8RT_OK;
+}
 
 static q8rt_status reshape_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
   const ir_node *n = ctx->node;
@@ -57,46 +82,60 @@ static q8rt_status reshape_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *
   reshape_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
   if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
   if ((st = ir_attr_int(n, "allowzero", 0, &p->allowzero, err)) != Q8RT_OK) return st;
-  int present;
-  if ((st = data_const_ints(ctx, 1, "shape", 0, 0, &p->shape, &p->count, &present, err)) != Q8RT_OK) return st;
-  if (!present) return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Reshape node '%s': input 1 (shape) is missing", n->name);
-  if (p->count > Q8RT_MAX_RANK) {
-    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "Reshape node '%s': input 1 (shape) asks for rank %zu (q8rt's limit is %d)",
-                     n->name, p->count, Q8RT_MAX_RANK);
-  }
-  int negs = 0, zeros = 0;
-  for (size_t i = 0; i < p->count; i++) {
-    if (p->shape[i] == -1) negs++;
-    if (p->shape[i] == 0) zeros++;
-    if (p->shape[i] < -1) {
-      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Reshape node '%s': input 1 (shape) has the invalid value %lld",
-                       n->name, (long long)p->shape[i]);
-    }
-  }
-  if (negs > 1) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Reshape node '%s': input 1 (shape) has more than one -1", n->name);
-  }
-  if (negs && zeros && p->allowzero) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
-                     "Reshape node '%s': input 1 (shape) has both 0 and -1 with attribute 'allowzero' = 1", n->name);
-  }
+  const ir_value *sv = ir_node_input(ctx->graph, n, 1);
+  if (sv == NULL) return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Reshape node '%s': input 1 (shape) is missing", n->name);
   ctx->kernel = "copy";
   ctx->reason = "reshape: bytes unchanged";
   *out = p;
-  return Q8RT_OK;
+  if (sv->constant == NULL) {
+    /* Computed from shapes (Shape -> Slice -> Concat -> ...): its value must be known when the
+     * session binds shapes; infer refuses it otherwise. */
+    ctx->reason = "reshape: bytes unchanged; target shape computed at bind";
+    return Q8RT_OK;
+  }
+  int present;
+  if ((st = data_const_ints(ctx, 1, "shape", 0, 0, &p->shape, &p->count, &present, err)) != Q8RT_OK) return st;
+  return check_shape_values(n, p->shape, p->count, p->allowzero, err);
 }
 
 static q8rt_status reshape_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
                                  void *geom, q8rt_error *err) {
   const reshape_params *p = params;
-  const op_shape *x = &in[0];
+  const op_shape *x = &in[0], *sh = &in[1];
   q8rt_status st;
   if ((st = data_check_movable(n, x, "data", err)) != Q8RT_OK) return st;
-  out->rank = (int)p->count;
+  const int64_t *shape = p->shape;
+  size_t count = p->count;
+  if (shape == NULL) {
+    if (sh->dtype != Q8RT_DTYPE_UNDEFINED && sh->dtype != Q8RT_DTYPE_INT64) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Reshape node '%s': input 1 (shape) is %s, expected int64", n->name,
+                       op_onnx_type_name(sh->dtype));
+    }
+    if (sh->rank >= 0 && sh->rank != 1) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Reshape node '%s': input 1 (shape) has rank %d, expected 1", n->name,
+                       sh->rank);
+    }
+    if (sh->value == NULL || sh->rank != 1 || sh->dims[0] < 0) {
+      if (concrete) {
+        return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                         "Reshape node '%s': input 1 (shape) is computed at run time from data, not from shapes: not "
+                         "supported (q8rt needs it constant or computed from shapes alone)",
+                         n->name);
+      }
+      out->dtype = x->dtype;
+      out->rank = sh->rank == 1 && sh->dims[0] >= 0 && sh->dims[0] <= Q8RT_MAX_RANK ? (int)sh->dims[0] : -1;
+      for (int i = 0; i < Q8RT_MAX_RANK; i++) out->dims[i] = -1;
+      return Q8RT_OK;
+    }
+    shape = sh->value;
+    count = (size_t)sh->dims[0];
+    if ((st = check_shape_values(n, shape, count, p->allowzero, err)) != Q8RT_OK) return st;
+  }
+  out->rank = (int)count;
   int neg = -1, unknown = 0;
   int64_t product = 1;
-  for (int i = 0; i < (int)p->count; i++) {
-    int64_t d = p->shape[i];
+  for (int i = 0; i < (int)count; i++) {
+    int64_t d = shape[i];
     if (d == 0 && !p->allowzero) {
       if (x->rank >= 0 && i >= x->rank) {
         return q8rt_fail(err, Q8RT_ERROR_SHAPE, "Reshape node '%s': shape[%d] is 0 but the input has rank %d", n->name, i,
@@ -406,5 +445,5 @@ static void shape_run(const void *params, const void *geom, const op_tensor *in,
   if (gm->count > 0) memcpy(out[0].data, gm->dims, (size_t)gm->count * sizeof(int64_t));
 }
 
-const op_def q8rt_op_shape = {.op_type = "Shape", .domain = "", .min_opset = 1, .prepare = shape_prepare,
+const op_def q8rt_op_shape = {.op_type = "Shape", .domain = "", .min_opset = 1, .shape_only = 1, .prepare = shape_prepare,
                               .infer = shape_infer, .run = shape_run};

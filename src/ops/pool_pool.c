@@ -2,7 +2,7 @@
  * GlobalMaxPool (float32, uint8, int8). 1-D, 2-D and 3-D; kernel_shape, strides, dilations, pads,
  * auto_pad, ceil_mode (the last window must start inside the input or its begin padding, as ONNX
  * says), count_include_pad. Sums are float32 in window order (kernel rows, then columns), divided
- * once by the count. MaxPool's Indices output and storage_order 1 are refused. */
+ * once by the count (GlobalAveragePool: in ONNX Runtime's MLAS order). MaxPool's Indices output and storage_order 1 are refused. */
 #include <float.h>
 #include <string.h>
 
@@ -24,7 +24,11 @@ typedef struct pool_geom {
   q8rt_dtype dtype;
   int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
   int include_pad;
+  int order; /* AveragePool summation order: ORDER_* (ONNX Runtime's MLAS kernel it would use) */
+  int dilated;
 } pool_geom;
+
+enum { ORDER_GENERIC = 0, ORDER_VECTOR = 1, ORDER_GLOBAL = 2 };
 
 static q8rt_status pool_ints(const ir_node *n, const char *name, int count, int64_t def, int64_t min, int64_t *out,
                              q8rt_error *err) {
@@ -199,6 +203,27 @@ static q8rt_status pool_infer(const void *params, const ir_node *n, const op_sha
   g.outer = (size_t)(x->dims[0] * x->dims[1]);
   g.dtype = x->dtype;
   g.include_pad = p->count_include_pad != 0;
+  /* ONNX Runtime runs undilated float pooling through MLAS, whose kernels sum in different
+   * orders: the global kernel when the window is the whole input, the vector kernel (column sums,
+   * then across the window) for 2-D/3-D with a small kernel and a width stride of at most 2, the
+   * generic kernel (row-major) otherwise; with dilations, or ceil_mode with count_include_pad, ORT
+   * uses its own row-major loops (observed). q8rt makes the same choice so sums agree bit for bit. */
+  int dilated = 0, small = 1, whole = 1, unit = 1;
+  for (int j = 0; j < 3; j++) {
+    dilated |= g.d[j] != 1;
+    small &= g.k[j] <= 32;
+    whole &= g.k[j] == g.in[j] && g.pb[j] == 0 && g.pe[j] == 0;
+    unit &= g.s[j] == 1;
+  }
+  g.dilated = dilated;
+  g.order = ORDER_GENERIC;
+  if (!global && !dilated && !(p->ceil_mode && p->count_include_pad)) {
+    if (whole && unit) {
+      g.order = ORDER_GLOBAL;
+    } else if (sp >= 2 && g.s[2] <= 2 && small && g.in[2] + g.pb[2] + g.pe[2] <= 2048 - 3) {
+      g.order = ORDER_VECTOR;
+    }
+  }
   memcpy(geom, &g, sizeof(g));
   return Q8RT_OK;
 }
@@ -275,6 +300,26 @@ static void pool_run(const void *params, const void *geom, const op_tensor *in, 
   }
   const float *x = in[0].data;
   float *y = out[0].data;
+  if (p->kind == POOL_GLOBAL_AVG || g->order == ORDER_GLOBAL) {
+    /* ONNX Runtime's order (MLAS global pooling): four running sums over elements 4k+j, combined
+     * as (s0 + s2) + (s1 + s3), then the tail one by one, then one division. */
+    const float count = (float)plane;
+    for (size_t c = 0; c < g->outer; c++) {
+      const float *xc = x + c * plane;
+      float l0 = 0.0f, l1 = 0.0f, l2 = 0.0f, l3 = 0.0f;
+      size_t i = 0;
+      for (; i + 4 <= plane; i += 4) {
+        l0 += xc[i];
+        l1 += xc[i + 1];
+        l2 += xc[i + 2];
+        l3 += xc[i + 3];
+      }
+      float sum = (l0 + l2) + (l1 + l3);
+      for (; i < plane; i++) sum += xc[i];
+      y[c] = sum / count;
+    }
+    return;
+  }
   for (size_t c = 0; c < g->outer; c++) {
     const float *xc = x + c * plane;
     for (int64_t o0 = 0; o0 < g->out[0]; o0++) {
@@ -287,14 +332,32 @@ static void pool_run(const void *params, const void *geom, const op_tensor *in, 
           int64_t a2, b2, p2;
           window(g, 2, o2, &a2, &b2, &p2);
           float sum = 0.0f;
-          for (int64_t t0 = a0; t0 < b0; t0++) {
-            const int64_t i0 = o0 * g->s[0] - g->pb[0] + t0 * g->d[0];
-            for (int64_t t1 = a1; t1 < b1; t1++) {
-              const int64_t i1 = o1 * g->s[1] - g->pb[1] + t1 * g->d[1];
-              const float *row = xc + (i0 * g->in[1] + i1) * g->in[2];
-              for (int64_t t2 = a2; t2 < b2; t2++) sum += row[o2 * g->s[2] - g->pb[2] + t2 * g->d[2]];
+          if (g->order == ORDER_VECTOR) {
+            /* per input column: the window's rows (planes, then rows), then across the columns */
+            for (int64_t t2 = a2; t2 < b2; t2++) {
+              const int64_t i2 = o2 * g->s[2] - g->pb[2] + t2;
+              float col = 0.0f;
+              for (int64_t t0 = a0; t0 < b0; t0++) {
+                const int64_t i0 = o0 * g->s[0] - g->pb[0] + t0;
+                for (int64_t t1 = a1; t1 < b1; t1++) {
+                  const int64_t i1 = o1 * g->s[1] - g->pb[1] + t1;
+                  col += xc[(i0 * g->in[1] + i1) * g->in[2] + i2];
+                }
+              }
+              sum += col;
+            }
+          } else {
+            for (int64_t t0 = a0; t0 < b0; t0++) {
+              const int64_t i0 = o0 * g->s[0] - g->pb[0] + t0 * g->d[0];
+              for (int64_t t1 = a1; t1 < b1; t1++) {
+                const int64_t i1 = o1 * g->s[1] - g->pb[1] + t1 * g->d[1];
+                const float *row = xc + (i0 * g->in[1] + i1) * g->in[2];
+                for (int64_t t2 = a2; t2 < b2; t2++) sum += row[o2 * g->s[2] - g->pb[2] + t2 * g->d[2]];
+              }
             }
           }
+          /* count_include_pad: the taps inside the padded input (the whole kernel: windows reaching
+           * past the padding are refused at bind) */
           const int64_t count = g->include_pad ? p0 * p1 * p2 : (b0 - a0) * (b1 - a1) * (b2 - a2);
           *y++ = count > 0 ? sum / (float)count : 0.0f;
         }

@@ -6,8 +6,12 @@ Comparison:
   - data movement (Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Concat, Slice, Pad, Shape,
     Gather, Identity), MaxPool / GlobalMaxPool, Resize nearest: byte for byte;
   - Resize linear: byte for byte as well (q8rt computes what ORT's UpsampleBilinear computes);
-  - AveragePool / GlobalAveragePool: rtol 1e-6, atol 1e-6 (ORT's MLAS pooling may sum or divide
-    in another order);
+  - GlobalAveragePool: byte for byte against ORT without graph optimizations (q8rt sums in the
+    order of MLAS's global pooling kernel; ORT's optimized graph may switch to its NCHWc kernel,
+    which sums in another order);
+  - AveragePool: byte for byte against ORT without graph optimizations as well (q8rt picks the
+    summation order of the MLAS kernel ORT would use: global, vector or generic); with dilations
+    (ORT's own loops) rtol 1e-6, atol 1e-6;
   - Conv / ConvTranspose (float32): rtol 1e-5, atol 1e-5 * max(1, max|y|) (ORT runs a blocked
     SGEMM with FMA; q8rt accumulates in a plain float32 order).
 Every model also runs with --backend reference and with symbolic input dims where noted.
@@ -38,6 +42,7 @@ class Case:
     feeds: Dict[str, np.ndarray]
     tol: object = EXACT  # EXACT or (rtol, atol)
     ref: Optional[Callable] = None  # numpy reference used where ONNX Runtime has no kernel
+    noopt: bool = False  # compare with ORT's unoptimized run (its graph optimizations change the op's kernel)
 
 
 def _vi(name, arr_or_dtype, shape=None):
@@ -48,7 +53,8 @@ def _vi(name, arr_or_dtype, shape=None):
 
 
 def single(name: str, op: str, inputs: List, attrs: Optional[dict] = None, opset: int = 13, n_out: int = 1,
-           tol=EXACT, symbolic: Optional[Dict[str, list]] = None, ref: Optional[Callable] = None) -> Case:
+           tol=EXACT, symbolic: Optional[Dict[str, list]] = None, ref: Optional[Callable] = None,
+           noopt: bool = False) -> Case:
     """inputs: list of (name, array, kind) with kind 'in' (graph input) or 'init' (initializer) or
     None for an omitted optional input ('')."""
     node_inputs, graph_inputs, inits, feeds = [], [], [], {}
@@ -69,7 +75,7 @@ def single(name: str, op: str, inputs: List, attrs: Optional[dict] = None, opset
     model = h.make_model([node], graph_inputs, [helper.make_tensor_value_info(o, TensorProto.UNDEFINED, None)
                                                 for o in outs], inits, opset=opset)
     # Leave the output type out (q8rt infers it); ORT needs it declared: fill from ORT's own inference.
-    return Case(name, model, feeds, tol, ref)
+    return Case(name, model, feeds, tol, ref, noopt or op in ("GlobalAveragePool", "AveragePool"))
 
 
 R = np.random.default_rng(1234)
@@ -99,9 +105,11 @@ def cases() -> List[Case]:
     c.append(single("cls_maxpool_k2s2_f32", "MaxPool", [("x", f32(1, 200, 2, 96), "in")],
                     dict(kernel_shape=[2, 2], strides=[2, 2], pads=[0, 0, 0, 0], auto_pad="NOTSET", ceil_mode=0,
                          storage_order=0), opset=11))
-    c.append(single("cls_globalaveragepool", "GlobalAveragePool", [("x", f32(1, 200, 1, 48), "in")], opset=11,
-                    tol=AVG_TOL))
-    c.append(single("globalaveragepool_96x128", "GlobalAveragePool", [("x", f32(2, 16, 96, 128), "in")], tol=AVG_TOL))
+    c.append(single("cls_globalaveragepool", "GlobalAveragePool", [("x", f32(1, 200, 1, 48), "in")], opset=11))
+    c.append(single("globalaveragepool_96x128", "GlobalAveragePool", [("x", f32(2, 16, 96, 128), "in")]))
+    c.append(single("globalaveragepool_7x9_tail", "GlobalAveragePool", [("x", f32(2, 5, 7, 9), "in")]))
+    c.append(single("globalaveragepool_1d_3d", "GlobalAveragePool", [("x", f32(2, 3, 11), "in")]))
+    c.append(single("globalaveragepool_3d", "GlobalAveragePool", [("x", f32(1, 3, 3, 5, 7), "in")]))
     # ---- det ----------------------------------------------------------------------------------
     for dt, gen in (("u8", u8), ("s8", s8), ("f32", f32)):
         for sc, shp in ((2, (1, 96, 8, 12)), (4, (1, 24, 16, 24)), (8, (1, 24, 8, 12))):
@@ -147,7 +155,7 @@ def cases() -> List[Case]:
                     opset=13))
     c.append(single("rec_averagepool_k32_s32", "AveragePool", [("x", f32(1, 480, 3, 80), "in")],
                     dict(kernel_shape=[3, 2], strides=[3, 2], pads=[0, 0, 0, 0], count_include_pad=0, ceil_mode=0,
-                         auto_pad="NOTSET"), opset=12, tol=AVG_TOL))
+                         auto_pad="NOTSET"), opset=12))
     c.append(single("rec_concat_axis1_f32", "Concat", [("a", f32(1, 480, 1, 40), "in"), ("b", f32(1, 480, 1, 40), "in")],
                     dict(axis=1), opset=12))
     c.append(single("rec_shape", "Shape", [("x", f32(1, 120, 1, 40), "in")], opset=12))
@@ -212,12 +220,24 @@ def cases() -> List[Case]:
         c.append(single(f"globalmaxpool_{dt}", "GlobalMaxPool", [("x", gen(2, 5, 7, 9), "in")],
                         ref=lambda f: [f["x"].max(axis=(2, 3), keepdims=True)]))
     c.append(single("maxpool_1d", "MaxPool", [("x", f32(2, 3, 15), "in")], dict(kernel_shape=[4], strides=[3], pads=[1, 1])))
-    c.append(single("avgpool_include_pad", "AveragePool", [("x", f32(1, 3, 9, 10), "in")],
-                    dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], count_include_pad=1), tol=AVG_TOL))
-    c.append(single("avgpool_exclude_pad_ceil", "AveragePool", [("x", f32(1, 3, 9, 10), "in")],
-                    dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1), tol=AVG_TOL))
-    c.append(single("avgpool_same_lower", "AveragePool", [("x", f32(1, 3, 9, 10), "in")],
-                    dict(kernel_shape=[2, 3], auto_pad="SAME_LOWER"), tol=AVG_TOL))
+    avg_cfgs = [
+        ("include_pad", (1, 3, 9, 10), dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], count_include_pad=1)),
+        ("exclude_pad_ceil", (1, 3, 9, 10), dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1)),
+        ("include_pad_ceil_no_overhang", (1, 3, 9, 11), dict(kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1,
+                                                             pads=[1, 1, 1, 1], count_include_pad=1)),
+        ("same_lower", (1, 3, 9, 10), dict(kernel_shape=[2, 3], auto_pad="SAME_LOWER")),
+        ("same_upper_s1", (2, 4, 7, 11), dict(kernel_shape=[3, 3], auto_pad="SAME_UPPER")),
+        ("stride3_generic", (1, 8, 12, 20), dict(kernel_shape=[3, 3], strides=[3, 3], pads=[1, 1, 1, 1])),
+        ("whole_input", (1, 8, 6, 10), dict(kernel_shape=[6, 10])),
+        ("big_kernel_generic", (1, 2, 40, 40), dict(kernel_shape=[33, 2])),
+        ("1d", (2, 3, 17), dict(kernel_shape=[4], strides=[2], pads=[1, 2])),
+        ("3d", (1, 2, 5, 6, 7), dict(kernel_shape=[2, 3, 2], strides=[1, 2, 2], pads=[1, 0, 1, 0, 1, 1])),
+        ("rec_k32_c480", (1, 480, 3, 80), dict(kernel_shape=[3, 2], strides=[3, 2])),
+    ]
+    for nm, shp, attrs in avg_cfgs:
+        c.append(single(f"avgpool_{nm}", "AveragePool", [("x", f32(*shp), "in")], attrs))
+    c.append(single("avgpool_dilations_opset19", "AveragePool", [("x", f32(1, 3, 9, 10), "in")],
+                    dict(kernel_shape=[2, 2], dilations=[2, 2], pads=[1, 1, 1, 1]), opset=19, tol=AVG_TOL))
     # ---- Resize edge cases ----------------------------------------------------------------------
     for ctm in ("half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"):
         for nm_mode in ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil"):
@@ -304,6 +324,13 @@ def _fill_output_types(model: onnx.ModelProto) -> onnx.ModelProto:
 def expected(case: Case, model: onnx.ModelProto) -> List[np.ndarray]:
     """ONNX Runtime's outputs; the numpy reference where ORT has no kernel for the type."""
     try:
+        if case.noopt:
+            import onnxruntime as ort
+            so = ort.SessionOptions()
+            so.intra_op_num_threads = 1
+            so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+            sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+            return sess.run(None, case.feeds)
         return h.run_ort(model, case.feeds)
     except h.OrtRefused:
         if case.ref is None:
@@ -468,6 +495,10 @@ def bad_cases():
     b.append(("maxpool_same_with_dilation", single("m", "MaxPool", [("x", f32(1, 1, 6, 6), "in")],
                                                    dict(kernel_shape=[2, 2], auto_pad="SAME_LOWER", dilations=[2, 2])),
               ["maxpool_node", "dilation"]))
+    b.append(("avgpool_dilated_ceil_include_pad_overhang",
+              single("a", "AveragePool", [("x", f32(1, 1, 10, 10), "in")],
+                     dict(kernel_shape=[3, 3], strides=[2, 2], dilations=[2, 2], ceil_mode=1, count_include_pad=1),
+                     opset=19), ["averagepool_node"]))
     b.append(("avgpool_ceil_include_pad_overhang", single("a", "AveragePool", [("x", f32(1, 1, 6, 6), "in")],
                                                           dict(kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1,
                                                                count_include_pad=1)), ["averagepool_node"]))
