@@ -6,7 +6,8 @@ sample input and compared with ONNX Runtime's outputs on the same input.
 Tolerance (float outputs), in quanta of the output's scale (the scale of the DequantizeLinear
 that produces the output or feeds the float op that does; TOL_ABS when there is none):
 - QOperator and dynamic models, against ORT without graph optimizations (every node as written,
-  as q8rt runs them): the largest difference must stay within TOL_QUANTA quanta.
+  as q8rt runs them): the largest difference must stay within TOL_QUANTA quanta (for dynamic
+  models, whose two ORT runs differ by up to 0.02, within that of the nearer ORT run).
 - QDQ models: q8rt fuses DequantizeLinear -> Conv -> QuantizeLinear and runs every other group
   as written (DQ -> float op -> Q); ORT's optimized run fuses more groups, its unoptimized run
   none, so q8rt sits between two references that themselves differ (by up to 0.74 on det). A
@@ -16,8 +17,8 @@ that produces the output or feeds the float op that does; TOL_ABS when there is 
 Integer outputs must match byte for byte. The numbers for both references are in
 build/models-summary.txt.
 
-Settings q8rt does not run yet must be refused cleanly at load (one error line naming the node
-and op); REQUIRED lists those that must run and match, so a regression cannot hide as a refusal.
+Every setting of the detector, recognizer and classifier must run and match (REQUIRED_MODELS), so
+a regression cannot hide as a refusal; a model outside that list may be refused, cleanly.
 """
 
 import json
@@ -34,8 +35,8 @@ MODELS_DIR = Path(os.environ.get("Q8RT_MODELS", Path(__file__).resolve().parents
 TOL_QUANTA = 2.0
 TOL_ABS = 1e-2
 QDQ_OUTLIERS = 0.01
-# (model, setting) pairs that must run and match; grows as ops land.
-REQUIRED = set()
+# (model, setting) pairs that must run and match: every model make_models.py builds.
+REQUIRED_MODELS = ("cls", "det", "rec")
 
 RESULTS = {}
 
@@ -86,7 +87,7 @@ def test_model(model, setting, tmp_path, q8rt_run):
     if res.returncode != 0:
         msg = h.assert_clean_error(res)
         RESULTS[(model, setting)] = ("refused", msg)
-        assert (model, setting) not in REQUIRED, f"{model}/{setting} must run: {msg}"
+        assert model not in REQUIRED_MODELS, f"{model}/{setting} must run: {msg}"
         pytest.skip(f"not supported yet: {msg[:150]}")
     fmt = "qdq" if setting.startswith("qdq") else "other"
     ref_file = d / (f"{setting}.ort.npz" if fmt == "qdq" else f"{setting}.ort_noopt.npz")
@@ -115,7 +116,9 @@ def test_model(model, setting, tmp_path, q8rt_run):
             notes[-1] += f"; {far} of {want.size} beyond tolerance (allowed {QDQ_OUTLIERS:.0%})"
             assert far <= QDQ_OUTLIERS * want.size, f"{model}/{setting}/{out.name}: {notes[-1]}"
         else:
-            assert diff <= tol, f"{model}/{setting}/{out.name}: max |diff| {diff} > {tol} ({notes[-1]})"
+            # ORT's optimized and unoptimized runs of the dynamic models differ (by up to 0.02 on
+            # rec's softmax): the nearer one must be within tolerance.
+            assert min(diff, diff_alt) <= tol, f"{model}/{setting}/{out.name}: max |diff| {diff} > {tol} ({notes[-1]})"
     RESULTS[(model, setting)] = ("matches", "; ".join(notes))
 
 
