@@ -58,7 +58,7 @@ static q8rt_status qcat_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
   q8rt_dtype_range(t, &qmin, &qmax);
   const float lo = (float)(qmin - yz), hi = (float)(qmax - yz);
   for (int k = 0; k < count; k++) {
-    char what[2][32];
+    char what[2][48];
     snprintf(what[0], sizeof(what[0]), "x_scale of input %d", k);
     snprintf(what[1], sizeof(what[1]), "x_zero_point of input %d", k);
     const int base = 2 + 3 * k;
