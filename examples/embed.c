@@ -26,11 +26,18 @@ int main(int argc, char **argv) {
 
   if (q8rt_model_load_file(argv[1], NULL, &model, &err) != Q8RT_OK) goto fail;
   if (q8rt_session_create(model, NULL, &session, &err) != Q8RT_OK) goto fail;
+  /* Bind symbolic dimensions (a dynamic batch becomes 1, other dynamic sizes 64), then fill the
+   * inputs in place through their zero-copy buffers. */
   for (size_t i = 0; i < q8rt_model_input_count(model); i++) {
-    void *buf = NULL;
     if (q8rt_model_input_info(model, i, &info, &err) != Q8RT_OK) goto fail;
     print_info("input", &info);
-    /* Needs static input shapes (or a prior q8rt_session_set_input binding symbolic ones). */
+    for (int d = 0; d < info.rank; d++) {
+      if (info.shape[d] < 0) info.shape[d] = d == 0 ? 1 : 64;
+    }
+    if (q8rt_session_set_input_shape(session, i, info.shape, info.rank, &err) != Q8RT_OK) goto fail;
+  }
+  for (size_t i = 0; i < q8rt_model_input_count(model); i++) {
+    void *buf = NULL;
     if (q8rt_session_input_buffer(session, i, &buf, &nbytes, &err) != Q8RT_OK) goto fail;
     memset(buf, 0, nbytes);
   }
