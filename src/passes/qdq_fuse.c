@@ -119,7 +119,7 @@ static void drop_consumers(ir_graph *g, const ir_node *n) {
   }
 }
 
-q8rt_status pass_fuse_qdq(ir_graph *g, q8rt_error *err) {
+static q8rt_status fuse_convs(ir_graph *g, q8rt_error *err) {
   const int n_nodes = g->n_nodes;
   for (int ci = 0; ci < n_nodes; ci++) {
     ir_node *conv = &g->nodes[ci];
@@ -217,6 +217,171 @@ q8rt_status pass_fuse_qdq(ir_graph *g, q8rt_error *err) {
     g->values[out[0]].producer = ni;
   }
   return Q8RT_OK;
+}
+
+/* ---- the other QDQ groups -------------------------------------------------------------------
+ * DequantizeLinear -> op -> QuantizeLinear, every DQ and the Q per tensor, becomes the quantized
+ * op ONNX Runtime's optimizer would make of it (the QOperator format's op), run by the same
+ * kernels; pass-through ops whose DQ and Q carry the same scale and zero point run on the 8-bit
+ * data directly. */
+enum rule_kind { RULE_BINARY, RULE_UNARY, RULE_CONCAT, RULE_PASS };
+
+typedef struct qdq_rule {
+  const char *op;
+  const char *qop;
+  const char *domain;
+  enum rule_kind kind;
+} qdq_rule;
+
+static const qdq_rule g_rules[] = {
+    {"Add", "QLinearAdd", "com.microsoft", RULE_BINARY},
+    {"Mul", "QLinearMul", "com.microsoft", RULE_BINARY},
+    {"MatMul", "QLinearMatMul", "", RULE_BINARY},
+    {"GlobalAveragePool", "QLinearGlobalAveragePool", "com.microsoft", RULE_UNARY},
+    {"AveragePool", "QLinearAveragePool", "com.microsoft", RULE_UNARY},
+    {"Sigmoid", "QLinearSigmoid", "com.microsoft", RULE_UNARY},
+    {"LeakyRelu", "QLinearLeakyRelu", "com.microsoft", RULE_UNARY},
+    {"Concat", "QLinearConcat", "com.microsoft", RULE_CONCAT},
+    {"Reshape", NULL, NULL, RULE_PASS},
+    {"Transpose", NULL, NULL, RULE_PASS},
+    {"Squeeze", NULL, NULL, RULE_PASS},
+    {"Unsqueeze", NULL, NULL, RULE_PASS},
+    {"Flatten", NULL, NULL, RULE_PASS},
+    {"MaxPool", NULL, NULL, RULE_PASS},
+    {"Resize", NULL, NULL, RULE_PASS},
+    {"Slice", NULL, NULL, RULE_PASS},
+    {"Identity", NULL, NULL, RULE_PASS},
+};
+
+/* The 8-bit type a per-tensor DQ reads (from its zero point, else its input's dtype), or 0. */
+static q8rt_dtype dq_type(const ir_graph *g, const ir_node *dq) {
+  const ir_tensor *z = const_input(g, dq, 2);
+  if (z != NULL) return is_8bit(z->dtype) ? z->dtype : Q8RT_DTYPE_UNDEFINED;
+  const ir_value *x = ir_node_input(g, dq, 0);
+  return x != NULL && is_8bit(x->dtype) ? x->dtype : Q8RT_DTYPE_UNDEFINED;
+}
+
+static int same_qparams(const ir_graph *g, const ir_node *dq, const ir_node *q) {
+  const ir_tensor *ds = const_input(g, dq, 1), *qs = const_input(g, q, 1);
+  const ir_tensor *dz = const_input(g, dq, 2), *qz = const_input(g, q, 2);
+  if (memcmp(ds->data, qs->data, sizeof(float)) != 0 || dz == NULL || qz == NULL || dz->dtype != qz->dtype) return 0;
+  return memcmp(dz->data, qz->data, 1) == 0;
+}
+
+static ir_node *single_q_consumer(ir_graph *g, int v) {
+  if (v < 0 || g->values[v].graph_output >= 0 || g->values[v].consumers != 1) return NULL;
+  for (int k = 0; k < g->n_nodes; k++) {
+    ir_node *c = &g->nodes[k];
+    if (c->removed) continue;
+    for (int j = 0; j < c->n_inputs; j++) {
+      if (c->inputs[j] == v) {
+        return is_op(c, "QuantizeLinear") && j == 0 && per_tensor_qdq(g, c) && ir_node_input(g, c, 2) != NULL ? c : NULL;
+      }
+    }
+  }
+  return NULL;
+}
+
+static q8rt_status fuse_groups(ir_graph *g, q8rt_error *err) {
+  const int n_nodes = g->n_nodes;
+  for (int ni = 0; ni < n_nodes; ni++) {
+    ir_node *n = &g->nodes[ni];
+    if (n->removed || n->domain[0] != '\0' || n->n_outputs < 1) continue;
+    const qdq_rule *rule = NULL;
+    for (size_t r = 0; r < sizeof(g_rules) / sizeof(g_rules[0]); r++) {
+      if (strcmp(n->op_type, g_rules[r].op) == 0) rule = &g_rules[r];
+    }
+    if (rule == NULL) continue;
+    int extra_outputs = 0;
+    for (int k = 1; k < n->n_outputs; k++) extra_outputs |= n->outputs[k] >= 0;
+    if (extra_outputs) continue;
+    /* which inputs are the quantized data */
+    int n_data = rule->kind == RULE_BINARY ? 2 : rule->kind == RULE_CONCAT ? n->n_inputs : 1;
+    if (n->n_inputs < n_data || n_data < 1 || n_data > 16) continue;
+    if (rule->kind == RULE_BINARY && n->n_inputs != 2) continue;
+    if (rule->kind == RULE_UNARY && n->n_inputs != 1) continue;
+    ir_node *dq[16];
+    q8rt_dtype t = Q8RT_DTYPE_UNDEFINED;
+    int ok = 1;
+    for (int k = 0; k < n_data && ok; k++) {
+      dq[k] = producer(g, n->inputs[k]);
+      ok = is_op(dq[k], "DequantizeLinear") && per_tensor_qdq(g, dq[k]);
+      if (ok) {
+        const q8rt_dtype tk = dq_type(g, dq[k]);
+        ok = tk != Q8RT_DTYPE_UNDEFINED && (t == Q8RT_DTYPE_UNDEFINED || tk == t);
+        t = tk;
+      }
+    }
+    if (!ok) continue;
+    const int yv = n->outputs[0];
+    ir_node *q = single_q_consumer(g, yv);
+    if (q == NULL) continue;
+    const ir_tensor *qz = const_input(g, q, 2);
+    if (qz->dtype != t) continue;
+    if (rule->kind == RULE_PASS && !same_qparams(g, dq[0], q)) continue;
+
+    int n_in = 0;
+    int *in;
+    if (rule->kind == RULE_PASS) {
+      in = q8rt_pool_array(&g->pool, (size_t)n->n_inputs, sizeof(int));
+      if (in == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory fusing '%s'", n->name);
+      for (int k = 0; k < n->n_inputs; k++) in[k] = n->inputs[k];
+      in[0] = dq[0]->inputs[0];
+      n_in = n->n_inputs;
+    } else {
+      in = q8rt_pool_array(&g->pool, (size_t)(3 * n_data + 2), sizeof(int));
+      if (in == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory fusing '%s'", n->name);
+      if (rule->kind == RULE_CONCAT) {
+        in[n_in++] = q->inputs[1];
+        in[n_in++] = q->inputs[2];
+      }
+      for (int k = 0; k < n_data; k++) {
+        in[n_in++] = dq[k]->inputs[0];
+        in[n_in++] = dq[k]->inputs[1];
+        in[n_in++] = dq[k]->n_inputs > 2 ? dq[k]->inputs[2] : -1;
+      }
+      if (rule->kind != RULE_CONCAT) {
+        in[n_in++] = q->inputs[1];
+        in[n_in++] = q->inputs[2];
+      }
+    }
+    int *out = q8rt_pool_array(&g->pool, 1, sizeof(int));
+    if (out == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory fusing '%s'", n->name);
+    out[0] = q->outputs[0];
+    const int fi = ir_graph_add_node(g);
+    if (fi < 0) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory fusing node");
+    n = &g->nodes[ni]; /* the node array may have moved */
+    q = single_q_consumer(g, yv);
+    ir_node *f = &g->nodes[fi];
+    f->name = n->name;
+    f->op_type = rule->kind == RULE_PASS ? n->op_type : rule->qop;
+    f->domain = rule->kind == RULE_PASS ? "" : rule->domain;
+    f->opset = rule->kind == RULE_PASS || rule->domain[0] == '\0' ? n->opset : 1;
+    f->n_inputs = n_in;
+    f->inputs = in;
+    f->n_outputs = 1;
+    f->outputs = out;
+    f->n_attrs = n->n_attrs;
+    f->attrs = n->attrs;
+    f->note = rule->kind == RULE_PASS ? "DequantizeLinear/QuantizeLinear with equal parameters removed: runs on 8-bit data"
+                                      : "fused from DequantizeLinear -> op -> QuantizeLinear";
+    drop_consumers(g, n);
+    drop_consumers(g, q);
+    n->removed = 1;
+    q->removed = 1;
+    g->values[yv].producer = -1;
+    for (int k = 0; k < n_in; k++) {
+      if (in[k] >= 0) g->values[in[k]].consumers++;
+    }
+    g->values[out[0]].producer = fi;
+  }
+  return Q8RT_OK;
+}
+
+q8rt_status pass_fuse_qdq(ir_graph *g, q8rt_error *err) {
+  q8rt_status st = fuse_convs(g, err);
+  if (st == Q8RT_OK) st = fuse_groups(g, err);
+  return st;
 }
 
 void pass_remove_dead_nodes(ir_graph *g) {
