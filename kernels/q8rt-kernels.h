@@ -165,4 +165,11 @@ Q8RT_VBINARY_UKERNELS(avx2) /* AVX2 + FMA3 */
 #endif
 #undef Q8RT_VBINARY_UKERNELS
 
+/* ---- f32-vfmac: c[j] = fma(a, b[j], c[j]) (float MatMul/Gemm inner step, exact per element) ---- */
+typedef void (*q8rt_f32_vfmac_ukernel_fn)(size_t n, float a, const float *b, float *c);
+void q8rt_f32_vfmac_ukernel__scalar(size_t n, float a, const float *b, float *c);
+#if defined(__x86_64__) || defined(_M_X64)
+void q8rt_f32_vfmac_ukernel__avx2(size_t n, float a, const float *b, float *c);
+#endif
+
 #endif

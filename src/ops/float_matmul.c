@@ -10,6 +10,8 @@
 
 #include "op.h"
 #include "op_util.h"
+#include "q8rt-isa.h"
+#include "q8rt-kernels.h"
 
 #define MM_MAX_BATCH (Q8RT_MAX_RANK - 2)
 
@@ -29,11 +31,29 @@ _Static_assert(sizeof(mm_geom) <= Q8RT_GEOM_BYTES, "mm_geom too large");
 typedef struct gemm_params {
   float alpha, beta;
   int trans_a, trans_b;
+  q8rt_f32_vfmac_ukernel_fn fmac;
 } gemm_params;
 
+typedef struct matmul_params {
+  q8rt_f32_vfmac_ukernel_fn fmac;
+} matmul_params;
+
+/* The row kernel for this CPU: AVX2+FMA gives the same bits as fmaf, eight lanes at a time. */
+static q8rt_f32_vfmac_ukernel_fn pick_fmac(const op_prepare_ctx *ctx, const char **kernel, const char *scalar_name,
+                                           const char *avx2_name) {
+  *kernel = scalar_name;
+#if defined(__x86_64__) || defined(_M_X64)
+  if ((ctx->isa & Q8RT_ISA_AVX2) && ctx->backend != Q8RT_BACKEND_REFERENCE) {
+    *kernel = avx2_name;
+    return q8rt_f32_vfmac_ukernel__avx2;
+  }
+#endif
+  return q8rt_f32_vfmac_ukernel__scalar;
+}
+
 /* C[M,N] = A[M,K] * B[K,N] with arbitrary element strides for A and B (transposes). */
-static void mm_kernel(size_t M, size_t N, size_t K, const float *a, size_t a_rs, size_t a_cs, const float *b,
-                      size_t b_rs, size_t b_cs, float *c) {
+static void mm_kernel(q8rt_f32_vfmac_ukernel_fn fmac, size_t M, size_t N, size_t K, const float *a, size_t a_rs,
+                      size_t a_cs, const float *b, size_t b_rs, size_t b_cs, float *c) {
   for (size_t i = 0; i < M; i++) {
     float *cr = c + i * N;
     for (size_t j = 0; j < N; j++) cr[j] = 0.0f;
@@ -41,7 +61,7 @@ static void mm_kernel(size_t M, size_t N, size_t K, const float *a, size_t a_rs,
       const float av = a[i * a_rs + k * a_cs];
       const float *br = b + k * b_rs;
       if (b_cs == 1) {
-        for (size_t j = 0; j < N; j++) cr[j] = fmaf(av, br[j], cr[j]);
+        fmac(N, av, br, cr);
       } else {
         for (size_t j = 0; j < N; j++) cr[j] = fmaf(av, br[j * b_cs], cr[j]);
       }
@@ -66,9 +86,11 @@ static q8rt_status matmul_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': expects 2 inputs (A, B) and 1 output", n->op_type,
                      n->name);
   }
-  ctx->kernel = "f32-matmul-scalar";
-  ctx->reason = "float32 reference (fma chain over k)";
-  *out = NULL;
+  matmul_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
+  if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  p->fmac = pick_fmac(ctx, &ctx->kernel, "f32-matmul-scalar", "f32-matmul-avx2");
+  ctx->reason = "float32 (fma chain over k per output, as ONNX Runtime's SGEMM)";
+  *out = p;
   return Q8RT_OK;
 }
 
@@ -147,9 +169,9 @@ static q8rt_status matmul_infer(const void *params, const ir_node *n, const op_s
 
 static void matmul_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                        const op_exec_ctx *ctx) {
-  (void)params;
   (void)workspace;
   (void)ctx;
+  const matmul_params *p = params;
   const mm_geom *gm = geom;
   const float *a = in[0].data, *b = in[1].data;
   float *c = out[0].data;
@@ -157,7 +179,7 @@ static void matmul_run(const void *params, const void *geom, const op_tensor *in
   int64_t idx[MM_MAX_BATCH] = {0};
   size_t oa = 0, ob = 0;
   for (size_t bi = 0; bi < gm->batches; bi++) {
-    mm_kernel(M, N, K, a + oa * M * K, K, 1, b + ob * K * N, N, 1, c + bi * M * N);
+    mm_kernel(p->fmac, M, N, K, a + oa * M * K, K, 1, b + ob * K * N, N, 1, c + bi * M * N);
     for (int d = gm->nb - 1; d >= 0; d--) {
       idx[d]++;
       oa += (size_t)gm->sa[d];
@@ -195,7 +217,7 @@ static q8rt_status gemm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
   if ((st = ir_attr_int(n, "transB", 0, &tb, err)) != Q8RT_OK) return st;
   p->trans_a = ta != 0;
   p->trans_b = tb != 0;
-  ctx->kernel = "f32-gemm-scalar";
+  p->fmac = pick_fmac(ctx, &ctx->kernel, "f32-gemm-scalar", "f32-gemm-avx2");
   ctx->reason = "float32 reference (fma chain over k)";
   *out = p;
   return Q8RT_OK;
@@ -278,7 +300,7 @@ static void gemm_run(const void *params, const void *geom, const op_tensor *in, 
   const size_t M = gm->M, N = gm->N, K = gm->K;
   float *y = out[0].data;
   /* A is [M,K] (or [K,M] transposed); B is [K,N] (or [N,K]) */
-  mm_kernel(M, N, K, in[0].data, p->trans_a ? 1 : K, p->trans_a ? M : 1, in[1].data, p->trans_b ? 1 : N,
+  mm_kernel(p->fmac, M, N, K, in[0].data, p->trans_a ? 1 : K, p->trans_a ? M : 1, in[1].data, p->trans_b ? 1 : N,
             p->trans_b ? K : 1, y);
   const float alpha = p->alpha, beta = p->beta;
   const float *c = gm->has_c ? in[2].data : NULL;
