@@ -209,7 +209,7 @@ Q8RT_TEST(vfmac_avx2_matches_scalar) {
     return 0;
   }
   for (size_t n = 0; n < 140; n += (n < 40 ? 1 : 13)) {
-    float b[160], c1[160], c2[160];
+    float b[160] = {0}, c1[160] = {0}, c2[160] = {0};
     for (size_t j = 0; j < n; j++) {
       uint32_t r = rnd();
       b[j] = (float)(int32_t)(r % 2001 - 1000) * 1e-3f + (j % 7 == 0 ? 1e30f : 0.0f);
@@ -219,7 +219,6 @@ Q8RT_TEST(vfmac_avx2_matches_scalar) {
     q8rt_f32_vfmac_ukernel__scalar(n, a, b, c1);
     q8rt_f32_vfmac_ukernel__avx2(n, a, b, c2);
     CHECK(memcmp(c1, c2, n * sizeof(float)) == 0);
-    for (size_t j = 0; j < n; j++) CHECK(c1[j] == fmaf(a, b[j], c2[j] - c2[j] + c1[j]) || 1);
   }
 #endif
   return 0;
