@@ -11,18 +11,16 @@
 #include "backends/xnnpack.h"
 #include "conv_paths.h"
 #include "op.h"
+#include "op_window.h"
 #include "q8rt-isa.h"
 #include "q8rt-kernels.h"
-
-enum auto_pad { PAD_NOTSET, PAD_VALID, PAD_SAME_UPPER, PAD_SAME_LOWER };
 
 typedef struct qconv_params {
   int spatial;               /* 1 or 2 */
   int64_t group;
   int64_t out_c, in_c_per_group;
-  int64_t kernel[2], stride[2], dilation[2];
-  int64_t pads[4];           /* begin..., end... (spatial order) */
-  enum auto_pad auto_pad;
+  int64_t kernel[2], stride[2], dilation[2]; /* right-aligned: 1-D uses [1] */
+  op_window win;             /* the attributes as given; pads resolved per input size */
   q8rt_dtype x_type, y_type;
   int32_t x_zero_point, y_zero_point;
   int16_t *w;                /* [M][C/g][kh][kw], zero point removed */
@@ -69,29 +67,6 @@ static q8rt_status read_scalar_scale(const ir_graph *g, const ir_node *n, int in
                      n->name, what, (long long)t->count);
   }
   *out = ((const float *)t->data)[0];
-  return Q8RT_OK;
-}
-
-/* An ints attribute with one value per spatial axis (or pads: two per axis); default `def`. */
-static q8rt_status spatial_ints(const ir_node *n, const char *name, int count, int64_t def, int64_t min_value,
-                                int64_t *out, q8rt_error *err) {
-  const int64_t *v;
-  size_t len;
-  q8rt_status st = ir_attr_ints(n, name, &v, &len, err);
-  if (st != Q8RT_OK) return st;
-  for (int i = 0; i < count; i++) out[i] = def;
-  if (v == NULL) return Q8RT_OK;
-  if (len != (size_t)count) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "QLinearConv node '%s': attribute '%s' has %zu values, expected %d",
-                     n->name, name, len, count);
-  }
-  for (int i = 0; i < count; i++) {
-    if (v[i] < min_value || v[i] > (1 << 20)) {
-      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "QLinearConv node '%s': attribute '%s' value %lld is out of range",
-                       n->name, name, (long long)v[i]);
-    }
-    out[i] = v[i];
-  }
   return Q8RT_OK;
 }
 
@@ -192,43 +167,14 @@ static q8rt_status qconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
                      "channels",
                      n->name, (long long)p->group, (long long)p->out_c);
   }
-  int64_t ks[2], tmp[4];
-  if ((st = spatial_ints(n, "kernel_shape", sp, 0, 1, ks, err)) != Q8RT_OK) return st;
-  if (ir_node_attr(n, "kernel_shape") != NULL) {
-    for (int i = 0; i < sp; i++) {
-      if (ks[i] != kernel[2 - sp + i]) {
-        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
-                         "QLinearConv node '%s': attribute 'kernel_shape' does not match the weights' shape", n->name);
-      }
-    }
-  }
+  if ((st = op_window_parse(n, sp, w->dims + 2, 1 << 20, OP_WINDOW_NONEMPTY, &p->win, err)) != Q8RT_OK) return st;
   p->kernel[0] = kernel[0];
   p->kernel[1] = kernel[1];
   p->stride[0] = p->stride[1] = 1;
   p->dilation[0] = p->dilation[1] = 1;
-  memset(p->pads, 0, sizeof(p->pads));
-  if ((st = spatial_ints(n, "strides", sp, 1, 1, tmp, err)) != Q8RT_OK) return st;
-  for (int i = 0; i < sp; i++) p->stride[2 - sp + i] = tmp[i];
-  if ((st = spatial_ints(n, "dilations", sp, 1, 1, tmp, err)) != Q8RT_OK) return st;
-  for (int i = 0; i < sp; i++) p->dilation[2 - sp + i] = tmp[i];
-  if ((st = spatial_ints(n, "pads", 2 * sp, 0, 0, tmp, err)) != Q8RT_OK) return st;
   for (int i = 0; i < sp; i++) {
-    p->pads[2 - sp + i] = tmp[i];          /* begin */
-    p->pads[2 + 2 - sp + i] = tmp[sp + i]; /* end */
-  }
-  const char *ap;
-  if ((st = ir_attr_string(n, "auto_pad", "NOTSET", &ap, err)) != Q8RT_OK) return st;
-  if (strcmp(ap, "NOTSET") == 0) {
-    p->auto_pad = PAD_NOTSET;
-  } else if (strcmp(ap, "VALID") == 0) {
-    p->auto_pad = PAD_VALID;
-  } else if (strcmp(ap, "SAME_UPPER") == 0) {
-    p->auto_pad = PAD_SAME_UPPER;
-  } else if (strcmp(ap, "SAME_LOWER") == 0) {
-    p->auto_pad = PAD_SAME_LOWER;
-  } else {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "QLinearConv node '%s': attribute 'auto_pad' has unknown value '%s'",
-                     n->name, ap);
+    p->stride[2 - sp + i] = p->win.stride[i];
+    p->dilation[2 - sp + i] = p->win.dilation[i];
   }
 
   /* ---- packing: int16 weights with the channel's zero point removed, int32 bias, scales ---- */
@@ -329,44 +275,6 @@ static q8rt_status qconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
   return Q8RT_OK;
 }
 
-/* Output size along one axis and the resolved begin pad; -1 when the input size is unknown. */
-static q8rt_status conv_axis(const qconv_params *p, const ir_node *n, int axis, int64_t in, int64_t *out,
-                             int64_t *pad_begin, q8rt_error *err) {
-  *out = -1;
-  *pad_begin = 0;
-  if (in < 0) return Q8RT_OK;
-  const int64_t k = p->kernel[axis], s = p->stride[axis], d = p->dilation[axis];
-  const int64_t dk = (k - 1) * d + 1; /* dilated kernel extent; k, d <= 2^20 */
-  int64_t o = 0;
-  switch (p->auto_pad) {
-  case PAD_NOTSET: {
-    const int64_t span = in + p->pads[axis] + p->pads[2 + axis];
-    if (span >= dk) o = (span - dk) / s + 1;
-    *pad_begin = p->pads[axis];
-    break;
-  }
-  case PAD_VALID:
-    if (in >= dk) o = (in - dk) / s + 1;
-    break;
-  case PAD_SAME_UPPER:
-  case PAD_SAME_LOWER: {
-    o = (in + s - 1) / s;
-    int64_t total = (o - 1) * s + dk - in;
-    if (total < 0) total = 0;
-    *pad_begin = p->auto_pad == PAD_SAME_UPPER ? total / 2 : total - total / 2;
-    break;
-  }
-  }
-  if (o <= 0) {
-    return q8rt_fail(err, Q8RT_ERROR_SHAPE,
-                     "QLinearConv node '%s': the kernel (extent %lld) is larger than the padded input (%lld) on "
-                     "spatial axis %d",
-                     n->name, (long long)dk, (long long)in, axis - (2 - p->spatial));
-  }
-  *out = o;
-  return Q8RT_OK;
-}
-
 static q8rt_status qconv_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
                                void *geom, q8rt_error *err) {
   const qconv_params *p = params;
@@ -406,7 +314,9 @@ static q8rt_status qconv_infer(const void *params, const ir_node *n, const op_sh
   }
   q8rt_status st;
   for (int a = 2 - p->spatial; a < 2; a++) {
-    if ((st = conv_axis(p, n, a, in_hw[a], &out_hw[a], &pad[a], err)) != Q8RT_OK) return st;
+    if ((st = op_window_output(&p->win, n, a - (2 - p->spatial), in_hw[a], &out_hw[a], &pad[a], NULL, err)) != Q8RT_OK) {
+      return st;
+    }
     out->dims[(nhwc ? 1 : 2) + a - (2 - p->spatial)] = out_hw[a];
   }
   if (!concrete) return Q8RT_OK;

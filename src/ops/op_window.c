@@ -1,0 +1,115 @@
+#include "op_window.h"
+
+#include <string.h>
+
+/* An ints attribute with `count` values (count 0: any number, values checked only). */
+static q8rt_status window_ints(const ir_node *n, const char *name, int count, int64_t def, int64_t min,
+                               int64_t max, int64_t *out, q8rt_error *err) {
+  const int64_t *v;
+  size_t len;
+  q8rt_status st = ir_attr_ints(n, name, &v, &len, err);
+  if (st != Q8RT_OK) return st;
+  for (int i = 0; i < count; i++) out[i] = def;
+  if (v == NULL) return Q8RT_OK;
+  if (count != 0 && len != (size_t)count) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute '%s' has %zu values, expected %d",
+                     n->op_type, n->name, name, len, count);
+  }
+  for (size_t i = 0; i < len; i++) {
+    if (v[i] < min || v[i] > max) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute '%s' value %lld is out of range",
+                       n->op_type, n->name, name, (long long)v[i]);
+    }
+    if (count != 0) out[i] = v[i];
+  }
+  return Q8RT_OK;
+}
+
+q8rt_status op_window_parse(const ir_node *n, int spatial, const int64_t *kernel_from_weights, int64_t max_value,
+                            int flags, op_window *w, q8rt_error *err) {
+  memset(w, 0, sizeof(*w));
+  w->spatial = spatial;
+  w->flags = flags;
+  for (int i = 0; i < 3; i++) w->kernel[i] = w->stride[i] = w->dilation[i] = 1;
+  const int sp = spatial;
+  int64_t ks[3];
+  q8rt_status st;
+  if ((st = window_ints(n, "kernel_shape", sp, -1, 1, max_value, ks, err)) != Q8RT_OK) return st;
+  if ((st = window_ints(n, "strides", sp, 1, 1, max_value, w->stride, err)) != Q8RT_OK) return st;
+  if ((st = window_ints(n, "dilations", sp, 1, 1, max_value, w->dilation, err)) != Q8RT_OK) return st;
+  if ((st = window_ints(n, "pads", 2 * sp, 0, 0, max_value, w->pads, err)) != Q8RT_OK) return st;
+  for (int i = 0; i < sp; i++) {
+    w->kernel[i] = ks[i];
+    if (kernel_from_weights == NULL) continue;
+    w->kernel[i] = kernel_from_weights[i];
+    if (ks[i] >= 0 && kernel_from_weights[i] >= 0 && ks[i] != kernel_from_weights[i]) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                       "%s node '%s': attribute 'kernel_shape' %lld differs from the weights' %lld", n->op_type,
+                       n->name, (long long)ks[i], (long long)kernel_from_weights[i]);
+    }
+  }
+  const char *ap;
+  if ((st = ir_attr_string(n, "auto_pad", "NOTSET", &ap, err)) != Q8RT_OK) return st;
+  if (strcmp(ap, "NOTSET") == 0) {
+    w->auto_pad = OP_PAD_NOTSET;
+  } else if (strcmp(ap, "VALID") == 0) {
+    w->auto_pad = OP_PAD_VALID;
+  } else if (strcmp(ap, "SAME_UPPER") == 0) {
+    w->auto_pad = OP_PAD_SAME_UPPER;
+  } else if (strcmp(ap, "SAME_LOWER") == 0) {
+    w->auto_pad = OP_PAD_SAME_LOWER;
+  } else {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute 'auto_pad' has the unknown value '%s'",
+                     n->op_type, n->name, ap);
+  }
+  if (w->auto_pad != OP_PAD_NOTSET) memset(w->pads, 0, sizeof(w->pads));
+  if ((flags & OP_WINDOW_CEIL_MODE) && (st = ir_attr_int(n, "ceil_mode", 0, &w->ceil_mode, err)) != Q8RT_OK) {
+    return st;
+  }
+  return Q8RT_OK;
+}
+
+q8rt_status op_window_output(const op_window *w, const ir_node *n, int axis, int64_t in, int64_t *out,
+                             int64_t *pad_begin, int64_t *pad_end, q8rt_error *err) {
+  const int64_t k = w->kernel[axis], s = w->stride[axis], d = w->dilation[axis];
+  int64_t o = -1, pb = 0, pe = 0;
+  if (in >= 0 && k >= 0) {
+    const int64_t ek = (k - 1) * d + 1; /* dilated kernel extent */
+    int too_small;
+    if (w->auto_pad == OP_PAD_SAME_UPPER || w->auto_pad == OP_PAD_SAME_LOWER) {
+      if ((w->flags & OP_WINDOW_SAME_UNDILATED) && d != 1) {
+        return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                         "%s node '%s': auto_pad SAME_UPPER/SAME_LOWER with dilations > 1 is not supported (ONNX "
+                         "Runtime sizes the padding without the dilation, unlike the ONNX spec)",
+                         n->op_type, n->name);
+      }
+      o = (in + s - 1) / s;
+      int64_t total = (o - 1) * s + ek - in;
+      if (total < 0) total = 0;
+      pb = w->auto_pad == OP_PAD_SAME_UPPER ? total / 2 : total - total / 2;
+      pe = total - pb;
+      too_small = o <= 0 && (w->flags & OP_WINDOW_NONEMPTY);
+    } else {
+      pb = w->pads[axis];
+      pe = w->pads[w->spatial + axis];
+      const int64_t span = in + pb + pe - ek;
+      too_small = span < 0;
+      if (w->ceil_mode) {
+        o = (span + s - 1) / s + 1;
+        if ((o - 1) * s >= in + pb) o--; /* the last window must start inside the input or its begin pad */
+      } else {
+        o = span / s + 1;
+      }
+    }
+    if (too_small) {
+      return q8rt_fail(err, Q8RT_ERROR_SHAPE,
+                       "%s node '%s': the kernel (%lld with dilation %lld) is larger than the padded input (%lld) on "
+                       "spatial axis %d",
+                       n->op_type, n->name, (long long)k, (long long)d, (long long)(in + pb + pe), axis);
+    }
+  }
+  *out = o;
+  if (pad_begin != NULL) *pad_begin = pb;
+  if (pad_end != NULL) *pad_end = pe;
+  return Q8RT_OK;
+}
