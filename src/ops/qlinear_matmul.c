@@ -16,6 +16,7 @@
  * constants, except MatMulInteger's a_zero_point, which dynamic quantization computes at run time. */
 #include <string.h>
 
+#include "conv_paths.h"
 #include "qlinear_common.h"
 
 enum { MM_QLINEAR, MM_INTEGER, MM_QGEMM };
@@ -31,6 +32,8 @@ typedef struct mm_params {
   float *scale;   /* [n_scale] */
   size_t n_scale;
   int trans_a, trans_b, has_c;
+  int fast;       /* QLinearMatMul with a constant 2-D B: the packed int8 GEMM kernels */
+  conv_fast gemm;
 } mm_params;
 
 typedef struct mm_geom {
@@ -41,6 +44,8 @@ typedef struct mm_geom {
   size_t batches;
   int64_t a_sm, a_sk, b_sk, b_sn;            /* element strides inside one matrix */
   int64_t c_sm, c_sn;                        /* QGemm bias strides (0 where broadcast) */
+  int use_fast;                              /* A's rows are contiguous: run p->gemm */
+  conv_fast_geom fg;
 } mm_geom;
 
 _Static_assert(sizeof(mm_geom) <= Q8RT_GEOM_BYTES, "geometry must fit");
@@ -59,6 +64,63 @@ static q8rt_status read_b_param(const ir_graph *g, const ir_node *n, int input, 
     }
   }
   return Q8RT_OK;
+}
+
+/* QLinearMatMul's requantization, (float)acc * (a_scale*b_scale[n]/y_scale) clamped, rounded half
+ * to even, plus y_zp, is the QLinearConv epilogue: with a constant 2-D B whose columns minus their
+ * zero points fit int8, B^T is packed once for the conv GEMM kernels (VNNI/AVX2), which then give
+ * the same bytes as the scalar loop. */
+static q8rt_status mm_prepare_fast(op_prepare_ctx *ctx, mm_params *p, q8rt_error *err) {
+  const ir_graph *g = ctx->graph;
+  const ir_node *n = ctx->node;
+  const ir_value *bv = ir_node_input(g, n, 3);
+  if (p->kind != MM_QLINEAR || bv == NULL || bv->constant == NULL || bv->constant->rank != 2 || p->a_zp_dynamic ||
+      !qk_is8(p->y_type) || !qk_is8(p->a_type)) {
+    return Q8RT_OK;
+  }
+  const ir_tensor *B = bv->constant;
+  const size_t K = (size_t)B->dims[0], N = (size_t)B->dims[1];
+  if (K == 0 || N == 0 || (p->n_scale != 1 && p->n_scale != N) || (p->n_bq != 1 && p->n_bq != N)) return Q8RT_OK;
+  const q8rt_allocator *a = ctx->pool->allocator;
+  int16_t *w = q8rt_alloc(a, N * K * sizeof(int16_t), 16);
+  int32_t *bias = q8rt_calloc(a, N, sizeof(int32_t));
+  float *scale = q8rt_alloc(a, N * sizeof(float), 16);
+  q8rt_status st = Q8RT_OK;
+  if (w == NULL || bias == NULL || scale == NULL) {
+    st = q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory packing '%s'", n->name);
+    goto done;
+  }
+  for (size_t j = 0; j < N; j++) {
+    const int32_t zp = p->b_zp[p->n_bq == 1 ? 0 : j];
+    for (size_t k = 0; k < K; k++) w[j * K + k] = (int16_t)(qk_load8(B->data, B->dtype, k * N + j) - zp);
+    scale[j] = p->scale[p->n_scale == 1 ? 0 : j];
+  }
+  conv_choice choice;
+  conv_choice_init(&choice, ctx->backend == Q8RT_BACKEND_XNNPACK ? Q8RT_BACKEND_AUTO : ctx->backend, ctx->isa);
+  conv_fast_desc d;
+  memset(&d, 0, sizeof(d));
+  d.out_c = N;
+  d.in_c_per_group = K;
+  d.groups = 1;
+  d.kernel_h = d.kernel_w = 1;
+  d.w = w;
+  d.bias = bias;
+  d.scale = scale;
+  d.x_signed = p->a_type == Q8RT_DTYPE_INT8;
+  d.y_signed = p->y_type == Q8RT_DTYPE_INT8;
+  d.x_zero_point = p->a_zp;
+  d.y_zero_point = p->y_zp;
+  if ((st = conv_fast_prepare(&d, &choice, ctx->pool, &p->gemm, err)) != Q8RT_OK) goto done;
+  if (p->gemm.path == CONV_PATH_GEMM) {
+    p->fast = 1;
+    ctx->kernel = p->gemm.kernel;
+    ctx->reason = "constant B packed for the int8 GEMM kernels (same requantization as the scalar loop)";
+  }
+done:
+  q8rt_free(a, w, N * K * sizeof(int16_t));
+  q8rt_free(a, bias, N * sizeof(int32_t));
+  q8rt_free(a, scale, N * sizeof(float));
+  return st;
 }
 
 static q8rt_status mm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, int kind) {
@@ -191,6 +253,7 @@ static q8rt_status mm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, 
   ctx->kernel = kind == MM_QGEMM ? "qgemm-scalar" : "qlinear-matmul-scalar";
   ctx->reason = p->y_type == Q8RT_DTYPE_FLOAT32 ? "exact int32 GEMM, float output scale"
                                                 : "exact int32 GEMM, ORT requantization";
+  if ((st = mm_prepare_fast(ctx, p, err)) != Q8RT_OK) return st;
   *out = p;
   return Q8RT_OK;
 }
@@ -348,6 +411,23 @@ static q8rt_status mm_infer(const void *params, const ir_node *n, const op_shape
     st = matmul_infer(p, n, &in[0], &in[ib], out, concrete, gm, err);
   }
   if (st != Q8RT_OK) return st;
+  if (concrete && p->fast && gm->a_sk == 1 && gm->a_sm == gm->K && in[0].rank >= 2) {
+    /* A's rows are contiguous when A itself holds every batch (no broadcast of A) */
+    size_t a_count = op_shape_count(&in[0]);
+    if (a_count == gm->batches * (size_t)gm->M * (size_t)gm->K) {
+      q8rt_qconv_ref_params r;
+      memset(&r, 0, sizeof(r));
+      r.batch = 1;
+      r.groups = 1;
+      r.in_c = (size_t)gm->K;
+      r.in_h = r.out_h = 1;
+      r.in_w = r.out_w = gm->batches * (size_t)gm->M;
+      r.out_c = (size_t)gm->N;
+      r.kernel_h = r.kernel_w = r.stride_h = r.stride_w = r.dilation_h = r.dilation_w = 1;
+      conv_fast_geom_init(&p->gemm, &r, &gm->fg);
+      gm->use_fast = gm->fg.direct;
+    }
+  }
   int64_t N = -1;
   if (out->rank >= 1 && p->kind == MM_QGEMM) N = out->dims[1];
   if (p->kind != MM_QGEMM && in[ib].rank >= 2) N = in[ib].dims[in[ib].rank - 1];
@@ -373,9 +453,12 @@ static size_t mm_workspace(const void *params, const void *geom, size_t threads)
 
 static void mm_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                    const op_exec_ctx *ctx) {
-  (void)ctx;
   const mm_params *p = params;
   const mm_geom *gm = geom;
+  if (gm->use_fast) {
+    conv_fast_run(&p->gemm, &gm->fg, in[0].data, out[0].data, NULL, ctx);
+    return;
+  }
   const int ib = p->kind == MM_INTEGER ? 1 : 3;
   const q8rt_dtype ta = p->a_type, tb = p->b_type;
   const size_t M = (size_t)gm->M, N = (size_t)gm->N, K = (size_t)gm->K;
