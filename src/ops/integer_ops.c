@@ -7,9 +7,8 @@
  * x_zero_point may be computed at run time (DynamicQuantizeLinear's output in dynamic models). */
 #include <string.h>
 
+#include "op_window.h"
 #include "qlinear_common.h"
-
-enum { CI_NOTSET, CI_VALID, CI_SAME_UPPER, CI_SAME_LOWER };
 
 typedef struct ci_params {
   q8rt_dtype x_type, w_type;
@@ -18,36 +17,14 @@ typedef struct ci_params {
   int32_t *w_zp;     /* [M] */
   const void *w;     /* constant weights [M][C/g][kh][kw] */
   int nsp;           /* 1 or 2 */
-  int64_t M, Cg, group, k[2], s[2], d[2], pads[4];
-  int auto_pad;
+  int64_t M, Cg, group;
+  op_window win;     /* 2-D view: a 1-D convolution has kernel, stride and dilation 1 on axis 1 */
 } ci_params;
 
 typedef struct ci_geom {
   size_t n, c;
   int64_t in[2], out[2], pb[2];
 } ci_geom;
-
-static q8rt_status ints_attr(const ir_node *n, const char *name, int count, int64_t def, int64_t min, int64_t *out,
-                             q8rt_error *err) {
-  const int64_t *v;
-  size_t len;
-  q8rt_status st = ir_attr_ints(n, name, &v, &len, err);
-  if (st != Q8RT_OK) return st;
-  for (int i = 0; i < count; i++) out[i] = def;
-  if (v == NULL) return Q8RT_OK;
-  if ((int)len != count) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute '%s' has %zu values, expected %d",
-                     n->op_type, n->name, name, len, count);
-  }
-  for (int i = 0; i < count; i++) {
-    if (v[i] < min) {
-      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': %s[%d] is %lld", n->op_type, n->name, name, i,
-                       (long long)v[i]);
-    }
-    out[i] = v[i];
-  }
-  return Q8RT_OK;
-}
 
 static q8rt_status ci_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
   const ir_graph *g = ctx->graph;
@@ -74,8 +51,6 @@ static q8rt_status ci_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) 
   p->nsp = w->rank - 2;
   p->M = w->dims[0];
   p->Cg = w->dims[1];
-  p->k[1] = 1;
-  for (int i = 0; i < p->nsp; i++) p->k[i] = w->dims[2 + i];
   q8rt_dtype tx = qk_input_type(g, n, 0);
   if (tx != Q8RT_DTYPE_UNDEFINED && !qk_is8(tx)) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': x is %s (uint8 or int8 expected)", n->op_type, n->name,
@@ -115,38 +90,7 @@ static q8rt_status ci_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) 
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': group %lld does not divide %lld output channels",
                      n->op_type, n->name, (long long)p->group, (long long)p->M);
   }
-  p->s[1] = p->d[1] = 1;
-  if ((st = ints_attr(n, "strides", p->nsp, 1, 1, p->s, err)) != Q8RT_OK) return st;
-  if ((st = ints_attr(n, "dilations", p->nsp, 1, 1, p->d, err)) != Q8RT_OK) return st;
-  int64_t pads[4] = {0, 0, 0, 0};
-  if ((st = ints_attr(n, "pads", 2 * p->nsp, 0, 0, pads, err)) != Q8RT_OK) return st;
-  for (int i = 0; i < p->nsp; i++) {
-    p->pads[i] = pads[i];
-    p->pads[2 + i] = pads[p->nsp + i];
-  }
-  int64_t ks[2];
-  if ((st = ints_attr(n, "kernel_shape", p->nsp, 0, 1, ks, err)) != Q8RT_OK) return st;
-  if (ir_node_attr(n, "kernel_shape") != NULL) {
-    for (int i = 0; i < p->nsp; i++) {
-      if (ks[i] != p->k[i]) {
-        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': kernel_shape disagrees with w", n->op_type,
-                         n->name);
-      }
-    }
-  }
-  const char *ap;
-  if ((st = ir_attr_string(n, "auto_pad", "NOTSET", &ap, err)) != Q8RT_OK) return st;
-  if (strcmp(ap, "NOTSET") == 0) {
-    p->auto_pad = CI_NOTSET;
-  } else if (strcmp(ap, "VALID") == 0) {
-    p->auto_pad = CI_VALID;
-  } else if (strcmp(ap, "SAME_UPPER") == 0) {
-    p->auto_pad = CI_SAME_UPPER;
-  } else if (strcmp(ap, "SAME_LOWER") == 0) {
-    p->auto_pad = CI_SAME_LOWER;
-  } else {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': auto_pad '%s' is not valid", n->op_type, n->name, ap);
-  }
+  if ((st = op_window_parse(n, p->nsp, w->dims + 2, 1 << 24, OP_WINDOW_NONEMPTY, &p->win, err)) != Q8RT_OK) return st;
   ctx->kernel = "conv-integer-scalar";
   ctx->reason = "exact int32 accumulation";
   *out = p;
@@ -180,30 +124,9 @@ static q8rt_status ci_infer(const void *params, const ir_node *n, const op_shape
   out->dims[1] = p->M;
   int64_t o[2] = {1, 1}, pb[2] = {0, 0};
   for (int i = 0; i < p->nsp; i++) {
-    const int64_t in_d = x->dims[2 + i];
-    if (in_d < 0) {
-      out->dims[2 + i] = -1;
-      continue;
-    }
-    const int64_t ek = (p->k[i] - 1) * p->d[i] + 1;
-    int64_t b = p->pads[i], e = p->pads[2 + i];
-    if (p->auto_pad == CI_VALID) {
-      b = e = 0;
-    } else if (p->auto_pad != CI_NOTSET) {
-      const int64_t od = (in_d + p->s[i] - 1) / p->s[i];
-      int64_t total = (od - 1) * p->s[i] + ek - in_d;
-      if (total < 0) total = 0;
-      b = p->auto_pad == CI_SAME_UPPER ? total / 2 : total - total / 2;
-      e = total - b;
-    }
-    const int64_t span = in_d + b + e - ek;
-    if (span < 0) {
-      return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': the kernel is larger than the padded input", n->op_type,
-                       n->name);
-    }
-    o[i] = span / p->s[i] + 1;
-    pb[i] = b;
-    out->dims[2 + i] = o[i];
+    q8rt_status st = op_window_output(&p->win, n, i, x->dims[2 + i], &out->dims[2 + i], &pb[i], NULL, err);
+    if (st != Q8RT_OK) return st;
+    o[i] = out->dims[2 + i];
   }
   if (!concrete) return Q8RT_OK;
   ci_geom *gm = geom;
@@ -225,7 +148,7 @@ static void ci_run(const void *params, const void *geom, const op_tensor *in, op
   const ci_params *p = params;
   const ci_geom *gm = geom;
   const int64_t H = gm->in[0], W = gm->in[1], OH = gm->out[0], OW = gm->out[1];
-  const int64_t KH = p->k[0], KW = p->k[1], Mg = p->M / p->group;
+  const int64_t KH = p->win.kernel[0], KW = p->win.kernel[1], Mg = p->M / p->group;
   const int32_t xzp = p->x_zp_dynamic ? qk_load8(in[2].data, p->x_type, 0) : p->x_zp;
   int32_t *Y = out[0].data;
   for (size_t b = 0; b < gm->n; b++) {
@@ -239,10 +162,10 @@ static void ci_run(const void *params, const void *geom, const op_tensor *in, op
             const size_t xc = (b * gm->c + (size_t)(gi * p->Cg + c)) * (size_t)(H * W);
             const size_t wc = (size_t)((m * p->Cg + c) * KH * KW);
             for (int64_t kh = 0; kh < KH; kh++) {
-              const int64_t ih = oh * p->s[0] + kh * p->d[0] - gm->pb[0];
+              const int64_t ih = oh * p->win.stride[0] + kh * p->win.dilation[0] - gm->pb[0];
               if (ih < 0 || ih >= H) continue;
               for (int64_t kw = 0; kw < KW; kw++) {
-                const int64_t iw = ow * p->s[1] + kw * p->d[1] - gm->pb[1];
+                const int64_t iw = ow * p->win.stride[1] + kw * p->win.dilation[1] - gm->pb[1];
                 if (iw < 0 || iw >= W) continue;
                 const int32_t xv = qk_load8(in[0].data, p->x_type, xc + (size_t)(ih * W + iw)) - xzp;
                 const int32_t wv = qk_load8(p->w, p->w_type, wc + (size_t)(kh * KW + kw)) - wz;
