@@ -7,7 +7,8 @@
 
 /* round_half_even(clamp(v, lo, hi)) for integral lo <= hi with |lo|, |hi| < 2^24.
  * Clamping first is exact: both bounds are integers, so clamp and rounding commute. NaN maps to lo
- * (what ONNX Runtime's max/min sequence does). */
+ * (what ONNX Runtime's max/min sequence does).
+ * Differs on purpose from qk_cvt_rne (qlinear_common.h): clamps first and maps NaN to lo; that one mirrors cvtps2dq. */
 static inline int32_t q8rt_round_clamp(float v, float lo, float hi) {
   if (!(v >= lo)) v = lo;
   if (v > hi) v = hi;
