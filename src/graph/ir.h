@@ -75,6 +75,9 @@ typedef struct ir_node {
   ir_attr *attrs;
   int removed;         /* set by passes that fold a node away */
   const char *note;    /* set by passes that rewrote the node (shown by --explain), or NULL */
+  int clamp_fused;     /* QLinearConv made from DQ -> Conv -> Relu/Clip -> Q: the activation's */
+  float clamp_min;     /* real-valued bounds, applied as the requantization clamp */
+  float clamp_max;
 } ir_node;
 
 typedef struct ir_opset {

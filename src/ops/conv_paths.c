@@ -122,8 +122,8 @@ q8rt_status conv_fast_prepare(const conv_fast_desc *d, const conv_choice *choice
   const int depthwise = d->groups > 1 && d->in_c_per_group == 1 && d->out_c == d->groups;
   const size_t taps = d->kernel_h * d->kernel_w;
   f->rq.y_zero_point = d->y_zero_point;
-  f->rq.y_lo = (float)((d->y_signed ? -128 : 0) - d->y_zero_point);
-  f->rq.y_hi = (float)((d->y_signed ? 127 : 255) - d->y_zero_point);
+  f->rq.y_lo = (float)(d->y_min - d->y_zero_point);
+  f->rq.y_hi = (float)(d->y_max - d->y_zero_point);
   f->rq.x_xor = d->x_signed ? 0x80 : 0;
   f->rq.y_signed = (uint8_t)d->y_signed;
   f->x_zp_raw = (uint8_t)d->x_zero_point;

@@ -25,6 +25,7 @@ typedef struct conv_fast_desc {
   const float *scale;
   int x_signed, y_signed;
   int32_t x_zero_point, y_zero_point;
+  int32_t y_min, y_max; /* output clamp in the quantized domain (the type's range unless a Relu/Clip was fused) */
 } conv_fast_desc;
 
 typedef struct conv_fast {

@@ -6,6 +6,7 @@
  * requantization scale of every output channel is computed as the numerics contract says:
  *   scale[m] = (float)((float)x_scale * (float)w_scale[m]) / (float)y_scale
  * Bind: pads are resolved from auto_pad and the concrete input size. */
+#include <math.h>
 #include <string.h>
 
 #include "backends/xnnpack.h"
@@ -14,6 +15,7 @@
 #include "op_window.h"
 #include "q8rt-isa.h"
 #include "q8rt-kernels.h"
+#include "q8rt-math.h"
 
 typedef struct qconv_params {
   int spatial;               /* 1 or 2 */
@@ -23,6 +25,7 @@ typedef struct qconv_params {
   op_window win;             /* the attributes as given; pads resolved per input size */
   q8rt_dtype x_type, y_type;
   int32_t x_zero_point, y_zero_point;
+  int32_t y_min, y_max;      /* output clamp: the type's range, narrowed by a fused Relu/Clip */
   int16_t *w;                /* [M][C/g][kh][kw], zero point removed */
   int32_t *bias;
   float *scale;
@@ -202,6 +205,22 @@ static q8rt_status qconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
     p->scale[m] = xw / y_scale;
     p->bias[m] = bias != NULL ? ((const int32_t *)bias->data)[m] : 0;
   }
+  /* The output clamp. A Relu/Clip fused by the QDQ pass becomes part of it: QuantizeLinear is
+   * monotonic, so Q(clip(v, lo, hi)) = clamp(Q(v), Q(lo), Q(hi)) exactly. */
+  q8rt_dtype_range(p->y_type, &p->y_min, &p->y_max);
+  if (n->clamp_fused) {
+    const float bounds[2] = {n->clamp_min, n->clamp_max};
+    int32_t qb[2];
+    for (int i = 0; i < 2; i++) {
+      const float v = bounds[i] / y_scale; /* QuantizeLinear's division */
+      qb[i] = isinf(v) ? (v < 0 ? p->y_min : p->y_max)
+                       : q8rt_round_clamp(v, (float)(p->y_min - p->y_zero_point), (float)(p->y_max - p->y_zero_point)) +
+                             p->y_zero_point;
+    }
+    if (qb[0] > p->y_min) p->y_min = qb[0];
+    if (qb[1] < p->y_max) p->y_max = qb[1];
+    if (p->y_min > p->y_max) p->y_max = p->y_min;
+  }
   conv_choice choice;
   conv_choice_init(&choice, ctx->backend, ctx->isa);
   conv_fast_desc fd;
@@ -218,6 +237,8 @@ static q8rt_status qconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
   fd.y_signed = p->y_type == Q8RT_DTYPE_INT8;
   fd.x_zero_point = p->x_zero_point;
   fd.y_zero_point = p->y_zero_point;
+  fd.y_min = p->y_min;
+  fd.y_max = p->y_max;
   if ((st = conv_fast_prepare(&fd, &choice, ctx->pool, &p->fast, err)) != Q8RT_OK) return st;
   if (p->fast.path == CONV_PATH_NONE) {
     /* Not ours: XNNPACK, if it is exact for this node and allowed. */
@@ -250,6 +271,12 @@ static q8rt_status qconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
     xd->in_h = (size_t)((p->kernel[0] - 1) * p->dilation[0] + 1);
     xd->in_w = (size_t)((p->kernel[1] - 1) * p->dilation[1] + 1);
     const char *why = NULL;
+    int32_t tmin, tmax;
+    q8rt_dtype_range(p->y_type, &tmin, &tmax);
+    if (p->y_min != tmin || p->y_max != tmax) {
+      choice.allow_xnnpack = 0; /* the glue passes XNNPACK the type's full range */
+      why = "a fused Relu/Clip narrows the output range (the XNNPACK glue clamps to the full type range)";
+    }
     if (choice.allow_xnnpack && q8rt_xnn_init() && q8rt_xnn_conv_supported(xd, &why)) {
       p->fast.path = CONV_PATH_XNN;
       p->fast.kernel = "xnnpack";
@@ -343,10 +370,8 @@ static q8rt_status qconv_infer(const void *params, const ir_node *n, const op_sh
   r->y_signed = p->y_type == Q8RT_DTYPE_INT8;
   r->x_zero_point = p->x_zero_point;
   r->y_zero_point = p->y_zero_point;
-  int32_t qmin, qmax;
-  q8rt_dtype_range(p->y_type, &qmin, &qmax);
-  r->y_lo = (float)(qmin - p->y_zero_point);
-  r->y_hi = (float)(qmax - p->y_zero_point);
+  r->y_lo = (float)(p->y_min - p->y_zero_point);
+  r->y_hi = (float)(p->y_max - p->y_zero_point);
   r->w = p->w;
   r->bias = p->bias;
   r->scale = p->scale;

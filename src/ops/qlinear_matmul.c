@@ -110,6 +110,8 @@ static q8rt_status mm_prepare_fast(op_prepare_ctx *ctx, mm_params *p, q8rt_error
   d.y_signed = p->y_type == Q8RT_DTYPE_INT8;
   d.x_zero_point = p->a_zp;
   d.y_zero_point = p->y_zp;
+  d.y_min = p->qmin;
+  d.y_max = p->qmax;
   if ((st = conv_fast_prepare(&d, &choice, ctx->pool, &p->gemm, err)) != Q8RT_OK) goto done;
   if (p->gemm.path == CONV_PATH_GEMM) {
     p->fast = 1;

@@ -113,6 +113,35 @@ static ir_tensor *fused_bias(ir_graph *g, const ir_node *conv, float xs, const i
   return out;
 }
 
+/* The one live node reading value v (v not a graph output), or NULL. */
+static ir_node *only_consumer(ir_graph *g, int v) {
+  if (v < 0 || g->values[v].graph_output >= 0 || g->values[v].consumers != 1) return NULL;
+  for (int k = 0; k < g->n_nodes; k++) {
+    ir_node *c = &g->nodes[k];
+    if (c->removed) continue;
+    for (int j = 0; j < c->n_inputs; j++) {
+      if (c->inputs[j] == v) return c;
+    }
+  }
+  return NULL;
+}
+
+/* Clip's constant bounds (attributes before opset 11, optional constant inputs after). */
+static int clip_bounds(const ir_graph *g, const ir_node *n, float *lo, float *hi) {
+  *lo = -INFINITY;
+  *hi = INFINITY;
+  if (n->opset < 11) {
+    return ir_attr_float(n, "min", -INFINITY, lo, NULL) == Q8RT_OK && ir_attr_float(n, "max", INFINITY, hi, NULL) == Q8RT_OK;
+  }
+  for (int k = 1; k < n->n_inputs && k < 3; k++) {
+    if (n->inputs[k] < 0) continue;
+    const ir_tensor *t = const_input(g, n, k);
+    if (t == NULL || t->dtype != Q8RT_DTYPE_FLOAT32 || t->count != 1) return 0;
+    *(k == 1 ? lo : hi) = *(const float *)t->data;
+  }
+  return !isnan(*lo) && !isnan(*hi);
+}
+
 static void drop_consumers(ir_graph *g, const ir_node *n) {
   for (int k = 0; k < n->n_inputs; k++) {
     if (n->inputs[k] >= 0 && g->values[n->inputs[k]].consumers > 0) g->values[n->inputs[k]].consumers--;
@@ -141,18 +170,21 @@ static q8rt_status fuse_convs(ir_graph *g, q8rt_error *err) {
       if (ir_attr_int(dqw, "axis", 1, &axis, NULL) != Q8RT_OK || (axis != 0 && axis != -wq->rank) || ws->count != m) continue;
     }
     if (ir_node_input(g, dqw, 2) != NULL && (wz == NULL || wz->dtype != wq->dtype || wz->count != ws->count)) continue;
-    /* output: consumed by exactly one per-tensor QuantizeLinear */
+    /* output: consumed by exactly one per-tensor QuantizeLinear, possibly through a Relu or a
+     * Clip with constant bounds, which then become the requantization clamp */
     const int yv = conv->outputs[0];
-    if (yv < 0 || g->values[yv].graph_output >= 0 || g->values[yv].consumers != 1) continue;
-    ir_node *q = NULL;
-    for (int k = 0; k < g->n_nodes && q == NULL; k++) {
-      ir_node *c = &g->nodes[k];
-      if (c->removed) continue;
-      for (int j = 0; j < c->n_inputs; j++) {
-        if (c->inputs[j] == yv) q = c;
-      }
+    ir_node *act = NULL;
+    float act_lo = -INFINITY, act_hi = INFINITY;
+    ir_node *q = only_consumer(g, yv);
+    if (is_op(q, "Relu") && q->n_outputs == 1) {
+      act = q;
+      act_lo = 0.0f;
+    } else if (is_op(q, "Clip") && q->n_outputs == 1 && clip_bounds(g, q, &act_lo, &act_hi)) {
+      act = q;
     }
-    if (!is_op(q, "QuantizeLinear") || q->inputs[0] != yv || !per_tensor_qdq(g, q) || ir_node_input(g, q, 2) == NULL) continue;
+    if (act != NULL) q = only_consumer(g, act->outputs[0]);
+    const int qin = act != NULL ? act->outputs[0] : yv;
+    if (!is_op(q, "QuantizeLinear") || q->inputs[0] != qin || !per_tensor_qdq(g, q) || ir_node_input(g, q, 2) == NULL) continue;
 
     const float xs = *(const float *)const_input(g, dqx, 1)->data;
     const char *note = NULL;
@@ -189,11 +221,8 @@ static q8rt_status fuse_convs(ir_graph *g, q8rt_error *err) {
     if (ni < 0) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory fusing node");
     /* the node array may have moved */
     conv = &g->nodes[ci];
-    q = NULL;
-    for (int k = 0; k < g->n_nodes - 1 && q == NULL; k++) {
-      ir_node *c = &g->nodes[k];
-      if (!c->removed && c->n_inputs > 0 && c->inputs[0] == yv && is_op(c, "QuantizeLinear")) q = c;
-    }
+    act = act != NULL ? only_consumer(g, yv) : NULL;
+    q = only_consumer(g, qin);
     ir_node *f = &g->nodes[ni];
     f->name = conv->name;
     f->op_type = "QLinearConv";
@@ -206,6 +235,16 @@ static q8rt_status fuse_convs(ir_graph *g, q8rt_error *err) {
     f->n_attrs = conv->n_attrs;
     f->attrs = conv->attrs;
     f->note = note;
+    if (act != NULL) {
+      f->clamp_fused = 1;
+      f->clamp_min = act_lo;
+      f->clamp_max = act_hi;
+      f->note = is_op(act, "Relu") ? "fused from DequantizeLinear -> Conv -> Relu -> QuantizeLinear (Relu as the clamp)"
+                                   : "fused from DequantizeLinear -> Conv -> Clip -> QuantizeLinear (Clip as the clamp)";
+      drop_consumers(g, act);
+      act->removed = 1;
+      g->values[qin].producer = -1;
+    }
     drop_consumers(g, conv);
     drop_consumers(g, q);
     conv->removed = 1;

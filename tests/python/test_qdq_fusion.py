@@ -79,3 +79,49 @@ def test_qdq_conv_fuses(name, xdt, per_channel, bias_kind, depthwise, tmp_path, 
         if bias_kind in ("other_scale", "float"):
             assert "bias" in res.stdout, res.stdout
         h.assert_same_bytes(res.output("y"), want, f"{name} ({backend})")
+
+
+ACTS = [("relu", None, None), ("clip_0_6", 0.0, 6.0), ("clip_neg1_2", -1.0, 2.0)]
+
+
+@pytest.mark.parametrize("act,lo,hi", ACTS, ids=[a[0] for a in ACTS])
+@pytest.mark.parametrize("xdt", [np.uint8, np.int8], ids=["u8", "s8"])
+def test_qdq_conv_relu_clip_fuses(act, lo, hi, xdt, tmp_path, q8rt_run):
+    """DQ -> Conv -> Relu/Clip -> Q: the activation becomes the requantization clamp, exactly
+    (QuantizeLinear is monotonic: Q(clip(v, lo, hi)) = clamp(Q(v), Q(lo), Q(hi)))."""
+    rng = np.random.default_rng(7 if xdt == np.uint8 else 8)
+    x = h.rand_int(rng, (1, 5, 8, 9), xdt)
+    w = rng.integers(-127, 128, size=(7, 5, 3, 3)).astype(np.int8)
+    xs, ys = np.float32(0.03), np.float32(0.05)
+    x_zp = np.array(120 if xdt == np.uint8 else -4, dtype=xdt)
+    y_zp = np.array(100 if xdt == np.uint8 else -10, dtype=xdt)
+    ws = rng.uniform(0.002, 0.01, size=7).astype(np.float32)
+    inits = [h.tensor("xs", xs), h.tensor("x_zp", x_zp), h.tensor("w_q", w), h.tensor("ws", ws),
+             h.tensor("ys", ys), h.tensor("y_zp", y_zp)]
+    nodes = [helper.make_node("DequantizeLinear", ["x", "xs", "x_zp"], ["x_f"], name="dq_x"),
+             helper.make_node("DequantizeLinear", ["w_q", "ws"], ["w_f"], name="dq_w", axis=0),
+             helper.make_node("Conv", ["x_f", "w_f"], ["c"], name="conv", pads=[1, 1, 1, 1])]
+    if act == "relu":
+        nodes.append(helper.make_node("Relu", ["c"], ["a"], name="act"))
+        lo_f, hi_f = 0.0, np.inf
+    else:
+        inits += [h.tensor("lo", np.float32(lo)), h.tensor("hi", np.float32(hi))]
+        nodes.append(helper.make_node("Clip", ["c", "lo", "hi"], ["a"], name="act"))
+        lo_f, hi_f = lo, hi
+    nodes.append(helper.make_node("QuantizeLinear", ["a", "ys", "y_zp"], ["y"], name="q_y"))
+    xt = TensorProto.UINT8 if xdt == np.uint8 else TensorProto.INT8
+    model = h.make_model(nodes, [helper.make_tensor_value_info("x", xt, list(x.shape))],
+                         [helper.make_tensor_value_info("y", xt, None)], inits)
+    path = h.save_model(model, tmp_path / "model.onnx")
+    xp = h.save_npy(tmp_path / "x.npy", x)
+    want = h.qlinearconv_ref(x, xs, x_zp, w, ws, np.int8(0), ys, y_zp, None, pads=[1, 1, 1, 1])
+    qmin, qmax = h.qrange(xdt)
+    qlo = qmin if np.isinf(lo_f) else int(np.clip(np.rint(np.float32(lo_f) / ys) + int(y_zp), qmin, qmax))
+    qhi = qmax if np.isinf(hi_f) else int(np.clip(np.rint(np.float32(hi_f) / ys) + int(y_zp), qmin, qmax))
+    want = np.clip(want.astype(np.int32), qlo, qhi).astype(xdt)
+    assert qlo > qmin or qhi < qmax  # the clamp really narrows the range
+    for backend in ("auto", "reference"):
+        res = h.run_q8rt(path, {"x": xp}, tmp_path / f"out-{backend}", extra=["--explain", "--backend", backend])
+        res.assert_ok()
+        assert "as the clamp" in res.stdout, res.stdout
+        h.assert_same_bytes(res.output("y"), want, f"{act} ({backend})")
