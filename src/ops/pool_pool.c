@@ -7,16 +7,15 @@
 #include <string.h>
 
 #include "data_common.h"
+#include "op_window.h"
 
 enum pool_kind { POOL_MAX, POOL_AVG, POOL_GLOBAL_AVG, POOL_GLOBAL_MAX };
-enum pool_auto_pad { AP_NOTSET, AP_VALID, AP_SAME_UPPER, AP_SAME_LOWER };
 
 typedef struct pool_params {
   enum pool_kind kind;
   int sp; /* spatial rank: 1..3 (0 for global: from the input) */
-  int64_t kernel[3], stride[3], dil[3], pads[6];
-  enum pool_auto_pad auto_pad;
-  int64_t ceil_mode, count_include_pad;
+  op_window win;
+  int64_t count_include_pad;
 } pool_params;
 
 typedef struct pool_geom {
@@ -29,28 +28,6 @@ typedef struct pool_geom {
 } pool_geom;
 
 enum { ORDER_GENERIC = 0, ORDER_VECTOR = 1, ORDER_GLOBAL = 2 };
-
-static q8rt_status pool_ints(const ir_node *n, const char *name, int count, int64_t def, int64_t min, int64_t *out,
-                             q8rt_error *err) {
-  const int64_t *v;
-  size_t len;
-  q8rt_status st = ir_attr_ints(n, name, &v, &len, err);
-  if (st != Q8RT_OK) return st;
-  for (int i = 0; i < count; i++) out[i] = def;
-  if (v == NULL) return Q8RT_OK;
-  if (len != (size_t)count) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute '%s' has %zu values, expected %d", n->op_type,
-                     n->name, name, len, count);
-  }
-  for (int i = 0; i < count; i++) {
-    if (v[i] < min || v[i] > (1 << 24)) {
-      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute '%s' value %lld is out of range", n->op_type,
-                       n->name, name, (long long)v[i]);
-    }
-    out[i] = v[i];
-  }
-  return Q8RT_OK;
-}
 
 static q8rt_status pool_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, enum pool_kind kind) {
   const ir_node *n = ctx->node;
@@ -78,11 +55,10 @@ static q8rt_status pool_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
                      n->op_type, n->name, nk);
   }
   p->sp = (int)nk;
-  if ((st = pool_ints(n, "kernel_shape", p->sp, 1, 1, p->kernel, err)) != Q8RT_OK) return st;
-  if ((st = pool_ints(n, "strides", p->sp, 1, 1, p->stride, err)) != Q8RT_OK) return st;
-  if ((st = pool_ints(n, "dilations", p->sp, 1, 1, p->dil, err)) != Q8RT_OK) return st;
-  if ((st = pool_ints(n, "pads", 2 * p->sp, 0, 0, p->pads, err)) != Q8RT_OK) return st;
-  if ((st = ir_attr_int(n, "ceil_mode", 0, &p->ceil_mode, err)) != Q8RT_OK) return st;
+  if ((st = op_window_parse(n, p->sp, NULL, 1 << 24, OP_WINDOW_CEIL_MODE | OP_WINDOW_SAME_UNDILATED, &p->win, err)) !=
+      Q8RT_OK) {
+    return st;
+  }
   if ((st = ir_attr_int(n, "count_include_pad", 0, &p->count_include_pad, err)) != Q8RT_OK) return st;
   int64_t storage_order;
   if ((st = ir_attr_int(n, "storage_order", 0, &storage_order, err)) != Q8RT_OK) return st;
@@ -90,21 +66,6 @@ static q8rt_status pool_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "MaxPool node '%s': attribute 'storage_order' %lld is not supported (0 only)",
                      n->name, (long long)storage_order);
   }
-  const char *ap;
-  if ((st = ir_attr_string(n, "auto_pad", "NOTSET", &ap, err)) != Q8RT_OK) return st;
-  if (strcmp(ap, "NOTSET") == 0) {
-    p->auto_pad = AP_NOTSET;
-  } else if (strcmp(ap, "VALID") == 0) {
-    p->auto_pad = AP_VALID;
-  } else if (strcmp(ap, "SAME_UPPER") == 0) {
-    p->auto_pad = AP_SAME_UPPER;
-  } else if (strcmp(ap, "SAME_LOWER") == 0) {
-    p->auto_pad = AP_SAME_LOWER;
-  } else {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute 'auto_pad' has the unknown value '%s'",
-                     n->op_type, n->name, ap);
-  }
-  if (p->auto_pad != AP_NOTSET) memset(p->pads, 0, sizeof(p->pads));
   return Q8RT_OK;
 }
 
@@ -154,33 +115,9 @@ static q8rt_status pool_infer(const void *params, const ir_node *n, const op_sha
       out->dims[2 + i] = -1;
       continue;
     }
-    const int64_t k = p->kernel[i], s = p->stride[i], d = p->dil[i], ek = (k - 1) * d + 1;
-    int64_t pb = p->pads[i], pe = p->pads[i + sp], o;
-    if (p->auto_pad == AP_SAME_UPPER || p->auto_pad == AP_SAME_LOWER) {
-      if (d != 1) {
-        return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
-                         "%s node '%s': auto_pad SAME_UPPER/SAME_LOWER with dilations > 1 is not supported (ONNX Runtime "
-                         "sizes the padding without the dilation, unlike the ONNX spec)",
-                         n->op_type, n->name);
-      }
-      o = (len + s - 1) / s;
-      int64_t total = (o - 1) * s + ek - len;
-      if (total < 0) total = 0;
-      pb = p->auto_pad == AP_SAME_UPPER ? total / 2 : total - total / 2;
-      pe = total - pb;
-    } else {
-      const int64_t span = len + pb + pe - ek;
-      if (span < 0) {
-        return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': the kernel (%lld with dilation %lld) is larger than the padded input (%lld) on spatial axis %d",
-                         n->op_type, n->name, (long long)k, (long long)d, (long long)(len + pb + pe), i);
-      }
-      if (p->ceil_mode) {
-        o = (span + s - 1) / s + 1;
-        if ((o - 1) * s >= len + pb) o--;
-      } else {
-        o = span / s + 1;
-      }
-    }
+    const int64_t k = p->win.kernel[i], s = p->win.stride[i], d = p->win.dilation[i], ek = (k - 1) * d + 1;
+    int64_t pb, pe, o;
+    if ((st = op_window_output(&p->win, n, i, len, &o, &pb, &pe, err)) != Q8RT_OK) return st;
     if (p->kind == POOL_AVG && p->count_include_pad && (o - 1) * s - pb + ek > len + pe) {
       return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
                        "AveragePool node '%s': with ceil_mode and count_include_pad the last window on spatial axis %d "
@@ -217,7 +154,7 @@ static q8rt_status pool_infer(const void *params, const ir_node *n, const op_sha
   }
   g.dilated = dilated;
   g.order = ORDER_GENERIC;
-  if (!global && !dilated && !(p->ceil_mode && p->count_include_pad)) {
+  if (!global && !dilated && !(p->win.ceil_mode && p->count_include_pad)) {
     if (whole && unit) {
       g.order = ORDER_GLOBAL;
     } else if (sp >= 2 && g.s[2] <= 2 && small && g.in[2] + g.pb[2] + g.pe[2] <= 2048 - 3) {
