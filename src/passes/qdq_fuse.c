@@ -417,8 +417,102 @@ static q8rt_status fuse_groups(ir_graph *g, q8rt_error *err) {
   return Q8RT_OK;
 }
 
+/* DequantizeLinear(A) x DequantizeLinear(constant B) [+ bias] -> Gemm -> QuantizeLinear becomes
+ * ONNX Runtime's QGemm (alpha = beta = 1 only: QGemm adds its int32 C unscaled). B may be per
+ * tensor or per output column (DQ axis 1, or 0 with transB); the bias follows the conv rules. */
+static q8rt_status fuse_gemms(ir_graph *g, q8rt_error *err) {
+  const int n_nodes = g->n_nodes;
+  for (int gi = 0; gi < n_nodes; gi++) {
+    ir_node *gm = &g->nodes[gi];
+    if (gm->removed || !is_op(gm, "Gemm") || gm->n_inputs < 2 || gm->n_outputs != 1) continue;
+    float alpha = 1.0f, beta = 1.0f;
+    int64_t ta = 0, tb = 0;
+    if (ir_attr_float(gm, "alpha", 1.0f, &alpha, NULL) != Q8RT_OK || ir_attr_float(gm, "beta", 1.0f, &beta, NULL) != Q8RT_OK ||
+        ir_attr_int(gm, "transA", 0, &ta, NULL) != Q8RT_OK || ir_attr_int(gm, "transB", 0, &tb, NULL) != Q8RT_OK ||
+        alpha != 1.0f || beta != 1.0f) {
+      continue;
+    }
+    ir_node *dqa = producer(g, gm->inputs[0]), *dqb = producer(g, gm->inputs[1]);
+    if (!is_op(dqa, "DequantizeLinear") || !is_op(dqb, "DequantizeLinear") || !per_tensor_qdq(g, dqa)) continue;
+    const q8rt_dtype t = dq_type(g, dqa);
+    const ir_tensor *bq = const_input(g, dqb, 0), *bs = const_input(g, dqb, 1), *bz = const_input(g, dqb, 2);
+    if (t == Q8RT_DTYPE_UNDEFINED || bq == NULL || bs == NULL || !is_8bit(bq->dtype) || bq->rank != 2 ||
+        bs->dtype != Q8RT_DTYPE_FLOAT32) {
+      continue;
+    }
+    const int64_t n_cols = tb ? bq->dims[0] : bq->dims[1];
+    if (bs->count != 1) {
+      int64_t axis = 1;
+      if (ir_attr_int(dqb, "axis", 1, &axis, NULL) != Q8RT_OK || axis != (tb ? 0 : 1) || bs->count != n_cols) continue;
+    }
+    if (ir_node_input(g, dqb, 2) != NULL && (bz == NULL || bz->dtype != bq->dtype || bz->count != bs->count)) continue;
+    const int yv = gm->outputs[0];
+    ir_node *q = only_consumer(g, yv);
+    if (!is_op(q, "QuantizeLinear") || q->inputs[0] != yv || !per_tensor_qdq(g, q) || ir_node_input(g, q, 2) == NULL ||
+        const_input(g, q, 2)->dtype != t) {
+      continue;
+    }
+    const float as = *(const float *)const_input(g, dqa, 1)->data;
+    const char *note = "fused from DequantizeLinear -> Gemm -> QuantizeLinear";
+    ir_tensor *bias = NULL;
+    if (gm->n_inputs > 2 && gm->inputs[2] >= 0) {
+      bias = fused_bias(g, gm, as, bs, n_cols, &note, err);
+      if (bias == NULL) continue;
+      note = "fused from DequantizeLinear -> Gemm -> QuantizeLinear";
+    }
+    char name[512];
+    int bias_v = -1;
+    if (bias != NULL) {
+      snprintf(name, sizeof(name), "%.400s#bias_q", gm->name);
+      bias_v = ir_graph_intern_value(g, name);
+      if (bias_v < 0) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory fusing node '%s'", gm->name);
+      g->values[bias_v].constant = bias;
+    }
+    int *in = q8rt_pool_array(&g->pool, 9, sizeof(int));
+    int *out = q8rt_pool_array(&g->pool, 1, sizeof(int));
+    if (in == NULL || out == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory fusing '%s'", gm->name);
+    in[0] = dqa->inputs[0];
+    in[1] = dqa->inputs[1];
+    in[2] = dqa->n_inputs > 2 ? dqa->inputs[2] : -1;
+    in[3] = dqb->inputs[0];
+    in[4] = dqb->inputs[1];
+    in[5] = dqb->n_inputs > 2 ? dqb->inputs[2] : -1;
+    in[6] = bias_v;
+    in[7] = q->inputs[1];
+    in[8] = q->inputs[2];
+    out[0] = q->outputs[0];
+    const int fi = ir_graph_add_node(g);
+    if (fi < 0) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory fusing node");
+    gm = &g->nodes[gi];
+    q = only_consumer(g, yv);
+    ir_node *f = &g->nodes[fi];
+    f->name = gm->name;
+    f->op_type = "QGemm";
+    f->domain = "com.microsoft";
+    f->opset = 1;
+    f->n_inputs = 9;
+    f->inputs = in;
+    f->n_outputs = 1;
+    f->outputs = out;
+    f->n_attrs = gm->n_attrs;
+    f->attrs = gm->attrs;
+    f->note = note;
+    drop_consumers(g, gm);
+    drop_consumers(g, q);
+    gm->removed = 1;
+    q->removed = 1;
+    g->values[yv].producer = -1;
+    for (int k = 0; k < 9; k++) {
+      if (in[k] >= 0) g->values[in[k]].consumers++;
+    }
+    g->values[out[0]].producer = fi;
+  }
+  return Q8RT_OK;
+}
+
 q8rt_status pass_fuse_qdq(ir_graph *g, q8rt_error *err) {
   q8rt_status st = fuse_convs(g, err);
+  if (st == Q8RT_OK) st = fuse_gemms(g, err);
   if (st == Q8RT_OK) st = fuse_groups(g, err);
   return st;
 }

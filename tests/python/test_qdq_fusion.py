@@ -125,3 +125,37 @@ def test_qdq_conv_relu_clip_fuses(act, lo, hi, xdt, tmp_path, q8rt_run):
         res.assert_ok()
         assert "as the clamp" in res.stdout, res.stdout
         h.assert_same_bytes(res.output("y"), want, f"{act} ({backend})")
+
+
+@pytest.mark.parametrize("trans_b", [0, 1])
+def test_qdq_gemm_fuses_to_qgemm(trans_b, tmp_path, q8rt_run):
+    """DQ(A) x DQ(constant B, per column) + DQ(int32 bias) -> Gemm -> Q runs as QGemm, exactly:
+    acc = (A - a_zp) @ B + bias; y = clamp(round_half_even(acc * (a_scale*b_scale[n]/y_scale)) + y_zp)."""
+    rng = np.random.default_rng(11 + trans_b)
+    M, K, N = 5, 37, 11
+    a = h.rand_int(rng, (M, K), np.uint8)
+    b = rng.integers(-127, 128, size=(K, N)).astype(np.int8)
+    a_s, y_s = np.float32(0.02), np.float32(0.4)
+    a_zp, y_zp = np.uint8(131), np.uint8(97)
+    b_s = rng.uniform(0.002, 0.01, size=N).astype(np.float32)
+    bias = rng.integers(-3000, 3000, size=N).astype(np.int32)
+    bias_s = (a_s * b_s).astype(np.float32)
+    b_stored = b.T.copy() if trans_b else b
+    inits = [h.tensor("a_s", a_s), h.tensor("a_zp", np.array(a_zp)), h.tensor("b_q", b_stored), h.tensor("b_s", b_s),
+             h.tensor("c_q", bias), h.tensor("c_s", bias_s), h.tensor("y_s", y_s), h.tensor("y_zp", np.array(y_zp))]
+    nodes = [helper.make_node("DequantizeLinear", ["a", "a_s", "a_zp"], ["a_f"], name="dq_a"),
+             helper.make_node("DequantizeLinear", ["b_q", "b_s"], ["b_f"], name="dq_b", axis=0 if trans_b else 1),
+             helper.make_node("DequantizeLinear", ["c_q", "c_s"], ["c_f"], name="dq_c", axis=0),
+             helper.make_node("Gemm", ["a_f", "b_f", "c_f"], ["g"], name="gemm", transB=trans_b),
+             helper.make_node("QuantizeLinear", ["g", "y_s", "y_zp"], ["y"], name="q_y")]
+    model = h.make_model(nodes, [helper.make_tensor_value_info("a", TensorProto.UINT8, [M, K])],
+                         [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
+    path = h.save_model(model, tmp_path / "model.onnx")
+    ap = h.save_npy(tmp_path / "a.npy", a)
+    acc = (a.astype(np.int64) - int(a_zp)) @ b.astype(np.int64) + bias
+    scale = ((a_s * b_s).astype(np.float32) / y_s).astype(np.float32)
+    want = np.clip(np.rint((acc.astype(np.float32) * scale).astype(np.float32)) + int(y_zp), 0, 255).astype(np.uint8)
+    res = h.run_q8rt(path, {"a": ap}, tmp_path / "out", extra=["--explain"])
+    res.assert_ok()
+    assert "QGemm" in res.stdout and "fused from DequantizeLinear -> Gemm" in res.stdout, res.stdout
+    h.assert_same_bytes(res.output("y"), want, "QDQ Gemm")
