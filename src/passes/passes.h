@@ -17,6 +17,15 @@ q8rt_status pass_topo_order(const ir_graph *g, int *order, int *count, q8rt_erro
  * are (DQ -> float op -> Q, exactly as the graph says). */
 q8rt_status pass_fuse_qdq(ir_graph *g, q8rt_error *err);
 
+/* Weights reached through shape ops, run right before pass_fuse_qdq: a Transpose, Reshape,
+ * Squeeze, Unsqueeze or Flatten between a constant 8-bit weight and its DequantizeLinear is folded
+ * into the constant; one between a weight's DequantizeLinear and a Conv becomes shape-op(W) at
+ * load plus a DequantizeLinear with the per-axis axis moved along (Transpose: the axis's position
+ * in perm; the Reshape family: only when the dims before it keep their product and it stays a dim
+ * of its own). When the channel axis is merged or split, the graph stays as written (exact float
+ * path) and the Conv's note says why. */
+q8rt_status pass_fold_qdq_weights(ir_graph *g, q8rt_error *err);
+
 /* Remove nodes none of whose outputs is read by a node or is a graph output. */
 void pass_remove_dead_nodes(ir_graph *g);
 

@@ -113,6 +113,7 @@ static q8rt_status load(const void *data, size_t size, const q8rt_model_options 
     }
   }
   m->isa = q8rt_cpu_isa();
+  if (st == Q8RT_OK) st = pass_fold_qdq_weights(m->graph, err);
   if (st == Q8RT_OK) st = pass_fuse_qdq(m->graph, err);
   if (st == Q8RT_OK) pass_remove_dead_nodes(m->graph);
   if (st == Q8RT_OK) st = plan_build(m->graph, &m->pool, m->backend, m->isa, &m->plan, err);
