@@ -11,15 +11,13 @@
 #include <string.h>
 
 #include "data_common.h"
-
-enum fc_auto_pad { FC_NOTSET, FC_VALID, FC_SAME_UPPER, FC_SAME_LOWER };
+#include "op_window.h"
 
 typedef struct fconv_params {
   int transpose;
   int64_t group;
-  enum fc_auto_pad auto_pad;
-  const int64_t *kernel_shape, *strides, *dilations, *pads, *output_padding, *output_shape;
-  size_t n_kernel_shape, n_strides, n_dilations, n_pads, n_output_padding, n_output_shape;
+  const int64_t *output_padding, *output_shape; /* ConvTranspose */
+  size_t n_output_padding, n_output_shape;
 } fconv_params;
 
 typedef struct fconv_geom {
@@ -42,41 +40,25 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute 'group' is %lld", n->op_type, n->name,
                      (long long)p->group);
   }
-  struct {
-    const char *name;
-    const int64_t **v;
-    size_t *c;
-    int64_t min;
-  } lists[] = {{"kernel_shape", &p->kernel_shape, &p->n_kernel_shape, 1},
-               {"strides", &p->strides, &p->n_strides, 1},
-               {"dilations", &p->dilations, &p->n_dilations, 1},
-               {"pads", &p->pads, &p->n_pads, 0},
-               {"output_padding", &p->output_padding, &p->n_output_padding, 0},
-               {"output_shape", &p->output_shape, &p->n_output_shape, 0}};
-  for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
-    if (!transpose && i >= 4) break;
-    if ((st = ir_attr_ints(n, lists[i].name, lists[i].v, lists[i].c, err)) != Q8RT_OK) return st;
-    for (size_t j = 0; j < *lists[i].c; j++) {
-      const int64_t v = (*lists[i].v)[j];
-      if (v < lists[i].min || v > (1 << 24)) {
-        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute '%s' value %lld is out of range", n->op_type,
-                         n->name, lists[i].name, (long long)v);
+  op_window win; /* values only: the spatial rank is known in infer */
+  if ((st = op_window_parse(n, 0, NULL, 1 << 24, 0, &win, err)) != Q8RT_OK) return st;
+  if (transpose) {
+    struct {
+      const char *name;
+      const int64_t **v;
+      size_t *c;
+    } lists[] = {{"output_padding", &p->output_padding, &p->n_output_padding},
+                 {"output_shape", &p->output_shape, &p->n_output_shape}};
+    for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+      if ((st = ir_attr_ints(n, lists[i].name, lists[i].v, lists[i].c, err)) != Q8RT_OK) return st;
+      for (size_t j = 0; j < *lists[i].c; j++) {
+        const int64_t v = (*lists[i].v)[j];
+        if (v < 0 || v > (1 << 24)) {
+          return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute '%s' value %lld is out of range",
+                           n->op_type, n->name, lists[i].name, (long long)v);
+        }
       }
     }
-  }
-  const char *ap;
-  if ((st = ir_attr_string(n, "auto_pad", "NOTSET", &ap, err)) != Q8RT_OK) return st;
-  if (strcmp(ap, "NOTSET") == 0) {
-    p->auto_pad = FC_NOTSET;
-  } else if (strcmp(ap, "VALID") == 0) {
-    p->auto_pad = FC_VALID;
-  } else if (strcmp(ap, "SAME_UPPER") == 0) {
-    p->auto_pad = FC_SAME_UPPER;
-  } else if (strcmp(ap, "SAME_LOWER") == 0) {
-    p->auto_pad = FC_SAME_LOWER;
-  } else {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute 'auto_pad' has the unknown value '%s'",
-                     n->op_type, n->name, ap);
   }
   ctx->kernel = transpose ? "deconv-f32-ref" : "conv-f32-ref";
   ctx->reason = "float32 reference";
@@ -86,14 +68,6 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
 
 static q8rt_status conv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) { return fconv_prepare(ctx, out, err, 0); }
 static q8rt_status convt_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) { return fconv_prepare(ctx, out, err, 1); }
-
-static q8rt_status list_len(const ir_node *n, const char *name, size_t have, size_t want, q8rt_error *err) {
-  if (have != 0 && have != want) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute '%s' has %zu values, expected %zu", n->op_type,
-                     n->name, name, have, want);
-  }
-  return Q8RT_OK;
-}
 
 static q8rt_status fconv_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
                                void *geom, q8rt_error *err) {
@@ -113,11 +87,12 @@ static q8rt_status fconv_infer(const void *params, const ir_node *n, const op_sh
                      "%s node '%s': input of rank %d with weights of rank %d (q8rt runs 1-D, 2-D and 3-D convolutions)",
                      n->op_type, n->name, x->rank, w->rank);
   }
-  if ((st = list_len(n, "kernel_shape", p->n_kernel_shape, (size_t)sp, err)) != Q8RT_OK) return st;
-  if ((st = list_len(n, "strides", p->n_strides, (size_t)sp, err)) != Q8RT_OK) return st;
-  if ((st = list_len(n, "dilations", p->n_dilations, (size_t)sp, err)) != Q8RT_OK) return st;
-  if ((st = list_len(n, "pads", p->n_pads, 2 * (size_t)sp, err)) != Q8RT_OK) return st;
-  if ((st = list_len(n, "output_padding", p->n_output_padding, (size_t)sp, err)) != Q8RT_OK) return st;
+  op_window win;
+  if ((st = op_window_parse(n, sp, w->dims + 2, 1 << 24, OP_WINDOW_SAME_UNDILATED, &win, err)) != Q8RT_OK) return st;
+  if (p->n_output_padding != 0 && p->n_output_padding != (size_t)sp) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute 'output_padding' has %zu values, expected %d",
+                     n->op_type, n->name, p->n_output_padding, sp);
+  }
   if (p->n_output_shape != 0 && p->n_output_shape != (size_t)sp && p->n_output_shape != (size_t)sp + 2) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute 'output_shape' has %zu values, expected %d",
                      n->op_type, n->name, p->n_output_shape, sp);
@@ -159,52 +134,23 @@ static q8rt_status fconv_infer(const void *params, const ir_node *n, const op_sh
   for (int i = 0; i < sp; i++) {
     const int j = 3 - sp + i;
     const int64_t k = w->dims[2 + i], len = x->dims[2 + i];
-    const int64_t s = p->strides ? p->strides[i] : 1, d = p->dilations ? p->dilations[i] : 1;
-    if (p->kernel_shape != NULL && k >= 0 && p->kernel_shape[i] != k) {
-      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute 'kernel_shape' %lld differs from the weights' %lld",
-                       n->op_type, n->name, (long long)p->kernel_shape[i], (long long)k);
-    }
+    const int64_t s = win.stride[i], d = win.dilation[i];
     if (k < 0 || len < 0) continue;
     if (k == 0) return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': kernel size is 0", n->op_type, n->name);
-    const int64_t ek = (k - 1) * d + 1;
-    int64_t pb = p->pads ? p->pads[i] : 0, pe = p->pads ? p->pads[i + sp] : 0, o;
+    int64_t pb, o;
     if (!p->transpose) {
-      if (p->auto_pad == FC_SAME_UPPER || p->auto_pad == FC_SAME_LOWER) {
-        if (d != 1) {
-          return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
-                           "Conv node '%s': auto_pad SAME_UPPER/SAME_LOWER with dilations > 1 is not supported (ONNX "
-                           "Runtime refuses it too)",
-                           n->name);
-        }
-        o = (len + s - 1) / s;
-        int64_t total = (o - 1) * s + ek - len;
-        if (total < 0) total = 0;
-        pb = p->auto_pad == FC_SAME_UPPER ? total / 2 : total - total / 2;
-      } else {
-        if (p->auto_pad == FC_VALID) pb = pe = 0;
-        const int64_t span = len + pb + pe - ek;
-        if (span < 0) {
-          return q8rt_fail(err, Q8RT_ERROR_SHAPE, "Conv node '%s': the kernel is larger than the padded input on spatial axis %d",
-                           n->name, i);
-        }
-        o = span / s + 1;
-      }
+      if ((st = op_window_output(&win, n, i, len, &o, &pb, NULL, err)) != Q8RT_OK) return st;
     } else {
-      const int64_t adj = p->output_padding ? p->output_padding[i] : 0;
+      const int64_t ek = (k - 1) * d + 1, adj = p->output_padding ? p->output_padding[i] : 0;
       const int64_t full = (len - 1) * s + adj + ek;
-      if (p->output_shape != NULL) {
-        o = p->output_shape[p->n_output_shape - (size_t)sp + (size_t)i];
+      pb = win.pads[i]; /* 0 unless auto_pad is NOTSET */
+      if (p->output_shape != NULL || win.auto_pad == OP_PAD_SAME_UPPER || win.auto_pad == OP_PAD_SAME_LOWER) {
+        o = p->output_shape != NULL ? p->output_shape[p->n_output_shape - (size_t)sp + (size_t)i] : len * s;
         int64_t total = full - o;
         if (total < 0) total = 0;
-        pb = p->auto_pad == FC_SAME_UPPER ? total / 2 : total - total / 2;
-      } else if (p->auto_pad == FC_SAME_UPPER || p->auto_pad == FC_SAME_LOWER) {
-        o = len * s;
-        int64_t total = full - o;
-        if (total < 0) total = 0;
-        pb = p->auto_pad == FC_SAME_UPPER ? total / 2 : total - total / 2;
+        pb = win.auto_pad == OP_PAD_SAME_UPPER ? total / 2 : total - total / 2;
       } else {
-        if (p->auto_pad == FC_VALID) pb = pe = 0;
-        o = full - pb - pe;
+        o = full - pb - win.pads[sp + i];
       }
       if (o < 0) {
         return q8rt_fail(err, Q8RT_ERROR_SHAPE, "ConvTranspose node '%s': pads make spatial axis %d negative", n->name, i);
