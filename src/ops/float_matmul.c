@@ -176,19 +176,10 @@ static void matmul_run(const void *params, const void *geom, const op_tensor *in
   const float *a = in[0].data, *b = in[1].data;
   float *c = out[0].data;
   const size_t M = gm->M, N = gm->N, K = gm->K;
-  int64_t idx[MM_MAX_BATCH] = {0};
-  size_t oa = 0, ob = 0;
-  for (size_t bi = 0; bi < gm->batches; bi++) {
-    mm_kernel(p->fmac, M, N, K, a + oa * M * K, K, 1, b + ob * K * N, N, 1, c + bi * M * N);
-    for (int d = gm->nb - 1; d >= 0; d--) {
-      idx[d]++;
-      oa += (size_t)gm->sa[d];
-      ob += (size_t)gm->sb[d];
-      if (idx[d] < gm->bdims[d]) break;
-      oa -= (size_t)(gm->sa[d] * idx[d]);
-      ob -= (size_t)(gm->sb[d] * idx[d]);
-      idx[d] = 0;
-    }
+  op_batch_iter it;
+  op_batch_iter_init(&it, gm->nb, gm->bdims, gm->sa, gm->sb);
+  for (size_t bi = 0; bi < gm->batches; bi++, op_batch_iter_next(&it)) {
+    mm_kernel(p->fmac, M, N, K, a + it.oa * M * K, K, 1, b + it.ob * K * N, N, 1, c + bi * M * N);
   }
 }
 

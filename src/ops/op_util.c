@@ -137,3 +137,23 @@ q8rt_status op_const_zero_point(const ir_graph *g, const ir_node *n, int input, 
   *out = t->dtype == Q8RT_DTYPE_UINT8 ? ((const uint8_t *)t->data)[0] : ((const int8_t *)t->data)[0];
   return Q8RT_OK;
 }
+
+void op_batch_iter_init(op_batch_iter *it, int rank, const int64_t *dims, const int64_t *sa, const int64_t *sb) {
+  memset(it, 0, sizeof(*it));
+  it->rank = rank;
+  it->dims = dims;
+  it->sa = sa;
+  it->sb = sb;
+}
+
+void op_batch_iter_next(op_batch_iter *it) {
+  for (int d = it->rank - 1; d >= 0; d--) {
+    it->idx[d]++;
+    it->oa += (size_t)it->sa[d];
+    it->ob += (size_t)it->sb[d];
+    if (it->idx[d] < it->dims[d]) break;
+    it->oa -= (size_t)(it->sa[d] * it->idx[d]);
+    it->ob -= (size_t)(it->sb[d] * it->idx[d]);
+    it->idx[d] = 0;
+  }
+}

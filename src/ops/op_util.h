@@ -22,6 +22,18 @@ typedef void (*op_broadcast_fn)(void *ctx, size_t out_index, size_t off0, size_t
 void op_broadcast_walk(const op_shape *out, const int64_t *s0, const int64_t *s1, const int64_t *s2, op_broadcast_fn fn,
                        void *ctx);
 
+/* Steps through the batch dims of a batched op (MatMul and its quantized forms) in C order, keeping
+ * two input offsets that advance by their own batch strides (0 where that input broadcasts). The
+ * dims and strides are read, not copied: they must outlive the iterator. */
+typedef struct op_batch_iter {
+  int rank;
+  const int64_t *dims, *sa, *sb;
+  int64_t idx[Q8RT_MAX_RANK];
+  size_t oa, ob; /* the current offsets of inputs A and B */
+} op_batch_iter;
+void op_batch_iter_init(op_batch_iter *it, int rank, const int64_t *dims, const int64_t *sa, const int64_t *sb);
+void op_batch_iter_next(op_batch_iter *it);
+
 /* Normalize an axis in [-rank, rank) to [0, rank); false if out of range. */
 static inline bool op_normalize_axis(int64_t axis, int rank, int64_t *out) {
   if (axis < -rank || axis >= rank) return false;

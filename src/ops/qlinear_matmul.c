@@ -469,9 +469,10 @@ static void mm_run(const void *params, const void *geom, const op_tensor *in, op
   for (size_t j = 0; j < N; j++) bzp[j] = p->b_zp[p->n_bq == 1 ? 0 : j];
   const int32_t *C = p->kind == MM_QGEMM && p->has_c ? in[6].data : NULL;
   const int32_t azp = p->a_zp_dynamic ? qk_load8(in[2].data, ta, 0) : p->a_zp;
-  int64_t idx[MM_MAX_BATCH_RANK] = {0};
-  size_t oa = 0, ob = 0;
-  for (size_t bt = 0; bt < gm->batches; bt++) {
+  op_batch_iter it;
+  op_batch_iter_init(&it, gm->brank, gm->bdims, gm->sa, gm->sb);
+  for (size_t bt = 0; bt < gm->batches; bt++, op_batch_iter_next(&it)) {
+    const size_t oa = it.oa, ob = it.ob;
     for (size_t m = 0; m < M; m++) {
       for (size_t j = 0; j < N; j++) {
         acc[j] = C != NULL ? (uint32_t)C[(int64_t)m * gm->c_sm + (int64_t)j * gm->c_sn] : 0u;
@@ -502,15 +503,6 @@ static void mm_run(const void *params, const void *geom, const op_tensor *in, op
           qk_store8(out[0].data, p->y_type, orow + j, q8rt_round_clamp(v, lo, hi) + p->y_zp);
         }
       }
-    }
-    for (int d = gm->brank - 1; d >= 0; d--) {
-      idx[d]++;
-      oa += (size_t)gm->sa[d];
-      ob += (size_t)gm->sb[d];
-      if (idx[d] < gm->bdims[d]) break;
-      oa -= (size_t)(gm->sa[d] * idx[d]);
-      ob -= (size_t)(gm->sb[d] * idx[d]);
-      idx[d] = 0;
     }
   }
 }
