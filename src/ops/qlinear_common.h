@@ -74,4 +74,20 @@ static inline q8rt_dtype qk_input_type(const ir_graph *g, const ir_node *n, int 
   return v == NULL ? Q8RT_DTYPE_UNDEFINED : v->dtype;
 }
 
+/* The inputs of the unary quantized ops (X, x_scale, x_zero_point, y_scale[, y_zero_point]; one
+ * output): checks the arity and X's type (8-bit, or not known yet) and returns that type. */
+static inline q8rt_status qk_unary_io(const ir_graph *g, const ir_node *n, q8rt_dtype *t, q8rt_error *err) {
+  if (n->n_inputs < 4 || n->n_inputs > 5 || n->n_outputs != 1 || ir_node_input(g, n, 0) == NULL) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                     "%s node '%s': expects inputs X, x_scale, x_zero_point, y_scale[, y_zero_point] and 1 output",
+                     n->op_type, n->name);
+  }
+  *t = qk_input_type(g, n, 0);
+  if (*t != Q8RT_DTYPE_UNDEFINED && !qk_is8(*t)) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input X is %s (uint8 or int8 expected)", n->op_type,
+                     n->name, op_onnx_type_name(*t));
+  }
+  return Q8RT_OK;
+}
+
 #endif

@@ -42,19 +42,11 @@ static float mlas_logistic(float v) {
 static q8rt_status qlut_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, int kind) {
   const ir_graph *g = ctx->graph;
   const ir_node *n = ctx->node;
-  if (n->n_inputs < 4 || n->n_inputs > 5 || n->n_outputs != 1 || ir_node_input(g, n, 0) == NULL) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
-                     "%s node '%s': expects inputs X, X_scale, X_zero_point, Y_scale[, Y_zero_point] and 1 output",
-                     n->op_type, n->name);
-  }
+  q8rt_status st;
+  q8rt_dtype t = Q8RT_DTYPE_UNDEFINED;
+  if ((st = qk_unary_io(g, n, &t, err)) != Q8RT_OK) return st;
   qlut_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
   if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
-  q8rt_status st;
-  q8rt_dtype t = qk_input_type(g, n, 0);
-  if (t != Q8RT_DTYPE_UNDEFINED && !qk_is8(t)) {
-    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input X is %s (uint8 or int8 expected)", n->op_type,
-                     n->name, op_onnx_type_name(t));
-  }
   float xs, ys, alpha = 0.01f;
   int32_t xz, yz;
   if ((st = qk_scale(g, n, 1, "X_scale", &xs, err)) != Q8RT_OK) return st;
