@@ -120,8 +120,10 @@ int main(int argc, char **argv) {
   }
   int threads = 1, repeat = 10;
   for (int i = 4; i + 1 < argc; i += 2) {
-    if (strcmp(argv[i], "--threads") == 0) threads = atoi(argv[i + 1]);
-    else if (strcmp(argv[i], "--repeat") == 0) repeat = atoi(argv[i + 1]);
+    if (strcmp(argv[i], "--threads") == 0)
+      threads = atoi(argv[i + 1]);
+    else if (strcmp(argv[i], "--repeat") == 0)
+      repeat = atoi(argv[i + 1]);
   }
   if (repeat < 1) repeat = 1;
   int rc = 1;
@@ -157,8 +159,7 @@ int main(int argc, char **argv) {
     goto done;
   }
   const int64_t shape[4] = {1, 3, h, w};
-  if (q8rt_session_set_input(session, 0, shape, 4, input, sizeof(float) * 3 * (size_t)h * (size_t)w, &err) !=
-      Q8RT_OK) {
+  if (q8rt_session_set_input(session, 0, shape, 4, input, sizeof(float) * 3 * (size_t)h * (size_t)w, &err) != Q8RT_OK) {
     fprintf(stderr, "ocr-det-demo: error: %s\n", err.message);
     goto done;
   }

@@ -100,8 +100,8 @@ static int parse_backend(const char *text, q8rt_backend *backend) {
     const char *name;
     q8rt_backend backend;
   } table[] = {
-      {"auto", Q8RT_BACKEND_AUTO}, {"reference", Q8RT_BACKEND_REFERENCE}, {"avx2", Q8RT_BACKEND_AVX2},
-      {"avx512", Q8RT_BACKEND_AVX512}, {"neon", Q8RT_BACKEND_NEON}, {"xnnpack", Q8RT_BACKEND_XNNPACK},
+      {"auto", Q8RT_BACKEND_AUTO},     {"reference", Q8RT_BACKEND_REFERENCE}, {"avx2", Q8RT_BACKEND_AVX2},
+      {"avx512", Q8RT_BACKEND_AVX512}, {"neon", Q8RT_BACKEND_NEON},           {"xnnpack", Q8RT_BACKEND_XNNPACK},
   };
   for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
     if (strcmp(text, table[i].name) == 0) {
@@ -341,7 +341,7 @@ typedef struct runner {
   void *file_bytes; /* the current input file */
   void *data;       /* decoded or generated input data */
   double *times;
-  double *step_times; /* --profile with --repeat: [run][step] */
+  double *step_times;          /* --profile with --repeat: [run][step] */
   struct staged_input *staged; /* [n_in]: every input's shape and data, set once all are known */
   size_t n_staged;
   q8rt_step_profile *steps;

@@ -101,8 +101,8 @@ typedef enum q8rt_backend {
   Q8RT_BACKEND_REFERENCE = 1, /* portable scalar kernels, the numerics reference */
   Q8RT_BACKEND_AVX2 = 2,      /* q8rt's exact AVX2 kernels (x86-64) */
   Q8RT_BACKEND_NEON = 3,
-  Q8RT_BACKEND_XNNPACK = 4,   /* XNNPACK operators, where they are exact for the node */
-  Q8RT_BACKEND_AVX512 = 5,    /* q8rt's AVX-512 VNNI kernels (x86-64 with AVX512-VNNI) */
+  Q8RT_BACKEND_XNNPACK = 4, /* XNNPACK operators, where they are exact for the node */
+  Q8RT_BACKEND_AVX512 = 5,  /* q8rt's AVX-512 VNNI kernels (x86-64 with AVX512-VNNI) */
 } q8rt_backend;
 
 Q8RT_API const char *q8rt_backend_name(q8rt_backend backend);
@@ -117,11 +117,11 @@ typedef struct q8rt_allocator {
 } q8rt_allocator;
 
 typedef struct q8rt_model_options {
-  size_t size;                    /* sizeof(q8rt_model_options) */
+  size_t size;                     /* sizeof(q8rt_model_options) */
   const q8rt_allocator *allocator; /* NULL: malloc/free. Must outlive the model. */
-  q8rt_backend backend;           /* default AUTO */
-  size_t max_model_bytes;         /* refuse bigger model files; default 1 GiB */
-  size_t max_unpack_bytes;        /* memory budget for decoding the protobuf; default 4x the model size + 1 MiB */
+  q8rt_backend backend;            /* default AUTO */
+  size_t max_model_bytes;          /* refuse bigger model files; default 1 GiB */
+  size_t max_unpack_bytes;         /* memory budget for decoding the protobuf; default 4x the model size + 1 MiB */
   /* Folder that external-data paths are resolved against when loading from memory. NULL (the
    * default for memory loads) refuses external data. Loading from a path uses the model's folder.
    * External paths must be relative, without "..", and must not resolve (through symlinks)

@@ -37,20 +37,19 @@ void q8rt_qs32_f32_vcvt_ukernel__scalar(size_t n, const int32_t *x, float *y, co
  * + y_zp, qmin, qmax). 1-D convolutions use in_h = out_h = kernel_h = 1. */
 typedef struct q8rt_qconv_ref_params {
   size_t batch, groups;
-  size_t in_c, in_h, in_w;     /* in_c: all input channels */
-  size_t out_c, out_h, out_w;  /* out_c: all output channels */
+  size_t in_c, in_h, in_w;    /* in_c: all input channels */
+  size_t out_c, out_h, out_w; /* out_c: all output channels */
   size_t kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w;
   size_t pad_top, pad_left;
   int x_signed, y_signed;
   int32_t x_zero_point, y_zero_point;
-  float y_lo, y_hi;            /* qmin - y_zp, qmax - y_zp */
-  const int16_t *w;            /* [out_c][in_c / groups][kernel_h][kernel_w], zero point removed */
-  const int32_t *bias;         /* [out_c] */
-  const float *scale;          /* [out_c] */
+  float y_lo, y_hi;    /* qmin - y_zp, qmax - y_zp */
+  const int16_t *w;    /* [out_c][in_c / groups][kernel_h][kernel_w], zero point removed */
+  const int32_t *bias; /* [out_c] */
+  const float *scale;  /* [out_c] */
 } q8rt_qconv_ref_params;
 
 void q8rt_qx_conv_ref_ukernel__scalar(const q8rt_qconv_ref_params *p, const void *x, void *y);
-
 
 /* ==== Fast paths: NHWC, u8 activations (s8 ones mapped exactly by x ^ 0x80), weights packed once ====
  *
@@ -62,11 +61,11 @@ void q8rt_qx_conv_ref_ukernel__scalar(const q8rt_qconv_ref_params *p, const void
  * arithmetic makes this equal to the reference's sum_k (x - x_zp) * w + bias bit for bit.
  * Padding positions must hold the raw activation zero point (x_zp before the xor). */
 typedef struct q8rt_qu8_requant_params {
-  float y_lo;           /* qmin - y_zero_point */
-  float y_hi;           /* qmax - y_zero_point */
+  float y_lo; /* qmin - y_zero_point */
+  float y_hi; /* qmax - y_zero_point */
   int32_t y_zero_point;
-  uint8_t x_xor;        /* 0x80 for int8 activations, 0 for uint8 */
-  uint8_t y_signed;     /* 1: int8 output, 0: uint8 output */
+  uint8_t x_xor;    /* 0x80 for int8 activations, 0 for uint8 */
+  uint8_t y_signed; /* 1: int8 output, 0: uint8 output */
 } q8rt_qu8_requant_params;
 
 /* ---- qu8-qc8w-gemm: GEMM with int8 weights packed in groups of 4 k (KR = 4) ------------------
@@ -84,10 +83,10 @@ void q8rt_qc8w_gemm_pack(size_t n, size_t k, size_t nr, const int8_t *w, const i
 typedef void (*q8rt_qu8_gemm_ukernel_fn)(size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride,
                                          const void *w, void *c, size_t c_stride, const q8rt_qu8_requant_params *p);
 /* The scalar twin takes the packing's NR as an argument, so it reads any variant's layout. */
-void q8rt_qu8_qc8w_gemm_minmax_fp32_ukernel__scalar(size_t mr, size_t nc, size_t kc, const uint8_t *a,
-                                                    size_t a_stride, const void *w, void *c, size_t c_stride,
+void q8rt_qu8_qc8w_gemm_minmax_fp32_ukernel__scalar(size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride,
+                                                    const void *w, void *c, size_t c_stride,
                                                     const q8rt_qu8_requant_params *p, size_t nr);
-#define Q8RT_GEMM_UKERNEL(isa, fn, mr, nr)                                                              \
+#define Q8RT_GEMM_UKERNEL(isa, fn, mr, nr)                                                             \
   void fn(size_t mr_, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c, \
           size_t c_stride, const q8rt_qu8_requant_params *p);
 #include "qu8-qc8w-gemm/qu8-qc8w-gemm.inc"
@@ -110,7 +109,7 @@ typedef void (*q8rt_qu8_dwconv_ukernel_fn)(size_t channels, size_t pixels, const
 void q8rt_qu8_dwconv_minmax_fp32_ukernel__scalar(size_t channels, size_t pixels, const uint8_t *const *indirection,
                                                  size_t taps, const void *w, void *y, size_t y_stride,
                                                  const q8rt_qu8_requant_params *p, size_t cb);
-#define Q8RT_DWCONV_UKERNEL(isa, fn, cb)                                                                     \
+#define Q8RT_DWCONV_UKERNEL(isa, fn, cb)                                                                          \
   void fn(size_t channels, size_t pixels, const uint8_t *const *indirection, size_t taps, const void *w, void *y, \
           size_t y_stride, const q8rt_qu8_requant_params *p);
 #include "qu8-dwconv/qu8-dwconv.inc"
@@ -137,27 +136,27 @@ void q8rt_x8_transpose_ukernel__avx2(size_t outer, size_t a, size_t b, const uin
  * the 8-bit type. x1, x2 and y hold n elements; the *c variants read one element x2[0] for all.
  * y may be x1 or x2 (in place). */
 typedef struct q8rt_q8_vbinary_params {
-  float r1, r2, f;   /* vadd */
-  float ratio, zc;   /* vmul */
-  int32_t z1, z2;    /* vmul */
+  float r1, r2, f; /* vadd */
+  float ratio, zc; /* vmul */
+  int32_t z1, z2;  /* vmul */
 } q8rt_q8_vbinary_params;
 
-#define Q8RT_VBINARY_UKERNELS(isa)                                                                      \
-  void q8rt_qu8_vadd_ukernel__##isa(size_t n, const uint8_t *x1, const uint8_t *x2, uint8_t *y,        \
-                                    const q8rt_q8_vbinary_params *p);                                   \
-  void q8rt_qu8_vaddc_ukernel__##isa(size_t n, const uint8_t *x1, const uint8_t *x2, uint8_t *y,       \
-                                     const q8rt_q8_vbinary_params *p);                                  \
-  void q8rt_qu8_vmul_ukernel__##isa(size_t n, const uint8_t *x1, const uint8_t *x2, uint8_t *y,        \
-                                    const q8rt_q8_vbinary_params *p);                                   \
-  void q8rt_qu8_vmulc_ukernel__##isa(size_t n, const uint8_t *x1, const uint8_t *x2, uint8_t *y,       \
-                                     const q8rt_q8_vbinary_params *p);                                  \
-  void q8rt_qs8_vadd_ukernel__##isa(size_t n, const int8_t *x1, const int8_t *x2, int8_t *y,           \
-                                    const q8rt_q8_vbinary_params *p);                                   \
-  void q8rt_qs8_vaddc_ukernel__##isa(size_t n, const int8_t *x1, const int8_t *x2, int8_t *y,          \
-                                     const q8rt_q8_vbinary_params *p);                                  \
-  void q8rt_qs8_vmul_ukernel__##isa(size_t n, const int8_t *x1, const int8_t *x2, int8_t *y,           \
-                                    const q8rt_q8_vbinary_params *p);                                   \
-  void q8rt_qs8_vmulc_ukernel__##isa(size_t n, const int8_t *x1, const int8_t *x2, int8_t *y,          \
+#define Q8RT_VBINARY_UKERNELS(isa)                                                               \
+  void q8rt_qu8_vadd_ukernel__##isa(size_t n, const uint8_t *x1, const uint8_t *x2, uint8_t *y,  \
+                                    const q8rt_q8_vbinary_params *p);                            \
+  void q8rt_qu8_vaddc_ukernel__##isa(size_t n, const uint8_t *x1, const uint8_t *x2, uint8_t *y, \
+                                     const q8rt_q8_vbinary_params *p);                           \
+  void q8rt_qu8_vmul_ukernel__##isa(size_t n, const uint8_t *x1, const uint8_t *x2, uint8_t *y,  \
+                                    const q8rt_q8_vbinary_params *p);                            \
+  void q8rt_qu8_vmulc_ukernel__##isa(size_t n, const uint8_t *x1, const uint8_t *x2, uint8_t *y, \
+                                     const q8rt_q8_vbinary_params *p);                           \
+  void q8rt_qs8_vadd_ukernel__##isa(size_t n, const int8_t *x1, const int8_t *x2, int8_t *y,     \
+                                    const q8rt_q8_vbinary_params *p);                            \
+  void q8rt_qs8_vaddc_ukernel__##isa(size_t n, const int8_t *x1, const int8_t *x2, int8_t *y,    \
+                                     const q8rt_q8_vbinary_params *p);                           \
+  void q8rt_qs8_vmul_ukernel__##isa(size_t n, const int8_t *x1, const int8_t *x2, int8_t *y,     \
+                                    const q8rt_q8_vbinary_params *p);                            \
+  void q8rt_qs8_vmulc_ukernel__##isa(size_t n, const int8_t *x1, const int8_t *x2, int8_t *y,    \
                                      const q8rt_q8_vbinary_params *p);
 Q8RT_VBINARY_UKERNELS(scalar)
 #if defined(__x86_64__) || defined(_M_X64)

@@ -12,8 +12,8 @@
 static inline int32_t q8rt_round_clamp(float v, float lo, float hi) {
   if (!(v >= lo)) v = lo;
   if (v > hi) v = hi;
-  int32_t i = (int32_t)v;      /* truncation toward zero */
-  float frac = v - (float)i;   /* exact: |v| < 2^24 */
+  int32_t i = (int32_t)v;    /* truncation toward zero */
+  float frac = v - (float)i; /* exact: |v| < 2^24 */
   if (frac > 0.5f) {
     i += 1;
   } else if (frac < -0.5f) {

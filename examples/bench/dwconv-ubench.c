@@ -17,7 +17,12 @@
 
 typedef void (*dw_fn)(size_t, size_t, const uint8_t *const *, size_t, const void *, void *, size_t,
                       const q8rt_qu8_requant_params *);
-static const struct { int isa; dw_fn fn; size_t cb; const char *name; } vars[] = {
+static const struct {
+  int isa;
+  dw_fn fn;
+  size_t cb;
+  const char *name;
+} vars[] = {
 #define Q8RT_DWCONV_UKERNEL(isa, fn, cb) {isa, fn, cb, #fn},
 #include "qu8-dwconv/qu8-dwconv.inc"
     {0, NULL, 0, NULL}};
@@ -49,7 +54,9 @@ int main(int argc, char **argv) {
   }
   uint8_t *x = malloc(H * W * C);
   for (size_t i = 0; i < H * W * C; i++) x[i] = (uint8_t)(rand() >> 7);
-  const struct { size_t kh, kw, s; } shapes[] = {{3, 3, 1}, {3, 3, 2}, {5, 5, 1}, {5, 5, 2}, {7, 7, 1}, {7, 7, 2}, {1, 7, 1}, {7, 1, 1}};
+  const struct {
+    size_t kh, kw, s;
+  } shapes[] = {{3, 3, 1}, {3, 3, 2}, {5, 5, 1}, {5, 5, 2}, {7, 7, 1}, {7, 7, 2}, {1, 7, 1}, {7, 1, 1}};
   printf("%-6s %-3s %-52s %8s\n", "kernel", "s", "impl", "GMAC/s");
   for (size_t si = 0; si < sizeof(shapes) / sizeof(shapes[0]); si++) {
     const size_t kh = shapes[si].kh, kw = shapes[si].kw, st = shapes[si].s, taps = kh * kw;

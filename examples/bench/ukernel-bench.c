@@ -4,8 +4,8 @@
  * walks M in steps of MR and hands each call all N channels, as the conv front-end does.
  * Prints the median over repeated timed runs as GMAC/s, and the best run. Runs are timed in
  * thread CPU time, so time spent descheduled on a shared machine does not count; other load on
- * the same core (SMT sibling, shared cache) still does, so compare variants within one run. Output bytes are checked against the
- * scalar twin once per shape, so a fast but wrong kernel cannot go unnoticed here either.
+ * the same core (SMT sibling, shared cache) still does, so compare variants within one run. Output bytes are checked
+ * against the scalar twin once per shape, so a fast but wrong kernel cannot go unnoticed here either.
  *
  *   gcc -std=c11 -O2 -Iinclude -Ikernels -o build/ukernel-bench examples/bench/ukernel-bench.c \
  *       build/libq8rt.a -lm
@@ -84,8 +84,8 @@ static void gemm(const variant *v, const shape *s, const uint8_t *a, const void 
     if (v->fn) {
       v->fn(mr, s->n, s->k, a + m0 * s->k, s->k, packed, c + m0 * s->n, s->n, p);
     } else {
-      q8rt_qu8_qc8w_gemm_minmax_fp32_ukernel__scalar(mr, s->n, s->k, a + m0 * s->k, s->k, packed, c + m0 * s->n,
-                                                     s->n, p, v->nr);
+      q8rt_qu8_qc8w_gemm_minmax_fp32_ukernel__scalar(mr, s->n, s->k, a + m0 * s->k, s->k, packed, c + m0 * s->n, s->n,
+                                                     p, v->nr);
     }
   }
 }
@@ -99,8 +99,8 @@ int main(int argc, char **argv) {
   const char *filter = argc > 1 ? argv[1] : NULL;
   const size_t nv = sizeof(g_variants) / sizeof(g_variants[0]);
   const size_t ns = sizeof(g_shapes) / sizeof(g_shapes[0]);
-  q8rt_qu8_requant_params p = {.y_lo = -128.0f - 3.0f, .y_hi = 127.0f - 3.0f, .y_zero_point = 3, .x_xor = 0x80,
-                               .y_signed = 1};
+  q8rt_qu8_requant_params p = {
+      .y_lo = -128.0f - 3.0f, .y_hi = 127.0f - 3.0f, .y_zero_point = 3, .x_xor = 0x80, .y_signed = 1};
   if (getenv("BENCH_U8")) p.x_xor = 0; /* uint8 activations: no xor in the inner loop */
   int bad = 0;
   for (size_t si = 0; si < ns; si++) {
@@ -158,8 +158,7 @@ int main(int argc, char **argv) {
       }
       qsort(t, (size_t)samples, sizeof(double), cmp_double);
       printf("  %-62s %7.1f GMAC/s (best %6.1f)%s%s\n", v->name, macs / t[samples / 2] * 1e-9, macs / t[0] * 1e-9,
-             ok ? "" : "  MISMATCH",
-             v->pairs_safe_only ? "  (weights |w0|+|w1|<=128)" : "");
+             ok ? "" : "  MISMATCH", v->pairs_safe_only ? "  (weights |w0|+|w1|<=128)" : "");
       free(packed);
     }
     free(a);

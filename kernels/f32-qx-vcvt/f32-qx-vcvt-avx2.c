@@ -11,8 +11,8 @@
 
 #include "q8rt-kernels.h"
 
-static inline __attribute__((always_inline)) __m256i f32_q8_bytes(const float *x, __m256 vscale, __m256 vlo,
-                                                                  __m256 vhi, __m256i vzp, int is_signed) {
+static inline __attribute__((always_inline)) __m256i f32_q8_bytes(const float *x, __m256 vscale, __m256 vlo, __m256 vhi,
+                                                                  __m256i vzp, int is_signed) {
   __m256i r[4];
   for (int i = 0; i < 4; i++) {
     __m256 v = _mm256_div_ps(_mm256_loadu_ps(x + 8 * i), vscale);

@@ -31,10 +31,10 @@ VB_INLINE __m256i vb_cvt(__m256 v) {
 }
 
 typedef struct vb_consts {
-  __m256 r1, r2, f;     /* add */
-  __m256 ratio, zc;     /* mul */
-  __m256 z1, z2;        /* mul, as floats */
-  __m256 c2;            /* x2 broadcast: add: fma(x2, r2, f); mul: x2 - z2 */
+  __m256 r1, r2, f; /* add */
+  __m256 ratio, zc; /* mul */
+  __m256 z1, z2;    /* mul, as floats */
+  __m256 c2;        /* x2 broadcast: add: fma(x2, r2, f); mul: x2 - z2 */
 } vb_consts;
 
 /* 32 results from x1[0..32) and x2[0..32) (or the broadcast constant). */
@@ -58,8 +58,7 @@ VB_INLINE void vb_block(const uint8_t *x1, const uint8_t *x2, uint8_t *y, const 
    * elements), which the permute undoes. */
   const __m256i w01 = _mm256_packs_epi32(r[0], r[1]), w23 = _mm256_packs_epi32(r[2], r[3]);
   const __m256i b = is_signed ? _mm256_packs_epi16(w01, w23) : _mm256_packus_epi16(w01, w23);
-  _mm256_storeu_si256((__m256i *)(void *)y,
-                      _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+  _mm256_storeu_si256((__m256i *)(void *)y, _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
 }
 
 VB_INLINE void vb_row(size_t n, const uint8_t *x1, const uint8_t *x2, uint8_t *y, const q8rt_q8_vbinary_params *p,
@@ -91,22 +90,22 @@ VB_INLINE void vb_row(size_t n, const uint8_t *x1, const uint8_t *x2, uint8_t *y
   }
 }
 
-#define VB_AVX2(SUF, T, SIGNED)                                                                         \
-  VB_TARGET void q8rt_##SUF##_vadd_ukernel__avx2(size_t n, const T *x1, const T *x2, T *y,              \
-                                                 const q8rt_q8_vbinary_params *p) {                     \
-    vb_row(n, (const uint8_t *)x1, (const uint8_t *)x2, (uint8_t *)y, p, VB_ADD, 0, SIGNED);            \
-  }                                                                                                      \
-  VB_TARGET void q8rt_##SUF##_vaddc_ukernel__avx2(size_t n, const T *x1, const T *x2, T *y,             \
-                                                  const q8rt_q8_vbinary_params *p) {                    \
-    vb_row(n, (const uint8_t *)x1, (const uint8_t *)x2, (uint8_t *)y, p, VB_ADD, 1, SIGNED);            \
-  }                                                                                                      \
-  VB_TARGET void q8rt_##SUF##_vmul_ukernel__avx2(size_t n, const T *x1, const T *x2, T *y,              \
-                                                 const q8rt_q8_vbinary_params *p) {                     \
-    vb_row(n, (const uint8_t *)x1, (const uint8_t *)x2, (uint8_t *)y, p, VB_MUL, 0, SIGNED);            \
-  }                                                                                                      \
-  VB_TARGET void q8rt_##SUF##_vmulc_ukernel__avx2(size_t n, const T *x1, const T *x2, T *y,             \
-                                                  const q8rt_q8_vbinary_params *p) {                    \
-    vb_row(n, (const uint8_t *)x1, (const uint8_t *)x2, (uint8_t *)y, p, VB_MUL, 1, SIGNED);            \
+#define VB_AVX2(SUF, T, SIGNED)                                                              \
+  VB_TARGET void q8rt_##SUF##_vadd_ukernel__avx2(size_t n, const T *x1, const T *x2, T *y,   \
+                                                 const q8rt_q8_vbinary_params *p) {          \
+    vb_row(n, (const uint8_t *)x1, (const uint8_t *)x2, (uint8_t *)y, p, VB_ADD, 0, SIGNED); \
+  }                                                                                          \
+  VB_TARGET void q8rt_##SUF##_vaddc_ukernel__avx2(size_t n, const T *x1, const T *x2, T *y,  \
+                                                  const q8rt_q8_vbinary_params *p) {         \
+    vb_row(n, (const uint8_t *)x1, (const uint8_t *)x2, (uint8_t *)y, p, VB_ADD, 1, SIGNED); \
+  }                                                                                          \
+  VB_TARGET void q8rt_##SUF##_vmul_ukernel__avx2(size_t n, const T *x1, const T *x2, T *y,   \
+                                                 const q8rt_q8_vbinary_params *p) {          \
+    vb_row(n, (const uint8_t *)x1, (const uint8_t *)x2, (uint8_t *)y, p, VB_MUL, 0, SIGNED); \
+  }                                                                                          \
+  VB_TARGET void q8rt_##SUF##_vmulc_ukernel__avx2(size_t n, const T *x1, const T *x2, T *y,  \
+                                                  const q8rt_q8_vbinary_params *p) {         \
+    vb_row(n, (const uint8_t *)x1, (const uint8_t *)x2, (uint8_t *)y, p, VB_MUL, 1, SIGNED); \
   }
 
 VB_AVX2(qu8, uint8_t, 0)

@@ -14,10 +14,12 @@ static inline int32_t vb_cvt_sat(float v, int32_t lo, int32_t hi) {
   } else if (v >= 8388608.0f || v <= -8388608.0f) {
     i = (int32_t)v; /* already integral */
   } else {
-    i = (int32_t)v; /* toward zero */
+    i = (int32_t)v;                  /* toward zero */
     const float frac = v - (float)i; /* exact */
-    if (frac > 0.5f || (frac == 0.5f && (i & 1))) i += 1;
-    else if (frac < -0.5f || (frac == -0.5f && (i & 1))) i -= 1;
+    if (frac > 0.5f || (frac == 0.5f && (i & 1)))
+      i += 1;
+    else if (frac < -0.5f || (frac == -0.5f && (i & 1)))
+      i -= 1;
   }
   return i < lo ? lo : i > hi ? hi : i;
 }
@@ -30,24 +32,20 @@ static inline float vb_mul(int32_t x1, int32_t x2, const q8rt_q8_vbinary_params 
   return (float)((x1 - p->z1) * (x2 - p->z2)) * p->ratio + p->zc;
 }
 
-#define VB_SCALAR(T, LO, HI, SUF)                                                                                 \
-  void q8rt_##SUF##_vadd_ukernel__scalar(size_t n, const T *x1, const T *x2, T *y,                              \
-                                         const q8rt_q8_vbinary_params *p) {                                     \
-    for (size_t i = 0; i < n; i++) y[i] = (T)vb_cvt_sat(vb_add((float)x1[i], (float)x2[i], p), LO, HI);        \
-  }                                                                                                              \
-  void q8rt_##SUF##_vaddc_ukernel__scalar(size_t n, const T *x1, const T *x2, T *y,                             \
-                                          const q8rt_q8_vbinary_params *p) {                                    \
-    const float c = (float)x2[0];                                                                                \
-    for (size_t i = 0; i < n; i++) y[i] = (T)vb_cvt_sat(vb_add((float)x1[i], c, p), LO, HI);                   \
-  }                                                                                                              \
-  void q8rt_##SUF##_vmul_ukernel__scalar(size_t n, const T *x1, const T *x2, T *y,                              \
-                                         const q8rt_q8_vbinary_params *p) {                                     \
-    for (size_t i = 0; i < n; i++) y[i] = (T)vb_cvt_sat(vb_mul(x1[i], x2[i], p), LO, HI);                      \
-  }                                                                                                              \
-  void q8rt_##SUF##_vmulc_ukernel__scalar(size_t n, const T *x1, const T *x2, T *y,                             \
-                                          const q8rt_q8_vbinary_params *p) {                                    \
-    const int32_t c = x2[0];                                                                                     \
-    for (size_t i = 0; i < n; i++) y[i] = (T)vb_cvt_sat(vb_mul(x1[i], c, p), LO, HI);                          \
+#define VB_SCALAR(T, LO, HI, SUF)                                                                                      \
+  void q8rt_##SUF##_vadd_ukernel__scalar(size_t n, const T *x1, const T *x2, T *y, const q8rt_q8_vbinary_params *p) {  \
+    for (size_t i = 0; i < n; i++) y[i] = (T)vb_cvt_sat(vb_add((float)x1[i], (float)x2[i], p), LO, HI);                \
+  }                                                                                                                    \
+  void q8rt_##SUF##_vaddc_ukernel__scalar(size_t n, const T *x1, const T *x2, T *y, const q8rt_q8_vbinary_params *p) { \
+    const float c = (float)x2[0];                                                                                      \
+    for (size_t i = 0; i < n; i++) y[i] = (T)vb_cvt_sat(vb_add((float)x1[i], c, p), LO, HI);                           \
+  }                                                                                                                    \
+  void q8rt_##SUF##_vmul_ukernel__scalar(size_t n, const T *x1, const T *x2, T *y, const q8rt_q8_vbinary_params *p) {  \
+    for (size_t i = 0; i < n; i++) y[i] = (T)vb_cvt_sat(vb_mul(x1[i], x2[i], p), LO, HI);                              \
+  }                                                                                                                    \
+  void q8rt_##SUF##_vmulc_ukernel__scalar(size_t n, const T *x1, const T *x2, T *y, const q8rt_q8_vbinary_params *p) { \
+    const int32_t c = x2[0];                                                                                           \
+    for (size_t i = 0; i < n; i++) y[i] = (T)vb_cvt_sat(vb_mul(x1[i], c, p), LO, HI);                                  \
   }
 
 VB_SCALAR(uint8_t, 0, 255, qu8)

@@ -107,8 +107,8 @@ static inline __attribute__((always_inline)) void dw_block(const int np, const i
 }
 
 static inline __attribute__((always_inline)) void dw_pixels(const int np, const int sign, size_t channels,
-                                                            const uint8_t *const *in, const uint8_t *blk,
-                                                            uint8_t *out, const dw_ctx *ctx) {
+                                                            const uint8_t *const *in, const uint8_t *blk, uint8_t *out,
+                                                            const dw_ctx *ctx) {
   const size_t block_bytes = CB * (sizeof(int32_t) + ctx->taps * sizeof(int16_t) + sizeof(float));
   size_t c0 = 0;
   for (; c0 + CB <= channels; c0 += CB, blk += block_bytes) dw_block(np, sign, 0, in, c0, CB, blk, out, ctx);
@@ -130,11 +130,15 @@ void q8rt_qu8_dwconv_minmax_fp32_ukernel_16c__avx2(size_t channels, size_t pixel
   uint8_t *out = (uint8_t *)y;
   size_t px = 0;
   for (; px + NP <= pixels; px += NP, indirection += NP * taps, out += NP * y_stride) {
-    if (sign) dw_pixels(NP, 1, channels, indirection, (const uint8_t *)w, out, &ctx);
-    else dw_pixels(NP, 0, channels, indirection, (const uint8_t *)w, out, &ctx);
+    if (sign)
+      dw_pixels(NP, 1, channels, indirection, (const uint8_t *)w, out, &ctx);
+    else
+      dw_pixels(NP, 0, channels, indirection, (const uint8_t *)w, out, &ctx);
   }
   for (; px < pixels; px++, indirection += taps, out += y_stride) {
-    if (sign) dw_pixels(1, 1, channels, indirection, (const uint8_t *)w, out, &ctx);
-    else dw_pixels(1, 0, channels, indirection, (const uint8_t *)w, out, &ctx);
+    if (sign)
+      dw_pixels(1, 1, channels, indirection, (const uint8_t *)w, out, &ctx);
+    else
+      dw_pixels(1, 0, channels, indirection, (const uint8_t *)w, out, &ctx);
   }
 }

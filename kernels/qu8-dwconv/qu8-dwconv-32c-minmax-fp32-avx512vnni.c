@@ -53,8 +53,8 @@ static inline __attribute__((always_inline)) void dw_block(const int np, const i
   /* word 2j: w_t[ch(j)], word 2j+1: w_t+1[ch(j)] (the second table, + 32) */
   const __m512i wilo = _mm512_set_epi16(55, 23, 54, 22, 53, 21, 52, 20, 51, 19, 50, 18, 49, 17, 48, 16, 39, 7, 38, 6,
                                         37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
-  const __m512i wihi = _mm512_set_epi16(63, 31, 62, 30, 61, 29, 60, 28, 59, 27, 58, 26, 57, 25, 56, 24, 47, 15, 46,
-                                        14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8);
+  const __m512i wihi = _mm512_set_epi16(63, 31, 62, 30, 61, 29, 60, 28, 59, 27, 58, 26, 57, 25, 56, 24, 47, 15, 46, 14,
+                                        45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8);
   const int32_t *pb = (const int32_t *)(const void *)blk;
   const int16_t *pw = (const int16_t *)(const void *)(blk + CB * sizeof(int32_t));
   const float *ps = (const float *)(const void *)(blk + CB * (sizeof(int32_t) + taps * sizeof(int16_t)));
@@ -120,16 +120,19 @@ static inline __attribute__((always_inline)) void dw_block(const int np, const i
      * After + zp every value fits the output type, so vpmovwb's truncation is exact for u8 and s8;
      * vpermd puts the 4-byte groups back in order. */
     const __m512i w16 = _mm512_add_epi16(_mm512_packs_epi32(rlo, rhi), ctx->vzp);
-    const __m256i v =
-        _mm256_permutevar8x32_epi32(_mm512_cvtepi16_epi8(w16), _mm256_setr_epi32(0, 2, 1, 3, 4, 6, 5, 7));
+    const __m256i v = _mm256_permutevar8x32_epi32(_mm512_cvtepi16_epi8(w16), _mm256_setr_epi32(0, 2, 1, 3, 4, 6, 5, 7));
     uint8_t *dst = out + q * ctx->y_stride + c0;
     if (half) {
       const __m128i h = _mm256_castsi256_si128(v);
-      if (masked) _mm_mask_storeu_epi8(dst, (__mmask16)k, h);
-      else _mm_storeu_si128((__m128i *)(void *)dst, h);
+      if (masked)
+        _mm_mask_storeu_epi8(dst, (__mmask16)k, h);
+      else
+        _mm_storeu_si128((__m128i *)(void *)dst, h);
     } else {
-      if (masked) _mm256_mask_storeu_epi8(dst, k, v);
-      else _mm256_storeu_si256((__m256i *)(void *)dst, v);
+      if (masked)
+        _mm256_mask_storeu_epi8(dst, k, v);
+      else
+        _mm256_storeu_si256((__m256i *)(void *)dst, v);
     }
   }
 }
@@ -147,8 +150,10 @@ static inline __attribute__((always_inline)) void dw_pixels_taps(const int np, c
     dw_block(np, sign, 0, 1, in, c0, (__mmask32)0xFFFF, blk, out, ctx, taps);
   } else if (n != 0) {
     const __mmask32 k = (__mmask32)((1u << n) - 1u);
-    if (n < 16) dw_block(np, sign, 1, 1, in, c0, k, blk, out, ctx, taps);
-    else dw_block(np, sign, 1, 0, in, c0, k, blk, out, ctx, taps);
+    if (n < 16)
+      dw_block(np, sign, 1, 1, in, c0, k, blk, out, ctx, taps);
+    else
+      dw_block(np, sign, 1, 0, in, c0, k, blk, out, ctx, taps);
   }
 }
 
@@ -156,16 +161,17 @@ static inline __attribute__((always_inline)) void dw_pixels_taps(const int np, c
  * lone ninth tap loses its pair bookkeeping and the weight/scale offsets fold (measured ~6% faster
  * on Zen 4 for 3x3; other tap counts run the generic loop). */
 static inline __attribute__((always_inline)) void dw_pixels(const int np, const int sign, size_t channels,
-                                                            const uint8_t *const *in, const uint8_t *blk,
-                                                            uint8_t *out, const dw_ctx *ctx) {
-  if (ctx->taps == 9) dw_pixels_taps(np, sign, channels, in, blk, out, ctx, 9);
-  else dw_pixels_taps(np, sign, channels, in, blk, out, ctx, ctx->taps);
+                                                            const uint8_t *const *in, const uint8_t *blk, uint8_t *out,
+                                                            const dw_ctx *ctx) {
+  if (ctx->taps == 9)
+    dw_pixels_taps(np, sign, channels, in, blk, out, ctx, 9);
+  else
+    dw_pixels_taps(np, sign, channels, in, blk, out, ctx, ctx->taps);
 }
 
 void q8rt_qu8_dwconv_minmax_fp32_ukernel_32c__avx512vnni(size_t channels, size_t pixels,
-                                                         const uint8_t *const *indirection, size_t taps,
-                                                         const void *w, void *y, size_t y_stride,
-                                                         const q8rt_qu8_requant_params *p) {
+                                                         const uint8_t *const *indirection, size_t taps, const void *w,
+                                                         void *y, size_t y_stride, const q8rt_qu8_requant_params *p) {
   if (pixels == 0 || channels == 0) return;
   dw_ctx ctx;
   ctx.vlo = _mm512_set1_ps(p->y_lo);
@@ -177,16 +183,22 @@ void q8rt_qu8_dwconv_minmax_fp32_ukernel_32c__avx512vnni(size_t channels, size_t
   uint8_t *out = (uint8_t *)y;
   size_t px = 0;
   for (; px + NP <= pixels; px += NP, indirection += NP * taps, out += NP * y_stride) {
-    if (sign) dw_pixels(NP, 1, channels, indirection, (const uint8_t *)w, out, &ctx);
-    else dw_pixels(NP, 0, channels, indirection, (const uint8_t *)w, out, &ctx);
+    if (sign)
+      dw_pixels(NP, 1, channels, indirection, (const uint8_t *)w, out, &ctx);
+    else
+      dw_pixels(NP, 0, channels, indirection, (const uint8_t *)w, out, &ctx);
   }
   if (pixels - px >= 4) {
-    if (sign) dw_pixels(4, 1, channels, indirection, (const uint8_t *)w, out, &ctx);
-    else dw_pixels(4, 0, channels, indirection, (const uint8_t *)w, out, &ctx);
+    if (sign)
+      dw_pixels(4, 1, channels, indirection, (const uint8_t *)w, out, &ctx);
+    else
+      dw_pixels(4, 0, channels, indirection, (const uint8_t *)w, out, &ctx);
     px += 4, indirection += 4 * taps, out += 4 * y_stride;
   }
   for (; px < pixels; px++, indirection += taps, out += y_stride) {
-    if (sign) dw_pixels(1, 1, channels, indirection, (const uint8_t *)w, out, &ctx);
-    else dw_pixels(1, 0, channels, indirection, (const uint8_t *)w, out, &ctx);
+    if (sign)
+      dw_pixels(1, 1, channels, indirection, (const uint8_t *)w, out, &ctx);
+    else
+      dw_pixels(1, 0, channels, indirection, (const uint8_t *)w, out, &ctx);
   }
 }

@@ -34,8 +34,10 @@ void q8rt_qu8_dwconv_minmax_fp32_ukernel__scalar(size_t channels, size_t pixels,
         float s;
         memcpy(&s, ps + j * sizeof(float), sizeof(s));
         const int32_t q = q8rt_round_clamp((float)(int32_t)acc * s, lo, hi) + zp;
-        if (p->y_signed) ((int8_t *)out)[c0 + j] = (int8_t)q;
-        else out[c0 + j] = (uint8_t)q;
+        if (p->y_signed)
+          ((int8_t *)out)[c0 + j] = (int8_t)q;
+        else
+          out[c0 + j] = (uint8_t)q;
       }
     }
   }

@@ -61,10 +61,11 @@ static inline __attribute__((always_inline)) void q8rt_gemm_avx2_store_row(__m25
   }
 }
 
-static inline __attribute__((always_inline)) void q8rt_gemm_avx2_body(
-    size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c, size_t c_stride,
-    const q8rt_qu8_requant_params *p, const size_t MR, const size_t NV /* NR / 8 */, const bool buffered,
-    int16_t *buf) {
+static inline __attribute__((always_inline)) void q8rt_gemm_avx2_body(size_t mr, size_t nc, size_t kc, const uint8_t *a,
+                                                                      size_t a_stride, const void *w, void *c,
+                                                                      size_t c_stride, const q8rt_qu8_requant_params *p,
+                                                                      const size_t MR, const size_t NV /* NR / 8 */,
+                                                                      const bool buffered, int16_t *buf) {
   const size_t k4 = (kc + 3) / 4;
   const uint8_t *ar[Q8RT_GEMM_AVX2_MAX_MR];
   uint8_t *cr[Q8RT_GEMM_AVX2_MAX_MR];
@@ -131,8 +132,8 @@ static inline __attribute__((always_inline)) void q8rt_gemm_avx2_body(
           va02 = _mm256_set1_epi32(q8rt_gemm_avx2_load4(br[m] + 4 * g));
           va13 = _mm256_set1_epi32(q8rt_gemm_avx2_load4(br[m] + 4 * g + 2));
         } else {
-          const __m256i x =
-              _mm256_xor_si256(_mm256_set1_epi32(q8rt_gemm_avx2_load4(ar[m] + 4 * g)), _mm256_broadcastsi128_si256(vxor));
+          const __m256i x = _mm256_xor_si256(_mm256_set1_epi32(q8rt_gemm_avx2_load4(ar[m] + 4 * g)),
+                                             _mm256_broadcastsi128_si256(vxor));
           va02 = _mm256_shuffle_epi8(x, vpair_even);
           va13 = _mm256_shuffle_epi8(x, vpair_odd);
         }
@@ -162,15 +163,15 @@ static inline __attribute__((always_inline)) void q8rt_gemm_avx2_body(
   }
 }
 
-#define Q8RT_GEMM_AVX2_DEFINE(fn, MR, NV)                                                                  \
-  void fn(size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c,  \
-          size_t c_stride, const q8rt_qu8_requant_params *p) {                                          \
-    if (MR * ((kc + 3) & ~(size_t)3) <= Q8RT_GEMM_AVX2_BUF_ELEMS) {                                     \
-      int16_t buf[Q8RT_GEMM_AVX2_BUF_ELEMS] __attribute__((aligned(32)));                               \
-      q8rt_gemm_avx2_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, true, buf);                  \
-    } else {                                                                                            \
-      q8rt_gemm_avx2_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, false, NULL);                \
-    }                                                                                                   \
+#define Q8RT_GEMM_AVX2_DEFINE(fn, MR, NV)                                                                              \
+  void fn(size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c, size_t c_stride, \
+          const q8rt_qu8_requant_params *p) {                                                                          \
+    if (MR * ((kc + 3) & ~(size_t)3) <= Q8RT_GEMM_AVX2_BUF_ELEMS) {                                                    \
+      int16_t buf[Q8RT_GEMM_AVX2_BUF_ELEMS] __attribute__((aligned(32)));                                              \
+      q8rt_gemm_avx2_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, true, buf);                              \
+    } else {                                                                                                           \
+      q8rt_gemm_avx2_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, false, NULL);                            \
+    }                                                                                                                  \
   }
 
 #endif

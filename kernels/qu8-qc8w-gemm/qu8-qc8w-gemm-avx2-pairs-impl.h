@@ -77,14 +77,14 @@ static inline __attribute__((always_inline)) void q8rt_gemm_avx2_pairs_body(
   }
 }
 
-#define Q8RT_GEMM_AVX2_PAIRS_DEFINE(fn, MR, NV)                                                          \
-  void fn(size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c,  \
-          size_t c_stride, const q8rt_qu8_requant_params *p) {                                          \
-    if (p->x_xor != 0) {                                                                                \
-      q8rt_gemm_avx2_pairs_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, true);               \
-    } else {                                                                                            \
-      q8rt_gemm_avx2_pairs_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, false);              \
-    }                                                                                                   \
+#define Q8RT_GEMM_AVX2_PAIRS_DEFINE(fn, MR, NV)                                                                        \
+  void fn(size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c, size_t c_stride, \
+          const q8rt_qu8_requant_params *p) {                                                                          \
+    if (p->x_xor != 0) {                                                                                               \
+      q8rt_gemm_avx2_pairs_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, true);                             \
+    } else {                                                                                                           \
+      q8rt_gemm_avx2_pairs_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, false);                            \
+    }                                                                                                                  \
   }
 
 #endif

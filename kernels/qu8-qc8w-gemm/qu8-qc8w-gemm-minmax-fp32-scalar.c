@@ -5,8 +5,8 @@
 #include "q8rt-kernels.h"
 #include "q8rt-math.h"
 
-void q8rt_qu8_qc8w_gemm_minmax_fp32_ukernel__scalar(size_t mr, size_t nc, size_t kc, const uint8_t *a,
-                                                    size_t a_stride, const void *w, void *c, size_t c_stride,
+void q8rt_qu8_qc8w_gemm_minmax_fp32_ukernel__scalar(size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride,
+                                                    const void *w, void *c, size_t c_stride,
                                                     const q8rt_qu8_requant_params *p, size_t nr) {
   const size_t k4 = (kc + 3) / 4;
   const size_t block_bytes = nr * (sizeof(int32_t) + 4 * k4 + sizeof(float));

@@ -18,7 +18,7 @@ bool q8rt_qc8w_gemm_pairs_safe(size_t n, size_t k, const int8_t *w);
 /* Variants listed in qu8-qc8w-gemm.inc with Q8RT_GEMM_UKERNEL_PAIRS_SAFE: a dispatcher may call
  * them only for weights where q8rt_qc8w_gemm_pairs_safe holds (checked once at pack time). */
 #define Q8RT_GEMM_UKERNEL(isa, fn, mr, nr)
-#define Q8RT_GEMM_UKERNEL_PAIRS_SAFE(isa, fn, mr, nr)                                                   \
+#define Q8RT_GEMM_UKERNEL_PAIRS_SAFE(isa, fn, mr, nr)                                                  \
   void fn(size_t mr_, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c, \
           size_t c_stride, const q8rt_qu8_requant_params *p);
 #include "qu8-qc8w-gemm/qu8-qc8w-gemm.inc"

@@ -14,7 +14,7 @@ void q8rt_x8_transpose_ukernel__scalar(size_t outer, size_t a, size_t b, const u
         const size_t nj = b - j0 < TILE ? b - j0 : TILE;
         for (size_t j = 0; j < nj; j++) {
           const uint8_t *src = x + i0 * b + j0 + j; /* column j0 + j, rows i0.. */
-          uint8_t *dst = y + (j0 + j) * a + i0;      /* row j0 + j of the result */
+          uint8_t *dst = y + (j0 + j) * a + i0;     /* row j0 + j of the result */
           for (size_t i = 0; i < ni; i++) dst[i] = src[i * b];
         }
       }

@@ -59,8 +59,8 @@ static bool zp_in_range(int32_t zp, int is_signed) {
   return is_signed ? (zp >= -128 && zp <= 127) : (zp >= 0 && zp <= 255);
 }
 
-static size_t output_dim(size_t in, uint32_t pad0, uint32_t pad1, uint32_t kernel, uint32_t dilation,
-                         uint32_t stride, bool *ok) {
+static size_t output_dim(size_t in, uint32_t pad0, uint32_t pad1, uint32_t kernel, uint32_t dilation, uint32_t stride,
+                         bool *ok) {
   size_t padded, eff;
   if (in == 0 || kernel == 0 || dilation == 0 || stride == 0 || !q8rt_add_size(in, pad0, &padded) ||
       !q8rt_add_size(padded, pad1, &padded) || !q8rt_mul_size((size_t)kernel - 1, dilation, &eff) ||
@@ -89,10 +89,10 @@ static int32_t load_w8(const void *p, size_t i, int is_signed) {
 static bool xnn_scale_ok(float s) { return s > 0.0f && isnormal(s); }
 
 static bool plan_route(const q8rt_xnn_conv_desc *d, route *r, const char **reason) {
-#define REFUSE(msg)               \
-  do {                            \
-    if (reason) *reason = (msg);  \
-    return false;                 \
+#define REFUSE(msg)              \
+  do {                           \
+    if (reason) *reason = (msg); \
+    return false;                \
   } while (0)
   memset(r, 0, sizeof(*r));
   if (d == NULL) REFUSE("no convolution description");
@@ -157,7 +157,8 @@ static bool plan_route(const q8rt_xnn_conv_desc *d, route *r, const char **reaso
     return true;
   }
   if (r->per_channel)
-    REFUSE("per-channel weight scales with a nonzero weight zero point (XNNPACK's qc8 needs zero point 0, qu8 one scale)");
+    REFUSE(
+        "per-channel weight scales with a nonzero weight zero point (XNNPACK's qc8 needs zero point 0, qu8 one scale)");
 #if !Q8RT_XNN_X86
   REFUSE("nonzero weight zero point: XNNPACK's qu8 requantizes in fixed point (rndnu) on this architecture");
 #else
@@ -191,17 +192,17 @@ struct q8rt_xnn_conv {
   const uint8_t *x;   /* the caller's input */
   uint8_t *y;         /* the caller's output */
   pthreadpool_t pool;
-  bool ready;         /* set up successfully */
+  bool ready; /* set up successfully */
 };
 
 static q8rt_status from_xnn(enum xnn_status s, q8rt_error *err, const char *what) {
   switch (s) {
-  case xnn_status_success: return Q8RT_OK;
-  case xnn_status_out_of_memory: return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "XNNPACK %s: out of memory", what);
-  case xnn_status_uninitialized:
-  case xnn_status_unsupported_hardware:
-    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "XNNPACK %s: not available on this CPU", what);
-  default: return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "XNNPACK %s failed (status %d)", what, (int)s);
+    case xnn_status_success: return Q8RT_OK;
+    case xnn_status_out_of_memory: return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "XNNPACK %s: out of memory", what);
+    case xnn_status_uninitialized:
+    case xnn_status_unsupported_hardware:
+      return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "XNNPACK %s: not available on this CPU", what);
+    default: return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "XNNPACK %s failed (status %d)", what, (int)s);
   }
 }
 
@@ -295,15 +296,13 @@ q8rt_status q8rt_xnn_conv_create(const q8rt_xnn_conv_desc *d, const q8rt_allocat
     }
     s = xnn_create_convolution2d_nhwc_qc8(
         d->pad_top, d->pad_right, d->pad_bottom, d->pad_left, d->kernel_h, d->kernel_w, d->stride_h, d->stride_w,
-        d->dilation_h, d->dilation_w, (uint32_t)d->groups, d->group_in_c, d->group_out_c, r.c, r.m,
-        (int8_t)r.x_zp, d->x_scale, ks, (const int8_t *)wt, d->bias, (int8_t)r.y_zp, d->y_scale, INT8_MIN, INT8_MAX,
-        0, &c->op);
+        d->dilation_h, d->dilation_w, (uint32_t)d->groups, d->group_in_c, d->group_out_c, r.c, r.m, (int8_t)r.x_zp,
+        d->x_scale, ks, (const int8_t *)wt, d->bias, (int8_t)r.y_zp, d->y_scale, INT8_MIN, INT8_MAX, 0, &c->op);
   } else {
     s = xnn_create_convolution2d_nhwc_qu8(
         d->pad_top, d->pad_right, d->pad_bottom, d->pad_left, d->kernel_h, d->kernel_w, d->stride_h, d->stride_w,
-        d->dilation_h, d->dilation_w, (uint32_t)d->groups, d->group_in_c, d->group_out_c, r.c, r.m,
-        (uint8_t)r.x_zp, d->x_scale, (uint8_t)r.w_zp, d->w_scale[0], wt, d->bias, (uint8_t)r.y_zp, d->y_scale, 0,
-        UINT8_MAX, 0, &c->op);
+        d->dilation_h, d->dilation_w, (uint32_t)d->groups, d->group_in_c, d->group_out_c, r.c, r.m, (uint8_t)r.x_zp,
+        d->x_scale, (uint8_t)r.w_zp, d->w_scale[0], wt, d->bias, (uint8_t)r.y_zp, d->y_scale, 0, UINT8_MAX, 0, &c->op);
   }
   if (s != xnn_status_success) {
     c->op = NULL;

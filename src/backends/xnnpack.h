@@ -67,19 +67,19 @@
 bool q8rt_xnn_init(void);
 
 typedef struct q8rt_xnn_conv_desc {
-  size_t batch, in_h, in_w;            /* NHWC input [batch][in_h][in_w][groups * group_in_c] */
+  size_t batch, in_h, in_w;               /* NHWC input [batch][in_h][in_w][groups * group_in_c] */
   size_t groups, group_in_c, group_out_c; /* NHWC output [batch][out_h][out_w][groups * group_out_c] */
   uint32_t kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w;
   uint32_t pad_top, pad_left, pad_bottom, pad_right;
-  int x_signed, y_signed, w_signed;    /* element types of x, y, w: int8 when 1, uint8 when 0 */
-  int32_t x_zero_point, y_zero_point;  /* in the range of their element type */
+  int x_signed, y_signed, w_signed;   /* element types of x, y, w: int8 when 1, uint8 when 0 */
+  int32_t x_zero_point, y_zero_point; /* in the range of their element type */
   float x_scale, y_scale;
-  const float *w_scale;                /* w_scale_count entries */
-  size_t w_scale_count;                /* 1 or groups * group_out_c */
-  const void *w;                       /* ONNX layout [M][group_in_c][kernel_h][kernel_w], M = groups * group_out_c */
-  const void *w_zero_point;            /* int8/uint8 as w; NULL means 0 */
-  size_t w_zero_point_count;           /* 1 or M (0 when w_zero_point is NULL) */
-  const int32_t *bias;                 /* [M] or NULL */
+  const float *w_scale;      /* w_scale_count entries */
+  size_t w_scale_count;      /* 1 or groups * group_out_c */
+  const void *w;             /* ONNX layout [M][group_in_c][kernel_h][kernel_w], M = groups * group_out_c */
+  const void *w_zero_point;  /* int8/uint8 as w; NULL means 0 */
+  size_t w_zero_point_count; /* 1 or M (0 when w_zero_point is NULL) */
+  const int32_t *bias;       /* [M] or NULL */
 } q8rt_xnn_conv_desc;
 
 /* The ONNX output size (floor((in + pads - dilation * (kernel - 1) - 1) / stride) + 1); false

@@ -18,54 +18,54 @@ q8rt_status q8rt_fail(q8rt_error *err, q8rt_status status, const char *fmt, ...)
 
 const char *q8rt_status_string(q8rt_status status) {
   switch (status) {
-  case Q8RT_OK: return "ok";
-  case Q8RT_ERROR_INVALID_ARGUMENT: return "invalid argument";
-  case Q8RT_ERROR_INVALID_MODEL: return "invalid model";
-  case Q8RT_ERROR_UNSUPPORTED: return "unsupported";
-  case Q8RT_ERROR_OUT_OF_MEMORY: return "out of memory";
-  case Q8RT_ERROR_IO: return "i/o error";
-  case Q8RT_ERROR_SHAPE: return "shape mismatch";
-  case Q8RT_ERROR_STATE: return "invalid state";
+    case Q8RT_OK: return "ok";
+    case Q8RT_ERROR_INVALID_ARGUMENT: return "invalid argument";
+    case Q8RT_ERROR_INVALID_MODEL: return "invalid model";
+    case Q8RT_ERROR_UNSUPPORTED: return "unsupported";
+    case Q8RT_ERROR_OUT_OF_MEMORY: return "out of memory";
+    case Q8RT_ERROR_IO: return "i/o error";
+    case Q8RT_ERROR_SHAPE: return "shape mismatch";
+    case Q8RT_ERROR_STATE: return "invalid state";
   }
   return "unknown status";
 }
 
 const char *q8rt_dtype_name(q8rt_dtype dtype) {
   switch (dtype) {
-  case Q8RT_DTYPE_FLOAT32: return "float32";
-  case Q8RT_DTYPE_UINT8: return "uint8";
-  case Q8RT_DTYPE_INT8: return "int8";
-  case Q8RT_DTYPE_UINT16: return "uint16";
-  case Q8RT_DTYPE_INT16: return "int16";
-  case Q8RT_DTYPE_INT32: return "int32";
-  case Q8RT_DTYPE_INT64: return "int64";
-  case Q8RT_DTYPE_UNDEFINED: break;
+    case Q8RT_DTYPE_FLOAT32: return "float32";
+    case Q8RT_DTYPE_UINT8: return "uint8";
+    case Q8RT_DTYPE_INT8: return "int8";
+    case Q8RT_DTYPE_UINT16: return "uint16";
+    case Q8RT_DTYPE_INT16: return "int16";
+    case Q8RT_DTYPE_INT32: return "int32";
+    case Q8RT_DTYPE_INT64: return "int64";
+    case Q8RT_DTYPE_UNDEFINED: break;
   }
   return "undefined";
 }
 
 size_t q8rt_dtype_size(q8rt_dtype dtype) {
   switch (dtype) {
-  case Q8RT_DTYPE_UINT8:
-  case Q8RT_DTYPE_INT8: return 1;
-  case Q8RT_DTYPE_UINT16:
-  case Q8RT_DTYPE_INT16: return 2;
-  case Q8RT_DTYPE_FLOAT32:
-  case Q8RT_DTYPE_INT32: return 4;
-  case Q8RT_DTYPE_INT64: return 8;
-  case Q8RT_DTYPE_UNDEFINED: break;
+    case Q8RT_DTYPE_UINT8:
+    case Q8RT_DTYPE_INT8: return 1;
+    case Q8RT_DTYPE_UINT16:
+    case Q8RT_DTYPE_INT16: return 2;
+    case Q8RT_DTYPE_FLOAT32:
+    case Q8RT_DTYPE_INT32: return 4;
+    case Q8RT_DTYPE_INT64: return 8;
+    case Q8RT_DTYPE_UNDEFINED: break;
   }
   return 0;
 }
 
 const char *q8rt_backend_name(q8rt_backend backend) {
   switch (backend) {
-  case Q8RT_BACKEND_AUTO: return "auto";
-  case Q8RT_BACKEND_REFERENCE: return "reference";
-  case Q8RT_BACKEND_AVX2: return "avx2";
-  case Q8RT_BACKEND_NEON: return "neon";
-  case Q8RT_BACKEND_XNNPACK: return "xnnpack";
-  case Q8RT_BACKEND_AVX512: return "avx512";
+    case Q8RT_BACKEND_AUTO: return "auto";
+    case Q8RT_BACKEND_REFERENCE: return "reference";
+    case Q8RT_BACKEND_AVX2: return "avx2";
+    case Q8RT_BACKEND_NEON: return "neon";
+    case Q8RT_BACKEND_XNNPACK: return "xnnpack";
+    case Q8RT_BACKEND_AVX512: return "avx512";
   }
   return "unknown";
 }
@@ -79,11 +79,26 @@ bool q8rt_dtype_is_quantized(q8rt_dtype dtype) {
 
 void q8rt_dtype_range(q8rt_dtype dtype, int32_t *qmin, int32_t *qmax) {
   switch (dtype) {
-  case Q8RT_DTYPE_UINT8: *qmin = 0; *qmax = 255; return;
-  case Q8RT_DTYPE_INT8: *qmin = -128; *qmax = 127; return;
-  case Q8RT_DTYPE_UINT16: *qmin = 0; *qmax = 65535; return;
-  case Q8RT_DTYPE_INT16: *qmin = -32768; *qmax = 32767; return;
-  default: *qmin = INT32_MIN; *qmax = INT32_MAX; return;
+    case Q8RT_DTYPE_UINT8:
+      *qmin = 0;
+      *qmax = 255;
+      return;
+    case Q8RT_DTYPE_INT8:
+      *qmin = -128;
+      *qmax = 127;
+      return;
+    case Q8RT_DTYPE_UINT16:
+      *qmin = 0;
+      *qmax = 65535;
+      return;
+    case Q8RT_DTYPE_INT16:
+      *qmin = -32768;
+      *qmax = 32767;
+      return;
+    default:
+      *qmin = INT32_MIN;
+      *qmax = INT32_MAX;
+      return;
   }
 }
 
@@ -193,7 +208,9 @@ char *q8rt_pool_strndup(q8rt_pool *pool, const char *s, size_t n) {
   return d;
 }
 
-char *q8rt_pool_strdup(q8rt_pool *pool, const char *s) { return q8rt_pool_strndup(pool, s ? s : "", s ? strlen(s) : 0); }
+char *q8rt_pool_strdup(q8rt_pool *pool, const char *s) {
+  return q8rt_pool_strndup(pool, s ? s : "", s ? strlen(s) : 0);
+}
 
 void q8rt_pool_free(q8rt_pool *pool) {
   q8rt_pool_chunk *c = pool->head;

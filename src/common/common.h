@@ -38,7 +38,7 @@ typedef struct q8rt_pool {
 } q8rt_pool;
 
 void q8rt_pool_init(q8rt_pool *pool, const q8rt_allocator *allocator);
-void *q8rt_pool_alloc(q8rt_pool *pool, size_t size, size_t alignment); /* zeroed; NULL on failure */
+void *q8rt_pool_alloc(q8rt_pool *pool, size_t size, size_t alignment);  /* zeroed; NULL on failure */
 void *q8rt_pool_array(q8rt_pool *pool, size_t count, size_t elem_size); /* zeroed, overflow-checked */
 char *q8rt_pool_strdup(q8rt_pool *pool, const char *s);
 char *q8rt_pool_strndup(q8rt_pool *pool, const char *s, size_t n);

@@ -70,8 +70,7 @@ int ir_graph_add_node(ir_graph *g) {
 q8rt_status ir_tensor_create(ir_graph *g, q8rt_dtype dtype, int rank, const int64_t *dims, ir_tensor **out,
                              q8rt_error *err) {
   if (rank < 0 || rank > Q8RT_MAX_RANK) {
-    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "tensor of rank %d (q8rt supports up to %d)", rank,
-                     Q8RT_MAX_RANK);
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "tensor of rank %d (q8rt supports up to %d)", rank, Q8RT_MAX_RANK);
   }
   size_t esize = q8rt_dtype_size(dtype);
   if (esize == 0) return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "tensor of unsupported data type %d", (int)dtype);
@@ -87,7 +86,8 @@ q8rt_status ir_tensor_create(ir_graph *g, q8rt_dtype dtype, int rank, const int6
   t->count = count;
   t->nbytes = (size_t)count * esize;
   t->data = q8rt_pool_alloc(&g->pool, t->nbytes ? t->nbytes : 1, 64);
-  if (t->data == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory for %zu bytes of tensor data", t->nbytes);
+  if (t->data == NULL)
+    return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory for %zu bytes of tensor data", t->nbytes);
   *out = t;
   return Q8RT_OK;
 }
@@ -110,8 +110,8 @@ const ir_attr *ir_node_attr(const ir_node *n, const char *name) {
 }
 
 static q8rt_status wrong_type(const ir_node *n, const char *name, const char *want, q8rt_error *err) {
-  return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute '%s' must be %s", n->op_type, n->name,
-                   name, want);
+  return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute '%s' must be %s", n->op_type, n->name, name,
+                   want);
 }
 
 q8rt_status ir_attr_int(const ir_node *n, const char *name, int64_t def, int64_t *out, q8rt_error *err) {

@@ -12,9 +12,9 @@ typedef struct ir_tensor {
   q8rt_dtype dtype;
   int rank;
   int64_t dims[Q8RT_MAX_RANK];
-  int64_t count;  /* number of elements */
-  size_t nbytes;  /* count * dtype size */
-  void *data;     /* host-endian, C order, 64-byte aligned, pool memory */
+  int64_t count; /* number of elements */
+  size_t nbytes; /* count * dtype size */
+  void *data;    /* host-endian, C order, 64-byte aligned, pool memory */
 } ir_tensor;
 
 typedef enum ir_attr_type {
@@ -34,49 +34,49 @@ typedef struct ir_attr {
   ir_attr_type type;
   float f;
   int64_t i;
-  const char *s;       /* NUL-terminated; s_len bytes (strings may hold NULs in ONNX: checked) */
+  const char *s; /* NUL-terminated; s_len bytes (strings may hold NULs in ONNX: checked) */
   size_t s_len;
   const float *floats;
   const int64_t *ints;
-  size_t count;        /* element count of floats / ints */
+  size_t count; /* element count of floats / ints */
   ir_tensor *t;
 } ir_attr;
 
 typedef struct ir_quant {
-  int known;           /* 1 when a per-tensor scale/zero point are known */
+  int known; /* 1 when a per-tensor scale/zero point are known */
   float scale;
   int32_t zero_point;
 } ir_quant;
 
 typedef struct ir_value {
   const char *name;
-  q8rt_dtype dtype;    /* UNDEFINED until inferred */
-  int rank;            /* -1 if unknown */
-  int64_t dims[Q8RT_MAX_RANK]; /* -1 for a symbolic dimension */
+  q8rt_dtype dtype;                      /* UNDEFINED until inferred */
+  int rank;                              /* -1 if unknown */
+  int64_t dims[Q8RT_MAX_RANK];           /* -1 for a symbolic dimension */
   const char *dim_params[Q8RT_MAX_RANK]; /* symbolic names from the model (or NULL) */
-  ir_tensor *constant; /* non-NULL for initializers and folded constants */
-  int producer;        /* node index, or -1 for graph inputs and constants */
-  int graph_input;     /* index among graph inputs, or -1 */
-  int graph_output;    /* index among graph outputs, or -1 */
-  int consumers;       /* number of node inputs that read this value */
+  ir_tensor *constant;                   /* non-NULL for initializers and folded constants */
+  int producer;                          /* node index, or -1 for graph inputs and constants */
+  int graph_input;                       /* index among graph inputs, or -1 */
+  int graph_output;                      /* index among graph outputs, or -1 */
+  int consumers;                         /* number of node inputs that read this value */
   ir_quant quant;
 } ir_value;
 
 typedef struct ir_node {
-  const char *name;    /* never NULL: the loader names anonymous nodes "<op>_<index>" */
+  const char *name; /* never NULL: the loader names anonymous nodes "<op>_<index>" */
   const char *op_type;
-  const char *domain;  /* "" for ai.onnx */
-  int opset;           /* opset version of the node's domain */
+  const char *domain; /* "" for ai.onnx */
+  int opset;          /* opset version of the node's domain */
   int n_inputs;
-  int *inputs;         /* value indices, -1 for an omitted optional input */
+  int *inputs; /* value indices, -1 for an omitted optional input */
   int n_outputs;
-  int *outputs;        /* value indices, -1 for an omitted optional output */
+  int *outputs; /* value indices, -1 for an omitted optional output */
   int n_attrs;
   ir_attr *attrs;
-  int removed;         /* set by passes that fold a node away */
-  const char *note;    /* set by passes that rewrote the node (shown by --explain), or NULL */
-  int clamp_fused;     /* QLinearConv made from DQ -> Conv -> Relu/Clip -> Q: the activation's */
-  float clamp_min;     /* real-valued bounds, applied as the requantization clamp */
+  int removed;      /* set by passes that fold a node away */
+  const char *note; /* set by passes that rewrote the node (shown by --explain), or NULL */
+  int clamp_fused;  /* QLinearConv made from DQ -> Conv -> Relu/Clip -> Q: the activation's */
+  float clamp_min;  /* real-valued bounds, applied as the requantization clamp */
   float clamp_max;
 } ir_node;
 
@@ -95,7 +95,7 @@ typedef struct ir_graph {
   ir_node *nodes;
   int n_nodes, cap_nodes;
 
-  int *inputs;  /* graph inputs that are not initializers, value indices */
+  int *inputs; /* graph inputs that are not initializers, value indices */
   int n_inputs;
   int *outputs; /* value indices */
   int n_outputs;

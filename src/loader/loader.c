@@ -169,8 +169,8 @@ static q8rt_status read_type(loader *L, const Onnx__ValueInfoProto *vi, const ch
       params[i] = NULL;
       if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
         if (dim->dim_value < 0) {
-          return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "%s '%.200s' has negative dimension %lld at axis %d",
-                           kind, name, (long long)dim->dim_value, i);
+          return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "%s '%.200s' has negative dimension %lld at axis %d", kind,
+                           name, (long long)dim->dim_value, i);
         }
         dims[i] = dim->dim_value;
       } else if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && dim->dim_param != NULL &&
@@ -253,14 +253,14 @@ static q8rt_status read_outputs(loader *L, const Onnx__GraphProto *gp) {
 
 static const char *attr_type_name(int type) {
   switch (type) {
-  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH: return "GRAPH (a subgraph)";
-  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS: return "GRAPHS (subgraphs)";
-  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSOR: return "SPARSE_TENSOR";
-  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSORS: return "SPARSE_TENSORS";
-  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO: return "TYPE_PROTO";
-  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTOS: return "TYPE_PROTOS";
-  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSORS: return "TENSORS";
-  default: return "unknown";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH: return "GRAPH (a subgraph)";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS: return "GRAPHS (subgraphs)";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSOR: return "SPARSE_TENSOR";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSORS: return "SPARSE_TENSORS";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO: return "TYPE_PROTO";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTOS: return "TYPE_PROTOS";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSORS: return "TENSORS";
+    default: return "unknown";
   }
 }
 
@@ -283,93 +283,93 @@ static q8rt_status convert_attr(loader *L, const ir_node *n, const Onnx__Attribu
   out->name = q8rt_pool_strdup(&g->pool, aname);
   if (out->name == NULL) return oom(L);
   switch ((int)ap->type) {
-  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT:
-    out->type = IR_ATTR_FLOAT;
-    out->f = ap->f;
-    return Q8RT_OK;
-  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT:
-    out->type = IR_ATTR_INT;
-    out->i = ap->i;
-    return Q8RT_OK;
-  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING:
-    if (has_nul(&ap->s)) {
-      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
-                       "node '%.200s' (%.100s) attribute '%.100s' holds a string with a NUL byte", n->name, n->op_type,
-                       aname);
-    }
-    out->type = IR_ATTR_STRING;
-    out->s = q8rt_pool_strndup(&g->pool, (const char *)ap->s.data, ap->s.len);
-    if (out->s == NULL) return oom(L);
-    out->s_len = ap->s.len;
-    return Q8RT_OK;
-  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR: {
-    if (ap->t == NULL) {
-      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "node '%.200s' (%.100s) tensor attribute '%.100s' has no tensor",
-                       n->name, n->op_type, aname);
-    }
-    char what[352];
-    snprintf(what, sizeof(what), "attribute '%.100s' of node '%.150s' (%.50s)", aname, n->name, n->op_type);
-    out->type = IR_ATTR_TENSOR;
-    return convert_tensor(L, ap->t, what, &out->t);
-  }
-  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS: {
-    float *f = q8rt_pool_array(&g->pool, ap->n_floats, sizeof(float));
-    if (f == NULL) return oom(L);
-    if (ap->n_floats) memcpy(f, ap->floats, ap->n_floats * sizeof(float));
-    out->type = IR_ATTR_FLOATS;
-    out->floats = f;
-    out->count = ap->n_floats;
-    return Q8RT_OK;
-  }
-  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS: {
-    int64_t *v = q8rt_pool_array(&g->pool, ap->n_ints, sizeof(int64_t));
-    if (v == NULL) return oom(L);
-    if (ap->n_ints) memcpy(v, ap->ints, ap->n_ints * sizeof(int64_t));
-    out->type = IR_ATTR_INTS;
-    out->ints = v;
-    out->count = ap->n_ints;
-    return Q8RT_OK;
-  }
-  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS: {
-    /* ir_attr has no array of strings: they are packed one after another, each NUL-terminated,
-     * into s (s_len = total bytes including the NULs), count = number of strings. */
-    size_t total = 0;
-    for (size_t k = 0; k < ap->n_strings; k++) {
-      if (has_nul(&ap->strings[k])) {
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT:
+      out->type = IR_ATTR_FLOAT;
+      out->f = ap->f;
+      return Q8RT_OK;
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT:
+      out->type = IR_ATTR_INT;
+      out->i = ap->i;
+      return Q8RT_OK;
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING:
+      if (has_nul(&ap->s)) {
         return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
                          "node '%.200s' (%.100s) attribute '%.100s' holds a string with a NUL byte", n->name,
                          n->op_type, aname);
       }
-      if (!q8rt_add_size(total, ap->strings[k].len + 1, &total)) return oom(L);
+      out->type = IR_ATTR_STRING;
+      out->s = q8rt_pool_strndup(&g->pool, (const char *)ap->s.data, ap->s.len);
+      if (out->s == NULL) return oom(L);
+      out->s_len = ap->s.len;
+      return Q8RT_OK;
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR: {
+      if (ap->t == NULL) {
+        return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
+                         "node '%.200s' (%.100s) tensor attribute '%.100s' has no tensor", n->name, n->op_type, aname);
+      }
+      char what[352];
+      snprintf(what, sizeof(what), "attribute '%.100s' of node '%.150s' (%.50s)", aname, n->name, n->op_type);
+      out->type = IR_ATTR_TENSOR;
+      return convert_tensor(L, ap->t, what, &out->t);
     }
-    char *s = q8rt_pool_alloc(&g->pool, total ? total : 1, 1);
-    if (s == NULL) return oom(L);
-    size_t off = 0;
-    for (size_t k = 0; k < ap->n_strings; k++) {
-      if (ap->strings[k].len) memcpy(s + off, ap->strings[k].data, ap->strings[k].len);
-      off += ap->strings[k].len;
-      s[off++] = '\0';
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS: {
+      float *f = q8rt_pool_array(&g->pool, ap->n_floats, sizeof(float));
+      if (f == NULL) return oom(L);
+      if (ap->n_floats) memcpy(f, ap->floats, ap->n_floats * sizeof(float));
+      out->type = IR_ATTR_FLOATS;
+      out->floats = f;
+      out->count = ap->n_floats;
+      return Q8RT_OK;
     }
-    out->type = IR_ATTR_STRINGS;
-    out->s = s;
-    out->s_len = total;
-    out->count = ap->n_strings;
-    return Q8RT_OK;
-  }
-  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH:
-  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS:
-  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSOR:
-  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSORS:
-  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO:
-  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTOS:
-  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSORS:
-    return q8rt_fail(L->err, Q8RT_ERROR_UNSUPPORTED,
-                     "node '%.200s' (%.100s) attribute '%.100s' is of type %s, which q8rt does not support", n->name,
-                     n->op_type, aname, attr_type_name((int)ap->type));
-  default:
-    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
-                     "node '%.200s' (%.100s) attribute '%.100s' has no valid type (%d)", n->name, n->op_type, aname,
-                     (int)ap->type);
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS: {
+      int64_t *v = q8rt_pool_array(&g->pool, ap->n_ints, sizeof(int64_t));
+      if (v == NULL) return oom(L);
+      if (ap->n_ints) memcpy(v, ap->ints, ap->n_ints * sizeof(int64_t));
+      out->type = IR_ATTR_INTS;
+      out->ints = v;
+      out->count = ap->n_ints;
+      return Q8RT_OK;
+    }
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS: {
+      /* ir_attr has no array of strings: they are packed one after another, each NUL-terminated,
+       * into s (s_len = total bytes including the NULs), count = number of strings. */
+      size_t total = 0;
+      for (size_t k = 0; k < ap->n_strings; k++) {
+        if (has_nul(&ap->strings[k])) {
+          return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
+                           "node '%.200s' (%.100s) attribute '%.100s' holds a string with a NUL byte", n->name,
+                           n->op_type, aname);
+        }
+        if (!q8rt_add_size(total, ap->strings[k].len + 1, &total)) return oom(L);
+      }
+      char *s = q8rt_pool_alloc(&g->pool, total ? total : 1, 1);
+      if (s == NULL) return oom(L);
+      size_t off = 0;
+      for (size_t k = 0; k < ap->n_strings; k++) {
+        if (ap->strings[k].len) memcpy(s + off, ap->strings[k].data, ap->strings[k].len);
+        off += ap->strings[k].len;
+        s[off++] = '\0';
+      }
+      out->type = IR_ATTR_STRINGS;
+      out->s = s;
+      out->s_len = total;
+      out->count = ap->n_strings;
+      return Q8RT_OK;
+    }
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH:
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS:
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSOR:
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSORS:
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO:
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTOS:
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSORS:
+      return q8rt_fail(L->err, Q8RT_ERROR_UNSUPPORTED,
+                       "node '%.200s' (%.100s) attribute '%.100s' is of type %s, which q8rt does not support", n->name,
+                       n->op_type, aname, attr_type_name((int)ap->type));
+    default:
+      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
+                       "node '%.200s' (%.100s) attribute '%.100s' has no valid type (%d)", n->name, n->op_type, aname,
+                       (int)ap->type);
   }
 }
 
@@ -379,8 +379,9 @@ static q8rt_status convert_attr(loader *L, const ir_node *n, const Onnx__Attribu
 static q8rt_status claim_value(loader *L, int vidx, int node_idx, const char *node_name, const char *op) {
   ir_value *v = &L->g->values[vidx];
   if (v->producer >= 0) {
-    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "value '%.150s' is produced by both node '%.150s' and node '%.150s'",
-                     v->name, L->g->nodes[v->producer].name, node_name);
+    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
+                     "value '%.150s' is produced by both node '%.150s' and node '%.150s'", v->name,
+                     L->g->nodes[v->producer].name, node_name);
   }
   if (v->constant != NULL) {
     return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
@@ -399,23 +400,29 @@ static q8rt_status claim_value(loader *L, int vidx, int node_idx, const char *no
 static q8rt_status read_constant_node(loader *L, const Onnx__NodeProto *np, const char *name) {
   ir_graph *g = L->g;
   if (np->n_output != 1 || np->output[0] == NULL || np->output[0][0] == '\0') {
-    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "Constant node '%.200s' must have exactly one named output", name);
+    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "Constant node '%.200s' must have exactly one named output",
+                     name);
   }
   if (np->n_input != 0) {
     return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "Constant node '%.200s' must have no inputs", name);
   }
   if (np->n_attribute != 1) {
-    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "Constant node '%.200s' must have exactly one attribute (has %zu)",
-                     name, np->n_attribute);
+    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
+                     "Constant node '%.200s' must have exactly one attribute (has %zu)", name, np->n_attribute);
   }
   const Onnx__AttributeProto *ap = np->attribute[0];
   const char *aname = str_or_empty(ap->name);
   int want;
-  if (strcmp(aname, "value") == 0) want = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
-  else if (strcmp(aname, "value_float") == 0) want = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
-  else if (strcmp(aname, "value_floats") == 0) want = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS;
-  else if (strcmp(aname, "value_int") == 0) want = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
-  else if (strcmp(aname, "value_ints") == 0) want = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+  if (strcmp(aname, "value") == 0)
+    want = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
+  else if (strcmp(aname, "value_float") == 0)
+    want = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+  else if (strcmp(aname, "value_floats") == 0)
+    want = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS;
+  else if (strcmp(aname, "value_int") == 0)
+    want = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+  else if (strcmp(aname, "value_ints") == 0)
+    want = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
   else if (strcmp(aname, "sparse_value") == 0 || strcmp(aname, "value_string") == 0 ||
            strcmp(aname, "value_strings") == 0) {
     return q8rt_fail(L->err, Q8RT_ERROR_UNSUPPORTED, "Constant node '%.200s' attribute '%s' is not supported", name,
@@ -431,35 +438,36 @@ static q8rt_status read_constant_node(loader *L, const Onnx__NodeProto *np, cons
   ir_tensor *t = NULL;
   q8rt_status st = Q8RT_OK;
   switch (want) {
-  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR: {
-    if (ap->t == NULL) {
-      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "Constant node '%.200s' attribute 'value' has no tensor", name);
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR: {
+      if (ap->t == NULL) {
+        return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "Constant node '%.200s' attribute 'value' has no tensor",
+                         name);
+      }
+      char what[256];
+      snprintf(what, sizeof(what), "Constant node '%.200s' value", name);
+      st = convert_tensor(L, ap->t, what, &t);
+      break;
     }
-    char what[256];
-    snprintf(what, sizeof(what), "Constant node '%.200s' value", name);
-    st = convert_tensor(L, ap->t, what, &t);
-    break;
-  }
-  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT:
-    st = ir_tensor_create(g, Q8RT_DTYPE_FLOAT32, 0, NULL, &t, L->err);
-    if (st == Q8RT_OK) memcpy(t->data, &ap->f, sizeof(float));
-    break;
-  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT:
-    st = ir_tensor_create(g, Q8RT_DTYPE_INT64, 0, NULL, &t, L->err);
-    if (st == Q8RT_OK) memcpy(t->data, &ap->i, sizeof(int64_t));
-    break;
-  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS: {
-    int64_t dim = (int64_t)ap->n_floats;
-    st = ir_tensor_create(g, Q8RT_DTYPE_FLOAT32, 1, &dim, &t, L->err);
-    if (st == Q8RT_OK && ap->n_floats) memcpy(t->data, ap->floats, ap->n_floats * sizeof(float));
-    break;
-  }
-  default: {
-    int64_t dim = (int64_t)ap->n_ints;
-    st = ir_tensor_create(g, Q8RT_DTYPE_INT64, 1, &dim, &t, L->err);
-    if (st == Q8RT_OK && ap->n_ints) memcpy(t->data, ap->ints, ap->n_ints * sizeof(int64_t));
-    break;
-  }
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT:
+      st = ir_tensor_create(g, Q8RT_DTYPE_FLOAT32, 0, NULL, &t, L->err);
+      if (st == Q8RT_OK) memcpy(t->data, &ap->f, sizeof(float));
+      break;
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT:
+      st = ir_tensor_create(g, Q8RT_DTYPE_INT64, 0, NULL, &t, L->err);
+      if (st == Q8RT_OK) memcpy(t->data, &ap->i, sizeof(int64_t));
+      break;
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS: {
+      int64_t dim = (int64_t)ap->n_floats;
+      st = ir_tensor_create(g, Q8RT_DTYPE_FLOAT32, 1, &dim, &t, L->err);
+      if (st == Q8RT_OK && ap->n_floats) memcpy(t->data, ap->floats, ap->n_floats * sizeof(float));
+      break;
+    }
+    default: {
+      int64_t dim = (int64_t)ap->n_ints;
+      st = ir_tensor_create(g, Q8RT_DTYPE_INT64, 1, &dim, &t, L->err);
+      if (st == Q8RT_OK && ap->n_ints) memcpy(t->data, ap->ints, ap->n_ints * sizeof(int64_t));
+      break;
+    }
   }
   if (st != Q8RT_OK) return st;
   int vidx = ir_graph_intern_value(g, np->output[0]);
@@ -500,13 +508,15 @@ static q8rt_status read_node(loader *L, const Onnx__NodeProto *np, size_t index)
                      domain);
   }
   if (opset > INT_MAX) {
-    return q8rt_fail(L->err, Q8RT_ERROR_UNSUPPORTED, "node '%.200s' (%.100s): opset %lld of domain '%.100s' is too large",
-                     name, op_type, (long long)opset, domain);
+    return q8rt_fail(L->err, Q8RT_ERROR_UNSUPPORTED,
+                     "node '%.200s' (%.100s): opset %lld of domain '%.100s' is too large", name, op_type,
+                     (long long)opset, domain);
   }
   if (domain[0] == '\0' && strcmp(op_type, "Constant") == 0) return read_constant_node(L, np, name);
 
   if (np->n_input > INT_MAX / 2 || np->n_output > INT_MAX / 2 || np->n_attribute > INT_MAX / 2) {
-    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "node '%.200s' has too many inputs, outputs or attributes", name);
+    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "node '%.200s' has too many inputs, outputs or attributes",
+                     name);
   }
   int node_idx = ir_graph_add_node(g);
   if (node_idx < 0) return oom(L);
@@ -547,8 +557,8 @@ static q8rt_status read_node(loader *L, const Onnx__NodeProto *np, size_t index)
     const char *aname = str_or_empty(np->attribute[i]->name);
     for (size_t k = 0; k < i; k++) {
       if (strcmp(aname, str_or_empty(np->attribute[k]->name)) == 0) {
-        return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "node '%.200s' (%.100s) has attribute '%.100s' twice", n->name,
-                         n->op_type, aname);
+        return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "node '%.200s' (%.100s) has attribute '%.100s' twice",
+                         n->name, n->op_type, aname);
       }
     }
     q8rt_status st = convert_attr(L, n, np->attribute[i], &n->attrs[n->n_attrs]);
@@ -599,7 +609,8 @@ static q8rt_status read_value_infos(loader *L, const Onnx__GraphProto *gp) {
 
 static q8rt_status build_graph(loader *L, const Onnx__ModelProto *mp) {
   const Onnx__GraphProto *gp = mp->graph;
-  if (gp == NULL) return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "model has no graph (ModelProto.graph is missing)");
+  if (gp == NULL)
+    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "model has no graph (ModelProto.graph is missing)");
   L->g->ir_version = mp->has_ir_version ? mp->ir_version : 0;
   q8rt_status st = read_opsets(L, mp);
   if (st != Q8RT_OK) return st;

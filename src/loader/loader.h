@@ -11,7 +11,7 @@
 
 typedef struct q8rt_load_config {
   const q8rt_allocator *allocator;
-  size_t max_unpack_bytes;      /* budget for protobuf-c's allocations while decoding */
+  size_t max_unpack_bytes;       /* budget for protobuf-c's allocations while decoding */
   const char *external_data_dir; /* NULL: external data refused */
 } q8rt_load_config;
 

@@ -78,10 +78,10 @@ q8rt_status ld_unpack_failure(const ld_meter *m, const char *what, q8rt_error *e
 
 const char *ld_onnx_type_name(int32_t data_type) {
   static const char *const names[] = {
-      "undefined", "float32", "uint8",      "int8",        "uint16",      "int16",         "int32",
-      "int64",     "string",  "bool",       "float16",     "double",      "uint32",        "uint64",
-      "complex64", "complex128", "bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz",
-      "uint4",     "int4",    "float4e2m1", "float8e8m0",
+      "undefined", "float32",    "uint8",      "int8",         "uint16",         "int16",      "int32",
+      "int64",     "string",     "bool",       "float16",      "double",         "uint32",     "uint64",
+      "complex64", "complex128", "bfloat16",   "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz",
+      "uint4",     "int4",       "float4e2m1", "float8e8m0",
   };
   if (data_type >= 0 && (size_t)data_type < sizeof(names) / sizeof(names[0])) return names[data_type];
   return "unknown";
@@ -132,22 +132,47 @@ static void copy_le(void *dst, const uint8_t *src, size_t count, size_t esize) {
   for (size_t i = 0; i < count; i++, src += esize, out += esize) {
     uint64_t v = 0;
     for (size_t b = 0; b < esize; b++) v |= (uint64_t)src[b] << (8 * b);
-    if (esize == 1) { uint8_t x = (uint8_t)v; memcpy(out, &x, 1); }
-    else if (esize == 2) { uint16_t x = (uint16_t)v; memcpy(out, &x, 2); }
-    else if (esize == 4) { uint32_t x = (uint32_t)v; memcpy(out, &x, 4); }
-    else memcpy(out, &v, 8);
+    if (esize == 1) {
+      uint8_t x = (uint8_t)v;
+      memcpy(out, &x, 1);
+    } else if (esize == 2) {
+      uint16_t x = (uint16_t)v;
+      memcpy(out, &x, 2);
+    } else if (esize == 4) {
+      uint32_t x = (uint32_t)v;
+      memcpy(out, &x, 4);
+    } else
+      memcpy(out, &v, 8);
   }
 #endif
 }
 
 /* Field names of the typed data, for "stores data in X" messages. */
 static size_t typed_count(const Onnx__TensorProto *tp, const char **field) {
-  if (tp->n_float_data) { *field = "float_data"; return tp->n_float_data; }
-  if (tp->n_int32_data) { *field = "int32_data"; return tp->n_int32_data; }
-  if (tp->n_int64_data) { *field = "int64_data"; return tp->n_int64_data; }
-  if (tp->n_string_data) { *field = "string_data"; return tp->n_string_data; }
-  if (tp->n_double_data) { *field = "double_data"; return tp->n_double_data; }
-  if (tp->n_uint64_data) { *field = "uint64_data"; return tp->n_uint64_data; }
+  if (tp->n_float_data) {
+    *field = "float_data";
+    return tp->n_float_data;
+  }
+  if (tp->n_int32_data) {
+    *field = "int32_data";
+    return tp->n_int32_data;
+  }
+  if (tp->n_int64_data) {
+    *field = "int64_data";
+    return tp->n_int64_data;
+  }
+  if (tp->n_string_data) {
+    *field = "string_data";
+    return tp->n_string_data;
+  }
+  if (tp->n_double_data) {
+    *field = "double_data";
+    return tp->n_double_data;
+  }
+  if (tp->n_uint64_data) {
+    *field = "uint64_data";
+    return tp->n_uint64_data;
+  }
   *field = NULL;
   return 0;
 }
@@ -180,8 +205,7 @@ static q8rt_status check_location(const char *loc, const char *what, q8rt_error 
     const char *e = strchr(p, '/');
     size_t len = e ? (size_t)(e - p) : strlen(p);
     if (len == 2 && p[0] == '.' && p[1] == '.') {
-      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s: external data location '%.200s' contains '..'", what,
-                       loc);
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s: external data location '%.200s' contains '..'", what, loc);
     }
     p += len;
     if (*p == '/') p++;
@@ -213,12 +237,10 @@ static q8rt_status read_external(const Onnx__TensorProto *tp, const char *what, 
   if (st != Q8RT_OK) return st;
   uint64_t offset = 0, length = d->nbytes;
   if (offset_s != NULL && !parse_u64(offset_s, &offset)) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s: external data offset '%.40s' is not a number", what,
-                     offset_s);
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s: external data offset '%.40s' is not a number", what, offset_s);
   }
   if (length_s != NULL && !parse_u64(length_s, &length)) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s: external data length '%.40s' is not a number", what,
-                     length_s);
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s: external data length '%.40s' is not a number", what, length_s);
   }
   if (length != d->nbytes) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
@@ -239,8 +261,8 @@ static q8rt_status read_external(const Onnx__TensorProto *tp, const char *what, 
     return q8rt_fail(err, Q8RT_ERROR_IO, "%s: external data file '%.200s' cannot be opened", what, location);
   }
   size_t blen = strlen(base_real);
-  bool inside = strncmp(file_real, base_real, blen) == 0 &&
-                (file_real[blen] == '/' || (blen == 1 && base_real[0] == '/'));
+  bool inside =
+      strncmp(file_real, base_real, blen) == 0 && (file_real[blen] == '/' || (blen == 1 && base_real[0] == '/'));
   if (!inside) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
                      "%s: external data location '%.200s' resolves outside the model's folder", what, location);
@@ -252,16 +274,15 @@ static q8rt_status read_external(const Onnx__TensorProto *tp, const char *what, 
   struct stat sb;
   if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
     close(fd);
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s: external data location '%.200s' is not a regular file",
-                     what, location);
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s: external data location '%.200s' is not a regular file", what,
+                     location);
   }
   uint64_t fsize = (uint64_t)sb.st_size;
   if (offset > fsize || length > fsize - offset) {
     close(fd);
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
-                     "%s: external data (offset %llu, %llu bytes) extends past the end of '%.200s' (%llu bytes)",
-                     what, (unsigned long long)offset, (unsigned long long)length, location,
-                     (unsigned long long)fsize);
+                     "%s: external data (offset %llu, %llu bytes) extends past the end of '%.200s' (%llu bytes)", what,
+                     (unsigned long long)offset, (unsigned long long)length, location, (unsigned long long)fsize);
   }
   if (offset > (uint64_t)INT64_MAX) { /* cannot happen after the size check; keeps off_t casts safe */
     close(fd);
@@ -308,9 +329,8 @@ q8rt_status ld_tensor_fill(const Onnx__TensorProto *tp, const char *what, const 
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s has both raw_data and %s", what, typed_field);
     }
     if (tp->raw_data.len != d->nbytes) {
-      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
-                       "%s: raw_data has %zu bytes, expected %zu (%lld elements of %s)", what, tp->raw_data.len,
-                       d->nbytes, (long long)d->count, q8rt_dtype_name(d->dtype));
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s: raw_data has %zu bytes, expected %zu (%lld elements of %s)",
+                       what, tp->raw_data.len, d->nbytes, (long long)d->count, q8rt_dtype_name(d->dtype));
     }
     if (dst != NULL && count) copy_le(dst, tp->raw_data.data, count, esize);
     return Q8RT_OK;
@@ -320,9 +340,18 @@ q8rt_status ld_tensor_fill(const Onnx__TensorProto *tp, const char *what, const 
   const char *want;
   size_t have;
   switch (d->dtype) {
-  case Q8RT_DTYPE_FLOAT32: want = "float_data"; have = tp->n_float_data; break;
-  case Q8RT_DTYPE_INT64: want = "int64_data"; have = tp->n_int64_data; break;
-  default: want = "int32_data"; have = tp->n_int32_data; break;
+    case Q8RT_DTYPE_FLOAT32:
+      want = "float_data";
+      have = tp->n_float_data;
+      break;
+    case Q8RT_DTYPE_INT64:
+      want = "int64_data";
+      have = tp->n_int64_data;
+      break;
+    default:
+      want = "int32_data";
+      have = tp->n_int32_data;
+      break;
   }
   if (typed_n && strcmp(typed_field, want) != 0) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s of type %s stores its data in %s (expected %s)", what,
@@ -343,13 +372,13 @@ q8rt_status ld_tensor_fill(const Onnx__TensorProto *tp, const char *what, const 
                      (long long)d->count);
   }
   switch (d->dtype) {
-  case Q8RT_DTYPE_FLOAT32:
-    if (dst != NULL && count) memcpy(dst, tp->float_data, count * sizeof(float));
-    return Q8RT_OK;
-  case Q8RT_DTYPE_INT64:
-    if (dst != NULL && count) memcpy(dst, tp->int64_data, count * sizeof(int64_t));
-    return Q8RT_OK;
-  default: break;
+    case Q8RT_DTYPE_FLOAT32:
+      if (dst != NULL && count) memcpy(dst, tp->float_data, count * sizeof(float));
+      return Q8RT_OK;
+    case Q8RT_DTYPE_INT64:
+      if (dst != NULL && count) memcpy(dst, tp->int64_data, count * sizeof(int64_t));
+      return Q8RT_OK;
+    default: break;
   }
   int32_t lo, hi;
   q8rt_dtype_range(d->dtype, &lo, &hi);
@@ -361,11 +390,11 @@ q8rt_status ld_tensor_fill(const Onnx__TensorProto *tp, const char *what, const 
     }
     if (dst == NULL) continue;
     switch (d->dtype) {
-    case Q8RT_DTYPE_UINT8: ((uint8_t *)dst)[i] = (uint8_t)v; break;
-    case Q8RT_DTYPE_INT8: ((int8_t *)dst)[i] = (int8_t)v; break;
-    case Q8RT_DTYPE_UINT16: ((uint16_t *)dst)[i] = (uint16_t)v; break;
-    case Q8RT_DTYPE_INT16: ((int16_t *)dst)[i] = (int16_t)v; break;
-    default: ((int32_t *)dst)[i] = v; break;
+      case Q8RT_DTYPE_UINT8: ((uint8_t *)dst)[i] = (uint8_t)v; break;
+      case Q8RT_DTYPE_INT8: ((int8_t *)dst)[i] = (int8_t)v; break;
+      case Q8RT_DTYPE_UINT16: ((uint16_t *)dst)[i] = (uint16_t)v; break;
+      case Q8RT_DTYPE_INT16: ((int16_t *)dst)[i] = (int16_t)v; break;
+      default: ((int32_t *)dst)[i] = v; break;
     }
   }
   return Q8RT_OK;
@@ -389,7 +418,8 @@ q8rt_status q8rt_load_tensor_proto(const void *bytes, size_t size, const q8rt_al
   ld_tensor_desc d;
   q8rt_status st = ld_tensor_desc_read(tp, what, &d, err);
   if (st == Q8RT_OK && d.external) {
-    st = q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "tensor uses external data, which q8rt_tensor_proto_decode does not read");
+    st = q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                   "tensor uses external data, which q8rt_tensor_proto_decode does not read");
   }
   if (st == Q8RT_OK && data != NULL && capacity < d.nbytes) {
     st = q8rt_fail(err, Q8RT_ERROR_INVALID_ARGUMENT, "tensor needs %zu bytes but the buffer holds %zu", d.nbytes,

@@ -58,26 +58,29 @@ void conv_choice_init(conv_choice *c, q8rt_backend backend, uint32_t isa) {
 
 static const char *isa_name(uint32_t isa) {
   switch (isa) {
-  case Q8RT_ISA_AVX2: return "AVX2";
-  case Q8RT_ISA_AVX512VNNI: return "AVX-512 VNNI";
-  case Q8RT_ISA_NEON: return "NEON";
-  case Q8RT_ISA_NEONDOT: return "NEON dot product";
-  default: return "scalar";
+    case Q8RT_ISA_AVX2: return "AVX2";
+    case Q8RT_ISA_AVX512VNNI: return "AVX-512 VNNI";
+    case Q8RT_ISA_NEON: return "NEON";
+    case Q8RT_ISA_NEONDOT: return "NEON dot product";
+    default: return "scalar";
   }
 }
 
 /* ISAs to try, best first, for the requested backend. */
 static int target_isas(const conv_choice *c, uint32_t out[3]) {
   switch (c->backend) {
-  case Q8RT_BACKEND_AVX2: out[0] = Q8RT_ISA_AVX2; return 1;
-  case Q8RT_BACKEND_AVX512: out[0] = Q8RT_ISA_AVX512VNNI; return 1;
-  case Q8RT_BACKEND_NEON: out[0] = Q8RT_ISA_NEONDOT; out[1] = Q8RT_ISA_NEON; return 2;
-  case Q8RT_BACKEND_AUTO:
-    out[0] = Q8RT_ISA_AVX512VNNI;
-    out[1] = Q8RT_ISA_AVX2;
-    out[2] = Q8RT_ISA_NEONDOT;
-    return 3;
-  default: return 0;
+    case Q8RT_BACKEND_AVX2: out[0] = Q8RT_ISA_AVX2; return 1;
+    case Q8RT_BACKEND_AVX512: out[0] = Q8RT_ISA_AVX512VNNI; return 1;
+    case Q8RT_BACKEND_NEON:
+      out[0] = Q8RT_ISA_NEONDOT;
+      out[1] = Q8RT_ISA_NEON;
+      return 2;
+    case Q8RT_BACKEND_AUTO:
+      out[0] = Q8RT_ISA_AVX512VNNI;
+      out[1] = Q8RT_ISA_AVX2;
+      out[2] = Q8RT_ISA_NEONDOT;
+      return 3;
+    default: return 0;
   }
 }
 
@@ -212,11 +215,10 @@ q8rt_status conv_fast_prepare(const conv_fast_desc *d, const conv_choice *choice
   f->taps = taps;
   f->packed = packed;
   f->kernel = v->name + 5;
-  f->reason = v->pairs ? "vpmaddubsw GEMM: every adjacent weight pair has |w0|+|w1| <= 128, proven at load"
+  f->reason = v->pairs    ? "vpmaddubsw GEMM: every adjacent weight pair has |w0|+|w1| <= 128, proven at load"
               : taps == 1 ? "pointwise: GEMM on the NHWC input (fastest exact kernel on this CPU)"
-              : d->in_c_per_group <= 4
-                  ? "few input channels (first layer): im2col tiles make K dense, then GEMM"
-                  : "im2col tiles + GEMM (fastest exact kernel on this CPU)";
+              : d->in_c_per_group <= 4 ? "few input channels (first layer): im2col tiles make K dense, then GEMM"
+                                       : "im2col tiles + GEMM (fastest exact kernel on this CPU)";
   return Q8RT_OK;
 }
 

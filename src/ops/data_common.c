@@ -4,7 +4,8 @@
 
 q8rt_status data_check_arity(const ir_node *n, int min_in, int max_in, int min_out, int max_out, q8rt_error *err) {
   if (n->n_inputs < min_in || n->n_inputs > max_in || n->n_outputs < min_out || n->n_outputs > max_out) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': has %d inputs and %d outputs (expects %d to %d inputs, %d to %d outputs)",
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                     "%s node '%s': has %d inputs and %d outputs (expects %d to %d inputs, %d to %d outputs)",
                      n->op_type, n->name, n->n_inputs, n->n_outputs, min_in, max_in, min_out, max_out);
   }
   if (n->inputs[0] < 0 && min_in > 0) {
@@ -87,28 +88,28 @@ q8rt_status data_count(const ir_node *n, const op_shape *s, int64_t *count, q8rt
   return Q8RT_OK;
 }
 
-#define STRIDED_LOOP(T)                                                                              \
-  do {                                                                                               \
-    const T *s = (const T *)src;                                                                     \
-    T *d = (T *)dst;                                                                                 \
-    for (;;) {                                                                                       \
-      const T *p = s + off;                                                                          \
-      for (int64_t j = 0; j < inner; j++) d[j] = p[j * istride];                                     \
-      d += inner;                                                                                    \
-      int k = rank - 2;                                                                              \
-      for (; k >= 0; k--) {                                                                          \
-        idx[k]++;                                                                                    \
-        off += strides[k];                                                                           \
-        if (idx[k] < dims[k]) break;                                                                 \
-        off -= strides[k] * dims[k];                                                                 \
-        idx[k] = 0;                                                                                  \
-      }                                                                                              \
-      if (k < 0) break;                                                                              \
-    }                                                                                                \
+#define STRIDED_LOOP(T)                                          \
+  do {                                                           \
+    const T *s = (const T *)src;                                 \
+    T *d = (T *)dst;                                             \
+    for (;;) {                                                   \
+      const T *p = s + off;                                      \
+      for (int64_t j = 0; j < inner; j++) d[j] = p[j * istride]; \
+      d += inner;                                                \
+      int k = rank - 2;                                          \
+      for (; k >= 0; k--) {                                      \
+        idx[k]++;                                                \
+        off += strides[k];                                       \
+        if (idx[k] < dims[k]) break;                             \
+        off -= strides[k] * dims[k];                             \
+        idx[k] = 0;                                              \
+      }                                                          \
+      if (k < 0) break;                                          \
+    }                                                            \
   } while (0)
 
-void data_strided_copy(const void *src, void *dst, size_t elem, int rank, const int64_t *dims,
-                       const int64_t *strides, int64_t offset) {
+void data_strided_copy(const void *src, void *dst, size_t elem, int rank, const int64_t *dims, const int64_t *strides,
+                       int64_t offset) {
   for (int k = 0; k < rank; k++) {
     if (dims[k] <= 0) return;
   }
@@ -139,9 +140,9 @@ void data_strided_copy(const void *src, void *dst, size_t elem, int rank, const 
     return;
   }
   switch (elem) {
-  case 1: STRIDED_LOOP(uint8_t); break;
-  case 2: STRIDED_LOOP(uint16_t); break;
-  case 4: STRIDED_LOOP(uint32_t); break;
-  default: STRIDED_LOOP(uint64_t); break;
+    case 1: STRIDED_LOOP(uint8_t); break;
+    case 2: STRIDED_LOOP(uint16_t); break;
+    case 4: STRIDED_LOOP(uint32_t); break;
+    default: STRIDED_LOOP(uint64_t); break;
   }
 }

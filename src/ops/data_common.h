@@ -27,8 +27,8 @@ q8rt_status data_count(const ir_node *n, const op_shape *s, int64_t *count, q8rt
 
 /* Copies a strided view of src into dst in C order: dst[i0..] = src[offset + sum(i_k * strides_k)]
  * (element units; strides may be negative or zero). */
-void data_strided_copy(const void *src, void *dst, size_t elem, int rank, const int64_t *dims,
-                       const int64_t *strides, int64_t offset);
+void data_strided_copy(const void *src, void *dst, size_t elem, int rank, const int64_t *dims, const int64_t *strides,
+                       int64_t offset);
 
 /* Check that the node has between min_in and max_in inputs and exactly `outs` outputs (the first
  * required). */

@@ -13,7 +13,7 @@ typedef struct concat_params {
 typedef struct concat_geom {
   int n;
   size_t outer;
-  size_t out_row;        /* bytes of one output row (axis and inner) */
+  size_t out_row;                /* bytes of one output row (axis and inner) */
   size_t row[CONCAT_MAX_INPUTS]; /* bytes of one row of input i */
 } concat_geom;
 
@@ -59,8 +59,8 @@ static q8rt_status concat_infer(const void *params, const ir_node *n, const op_s
     }
     if (in[i].rank >= 0) {
       if (rank >= 0 && rank != in[i].rank) {
-        return q8rt_fail(err, Q8RT_ERROR_SHAPE, "Concat node '%s': input %d has rank %d, another has rank %d", n->name, i,
-                         in[i].rank, rank);
+        return q8rt_fail(err, Q8RT_ERROR_SHAPE, "Concat node '%s': input %d has rank %d, another has rank %d", n->name,
+                         i, in[i].rank, rank);
       }
       rank = in[i].rank;
     }
@@ -70,8 +70,9 @@ static q8rt_status concat_infer(const void *params, const ir_node *n, const op_s
   if (rank < 0) return Q8RT_OK;
   int64_t axis;
   if (!op_normalize_axis(p->axis, rank, &axis)) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Concat node '%s': attribute 'axis' (%lld) is out of range for rank %d",
-                     n->name, (long long)p->axis, rank);
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                     "Concat node '%s': attribute 'axis' (%lld) is out of range for rank %d", n->name,
+                     (long long)p->axis, rank);
   }
   for (int d = 0; d < rank; d++) {
     int64_t v = d == axis ? 0 : -1;
@@ -81,8 +82,9 @@ static q8rt_status concat_infer(const void *params, const ir_node *n, const op_s
         v = (v < 0 || x < 0) ? -1 : v + x;
       } else if (x >= 0) {
         if (v >= 0 && v != x) {
-          return q8rt_fail(err, Q8RT_ERROR_SHAPE, "Concat node '%s': input %d has size %lld in dimension %d, expected %lld",
-                           n->name, i, (long long)x, d, (long long)v);
+          return q8rt_fail(err, Q8RT_ERROR_SHAPE,
+                           "Concat node '%s': input %d has size %lld in dimension %d, expected %lld", n->name, i,
+                           (long long)x, d, (long long)v);
         }
         v = x;
       }
@@ -118,5 +120,9 @@ static void concat_run(const void *params, const void *geom, const op_tensor *in
   }
 }
 
-const op_def q8rt_op_concat = {.op_type = "Concat", .domain = "", .min_opset = 1, .prepare = concat_prepare,
-                               .infer = concat_infer, .run = concat_run};
+const op_def q8rt_op_concat = {.op_type = "Concat",
+                               .domain = "",
+                               .min_opset = 1,
+                               .prepare = concat_prepare,
+                               .infer = concat_infer,
+                               .run = concat_run};

@@ -12,7 +12,7 @@ typedef struct pad_params {
   int64_t *pads, *axes;
   size_t npads, naxes;
   int has_axes;
-  int value_from_attr;  /* value is a float attribute (opset < 11) converted to the data type */
+  int value_from_attr; /* value is a float attribute (opset < 11) converted to the data type */
   float attr_value;
   const ir_tensor *value; /* constant_value input, or NULL */
 } pad_params;
@@ -43,8 +43,8 @@ static q8rt_status pad_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err)
   } else if (strcmp(mode, "wrap") == 0 && n->opset >= 19) {
     p->mode = PAD_WRAP;
   } else {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Pad node '%s': attribute 'mode' '%s' is not a Pad mode at opset %d",
-                     n->name, mode, n->opset);
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                     "Pad node '%s': attribute 'mode' '%s' is not a Pad mode at opset %d", n->name, mode, n->opset);
   }
   int present;
   if (attrs) {
@@ -62,26 +62,27 @@ static q8rt_status pad_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err)
                          n->name, v->name);
       }
       if (v->constant->count != 1) {
-        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Pad node '%s': input 2 (constant_value) has %lld elements, expected 1",
-                         n->name, (long long)v->constant->count);
+        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                         "Pad node '%s': input 2 (constant_value) has %lld elements, expected 1", n->name,
+                         (long long)v->constant->count);
       }
       p->value = v->constant;
     }
     if (n->opset >= 18) {
       if ((st = data_const_ints(ctx, 3, "axes", 1, 0, &p->axes, &p->naxes, &p->has_axes, err)) != Q8RT_OK) return st;
     } else if (n->n_inputs > 3) {
-      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Pad node '%s': input 3 (axes) needs opset 18 (model: %d)", n->name,
-                       n->opset);
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Pad node '%s': input 3 (axes) needs opset 18 (model: %d)",
+                       n->name, n->opset);
     }
   }
   if (!present) return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Pad node '%s': pads are missing", n->name);
   if (p->npads % 2 != 0 || p->npads > 2 * Q8RT_MAX_RANK) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Pad node '%s': pads has %zu values (two per axis expected)", n->name,
-                     p->npads);
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Pad node '%s': pads has %zu values (two per axis expected)",
+                     n->name, p->npads);
   }
   if (p->has_axes && p->naxes * 2 != p->npads) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Pad node '%s': pads has %zu values for %zu axes", n->name, p->npads,
-                     p->naxes);
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Pad node '%s': pads has %zu values for %zu axes", n->name,
+                     p->npads, p->naxes);
   }
   ctx->kernel = "pad-scalar";
   ctx->reason = mode;
@@ -98,14 +99,34 @@ static void store_value(const pad_params *p, q8rt_dtype dt, unsigned char out[8]
   const float f = p->attr_value;
   const double d = isfinite(f) ? (double)f : 0.0;
   switch (dt) {
-  case Q8RT_DTYPE_FLOAT32: memcpy(out, &f, 4); break;
-  case Q8RT_DTYPE_UINT8: out[0] = (uint8_t)(d < 0 ? 0 : d > 255 ? 255 : d); break;
-  case Q8RT_DTYPE_INT8: { int8_t v = (int8_t)(d < -128 ? -128 : d > 127 ? 127 : d); memcpy(out, &v, 1); break; }
-  case Q8RT_DTYPE_UINT16: { uint16_t v = (uint16_t)(d < 0 ? 0 : d > 65535 ? 65535 : d); memcpy(out, &v, 2); break; }
-  case Q8RT_DTYPE_INT16: { int16_t v = (int16_t)(d < -32768 ? -32768 : d > 32767 ? 32767 : d); memcpy(out, &v, 2); break; }
-  case Q8RT_DTYPE_INT32: { int32_t v = (int32_t)(d < -2147483648.0 ? -2147483648.0 : d > 2147483647.0 ? 2147483647.0 : d); memcpy(out, &v, 4); break; }
-  case Q8RT_DTYPE_INT64: { int64_t v = (int64_t)(d < -9.2e18 ? -9.2e18 : d > 9.2e18 ? 9.2e18 : d); memcpy(out, &v, 8); break; }
-  default: break;
+    case Q8RT_DTYPE_FLOAT32: memcpy(out, &f, 4); break;
+    case Q8RT_DTYPE_UINT8: out[0] = (uint8_t)(d < 0 ? 0 : d > 255 ? 255 : d); break;
+    case Q8RT_DTYPE_INT8: {
+      int8_t v = (int8_t)(d < -128 ? -128 : d > 127 ? 127 : d);
+      memcpy(out, &v, 1);
+      break;
+    }
+    case Q8RT_DTYPE_UINT16: {
+      uint16_t v = (uint16_t)(d < 0 ? 0 : d > 65535 ? 65535 : d);
+      memcpy(out, &v, 2);
+      break;
+    }
+    case Q8RT_DTYPE_INT16: {
+      int16_t v = (int16_t)(d < -32768 ? -32768 : d > 32767 ? 32767 : d);
+      memcpy(out, &v, 2);
+      break;
+    }
+    case Q8RT_DTYPE_INT32: {
+      int32_t v = (int32_t)(d < -2147483648.0 ? -2147483648.0 : d > 2147483647.0 ? 2147483647.0 : d);
+      memcpy(out, &v, 4);
+      break;
+    }
+    case Q8RT_DTYPE_INT64: {
+      int64_t v = (int64_t)(d < -9.2e18 ? -9.2e18 : d > 9.2e18 ? 9.2e18 : d);
+      memcpy(out, &v, 8);
+      break;
+    }
+    default: break;
   }
 }
 
@@ -116,8 +137,8 @@ static q8rt_status pad_infer(const void *params, const ir_node *n, const op_shap
   q8rt_status st;
   if ((st = data_check_movable(n, x, "data", err)) != Q8RT_OK) return st;
   if (p->value != NULL && x->dtype != Q8RT_DTYPE_UNDEFINED && p->value->dtype != x->dtype) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Pad node '%s': input 2 (constant_value) is %s, data is %s", n->name,
-                     op_onnx_type_name(p->value->dtype), op_onnx_type_name(x->dtype));
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Pad node '%s': input 2 (constant_value) is %s, data is %s",
+                     n->name, op_onnx_type_name(p->value->dtype), op_onnx_type_name(x->dtype));
   }
   out->dtype = x->dtype;
   out->rank = x->rank;
@@ -138,8 +159,8 @@ static q8rt_status pad_infer(const void *params, const ir_node *n, const op_shap
     }
   } else {
     if (p->npads != 2 * (size_t)r) {
-      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Pad node '%s': pads has %zu values, the input has rank %d", n->name,
-                       p->npads, r);
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Pad node '%s': pads has %zu values, the input has rank %d",
+                       n->name, p->npads, r);
     }
     for (int d = 0; d < r; d++) {
       b[d] = p->pads[d];
@@ -160,7 +181,10 @@ static q8rt_status pad_infer(const void *params, const ir_node *n, const op_shap
     }
     if (p->mode != PAD_CONSTANT && x->dims[d] == 0 && out->dims[d] > 0) {
       return q8rt_fail(err, Q8RT_ERROR_SHAPE, "Pad node '%s': mode %s cannot pad an empty axis %d", n->name,
-                       p->mode == PAD_REFLECT ? "reflect" : p->mode == PAD_EDGE ? "edge" : "wrap", d);
+                       p->mode == PAD_REFLECT ? "reflect"
+                       : p->mode == PAD_EDGE  ? "edge"
+                                              : "wrap",
+                       d);
     }
   }
   if (!concrete || geom == NULL) return Q8RT_OK;
@@ -185,16 +209,16 @@ static int64_t pad_map(int mode, int64_t o, int64_t begin, int64_t n) {
   int64_t i = o - begin;
   if (i >= 0 && i < n) return i;
   switch (mode) {
-  case PAD_EDGE: return i < 0 ? 0 : n - 1;
-  case PAD_WRAP: i %= n; return i < 0 ? i + n : i;
-  case PAD_REFLECT: {
-    if (n == 1) return 0;
-    const int64_t period = 2 * (n - 1);
-    i %= period;
-    if (i < 0) i += period;
-    return i >= n ? period - i : i;
-  }
-  default: return -1;
+    case PAD_EDGE: return i < 0 ? 0 : n - 1;
+    case PAD_WRAP: i %= n; return i < 0 ? i + n : i;
+    case PAD_REFLECT: {
+      if (n == 1) return 0;
+      const int64_t period = 2 * (n - 1);
+      i %= period;
+      if (i < 0) i += period;
+      return i >= n ? period - i : i;
+    }
+    default: return -1;
   }
 }
 
@@ -246,5 +270,5 @@ static void pad_run(const void *params, const void *geom, const op_tensor *in, o
   }
 }
 
-const op_def q8rt_op_pad = {.op_type = "Pad", .domain = "", .min_opset = 2, .prepare = pad_prepare,
-                            .infer = pad_infer, .run = pad_run};
+const op_def q8rt_op_pad = {
+    .op_type = "Pad", .domain = "", .min_opset = 2, .prepare = pad_prepare, .infer = pad_infer, .run = pad_run};

@@ -53,8 +53,9 @@ typedef struct reshape_params {
 static q8rt_status check_shape_values(const ir_node *n, const int64_t *shape, size_t count, int64_t allowzero,
                                       q8rt_error *err) {
   if (count > Q8RT_MAX_RANK) {
-    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "Reshape node '%s': input 1 (shape) asks for rank %zu (q8rt's limit is %d)",
-                     n->name, count, Q8RT_MAX_RANK);
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                     "Reshape node '%s': input 1 (shape) asks for rank %zu (q8rt's limit is %d)", n->name, count,
+                     Q8RT_MAX_RANK);
   }
   int negs = 0, zeros = 0;
   for (size_t i = 0; i < count; i++) {
@@ -83,7 +84,8 @@ static q8rt_status reshape_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *
   if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
   if ((st = ir_attr_int(n, "allowzero", 0, &p->allowzero, err)) != Q8RT_OK) return st;
   const ir_value *sv = ir_node_input(ctx->graph, n, 1);
-  if (sv == NULL) return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Reshape node '%s': input 1 (shape) is missing", n->name);
+  if (sv == NULL)
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Reshape node '%s': input 1 (shape) is missing", n->name);
   ctx->kernel = "copy";
   ctx->reason = "reshape: bytes unchanged";
   *out = p;
@@ -108,12 +110,12 @@ static q8rt_status reshape_infer(const void *params, const ir_node *n, const op_
   size_t count = p->count;
   if (shape == NULL) {
     if (sh->dtype != Q8RT_DTYPE_UNDEFINED && sh->dtype != Q8RT_DTYPE_INT64) {
-      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Reshape node '%s': input 1 (shape) is %s, expected int64", n->name,
-                       op_onnx_type_name(sh->dtype));
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Reshape node '%s': input 1 (shape) is %s, expected int64",
+                       n->name, op_onnx_type_name(sh->dtype));
     }
     if (sh->rank >= 0 && sh->rank != 1) {
-      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Reshape node '%s': input 1 (shape) has rank %d, expected 1", n->name,
-                       sh->rank);
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Reshape node '%s': input 1 (shape) has rank %d, expected 1",
+                       n->name, sh->rank);
     }
     if (sh->value == NULL || sh->rank != 1 || sh->dims[0] < 0) {
       if (concrete) {
@@ -138,8 +140,8 @@ static q8rt_status reshape_infer(const void *params, const ir_node *n, const op_
     int64_t d = shape[i];
     if (d == 0 && !p->allowzero) {
       if (x->rank >= 0 && i >= x->rank) {
-        return q8rt_fail(err, Q8RT_ERROR_SHAPE, "Reshape node '%s': shape[%d] is 0 but the input has rank %d", n->name, i,
-                         x->rank);
+        return q8rt_fail(err, Q8RT_ERROR_SHAPE, "Reshape node '%s': shape[%d] is 0 but the input has rank %d", n->name,
+                         i, x->rank);
       }
       d = x->rank < 0 ? -1 : x->dims[i];
     } else if (d == -1) {
@@ -159,9 +161,10 @@ static q8rt_status reshape_infer(const void *params, const ir_node *n, const op_
     out->dims[neg] = -1;
     if (total >= 0 && !unknown) {
       if (product == 0 || total % product != 0) {
-        return q8rt_fail(err, Q8RT_ERROR_SHAPE,
-                         "Reshape node '%s': cannot reshape %lld elements with shape input (the known dims multiply to %lld)",
-                         n->name, (long long)total, (long long)product);
+        return q8rt_fail(
+            err, Q8RT_ERROR_SHAPE,
+            "Reshape node '%s': cannot reshape %lld elements with shape input (the known dims multiply to %lld)",
+            n->name, (long long)total, (long long)product);
       }
       out->dims[neg] = total / product;
     }
@@ -172,8 +175,12 @@ static q8rt_status reshape_infer(const void *params, const ir_node *n, const op_
   return copy_finish(n, x, out, concrete, geom, err);
 }
 
-const op_def q8rt_op_reshape = {.op_type = "Reshape", .domain = "", .min_opset = 5, .prepare = reshape_prepare,
-                                .infer = reshape_infer, .run = copy_run};
+const op_def q8rt_op_reshape = {.op_type = "Reshape",
+                                .domain = "",
+                                .min_opset = 5,
+                                .prepare = reshape_prepare,
+                                .infer = reshape_infer,
+                                .run = copy_run};
 
 /* ---- Flatten -------------------------------------------------------------------------------- */
 
@@ -205,8 +212,9 @@ static q8rt_status flatten_infer(const void *params, const ir_node *n, const op_
   if (x->rank >= 0) {
     int64_t axis = p->axis;
     if (axis < -x->rank || axis > x->rank) {
-      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Flatten node '%s': attribute 'axis' (%lld) is out of range for rank %d",
-                       n->name, (long long)p->axis, x->rank);
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                       "Flatten node '%s': attribute 'axis' (%lld) is out of range for rank %d", n->name,
+                       (long long)p->axis, x->rank);
     }
     if (axis < 0) axis += x->rank;
     int64_t a = 1, b = 1;
@@ -224,8 +232,12 @@ static q8rt_status flatten_infer(const void *params, const ir_node *n, const op_
   return copy_finish(n, x, out, concrete, geom, err);
 }
 
-const op_def q8rt_op_flatten = {.op_type = "Flatten", .domain = "", .min_opset = 1, .prepare = flatten_prepare,
-                                .infer = flatten_infer, .run = copy_run};
+const op_def q8rt_op_flatten = {.op_type = "Flatten",
+                                .domain = "",
+                                .min_opset = 1,
+                                .prepare = flatten_prepare,
+                                .infer = flatten_infer,
+                                .run = copy_run};
 
 /* ---- Squeeze / Unsqueeze -------------------------------------------------------------------- */
 
@@ -257,8 +269,8 @@ static q8rt_status axes_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
                      from_input ? "input 1" : "attribute 'axes'");
   }
   if (p->count > Q8RT_MAX_RANK) {
-    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': %zu axes (q8rt's rank limit is %d)", n->op_type, n->name,
-                     p->count, Q8RT_MAX_RANK);
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': %zu axes (q8rt's rank limit is %d)", n->op_type,
+                     n->name, p->count, Q8RT_MAX_RANK);
   }
   ctx->kernel = "copy";
   ctx->reason = unsqueeze ? "unsqueeze: bytes unchanged" : "squeeze: bytes unchanged";
@@ -332,8 +344,8 @@ static q8rt_status unsqueeze_infer(const void *params, const ir_node *n, const o
   if (x->rank >= 0) {
     const int r = x->rank + (int)p->count;
     if (r > Q8RT_MAX_RANK) {
-      return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "Unsqueeze node '%s': output rank %d exceeds q8rt's limit %d", n->name,
-                       r, Q8RT_MAX_RANK);
+      return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "Unsqueeze node '%s': output rank %d exceeds q8rt's limit %d",
+                       n->name, r, Q8RT_MAX_RANK);
     }
     int mark[Q8RT_MAX_RANK + 1];
     if ((st = mark_axes(n, p, r, mark, err)) != Q8RT_OK) return st;
@@ -343,10 +355,18 @@ static q8rt_status unsqueeze_infer(const void *params, const ir_node *n, const o
   return copy_finish(n, x, out, concrete, geom, err);
 }
 
-const op_def q8rt_op_squeeze = {.op_type = "Squeeze", .domain = "", .min_opset = 1, .prepare = squeeze_prepare,
-                                .infer = squeeze_infer, .run = copy_run};
-const op_def q8rt_op_unsqueeze = {.op_type = "Unsqueeze", .domain = "", .min_opset = 1, .prepare = unsqueeze_prepare,
-                                  .infer = unsqueeze_infer, .run = copy_run};
+const op_def q8rt_op_squeeze = {.op_type = "Squeeze",
+                                .domain = "",
+                                .min_opset = 1,
+                                .prepare = squeeze_prepare,
+                                .infer = squeeze_infer,
+                                .run = copy_run};
+const op_def q8rt_op_unsqueeze = {.op_type = "Unsqueeze",
+                                  .domain = "",
+                                  .min_opset = 1,
+                                  .prepare = unsqueeze_prepare,
+                                  .infer = unsqueeze_infer,
+                                  .run = copy_run};
 
 /* ---- Identity ------------------------------------------------------------------------------- */
 
@@ -359,8 +379,8 @@ static q8rt_status identity_prepare(op_prepare_ctx *ctx, void **out, q8rt_error 
   return Q8RT_OK;
 }
 
-static q8rt_status identity_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out,
-                                  int concrete, void *geom, q8rt_error *err) {
+static q8rt_status identity_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+                                  void *geom, q8rt_error *err) {
   (void)params;
   q8rt_status st;
   if ((st = data_check_movable(n, &in[0], "input", err)) != Q8RT_OK) return st;
@@ -368,8 +388,12 @@ static q8rt_status identity_infer(const void *params, const ir_node *n, const op
   return copy_finish(n, &in[0], out, concrete, geom, err);
 }
 
-const op_def q8rt_op_identity = {.op_type = "Identity", .domain = "", .min_opset = 1, .prepare = identity_prepare,
-                                 .infer = identity_infer, .run = copy_run};
+const op_def q8rt_op_identity = {.op_type = "Identity",
+                                 .domain = "",
+                                 .min_opset = 1,
+                                 .prepare = identity_prepare,
+                                 .infer = identity_infer,
+                                 .run = copy_run};
 
 /* ---- Shape ---------------------------------------------------------------------------------- */
 
@@ -393,8 +417,8 @@ static q8rt_status shape_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
   if ((st = ir_attr_int(n, "end", 0, &p->end, err)) != Q8RT_OK) return st;
   p->has_end = ir_node_attr(n, "end") != NULL;
   if (n->opset < 15 && (ir_node_attr(n, "start") != NULL || p->has_end)) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Shape node '%s': attributes 'start'/'end' need opset 15 (model: %d)",
-                     n->name, n->opset);
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                     "Shape node '%s': attributes 'start'/'end' need opset 15 (model: %d)", n->name, n->opset);
   }
   ctx->kernel = "shape";
   ctx->reason = "dimensions known at bind";
@@ -445,5 +469,10 @@ static void shape_run(const void *params, const void *geom, const op_tensor *in,
   if (gm->count > 0) memcpy(out[0].data, gm->dims, (size_t)gm->count * sizeof(int64_t));
 }
 
-const op_def q8rt_op_shape = {.op_type = "Shape", .domain = "", .min_opset = 1, .shape_only = 1, .prepare = shape_prepare,
-                              .infer = shape_infer, .run = shape_run};
+const op_def q8rt_op_shape = {.op_type = "Shape",
+                              .domain = "",
+                              .min_opset = 1,
+                              .shape_only = 1,
+                              .prepare = shape_prepare,
+                              .infer = shape_infer,
+                              .run = shape_run};

@@ -24,9 +24,9 @@ typedef struct resize_params {
   enum rs_ctm ctm;
   enum rs_nearest nearest;
   enum rs_policy policy;
-  float *scales;   /* count entries, or NULL */
-  int64_t *sizes;  /* count entries, or NULL */
-  int64_t *axes;   /* count entries, or NULL (all axes) */
+  float *scales;  /* count entries, or NULL */
+  int64_t *sizes; /* count entries, or NULL */
+  int64_t *axes;  /* count entries, or NULL (all axes) */
   size_t count;
 } resize_params;
 
@@ -53,12 +53,14 @@ static q8rt_status resize_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
   } else if (strcmp(s, "linear") == 0) {
     p->mode = RS_LINEAR;
   } else if (strcmp(s, "cubic") == 0) {
-    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "Resize node '%s': attribute 'mode' 'cubic' is not supported (nearest and linear are)",
-                     n->name);
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                     "Resize node '%s': attribute 'mode' 'cubic' is not supported (nearest and linear are)", n->name);
   } else {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Resize node '%s': attribute 'mode' has the unknown value '%s'", n->name, s);
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Resize node '%s': attribute 'mode' has the unknown value '%s'",
+                     n->name, s);
   }
-  if ((st = ir_attr_string(n, "coordinate_transformation_mode", v10 ? "asymmetric" : "half_pixel", &s, err)) != Q8RT_OK) {
+  if ((st = ir_attr_string(n, "coordinate_transformation_mode", v10 ? "asymmetric" : "half_pixel", &s, err)) !=
+      Q8RT_OK) {
     return st;
   }
   if (v10) s = "asymmetric";
@@ -75,13 +77,13 @@ static q8rt_status resize_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
   } else if (strcmp(s, "tf_half_pixel_for_nn") == 0 && n->opset < 13) {
     p->ctm = CTM_TF_NN;
   } else if (strcmp(s, "tf_crop_and_resize") == 0) {
-    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
-                     "Resize node '%s': attribute 'coordinate_transformation_mode' 'tf_crop_and_resize' is not supported",
-                     n->name);
+    return q8rt_fail(
+        err, Q8RT_ERROR_UNSUPPORTED,
+        "Resize node '%s': attribute 'coordinate_transformation_mode' 'tf_crop_and_resize' is not supported", n->name);
   } else {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
-                     "Resize node '%s': attribute 'coordinate_transformation_mode' '%s' is not valid at opset %d", n->name, s,
-                     n->opset);
+                     "Resize node '%s': attribute 'coordinate_transformation_mode' '%s' is not valid at opset %d",
+                     n->name, s, n->opset);
   }
   if ((st = ir_attr_string(n, "nearest_mode", "round_prefer_floor", &s, err)) != Q8RT_OK) return st;
   if (v10) {
@@ -95,18 +97,19 @@ static q8rt_status resize_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
   } else if (strcmp(s, "ceil") == 0) {
     p->nearest = NM_CEIL;
   } else {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Resize node '%s': attribute 'nearest_mode' has the unknown value '%s'",
-                     n->name, s);
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                     "Resize node '%s': attribute 'nearest_mode' has the unknown value '%s'", n->name, s);
   }
   int64_t antialias, exclude_outside;
   if ((st = ir_attr_int(n, "antialias", 0, &antialias, err)) != Q8RT_OK) return st;
   if ((st = ir_attr_int(n, "exclude_outside", 0, &exclude_outside, err)) != Q8RT_OK) return st;
   if (antialias != 0) {
-    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "Resize node '%s': attribute 'antialias' = 1 is not supported", n->name);
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "Resize node '%s': attribute 'antialias' = 1 is not supported",
+                     n->name);
   }
   if (exclude_outside != 0) {
-    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "Resize node '%s': attribute 'exclude_outside' = 1 (cubic only) is not supported",
-                     n->name);
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                     "Resize node '%s': attribute 'exclude_outside' = 1 (cubic only) is not supported", n->name);
   }
   if ((st = ir_attr_string(n, "keep_aspect_ratio_policy", "stretch", &s, err)) != Q8RT_OK) return st;
   if (strcmp(s, "stretch") == 0) {
@@ -128,10 +131,11 @@ static q8rt_status resize_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
   const ir_value *sv = ir_node_input(g, n, si);
   const ir_value *zv = v10 ? NULL : ir_node_input(g, n, 3);
   if (sv != NULL && sv->constant == NULL) {
-    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
-                     "Resize node '%s': input %d (scales, '%s') is computed at run time: not supported (q8rt needs it to "
-                     "be an initializer or a constant)",
-                     n->name, si, sv->name);
+    return q8rt_fail(
+        err, Q8RT_ERROR_UNSUPPORTED,
+        "Resize node '%s': input %d (scales, '%s') is computed at run time: not supported (q8rt needs it to "
+        "be an initializer or a constant)",
+        n->name, si, sv->name);
   }
   const ir_tensor *scales = sv != NULL && sv->constant->count > 0 ? sv->constant : NULL;
   int has_sizes = 0;
@@ -144,12 +148,13 @@ static q8rt_status resize_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
     }
   }
   if ((scales != NULL) == (has_sizes != 0)) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Resize node '%s': exactly one of scales and sizes must be given", n->name);
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Resize node '%s': exactly one of scales and sizes must be given",
+                     n->name);
   }
   if (scales != NULL) {
     if (scales->dtype != Q8RT_DTYPE_FLOAT32 || scales->rank != 1) {
-      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Resize node '%s': input %d (scales) must be a 1-D float32 tensor", n->name,
-                       si);
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                       "Resize node '%s': input %d (scales) must be a 1-D float32 tensor", n->name, si);
     }
     p->count = (size_t)scales->count;
     p->scales = q8rt_pool_array(ctx->pool, p->count, sizeof(float));
@@ -157,8 +162,8 @@ static q8rt_status resize_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
     memcpy(p->scales, scales->data, p->count * sizeof(float));
     for (size_t i = 0; i < p->count; i++) {
       if (!(p->scales[i] > 0.0f) || !isfinite(p->scales[i])) {
-        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Resize node '%s': scales[%zu] is %g (must be positive)", n->name, i,
-                         (double)p->scales[i]);
+        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Resize node '%s': scales[%zu] is %g (must be positive)",
+                         n->name, i, (double)p->scales[i]);
       }
     }
   } else {
@@ -171,7 +176,8 @@ static q8rt_status resize_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
   }
   if (p->count > Q8RT_MAX_RANK || (has_axes && naxes != p->count)) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Resize node '%s': %s has %zu values%s", n->name,
-                     scales != NULL ? "scales" : "sizes", p->count, has_axes ? " but attribute 'axes' does not match" : "");
+                     scales != NULL ? "scales" : "sizes", p->count,
+                     has_axes ? " but attribute 'axes' does not match" : "");
   }
   ctx->kernel = p->mode == RS_NEAREST ? "resize-nearest-scalar" : "resize-bilinear-f32-scalar";
   ctx->reason = "reference";
@@ -198,8 +204,8 @@ static q8rt_status resize_infer(const void *params, const ir_node *n, const op_s
   int64_t size[Q8RT_MAX_RANK];
   int given[Q8RT_MAX_RANK] = {0};
   if (p->axes == NULL && p->count != (size_t)r) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Resize node '%s': %s has %zu values, the input has rank %d", n->name,
-                     p->scales != NULL ? "scales" : "sizes", p->count, r);
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Resize node '%s': %s has %zu values, the input has rank %d",
+                     n->name, p->scales != NULL ? "scales" : "sizes", p->count, r);
   }
   for (int d = 0; d < r; d++) {
     scale[d] = 1.0f;
@@ -208,8 +214,9 @@ static q8rt_status resize_infer(const void *params, const ir_node *n, const op_s
   for (size_t i = 0; i < p->count; i++) {
     int64_t a = (int64_t)i;
     if (p->axes != NULL && !op_normalize_axis(p->axes[i], r, &a)) {
-      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Resize node '%s': attribute 'axes' value %lld is out of range for rank %d",
-                       n->name, (long long)p->axes[i], r);
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                       "Resize node '%s': attribute 'axes' value %lld is out of range for rank %d", n->name,
+                       (long long)p->axes[i], r);
     }
     if (given[a]) {
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Resize node '%s': axis %lld is repeated", n->name, (long long)a);
@@ -225,10 +232,11 @@ static q8rt_status resize_infer(const void *params, const ir_node *n, const op_s
     const int ok = r == 2 || (r == 4 && ((p->scales != NULL && scale[0] == 1.0f && scale[1] == 1.0f) ||
                                          (p->scales == NULL && size[0] == x->dims[0] && size[1] == x->dims[1])));
     if (!ok) {
-      return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
-                       "Resize node '%s': mode linear is supported on the last two axes only (2-D input, or 4-D with N and C "
-                       "unscaled)",
-                       n->name);
+      return q8rt_fail(
+          err, Q8RT_ERROR_UNSUPPORTED,
+          "Resize node '%s': mode linear is supported on the last two axes only (2-D input, or 4-D with N and C "
+          "unscaled)",
+          n->name);
     }
   }
   int known = 1;
@@ -260,8 +268,8 @@ static q8rt_status resize_infer(const void *params, const ir_node *n, const op_s
     for (int d = 0; d < r; d++) {
       if (x->dims[d] == 0) {
         if (size[d] != 0) {
-          return q8rt_fail(err, Q8RT_ERROR_SHAPE, "Resize node '%s': axis %d is empty but sizes asks for %lld", n->name, d,
-                           (long long)size[d]);
+          return q8rt_fail(err, Q8RT_ERROR_SHAPE, "Resize node '%s': axis %d is empty but sizes asks for %lld", n->name,
+                           d, (long long)size[d]);
         }
         scale[d] = 1.0f;
       } else {
@@ -319,38 +327,38 @@ static size_t resize_workspace(const void *params, const void *geom, size_t thre
 
 static float original_coordinate(enum rs_ctm ctm, float x, float scale, float len_out, float len_in) {
   switch (ctm) {
-  case CTM_ASYM: return x / scale;
-  case CTM_PYTORCH: return len_out > 1 ? (x + 0.5f) / scale - 0.5f : 0.0f;
-  case CTM_TF_NN: return (x + 0.5f) / scale;
-  case CTM_ALIGN: return len_out == 1 ? 0.0f : x * (len_in - 1) / (len_out - 1);
-  case CTM_HALF_PIXEL_SYM: {
-    const float output_width = scale * len_in;
-    const float adjustment = len_out / output_width;
-    const float center = len_in / 2;
-    const float offset = center * (1 - adjustment);
-    return (float)(offset + (x + 0.5) / scale - 0.5); /* in double, as ONNX Runtime */
-  }
-  default: return ((x + 0.5f) / scale) - 0.5f;
+    case CTM_ASYM: return x / scale;
+    case CTM_PYTORCH: return len_out > 1 ? (x + 0.5f) / scale - 0.5f : 0.0f;
+    case CTM_TF_NN: return (x + 0.5f) / scale;
+    case CTM_ALIGN: return len_out == 1 ? 0.0f : x * (len_in - 1) / (len_out - 1);
+    case CTM_HALF_PIXEL_SYM: {
+      const float output_width = scale * len_in;
+      const float adjustment = len_out / output_width;
+      const float center = len_in / 2;
+      const float offset = center * (1 - adjustment);
+      return (float)(offset + (x + 0.5) / scale - 0.5); /* in double, as ONNX Runtime */
+    }
+    default: return ((x + 0.5f) / scale) - 0.5f;
   }
 }
 
 static int64_t nearest_pixel(enum rs_nearest m, float x, int down) {
   switch (m) {
-  case NM_SIMPLE: return down ? (int64_t)ceilf(x) : (int64_t)x;
-  case NM_ROUND_CEIL: return (int64_t)roundf(x);
-  case NM_FLOOR: return (int64_t)floorf(x);
-  case NM_CEIL: return (int64_t)ceilf(x);
-  default:
-    if (x == (float)(int64_t)x + 0.5f) return (int64_t)floorf(x);
-    return (int64_t)roundf(x);
+    case NM_SIMPLE: return down ? (int64_t)ceilf(x) : (int64_t)x;
+    case NM_ROUND_CEIL: return (int64_t)roundf(x);
+    case NM_FLOOR: return (int64_t)floorf(x);
+    case NM_CEIL: return (int64_t)ceilf(x);
+    default:
+      if (x == (float)(int64_t)x + 0.5f) return (int64_t)floorf(x);
+      return (int64_t)roundf(x);
   }
 }
 
-#define NEAREST_INNER(T)                                                                             \
-  do {                                                                                               \
-    const T *sp_ = (const T *)src + off;                                                             \
-    T *dd = (T *)dst;                                                                                \
-    for (int64_t j = 0; j < inner; j++) dd[j] = sp_[last[j]];                                          \
+#define NEAREST_INNER(T)                                      \
+  do {                                                        \
+    const T *sp_ = (const T *)src + off;                      \
+    T *dd = (T *)dst;                                         \
+    for (int64_t j = 0; j < inner; j++) dd[j] = sp_[last[j]]; \
   } while (0)
 
 static void resize_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
@@ -399,10 +407,10 @@ static void resize_run(const void *params, const void *geom, const op_tensor *in
       int64_t off = 0;
       for (int d = 0; d < r - 1; d++) off += maps[d][idx[d]];
       switch (gm->elem) {
-      case 1: NEAREST_INNER(uint8_t); break;
-      case 2: NEAREST_INNER(uint16_t); break;
-      case 4: NEAREST_INNER(uint32_t); break;
-      default: NEAREST_INNER(uint64_t); break;
+        case 1: NEAREST_INNER(uint8_t); break;
+        case 2: NEAREST_INNER(uint16_t); break;
+        case 4: NEAREST_INNER(uint32_t); break;
+        default: NEAREST_INNER(uint64_t); break;
       }
       dst += (size_t)inner * gm->elem;
       int d = r - 2;
@@ -453,5 +461,10 @@ static void resize_run(const void *params, const void *geom, const op_tensor *in
   }
 }
 
-const op_def q8rt_op_resize = {.op_type = "Resize", .domain = "", .min_opset = 10, .prepare = resize_prepare,
-                               .infer = resize_infer, .workspace = resize_workspace, .run = resize_run};
+const op_def q8rt_op_resize = {.op_type = "Resize",
+                               .domain = "",
+                               .min_opset = 10,
+                               .prepare = resize_prepare,
+                               .infer = resize_infer,
+                               .workspace = resize_workspace,
+                               .run = resize_run};

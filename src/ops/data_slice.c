@@ -147,8 +147,8 @@ static void slice_run(const void *params, const void *geom, const op_tensor *in,
   data_strided_copy(in[0].data, out[0].data, gm->elem, gm->rank, gm->dims, gm->strides, gm->offset);
 }
 
-const op_def q8rt_op_slice = {.op_type = "Slice", .domain = "", .min_opset = 1, .prepare = slice_prepare,
-                              .infer = slice_infer, .run = slice_run};
+const op_def q8rt_op_slice = {
+    .op_type = "Slice", .domain = "", .min_opset = 1, .prepare = slice_prepare, .infer = slice_infer, .run = slice_run};
 
 /* ---- Gather --------------------------------------------------------------------------------- */
 
@@ -168,7 +168,8 @@ static q8rt_status gather_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
   q8rt_status st;
   if ((st = data_check_arity(n, 2, 2, 1, 1, err)) != Q8RT_OK) return st;
   const ir_value *iv = ir_node_input(ctx->graph, n, 1);
-  if (iv == NULL) return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Gather node '%s': input 1 (indices) is missing", n->name);
+  if (iv == NULL)
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Gather node '%s': input 1 (indices) is missing", n->name);
   gather_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
   if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
   if ((st = ir_attr_int(n, "axis", 0, &p->axis, err)) != Q8RT_OK) return st;
@@ -186,21 +187,23 @@ static q8rt_status gather_infer(const void *params, const ir_node *n, const op_s
   q8rt_status st;
   if ((st = data_check_movable(n, x, "data", err)) != Q8RT_OK) return st;
   if (ix->dtype != Q8RT_DTYPE_UNDEFINED && ix->dtype != Q8RT_DTYPE_INT64 && ix->dtype != Q8RT_DTYPE_INT32) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Gather node '%s': input 1 (indices) is %s, expected int32 or int64",
-                     n->name, op_onnx_type_name(ix->dtype));
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                     "Gather node '%s': input 1 (indices) is %s, expected int32 or int64", n->name,
+                     op_onnx_type_name(ix->dtype));
   }
   out->dtype = x->dtype;
   out->rank = -1;
   if (x->rank < 0 || ix->rank < 0) return Q8RT_OK;
   int64_t axis;
   if (!op_normalize_axis(p->axis, x->rank, &axis)) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Gather node '%s': attribute 'axis' (%lld) is out of range for rank %d",
-                     n->name, (long long)p->axis, x->rank);
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                     "Gather node '%s': attribute 'axis' (%lld) is out of range for rank %d", n->name,
+                     (long long)p->axis, x->rank);
   }
   const int r = x->rank - 1 + ix->rank;
   if (r > Q8RT_MAX_RANK) {
-    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "Gather node '%s': output rank %d exceeds q8rt's limit %d", n->name, r,
-                     Q8RT_MAX_RANK);
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "Gather node '%s': output rank %d exceeds q8rt's limit %d", n->name,
+                     r, Q8RT_MAX_RANK);
   }
   out->rank = r;
   int k = 0;
@@ -255,5 +258,9 @@ static void gather_run(const void *params, const void *geom, const op_tensor *in
   }
 }
 
-const op_def q8rt_op_gather = {.op_type = "Gather", .domain = "", .min_opset = 1, .prepare = gather_prepare,
-                               .infer = gather_infer, .run = gather_run};
+const op_def q8rt_op_gather = {.op_type = "Gather",
+                               .domain = "",
+                               .min_opset = 1,
+                               .prepare = gather_prepare,
+                               .infer = gather_infer,
+                               .run = gather_run};

@@ -25,14 +25,15 @@ static q8rt_status transpose_prepare(op_prepare_ctx *ctx, void **out, q8rt_error
   if ((st = data_attr_ints(ctx, "perm", &p->perm, &p->count, &p->present, err)) != Q8RT_OK) return st;
   if (p->present) {
     if (p->count > Q8RT_MAX_RANK) {
-      return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "Transpose node '%s': attribute 'perm' has %zu entries (q8rt's rank limit is %d)",
-                       n->name, p->count, Q8RT_MAX_RANK);
+      return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                       "Transpose node '%s': attribute 'perm' has %zu entries (q8rt's rank limit is %d)", n->name,
+                       p->count, Q8RT_MAX_RANK);
     }
     int seen[Q8RT_MAX_RANK] = {0};
     for (size_t i = 0; i < p->count; i++) {
       if (p->perm[i] < 0 || p->perm[i] >= (int64_t)p->count || seen[p->perm[i]]) {
-        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Transpose node '%s': attribute 'perm' is not a permutation of 0..%zu",
-                         n->name, p->count - 1);
+        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                         "Transpose node '%s': attribute 'perm' is not a permutation of 0..%zu", n->name, p->count - 1);
       }
       seen[p->perm[i]] = 1;
     }
@@ -53,8 +54,9 @@ static q8rt_status transpose_infer(const void *params, const ir_node *n, const o
   out->rank = x->rank;
   if (x->rank < 0) return Q8RT_OK;
   if (p->present && (int)p->count != x->rank) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Transpose node '%s': attribute 'perm' has %zu entries, the input has rank %d",
-                     n->name, p->count, x->rank);
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                     "Transpose node '%s': attribute 'perm' has %zu entries, the input has rank %d", n->name, p->count,
+                     x->rank);
   }
   int64_t perm[Q8RT_MAX_RANK];
   for (int i = 0; i < x->rank; i++) perm[i] = p->present ? p->perm[i] : x->rank - 1 - i;
@@ -84,5 +86,9 @@ static void transpose_run(const void *params, const void *geom, const op_tensor 
   data_strided_copy(in[0].data, out[0].data, gm->elem, gm->rank, gm->dims, gm->strides, 0);
 }
 
-const op_def q8rt_op_transpose = {.op_type = "Transpose", .domain = "", .min_opset = 1, .prepare = transpose_prepare,
-                                  .infer = transpose_infer, .run = transpose_run};
+const op_def q8rt_op_transpose = {.op_type = "Transpose",
+                                  .domain = "",
+                                  .min_opset = 1,
+                                  .prepare = transpose_prepare,
+                                  .infer = transpose_infer,
+                                  .run = transpose_run};

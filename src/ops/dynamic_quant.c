@@ -18,8 +18,7 @@ typedef struct dql_geom {
 static q8rt_status dql_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
   const ir_node *n = ctx->node;
   if (n->n_inputs != 1 || n->n_outputs != 3) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': expects 1 input and 3 outputs", n->op_type,
-                     n->name);
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': expects 1 input and 3 outputs", n->op_type, n->name);
   }
   ctx->kernel = "dynamic-quantize-linear-scalar";
   ctx->reason = "ONNX Runtime's min/max parameters, MLAS quantization";
@@ -74,6 +73,10 @@ static void dql_run(const void *params, const void *geom, const op_tensor *in, o
 }
 
 const op_def q8rt_op_dynamic_quantize_linear = {
-    .op_type = "DynamicQuantizeLinear", .domain = "", .min_opset = 11,
-    .prepare = dql_prepare, .infer = dql_infer, .run = dql_run,
+    .op_type = "DynamicQuantizeLinear",
+    .domain = "",
+    .min_opset = 11,
+    .prepare = dql_prepare,
+    .infer = dql_infer,
+    .run = dql_run,
 };

@@ -92,9 +92,7 @@ static q8rt_status cast_infer(const void *params, const ir_node *n, const op_sha
 }
 
 /* float -> integer as x86-64 cvttss2si */
-static inline int32_t f_to_i32(float v) {
-  return (v > -2147483904.0f && v < 2147483648.0f) ? (int32_t)v : INT32_MIN;
-}
+static inline int32_t f_to_i32(float v) { return (v > -2147483904.0f && v < 2147483648.0f) ? (int32_t)v : INT32_MIN; }
 static inline int64_t f_to_i64(float v) {
   return (v >= -9223372036854775808.0f && v < 9223372036854775808.0f) ? (int64_t)v : INT64_MIN;
 }
@@ -118,13 +116,13 @@ static void cast_run(const void *params, const void *geom, const op_tensor *in, 
     for (size_t i = 0; i < nel; i++) {
       const float v = xf[i];
       switch (to) {
-      case Q8RT_DTYPE_INT64: ((int64_t *)y)[i] = f_to_i64(v); break;
-      case Q8RT_DTYPE_INT32: ((int32_t *)y)[i] = f_to_i32(v); break;
-      case Q8RT_DTYPE_INT16: ((int16_t *)y)[i] = (int16_t)(uint16_t)(uint32_t)f_to_i32(v); break;
-      case Q8RT_DTYPE_UINT16: ((uint16_t *)y)[i] = (uint16_t)(uint32_t)f_to_i32(v); break;
-      case Q8RT_DTYPE_INT8: ((int8_t *)y)[i] = (int8_t)(uint8_t)(uint32_t)f_to_i32(v); break;
-      case Q8RT_DTYPE_UINT8: ((uint8_t *)y)[i] = (uint8_t)(uint32_t)f_to_i32(v); break;
-      default: break;
+        case Q8RT_DTYPE_INT64: ((int64_t *)y)[i] = f_to_i64(v); break;
+        case Q8RT_DTYPE_INT32: ((int32_t *)y)[i] = f_to_i32(v); break;
+        case Q8RT_DTYPE_INT16: ((int16_t *)y)[i] = (int16_t)(uint16_t)(uint32_t)f_to_i32(v); break;
+        case Q8RT_DTYPE_UINT16: ((uint16_t *)y)[i] = (uint16_t)(uint32_t)f_to_i32(v); break;
+        case Q8RT_DTYPE_INT8: ((int8_t *)y)[i] = (int8_t)(uint8_t)(uint32_t)f_to_i32(v); break;
+        case Q8RT_DTYPE_UINT8: ((uint8_t *)y)[i] = (uint8_t)(uint32_t)f_to_i32(v); break;
+        default: break;
       }
     }
     return;
@@ -132,19 +130,23 @@ static void cast_run(const void *params, const void *geom, const op_tensor *in, 
   for (size_t i = 0; i < nel; i++) {
     const int64_t v = op_load_i64(x, from, i);
     switch (to) {
-    case Q8RT_DTYPE_FLOAT32: ((float *)y)[i] = (float)v; break;
-    case Q8RT_DTYPE_INT64: ((int64_t *)y)[i] = v; break;
-    case Q8RT_DTYPE_INT32: ((int32_t *)y)[i] = (int32_t)(uint32_t)(uint64_t)v; break;
-    case Q8RT_DTYPE_INT16: ((int16_t *)y)[i] = (int16_t)(uint16_t)(uint64_t)v; break;
-    case Q8RT_DTYPE_UINT16: ((uint16_t *)y)[i] = (uint16_t)(uint64_t)v; break;
-    case Q8RT_DTYPE_INT8: ((int8_t *)y)[i] = (int8_t)(uint8_t)(uint64_t)v; break;
-    case Q8RT_DTYPE_UINT8: ((uint8_t *)y)[i] = (uint8_t)(uint64_t)v; break;
-    default: break;
+      case Q8RT_DTYPE_FLOAT32: ((float *)y)[i] = (float)v; break;
+      case Q8RT_DTYPE_INT64: ((int64_t *)y)[i] = v; break;
+      case Q8RT_DTYPE_INT32: ((int32_t *)y)[i] = (int32_t)(uint32_t)(uint64_t)v; break;
+      case Q8RT_DTYPE_INT16: ((int16_t *)y)[i] = (int16_t)(uint16_t)(uint64_t)v; break;
+      case Q8RT_DTYPE_UINT16: ((uint16_t *)y)[i] = (uint16_t)(uint64_t)v; break;
+      case Q8RT_DTYPE_INT8: ((int8_t *)y)[i] = (int8_t)(uint8_t)(uint64_t)v; break;
+      case Q8RT_DTYPE_UINT8: ((uint8_t *)y)[i] = (uint8_t)(uint64_t)v; break;
+      default: break;
     }
   }
 }
 
-const op_def q8rt_op_cast = {.op_type = "Cast", .domain = "", .min_opset = 6, .prepare = cast_prepare,
-                             .infer = cast_infer, .run = cast_run};
-const op_def q8rt_op_cast_like = {.op_type = "CastLike", .domain = "", .min_opset = 15, .prepare = castlike_prepare,
-                                  .infer = cast_infer, .run = cast_run};
+const op_def q8rt_op_cast = {
+    .op_type = "Cast", .domain = "", .min_opset = 6, .prepare = cast_prepare, .infer = cast_infer, .run = cast_run};
+const op_def q8rt_op_cast_like = {.op_type = "CastLike",
+                                  .domain = "",
+                                  .min_opset = 15,
+                                  .prepare = castlike_prepare,
+                                  .infer = cast_infer,
+                                  .run = cast_run};

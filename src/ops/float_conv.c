@@ -66,8 +66,12 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
   return Q8RT_OK;
 }
 
-static q8rt_status conv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) { return fconv_prepare(ctx, out, err, 0); }
-static q8rt_status convt_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) { return fconv_prepare(ctx, out, err, 1); }
+static q8rt_status conv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  return fconv_prepare(ctx, out, err, 0);
+}
+static q8rt_status convt_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  return fconv_prepare(ctx, out, err, 1);
+}
 
 static q8rt_status fconv_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
                                void *geom, q8rt_error *err) {
@@ -90,12 +94,14 @@ static q8rt_status fconv_infer(const void *params, const ir_node *n, const op_sh
   op_window win;
   if ((st = op_window_parse(n, sp, w->dims + 2, 1 << 24, OP_WINDOW_SAME_UNDILATED, &win, err)) != Q8RT_OK) return st;
   if (p->n_output_padding != 0 && p->n_output_padding != (size_t)sp) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute 'output_padding' has %zu values, expected %d",
-                     n->op_type, n->name, p->n_output_padding, sp);
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                     "%s node '%s': attribute 'output_padding' has %zu values, expected %d", n->op_type, n->name,
+                     p->n_output_padding, sp);
   }
   if (p->n_output_shape != 0 && p->n_output_shape != (size_t)sp && p->n_output_shape != (size_t)sp + 2) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute 'output_shape' has %zu values, expected %d",
-                     n->op_type, n->name, p->n_output_shape, sp);
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                     "%s node '%s': attribute 'output_shape' has %zu values, expected %d", n->op_type, n->name,
+                     p->n_output_shape, sp);
   }
   const int64_t G = p->group;
   /* channels */
@@ -104,22 +110,25 @@ static q8rt_status fconv_infer(const void *params, const ir_node *n, const op_sh
   if (!p->transpose) {
     M = w->dims[0];
     if (M >= 0 && M % G != 0) {
-      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Conv node '%s': %lld output channels are not divisible by group %lld",
-                       n->name, (long long)M, (long long)G);
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                       "Conv node '%s': %lld output channels are not divisible by group %lld", n->name, (long long)M,
+                       (long long)G);
     }
     if (C >= 0 && w->dims[1] >= 0 && C != w->dims[1] * G) {
-      return q8rt_fail(err, Q8RT_ERROR_SHAPE, "Conv node '%s': input has %lld channels, weights expect %lld (group %lld)",
-                       n->name, (long long)C, (long long)(w->dims[1] * G), (long long)G);
+      return q8rt_fail(err, Q8RT_ERROR_SHAPE,
+                       "Conv node '%s': input has %lld channels, weights expect %lld (group %lld)", n->name,
+                       (long long)C, (long long)(w->dims[1] * G), (long long)G);
     }
   } else {
     if (w->dims[1] >= 0) M = w->dims[1] * G;
     if (C >= 0 && w->dims[0] >= 0 && C != w->dims[0]) {
-      return q8rt_fail(err, Q8RT_ERROR_SHAPE, "ConvTranspose node '%s': input has %lld channels, weights expect %lld", n->name,
-                       (long long)C, (long long)w->dims[0]);
+      return q8rt_fail(err, Q8RT_ERROR_SHAPE, "ConvTranspose node '%s': input has %lld channels, weights expect %lld",
+                       n->name, (long long)C, (long long)w->dims[0]);
     }
     if (C >= 0 && C % G != 0) {
-      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "ConvTranspose node '%s': %lld input channels are not divisible by group %lld",
-                       n->name, (long long)C, (long long)G);
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                       "ConvTranspose node '%s': %lld input channels are not divisible by group %lld", n->name,
+                       (long long)C, (long long)G);
     }
   }
   if (b != NULL && b->rank >= 0 && (b->rank != 1 || (M >= 0 && b->dims[0] >= 0 && b->dims[0] != M))) {
@@ -153,7 +162,8 @@ static q8rt_status fconv_infer(const void *params, const ir_node *n, const op_sh
         o = full - pb - win.pads[sp + i];
       }
       if (o < 0) {
-        return q8rt_fail(err, Q8RT_ERROR_SHAPE, "ConvTranspose node '%s': pads make spatial axis %d negative", n->name, i);
+        return q8rt_fail(err, Q8RT_ERROR_SHAPE, "ConvTranspose node '%s': pads make spatial axis %d negative", n->name,
+                         i);
       }
     }
     out->dims[2 + i] = o;
@@ -326,7 +336,11 @@ static void convt_run(const void *params, const void *geom, const op_tensor *in,
   }
 }
 
-const op_def q8rt_op_conv = {.op_type = "Conv", .domain = "", .min_opset = 1, .prepare = conv_prepare,
-                             .infer = fconv_infer, .run = conv_run};
-const op_def q8rt_op_conv_transpose = {.op_type = "ConvTranspose", .domain = "", .min_opset = 1, .prepare = convt_prepare,
-                                       .infer = fconv_infer, .run = convt_run};
+const op_def q8rt_op_conv = {
+    .op_type = "Conv", .domain = "", .min_opset = 1, .prepare = conv_prepare, .infer = fconv_infer, .run = conv_run};
+const op_def q8rt_op_conv_transpose = {.op_type = "ConvTranspose",
+                                       .domain = "",
+                                       .min_opset = 1,
+                                       .prepare = convt_prepare,
+                                       .infer = fconv_infer,
+                                       .run = convt_run};

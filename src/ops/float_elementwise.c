@@ -35,11 +35,11 @@ typedef struct bin_params {
 } bin_params;
 
 typedef struct bin_geom {
-  int rank;            /* merged rank, >= 1 */
+  int rank; /* merged rank, >= 1 */
   int64_t dims[Q8RT_MAX_RANK];
   int64_t sa[Q8RT_MAX_RANK], sb[Q8RT_MAX_RANK]; /* element strides of A and B */
   size_t total;
-  int pow_scalar_exp;  /* Pow: exponent is one element (for ORT's x^2 / x^3 shortcut) */
+  int pow_scalar_exp; /* Pow: exponent is one element (for ORT's x^2 / x^3 shortcut) */
 } bin_geom;
 
 _Static_assert(sizeof(bin_geom) <= Q8RT_GEOM_BYTES, "bin_geom too large");
@@ -48,26 +48,36 @@ _Static_assert(sizeof(bin_geom) <= Q8RT_GEOM_BYTES, "bin_geom too large");
 
 typedef void (*bin_fn)(size_t n, const void *a, size_t sa, const void *b, size_t sb, void *y);
 
-#define BIN_LOOP(T, EXPR)                                                                  \
-  const T *A_ = a;                                                                         \
-  const T *B_ = b;                                                                         \
-  T *Y_ = y;                                                                               \
-  if (sa == 1 && sb == 1) {                                                                \
-    for (size_t i = 0; i < n; i++) { const T x = A_[i], w = B_[i]; Y_[i] = (EXPR); }       \
-  } else if (sa == 1 && sb == 0) {                                                         \
-    const T w = B_[0];                                                                     \
-    for (size_t i = 0; i < n; i++) { const T x = A_[i]; Y_[i] = (EXPR); }                  \
-  } else if (sa == 0 && sb == 1) {                                                         \
-    const T x = A_[0];                                                                     \
-    for (size_t i = 0; i < n; i++) { const T w = B_[i]; Y_[i] = (EXPR); }                  \
-  } else {                                                                                 \
-    for (size_t i = 0; i < n; i++) { const T x = A_[i * sa], w = B_[i * sb]; Y_[i] = (EXPR); } \
+#define BIN_LOOP(T, EXPR)                     \
+  const T *A_ = a;                            \
+  const T *B_ = b;                            \
+  T *Y_ = y;                                  \
+  if (sa == 1 && sb == 1) {                   \
+    for (size_t i = 0; i < n; i++) {          \
+      const T x = A_[i], w = B_[i];           \
+      Y_[i] = (EXPR);                         \
+    }                                         \
+  } else if (sa == 1 && sb == 0) {            \
+    const T w = B_[0];                        \
+    for (size_t i = 0; i < n; i++) {          \
+      const T x = A_[i];                      \
+      Y_[i] = (EXPR);                         \
+    }                                         \
+  } else if (sa == 0 && sb == 1) {            \
+    const T x = A_[0];                        \
+    for (size_t i = 0; i < n; i++) {          \
+      const T w = B_[i];                      \
+      Y_[i] = (EXPR);                         \
+    }                                         \
+  } else {                                    \
+    for (size_t i = 0; i < n; i++) {          \
+      const T x = A_[i * sa], w = B_[i * sb]; \
+      Y_[i] = (EXPR);                         \
+    }                                         \
   }
 
-#define DEF_BIN(NAME, T, EXPR)                                                                   \
-  static void NAME(size_t n, const void *a, size_t sa, const void *b, size_t sb, void *y) { \
-    BIN_LOOP(T, EXPR)                                                                            \
-  }
+#define DEF_BIN(NAME, T, EXPR) \
+  static void NAME(size_t n, const void *a, size_t sa, const void *b, size_t sb, void *y) { BIN_LOOP(T, EXPR) }
 
 /* float32: the contiguous and broadcast-scalar rows go in blocks of 8 through a local array, a
  * fixed-count loop with no possible overlap that GCC's -O2 vectorizer (the "very cheap" cost
@@ -75,49 +85,64 @@ typedef void (*bin_fn)(size_t n, const void *a, size_t sa, const void *b, size_t
  * instructions. Each lane is still the one IEEE operation of the scalar code (division, like
  * the others, is exactly rounded in SIMD; no contraction: -ffp-contract=off). */
 #define F32_BLOCK 8
-#define F32_BLOCKS(XI, WI, EXPR)                                                           \
-  for (; i + F32_BLOCK <= n; i += F32_BLOCK) {                                             \
-    float t_[F32_BLOCK];                                                                   \
-    for (size_t j = 0; j < F32_BLOCK; j++) { const float x = (XI), w = (WI); t_[j] = (EXPR); } \
-    memcpy(Y_ + i, t_, sizeof(t_));                                                        \
+#define F32_BLOCKS(XI, WI, EXPR)               \
+  for (; i + F32_BLOCK <= n; i += F32_BLOCK) { \
+    float t_[F32_BLOCK];                       \
+    for (size_t j = 0; j < F32_BLOCK; j++) {   \
+      const float x = (XI), w = (WI);          \
+      t_[j] = (EXPR);                          \
+    }                                          \
+    memcpy(Y_ + i, t_, sizeof(t_));            \
   }
 
-#define DEF_BIN_F32(NAME, EXPR)                                                                   \
-  static void NAME(size_t n, const void *a, size_t sa, const void *b, size_t sb, void *y) {      \
-    const float *A_ = a;                                                                         \
-    const float *B_ = b;                                                                         \
-    float *Y_ = y;                                                                               \
-    size_t i = 0;                                                                                \
-    if (sa == 1 && sb == 1) {                                                                    \
-      F32_BLOCKS(A_[i + j], B_[i + j], EXPR)                                                     \
-      for (; i < n; i++) { const float x = A_[i], w = B_[i]; Y_[i] = (EXPR); }                   \
-    } else if (sa == 1 && sb == 0) {                                                             \
-      const float wc_ = B_[0];                                                                   \
-      F32_BLOCKS(A_[i + j], wc_, EXPR)                                                           \
-      for (; i < n; i++) { const float x = A_[i], w = wc_; Y_[i] = (EXPR); }                     \
-    } else if (sa == 0 && sb == 1) {                                                             \
-      const float xc_ = A_[0];                                                                   \
-      F32_BLOCKS(xc_, B_[i + j], EXPR)                                                           \
-      for (; i < n; i++) { const float x = xc_, w = B_[i]; Y_[i] = (EXPR); }                     \
-    } else {                                                                                     \
-      for (; i < n; i++) { const float x = A_[i * sa], w = B_[i * sb]; Y_[i] = (EXPR); }         \
-    }                                                                                            \
+#define DEF_BIN_F32(NAME, EXPR)                                                             \
+  static void NAME(size_t n, const void *a, size_t sa, const void *b, size_t sb, void *y) { \
+    const float *A_ = a;                                                                    \
+    const float *B_ = b;                                                                    \
+    float *Y_ = y;                                                                          \
+    size_t i = 0;                                                                           \
+    if (sa == 1 && sb == 1) {                                                               \
+      F32_BLOCKS(A_[i + j], B_[i + j], EXPR)                                                \
+      for (; i < n; i++) {                                                                  \
+        const float x = A_[i], w = B_[i];                                                   \
+        Y_[i] = (EXPR);                                                                     \
+      }                                                                                     \
+    } else if (sa == 1 && sb == 0) {                                                        \
+      const float wc_ = B_[0];                                                              \
+      F32_BLOCKS(A_[i + j], wc_, EXPR)                                                      \
+      for (; i < n; i++) {                                                                  \
+        const float x = A_[i], w = wc_;                                                     \
+        Y_[i] = (EXPR);                                                                     \
+      }                                                                                     \
+    } else if (sa == 0 && sb == 1) {                                                        \
+      const float xc_ = A_[0];                                                              \
+      F32_BLOCKS(xc_, B_[i + j], EXPR)                                                      \
+      for (; i < n; i++) {                                                                  \
+        const float x = xc_, w = B_[i];                                                     \
+        Y_[i] = (EXPR);                                                                     \
+      }                                                                                     \
+    } else {                                                                                \
+      for (; i < n; i++) {                                                                  \
+        const float x = A_[i * sa], w = B_[i * sb];                                         \
+        Y_[i] = (EXPR);                                                                     \
+      }                                                                                     \
+    }                                                                                       \
   }
 
 DEF_BIN_F32(f32_add, x + w)
 DEF_BIN_F32(f32_sub, x - w)
-DEF_BIN_F32(f32_mul, x * w)
+DEF_BIN_F32(f32_mul, x *w)
 DEF_BIN_F32(f32_div, x / w)
-DEF_BIN_F32(f32_max, x < w ? w : x)  /* std::max(x, w) */
-DEF_BIN_F32(f32_min, w < x ? w : x)  /* std::min(x, w) */
+DEF_BIN_F32(f32_max, x < w ? w : x) /* std::max(x, w) */
+DEF_BIN_F32(f32_min, w < x ? w : x) /* std::min(x, w) */
 
 /* integers: wrap through the unsigned type; division truncates, /0 gives 0 */
-#define DEF_INT(SUF, T, U, SIGNED)                                                                    \
-  DEF_BIN(SUF##_add, T, (T)((U)x + (U)w))                                                             \
-  DEF_BIN(SUF##_sub, T, (T)((U)x - (U)w))                                                             \
-  DEF_BIN(SUF##_mul, T, (T)((U)x * (U)w))                                                             \
-  DEF_BIN(SUF##_div, T, w == 0 ? (T)0 : (SIGNED && w == (T)-1) ? (T)(0u - (U)x) : (T)(x / w))         \
-  DEF_BIN(SUF##_max, T, x < w ? w : x)                                                                \
+#define DEF_INT(SUF, T, U, SIGNED)                                                            \
+  DEF_BIN(SUF##_add, T, (T)((U)x + (U)w))                                                     \
+  DEF_BIN(SUF##_sub, T, (T)((U)x - (U)w))                                                     \
+  DEF_BIN(SUF##_mul, T, (T)((U)x * (U)w))                                                     \
+  DEF_BIN(SUF##_div, T, w == 0 ? (T)0 : (SIGNED && w == (T)-1) ? (T)(0u - (U)x) : (T)(x / w)) \
+  DEF_BIN(SUF##_max, T, x < w ? w : x)                                                        \
   DEF_BIN(SUF##_min, T, w < x ? w : x)
 
 DEF_INT(i64, int64_t, uint64_t, 1)
@@ -131,20 +156,18 @@ DEF_INT(u8, uint8_t, uint32_t, 0)
 static inline int64_t d_to_i64(double v) {
   return (v >= -9223372036854775808.0 && v < 9223372036854775808.0) ? (int64_t)v : INT64_MIN;
 }
-static inline int32_t d_to_i32(double v) {
-  return (v > -2147483649.0 && v < 2147483648.0) ? (int32_t)v : INT32_MIN;
-}
+static inline int32_t d_to_i32(double v) { return (v > -2147483649.0 && v < 2147483648.0) ? (int32_t)v : INT32_MIN; }
 
 DEF_BIN(pow_f32_f32, float, powf(x, w))
 DEF_BIN(pow_i64_i64, int64_t, d_to_i64(pow((double)x, (double)w)))
 DEF_BIN(pow_i32_i32, int32_t, d_to_i32(pow((double)x, (double)w)))
 
-#define DEF_POW_MIXED(NAME, TA, TB, CONV)                                                      \
-  static void NAME(size_t n, const void *a, size_t sa, const void *b, size_t sb, void *y) { \
-    const TA *A_ = a;                                                                        \
-    const TB *B_ = b;                                                                        \
-    TA *Y_ = y;                                                                              \
-    for (size_t i = 0; i < n; i++) Y_[i] = CONV(pow((double)A_[i * sa], (double)B_[i * sb]));  \
+#define DEF_POW_MIXED(NAME, TA, TB, CONV)                                                     \
+  static void NAME(size_t n, const void *a, size_t sa, const void *b, size_t sb, void *y) {   \
+    const TA *A_ = a;                                                                         \
+    const TB *B_ = b;                                                                         \
+    TA *Y_ = y;                                                                               \
+    for (size_t i = 0; i < n; i++) Y_[i] = CONV(pow((double)A_[i * sa], (double)B_[i * sb])); \
   }
 #define F32_CONV(v) ((float)(v))
 DEF_POW_MIXED(pow_f32_i64, float, int64_t, F32_CONV)
@@ -158,70 +181,96 @@ DEF_POW_MIXED(pow_i32_i64, int32_t, int64_t, d_to_i32)
 static void sq_f32(size_t n, const void *a, size_t sa, void *y) {
   const float *A_ = a;
   float *Y_ = y;
-  for (size_t i = 0; i < n; i++) { const float x = A_[i * sa]; Y_[i] = x * x; }
+  for (size_t i = 0; i < n; i++) {
+    const float x = A_[i * sa];
+    Y_[i] = x * x;
+  }
 }
 static void cube_f32(size_t n, const void *a, size_t sa, void *y) {
   const float *A_ = a;
   float *Y_ = y;
-  for (size_t i = 0; i < n; i++) { const float x = A_[i * sa]; Y_[i] = x * x * x; }
+  for (size_t i = 0; i < n; i++) {
+    const float x = A_[i * sa];
+    Y_[i] = x * x * x;
+  }
 }
 static void sq_i64(size_t n, const void *a, size_t sa, void *y) {
   const int64_t *A_ = a;
   int64_t *Y_ = y;
-  for (size_t i = 0; i < n; i++) { const uint64_t x = (uint64_t)A_[i * sa]; Y_[i] = (int64_t)(x * x); }
+  for (size_t i = 0; i < n; i++) {
+    const uint64_t x = (uint64_t)A_[i * sa];
+    Y_[i] = (int64_t)(x * x);
+  }
 }
 static void cube_i64(size_t n, const void *a, size_t sa, void *y) {
   const int64_t *A_ = a;
   int64_t *Y_ = y;
-  for (size_t i = 0; i < n; i++) { const uint64_t x = (uint64_t)A_[i * sa]; Y_[i] = (int64_t)(x * x * x); }
+  for (size_t i = 0; i < n; i++) {
+    const uint64_t x = (uint64_t)A_[i * sa];
+    Y_[i] = (int64_t)(x * x * x);
+  }
 }
 static void sq_i32(size_t n, const void *a, size_t sa, void *y) {
   const int32_t *A_ = a;
   int32_t *Y_ = y;
-  for (size_t i = 0; i < n; i++) { const uint32_t x = (uint32_t)A_[i * sa]; Y_[i] = (int32_t)(x * x); }
+  for (size_t i = 0; i < n; i++) {
+    const uint32_t x = (uint32_t)A_[i * sa];
+    Y_[i] = (int32_t)(x * x);
+  }
 }
 static void cube_i32(size_t n, const void *a, size_t sa, void *y) {
   const int32_t *A_ = a;
   int32_t *Y_ = y;
-  for (size_t i = 0; i < n; i++) { const uint32_t x = (uint32_t)A_[i * sa]; Y_[i] = (int32_t)(x * x * x); }
+  for (size_t i = 0; i < n; i++) {
+    const uint32_t x = (uint32_t)A_[i * sa];
+    Y_[i] = (int32_t)(x * x * x);
+  }
 }
 
 static bin_fn pick_fn(enum bin_kind k, q8rt_dtype t) {
-#define PICK(SUF)                                    \
-  switch (k) {                                       \
-  case BIN_ADD: case BIN_SUM: case BIN_MEAN: return SUF##_add; \
-  case BIN_SUB: return SUF##_sub;                    \
-  case BIN_MUL: return SUF##_mul;                    \
-  case BIN_DIV: return SUF##_div;                    \
-  case BIN_MAX: return SUF##_max;                    \
-  case BIN_MIN: return SUF##_min;                    \
-  default: return NULL;                              \
+#define PICK(SUF)                    \
+  switch (k) {                       \
+    case BIN_ADD:                    \
+    case BIN_SUM:                    \
+    case BIN_MEAN: return SUF##_add; \
+    case BIN_SUB: return SUF##_sub;  \
+    case BIN_MUL: return SUF##_mul;  \
+    case BIN_DIV: return SUF##_div;  \
+    case BIN_MAX: return SUF##_max;  \
+    case BIN_MIN: return SUF##_min;  \
+    default: return NULL;            \
   }
   switch (t) {
-  case Q8RT_DTYPE_FLOAT32: PICK(f32)
-  case Q8RT_DTYPE_INT64: PICK(i64)
-  case Q8RT_DTYPE_INT32: PICK(i32)
-  case Q8RT_DTYPE_INT16: PICK(i16)
-  case Q8RT_DTYPE_UINT16: PICK(u16)
-  case Q8RT_DTYPE_INT8: PICK(i8)
-  case Q8RT_DTYPE_UINT8: PICK(u8)
-  default: return NULL;
+    case Q8RT_DTYPE_FLOAT32: PICK(f32)
+    case Q8RT_DTYPE_INT64: PICK(i64)
+    case Q8RT_DTYPE_INT32: PICK(i32)
+    case Q8RT_DTYPE_INT16: PICK(i16)
+    case Q8RT_DTYPE_UINT16: PICK(u16)
+    case Q8RT_DTYPE_INT8: PICK(i8)
+    case Q8RT_DTYPE_UINT8: PICK(u8)
+    default: return NULL;
   }
 #undef PICK
 }
 
 static bin_fn pick_pow(q8rt_dtype ta, q8rt_dtype tb) {
   switch (ta) {
-  case Q8RT_DTYPE_FLOAT32:
-    return tb == Q8RT_DTYPE_FLOAT32 ? pow_f32_f32 : tb == Q8RT_DTYPE_INT64 ? pow_f32_i64
-         : tb == Q8RT_DTYPE_INT32 ? pow_f32_i32 : NULL;
-  case Q8RT_DTYPE_INT64:
-    return tb == Q8RT_DTYPE_FLOAT32 ? pow_i64_f32 : tb == Q8RT_DTYPE_INT64 ? pow_i64_i64
-         : tb == Q8RT_DTYPE_INT32 ? pow_i64_i32 : NULL;
-  case Q8RT_DTYPE_INT32:
-    return tb == Q8RT_DTYPE_FLOAT32 ? pow_i32_f32 : tb == Q8RT_DTYPE_INT64 ? pow_i32_i64
-         : tb == Q8RT_DTYPE_INT32 ? pow_i32_i32 : NULL;
-  default: return NULL;
+    case Q8RT_DTYPE_FLOAT32:
+      return tb == Q8RT_DTYPE_FLOAT32 ? pow_f32_f32
+             : tb == Q8RT_DTYPE_INT64 ? pow_f32_i64
+             : tb == Q8RT_DTYPE_INT32 ? pow_f32_i32
+                                      : NULL;
+    case Q8RT_DTYPE_INT64:
+      return tb == Q8RT_DTYPE_FLOAT32 ? pow_i64_f32
+             : tb == Q8RT_DTYPE_INT64 ? pow_i64_i64
+             : tb == Q8RT_DTYPE_INT32 ? pow_i64_i32
+                                      : NULL;
+    case Q8RT_DTYPE_INT32:
+      return tb == Q8RT_DTYPE_FLOAT32 ? pow_i32_f32
+             : tb == Q8RT_DTYPE_INT64 ? pow_i32_i64
+             : tb == Q8RT_DTYPE_INT32 ? pow_i32_i32
+                                      : NULL;
+    default: return NULL;
   }
 }
 
@@ -232,8 +281,8 @@ static q8rt_status bin_prepare_kind(op_prepare_ctx *ctx, void **out, q8rt_error 
   const ir_node *n = ctx->node;
   if (variadic) {
     if (n->n_inputs < 1 || n->n_outputs != 1) {
-      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': expects at least 1 input and 1 output",
-                       n->op_type, n->name);
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': expects at least 1 input and 1 output", n->op_type,
+                       n->name);
     }
     if (n->n_inputs > 16) {
       return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': %d inputs (q8rt supports up to 16)", n->op_type,
@@ -245,8 +294,8 @@ static q8rt_status bin_prepare_kind(op_prepare_ctx *ctx, void **out, q8rt_error 
   }
   for (int i = 0; i < n->n_inputs; i++) {
     if (n->inputs[i] < 0) {
-      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': input %d (%s) is missing", n->op_type, n->name,
-                       i, variadic ? "data_0..." : g_input_names[i]);
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': input %d (%s) is missing", n->op_type, n->name, i,
+                       variadic ? "data_0..." : g_input_names[i]);
     }
   }
   if (n->outputs[0] < 0) {
@@ -273,8 +322,10 @@ static q8rt_status bin_prepare_kind(op_prepare_ctx *ctx, void **out, q8rt_error 
   return Q8RT_OK;
 }
 
-#define PREP(NAME, KIND, VAR) \
-  static q8rt_status NAME(op_prepare_ctx *ctx, void **out, q8rt_error *err) { return bin_prepare_kind(ctx, out, err, KIND, VAR); }
+#define PREP(NAME, KIND, VAR)                                                 \
+  static q8rt_status NAME(op_prepare_ctx *ctx, void **out, q8rt_error *err) { \
+    return bin_prepare_kind(ctx, out, err, KIND, VAR);                        \
+  }
 PREP(add_prepare, BIN_ADD, 0)
 PREP(sub_prepare, BIN_SUB, 0)
 PREP(mul_prepare, BIN_MUL, 0)
@@ -342,13 +393,13 @@ static q8rt_status bin_infer(const void *params, const ir_node *n, const op_shap
     }
     const bool float_only = p->kind == BIN_SUM || p->kind == BIN_MEAN;
     if (float_only ? t != Q8RT_DTYPE_FLOAT32 : !int_or_float(t)) {
-      return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input %d (%s) is %s (q8rt supports %s)",
-                       n->op_type, n->name, i, what, op_onnx_type_name(t),
+      return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input %d (%s) is %s (q8rt supports %s)", n->op_type,
+                       n->name, i, what, op_onnx_type_name(t),
                        float_only ? "float32" : "float32 and 8/16/32/64-bit integers");
     }
     if (t != t0) {
-      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': input %d (%s) is %s but input 0 is %s",
-                       n->op_type, n->name, i, what, op_onnx_type_name(t), op_onnx_type_name(t0));
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': input %d (%s) is %s but input 0 is %s", n->op_type,
+                       n->name, i, what, op_onnx_type_name(t), op_onnx_type_name(t0));
     }
   }
   const op_shape *shapes[16];
@@ -478,13 +529,21 @@ static void var_run(const void *params, const void *geom, const op_tensor *in, o
   }
 }
 
-
-const op_def q8rt_op_add = {.op_type = "Add", .domain = "", .min_opset = 1, .prepare = add_prepare, .infer = bin_infer, .run = bin_run};
-const op_def q8rt_op_sub = {.op_type = "Sub", .domain = "", .min_opset = 1, .prepare = sub_prepare, .infer = bin_infer, .run = bin_run};
-const op_def q8rt_op_mul = {.op_type = "Mul", .domain = "", .min_opset = 1, .prepare = mul_prepare, .infer = bin_infer, .run = bin_run};
-const op_def q8rt_op_div = {.op_type = "Div", .domain = "", .min_opset = 1, .prepare = div_prepare, .infer = bin_infer, .run = bin_run};
-const op_def q8rt_op_pow = {.op_type = "Pow", .domain = "", .min_opset = 7, .prepare = pow_prepare, .infer = bin_infer, .run = bin_run};
-const op_def q8rt_op_max = {.op_type = "Max", .domain = "", .min_opset = 8, .prepare = max_prepare, .infer = bin_infer, .run = var_run};
-const op_def q8rt_op_min = {.op_type = "Min", .domain = "", .min_opset = 8, .prepare = min_prepare, .infer = bin_infer, .run = var_run};
-const op_def q8rt_op_sum = {.op_type = "Sum", .domain = "", .min_opset = 8, .prepare = sum_prepare, .infer = bin_infer, .run = var_run};
-const op_def q8rt_op_mean = {.op_type = "Mean", .domain = "", .min_opset = 8, .prepare = mean_prepare, .infer = bin_infer, .run = var_run};
+const op_def q8rt_op_add = {
+    .op_type = "Add", .domain = "", .min_opset = 1, .prepare = add_prepare, .infer = bin_infer, .run = bin_run};
+const op_def q8rt_op_sub = {
+    .op_type = "Sub", .domain = "", .min_opset = 1, .prepare = sub_prepare, .infer = bin_infer, .run = bin_run};
+const op_def q8rt_op_mul = {
+    .op_type = "Mul", .domain = "", .min_opset = 1, .prepare = mul_prepare, .infer = bin_infer, .run = bin_run};
+const op_def q8rt_op_div = {
+    .op_type = "Div", .domain = "", .min_opset = 1, .prepare = div_prepare, .infer = bin_infer, .run = bin_run};
+const op_def q8rt_op_pow = {
+    .op_type = "Pow", .domain = "", .min_opset = 7, .prepare = pow_prepare, .infer = bin_infer, .run = bin_run};
+const op_def q8rt_op_max = {
+    .op_type = "Max", .domain = "", .min_opset = 8, .prepare = max_prepare, .infer = bin_infer, .run = var_run};
+const op_def q8rt_op_min = {
+    .op_type = "Min", .domain = "", .min_opset = 8, .prepare = min_prepare, .infer = bin_infer, .run = var_run};
+const op_def q8rt_op_sum = {
+    .op_type = "Sum", .domain = "", .min_opset = 8, .prepare = sum_prepare, .infer = bin_infer, .run = var_run};
+const op_def q8rt_op_mean = {
+    .op_type = "Mean", .domain = "", .min_opset = 8, .prepare = mean_prepare, .infer = bin_infer, .run = var_run};

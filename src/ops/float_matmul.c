@@ -17,12 +17,12 @@
 
 typedef struct mm_geom {
   size_t M, N, K;
-  int nb;                          /* batch rank */
+  int nb; /* batch rank */
   int64_t bdims[MM_MAX_BATCH];
   int64_t sa[MM_MAX_BATCH], sb[MM_MAX_BATCH]; /* batch strides in matrices (0: broadcast) */
   size_t batches;
   /* Gemm */
-  int64_t sc_m, sc_n;              /* C strides over [M, N] (0: broadcast) */
+  int64_t sc_m, sc_n; /* C strides over [M, N] (0: broadcast) */
   int has_c;
 } mm_geom;
 
@@ -183,8 +183,12 @@ static void matmul_run(const void *params, const void *geom, const op_tensor *in
   }
 }
 
-const op_def q8rt_op_matmul = {.op_type = "MatMul", .domain = "", .min_opset = 1, .prepare = matmul_prepare,
-                               .infer = matmul_infer, .run = matmul_run};
+const op_def q8rt_op_matmul = {.op_type = "MatMul",
+                               .domain = "",
+                               .min_opset = 1,
+                               .prepare = matmul_prepare,
+                               .infer = matmul_infer,
+                               .run = matmul_run};
 
 /* ---- Gemm ---------------------------------------------------------------------------------- */
 
@@ -308,5 +312,5 @@ static void gemm_run(const void *params, const void *geom, const op_tensor *in, 
   }
 }
 
-const op_def q8rt_op_gemm = {.op_type = "Gemm", .domain = "", .min_opset = 7, .prepare = gemm_prepare,
-                             .infer = gemm_infer, .run = gemm_run};
+const op_def q8rt_op_gemm = {
+    .op_type = "Gemm", .domain = "", .min_opset = 7, .prepare = gemm_prepare, .infer = gemm_infer, .run = gemm_run};

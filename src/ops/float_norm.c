@@ -118,5 +118,9 @@ static void bn_run(const void *params, const void *geom, const op_tensor *in, op
   }
 }
 
-const op_def q8rt_op_batch_normalization = {.op_type = "BatchNormalization", .domain = "", .min_opset = 7,
-                                            .prepare = bn_prepare, .infer = bn_infer, .run = bn_run};
+const op_def q8rt_op_batch_normalization = {.op_type = "BatchNormalization",
+                                            .domain = "",
+                                            .min_opset = 7,
+                                            .prepare = bn_prepare,
+                                            .infer = bn_infer,
+                                            .run = bn_run};

@@ -24,16 +24,16 @@ typedef struct red_params {
   enum red_kind kind;
   int keepdims;
   int noop_empty;
-  int naxes;             /* -1: all axes (none given) */
+  int naxes; /* -1: all axes (none given) */
   int64_t axes[Q8RT_MAX_RANK];
 } red_params;
 
 typedef struct red_geom {
-  int nk, nr;                    /* kept and reduced dims (in input order) */
+  int nk, nr; /* kept and reduced dims (in input order) */
   int64_t kdims[Q8RT_MAX_RANK], kstr[Q8RT_MAX_RANK];
   int64_t rdims[Q8RT_MAX_RANK], rstr[Q8RT_MAX_RANK];
   size_t out_total, red_count;
-  int identity;                  /* noop_with_empty_axes with no axes: copy */
+  int identity; /* noop_with_empty_axes with no axes: copy */
 } red_geom;
 
 _Static_assert(sizeof(red_geom) <= Q8RT_GEOM_BYTES, "red_geom too large");
@@ -211,8 +211,8 @@ static void red_run(const void *params, const void *geom, const op_tensor *in, o
   int64_t kidx[Q8RT_MAX_RANK] = {0};
   size_t kof = 0;
   /* contiguous fast path: the reduced dims are the innermost ones */
-  const int inner_contig = gm->nr > 0 && gm->rstr[gm->nr - 1] == 1 &&
-                           (gm->nk == 0 || (size_t)gm->kstr[gm->nk - 1] == gm->red_count);
+  const int inner_contig =
+      gm->nr > 0 && gm->rstr[gm->nr - 1] == 1 && (gm->nk == 0 || (size_t)gm->kstr[gm->nk - 1] == gm->red_count);
   for (size_t o = 0; o < gm->out_total; o++) {
     float acc = p->kind == RED_MAX ? -INFINITY : 0.0f;
     if (inner_contig) {
@@ -256,14 +256,30 @@ static void red_run(const void *params, const void *geom, const op_tensor *in, o
   }
 }
 
-const op_def q8rt_op_reduce_mean = {.op_type = "ReduceMean", .domain = "", .min_opset = 1,
-                                    .prepare = reduce_mean_prepare, .infer = red_infer, .run = red_run};
-const op_def q8rt_op_reduce_sum = {.op_type = "ReduceSum", .domain = "", .min_opset = 1,
-                                   .prepare = reduce_sum_prepare, .infer = red_infer, .run = red_run};
-const op_def q8rt_op_reduce_sum_square = {.op_type = "ReduceSumSquare", .domain = "", .min_opset = 1,
-                                          .prepare = reduce_sumsq_prepare, .infer = red_infer, .run = red_run};
-const op_def q8rt_op_reduce_max = {.op_type = "ReduceMax", .domain = "", .min_opset = 1,
-                                   .prepare = reduce_max_prepare, .infer = red_infer, .run = red_run};
+const op_def q8rt_op_reduce_mean = {.op_type = "ReduceMean",
+                                    .domain = "",
+                                    .min_opset = 1,
+                                    .prepare = reduce_mean_prepare,
+                                    .infer = red_infer,
+                                    .run = red_run};
+const op_def q8rt_op_reduce_sum = {.op_type = "ReduceSum",
+                                   .domain = "",
+                                   .min_opset = 1,
+                                   .prepare = reduce_sum_prepare,
+                                   .infer = red_infer,
+                                   .run = red_run};
+const op_def q8rt_op_reduce_sum_square = {.op_type = "ReduceSumSquare",
+                                          .domain = "",
+                                          .min_opset = 1,
+                                          .prepare = reduce_sumsq_prepare,
+                                          .infer = red_infer,
+                                          .run = red_run};
+const op_def q8rt_op_reduce_max = {.op_type = "ReduceMax",
+                                   .domain = "",
+                                   .min_opset = 1,
+                                   .prepare = reduce_max_prepare,
+                                   .infer = red_infer,
+                                   .run = red_run};
 
 /* ---- Softmax ------------------------------------------------------------------------------- */
 
@@ -356,5 +372,9 @@ static void softmax_run(const void *params, const void *geom, const op_tensor *i
   }
 }
 
-const op_def q8rt_op_softmax = {.op_type = "Softmax", .domain = "", .min_opset = 1, .prepare = softmax_prepare,
-                                .infer = softmax_infer, .run = softmax_run};
+const op_def q8rt_op_softmax = {.op_type = "Softmax",
+                                .domain = "",
+                                .min_opset = 1,
+                                .prepare = softmax_prepare,
+                                .infer = softmax_infer,
+                                .run = softmax_run};

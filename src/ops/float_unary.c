@@ -22,8 +22,20 @@
 #include "op.h"
 #include "op_util.h"
 
-enum un_kind { UN_RELU, UN_LEAKY, UN_SIGMOID, UN_HSIGMOID, UN_HSWISH, UN_TANH, UN_EXP, UN_SQRT, UN_NEG, UN_ABS,
-               UN_CLIP, UN_IDENTITY };
+enum un_kind {
+  UN_RELU,
+  UN_LEAKY,
+  UN_SIGMOID,
+  UN_HSIGMOID,
+  UN_HSWISH,
+  UN_TANH,
+  UN_EXP,
+  UN_SQRT,
+  UN_NEG,
+  UN_ABS,
+  UN_CLIP,
+  UN_IDENTITY
+};
 
 typedef struct un_params {
   enum un_kind kind;
@@ -31,8 +43,8 @@ typedef struct un_params {
   /* Clip: bounds from attributes (opset < 11) or constant inputs; `dyn_lo`/`dyn_hi` when the bound
    * is a non-constant input read at run time; has_lo/has_hi 0 when omitted (type limits). */
   int has_lo, has_hi, dyn_lo, dyn_hi;
-  double lo_f, hi_f;      /* float32 bounds */
-  int64_t lo_i, hi_i;     /* integer bounds */
+  double lo_f, hi_f;  /* float32 bounds */
+  int64_t lo_i, hi_i; /* integer bounds */
 } un_params;
 
 typedef struct un_geom {
@@ -41,7 +53,7 @@ typedef struct un_geom {
 
 static const char *kind_name(enum un_kind k) {
   static const char *const names[] = {"Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh",
-                                      "Exp", "Sqrt", "Neg", "Abs", "Clip", "Identity"};
+                                      "Exp",  "Sqrt",      "Neg",     "Abs",         "Clip",      "Identity"};
   return names[k];
 }
 
@@ -103,48 +115,55 @@ static q8rt_status un_prepare_kind(op_prepare_ctx *ctx, void **out, q8rt_error *
   p->kind = kind;
   q8rt_status st = Q8RT_OK;
   switch (kind) {
-  case UN_LEAKY: st = ir_attr_float(n, "alpha", 0.01f, &p->alpha, err); break;
-  case UN_HSIGMOID:
-    if ((st = ir_attr_float(n, "alpha", 0.2f, &p->alpha, err)) != Q8RT_OK) return st;
-    st = ir_attr_float(n, "beta", 0.5f, &p->beta, err);
-    break;
-  case UN_HSWISH:
-    p->alpha = 1.0f / 6.0f;
-    p->beta = 0.5f;
-    break;
-  case UN_CLIP:
-    if (n->opset < 11) {
-      float lo, hi;
-      if ((st = ir_attr_float(n, "min", -FLT_MAX, &lo, err)) != Q8RT_OK) return st;
-      if ((st = ir_attr_float(n, "max", FLT_MAX, &hi, err)) != Q8RT_OK) return st;
-      p->has_lo = p->has_hi = 1;
-      p->lo_f = lo;
-      p->hi_f = hi;
-    } else {
-      for (int i = 1; i <= 2; i++) {
-        const ir_value *v = ir_node_input(g, n, i);
-        if (v == NULL) continue;
-        if (i == 1) p->has_lo = 1; else p->has_hi = 1;
-        if (v->constant == NULL) {
-          if (i == 1) p->dyn_lo = 1; else p->dyn_hi = 1;
-          continue;
-        }
-        const ir_tensor *t = v->constant;
-        if (t->count != 1 || t->rank > 1) {
-          return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': input %d (%s) must be a scalar (has %lld elements)",
-                           n->op_type, n->name, i, i == 1 ? "min" : "max", (long long)t->count);
-        }
-        if (i == 1) {
-          p->lo_f = op_load_f64(t->data, t->dtype, 0);
-          p->lo_i = op_load_i64(t->data, t->dtype, 0);
-        } else {
-          p->hi_f = op_load_f64(t->data, t->dtype, 0);
-          p->hi_i = op_load_i64(t->data, t->dtype, 0);
+    case UN_LEAKY: st = ir_attr_float(n, "alpha", 0.01f, &p->alpha, err); break;
+    case UN_HSIGMOID:
+      if ((st = ir_attr_float(n, "alpha", 0.2f, &p->alpha, err)) != Q8RT_OK) return st;
+      st = ir_attr_float(n, "beta", 0.5f, &p->beta, err);
+      break;
+    case UN_HSWISH:
+      p->alpha = 1.0f / 6.0f;
+      p->beta = 0.5f;
+      break;
+    case UN_CLIP:
+      if (n->opset < 11) {
+        float lo, hi;
+        if ((st = ir_attr_float(n, "min", -FLT_MAX, &lo, err)) != Q8RT_OK) return st;
+        if ((st = ir_attr_float(n, "max", FLT_MAX, &hi, err)) != Q8RT_OK) return st;
+        p->has_lo = p->has_hi = 1;
+        p->lo_f = lo;
+        p->hi_f = hi;
+      } else {
+        for (int i = 1; i <= 2; i++) {
+          const ir_value *v = ir_node_input(g, n, i);
+          if (v == NULL) continue;
+          if (i == 1)
+            p->has_lo = 1;
+          else
+            p->has_hi = 1;
+          if (v->constant == NULL) {
+            if (i == 1)
+              p->dyn_lo = 1;
+            else
+              p->dyn_hi = 1;
+            continue;
+          }
+          const ir_tensor *t = v->constant;
+          if (t->count != 1 || t->rank > 1) {
+            return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                             "%s node '%s': input %d (%s) must be a scalar (has %lld elements)", n->op_type, n->name, i,
+                             i == 1 ? "min" : "max", (long long)t->count);
+          }
+          if (i == 1) {
+            p->lo_f = op_load_f64(t->data, t->dtype, 0);
+            p->lo_i = op_load_i64(t->data, t->dtype, 0);
+          } else {
+            p->hi_f = op_load_f64(t->data, t->dtype, 0);
+            p->hi_i = op_load_i64(t->data, t->dtype, 0);
+          }
         }
       }
-    }
-    break;
-  default: break;
+      break;
+    default: break;
   }
   if (st != Q8RT_OK) return st;
   ctx->kernel = "unary-scalar";
@@ -164,19 +183,25 @@ static q8rt_status un_infer(const void *params, const ir_node *n, const op_shape
   const q8rt_dtype t = in[0].dtype;
   bool ok;
   switch (p->kind) {
-  case UN_IDENTITY: ok = t != Q8RT_DTYPE_UNDEFINED; break;
-  case UN_RELU: ok = t == Q8RT_DTYPE_FLOAT32 || (n->opset >= 14 && (t == Q8RT_DTYPE_INT8 || t == Q8RT_DTYPE_INT32 || t == Q8RT_DTYPE_INT64 || t == Q8RT_DTYPE_INT16)); break;
-  case UN_NEG: ok = t == Q8RT_DTYPE_FLOAT32 || t == Q8RT_DTYPE_INT8 || t == Q8RT_DTYPE_INT16 || t == Q8RT_DTYPE_INT32 || t == Q8RT_DTYPE_INT64; break;
-  case UN_ABS: ok = t == Q8RT_DTYPE_FLOAT32 || is_int_type(t); break;
-  case UN_CLIP: ok = t == Q8RT_DTYPE_FLOAT32 || (n->opset >= 12 && is_int_type(t)); break;
-  default: ok = t == Q8RT_DTYPE_FLOAT32; break;
+    case UN_IDENTITY: ok = t != Q8RT_DTYPE_UNDEFINED; break;
+    case UN_RELU:
+      ok = t == Q8RT_DTYPE_FLOAT32 || (n->opset >= 14 && (t == Q8RT_DTYPE_INT8 || t == Q8RT_DTYPE_INT32 ||
+                                                          t == Q8RT_DTYPE_INT64 || t == Q8RT_DTYPE_INT16));
+      break;
+    case UN_NEG:
+      ok = t == Q8RT_DTYPE_FLOAT32 || t == Q8RT_DTYPE_INT8 || t == Q8RT_DTYPE_INT16 || t == Q8RT_DTYPE_INT32 ||
+           t == Q8RT_DTYPE_INT64;
+      break;
+    case UN_ABS: ok = t == Q8RT_DTYPE_FLOAT32 || is_int_type(t); break;
+    case UN_CLIP: ok = t == Q8RT_DTYPE_FLOAT32 || (n->opset >= 12 && is_int_type(t)); break;
+    default: ok = t == Q8RT_DTYPE_FLOAT32; break;
   }
   if (!ok) {
     return q8rt_fail(err, t == Q8RT_DTYPE_UNDEFINED ? Q8RT_ERROR_INVALID_MODEL : Q8RT_ERROR_UNSUPPORTED,
-                     "%s node '%s': input X is %s (q8rt supports %s here)", n->op_type, n->name,
-                     op_onnx_type_name(t), p->kind == UN_CLIP || p->kind == UN_ABS ? "float32 and integers"
-                                            : p->kind == UN_RELU || p->kind == UN_NEG ? "float32 and signed integers"
-                                                                                      : "float32");
+                     "%s node '%s': input X is %s (q8rt supports %s here)", n->op_type, n->name, op_onnx_type_name(t),
+                     p->kind == UN_CLIP || p->kind == UN_ABS   ? "float32 and integers"
+                     : p->kind == UN_RELU || p->kind == UN_NEG ? "float32 and signed integers"
+                                                               : "float32");
   }
   if (p->kind == UN_CLIP && n->opset >= 11) {
     for (int i = 1; i <= 2 && i < n->n_inputs; i++) {
@@ -201,73 +226,73 @@ static q8rt_status un_infer(const void *params, const ir_node *n, const op_shape
   return Q8RT_OK;
 }
 
-#define CLIP_INT(T, LOW, HIGH)                                                           \
-  do {                                                                                   \
-    const T *x = in[0].data;                                                             \
-    T *y = out[0].data;                                                                  \
-    T lo = (T)(LOW), hi = (T)(HIGH);                                                     \
-    if (p->has_lo) lo = p->dyn_lo ? *(const T *)in[1].data : (T)p->lo_i;                  \
-    if (p->has_hi) hi = p->dyn_hi ? *(const T *)in[2].data : (T)p->hi_i;                  \
-    for (size_t i = 0; i < nel; i++) {                                                   \
-      T v = x[i] < lo ? lo : x[i];                                                       \
-      y[i] = hi < v ? hi : v;                                                            \
-    }                                                                                    \
+#define CLIP_INT(T, LOW, HIGH)                                           \
+  do {                                                                   \
+    const T *x = in[0].data;                                             \
+    T *y = out[0].data;                                                  \
+    T lo = (T)(LOW), hi = (T)(HIGH);                                     \
+    if (p->has_lo) lo = p->dyn_lo ? *(const T *)in[1].data : (T)p->lo_i; \
+    if (p->has_hi) hi = p->dyn_hi ? *(const T *)in[2].data : (T)p->hi_i; \
+    for (size_t i = 0; i < nel; i++) {                                   \
+      T v = x[i] < lo ? lo : x[i];                                       \
+      y[i] = hi < v ? hi : v;                                            \
+    }                                                                    \
   } while (0)
 
-#define INT_UNARY(T, EXPR)                         \
-  do {                                             \
-    const T *x = in[0].data;                       \
-    T *y = out[0].data;                            \
-    for (size_t i = 0; i < nel; i++) {             \
-      const T v = x[i];                            \
-      y[i] = (EXPR);                               \
-    }                                              \
+#define INT_UNARY(T, EXPR)             \
+  do {                                 \
+    const T *x = in[0].data;           \
+    T *y = out[0].data;                \
+    for (size_t i = 0; i < nel; i++) { \
+      const T v = x[i];                \
+      y[i] = (EXPR);                   \
+    }                                  \
   } while (0)
 
 static void un_run_int(const un_params *p, size_t nel, const op_tensor *in, op_tensor *out) {
   const q8rt_dtype t = in[0].shape->dtype;
   switch (p->kind) {
-  case UN_CLIP:
-    switch (t) {
-    case Q8RT_DTYPE_INT64: CLIP_INT(int64_t, INT64_MIN, INT64_MAX); break;
-    case Q8RT_DTYPE_INT32: CLIP_INT(int32_t, INT32_MIN, INT32_MAX); break;
-    case Q8RT_DTYPE_INT16: CLIP_INT(int16_t, INT16_MIN, INT16_MAX); break;
-    case Q8RT_DTYPE_UINT16: CLIP_INT(uint16_t, 0, UINT16_MAX); break;
-    case Q8RT_DTYPE_INT8: CLIP_INT(int8_t, INT8_MIN, INT8_MAX); break;
-    case Q8RT_DTYPE_UINT8: CLIP_INT(uint8_t, 0, UINT8_MAX); break;
+    case UN_CLIP:
+      switch (t) {
+        case Q8RT_DTYPE_INT64: CLIP_INT(int64_t, INT64_MIN, INT64_MAX); break;
+        case Q8RT_DTYPE_INT32: CLIP_INT(int32_t, INT32_MIN, INT32_MAX); break;
+        case Q8RT_DTYPE_INT16: CLIP_INT(int16_t, INT16_MIN, INT16_MAX); break;
+        case Q8RT_DTYPE_UINT16: CLIP_INT(uint16_t, 0, UINT16_MAX); break;
+        case Q8RT_DTYPE_INT8: CLIP_INT(int8_t, INT8_MIN, INT8_MAX); break;
+        case Q8RT_DTYPE_UINT8: CLIP_INT(uint8_t, 0, UINT8_MAX); break;
+        default: break;
+      }
+      break;
+    case UN_RELU:
+      switch (t) {
+        case Q8RT_DTYPE_INT64: INT_UNARY(int64_t, v < 0 ? 0 : v); break;
+        case Q8RT_DTYPE_INT32: INT_UNARY(int32_t, v < 0 ? 0 : v); break;
+        case Q8RT_DTYPE_INT16: INT_UNARY(int16_t, v < 0 ? 0 : v); break;
+        case Q8RT_DTYPE_INT8: INT_UNARY(int8_t, v < 0 ? 0 : v); break;
+        default: break;
+      }
+      break;
+    case UN_NEG: /* wraps: -INT_MIN is INT_MIN */
+      switch (t) {
+        case Q8RT_DTYPE_INT64: INT_UNARY(int64_t, (int64_t)(0u - (uint64_t)v)); break;
+        case Q8RT_DTYPE_INT32: INT_UNARY(int32_t, (int32_t)(0u - (uint32_t)v)); break;
+        case Q8RT_DTYPE_INT16: INT_UNARY(int16_t, (int16_t)(0u - (uint32_t)v)); break;
+        case Q8RT_DTYPE_INT8: INT_UNARY(int8_t, (int8_t)(0u - (uint32_t)v)); break;
+        default: break;
+      }
+      break;
+    case UN_ABS:
+      switch (t) {
+        case Q8RT_DTYPE_INT64: INT_UNARY(int64_t, v < 0 ? (int64_t)(0u - (uint64_t)v) : v); break;
+        case Q8RT_DTYPE_INT32: INT_UNARY(int32_t, v < 0 ? (int32_t)(0u - (uint32_t)v) : v); break;
+        case Q8RT_DTYPE_INT16: INT_UNARY(int16_t, v < 0 ? (int16_t)(0u - (uint32_t)v) : v); break;
+        case Q8RT_DTYPE_INT8: INT_UNARY(int8_t, v < 0 ? (int8_t)(0u - (uint32_t)v) : v); break;
+        case Q8RT_DTYPE_UINT16: INT_UNARY(uint16_t, v); break;
+        case Q8RT_DTYPE_UINT8: INT_UNARY(uint8_t, v); break;
+        default: break;
+      }
+      break;
     default: break;
-    }
-    break;
-  case UN_RELU:
-    switch (t) {
-    case Q8RT_DTYPE_INT64: INT_UNARY(int64_t, v < 0 ? 0 : v); break;
-    case Q8RT_DTYPE_INT32: INT_UNARY(int32_t, v < 0 ? 0 : v); break;
-    case Q8RT_DTYPE_INT16: INT_UNARY(int16_t, v < 0 ? 0 : v); break;
-    case Q8RT_DTYPE_INT8: INT_UNARY(int8_t, v < 0 ? 0 : v); break;
-    default: break;
-    }
-    break;
-  case UN_NEG: /* wraps: -INT_MIN is INT_MIN */
-    switch (t) {
-    case Q8RT_DTYPE_INT64: INT_UNARY(int64_t, (int64_t)(0u - (uint64_t)v)); break;
-    case Q8RT_DTYPE_INT32: INT_UNARY(int32_t, (int32_t)(0u - (uint32_t)v)); break;
-    case Q8RT_DTYPE_INT16: INT_UNARY(int16_t, (int16_t)(0u - (uint32_t)v)); break;
-    case Q8RT_DTYPE_INT8: INT_UNARY(int8_t, (int8_t)(0u - (uint32_t)v)); break;
-    default: break;
-    }
-    break;
-  case UN_ABS:
-    switch (t) {
-    case Q8RT_DTYPE_INT64: INT_UNARY(int64_t, v < 0 ? (int64_t)(0u - (uint64_t)v) : v); break;
-    case Q8RT_DTYPE_INT32: INT_UNARY(int32_t, v < 0 ? (int32_t)(0u - (uint32_t)v) : v); break;
-    case Q8RT_DTYPE_INT16: INT_UNARY(int16_t, v < 0 ? (int16_t)(0u - (uint32_t)v) : v); break;
-    case Q8RT_DTYPE_INT8: INT_UNARY(int8_t, v < 0 ? (int8_t)(0u - (uint32_t)v) : v); break;
-    case Q8RT_DTYPE_UINT16: INT_UNARY(uint16_t, v); break;
-    case Q8RT_DTYPE_UINT8: INT_UNARY(uint8_t, v); break;
-    default: break;
-    }
-    break;
-  default: break;
   }
 }
 
@@ -290,67 +315,71 @@ static void un_run(const void *params, const void *geom, const op_tensor *in, op
   float *y = out[0].data;
   const float alpha = p->alpha, beta = p->beta;
   switch (p->kind) {
-  case UN_RELU:
-    for (size_t i = 0; i < nel; i++) y[i] = x[i] < 0.0f ? 0.0f : x[i];
-    break;
-  case UN_LEAKY:
-    for (size_t i = 0; i < nel; i++) y[i] = x[i] >= 0.0f ? x[i] : alpha * x[i];
-    break;
-  case UN_SIGMOID:
-    for (size_t i = 0; i < nel; i++) y[i] = mlas_logistic(x[i]);
-    break;
-  case UN_HSIGMOID:
-    for (size_t i = 0; i < nel; i++) {
-      float v = alpha * x[i];
-      v = v + beta;
-      v = 1.0f < v ? 1.0f : v; /* std::min(v, 1) */
-      y[i] = v < 0.0f ? 0.0f : v;  /* std::max(v, 0) */
+    case UN_RELU:
+      for (size_t i = 0; i < nel; i++) y[i] = x[i] < 0.0f ? 0.0f : x[i];
+      break;
+    case UN_LEAKY:
+      for (size_t i = 0; i < nel; i++) y[i] = x[i] >= 0.0f ? x[i] : alpha * x[i];
+      break;
+    case UN_SIGMOID:
+      for (size_t i = 0; i < nel; i++) y[i] = mlas_logistic(x[i]);
+      break;
+    case UN_HSIGMOID:
+      for (size_t i = 0; i < nel; i++) {
+        float v = alpha * x[i];
+        v = v + beta;
+        v = 1.0f < v ? 1.0f : v;    /* std::min(v, 1) */
+        y[i] = v < 0.0f ? 0.0f : v; /* std::max(v, 0) */
+      }
+      break;
+    case UN_HSWISH:
+      for (size_t i = 0; i < nel; i++) {
+        float v = alpha * x[i];
+        v = v + beta;
+        v = 1.0f < v ? 1.0f : v;
+        v = v < 0.0f ? 0.0f : v;
+        y[i] = x[i] * v;
+      }
+      break;
+    case UN_TANH:
+      for (size_t i = 0; i < nel; i++) y[i] = mlas_tanh(x[i]);
+      break;
+    case UN_EXP:
+      for (size_t i = 0; i < nel; i++) y[i] = expf(x[i]);
+      break;
+    case UN_SQRT:
+      for (size_t i = 0; i < nel; i++) y[i] = sqrtf(x[i]);
+      break;
+    case UN_NEG:
+      for (size_t i = 0; i < nel; i++) y[i] = -x[i];
+      break;
+    case UN_ABS:
+      for (size_t i = 0; i < nel; i++) y[i] = fabsf(x[i]);
+      break;
+    case UN_CLIP: {
+      float lo = -FLT_MAX, hi = FLT_MAX;
+      if (p->has_lo) lo = p->dyn_lo ? *(const float *)in[1].data : (float)p->lo_f;
+      if (p->has_hi) hi = p->dyn_hi ? *(const float *)in[2].data : (float)p->hi_f;
+      for (size_t i = 0; i < nel; i++) {
+        const float v = x[i] < lo ? lo : x[i];
+        y[i] = hi < v ? hi : v;
+      }
+      break;
     }
-    break;
-  case UN_HSWISH:
-    for (size_t i = 0; i < nel; i++) {
-      float v = alpha * x[i];
-      v = v + beta;
-      v = 1.0f < v ? 1.0f : v;
-      v = v < 0.0f ? 0.0f : v;
-      y[i] = x[i] * v;
-    }
-    break;
-  case UN_TANH:
-    for (size_t i = 0; i < nel; i++) y[i] = mlas_tanh(x[i]);
-    break;
-  case UN_EXP:
-    for (size_t i = 0; i < nel; i++) y[i] = expf(x[i]);
-    break;
-  case UN_SQRT:
-    for (size_t i = 0; i < nel; i++) y[i] = sqrtf(x[i]);
-    break;
-  case UN_NEG:
-    for (size_t i = 0; i < nel; i++) y[i] = -x[i];
-    break;
-  case UN_ABS:
-    for (size_t i = 0; i < nel; i++) y[i] = fabsf(x[i]);
-    break;
-  case UN_CLIP: {
-    float lo = -FLT_MAX, hi = FLT_MAX;
-    if (p->has_lo) lo = p->dyn_lo ? *(const float *)in[1].data : (float)p->lo_f;
-    if (p->has_hi) hi = p->dyn_hi ? *(const float *)in[2].data : (float)p->hi_f;
-    for (size_t i = 0; i < nel; i++) {
-      const float v = x[i] < lo ? lo : x[i];
-      y[i] = hi < v ? hi : v;
-    }
-    break;
-  }
-  default: break;
+    default: break;
   }
 }
 
-#define UNARY_OP(SYM, NAME, KIND, MIN_OPSET)                                                       \
-  static q8rt_status SYM##_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {           \
-    return un_prepare_kind(ctx, out, err, KIND);                                                 \
-  }                                                                                              \
-  const op_def q8rt_op_##SYM = {.op_type = NAME, .domain = "", .min_opset = MIN_OPSET,           \
-                                .prepare = SYM##_prepare, .infer = un_infer, .run = un_run};
+#define UNARY_OP(SYM, NAME, KIND, MIN_OPSET)                                           \
+  static q8rt_status SYM##_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) { \
+    return un_prepare_kind(ctx, out, err, KIND);                                       \
+  }                                                                                    \
+  const op_def q8rt_op_##SYM = {.op_type = NAME,                                       \
+                                .domain = "",                                          \
+                                .min_opset = MIN_OPSET,                                \
+                                .prepare = SYM##_prepare,                              \
+                                .infer = un_infer,                                     \
+                                .run = un_run};
 
 UNARY_OP(relu, "Relu", UN_RELU, 6)
 UNARY_OP(leaky_relu, "LeakyRelu", UN_LEAKY, 6)

@@ -13,12 +13,12 @@
 typedef struct ci_params {
   q8rt_dtype x_type, w_type;
   int32_t x_zp;
-  int x_zp_dynamic;  /* x_zero_point is computed at run time (DynamicQuantizeLinear) */
-  int32_t *w_zp;     /* [M] */
-  const void *w;     /* constant weights [M][C/g][kh][kw] */
-  int nsp;           /* 1 or 2 */
+  int x_zp_dynamic; /* x_zero_point is computed at run time (DynamicQuantizeLinear) */
+  int32_t *w_zp;    /* [M] */
+  const void *w;    /* constant weights [M][C/g][kh][kw] */
+  int nsp;          /* 1 or 2 */
   int64_t M, Cg, group;
-  op_window win;     /* 2-D view: a 1-D convolution has kernel, stride and dilation 1 on axis 1 */
+  op_window win; /* 2-D view: a 1-D convolution has kernel, stride and dilation 1 on axis 1 */
 } ci_params;
 
 typedef struct ci_geom {
@@ -59,7 +59,8 @@ static q8rt_status ci_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) 
   const ir_value *xzv = ir_node_input(g, n, 2);
   if (xzv != NULL && xzv->constant == NULL) {
     /* A run-time zero point (dynamic quantization): one element of x's type, read by run. */
-    if (xzv->dtype != Q8RT_DTYPE_UNDEFINED && (!qk_is8(xzv->dtype) || (tx != Q8RT_DTYPE_UNDEFINED && xzv->dtype != tx))) {
+    if (xzv->dtype != Q8RT_DTYPE_UNDEFINED &&
+        (!qk_is8(xzv->dtype) || (tx != Q8RT_DTYPE_UNDEFINED && xzv->dtype != tx))) {
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': x_zero_point is %s, x is %s", n->op_type, n->name,
                        op_onnx_type_name(xzv->dtype), op_onnx_type_name(tx));
     }
@@ -181,6 +182,10 @@ static void ci_run(const void *params, const void *geom, const op_tensor *in, op
 }
 
 const op_def q8rt_op_conv_integer = {
-    .op_type = "ConvInteger", .domain = "", .min_opset = 10,
-    .prepare = ci_prepare, .infer = ci_infer, .run = ci_run,
+    .op_type = "ConvInteger",
+    .domain = "",
+    .min_opset = 10,
+    .prepare = ci_prepare,
+    .infer = ci_infer,
+    .run = ci_run,
 };

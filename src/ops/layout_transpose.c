@@ -70,6 +70,9 @@ static void transpose_run(const void *params, const void *geom, const op_tensor 
 }
 
 const op_def q8rt_op_layout_transpose = {
-    .op_type = "LayoutTranspose", .domain = "q8rt", .min_opset = 1,
-    .infer = transpose_infer, .run = transpose_run,
+    .op_type = "LayoutTranspose",
+    .domain = "q8rt",
+    .min_opset = 1,
+    .infer = transpose_infer,
+    .run = transpose_run,
 };

@@ -44,18 +44,18 @@ enum op_layout { OP_LAYOUT_ANY = 0, OP_LAYOUT_NCHW = 1, OP_LAYOUT_NHWC = 2 };
 typedef struct op_prepare_ctx {
   const ir_graph *graph;
   const ir_node *node;
-  q8rt_pool *pool;       /* model-lifetime memory for params */
-  q8rt_backend backend;  /* requested backend (AUTO picks) */
-  uint32_t isa;          /* enum q8rt_isa flags of this CPU */
-  const char *kernel;    /* out: name of the chosen kernel */
-  const char *reason;    /* out: why it was chosen */
-  int in_layout;         /* out: layout wanted for input 0 (default ANY) */
-  int out_layout;        /* out: layout produced for output 0 (default: same as input 0) */
+  q8rt_pool *pool;      /* model-lifetime memory for params */
+  q8rt_backend backend; /* requested backend (AUTO picks) */
+  uint32_t isa;         /* enum q8rt_isa flags of this CPU */
+  const char *kernel;   /* out: name of the chosen kernel */
+  const char *reason;   /* out: why it was chosen */
+  int in_layout;        /* out: layout wanted for input 0 (default ANY) */
+  int out_layout;       /* out: layout produced for output 0 (default: same as input 0) */
 } op_prepare_ctx;
 
 typedef struct op_exec_ctx {
-  pthreadpool_t threadpool; /* NULL: single thread */
-  size_t threads;           /* >= 1 */
+  pthreadpool_t threadpool;        /* NULL: single thread */
+  size_t threads;                  /* >= 1 */
   const q8rt_allocator *allocator; /* for bind only */
 } op_exec_ctx;
 
@@ -90,8 +90,8 @@ const op_def *op_find(const ir_node *node);
 const char *op_onnx_type_name(int32_t dtype);
 
 /* Shared checks for scale / zero-point initializers, messages name node and input. */
-q8rt_status op_require_constant(const ir_graph *g, const ir_node *n, int input, const char *what,
-                                const ir_tensor **out, q8rt_error *err);
+q8rt_status op_require_constant(const ir_graph *g, const ir_node *n, int input, const char *what, const ir_tensor **out,
+                                q8rt_error *err);
 q8rt_status op_check_scales(const ir_node *n, const char *what, const ir_tensor *t, q8rt_error *err);
 
 #endif /* Q8RT_OP_H */

@@ -24,8 +24,9 @@ q8rt_status op_broadcast_shapes(const ir_node *n, const op_shape *const *in, int
         unknown = 1;
       } else if (v != 1) {
         if (dim != 1 && dim != v) {
-          return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': input shapes cannot broadcast (dimension %d: %lld vs %lld)",
-                           n->op_type, n->name, d, (long long)dim, (long long)v);
+          return q8rt_fail(err, Q8RT_ERROR_SHAPE,
+                           "%s node '%s': input shapes cannot broadcast (dimension %d: %lld vs %lld)", n->op_type,
+                           n->name, d, (long long)dim, (long long)v);
         }
         dim = v;
       }
@@ -80,27 +81,27 @@ void op_broadcast_walk(const op_shape *out, const int64_t *s0, const int64_t *s1
 
 double op_load_f64(const void *data, q8rt_dtype dtype, size_t i) {
   switch (dtype) {
-  case Q8RT_DTYPE_FLOAT32: return ((const float *)data)[i];
-  case Q8RT_DTYPE_UINT8: return ((const uint8_t *)data)[i];
-  case Q8RT_DTYPE_INT8: return ((const int8_t *)data)[i];
-  case Q8RT_DTYPE_UINT16: return ((const uint16_t *)data)[i];
-  case Q8RT_DTYPE_INT16: return ((const int16_t *)data)[i];
-  case Q8RT_DTYPE_INT32: return ((const int32_t *)data)[i];
-  case Q8RT_DTYPE_INT64: return (double)((const int64_t *)data)[i];
-  default: return 0.0;
+    case Q8RT_DTYPE_FLOAT32: return ((const float *)data)[i];
+    case Q8RT_DTYPE_UINT8: return ((const uint8_t *)data)[i];
+    case Q8RT_DTYPE_INT8: return ((const int8_t *)data)[i];
+    case Q8RT_DTYPE_UINT16: return ((const uint16_t *)data)[i];
+    case Q8RT_DTYPE_INT16: return ((const int16_t *)data)[i];
+    case Q8RT_DTYPE_INT32: return ((const int32_t *)data)[i];
+    case Q8RT_DTYPE_INT64: return (double)((const int64_t *)data)[i];
+    default: return 0.0;
   }
 }
 
 int64_t op_load_i64(const void *data, q8rt_dtype dtype, size_t i) {
   switch (dtype) {
-  case Q8RT_DTYPE_FLOAT32: return (int64_t)((const float *)data)[i];
-  case Q8RT_DTYPE_UINT8: return ((const uint8_t *)data)[i];
-  case Q8RT_DTYPE_INT8: return ((const int8_t *)data)[i];
-  case Q8RT_DTYPE_UINT16: return ((const uint16_t *)data)[i];
-  case Q8RT_DTYPE_INT16: return ((const int16_t *)data)[i];
-  case Q8RT_DTYPE_INT32: return ((const int32_t *)data)[i];
-  case Q8RT_DTYPE_INT64: return ((const int64_t *)data)[i];
-  default: return 0;
+    case Q8RT_DTYPE_FLOAT32: return (int64_t)((const float *)data)[i];
+    case Q8RT_DTYPE_UINT8: return ((const uint8_t *)data)[i];
+    case Q8RT_DTYPE_INT8: return ((const int8_t *)data)[i];
+    case Q8RT_DTYPE_UINT16: return ((const uint16_t *)data)[i];
+    case Q8RT_DTYPE_INT16: return ((const int16_t *)data)[i];
+    case Q8RT_DTYPE_INT32: return ((const int32_t *)data)[i];
+    case Q8RT_DTYPE_INT64: return ((const int64_t *)data)[i];
+    default: return 0;
   }
 }
 

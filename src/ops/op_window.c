@@ -3,8 +3,8 @@
 #include <string.h>
 
 /* An ints attribute with `count` values (count 0: any number, values checked only). */
-static q8rt_status window_ints(const ir_node *n, const char *name, int count, int64_t def, int64_t min,
-                               int64_t max, int64_t *out, q8rt_error *err) {
+static q8rt_status window_ints(const ir_node *n, const char *name, int count, int64_t def, int64_t min, int64_t max,
+                               int64_t *out, q8rt_error *err) {
   const int64_t *v;
   size_t len;
   q8rt_status st = ir_attr_ints(n, name, &v, &len, err);

@@ -10,9 +10,9 @@
 enum op_window_pad { OP_PAD_NOTSET, OP_PAD_VALID, OP_PAD_SAME_UPPER, OP_PAD_SAME_LOWER };
 
 enum {
-  OP_WINDOW_CEIL_MODE = 1,       /* read ceil_mode (pooling) */
-  OP_WINDOW_SAME_UNDILATED = 2,  /* refuse auto_pad SAME_* with dilations > 1, as ONNX Runtime does */
-  OP_WINDOW_NONEMPTY = 4,        /* an empty output (auto_pad SAME_* on an empty input) is an error */
+  OP_WINDOW_CEIL_MODE = 1,      /* read ceil_mode (pooling) */
+  OP_WINDOW_SAME_UNDILATED = 2, /* refuse auto_pad SAME_* with dilations > 1, as ONNX Runtime does */
+  OP_WINDOW_NONEMPTY = 4,       /* an empty output (auto_pad SAME_* on an empty input) is an error */
 };
 
 typedef struct op_window {

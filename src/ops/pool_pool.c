@@ -2,7 +2,8 @@
  * GlobalMaxPool (float32, uint8, int8). 1-D, 2-D and 3-D; kernel_shape, strides, dilations, pads,
  * auto_pad, ceil_mode (the last window must start inside the input or its begin padding, as ONNX
  * says), count_include_pad. Sums are float32 in window order (kernel rows, then columns), divided
- * once by the count (GlobalAveragePool: in ONNX Runtime's MLAS order). MaxPool's Indices output and storage_order 1 are refused. */
+ * once by the count (GlobalAveragePool: in ONNX Runtime's MLAS order). MaxPool's Indices output and storage_order 1 are
+ * refused. */
 #include <float.h>
 #include <string.h>
 
@@ -48,11 +49,13 @@ static q8rt_status pool_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
   size_t nk;
   if ((st = ir_attr_ints(n, "kernel_shape", &ks, &nk, err)) != Q8RT_OK) return st;
   if (ks == NULL) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute 'kernel_shape' is missing", n->op_type, n->name);
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute 'kernel_shape' is missing", n->op_type,
+                     n->name);
   }
   if (nk < 1 || nk > 3) {
-    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': attribute 'kernel_shape' has %zu values (q8rt pools 1-D, 2-D and 3-D)",
-                     n->op_type, n->name, nk);
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                     "%s node '%s': attribute 'kernel_shape' has %zu values (q8rt pools 1-D, 2-D and 3-D)", n->op_type,
+                     n->name, nk);
   }
   p->sp = (int)nk;
   if ((st = op_window_parse(n, p->sp, NULL, 1 << 24, OP_WINDOW_CEIL_MODE | OP_WINDOW_SAME_UNDILATED, &p->win, err)) !=
@@ -63,8 +66,9 @@ static q8rt_status pool_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
   int64_t storage_order;
   if ((st = ir_attr_int(n, "storage_order", 0, &storage_order, err)) != Q8RT_OK) return st;
   if (storage_order != 0) {
-    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "MaxPool node '%s': attribute 'storage_order' %lld is not supported (0 only)",
-                     n->name, (long long)storage_order);
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                     "MaxPool node '%s': attribute 'storage_order' %lld is not supported (0 only)", n->name,
+                     (long long)storage_order);
   }
   return Q8RT_OK;
 }
@@ -95,8 +99,9 @@ static q8rt_status pool_infer(const void *params, const ir_node *n, const op_sha
   const int global = p->kind == POOL_GLOBAL_AVG || p->kind == POOL_GLOBAL_MAX;
   const int sp = global ? x->rank - 2 : p->sp;
   if (x->rank != sp + 2 || sp < 1 || sp > 3) {
-    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input of rank %d (q8rt pools N,C plus 1 to 3 spatial axes%s)",
-                     n->op_type, n->name, x->rank, global ? "" : " matching kernel_shape");
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                     "%s node '%s': input of rank %d (q8rt pools N,C plus 1 to 3 spatial axes%s)", n->op_type, n->name,
+                     x->rank, global ? "" : " matching kernel_shape");
   }
   out->dims[0] = x->dims[0];
   out->dims[1] = x->dims[1];
@@ -119,10 +124,11 @@ static q8rt_status pool_infer(const void *params, const ir_node *n, const op_sha
     int64_t pb, pe, o;
     if ((st = op_window_output(&p->win, n, i, len, &o, &pb, &pe, err)) != Q8RT_OK) return st;
     if (p->kind == POOL_AVG && p->count_include_pad && (o - 1) * s - pb + ek > len + pe) {
-      return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
-                       "AveragePool node '%s': with ceil_mode and count_include_pad the last window on spatial axis %d "
-                       "reaches past the padding, where ONNX's reference and ONNX Runtime count differently: not supported",
-                       n->name, i);
+      return q8rt_fail(
+          err, Q8RT_ERROR_UNSUPPORTED,
+          "AveragePool node '%s': with ceil_mode and count_include_pad the last window on spatial axis %d "
+          "reaches past the padding, where ONNX's reference and ONNX Runtime count differently: not supported",
+          n->name, i);
     }
     out->dims[2 + i] = o;
     g.in[j] = len;
@@ -187,38 +193,38 @@ static void window(const pool_geom *g, int j, int64_t o, int64_t *t0, int64_t *t
   *padded = pz;
 }
 
-#define MAX_LOOP(T, LOWEST)                                                                          \
-  do {                                                                                               \
-    const T *x = in[0].data;                                                                         \
-    T *y = out[0].data;                                                                              \
-    for (size_t c = 0; c < g->outer; c++) {                                                          \
-      const T *xc = x + c * plane;                                                                   \
-      for (int64_t o0 = 0; o0 < g->out[0]; o0++) {                                                   \
-        int64_t a0, b0, p0;                                                                          \
-        window(g, 0, o0, &a0, &b0, &p0);                                                             \
-        for (int64_t o1 = 0; o1 < g->out[1]; o1++) {                                                 \
-          int64_t a1, b1, p1;                                                                        \
-          window(g, 1, o1, &a1, &b1, &p1);                                                           \
-          for (int64_t o2 = 0; o2 < g->out[2]; o2++) {                                               \
-            int64_t a2, b2, p2;                                                                      \
-            window(g, 2, o2, &a2, &b2, &p2);                                                         \
-            T m = LOWEST;                                                                            \
-            for (int64_t t0 = a0; t0 < b0; t0++) {                                                   \
-              const int64_t i0 = o0 * g->s[0] - g->pb[0] + t0 * g->d[0];                             \
-              for (int64_t t1 = a1; t1 < b1; t1++) {                                                 \
-                const int64_t i1 = o1 * g->s[1] - g->pb[1] + t1 * g->d[1];                           \
-                const T *row = xc + (i0 * g->in[1] + i1) * g->in[2];                                 \
-                for (int64_t t2 = a2; t2 < b2; t2++) {                                               \
-                  const T v = row[o2 * g->s[2] - g->pb[2] + t2 * g->d[2]];                           \
-                  if (v > m) m = v;                                                                  \
-                }                                                                                    \
-              }                                                                                      \
-            }                                                                                        \
-            *y++ = m;                                                                                \
-          }                                                                                          \
-        }                                                                                            \
-      }                                                                                              \
-    }                                                                                                \
+#define MAX_LOOP(T, LOWEST)                                                \
+  do {                                                                     \
+    const T *x = in[0].data;                                               \
+    T *y = out[0].data;                                                    \
+    for (size_t c = 0; c < g->outer; c++) {                                \
+      const T *xc = x + c * plane;                                         \
+      for (int64_t o0 = 0; o0 < g->out[0]; o0++) {                         \
+        int64_t a0, b0, p0;                                                \
+        window(g, 0, o0, &a0, &b0, &p0);                                   \
+        for (int64_t o1 = 0; o1 < g->out[1]; o1++) {                       \
+          int64_t a1, b1, p1;                                              \
+          window(g, 1, o1, &a1, &b1, &p1);                                 \
+          for (int64_t o2 = 0; o2 < g->out[2]; o2++) {                     \
+            int64_t a2, b2, p2;                                            \
+            window(g, 2, o2, &a2, &b2, &p2);                               \
+            T m = LOWEST;                                                  \
+            for (int64_t t0 = a0; t0 < b0; t0++) {                         \
+              const int64_t i0 = o0 * g->s[0] - g->pb[0] + t0 * g->d[0];   \
+              for (int64_t t1 = a1; t1 < b1; t1++) {                       \
+                const int64_t i1 = o1 * g->s[1] - g->pb[1] + t1 * g->d[1]; \
+                const T *row = xc + (i0 * g->in[1] + i1) * g->in[2];       \
+                for (int64_t t2 = a2; t2 < b2; t2++) {                     \
+                  const T v = row[o2 * g->s[2] - g->pb[2] + t2 * g->d[2]]; \
+                  if (v > m) m = v;                                        \
+                }                                                          \
+              }                                                            \
+            }                                                              \
+            *y++ = m;                                                      \
+          }                                                                \
+        }                                                                  \
+      }                                                                    \
+    }                                                                      \
   } while (0)
 
 static void pool_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
@@ -229,9 +235,9 @@ static void pool_run(const void *params, const void *geom, const op_tensor *in, 
   const size_t plane = (size_t)(g->in[0] * g->in[1] * g->in[2]);
   if (p->kind == POOL_MAX || p->kind == POOL_GLOBAL_MAX) {
     switch (g->dtype) {
-    case Q8RT_DTYPE_UINT8: MAX_LOOP(uint8_t, 0); break;
-    case Q8RT_DTYPE_INT8: MAX_LOOP(int8_t, -128); break;
-    default: MAX_LOOP(float, -FLT_MAX); break;
+      case Q8RT_DTYPE_UINT8: MAX_LOOP(uint8_t, 0); break;
+      case Q8RT_DTYPE_INT8: MAX_LOOP(int8_t, -128); break;
+      default: MAX_LOOP(float, -FLT_MAX); break;
     }
     return;
   }
@@ -303,11 +309,27 @@ static void pool_run(const void *params, const void *geom, const op_tensor *in, 
   }
 }
 
-const op_def q8rt_op_maxpool = {.op_type = "MaxPool", .domain = "", .min_opset = 1, .prepare = maxpool_prepare,
-                                .infer = pool_infer, .run = pool_run};
-const op_def q8rt_op_averagepool = {.op_type = "AveragePool", .domain = "", .min_opset = 1, .prepare = avgpool_prepare,
-                                    .infer = pool_infer, .run = pool_run};
-const op_def q8rt_op_globalaveragepool = {.op_type = "GlobalAveragePool", .domain = "", .min_opset = 1,
-                                          .prepare = gavgpool_prepare, .infer = pool_infer, .run = pool_run};
-const op_def q8rt_op_globalmaxpool = {.op_type = "GlobalMaxPool", .domain = "", .min_opset = 1,
-                                      .prepare = gmaxpool_prepare, .infer = pool_infer, .run = pool_run};
+const op_def q8rt_op_maxpool = {.op_type = "MaxPool",
+                                .domain = "",
+                                .min_opset = 1,
+                                .prepare = maxpool_prepare,
+                                .infer = pool_infer,
+                                .run = pool_run};
+const op_def q8rt_op_averagepool = {.op_type = "AveragePool",
+                                    .domain = "",
+                                    .min_opset = 1,
+                                    .prepare = avgpool_prepare,
+                                    .infer = pool_infer,
+                                    .run = pool_run};
+const op_def q8rt_op_globalaveragepool = {.op_type = "GlobalAveragePool",
+                                          .domain = "",
+                                          .min_opset = 1,
+                                          .prepare = gavgpool_prepare,
+                                          .infer = pool_infer,
+                                          .run = pool_run};
+const op_def q8rt_op_globalmaxpool = {.op_type = "GlobalMaxPool",
+                                      .domain = "",
+                                      .min_opset = 1,
+                                      .prepare = gmaxpool_prepare,
+                                      .infer = pool_infer,
+                                      .run = pool_run};

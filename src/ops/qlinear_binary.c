@@ -36,11 +36,11 @@ typedef struct qbin_params {
   int kind;
   q8rt_dtype type;
   int32_t za, zb, zc;
-  float ra, rb;   /* add: sA/sC, sB/sC */
-  float f_ab;     /* add: fixed part with A first */
-  float f_ba;     /* add: fixed part with B first */
-  float ratio;    /* mul: sA*sB/sC */
-  float zcf;      /* mul: (float)zC */
+  float ra, rb; /* add: sA/sC, sB/sC */
+  float f_ab;   /* add: fixed part with A first */
+  float f_ba;   /* add: fixed part with B first */
+  float ratio;  /* mul: sA*sB/sC */
+  float zcf;    /* mul: (float)zC */
   int32_t qmin, qmax;
   /* row kernels: x1 = A, x2 = B (ab) or x1 = B, x2 = A (ba) */
   q8rt_q8_vbinary_params k_ab, k_ba;
@@ -51,8 +51,8 @@ typedef struct qbin_params {
 } qbin_params;
 
 typedef struct qbin_geom {
-  int rank;      /* merged rank (>= 1): size-1 dims dropped, continuing dims merged */
-  int b_first;   /* add: B is ORT's first operand (A is the scalar of the run) */
+  int rank;    /* merged rank (>= 1): size-1 dims dropped, continuing dims merged */
+  int b_first; /* add: B is ORT's first operand (A is the scalar of the run) */
   int64_t dims[Q8RT_MAX_RANK];
   int64_t sa[Q8RT_MAX_RANK], sb[Q8RT_MAX_RANK];
   size_t total;
@@ -98,10 +98,10 @@ static q8rt_status qbin_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
     p->ratio = sa * sb / sc;
     p->zcf = (float)p->zc;
   }
-  p->k_ab = (q8rt_q8_vbinary_params){.r1 = p->ra, .r2 = p->rb, .f = p->f_ab, .ratio = p->ratio, .zc = p->zcf,
-                                     .z1 = p->za, .z2 = p->zb};
-  p->k_ba = (q8rt_q8_vbinary_params){.r1 = p->rb, .r2 = p->ra, .f = p->f_ba, .ratio = p->ratio, .zc = p->zcf,
-                                     .z1 = p->zb, .z2 = p->za};
+  p->k_ab = (q8rt_q8_vbinary_params){
+      .r1 = p->ra, .r2 = p->rb, .f = p->f_ab, .ratio = p->ratio, .zc = p->zcf, .z1 = p->za, .z2 = p->zb};
+  p->k_ba = (q8rt_q8_vbinary_params){
+      .r1 = p->rb, .r2 = p->ra, .f = p->f_ba, .ratio = p->ratio, .zc = p->zcf, .z1 = p->zb, .z2 = p->za};
   const bool simd = (ctx->isa & Q8RT_ISA_AVX2) && ctx->backend != Q8RT_BACKEND_REFERENCE;
 #if defined(__x86_64__) || defined(_M_X64)
   if (simd) {
@@ -228,8 +228,8 @@ static inline int32_t mul_elem(const qbin_params *p, int32_t a, int32_t b) {
 
 /* Per-element loop for rows the kernels do not take, specialized per type (is_signed constant). */
 static inline __attribute__((always_inline)) void qbin_row_t(const qbin_params *p, int b_first, const void *A,
-                                                             size_t sa, const void *B, size_t sb, void *Y,
-                                                             size_t len, int is_signed) {
+                                                             size_t sa, const void *B, size_t sb, void *Y, size_t len,
+                                                             int is_signed) {
   const uint8_t *a8 = A, *b8 = B;
   uint8_t *y8 = Y;
   for (size_t i = 0; i < len; i++) {
@@ -286,8 +286,8 @@ static void qbin_run(const void *params, const void *geom, const op_tensor *in, 
   int64_t idx[Q8RT_MAX_RANK] = {0};
   size_t oa = 0, ob = 0;
   for (size_t row = 0; row < rows; row++) {
-    qbin_row(p, gm->b_first, (const uint8_t *)in[0].data + oa, (size_t)gm->sa[r - 1],
-             (const uint8_t *)in[3].data + ob, (size_t)gm->sb[r - 1], (uint8_t *)out[0].data + row * inner, inner);
+    qbin_row(p, gm->b_first, (const uint8_t *)in[0].data + oa, (size_t)gm->sa[r - 1], (const uint8_t *)in[3].data + ob,
+             (size_t)gm->sb[r - 1], (uint8_t *)out[0].data + row * inner, inner);
     for (int d = r - 2; d >= 0; d--) {
       idx[d]++;
       oa += (size_t)gm->sa[d];
@@ -301,10 +301,18 @@ static void qbin_run(const void *params, const void *geom, const op_tensor *in, 
 }
 
 const op_def q8rt_op_qlinear_add = {
-    .op_type = "QLinearAdd", .domain = "com.microsoft", .min_opset = 1,
-    .prepare = qadd_prepare, .infer = qbin_infer, .run = qbin_run,
+    .op_type = "QLinearAdd",
+    .domain = "com.microsoft",
+    .min_opset = 1,
+    .prepare = qadd_prepare,
+    .infer = qbin_infer,
+    .run = qbin_run,
 };
 const op_def q8rt_op_qlinear_mul = {
-    .op_type = "QLinearMul", .domain = "com.microsoft", .min_opset = 1,
-    .prepare = qmul_prepare, .infer = qbin_infer, .run = qbin_run,
+    .op_type = "QLinearMul",
+    .domain = "com.microsoft",
+    .min_opset = 1,
+    .prepare = qmul_prepare,
+    .infer = qbin_infer,
+    .run = qbin_run,
 };

@@ -12,12 +12,12 @@
 #include "q8rt-math.h"
 
 /* round-half-even to int32 as cvtps2dq does: out of range or NaN gives INT32_MIN. Independent
- * of the floating-point environment. Differs on purpose from q8rt_round_clamp (q8rt-math.h): no clamp, INT32_MIN like the
- * instruction. */
+ * of the floating-point environment. Differs on purpose from q8rt_round_clamp (q8rt-math.h): no clamp, INT32_MIN like
+ * the instruction. */
 static inline int32_t qk_cvt_rne(float v) {
   if (!(v >= -2147483648.0f && v < 2147483648.0f)) return INT32_MIN;
   if (v >= 8388608.0f || v <= -8388608.0f) return (int32_t)v; /* already integral */
-  int32_t i = (int32_t)v;                                    /* toward zero */
+  int32_t i = (int32_t)v;                                     /* toward zero */
   const float frac = v - (float)i;                            /* exact */
   if (frac > 0.5f) {
     i += 1;

@@ -20,8 +20,8 @@ typedef struct qcat_params {
 } qcat_params;
 
 typedef struct qcat_geom {
-  size_t outer;                 /* product of dims before the axis */
-  size_t pitch[QCAT_MAX];       /* elements per outer step of each input (axis dim * inner) */
+  size_t outer;           /* product of dims before the axis */
+  size_t pitch[QCAT_MAX]; /* elements per outer step of each input (axis dim * inner) */
   size_t out_pitch;
 } qcat_geom;
 
@@ -165,6 +165,10 @@ static void qcat_run(const void *params, const void *geom, const op_tensor *in, 
 }
 
 const op_def q8rt_op_qlinear_concat = {
-    .op_type = "QLinearConcat", .domain = "com.microsoft", .min_opset = 1,
-    .prepare = qcat_prepare, .infer = qcat_infer, .run = qcat_run,
+    .op_type = "QLinearConcat",
+    .domain = "com.microsoft",
+    .min_opset = 1,
+    .prepare = qcat_prepare,
+    .infer = qcat_infer,
+    .run = qcat_run,
 };

@@ -18,19 +18,19 @@
 #include "q8rt-math.h"
 
 typedef struct qconv_params {
-  int spatial;               /* 1 or 2 */
+  int spatial; /* 1 or 2 */
   int64_t group;
   int64_t out_c, in_c_per_group;
   int64_t kernel[2], stride[2], dilation[2]; /* right-aligned: 1-D uses [1] */
-  op_window win;             /* the attributes as given; pads resolved per input size */
+  op_window win;                             /* the attributes as given; pads resolved per input size */
   q8rt_dtype x_type, y_type;
   int32_t x_zero_point, y_zero_point;
-  int32_t y_min, y_max;      /* output clamp: the type's range, narrowed by a fused Relu/Clip */
-  int16_t *w;                /* [M][C/g][kh][kw], zero point removed */
+  int32_t y_min, y_max; /* output clamp: the type's range, narrowed by a fused Relu/Clip */
+  int16_t *w;           /* [M][C/g][kh][kw], zero point removed */
   int32_t *bias;
   float *scale;
-  conv_fast fast;            /* the NHWC path, when path != CONV_PATH_REF */
-  q8rt_xnn_conv_desc xnn;    /* the XNNPACK description, when path == CONV_PATH_XNN */
+  conv_fast fast;         /* the NHWC path, when path != CONV_PATH_REF */
+  q8rt_xnn_conv_desc xnn; /* the XNNPACK description, when path == CONV_PATH_XNN */
 } qconv_params;
 
 typedef struct qconv_geom {
@@ -40,16 +40,16 @@ typedef struct qconv_geom {
 
 _Static_assert(sizeof(qconv_geom) <= Q8RT_GEOM_BYTES, "conv geometry must fit a step's geom record");
 
-static q8rt_status read_scalar_zp(const ir_graph *g, const ir_node *n, int input, const char *what,
-                                  q8rt_dtype want, int32_t *out, q8rt_error *err) {
+static q8rt_status read_scalar_zp(const ir_graph *g, const ir_node *n, int input, const char *what, q8rt_dtype want,
+                                  int32_t *out, q8rt_error *err) {
   *out = 0;
   if (ir_node_input(g, n, input) == NULL) return Q8RT_OK; /* omitted: zero */
   const ir_tensor *t;
   q8rt_status st = op_require_constant(g, n, input, what, &t, err);
   if (st != Q8RT_OK) return st;
   if (t->count != 1) {
-    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "QLinearConv node '%s': %s must have one element (has %lld)",
-                     n->name, what, (long long)t->count);
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "QLinearConv node '%s': %s must have one element (has %lld)", n->name,
+                     what, (long long)t->count);
   }
   if (t->dtype != want) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "QLinearConv node '%s': %s is %s, expected %s", n->name, what,
@@ -66,8 +66,8 @@ static q8rt_status read_scalar_scale(const ir_graph *g, const ir_node *n, int in
   if (st != Q8RT_OK) return st;
   if ((st = op_check_scales(n, what, t, err)) != Q8RT_OK) return st;
   if (t->count != 1) {
-    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "QLinearConv node '%s': %s must have one element (has %lld)",
-                     n->name, what, (long long)t->count);
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "QLinearConv node '%s': %s must have one element (has %lld)", n->name,
+                     what, (long long)t->count);
   }
   *out = ((const float *)t->data)[0];
   return Q8RT_OK;
@@ -280,13 +280,14 @@ static q8rt_status qconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
     if (choice.allow_xnnpack && q8rt_xnn_init() && q8rt_xnn_conv_supported(xd, &why)) {
       p->fast.path = CONV_PATH_XNN;
       p->fast.kernel = "xnnpack";
-      p->fast.reason = choice.backend == Q8RT_BACKEND_XNNPACK ? "forced: --backend xnnpack"
-                                                                : "XNNPACK is exact here and q8rt has no kernel for this shape";
+      p->fast.reason = choice.backend == Q8RT_BACKEND_XNNPACK
+                           ? "forced: --backend xnnpack"
+                           : "XNNPACK is exact here and q8rt has no kernel for this shape";
     } else if (choice.backend != Q8RT_BACKEND_AUTO && choice.backend != Q8RT_BACKEND_REFERENCE) {
-      return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "QLinearConv node '%s': backend '%s' cannot run it: %s", n->name,
-                       q8rt_backend_name(choice.backend),
-                       choice.backend == Q8RT_BACKEND_XNNPACK ? (why != NULL ? why : "XNNPACK is not available")
-                                                               : p->fast.reason);
+      return q8rt_fail(
+          err, Q8RT_ERROR_UNSUPPORTED, "QLinearConv node '%s': backend '%s' cannot run it: %s", n->name,
+          q8rt_backend_name(choice.backend),
+          choice.backend == Q8RT_BACKEND_XNNPACK ? (why != NULL ? why : "XNNPACK is not available") : p->fast.reason);
     } else {
       p->fast.path = CONV_PATH_REF;
       p->fast.kernel = "qx-conv-ref-scalar";
@@ -341,7 +342,8 @@ static q8rt_status qconv_infer(const void *params, const ir_node *n, const op_sh
   }
   q8rt_status st;
   for (int a = 2 - p->spatial; a < 2; a++) {
-    if ((st = op_window_output(&p->win, n, a - (2 - p->spatial), in_hw[a], &out_hw[a], &pad[a], NULL, err)) != Q8RT_OK) {
+    if ((st = op_window_output(&p->win, n, a - (2 - p->spatial), in_hw[a], &out_hw[a], &pad[a], NULL, err)) !=
+        Q8RT_OK) {
       return st;
     }
     out->dims[(nhwc ? 1 : 2) + a - (2 - p->spatial)] = out_hw[a];
@@ -379,7 +381,8 @@ static q8rt_status qconv_infer(const void *params, const ir_node *n, const op_sh
     conv_fast_geom_init(&p->fast, r, &gm->fast);
     if (p->fast.path == CONV_PATH_XNN) {
       /* pads resolved for these input sizes; XNNPACK needs all four */
-      const int64_t eh = (int64_t)((r->kernel_h - 1) * r->dilation_h + 1), ew = (int64_t)((r->kernel_w - 1) * r->dilation_w + 1);
+      const int64_t eh = (int64_t)((r->kernel_h - 1) * r->dilation_h + 1),
+                    ew = (int64_t)((r->kernel_w - 1) * r->dilation_w + 1);
       const int64_t ph = ((int64_t)r->out_h - 1) * (int64_t)r->stride_h + eh - (int64_t)r->in_h - (int64_t)r->pad_top;
       const int64_t pw = ((int64_t)r->out_w - 1) * (int64_t)r->stride_w + ew - (int64_t)r->in_w - (int64_t)r->pad_left;
       gm->fast.pad_bottom = (size_t)(ph > 0 ? ph : 0);
@@ -435,15 +438,21 @@ static void qconv_run(const void *params, const void *geom, const op_tensor *in,
   const qconv_params *p = params;
   const qconv_geom *gm = geom;
   switch (p->fast.path) {
-  case CONV_PATH_XNN: q8rt_xnn_conv_run(gm->fast.xnn, NULL); break;
-  case CONV_PATH_GEMM:
-  case CONV_PATH_DW: conv_fast_run(&p->fast, &gm->fast, in[0].data, out[0].data, workspace, ctx); break;
-  default: q8rt_qx_conv_ref_ukernel__scalar(&gm->ref, in[0].data, out[0].data); break;
+    case CONV_PATH_XNN: q8rt_xnn_conv_run(gm->fast.xnn, NULL); break;
+    case CONV_PATH_GEMM:
+    case CONV_PATH_DW: conv_fast_run(&p->fast, &gm->fast, in[0].data, out[0].data, workspace, ctx); break;
+    default: q8rt_qx_conv_ref_ukernel__scalar(&gm->ref, in[0].data, out[0].data); break;
   }
 }
 
 const op_def q8rt_op_qlinear_conv = {
-    .op_type = "QLinearConv", .domain = "", .min_opset = 10,
-    .prepare = qconv_prepare, .infer = qconv_infer, .workspace = qconv_workspace,
-    .bind = qconv_bind, .unbind = qconv_unbind, .run = qconv_run,
+    .op_type = "QLinearConv",
+    .domain = "",
+    .min_opset = 10,
+    .prepare = qconv_prepare,
+    .infer = qconv_infer,
+    .workspace = qconv_workspace,
+    .bind = qconv_bind,
+    .unbind = qconv_unbind,
+    .run = qconv_run,
 };

@@ -108,10 +108,18 @@ static void qlut_run(const void *params, const void *geom, const op_tensor *in, 
 }
 
 const op_def q8rt_op_qlinear_sigmoid = {
-    .op_type = "QLinearSigmoid", .domain = "com.microsoft", .min_opset = 1,
-    .prepare = qsig_prepare, .infer = qlut_infer, .run = qlut_run,
+    .op_type = "QLinearSigmoid",
+    .domain = "com.microsoft",
+    .min_opset = 1,
+    .prepare = qsig_prepare,
+    .infer = qlut_infer,
+    .run = qlut_run,
 };
 const op_def q8rt_op_qlinear_leaky_relu = {
-    .op_type = "QLinearLeakyRelu", .domain = "com.microsoft", .min_opset = 1,
-    .prepare = qlrelu_prepare, .infer = qlut_infer, .run = qlut_run,
+    .op_type = "QLinearLeakyRelu",
+    .domain = "com.microsoft",
+    .min_opset = 1,
+    .prepare = qlrelu_prepare,
+    .infer = qlut_infer,
+    .run = qlut_run,
 };

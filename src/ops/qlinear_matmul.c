@@ -27,32 +27,32 @@ typedef struct mm_params {
   q8rt_dtype a_type, b_type, y_type;
   int32_t a_zp, y_zp, qmin, qmax;
   int a_zp_dynamic; /* MatMulInteger: a_zero_point computed at run time */
-  int32_t *b_zp;  /* [n_bq] */
+  int32_t *b_zp;    /* [n_bq] */
   size_t n_bq;
-  float *scale;   /* [n_scale] */
+  float *scale; /* [n_scale] */
   size_t n_scale;
   int trans_a, trans_b, has_c;
-  int fast;       /* QLinearMatMul with a constant 2-D B: the packed int8 GEMM kernels */
+  int fast; /* QLinearMatMul with a constant 2-D B: the packed int8 GEMM kernels */
   conv_fast gemm;
 } mm_params;
 
 typedef struct mm_geom {
   int64_t M, N, K;
-  int brank;                                 /* batch rank of the output */
+  int brank; /* batch rank of the output */
   int64_t bdims[MM_MAX_BATCH_RANK];
   int64_t sa[MM_MAX_BATCH_RANK], sb[MM_MAX_BATCH_RANK]; /* batch strides in matrices */
   size_t batches;
-  int64_t a_sm, a_sk, b_sk, b_sn;            /* element strides inside one matrix */
-  int64_t c_sm, c_sn;                        /* QGemm bias strides (0 where broadcast) */
-  int use_fast;                              /* A's rows are contiguous: run p->gemm */
+  int64_t a_sm, a_sk, b_sk, b_sn; /* element strides inside one matrix */
+  int64_t c_sm, c_sn;             /* QGemm bias strides (0 where broadcast) */
+  int use_fast;                   /* A's rows are contiguous: run p->gemm */
   conv_fast_geom fg;
 } mm_geom;
 
 _Static_assert(sizeof(mm_geom) <= Q8RT_GEOM_BYTES, "geometry must fit");
 
 /* Per-column b parameter: a constant with 1 value, or N values (checked against N at infer). */
-static q8rt_status read_b_param(const ir_graph *g, const ir_node *n, int input, const char *what,
-                                const ir_tensor **out, q8rt_error *err) {
+static q8rt_status read_b_param(const ir_graph *g, const ir_node *n, int input, const char *what, const ir_tensor **out,
+                                q8rt_error *err) {
   q8rt_status st = op_require_constant(g, n, input, what, out, err);
   if (st != Q8RT_OK) return st;
   const ir_tensor *t = *out;
@@ -60,7 +60,8 @@ static q8rt_status read_b_param(const ir_graph *g, const ir_node *n, int input, 
     if (t->dims[d] != 1) {
       return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
                        "%s node '%s': %s of shape with a dimension %d of size %lld is not supported (one value or "
-                       "one per column)", n->op_type, n->name, what, d, (long long)t->dims[d]);
+                       "one per column)",
+                       n->op_type, n->name, what, d, (long long)t->dims[d]);
     }
   }
   return Q8RT_OK;
@@ -156,7 +157,8 @@ static q8rt_status mm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, 
   const ir_value *azv = ir_node_input(g, n, i_azp);
   if (kind == MM_INTEGER && azv != NULL && azv->constant == NULL) {
     /* A run-time zero point (dynamic quantization): one element of A's type, read by run. */
-    if (azv->dtype != Q8RT_DTYPE_UNDEFINED && (!qk_is8(azv->dtype) || (ta != Q8RT_DTYPE_UNDEFINED && azv->dtype != ta))) {
+    if (azv->dtype != Q8RT_DTYPE_UNDEFINED &&
+        (!qk_is8(azv->dtype) || (ta != Q8RT_DTYPE_UNDEFINED && azv->dtype != ta))) {
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': a_zero_point is %s, A is %s", n->op_type, n->name,
                        op_onnx_type_name(azv->dtype), op_onnx_type_name(ta));
     }
@@ -217,15 +219,15 @@ static q8rt_status mm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, 
     if ((st = ir_attr_int(n, "transB", 0, &v, err)) != Q8RT_OK) return st;
     p->trans_b = v != 0;
     p->has_c = ir_node_input(g, n, 6) != NULL;
-    if (p->has_c && qk_input_type(g, n, 6) != Q8RT_DTYPE_UNDEFINED &&
-        qk_input_type(g, n, 6) != Q8RT_DTYPE_INT32) {
+    if (p->has_c && qk_input_type(g, n, 6) != Q8RT_DTYPE_UNDEFINED && qk_input_type(g, n, 6) != Q8RT_DTYPE_INT32) {
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': input C is %s (int32 expected)", n->op_type,
                        n->name, op_onnx_type_name(qk_input_type(g, n, 6)));
     }
     if (quant_out && (ir_node_input(g, n, i_ys) == NULL || ir_node_input(g, n, i_yzp) == NULL)) {
       return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
                        "%s node '%s': y_scale and y_zero_point must be given together (or both omitted for float "
-                       "output)", n->op_type, n->name);
+                       "output)",
+                       n->op_type, n->name);
     }
   }
   if (kind == MM_QLINEAR || quant_out) {
@@ -253,8 +255,8 @@ static q8rt_status mm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, 
     }
   }
   ctx->kernel = kind == MM_QGEMM ? "qgemm-scalar" : "qlinear-matmul-scalar";
-  ctx->reason = p->y_type == Q8RT_DTYPE_FLOAT32 ? "exact int32 GEMM, float output scale"
-                                                : "exact int32 GEMM, ORT requantization";
+  ctx->reason =
+      p->y_type == Q8RT_DTYPE_FLOAT32 ? "exact int32 GEMM, float output scale" : "exact int32 GEMM, ORT requantization";
   if ((st = mm_prepare_fast(ctx, p, err)) != Q8RT_OK) return st;
   *out = p;
   return Q8RT_OK;
@@ -270,8 +272,7 @@ static q8rt_status qgemm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
   return mm_prepare(ctx, out, err, MM_QGEMM);
 }
 
-static q8rt_status check_type(const ir_node *n, const op_shape *s, const char *what, q8rt_dtype want,
-                              q8rt_error *err) {
+static q8rt_status check_type(const ir_node *n, const op_shape *s, const char *what, q8rt_dtype want, q8rt_error *err) {
   if (s->dtype != Q8RT_DTYPE_UNDEFINED && s->dtype != want) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input %s is %s, expected %s", n->op_type, n->name,
                      what, op_onnx_type_name(s->dtype), op_onnx_type_name(want));
@@ -323,8 +324,10 @@ static q8rt_status gemm_infer(const mm_params *p, const ir_node *n, const op_sha
       return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': input C has rank %d", n->op_type, n->name, c->rank);
     }
     if ((cm != 1 && cm != M) || (cn != 1 && cn != N)) {
-      return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': input C of shape [%lld, %lld] does not broadcast to [%lld, "
-                       "%lld]", n->op_type, n->name, (long long)cm, (long long)cn, (long long)M, (long long)N);
+      return q8rt_fail(err, Q8RT_ERROR_SHAPE,
+                       "%s node '%s': input C of shape [%lld, %lld] does not broadcast to [%lld, "
+                       "%lld]",
+                       n->op_type, n->name, (long long)cm, (long long)cn, (long long)M, (long long)N);
     }
     gm->c_sm = cm == 1 ? 0 : cn;
     gm->c_sn = cn == 1 ? 0 : 1;
@@ -508,14 +511,29 @@ static void mm_run(const void *params, const void *geom, const op_tensor *in, op
 }
 
 const op_def q8rt_op_qlinear_matmul = {
-    .op_type = "QLinearMatMul", .domain = "", .min_opset = 10,
-    .prepare = qlmm_prepare, .infer = mm_infer, .workspace = mm_workspace, .run = mm_run,
+    .op_type = "QLinearMatMul",
+    .domain = "",
+    .min_opset = 10,
+    .prepare = qlmm_prepare,
+    .infer = mm_infer,
+    .workspace = mm_workspace,
+    .run = mm_run,
 };
 const op_def q8rt_op_matmul_integer = {
-    .op_type = "MatMulInteger", .domain = "", .min_opset = 10,
-    .prepare = mmi_prepare, .infer = mm_infer, .workspace = mm_workspace, .run = mm_run,
+    .op_type = "MatMulInteger",
+    .domain = "",
+    .min_opset = 10,
+    .prepare = mmi_prepare,
+    .infer = mm_infer,
+    .workspace = mm_workspace,
+    .run = mm_run,
 };
 const op_def q8rt_op_qgemm = {
-    .op_type = "QGemm", .domain = "com.microsoft", .min_opset = 1,
-    .prepare = qgemm_prepare, .infer = mm_infer, .workspace = mm_workspace, .run = mm_run,
+    .op_type = "QGemm",
+    .domain = "com.microsoft",
+    .min_opset = 1,
+    .prepare = qgemm_prepare,
+    .infer = mm_infer,
+    .workspace = mm_workspace,
+    .run = mm_run,
 };

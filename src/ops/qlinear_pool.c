@@ -20,18 +20,18 @@ typedef struct qpool_params {
   q8rt_dtype type;
   float x_scale, y_scale;
   int32_t x_zp, y_zp, qmin, qmax;
-  int nk;                 /* kernel rank (1 or 2); pooling only */
+  int nk; /* kernel rank (1 or 2); pooling only */
   int64_t kernel[2], stride[2], pads[4];
   int64_t count_include_pad, ceil_mode;
   int auto_valid;
 } qpool_params;
 
 typedef struct qpool_geom {
-  int as_global;        /* run the global formula */
-  size_t n, c;          /* batch, channels */
+  int as_global;         /* run the global formula */
+  size_t n, c;           /* batch, channels */
   int64_t in[2], out[2]; /* spatial sizes (padded to 2-D) */
-  size_t image;         /* input spatial size */
-  float gscale;         /* global: requantization scale */
+  size_t image;          /* input spatial size */
+  float gscale;          /* global: requantization scale */
 } qpool_geom;
 
 _Static_assert(sizeof(qpool_geom) <= Q8RT_GEOM_BYTES, "geometry must fit");
@@ -173,8 +173,8 @@ static q8rt_status qpool_infer(const void *params, const ir_node *n, const op_sh
   if (x->rank < 0) return Q8RT_OK;
   const int want = p->global ? -1 : p->nk + 2;
   if ((p->global && (x->rank < 3 || x->rank > 4)) || (!p->global && x->rank != want)) {
-    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input X has rank %d (%s expected)", n->op_type, n->name,
-                     x->rank, p->global ? "3 or 4" : (p->nk == 1 ? "3" : "4"));
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input X has rank %d (%s expected)", n->op_type,
+                     n->name, x->rank, p->global ? "3 or 4" : (p->nk == 1 ? "3" : "4"));
   }
   const int ns = x->rank - 2;
   const int s0 = p->channels_last ? 1 : 2; /* first spatial dim */
@@ -264,7 +264,8 @@ static void run_avg(const qpool_params *p, const qpool_geom *gm, const void *X, 
           for (int64_t h = hs; h < he; h++) {
             for (int64_t w = ws; w < we; w++) {
               const size_t pix = (size_t)(h * W + w);
-              const size_t idx = p->channels_last ? (b * (size_t)(H * W) + pix) * C + c : (b * C + c) * (size_t)(H * W) + pix;
+              const size_t idx =
+                  p->channels_last ? (b * (size_t)(H * W) + pix) * C + c : (b * C + c) * (size_t)(H * W) + pix;
               sum += p->x_scale * (float)(qk_load8(X, t, idx) - p->x_zp);
             }
           }
@@ -273,7 +274,8 @@ static void run_avg(const qpool_params *p, const qpool_geom *gm, const void *X, 
           const float v = sum / p->y_scale + (float)p->y_zp;
           const int32_t q = qk_clamp(qk_cvt_rne(v), p->qmin, p->qmax);
           const size_t opix = (size_t)(oh * OW + ow);
-          const size_t oidx = p->channels_last ? (b * (size_t)(OH * OW) + opix) * C + c : (b * C + c) * (size_t)(OH * OW) + opix;
+          const size_t oidx =
+              p->channels_last ? (b * (size_t)(OH * OW) + opix) * C + c : (b * C + c) * (size_t)(OH * OW) + opix;
           qk_store8(Y, t, oidx, q);
         }
       }
@@ -295,10 +297,18 @@ static void qpool_run(const void *params, const void *geom, const op_tensor *in,
 }
 
 const op_def q8rt_op_qlinear_global_average_pool = {
-    .op_type = "QLinearGlobalAveragePool", .domain = "com.microsoft", .min_opset = 1,
-    .prepare = qgap_prepare, .infer = qpool_infer, .run = qpool_run,
+    .op_type = "QLinearGlobalAveragePool",
+    .domain = "com.microsoft",
+    .min_opset = 1,
+    .prepare = qgap_prepare,
+    .infer = qpool_infer,
+    .run = qpool_run,
 };
 const op_def q8rt_op_qlinear_average_pool = {
-    .op_type = "QLinearAveragePool", .domain = "com.microsoft", .min_opset = 1,
-    .prepare = qap_prepare, .infer = qpool_infer, .run = qpool_run,
+    .op_type = "QLinearAveragePool",
+    .domain = "com.microsoft",
+    .min_opset = 1,
+    .prepare = qap_prepare,
+    .infer = qpool_infer,
+    .run = qpool_run,
 };

@@ -50,8 +50,7 @@ static q8rt_status qsm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err)
   p->y_factor = floorf(1.0f / ys);
   const ir_attr *a = ir_node_attr(n, "opset");
   if (a == NULL) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute 'opset' is required", n->op_type,
-                     n->name);
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute 'opset' is required", n->op_type, n->name);
   }
   int64_t opset;
   if ((st = ir_attr_int(n, "opset", 0, &opset, err)) != Q8RT_OK) return st;
@@ -149,6 +148,11 @@ static void qsm_run(const void *params, const void *geom, const op_tensor *in, o
 }
 
 const op_def q8rt_op_qlinear_softmax = {
-    .op_type = "QLinearSoftmax", .domain = "com.microsoft", .min_opset = 1,
-    .prepare = qsm_prepare, .infer = qsm_infer, .workspace = qsm_workspace, .run = qsm_run,
+    .op_type = "QLinearSoftmax",
+    .domain = "com.microsoft",
+    .min_opset = 1,
+    .prepare = qsm_prepare,
+    .infer = qsm_infer,
+    .workspace = qsm_workspace,
+    .run = qsm_run,
 };

@@ -11,13 +11,13 @@
 enum qdq_mode { QDQ_PER_TENSOR, QDQ_PER_AXIS, QDQ_BLOCKED };
 
 typedef struct qdq_params {
-  int quantize;         /* 1: QuantizeLinear, 0: DequantizeLinear */
+  int quantize; /* 1: QuantizeLinear, 0: DequantizeLinear */
   enum qdq_mode mode;
-  int64_t axis;         /* as written in the model; normalized against the rank in infer */
+  int64_t axis; /* as written in the model; normalized against the rank in infer */
   int64_t block_size;
-  q8rt_dtype qtype;     /* the quantized type */
+  q8rt_dtype qtype; /* the quantized type */
   const ir_tensor *scale;
-  int64_t count;        /* number of scales */
+  int64_t count; /* number of scales */
   const float *scales;
   int32_t *zero_points; /* [count] */
   int avx2;             /* use the AVX2 kernels for 8-bit types */
@@ -127,12 +127,12 @@ static q8rt_status qdq_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err,
     for (int64_t i = 0; i < zp->count; i++) {
       int32_t v = 0;
       switch (zp->dtype) {
-      case Q8RT_DTYPE_UINT8: v = ((const uint8_t *)zp->data)[i]; break;
-      case Q8RT_DTYPE_INT8: v = ((const int8_t *)zp->data)[i]; break;
-      case Q8RT_DTYPE_UINT16: v = ((const uint16_t *)zp->data)[i]; break;
-      case Q8RT_DTYPE_INT16: v = ((const int16_t *)zp->data)[i]; break;
-      case Q8RT_DTYPE_INT32: v = ((const int32_t *)zp->data)[i]; break;
-      default: break;
+        case Q8RT_DTYPE_UINT8: v = ((const uint8_t *)zp->data)[i]; break;
+        case Q8RT_DTYPE_INT8: v = ((const int8_t *)zp->data)[i]; break;
+        case Q8RT_DTYPE_UINT16: v = ((const uint16_t *)zp->data)[i]; break;
+        case Q8RT_DTYPE_INT16: v = ((const int16_t *)zp->data)[i]; break;
+        case Q8RT_DTYPE_INT32: v = ((const int32_t *)zp->data)[i]; break;
+        default: break;
       }
       if (qtype == Q8RT_DTYPE_INT32 && v != 0) {
         return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
@@ -178,8 +178,8 @@ static q8rt_status qdq_infer(const void *params, const ir_node *n, const op_shap
   int64_t axis = p->axis;
   if (p->mode != QDQ_PER_TENSOR) {
     if (axis < -x->rank || axis >= x->rank) {
-      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': axis %lld is out of range for rank %d",
-                       n->op_type, n->name, (long long)p->axis, x->rank);
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': axis %lld is out of range for rank %d", n->op_type,
+                       n->name, (long long)p->axis, x->rank);
     }
     if (axis < 0) axis += x->rank;
     const int64_t d = x->dims[axis];
@@ -245,11 +245,11 @@ static void quantize_run_span(const qdq_params *p, size_t s, const float *x, voi
   }
 #endif
   switch (p->qtype) {
-  case Q8RT_DTYPE_UINT8: q8rt_f32_qu8_vcvt_ukernel__scalar(n, x, y, &kp); break;
-  case Q8RT_DTYPE_INT8: q8rt_f32_qs8_vcvt_ukernel__scalar(n, x, y, &kp); break;
-  case Q8RT_DTYPE_UINT16: q8rt_f32_qu16_vcvt_ukernel__scalar(n, x, y, &kp); break;
-  case Q8RT_DTYPE_INT16: q8rt_f32_qs16_vcvt_ukernel__scalar(n, x, y, &kp); break;
-  default: break;
+    case Q8RT_DTYPE_UINT8: q8rt_f32_qu8_vcvt_ukernel__scalar(n, x, y, &kp); break;
+    case Q8RT_DTYPE_INT8: q8rt_f32_qs8_vcvt_ukernel__scalar(n, x, y, &kp); break;
+    case Q8RT_DTYPE_UINT16: q8rt_f32_qu16_vcvt_ukernel__scalar(n, x, y, &kp); break;
+    case Q8RT_DTYPE_INT16: q8rt_f32_qs16_vcvt_ukernel__scalar(n, x, y, &kp); break;
+    default: break;
   }
 }
 
@@ -266,12 +266,12 @@ static void dequantize_run_span(const qdq_params *p, size_t s, const void *x, fl
   }
 #endif
   switch (p->qtype) {
-  case Q8RT_DTYPE_UINT8: q8rt_qu8_f32_vcvt_ukernel__scalar(n, x, y, &kp); break;
-  case Q8RT_DTYPE_INT8: q8rt_qs8_f32_vcvt_ukernel__scalar(n, x, y, &kp); break;
-  case Q8RT_DTYPE_UINT16: q8rt_qu16_f32_vcvt_ukernel__scalar(n, x, y, &kp); break;
-  case Q8RT_DTYPE_INT16: q8rt_qs16_f32_vcvt_ukernel__scalar(n, x, y, &kp); break;
-  case Q8RT_DTYPE_INT32: q8rt_qs32_f32_vcvt_ukernel__scalar(n, x, y, &kp); break;
-  default: break;
+    case Q8RT_DTYPE_UINT8: q8rt_qu8_f32_vcvt_ukernel__scalar(n, x, y, &kp); break;
+    case Q8RT_DTYPE_INT8: q8rt_qs8_f32_vcvt_ukernel__scalar(n, x, y, &kp); break;
+    case Q8RT_DTYPE_UINT16: q8rt_qu16_f32_vcvt_ukernel__scalar(n, x, y, &kp); break;
+    case Q8RT_DTYPE_INT16: q8rt_qs16_f32_vcvt_ukernel__scalar(n, x, y, &kp); break;
+    case Q8RT_DTYPE_INT32: q8rt_qs32_f32_vcvt_ukernel__scalar(n, x, y, &kp); break;
+    default: break;
   }
 }
 
@@ -295,7 +295,8 @@ static void qdq_run(const void *params, const void *geom, const op_tensor *in, o
         const size_t srow = (o * nb + a / (size_t)p->block_size) * gm->inner;
         for (size_t i = 0; i < gm->inner; i++) {
           if (p->quantize) {
-            quantize_run_span(p, srow + i, (const float *)(const void *)(x + (base + i) * in_es), y + (base + i) * out_es, 1);
+            quantize_run_span(p, srow + i, (const float *)(const void *)(x + (base + i) * in_es),
+                              y + (base + i) * out_es, 1);
           } else {
             dequantize_run_span(p, srow + i, x + (base + i) * in_es, (float *)(void *)(y + (base + i) * out_es), 1);
           }
@@ -313,10 +314,18 @@ static void qdq_run(const void *params, const void *geom, const op_tensor *in, o
 }
 
 const op_def q8rt_op_quantize_linear = {
-    .op_type = "QuantizeLinear", .domain = "", .min_opset = 10,
-    .prepare = quantize_prepare, .infer = qdq_infer, .run = qdq_run,
+    .op_type = "QuantizeLinear",
+    .domain = "",
+    .min_opset = 10,
+    .prepare = quantize_prepare,
+    .infer = qdq_infer,
+    .run = qdq_run,
 };
 const op_def q8rt_op_dequantize_linear = {
-    .op_type = "DequantizeLinear", .domain = "", .min_opset = 10,
-    .prepare = dequantize_prepare, .infer = qdq_infer, .run = qdq_run,
+    .op_type = "DequantizeLinear",
+    .domain = "",
+    .min_opset = 10,
+    .prepare = dequantize_prepare,
+    .infer = qdq_infer,
+    .run = qdq_run,
 };

@@ -33,17 +33,17 @@ const op_def *op_find(const ir_node *node) {
 }
 
 const char *op_onnx_type_name(int32_t dtype) {
-  static const char *const names[] = {"undefined", "float32",  "uint8",       "int8",         "uint16",
-                                      "int16",     "int32",    "int64",       "string",       "bool",
-                                      "float16",   "double",   "uint32",      "uint64",       "complex64",
-                                      "complex128", "bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2",
-                                      "float8e5m2fnuz", "uint4", "int4", "float4e2m1"};
+  static const char *const names[] = {"undefined",      "float32",  "uint8",        "int8",           "uint16",
+                                      "int16",          "int32",    "int64",        "string",         "bool",
+                                      "float16",        "double",   "uint32",       "uint64",         "complex64",
+                                      "complex128",     "bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2",
+                                      "float8e5m2fnuz", "uint4",    "int4",         "float4e2m1"};
   if (dtype >= 0 && (size_t)dtype < sizeof(names) / sizeof(names[0])) return names[dtype];
   return "unknown";
 }
 
-q8rt_status op_require_constant(const ir_graph *g, const ir_node *n, int input, const char *what,
-                                const ir_tensor **out, q8rt_error *err) {
+q8rt_status op_require_constant(const ir_graph *g, const ir_node *n, int input, const char *what, const ir_tensor **out,
+                                q8rt_error *err) {
   const ir_value *v = ir_node_input(g, n, input);
   if (v == NULL) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': input %d (%s) is missing", n->op_type, n->name,
@@ -51,8 +51,8 @@ q8rt_status op_require_constant(const ir_graph *g, const ir_node *n, int input, 
   }
   if (v->constant == NULL) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
-                     "%s node '%s': input %d (%s, '%s') must be an initializer or constant", n->op_type, n->name,
-                     input, what, v->name);
+                     "%s node '%s': input %d (%s, '%s') must be an initializer or constant", n->op_type, n->name, input,
+                     what, v->name);
   }
   *out = v->constant;
   return Q8RT_OK;
@@ -60,15 +60,15 @@ q8rt_status op_require_constant(const ir_graph *g, const ir_node *n, int input, 
 
 q8rt_status op_check_scales(const ir_node *n, const char *what, const ir_tensor *t, q8rt_error *err) {
   if (t->dtype != Q8RT_DTYPE_FLOAT32) {
-    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': %s must be float32, not %s", n->op_type, n->name,
-                     what, op_onnx_type_name(t->dtype));
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': %s must be float32, not %s", n->op_type, n->name, what,
+                     op_onnx_type_name(t->dtype));
   }
   const float *s = t->data;
   for (int64_t i = 0; i < t->count; i++) {
     if (!(s[i] > 0.0f) || !isfinite(s[i])) {
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
-                       "%s node '%s': %s[%lld] is %g (scales must be positive and finite)", n->op_type, n->name,
-                       what, (long long)i, (double)s[i]);
+                       "%s node '%s': %s[%lld] is %g (scales must be positive and finite)", n->op_type, n->name, what,
+                       (long long)i, (double)s[i]);
     }
   }
   if (t->count == 0) {

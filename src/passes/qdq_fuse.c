@@ -58,8 +58,8 @@ static ir_tensor *fused_bias(ir_graph *g, const ir_node *conv, float xs, const i
       if (!is_op(dq, "DequantizeLinear")) return NULL;
       bq = const_input(g, dq, 0);
       bs = const_input(g, dq, 1);
-      if (bq == NULL || bs == NULL || bq->dtype != Q8RT_DTYPE_INT32 || bq->count != m || bs->dtype != Q8RT_DTYPE_FLOAT32 ||
-          (bs->count != 1 && bs->count != m)) {
+      if (bq == NULL || bs == NULL || bq->dtype != Q8RT_DTYPE_INT32 || bq->count != m ||
+          bs->dtype != Q8RT_DTYPE_FLOAT32 || (bs->count != 1 && bs->count != m)) {
         return NULL;
       }
       const ir_tensor *bz = const_input(g, dq, 2);
@@ -104,7 +104,8 @@ static ir_tensor *fused_bias(ir_graph *g, const ir_node *conv, float xs, const i
     }
   }
   if (bf != NULL) {
-    *note = "fused from DequantizeLinear -> Conv -> QuantizeLinear; float bias quantized at load (scale x_scale*w_scale)";
+    *note =
+        "fused from DequantizeLinear -> Conv -> QuantizeLinear; float bias quantized at load (scale x_scale*w_scale)";
   } else if (requantized) {
     *note = "fused from DequantizeLinear -> Conv -> QuantizeLinear; bias requantized to scale x_scale*w_scale";
   } else {
@@ -131,7 +132,8 @@ static int clip_bounds(const ir_graph *g, const ir_node *n, float *lo, float *hi
   *lo = -INFINITY;
   *hi = INFINITY;
   if (n->opset < 11) {
-    return ir_attr_float(n, "min", -INFINITY, lo, NULL) == Q8RT_OK && ir_attr_float(n, "max", INFINITY, hi, NULL) == Q8RT_OK;
+    return ir_attr_float(n, "min", -INFINITY, lo, NULL) == Q8RT_OK &&
+           ir_attr_float(n, "max", INFINITY, hi, NULL) == Q8RT_OK;
   }
   for (int k = 1; k < n->n_inputs && k < 3; k++) {
     if (n->inputs[k] < 0) continue;
@@ -167,7 +169,8 @@ static q8rt_status fuse_convs(ir_graph *g, q8rt_error *err) {
     const int64_t m = wq->dims[0];
     if (ws->count != 1) {
       int64_t axis = 1;
-      if (ir_attr_int(dqw, "axis", 1, &axis, NULL) != Q8RT_OK || (axis != 0 && axis != -wq->rank) || ws->count != m) continue;
+      if (ir_attr_int(dqw, "axis", 1, &axis, NULL) != Q8RT_OK || (axis != 0 && axis != -wq->rank) || ws->count != m)
+        continue;
     }
     if (ir_node_input(g, dqw, 2) != NULL && (wz == NULL || wz->dtype != wq->dtype || wz->count != ws->count)) continue;
     /* output: consumed by exactly one per-tensor QuantizeLinear, possibly through a Relu or a
@@ -184,7 +187,8 @@ static q8rt_status fuse_convs(ir_graph *g, q8rt_error *err) {
     }
     if (act != NULL) q = only_consumer(g, act->outputs[0]);
     const int qin = act != NULL ? act->outputs[0] : yv;
-    if (!is_op(q, "QuantizeLinear") || q->inputs[0] != qin || !per_tensor_qdq(g, q) || ir_node_input(g, q, 2) == NULL) continue;
+    if (!is_op(q, "QuantizeLinear") || q->inputs[0] != qin || !per_tensor_qdq(g, q) || ir_node_input(g, q, 2) == NULL)
+      continue;
 
     const float xs = *(const float *)const_input(g, dqx, 1)->data;
     const char *note = NULL;
@@ -206,7 +210,8 @@ static q8rt_status fuse_convs(ir_graph *g, q8rt_error *err) {
     }
     int *in = q8rt_pool_array(&g->pool, 9, sizeof(int));
     int *out = q8rt_pool_array(&g->pool, 1, sizeof(int));
-    if (in == NULL || out == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory fusing '%s'", conv->name);
+    if (in == NULL || out == NULL)
+      return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory fusing '%s'", conv->name);
     in[0] = dqx->inputs[0];
     in[1] = dqx->inputs[1];
     in[2] = dqx->n_inputs > 2 ? dqx->inputs[2] : -1;
@@ -239,8 +244,9 @@ static q8rt_status fuse_convs(ir_graph *g, q8rt_error *err) {
       f->clamp_fused = 1;
       f->clamp_min = act_lo;
       f->clamp_max = act_hi;
-      f->note = is_op(act, "Relu") ? "fused from DequantizeLinear -> Conv -> Relu -> QuantizeLinear (Relu as the clamp)"
-                                   : "fused from DequantizeLinear -> Conv -> Clip -> QuantizeLinear (Clip as the clamp)";
+      f->note = is_op(act, "Relu")
+                    ? "fused from DequantizeLinear -> Conv -> Relu -> QuantizeLinear (Relu as the clamp)"
+                    : "fused from DequantizeLinear -> Conv -> Clip -> QuantizeLinear (Clip as the clamp)";
       drop_consumers(g, act);
       act->removed = 1;
       g->values[qin].producer = -1;
@@ -314,7 +320,8 @@ static ir_node *single_q_consumer(ir_graph *g, int v) {
     if (c->removed) continue;
     for (int j = 0; j < c->n_inputs; j++) {
       if (c->inputs[j] == v) {
-        return is_op(c, "QuantizeLinear") && j == 0 && per_tensor_qdq(g, c) && ir_node_input(g, c, 2) != NULL ? c : NULL;
+        return is_op(c, "QuantizeLinear") && j == 0 && per_tensor_qdq(g, c) && ir_node_input(g, c, 2) != NULL ? c
+                                                                                                              : NULL;
       }
     }
   }
@@ -402,8 +409,9 @@ static q8rt_status fuse_groups(ir_graph *g, q8rt_error *err) {
     f->outputs = out;
     f->n_attrs = n->n_attrs;
     f->attrs = n->attrs;
-    f->note = rule->kind == RULE_PASS ? "DequantizeLinear/QuantizeLinear with equal parameters removed: runs on 8-bit data"
-                                      : "fused from DequantizeLinear -> op -> QuantizeLinear";
+    f->note = rule->kind == RULE_PASS
+                  ? "DequantizeLinear/QuantizeLinear with equal parameters removed: runs on 8-bit data"
+                  : "fused from DequantizeLinear -> op -> QuantizeLinear";
     drop_consumers(g, n);
     drop_consumers(g, q);
     n->removed = 1;
@@ -427,9 +435,9 @@ static q8rt_status fuse_gemms(ir_graph *g, q8rt_error *err) {
     if (gm->removed || !is_op(gm, "Gemm") || gm->n_inputs < 2 || gm->n_outputs != 1) continue;
     float alpha = 1.0f, beta = 1.0f;
     int64_t ta = 0, tb = 0;
-    if (ir_attr_float(gm, "alpha", 1.0f, &alpha, NULL) != Q8RT_OK || ir_attr_float(gm, "beta", 1.0f, &beta, NULL) != Q8RT_OK ||
-        ir_attr_int(gm, "transA", 0, &ta, NULL) != Q8RT_OK || ir_attr_int(gm, "transB", 0, &tb, NULL) != Q8RT_OK ||
-        alpha != 1.0f || beta != 1.0f) {
+    if (ir_attr_float(gm, "alpha", 1.0f, &alpha, NULL) != Q8RT_OK ||
+        ir_attr_float(gm, "beta", 1.0f, &beta, NULL) != Q8RT_OK || ir_attr_int(gm, "transA", 0, &ta, NULL) != Q8RT_OK ||
+        ir_attr_int(gm, "transB", 0, &tb, NULL) != Q8RT_OK || alpha != 1.0f || beta != 1.0f) {
       continue;
     }
     ir_node *dqa = producer(g, gm->inputs[0]), *dqb = producer(g, gm->inputs[1]);
@@ -470,7 +478,8 @@ static q8rt_status fuse_gemms(ir_graph *g, q8rt_error *err) {
     }
     int *in = q8rt_pool_array(&g->pool, 9, sizeof(int));
     int *out = q8rt_pool_array(&g->pool, 1, sizeof(int));
-    if (in == NULL || out == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory fusing '%s'", gm->name);
+    if (in == NULL || out == NULL)
+      return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory fusing '%s'", gm->name);
     in[0] = dqa->inputs[0];
     in[1] = dqa->inputs[1];
     in[2] = dqa->n_inputs > 2 ? dqa->inputs[2] : -1;

@@ -31,11 +31,11 @@ static void annotate(ir_graph *g, const ir_node *n, int value, int scale_in, int
   if (z != NULL) {
     if (z->constant == NULL || z->constant->count != 1) return;
     switch (z->constant->dtype) {
-    case Q8RT_DTYPE_UINT8: zp = *(const uint8_t *)z->constant->data; break;
-    case Q8RT_DTYPE_INT8: zp = *(const int8_t *)z->constant->data; break;
-    case Q8RT_DTYPE_UINT16: zp = *(const uint16_t *)z->constant->data; break;
-    case Q8RT_DTYPE_INT16: zp = *(const int16_t *)z->constant->data; break;
-    default: return;
+      case Q8RT_DTYPE_UINT8: zp = *(const uint8_t *)z->constant->data; break;
+      case Q8RT_DTYPE_INT8: zp = *(const int8_t *)z->constant->data; break;
+      case Q8RT_DTYPE_UINT16: zp = *(const uint16_t *)z->constant->data; break;
+      case Q8RT_DTYPE_INT16: zp = *(const int16_t *)z->constant->data; break;
+      default: return;
     }
   }
   ir_quant *q = &g->values[value].quant;
@@ -157,7 +157,8 @@ static q8rt_status materialize(builder *b, int v, int layout, int *phys) {
   if (layout == OP_LAYOUT_NHWC) {
     if (ls->nhwc[v] < 0) {
       const int twin = new_value(b, b->g->values[v].name, "#nhwc");
-      if (twin < 0 || twin >= ls->cap) return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning layouts");
+      if (twin < 0 || twin >= ls->cap)
+        return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning layouts");
       ls->nchw[twin] = -1;
       ls->nhwc[twin] = -1;
       ls->nhwc[v] = twin;
@@ -273,8 +274,8 @@ q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint3
     ir_node *n = &g->nodes[order[i]];
     const op_def *op = op_find(n);
     if (op == NULL) {
-      return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "node '%s': op %s%s%s (opset %d) is not supported by q8rt",
-                       n->name, n->domain[0] ? n->domain : "", n->domain[0] ? "." : "", n->op_type, n->opset);
+      return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "node '%s': op %s%s%s (opset %d) is not supported by q8rt", n->name,
+                       n->domain[0] ? n->domain : "", n->domain[0] ? "." : "", n->op_type, n->opset);
     }
     if (n->n_inputs > Q8RT_MAX_IO || n->n_outputs > Q8RT_MAX_IO) {
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "node '%s' (%s): too many inputs or outputs", n->name,

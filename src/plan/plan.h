@@ -14,7 +14,7 @@ typedef struct plan_step {
   const char *kernel;
   const char *reason;
   int n_inputs, n_outputs;
-  int *inputs;  /* value indices, -1 for an omitted optional input */
+  int *inputs; /* value indices, -1 for an omitted optional input */
   int *outputs;
 } plan_step;
 

@@ -20,7 +20,7 @@ struct q8rt_model {
 typedef struct session_step {
   int in_base, out_base; /* offsets into session->views */
   size_t workspace_offset, workspace_bytes;
-  int bound;             /* the op's bind hook ran (unbind due) */
+  int bound; /* the op's bind hook ran (unbind due) */
   unsigned char geom[Q8RT_GEOM_BYTES] __attribute__((aligned(16)));
 } session_step;
 
@@ -32,17 +32,17 @@ struct q8rt_session {
   int profile;
   size_t max_arena_bytes;
 
-  op_shape *shapes;     /* [n_values] concrete shapes once bound */
-  size_t *offsets;      /* [n_values] arena offset; SIZE_MAX for constants */
-  size_t *nbytes;       /* [n_values] */
-  session_step *steps;  /* [n_steps] */
-  op_tensor *views;     /* inputs then outputs of every step, pointing into the arena */
+  op_shape *shapes;    /* [n_values] concrete shapes once bound */
+  size_t *offsets;     /* [n_values] arena offset; SIZE_MAX for constants */
+  size_t *nbytes;      /* [n_values] */
+  session_step *steps; /* [n_steps] */
+  op_tensor *views;    /* inputs then outputs of every step, pointing into the arena */
   int n_views;
-  double *step_ms;      /* [n_steps] when profiling */
-  int *live_tmp;        /* planner scratch, [n_values + n_steps] x 3 */
+  double *step_ms;       /* [n_steps] when profiling */
+  int *live_tmp;         /* planner scratch, [n_values + n_steps] x 3 */
   unsigned char *valbuf; /* [n_values][Q8RT_VALUE_BYTES]: small values computed at bind */
-  size_t *block_size;   /* planner scratch, [n_values + n_steps] */
-  size_t *block_off;    /* planner scratch, [n_values + n_steps] */
+  size_t *block_size;    /* planner scratch, [n_values + n_steps] */
+  size_t *block_off;     /* planner scratch, [n_values + n_steps] */
   pthreadpool_t threadpool;
 
   void *arena;

@@ -136,8 +136,8 @@ static q8rt_status load(const void *data, size_t size, const q8rt_model_options 
   return Q8RT_OK;
 }
 
-q8rt_status q8rt_model_load_memory(const void *data, size_t size, const q8rt_model_options *options,
-                                   q8rt_model **model, q8rt_error *error) {
+q8rt_status q8rt_model_load_memory(const void *data, size_t size, const q8rt_model_options *options, q8rt_model **model,
+                                   q8rt_error *error) {
   if (model == NULL) return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "model output pointer is NULL");
   *model = NULL;
   if (data == NULL && size != 0) return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "model data is NULL");

@@ -35,7 +35,8 @@ static void free_arena(q8rt_session *s) {
 static void unbind_steps(q8rt_session *s) {
   const plan *p = &s->model->plan;
   for (int i = 0; i < p->n_steps; i++) {
-    if (s->steps[i].bound && p->steps[i].op->unbind != NULL) p->steps[i].op->unbind(p->steps[i].params, s->steps[i].geom);
+    if (s->steps[i].bound && p->steps[i].op->unbind != NULL)
+      p->steps[i].op->unbind(p->steps[i].params, s->steps[i].geom);
     s->steps[i].bound = 0;
   }
 }
@@ -220,8 +221,10 @@ static q8rt_status plan_arena(q8rt_session *s, size_t *total, q8rt_error *err) {
       }
     }
     s->block_off[v] = off;
-    if (v < nv) s->offsets[v] = off;
-    else s->steps[v - nv].workspace_offset = off;
+    if (v < nv)
+      s->offsets[v] = off;
+    else
+      s->steps[v - nv].workspace_offset = off;
     if (off + size > extent) extent = off + size;
   }
   *total = extent + ARENA_SLACK;
@@ -261,7 +264,8 @@ static q8rt_status bind(q8rt_session *s, q8rt_error *err) {
     }
     free_arena(s);
     s->arena = q8rt_alloc(s->allocator, total, 64);
-    if (s->arena == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "cannot allocate an arena of %zu bytes", total);
+    if (s->arena == NULL)
+      return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "cannot allocate an arena of %zu bytes", total);
     s->arena_capacity = total;
     memset(s->arena, 0, total);
   }
@@ -299,8 +303,8 @@ static q8rt_status bind(q8rt_session *s, q8rt_error *err) {
   return Q8RT_OK;
 }
 
-q8rt_status q8rt_session_create(const q8rt_model *model, const q8rt_session_options *options,
-                                q8rt_session **session, q8rt_error *error) {
+q8rt_status q8rt_session_create(const q8rt_model *model, const q8rt_session_options *options, q8rt_session **session,
+                                q8rt_error *error) {
   if (session == NULL) return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "session output pointer is NULL");
   *session = NULL;
   if (model == NULL) return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "model is NULL");
@@ -309,8 +313,8 @@ q8rt_status q8rt_session_create(const q8rt_model *model, const q8rt_session_opti
   if (options != NULL) {
     if (options->size < offsetof(q8rt_session_options, threads) || options->size > sizeof(o)) {
       return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT,
-                       "q8rt_session_options.size is %zu: set it to sizeof(q8rt_session_options) (%zu)",
-                       options->size, sizeof(o));
+                       "q8rt_session_options.size is %zu: set it to sizeof(q8rt_session_options) (%zu)", options->size,
+                       sizeof(o));
     }
     memcpy(&o, options, options->size);
   }
@@ -341,8 +345,8 @@ q8rt_status q8rt_session_create(const q8rt_model *model, const q8rt_session_opti
   s->steps = q8rt_calloc(a, ns + 1, sizeof(session_step));
   s->views = q8rt_calloc(a, (size_t)nviews + 1, sizeof(op_tensor));
   s->step_ms = q8rt_calloc(a, ns + 1, sizeof(double));
-  if ((nv && (!s->shapes || !s->offsets || !s->nbytes || !s->valbuf)) || (nb && (!s->live_tmp || !s->block_size || !s->block_off)) ||
-      !s->steps || !s->views || !s->step_ms) {
+  if ((nv && (!s->shapes || !s->offsets || !s->nbytes || !s->valbuf)) ||
+      (nb && (!s->live_tmp || !s->block_size || !s->block_off)) || !s->steps || !s->views || !s->step_ms) {
     q8rt_session_free(s);
     return q8rt_fail(error, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory creating a session");
   }
@@ -452,7 +456,8 @@ q8rt_status q8rt_session_set_input(q8rt_session *s, size_t index, const int64_t 
     return q8rt_fail(error, Q8RT_ERROR_SHAPE, "input '%s': %zu bytes given, its shape and type (%s) need %zu", v->name,
                      nbytes, q8rt_dtype_name(v->dtype), want);
   }
-  if (data == NULL && nbytes != 0) return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "input '%s': data is NULL", v->name);
+  if (data == NULL && nbytes != 0)
+    return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "input '%s': data is NULL", v->name);
   const int vi = g->inputs[index];
   q8rt_status st = bind_input_shape(s, vi, shape, rank, 1, error);
   if (st != Q8RT_OK) return st;

@@ -22,8 +22,10 @@ int main(int argc, char **argv) {
     if (filter != NULL && strstr(g_tests[i].name, filter) == NULL) continue;
     int rc = g_tests[i].fn();
     printf("%s %s\n", rc == 0 ? "ok  " : "FAIL", g_tests[i].name);
-    if (rc == 0) passed++;
-    else failed++;
+    if (rc == 0)
+      passed++;
+    else
+      failed++;
   }
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;

@@ -13,30 +13,28 @@ typedef struct q8rt_test_case {
 
 void q8rt_test_register(const char *name, int (*fn)(void));
 
-#define Q8RT_TEST(name)                                                                  \
-  static int test_##name(void);                                                         \
-  __attribute__((constructor)) static void register_##name(void) {                      \
-    q8rt_test_register(#name, test_##name);                                              \
-  }                                                                                      \
+#define Q8RT_TEST(name)                                                                                      \
+  static int test_##name(void);                                                                              \
+  __attribute__((constructor)) static void register_##name(void) { q8rt_test_register(#name, test_##name); } \
   static int test_##name(void)
 
-#define CHECK(cond)                                                                      \
-  do {                                                                                   \
-    if (!(cond)) {                                                                       \
-      fprintf(stderr, "  %s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);       \
-      return 1;                                                                          \
-    }                                                                                    \
+#define CHECK(cond)                                                              \
+  do {                                                                           \
+    if (!(cond)) {                                                               \
+      fprintf(stderr, "  %s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+      return 1;                                                                  \
+    }                                                                            \
   } while (0)
 
-#define CHECK_OK(call)                                                                   \
-  do {                                                                                   \
-    q8rt_error check_err_;                                                               \
-    memset(&check_err_, 0, sizeof(check_err_));                                          \
-    (void)check_err_;                                                                    \
-    if ((call) != Q8RT_OK) {                                                             \
-      fprintf(stderr, "  %s:%d: %s failed\n", __FILE__, __LINE__, #call);              \
-      return 1;                                                                          \
-    }                                                                                    \
+#define CHECK_OK(call)                                                    \
+  do {                                                                    \
+    q8rt_error check_err_;                                                \
+    memset(&check_err_, 0, sizeof(check_err_));                           \
+    (void)check_err_;                                                     \
+    if ((call) != Q8RT_OK) {                                              \
+      fprintf(stderr, "  %s:%d: %s failed\n", __FILE__, __LINE__, #call); \
+      return 1;                                                           \
+    }                                                                     \
   } while (0)
 
 #endif

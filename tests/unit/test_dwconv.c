@@ -29,9 +29,9 @@ static int dw_isa_supported(int isa) {
   __builtin_cpu_init();
   if (isa == Q8RT_ISA_AVX2) return __builtin_cpu_supports("avx2");
   if (isa == Q8RT_ISA_AVX512VNNI)
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avx512f") &&
-           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vnni");
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+           __builtin_cpu_supports("avx512vnni");
 #endif
   return isa == Q8RT_ISA_SCALAR;
 }
@@ -51,12 +51,12 @@ typedef struct dw_case {
   size_t channels, taps, pixels, y_stride, rows;
   int x_signed, y_signed, w_signed;
   int32_t x_zp, y_zp;
-  uint8_t **row;      /* rows [rows] */
-  uint8_t *zbuf;      /* the padding row: raw x zero point */
+  uint8_t **row;       /* rows [rows] */
+  uint8_t *zbuf;       /* the padding row: raw x zero point */
   const uint8_t **ind; /* [pixels][taps] */
-  uint8_t *w8;        /* raw weights [channels][taps] (u8 or s8 bytes) */
-  int32_t *w_zp;      /* [channels] */
-  int16_t *w16;       /* w - w_zp */
+  uint8_t *w8;         /* raw weights [channels][taps] (u8 or s8 bytes) */
+  int32_t *w_zp;       /* [channels] */
+  int16_t *w16;        /* w - w_zp */
   int32_t *bias;
   float *scale;
   q8rt_qu8_requant_params rp;
@@ -115,8 +115,7 @@ static int dw_make(dw_case *k, size_t channels, size_t taps, size_t pixels, int 
     }
   }
   /* Indirection pointers repeat rows and point at the zero-point buffer. */
-  for (size_t i = 0; i < pixels * taps; i++)
-    k->ind[i] = dw_rnd() % 5 == 0 ? k->zbuf : k->row[dw_rnd() % k->rows];
+  for (size_t i = 0; i < pixels * taps; i++) k->ind[i] = dw_rnd() % 5 == 0 ? k->zbuf : k->row[dw_rnd() % k->rows];
   const int32_t wmin = k->w_signed ? -128 : 0;
   for (size_t c = 0; c < channels; c++) {
     int32_t zp = wmin + (int32_t)(dw_rnd() % 256);
@@ -190,8 +189,8 @@ static int dw_run_packed(const dw_case *k, size_t cb, dw_fn fn, uint8_t *y) {
   if (fn != NULL) {
     fn(k->channels, k->pixels, k->ind, k->taps, packed, y, k->y_stride, &k->rp);
   } else {
-    q8rt_qu8_dwconv_minmax_fp32_ukernel__scalar(k->channels, k->pixels, k->ind, k->taps, packed, y, k->y_stride,
-                                                &k->rp, cb);
+    q8rt_qu8_dwconv_minmax_fp32_ukernel__scalar(k->channels, k->pixels, k->ind, k->taps, packed, y, k->y_stride, &k->rp,
+                                                cb);
   }
   free(packed);
   (void)ybytes;

@@ -67,29 +67,29 @@ enum { S_RANDOM, S_POW2, S_TINY, S_ODD, S_MODES };
 static const float k_pow2_scales[] = {0x1p-20f, 0x1p-3f, 1.0f, 3.0f, -0x1p-20f, -0x1p-7f, -1.0f, 0x1p-12f, 0.5f};
 
 typedef struct gemm_data {
-  uint8_t *a;      /* (mr - 1) * a_stride + round_up(kc, 4) bytes */
+  uint8_t *a; /* (mr - 1) * a_stride + round_up(kc, 4) bytes */
   size_t a_size;
-  int8_t *w;       /* [nc][kc] */
-  int32_t *bias;   /* NULL in B_NULL */
+  int8_t *w;     /* [nc][kc] */
+  int32_t *bias; /* NULL in B_NULL */
   float *scale;
 } gemm_data;
 
 static uint8_t gen_a(const gemm_case *t) {
   switch (t->a_mode) {
-  case A_ZERO: return t->x_signed ? 0x80 : 0;   /* the type's minimum */
-  case A_MAX: return t->x_signed ? 0x7f : 0xff; /* the type's maximum */
-  case A_MIN_MAX: return (rnd() & 1) ? (t->x_signed ? 0x7f : 0xff) : (t->x_signed ? 0x80 : 0);
-  case A_ZP: return (rnd() & 3) ? (uint8_t)t->x_zp : (uint8_t)rnd();
-  default: return (uint8_t)rnd();
+    case A_ZERO: return t->x_signed ? 0x80 : 0;   /* the type's minimum */
+    case A_MAX: return t->x_signed ? 0x7f : 0xff; /* the type's maximum */
+    case A_MIN_MAX: return (rnd() & 1) ? (t->x_signed ? 0x7f : 0xff) : (t->x_signed ? 0x80 : 0);
+    case A_ZP: return (rnd() & 3) ? (uint8_t)t->x_zp : (uint8_t)rnd();
+    default: return (uint8_t)rnd();
   }
 }
 
 static int8_t gen_w(const gemm_case *t) {
   switch (t->w_mode) {
-  case W_EXTREME: return (rnd() & 1) ? 127 : -128;
-  case W_MIN: return -128;
-  case W_SMALL: return (int8_t)((int32_t)(rnd() % 129) - 64); /* |w0| + |w1| <= 128 */
-  default: return (int8_t)rnd();
+    case W_EXTREME: return (rnd() & 1) ? 127 : -128;
+    case W_MIN: return -128;
+    case W_SMALL: return (int8_t)((int32_t)(rnd() % 129) - 64); /* |w0| + |w1| <= 128 */
+    default: return (int8_t)rnd();
   }
 }
 
@@ -122,10 +122,10 @@ static bool gen_data(const gemm_case *t, gemm_data *d) {
     if (d->bias) d->bias[n] = t->b_mode == B_FULL ? (int32_t)rnd() : (int32_t)(rnd() % 200001) - 100000;
     float s;
     switch (t->s_mode) {
-    case S_POW2: s = k_pow2_scales[rnd() % (sizeof(k_pow2_scales) / sizeof(k_pow2_scales[0]))]; break;
-    case S_TINY: s = ldexpf(1.0f + (float)(rnd() % 1024) / 1024.0f, -(int)(rnd() % 24) - 8); break;
-    case S_ODD: s = (float)(rnd() % 100000 + 1) / 7777777.0f * ((rnd() & 1) ? 1.0f : -1.0f); break;
-    default: s = (float)(rnd() % 1000000) * 1e-9f * ((rnd() & 7) ? 1.0f : -1.0f); break;
+      case S_POW2: s = k_pow2_scales[rnd() % (sizeof(k_pow2_scales) / sizeof(k_pow2_scales[0]))]; break;
+      case S_TINY: s = ldexpf(1.0f + (float)(rnd() % 1024) / 1024.0f, -(int)(rnd() % 24) - 8); break;
+      case S_ODD: s = (float)(rnd() % 100000 + 1) / 7777777.0f * ((rnd() & 1) ? 1.0f : -1.0f); break;
+      default: s = (float)(rnd() % 1000000) * 1e-9f * ((rnd() & 7) ? 1.0f : -1.0f); break;
     }
     d->scale[n] = s;
   }
@@ -272,14 +272,14 @@ static void random_quant(gemm_case *t) {
   t->y_signed = (int)(rnd() & 1);
   const int32_t xlo = t->x_signed ? -128 : 0, ylo = t->y_signed ? -128 : 0;
   switch (rnd() % 4) {
-  case 0: t->x_zp = xlo; break;
-  case 1: t->x_zp = xlo + 255; break;
-  default: t->x_zp = xlo + (int32_t)(rnd() % 256); break;
+    case 0: t->x_zp = xlo; break;
+    case 1: t->x_zp = xlo + 255; break;
+    default: t->x_zp = xlo + (int32_t)(rnd() % 256); break;
   }
   switch (rnd() % 4) {
-  case 0: t->y_zp = ylo; break;
-  case 1: t->y_zp = ylo + 255; break;
-  default: t->y_zp = ylo + (int32_t)(rnd() % 256); break;
+    case 0: t->y_zp = ylo; break;
+    case 1: t->y_zp = ylo + 255; break;
+    default: t->y_zp = ylo + (int32_t)(rnd() % 256); break;
   }
   t->a_mode = (int)(rnd() % A_MODES);
   t->w_mode = (int)(rnd() % W_MODES);
@@ -300,7 +300,7 @@ static int sweep(size_t mr_max, size_t nr, const gemm_variant *v) {
         t.mr = mr;
         t.nc = ncs[ni];
         t.kc = k_kc[ki];
-        t.a_stride = t.kc + ((rnd() & 1) ? 0 : 13);  /* 0 or an odd prime of slack */
+        t.a_stride = t.kc + ((rnd() & 1) ? 0 : 13); /* 0 or an odd prime of slack */
         t.c_stride = t.nc + ((rnd() & 1) ? 0 : 7);
         random_quant(&t);
         if (v && v->pairs_safe_only) t.w_mode = (rnd() & 1) ? W_SMALL : W_PAIR_EDGE;
@@ -389,8 +389,15 @@ Q8RT_TEST(gemm_scalar_vs_reference) {
     CHECK(sweep(nrs[i] < 8 ? 3 : 2, nrs[i], NULL) == 0);
   }
   /* bias wrap-around: acc past INT32_MAX must wrap like the int32 accumulators */
-  gemm_case t = {.mr = 2, .nc = 3, .kc = 4, .a_stride = 4, .c_stride = 3, .a_mode = A_MAX, .w_mode = W_EXTREME,
-                 .b_mode = B_FULL, .s_mode = S_TINY};
+  gemm_case t = {.mr = 2,
+                 .nc = 3,
+                 .kc = 4,
+                 .a_stride = 4,
+                 .c_stride = 3,
+                 .a_mode = A_MAX,
+                 .w_mode = W_EXTREME,
+                 .b_mode = B_FULL,
+                 .s_mode = S_TINY};
   for (int i = 0; i < 200; i++) CHECK(check_case(&t, 2, NULL) == 0);
   return 0;
 }
@@ -420,7 +427,9 @@ Q8RT_TEST(gemm_pairs_safe_proof) {
   /* an odd K pairs its last weight with a zero */
   const int8_t odd[3] = {0, 0, -128};
   CHECK(q8rt_qc8w_gemm_pairs_safe(1, 3, odd));
-  const int8_t two[10] = {0, 0, 0, 0, 0, 1, 2, 3, 4, 5, };
+  const int8_t two[10] = {
+      0, 0, 0, 0, 0, 1, 2, 3, 4, 5,
+  };
   CHECK(q8rt_qc8w_gemm_pairs_safe(2, 5, two));
   const int8_t two_bad[10] = {0, 0, 0, 0, 0, 100, 100, 3, 4, 5};
   CHECK(!q8rt_qc8w_gemm_pairs_safe(2, 5, two_bad));

@@ -98,13 +98,16 @@ static void ref_conv(const q8rt_qconv_ref_params *p, const void *x, void *y, con
                 int64_t ic = (m / mpg) * cpg + c;
                 size_t xi = (size_t)(((n * (int64_t)p->in_c + ic) * (int64_t)p->in_h + iy) * (int64_t)p->in_w + ix);
                 int64_t xv = p->x_signed ? ((const int8_t *)x)[xi] : ((const uint8_t *)x)[xi];
-                acc += (xv - p->x_zero_point) * w[((m * cpg + c) * (int64_t)p->kernel_h + ky) * (int64_t)p->kernel_w + kx];
+                acc +=
+                    (xv - p->x_zero_point) * w[((m * cpg + c) * (int64_t)p->kernel_h + ky) * (int64_t)p->kernel_w + kx];
               }
           float v = (float)acc * p->scale[m];
           int32_t q = ref_round_clamp(v, p->y_lo, p->y_hi) + p->y_zero_point;
           size_t yi = (size_t)(((n * (int64_t)p->out_c + m) * (int64_t)p->out_h + oy) * (int64_t)p->out_w + ox);
-          if (p->y_signed) ((int8_t *)y)[yi] = (int8_t)q;
-          else ((uint8_t *)y)[yi] = (uint8_t)q;
+          if (p->y_signed)
+            ((int8_t *)y)[yi] = (int8_t)q;
+          else
+            ((uint8_t *)y)[yi] = (uint8_t)q;
         }
 }
 

@@ -284,23 +284,25 @@ static q8rt_status load_tmodel(const tmodel *m, const q8rt_load_config *cfg, q8r
   memset(err, 0, sizeof(*err));
   q8rt_status st = q8rt_load_graph(buf, len, cfg, &g, err);
   free(buf);
-  if (st == Q8RT_OK) ir_graph_free(g);
-  else if (g != NULL) return (q8rt_status)99; /* *out must be NULL on failure */
+  if (st == Q8RT_OK)
+    ir_graph_free(g);
+  else if (g != NULL)
+    return (q8rt_status)99; /* *out must be NULL on failure */
   return st;
 }
 
-#define EXPECT_FAIL(m, cfg, status, ...)                                                        \
-  do {                                                                                       \
-    q8rt_error e_;                                                                           \
-    q8rt_status st_ = load_tmodel((m), (cfg), &e_);                                          \
-    if (st_ != (status)) fprintf(stderr, "  got status %d: %s\n", (int)st_, e_.message);    \
-    CHECK(st_ == (status));                                                                  \
-    const char *needles_[] = {__VA_ARGS__};                                                  \
-    for (size_t k_ = 0; k_ < sizeof(needles_) / sizeof(needles_[0]); k_++) {                 \
-      if (strstr(e_.message, needles_[k_]) == NULL)                                          \
-        fprintf(stderr, "  message lacks '%s': %s\n", needles_[k_], e_.message);             \
-      CHECK(strstr(e_.message, needles_[k_]) != NULL);                                       \
-    }                                                                                        \
+#define EXPECT_FAIL(m, cfg, status, ...)                                                 \
+  do {                                                                                   \
+    q8rt_error e_;                                                                       \
+    q8rt_status st_ = load_tmodel((m), (cfg), &e_);                                      \
+    if (st_ != (status)) fprintf(stderr, "  got status %d: %s\n", (int)st_, e_.message); \
+    CHECK(st_ == (status));                                                              \
+    const char *needles_[] = {__VA_ARGS__};                                              \
+    for (size_t k_ = 0; k_ < sizeof(needles_) / sizeof(needles_[0]); k_++) {             \
+      if (strstr(e_.message, needles_[k_]) == NULL)                                      \
+        fprintf(stderr, "  message lacks '%s': %s\n", needles_[k_], e_.message);         \
+      CHECK(strstr(e_.message, needles_[k_]) != NULL);                                   \
+    }                                                                                    \
   } while (0)
 
 /* ---- a counting allocator: proves every byte is returned, and injects failures ------------ */
@@ -444,10 +446,15 @@ Q8RT_TEST(loader_constant_forms) {
     const ir_tensor *t = g->values[ir_graph_find_value(g, "k")].constant;
     CHECK(t != NULL);
     switch (f) {
-    case 0: CHECK(t->dtype == Q8RT_DTYPE_FLOAT32 && t->rank == 0 && *(const float *)t->data == 0.5f); break;
-    case 1: CHECK(t->dtype == Q8RT_DTYPE_FLOAT32 && t->rank == 1 && t->dims[0] == 3 && ((const float *)t->data)[2] == 3.25f); break;
-    case 2: CHECK(t->dtype == Q8RT_DTYPE_INT64 && t->rank == 0 && *(const int64_t *)t->data == 42); break;
-    default: CHECK(t->dtype == Q8RT_DTYPE_INT64 && t->dims[0] == 2 && ((const int64_t *)t->data)[1] == (1LL << 40)); break;
+      case 0: CHECK(t->dtype == Q8RT_DTYPE_FLOAT32 && t->rank == 0 && *(const float *)t->data == 0.5f); break;
+      case 1:
+        CHECK(t->dtype == Q8RT_DTYPE_FLOAT32 && t->rank == 1 && t->dims[0] == 3 &&
+              ((const float *)t->data)[2] == 3.25f);
+        break;
+      case 2: CHECK(t->dtype == Q8RT_DTYPE_INT64 && t->rank == 0 && *(const int64_t *)t->data == 42); break;
+      default:
+        CHECK(t->dtype == Q8RT_DTYPE_INT64 && t->dims[0] == 2 && ((const int64_t *)t->data)[1] == (1LL << 40));
+        break;
     }
     ir_graph_free(g);
   }
@@ -549,8 +556,10 @@ Q8RT_TEST(loader_random_bytes) {
     q8rt_error err;
     err.message[0] = '\0';
     q8rt_status st = q8rt_load_graph(buf, n, &cfg, &g, &err);
-    if (st == Q8RT_OK) ir_graph_free(g);
-    else CHECK(g == NULL && err.message[0] != '\0');
+    if (st == Q8RT_OK)
+      ir_graph_free(g);
+    else
+      CHECK(g == NULL && err.message[0] != '\0');
     CHECK(c.live_blocks == 0);
   }
   q8rt_error err;
@@ -990,8 +999,8 @@ Q8RT_TEST(loader_tensor_proto_decode) {
           Q8RT_ERROR_INVALID_MODEL);
     vals[1] = 40000;
     onnx__tensor_proto__pack(&tp, buf);
-    CHECK(q8rt_load_tensor_proto(buf, onnx__tensor_proto__get_packed_size(&tp), NULL, &info, NULL, 0, &nbytes,
-                                 &err) == Q8RT_ERROR_INVALID_MODEL);
+    CHECK(q8rt_load_tensor_proto(buf, onnx__tensor_proto__get_packed_size(&tp), NULL, &info, NULL, 0, &nbytes, &err) ==
+          Q8RT_ERROR_INVALID_MODEL);
     CHECK(strstr(err.message, "int16") != NULL);
     rc = 0;
   } while (0);

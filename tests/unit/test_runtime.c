@@ -41,8 +41,7 @@ static int run_chain(const q8rt_model *m, int64_t n, uint8_t seed, uint8_t *out,
   size_t bytes = (size_t)(n * shape[1] * shape[2] * shape[3]);
   uint8_t *x = malloc(bytes);
   for (size_t i = 0; i < bytes; i++) x[i] = (uint8_t)(i * 7 + seed);
-  int rc = q8rt_session_set_input(s, 0, shape, 4, x, bytes, NULL) != Q8RT_OK ||
-           q8rt_session_run(s, NULL) != Q8RT_OK;
+  int rc = q8rt_session_set_input(s, 0, shape, 4, x, bytes, NULL) != Q8RT_OK || q8rt_session_run(s, NULL) != Q8RT_OK;
   const void *y = NULL;
   size_t ybytes = 0;
   if (!rc) rc = q8rt_session_get_output(s, 0, NULL, &y, &ybytes, NULL) != Q8RT_OK || ybytes > out_cap;
@@ -91,8 +90,10 @@ Q8RT_TEST(repeated_runs_keep_inputs) {
     CHECK_OK(q8rt_session_run(s, NULL));
     CHECK_OK(q8rt_session_get_output(s, 0, NULL, &y, &yb, NULL));
     CHECK(yb == sizeof(first));
-    if (r == 0) memcpy(first, y, yb);
-    else CHECK(memcmp(first, y, yb) == 0);
+    if (r == 0)
+      memcpy(first, y, yb);
+    else
+      CHECK(memcmp(first, y, yb) == 0);
   }
   q8rt_session_free(s);
   q8rt_model_free(m);

@@ -40,8 +40,8 @@ static int32_t vb_ref(int op, int32_t x1, int32_t x2, const q8rt_q8_vbinary_para
   return vb_ref_cvt(v, is_signed);
 }
 
-static const float vb_scales[] = {1.0f / 8, 3.0f / 16, 1.0f / 4, 1.0f / 2, 1.0f, 0.05f, 0.07f, 1e-4f, 3.0f, 5.0f,
-                                  1e-6f, 1e-3f, 50.0f, 0.0235294122f, 0.00390625f, 1.0f / 3};
+static const float vb_scales[] = {1.0f / 8, 3.0f / 16, 1.0f / 4, 1.0f / 2, 1.0f,  0.05f,         0.07f,       1e-4f,
+                                  3.0f,     5.0f,      1e-6f,    1e-3f,    50.0f, 0.0235294122f, 0.00390625f, 1.0f / 3};
 
 static float vb_scale(void) {
   if (vb_rnd() % 4 == 0) return ldexpf(1.0f, (int)(vb_rnd() % 17) - 8); /* 2^-8..2^8: many ties */
@@ -61,8 +61,8 @@ static int32_t vb_zp(int is_signed) {
  * the B-first order. Occasionally degenerate (inf / NaN ratios) to cover the INT32_MIN path. */
 static q8rt_q8_vbinary_params vb_params(int is_signed, int swap) {
   float sa = vb_scale(), sb = vb_scale(), sc = vb_scale();
-  if (vb_rnd() % 16 == 0) sc = 1e-38f;        /* ratios overflow to inf */
-  if (vb_rnd() % 32 == 0) sa = INFINITY;      /* inf * 0 = NaN */
+  if (vb_rnd() % 16 == 0) sc = 1e-38f;   /* ratios overflow to inf */
+  if (vb_rnd() % 32 == 0) sa = INFINITY; /* inf * 0 = NaN */
   const int32_t za = vb_zp(is_signed), zb = vb_zp(is_signed), zc = vb_zp(is_signed);
   const float ra = sa / sc, rb = sb / sc;
   q8rt_q8_vbinary_params p;
@@ -83,8 +83,8 @@ static void vb_fill(uint8_t *x, size_t n) {
   const int mode = (int)(vb_rnd() % 4);
   for (size_t i = 0; i < n; i++) {
     switch (mode) {
-      case 0: x[i] = (uint8_t)i; break;                          /* every value in order */
-      case 1: x[i] = vb_rnd() & 1 ? 0x00 : 0xFF; break;          /* extremes */
+      case 0: x[i] = (uint8_t)i; break;                            /* every value in order */
+      case 1: x[i] = vb_rnd() & 1 ? 0x00 : 0xFF; break;            /* extremes */
       case 2: x[i] = (uint8_t)(0x7F + (int)(vb_rnd() % 3)); break; /* around the sign flip */
       default: x[i] = (uint8_t)vb_rnd(); break;
     }
@@ -144,12 +144,12 @@ Q8RT_TEST(vbinary_avx2_vs_scalar) {
     return 0;
   }
   static uint8_t x1[VB_MAXN + 64], x2[VB_MAXN + 64], ys[VB_MAXN + 64], yv[VB_MAXN + 64], xi[VB_MAXN + 64];
-  const vb_u8_fn u8s[4] = {q8rt_qu8_vadd_ukernel__scalar, q8rt_qu8_vaddc_ukernel__scalar,
-                           q8rt_qu8_vmul_ukernel__scalar, q8rt_qu8_vmulc_ukernel__scalar};
+  const vb_u8_fn u8s[4] = {q8rt_qu8_vadd_ukernel__scalar, q8rt_qu8_vaddc_ukernel__scalar, q8rt_qu8_vmul_ukernel__scalar,
+                           q8rt_qu8_vmulc_ukernel__scalar};
   const vb_u8_fn u8v[4] = {q8rt_qu8_vadd_ukernel__avx2, q8rt_qu8_vaddc_ukernel__avx2, q8rt_qu8_vmul_ukernel__avx2,
                            q8rt_qu8_vmulc_ukernel__avx2};
-  const vb_s8_fn s8s[4] = {q8rt_qs8_vadd_ukernel__scalar, q8rt_qs8_vaddc_ukernel__scalar,
-                           q8rt_qs8_vmul_ukernel__scalar, q8rt_qs8_vmulc_ukernel__scalar};
+  const vb_s8_fn s8s[4] = {q8rt_qs8_vadd_ukernel__scalar, q8rt_qs8_vaddc_ukernel__scalar, q8rt_qs8_vmul_ukernel__scalar,
+                           q8rt_qs8_vmulc_ukernel__scalar};
   const vb_s8_fn s8v[4] = {q8rt_qs8_vadd_ukernel__avx2, q8rt_qs8_vaddc_ukernel__avx2, q8rt_qs8_vmul_ukernel__avx2,
                            q8rt_qs8_vmulc_ukernel__avx2};
   size_t total = 0;
@@ -210,15 +210,15 @@ Q8RT_TEST(vbinary_avx2_all_pairs) {
         if (is_signed) {
           const vb_s8_fn s[4] = {q8rt_qs8_vadd_ukernel__scalar, q8rt_qs8_vaddc_ukernel__scalar,
                                  q8rt_qs8_vmul_ukernel__scalar, q8rt_qs8_vmulc_ukernel__scalar};
-          const vb_s8_fn a[4] = {q8rt_qs8_vadd_ukernel__avx2, q8rt_qs8_vaddc_ukernel__avx2,
-                                 q8rt_qs8_vmul_ukernel__avx2, q8rt_qs8_vmulc_ukernel__avx2};
+          const vb_s8_fn a[4] = {q8rt_qs8_vadd_ukernel__avx2, q8rt_qs8_vaddc_ukernel__avx2, q8rt_qs8_vmul_ukernel__avx2,
+                                 q8rt_qs8_vmulc_ukernel__avx2};
           s[v](256, (const int8_t *)x1, (const int8_t *)x2, (int8_t *)ys, &p);
           a[v](256, (const int8_t *)x1, (const int8_t *)x2, (int8_t *)yv, &p);
         } else {
           const vb_u8_fn s[4] = {q8rt_qu8_vadd_ukernel__scalar, q8rt_qu8_vaddc_ukernel__scalar,
                                  q8rt_qu8_vmul_ukernel__scalar, q8rt_qu8_vmulc_ukernel__scalar};
-          const vb_u8_fn a[4] = {q8rt_qu8_vadd_ukernel__avx2, q8rt_qu8_vaddc_ukernel__avx2,
-                                 q8rt_qu8_vmul_ukernel__avx2, q8rt_qu8_vmulc_ukernel__avx2};
+          const vb_u8_fn a[4] = {q8rt_qu8_vadd_ukernel__avx2, q8rt_qu8_vaddc_ukernel__avx2, q8rt_qu8_vmul_ukernel__avx2,
+                                 q8rt_qu8_vmulc_ukernel__avx2};
           s[v](256, x1, x2, ys, &p);
           a[v](256, x1, x2, yv, &p);
         }

@@ -84,8 +84,8 @@ Q8RT_TEST(vcvt_avx2_quantize_vs_scalar) {
     if (!ok) {
       size_t i = 0;
       while (y0[i] == y1[i]) i++;
-      fprintf(stderr, "  n %zu signed %d scale %a zp %d: [%zu] x=%a %u != %u\n", n, is_signed, (double)p.scale, zp,
-              i, i < n ? (double)x[i] : 0.0, y1[i], y0[i]);
+      fprintf(stderr, "  n %zu signed %d scale %a zp %d: [%zu] x=%a %u != %u\n", n, is_signed, (double)p.scale, zp, i,
+              i < n ? (double)x[i] : 0.0, y1[i], y0[i]);
     }
     free(x);
     free(y0);

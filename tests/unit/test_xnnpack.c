@@ -25,13 +25,13 @@ enum { B_MODERATE, B_NULL, B_EXTREME, B_FULL };
 typedef struct conv_case {
   size_t batch, in_h, in_w, groups, gic, goc;
   uint32_t kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
-  int xs, ys, ws;                 /* signedness of x, y, w */
+  int xs, ys, ws; /* signedness of x, y, w */
   int32_t x_zp, y_zp;
-  int32_t w_zp;                   /* uniform weight zero point */
-  int w_zp_count;                 /* 0: NULL, 1: per-tensor, 2: one per output channel (all w_zp) */
-  int w_zp_vary;                  /* with w_zp_count 2: channel 1 gets w_zp + 1 */
+  int32_t w_zp;   /* uniform weight zero point */
+  int w_zp_count; /* 0: NULL, 1: per-tensor, 2: one per output channel (all w_zp) */
+  int w_zp_vary;  /* with w_zp_count 2: channel 1 gets w_zp + 1 */
   float x_scale, y_scale, w_scale;
-  int per_channel;                /* w_scale per channel: w_scale * (1 + 0.37 * c / M) */
+  int per_channel; /* w_scale per channel: w_scale * (1 + 0.37 * c / M) */
   int x_mode, w_mode, b_mode;
 } conv_case;
 
@@ -69,10 +69,10 @@ static uint8_t gen_x(const conv_case *c) {
   const int32_t lo = c->xs ? -128 : 0, hi = c->xs ? 127 : 255;
   int32_t v;
   switch (c->x_mode) {
-  case X_EXTREME: v = (rnd() & 1) ? lo : hi; break;
-  case X_SPARSE: v = (rnd() % 8) ? c->x_zp : rnd_range(lo, hi); break;
-  case X_MAX: v = hi; break;
-  default: v = rnd_range(lo, hi); break;
+    case X_EXTREME: v = (rnd() & 1) ? lo : hi; break;
+    case X_SPARSE: v = (rnd() % 8) ? c->x_zp : rnd_range(lo, hi); break;
+    case X_MAX: v = hi; break;
+    default: v = rnd_range(lo, hi); break;
   }
   return (uint8_t)v;
 }
@@ -81,15 +81,15 @@ static uint8_t gen_w(const conv_case *c) {
   const int32_t lo = c->ws ? -128 : 0, hi = c->ws ? 127 : 255;
   int32_t v;
   switch (c->w_mode) {
-  case W_EXTREME: v = (rnd() & 1) ? lo : hi; break;
-  case W_SMALL: {
-    v = c->w_zp + rnd_range(-3, 3);
-    if (v < lo) v = lo;
-    if (v > hi) v = hi;
-    break;
-  }
-  case W_MAX: v = hi; break;
-  default: v = rnd_range(lo, hi); break;
+    case W_EXTREME: v = (rnd() & 1) ? lo : hi; break;
+    case W_SMALL: {
+      v = c->w_zp + rnd_range(-3, 3);
+      if (v < lo) v = lo;
+      if (v > hi) v = hi;
+      break;
+    }
+    case W_MAX: v = hi; break;
+    default: v = rnd_range(lo, hi); break;
   }
   return (uint8_t)v;
 }
@@ -133,16 +133,17 @@ static void make_data(const conv_case *c, case_data *cd) {
   }
   const size_t ns = c->per_channel ? cd->m : 1;
   cd->wscale = malloc(ns * sizeof(float));
-  for (size_t i = 0; i < ns; i++) cd->wscale[i] = c->per_channel ? c->w_scale * (1.0f + 0.37f * (float)i / (float)cd->m) : c->w_scale;
+  for (size_t i = 0; i < ns; i++)
+    cd->wscale[i] = c->per_channel ? c->w_scale * (1.0f + 0.37f * (float)i / (float)cd->m) : c->w_scale;
   if (c->b_mode != B_NULL) {
     cd->bias = malloc(cd->m * sizeof(int32_t));
     for (size_t i = 0; i < cd->m; i++) {
       switch (c->b_mode) {
-      case B_EXTREME: /* within 2^20 of INT32_MAX / INT32_MIN: the accumulator may wrap */
-        cd->bias[i] = (i & 1) ? INT32_MIN + (int32_t)(rnd() % (1u << 20)) : INT32_MAX - (int32_t)(rnd() % (1u << 20));
-        break;
-      case B_FULL: cd->bias[i] = (int32_t)rnd(); break;
-      default: cd->bias[i] = rnd_range(-20000, 20000); break;
+        case B_EXTREME: /* within 2^20 of INT32_MAX / INT32_MIN: the accumulator may wrap */
+          cd->bias[i] = (i & 1) ? INT32_MIN + (int32_t)(rnd() % (1u << 20)) : INT32_MAX - (int32_t)(rnd() % (1u << 20));
+          break;
+        case B_FULL: cd->bias[i] = (int32_t)rnd(); break;
+        default: cd->bias[i] = rnd_range(-20000, 20000); break;
       }
     }
   }
@@ -389,27 +390,27 @@ static int shapes_for_types(int xs, int ys, int ws, int32_t wzp, int per_channel
     size_t batch, h, w, g, gic, goc;
     uint32_t kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
   } shapes[] = {
-      {1, 9, 9, 1, 16, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},      /* 3x3 same */
-      {1, 9, 8, 1, 5, 7, 3, 3, 2, 2, 1, 1, 0, 1, 2, 1},        /* stride 2, asymmetric pads */
-      {2, 6, 7, 1, 3, 9, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0},        /* batch 2, no pad */
-      {1, 12, 12, 1, 4, 6, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2},      /* dilation 2 */
-      {1, 11, 13, 1, 3, 5, 3, 3, 1, 2, 2, 3, 1, 3, 2, 0},      /* dilation 2x3, mixed */
-      {1, 10, 10, 48, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},     /* depthwise 3x3 */
-      {1, 10, 10, 33, 1, 1, 3, 3, 2, 2, 1, 1, 0, 0, 1, 1},     /* depthwise 3x3 s2, odd channels */
-      {2, 9, 9, 40, 1, 1, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2},       /* depthwise 5x5 */
-      {1, 11, 11, 17, 1, 1, 5, 5, 2, 2, 1, 1, 2, 1, 2, 1},     /* depthwise 5x5 s2 */
-      {1, 10, 10, 24, 1, 1, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3},     /* depthwise 7x7: igemm path */
-      {1, 8, 8, 16, 1, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},       /* depthwise multiplier 2 */
-      {1, 8, 8, 4, 8, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},        /* groups 4 */
-      {1, 7, 9, 3, 5, 4, 3, 1, 2, 1, 1, 1, 1, 0, 1, 0},        /* groups 3, 3x1 */
-      {1, 6, 6, 1, 300, 17, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},     /* 1x1 gemm, K 300 */
-      {2, 5, 5, 1, 17, 300, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},     /* 1x1 gemm, N 300 */
-      {1, 9, 9, 1, 24, 20, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0},      /* 1x1 stride 2: igemm */
-      {1, 6, 6, 1, 8, 8, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1},        /* 1x1 with pads */
-      {1, 1, 20, 1, 6, 10, 1, 7, 1, 1, 1, 1, 0, 3, 0, 3},      /* 1-D conv, 1x7 */
-      {1, 20, 1, 1, 6, 10, 7, 1, 1, 1, 1, 1, 3, 0, 3, 0},      /* 7x1 */
-      {1, 3, 3, 1, 4, 4, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0},        /* 1x1 output */
-      {1, 4, 4, 1, 3, 5, 5, 5, 3, 3, 1, 1, 2, 2, 2, 2},        /* kernel bigger than input */
+      {1, 9, 9, 1, 16, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  /* 3x3 same */
+      {1, 9, 8, 1, 5, 7, 3, 3, 2, 2, 1, 1, 0, 1, 2, 1},    /* stride 2, asymmetric pads */
+      {2, 6, 7, 1, 3, 9, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0},    /* batch 2, no pad */
+      {1, 12, 12, 1, 4, 6, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2},  /* dilation 2 */
+      {1, 11, 13, 1, 3, 5, 3, 3, 1, 2, 2, 3, 1, 3, 2, 0},  /* dilation 2x3, mixed */
+      {1, 10, 10, 48, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, /* depthwise 3x3 */
+      {1, 10, 10, 33, 1, 1, 3, 3, 2, 2, 1, 1, 0, 0, 1, 1}, /* depthwise 3x3 s2, odd channels */
+      {2, 9, 9, 40, 1, 1, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2},   /* depthwise 5x5 */
+      {1, 11, 11, 17, 1, 1, 5, 5, 2, 2, 1, 1, 2, 1, 2, 1}, /* depthwise 5x5 s2 */
+      {1, 10, 10, 24, 1, 1, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3}, /* depthwise 7x7: igemm path */
+      {1, 8, 8, 16, 1, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   /* depthwise multiplier 2 */
+      {1, 8, 8, 4, 8, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},    /* groups 4 */
+      {1, 7, 9, 3, 5, 4, 3, 1, 2, 1, 1, 1, 1, 0, 1, 0},    /* groups 3, 3x1 */
+      {1, 6, 6, 1, 300, 17, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0}, /* 1x1 gemm, K 300 */
+      {2, 5, 5, 1, 17, 300, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0}, /* 1x1 gemm, N 300 */
+      {1, 9, 9, 1, 24, 20, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0},  /* 1x1 stride 2: igemm */
+      {1, 6, 6, 1, 8, 8, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1},    /* 1x1 with pads */
+      {1, 1, 20, 1, 6, 10, 1, 7, 1, 1, 1, 1, 0, 3, 0, 3},  /* 1-D conv, 1x7 */
+      {1, 20, 1, 1, 6, 10, 7, 1, 1, 1, 1, 1, 3, 0, 3, 0},  /* 7x1 */
+      {1, 3, 3, 1, 4, 4, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0},    /* 1x1 output */
+      {1, 4, 4, 1, 3, 5, 5, 5, 3, 3, 1, 1, 2, 2, 2, 2},    /* kernel bigger than input */
   };
   int rc = 0;
   for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
@@ -479,7 +480,8 @@ Q8RT_TEST(xnn_conv_medium) {
 
 /* Channel counts 1..300 across tile edges, on 1x1, 3x3 and depthwise. */
 Q8RT_TEST(xnn_conv_channel_counts) {
-  static const size_t counts[] = {1, 2, 3, 4, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 300};
+  static const size_t counts[] = {1,  2,  3,  4,  7,   8,   9,   15,  16,  17,  31, 32,
+                                  33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 300};
   const size_t n = sizeof(counts) / sizeof(counts[0]);
   for (size_t i = 0; i < n; i++) {
     conv_case c = base_case();
