@@ -125,7 +125,11 @@ typedef struct q8rt_model_options {
   /* Folder that external-data paths are resolved against when loading from memory. NULL (the
    * default for memory loads) refuses external data. Loading from a path uses the model's folder.
    * External paths must be relative, without "..", and must not resolve (through symlinks)
-   * outside that folder. */
+   * outside that folder. The file is opened with the confinement checked by the kernel in the
+   * same call (Linux openat2 with RESOLVE_BENEATH), so a path component swapped for a symlink
+   * during the load cannot redirect it; where openat2 is missing (Linux before 5.6, other
+   * systems) the path is opened one component at a time without following any symlink, and a
+   * location that goes through a symlink is refused. */
   const char *external_data_dir;
 } q8rt_model_options;
 

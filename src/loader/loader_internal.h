@@ -51,4 +51,12 @@ q8rt_status ld_tensor_desc_read(const Onnx__TensorProto *tp, const char *what, l
 q8rt_status ld_tensor_fill(const Onnx__TensorProto *tp, const char *what, const ld_tensor_desc *d,
                            const char *external_dir, void *dst, q8rt_error *err);
 
+/* Open a relative `location` for reading, confined to the folder `dirfd` refers to, without a
+ * check-then-use window (see tensor.c). Returns a descriptor or -errno: -EXDEV when resolution
+ * would leave the folder, -ELOOP for a symlink the fallback walk refuses. try_openat2 = 0 forces
+ * the component-by-component walk (tests). `hook` (NULL outside tests) is called with the step
+ * number before each kernel lookup, so a test can swap a component in between. */
+typedef void (*ld_open_hook)(int step, void *ud);
+int ld_open_beneath(int dirfd, const char *location, int try_openat2, ld_open_hook hook, void *hook_ud);
+
 #endif /* Q8RT_LOADER_INTERNAL_H */

@@ -8,6 +8,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#endif
 
 #include "loader_internal.h"
 
@@ -190,9 +194,9 @@ static bool parse_u64(const char *s, uint64_t *out) {
   return true;
 }
 
-/* Refuse what could name a file outside the folder before touching the file system: the
- * realpath check afterwards also catches symlinks, this catches the plain cases with a clearer
- * message. */
+/* Refuse what could name a file outside the folder before touching the file system: the open
+ * itself (ld_open_beneath) also refuses symlinks that lead out; this catches the plain cases with
+ * a clearer message. */
 static q8rt_status check_location(const char *loc, const char *what, q8rt_error *err) {
   if (loc == NULL || loc[0] == '\0') {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s: external data has an empty location", what);
@@ -211,6 +215,69 @@ static q8rt_status check_location(const char *loc, const char *what, q8rt_error 
     if (*p == '/') p++;
   }
   return Q8RT_OK;
+}
+
+/* Open `location` (relative, free of "..", checked by check_location) beneath `dirfd` with no
+ * window between a check and the open: where the kernel has openat2, RESOLVE_BENEATH makes the
+ * kernel refuse (EXDEV) any resolution that leaves the folder, symlinks included, in the same
+ * call that opens. Elsewhere each component is opened relative to the previous one's descriptor
+ * with O_NOFOLLOW, so every symlink is refused (ELOOP) and a component swapped after it was
+ * opened no longer matters (the descriptor holds the original). O_NONBLOCK: a FIFO planted as the
+ * data file must not block the load (regular files ignore it). */
+int ld_open_beneath(int dirfd, const char *location, int try_openat2, ld_open_hook hook, void *hook_ud) {
+  const int file_flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+#if defined(__linux__) && defined(SYS_openat2)
+  if (try_openat2) {
+    struct open_how how;
+    memset(&how, 0, sizeof(how));
+    how.flags = (uint64_t)file_flags;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+    if (hook != NULL) hook(0, hook_ud);
+    long fd = syscall(SYS_openat2, dirfd, location, &how, sizeof(how));
+    if (fd >= 0) return (int)fd;
+    /* ENOSYS: kernel before 5.6; EPERM: a seccomp filter that predates openat2. */
+    if (errno != ENOSYS && errno != EPERM) return -errno;
+  }
+#else
+  (void)try_openat2;
+#endif
+  int cur = dirfd;
+  int step = 0;
+  for (const char *p = location;;) {
+    while (*p == '/') p++;
+    const char *e = strchr(p, '/');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    const char *rest = p + len;
+    while (*rest == '/') rest++;
+    const bool last = *rest == '\0';
+    char comp[NAME_MAX + 1];
+    int fd;
+    if (len == 0 || len > NAME_MAX) {
+      fd = -(len == 0 ? ENOENT : ENAMETOOLONG);
+    } else if (len == 2 && p[0] == '.' && p[1] == '.') {
+      fd = -EXDEV; /* check_location refuses these already; never walk up */
+    } else {
+      memcpy(comp, p, len);
+      comp[len] = '\0';
+      if (hook != NULL) hook(step++, hook_ud);
+      if (last) {
+        fd = openat(cur, comp, file_flags | O_NOFOLLOW);
+      } else {
+        fd = openat(cur, comp, O_RDONLY | O_CLOEXEC | O_DIRECTORY | O_NOFOLLOW);
+      }
+      if (fd < 0) fd = -errno;
+      /* O_NOFOLLOW on a symlink: ELOOP on Linux, EMLINK on FreeBSD; ENOTDIR for a non-final one
+       * with O_DIRECTORY on some systems: report what the component is. */
+      if (fd == -EMLINK || fd == -ENOTDIR) {
+        struct stat lsb;
+        if (fstatat(cur, comp, &lsb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(lsb.st_mode)) fd = -ELOOP;
+      }
+    }
+    if (cur != dirfd) close(cur);
+    if (fd < 0 || last) return fd;
+    cur = fd;
+    p = rest;
+  }
 }
 
 static q8rt_status read_external(const Onnx__TensorProto *tp, const char *what, const ld_tensor_desc *d,
@@ -249,27 +316,25 @@ static q8rt_status read_external(const Onnx__TensorProto *tp, const char *what, 
   }
   if (dst == NULL) return Q8RT_OK;
 
-  char base_real[PATH_MAX], joined[PATH_MAX], file_real[PATH_MAX];
-  if (realpath(dir, base_real) == NULL) {
-    return q8rt_fail(err, Q8RT_ERROR_IO, "%s: external data folder '%.200s' cannot be resolved", what, dir);
+  int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirfd < 0) {
+    return q8rt_fail(err, Q8RT_ERROR_IO, "%s: external data folder '%.200s' cannot be opened", what, dir);
   }
-  int n = snprintf(joined, sizeof(joined), "%s/%s", base_real, location);
-  if (n < 0 || (size_t)n >= sizeof(joined)) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s: external data location is too long", what);
-  }
-  if (realpath(joined, file_real) == NULL) {
-    return q8rt_fail(err, Q8RT_ERROR_IO, "%s: external data file '%.200s' cannot be opened", what, location);
-  }
-  size_t blen = strlen(base_real);
-  bool inside =
-      strncmp(file_real, base_real, blen) == 0 && (file_real[blen] == '/' || (blen == 1 && base_real[0] == '/'));
-  if (!inside) {
+  int fd = ld_open_beneath(dirfd, location, 1, NULL, NULL);
+  close(dirfd);
+  if (fd == -EXDEV) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
                      "%s: external data location '%.200s' resolves outside the model's folder", what, location);
   }
-  int fd = open(file_real, O_RDONLY | O_CLOEXEC);
+  if (fd == -ELOOP) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                     "%s: external data location '%.200s' goes through a symbolic link, refused because it could "
+                     "lead outside the model's folder (this kernel has no openat2 to check where it leads)",
+                     what, location);
+  }
   if (fd < 0) {
-    return q8rt_fail(err, Q8RT_ERROR_IO, "%s: external data file '%.200s' cannot be opened", what, location);
+    return q8rt_fail(err, Q8RT_ERROR_IO, "%s: external data file '%.200s' cannot be opened: %s", what, location,
+                     strerror(-fd));
   }
   struct stat sb;
   if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {

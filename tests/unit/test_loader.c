@@ -1,12 +1,19 @@
 /* Loader tests: models are built in memory with the generated protobuf-c API, packed to bytes and
  * loaded. Every refusal is checked for its status and for naming what is at fault. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#endif
 
 #include "loader/loader.h"
+#include "loader/loader_internal.h"
 #include "onnx-q8rt.pb-c.h"
 #include "test.h"
 
@@ -952,6 +959,107 @@ Q8RT_TEST(loader_external_data) {
   unlink(p_subdata);
   rmdir(p_sub);
   unlink(p_data);
+  rmdir(dir);
+  rmdir(outside);
+  return rc;
+}
+
+/* The window realpath-then-open had: a path component swapped for a symlink leading out of the
+ * model's folder between the check and the open. The hook swaps "sub" for a symlink to a folder
+ * outside right before the kernel resolves it (step 0) — in the openat2 call, or in the walk
+ * before "sub" is opened — and the open must be refused. Swapped after "sub" was opened (step 1
+ * of the walk), the open must read the original file through the descriptor it holds. */
+typedef struct swap_ctx {
+  const char *sub, *moved, *outside;
+  int at_step, swapped;
+} swap_ctx;
+
+static void swap_hook(int step, void *ud) {
+  swap_ctx *c = ud;
+  if (step != c->at_step || c->swapped) return;
+  if (rename(c->sub, c->moved) == 0 && symlink(c->outside, c->sub) == 0) c->swapped = 1;
+}
+
+static void swap_back(swap_ctx *c) {
+  if (!c->swapped) return;
+  unlink(c->sub);
+  rename(c->moved, c->sub);
+  c->swapped = 0;
+}
+
+static int read_byte(int fd) {
+  unsigned char b = 0;
+  int r = fd >= 0 && read(fd, &b, 1) == 1 ? b : -1;
+  if (fd >= 0) close(fd);
+  return r;
+}
+
+static int kernel_has_openat2(void) {
+#if defined(__linux__) && defined(SYS_openat2)
+  struct open_how how;
+  memset(&how, 0, sizeof(how));
+  how.flags = O_RDONLY | O_CLOEXEC;
+  how.resolve = RESOLVE_BENEATH;
+  long fd = syscall(SYS_openat2, AT_FDCWD, ".", &how, sizeof(how));
+  if (fd >= 0) close((int)fd);
+  return fd >= 0;
+#else
+  return 0;
+#endif
+}
+
+Q8RT_TEST(loader_external_symlink_swap) {
+  char dir[] = "/tmp/q8rt-swap-XXXXXX";
+  char outside[] = "/tmp/q8rt-swapout-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL && mkdtemp(outside) != NULL);
+  char p_sub[128], p_moved[128], p_in[128], p_out[128], p_inlink[128];
+  snprintf(p_sub, sizeof(p_sub), "%s/sub", dir);
+  snprintf(p_moved, sizeof(p_moved), "%s/sub.orig", dir);
+  snprintf(p_in, sizeof(p_in), "%s/sub/w.bin", dir);
+  snprintf(p_out, sizeof(p_out), "%s/w.bin", outside);
+  snprintf(p_inlink, sizeof(p_inlink), "%s/inlink.bin", dir);
+  CHECK(mkdir(p_sub, 0700) == 0);
+  CHECK(write_file(p_in, "I", 1) == 0);
+  CHECK(write_file(p_out, "O", 1) == 0);
+  CHECK(symlink("sub/w.bin", p_inlink) == 0);
+  const int has_openat2 = kernel_has_openat2();
+  printf("  (kernel openat2: %s)\n", has_openat2 ? "yes" : "no, only the walk is tested");
+  int rc = 1;
+  swap_ctx c = {p_sub, p_moved, outside, 0, 0};
+  int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  do {
+    CHECK(dirfd >= 0);
+    for (int mode = has_openat2 ? 1 : 0; mode >= 0; mode--) {
+      /* no swap: the file inside is read */
+      CHECK(read_byte(ld_open_beneath(dirfd, "sub/w.bin", mode, NULL, NULL)) == 'I');
+      /* swap before "sub" is resolved: refused, whatever the walk had checked before */
+      c.at_step = 0;
+      int fd = ld_open_beneath(dirfd, "sub/w.bin", mode, swap_hook, &c);
+      const int swapped = c.swapped;
+      swap_back(&c);
+      CHECK(swapped);
+      if (fd >= 0) fprintf(stderr, "  mode %d read '%c' through the swapped symlink\n", mode, read_byte(fd));
+      CHECK(fd == (mode ? -EXDEV : -ELOOP));
+      /* a symlink that stays inside: followed by openat2, refused by the walk (it cannot tell) */
+      CHECK(read_byte(ld_open_beneath(dirfd, "inlink.bin", mode, NULL, NULL)) == (mode ? 'I' : -1));
+    }
+    /* the walk, swapped after "sub" was opened: the held descriptor still names the original */
+    c.at_step = 1;
+    int fd = ld_open_beneath(dirfd, "sub/w.bin", 0, swap_hook, &c);
+    const int swapped = c.swapped;
+    const int b = read_byte(fd);
+    swap_back(&c);
+    CHECK(swapped);
+    CHECK(b == 'I');
+    CHECK(read_byte(ld_open_beneath(dirfd, "sub//./w.bin", 0, NULL, NULL)) == 'I');
+    rc = 0;
+  } while (0);
+  if (dirfd >= 0) close(dirfd);
+  swap_back(&c);
+  unlink(p_inlink);
+  unlink(p_in);
+  unlink(p_out);
+  rmdir(p_sub);
   rmdir(dir);
   rmdir(outside);
   return rc;
