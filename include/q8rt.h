@@ -42,6 +42,7 @@ extern "C" {
 #define Q8RT_VERSION_MINOR 1
 #define Q8RT_VERSION_PATCH 0
 #define Q8RT_VERSION_STRING "0.1.0"
+#define Q8RT_VERSION_NUMBER (Q8RT_VERSION_MAJOR * 10000 + Q8RT_VERSION_MINOR * 100 + Q8RT_VERSION_PATCH)
 
 #if defined(_WIN32) && defined(Q8RT_BUILD_SHARED)
 #define Q8RT_API __declspec(dllexport)
@@ -70,6 +71,13 @@ typedef struct q8rt_error {
   q8rt_status status;
   char message[512];
 } q8rt_error;
+
+/* The library's version as "MAJOR.MINOR.PATCH", e.g. "0.1.0" (static). Compare with
+ * Q8RT_VERSION_STRING to detect a header/library mismatch; Q8RT_VERSION_NUMBER of the library is
+ * q8rt_version_number(). */
+Q8RT_API const char *q8rt_version(void);
+/* MAJOR * 10000 + MINOR * 100 + PATCH of the library, e.g. 100 for 0.1.0. */
+Q8RT_API int q8rt_version_number(void);
 
 /* A short, static name for a status ("invalid model", ...). */
 Q8RT_API const char *q8rt_status_string(q8rt_status status);
@@ -167,6 +175,20 @@ Q8RT_API q8rt_status q8rt_model_output_info(const q8rt_model *model, size_t inde
 /* Index of the input/output with that name, or -1. */
 Q8RT_API int q8rt_model_find_input(const q8rt_model *model, const char *name);
 Q8RT_API int q8rt_model_find_output(const q8rt_model *model, const char *name);
+
+/* Metadata properties (ModelProto.metadata_props): string key/value pairs the producer attached,
+ * e.g. the character list of a PP-OCR text recognizer under the key "character". The loader keeps
+ * all of them (at most 4096 entries, their bytes within the model's unpack budget; a larger count,
+ * an empty key or a key with a NUL byte fails the load with Q8RT_ERROR_INVALID_MODEL). Returned
+ * strings are NUL-terminated, owned by the model and valid until q8rt_model_free. */
+Q8RT_API size_t q8rt_model_metadata_count(const q8rt_model *model);
+/* Entry `index` (in file order). `value_len` (optional) receives the value's length in bytes,
+ * which tells a value holding NUL bytes apart from a shorter one. */
+Q8RT_API q8rt_status q8rt_model_metadata_entry(const q8rt_model *model, size_t index, const char **key,
+                                               const char **value, size_t *value_len, q8rt_error *error);
+/* The value stored under `key`, or NULL when the model has no such entry (if a key appears more
+ * than once, the last entry wins, as in ONNX Runtime). `value_len` is optional. */
+Q8RT_API const char *q8rt_model_metadata(const q8rt_model *model, const char *key, size_t *value_len);
 
 /* The execution plan, one line per step ("op node-name kernel: reason"), written into buf
  * (always NUL-terminated when buf_size > 0). Returns the length the full text needs, without the

@@ -16,6 +16,10 @@ q8rt_status q8rt_fail(q8rt_error *err, q8rt_status status, const char *fmt, ...)
   return status;
 }
 
+const char *q8rt_version(void) { return Q8RT_VERSION_STRING; }
+
+int q8rt_version_number(void) { return Q8RT_VERSION_NUMBER; }
+
 const char *q8rt_status_string(q8rt_status status) {
   switch (status) {
     case Q8RT_OK: return "ok";

@@ -85,6 +85,14 @@ typedef struct ir_opset {
   int64_t version;
 } ir_opset;
 
+/* ModelProto.metadata_props entry; both strings NUL-terminated copies, value_len excludes the NUL
+ * (a value may hold NUL bytes of its own). */
+typedef struct ir_metadata {
+  const char *key;
+  const char *value;
+  size_t value_len;
+} ir_metadata;
+
 typedef struct ir_graph {
   q8rt_pool pool;
   const q8rt_allocator *allocator;
@@ -103,6 +111,9 @@ typedef struct ir_graph {
   ir_opset *opsets;
   int n_opsets;
   int64_t ir_version;
+
+  ir_metadata *metadata;
+  size_t n_metadata;
 } ir_graph;
 
 /* Create an empty graph whose memory comes from `allocator`. NULL on allocation failure. */

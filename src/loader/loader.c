@@ -607,6 +607,39 @@ static q8rt_status read_value_infos(loader *L, const Onnx__GraphProto *gp) {
   return Q8RT_OK;
 }
 
+/* ---- metadata_props ------------------------------------------------------------------------ */
+
+/* Kept for q8rt_model_metadata (e.g. the recognizer's character list). Their bytes are already
+ * bounded by the unpack budget; the count is capped so a model of millions of empty entries
+ * cannot make lookups slow. */
+#define MAX_METADATA_ENTRIES 4096
+
+static q8rt_status read_metadata(loader *L, const Onnx__ModelProto *mp) {
+  if (mp->n_metadata_props == 0) return Q8RT_OK;
+  if (mp->n_metadata_props > MAX_METADATA_ENTRIES) {
+    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "model has %zu metadata_props entries; q8rt accepts at most %d",
+                     mp->n_metadata_props, MAX_METADATA_ENTRIES);
+  }
+  ir_graph *g = L->g;
+  g->metadata = q8rt_pool_array(&g->pool, mp->n_metadata_props, sizeof(ir_metadata));
+  if (g->metadata == NULL) return oom(L);
+  for (size_t i = 0; i < mp->n_metadata_props; i++) {
+    const Onnx__MetadataEntry *e = mp->metadata_props[i];
+    const ProtobufCBinaryData *k = &e->key, *v = &e->value;
+    if (!e->has_key || k->len == 0 || memchr(k->data, 0, k->len) != NULL) {
+      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "metadata_props[%zu] has %s", i,
+                       !e->has_key || k->len == 0 ? "no key" : "a key containing a NUL byte");
+    }
+    ir_metadata *m = &g->metadata[i];
+    m->key = q8rt_pool_strndup(&g->pool, (const char *)k->data, k->len);
+    m->value = q8rt_pool_strndup(&g->pool, e->has_value && v->len ? (const char *)v->data : "", v->len);
+    if (m->key == NULL || m->value == NULL) return oom(L);
+    m->value_len = v->len;
+    g->n_metadata++;
+  }
+  return Q8RT_OK;
+}
+
 static q8rt_status build_graph(loader *L, const Onnx__ModelProto *mp) {
   const Onnx__GraphProto *gp = mp->graph;
   if (gp == NULL)
@@ -614,6 +647,7 @@ static q8rt_status build_graph(loader *L, const Onnx__ModelProto *mp) {
   L->g->ir_version = mp->has_ir_version ? mp->ir_version : 0;
   q8rt_status st = read_opsets(L, mp);
   if (st != Q8RT_OK) return st;
+  if ((st = read_metadata(L, mp)) != Q8RT_OK) return st;
   if (gp->name != NULL) {
     L->g->name = q8rt_pool_strdup(&L->g->pool, gp->name);
     if (L->g->name == NULL) return oom(L);

@@ -260,6 +260,37 @@ int q8rt_model_find_output(const q8rt_model *m, const char *name) {
   return -1;
 }
 
+size_t q8rt_model_metadata_count(const q8rt_model *m) { return m != NULL ? m->graph->n_metadata : 0; }
+
+q8rt_status q8rt_model_metadata_entry(const q8rt_model *m, size_t index, const char **key, const char **value,
+                                      size_t *value_len, q8rt_error *error) {
+  if (m == NULL || key == NULL || value == NULL) {
+    return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT,
+                     "q8rt_model_metadata_entry: model, key and value must not be NULL");
+  }
+  if (index >= m->graph->n_metadata) {
+    return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "metadata index %zu out of range (the model has %zu entries)",
+                     index, m->graph->n_metadata);
+  }
+  const ir_metadata *e = &m->graph->metadata[index];
+  *key = e->key;
+  *value = e->value;
+  if (value_len != NULL) *value_len = e->value_len;
+  return Q8RT_OK;
+}
+
+const char *q8rt_model_metadata(const q8rt_model *m, const char *key, size_t *value_len) {
+  if (m == NULL || key == NULL) return NULL;
+  for (size_t i = m->graph->n_metadata; i-- > 0;) {
+    const ir_metadata *e = &m->graph->metadata[i];
+    if (strcmp(e->key, key) == 0) {
+      if (value_len != NULL) *value_len = e->value_len;
+      return e->value;
+    }
+  }
+  return NULL;
+}
+
 size_t q8rt_model_explain(const q8rt_model *m, char *buf, size_t buf_size) {
   if (m == NULL) return 0;
   if (buf != NULL && buf_size > 0) {

@@ -19,6 +19,9 @@ struct mb_model {
   Onnx__ValueInfoProto *outputs[MB_MAX];
   void *owned[MB_MAX * 8]; /* everything calloc'ed, freed by mb_free */
   int n_owned;
+  Onnx__MetadataEntry *meta; /* grown by mb_metadata (tests add thousands) */
+  Onnx__MetadataEntry **meta_ptrs;
+  size_t n_meta;
 };
 
 static void *own(mb_model *m, size_t size) {
@@ -168,7 +171,26 @@ void mb_attr_string(mb_model *m, const char *name, const char *v) {
   a->s.data = (uint8_t *)own_str(m, v);
 }
 
+void mb_metadata(mb_model *m, const char *key, const void *value, size_t value_len) {
+  m->meta = realloc(m->meta, (m->n_meta + 1) * sizeof(*m->meta));
+  if (m->meta == NULL) abort();
+  Onnx__MetadataEntry *e = &m->meta[m->n_meta++];
+  onnx__metadata_entry__init(e);
+  e->has_key = key != NULL;
+  e->key.data = (uint8_t *)(uintptr_t)key;
+  e->key.len = key != NULL ? strlen(key) : 0;
+  e->has_value = value != NULL;
+  e->value.data = (uint8_t *)(uintptr_t)value;
+  e->value.len = value_len;
+}
+
 uint8_t *mb_pack(mb_model *m, size_t *size) {
+  free(m->meta_ptrs);
+  m->meta_ptrs = malloc((m->n_meta + 1) * sizeof(*m->meta_ptrs));
+  if (m->meta_ptrs == NULL) abort();
+  for (size_t i = 0; i < m->n_meta; i++) m->meta_ptrs[i] = &m->meta[i];
+  m->model.n_metadata_props = m->n_meta;
+  m->model.metadata_props = m->meta_ptrs;
   *size = onnx__model_proto__get_packed_size(&m->model);
   uint8_t *buf = malloc(*size ? *size : 1);
   if (buf == NULL) abort();
@@ -179,6 +201,8 @@ uint8_t *mb_pack(mb_model *m, size_t *size) {
 void mb_free(mb_model *m) {
   if (m == NULL) return;
   for (int i = 0; i < m->n_owned; i++) free(m->owned[i]);
+  free(m->meta);
+  free(m->meta_ptrs);
   free(m);
 }
 

@@ -20,6 +20,9 @@ void mb_node(mb_model *m, const char *op, const char *name, const char *const *i
 void mb_attr_int(mb_model *m, const char *name, int64_t v);
 void mb_attr_ints(mb_model *m, const char *name, int n, const int64_t *v);
 void mb_attr_string(mb_model *m, const char *name, const char *v);
+/* A metadata_props entry; key and value are not copied and must outlive mb_pack. A NULL key or
+ * value leaves that field unset. */
+void mb_metadata(mb_model *m, const char *key, const void *value, size_t value_len);
 /* Serialize; the caller frees the result with free(). */
 uint8_t *mb_pack(mb_model *m, size_t *size);
 void mb_free(mb_model *m);

@@ -187,6 +187,51 @@ void   onnx__model_proto__free_unpacked
   assert(message->base.descriptor == &onnx__model_proto__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   onnx__metadata_entry__init
+                     (Onnx__MetadataEntry         *message)
+{
+  static const Onnx__MetadataEntry init_value = ONNX__METADATA_ENTRY__INIT;
+  *message = init_value;
+}
+size_t onnx__metadata_entry__get_packed_size
+                     (const Onnx__MetadataEntry *message)
+{
+  assert(message->base.descriptor == &onnx__metadata_entry__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t onnx__metadata_entry__pack
+                     (const Onnx__MetadataEntry *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &onnx__metadata_entry__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t onnx__metadata_entry__pack_to_buffer
+                     (const Onnx__MetadataEntry *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &onnx__metadata_entry__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Onnx__MetadataEntry *
+       onnx__metadata_entry__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Onnx__MetadataEntry *)
+     protobuf_c_message_unpack (&onnx__metadata_entry__descriptor,
+                                allocator, len, data);
+}
+void   onnx__metadata_entry__free_unpacked
+                     (Onnx__MetadataEntry *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &onnx__metadata_entry__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   onnx__string_string_entry_proto__init
                      (Onnx__StringStringEntryProto         *message)
 {
@@ -848,7 +893,7 @@ const ProtobufCMessageDescriptor onnx__node_proto__descriptor =
   (ProtobufCMessageInit) onnx__node_proto__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor onnx__model_proto__field_descriptors[7] =
+static const ProtobufCFieldDescriptor onnx__model_proto__field_descriptors[8] =
 {
   {
     "ir_version",
@@ -934,21 +979,35 @@ static const ProtobufCFieldDescriptor onnx__model_proto__field_descriptors[7] =
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "metadata_props",
+    14,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Onnx__ModelProto, n_metadata_props),
+    offsetof(Onnx__ModelProto, metadata_props),
+    &onnx__metadata_entry__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned onnx__model_proto__field_indices_by_name[] = {
   3,   /* field[3] = domain */
   5,   /* field[5] = graph */
   0,   /* field[0] = ir_version */
+  7,   /* field[7] = metadata_props */
   4,   /* field[4] = model_version */
   6,   /* field[6] = opset_import */
   1,   /* field[1] = producer_name */
   2,   /* field[2] = producer_version */
 };
-static const ProtobufCIntRange onnx__model_proto__number_ranges[2 + 1] =
+static const ProtobufCIntRange onnx__model_proto__number_ranges[3 + 1] =
 {
   { 1, 0 },
   { 7, 5 },
-  { 0, 7 }
+  { 14, 7 },
+  { 0, 8 }
 };
 const ProtobufCMessageDescriptor onnx__model_proto__descriptor =
 {
@@ -958,11 +1017,62 @@ const ProtobufCMessageDescriptor onnx__model_proto__descriptor =
   "Onnx__ModelProto",
   "onnx",
   sizeof(Onnx__ModelProto),
-  7,
+  8,
   onnx__model_proto__field_descriptors,
   onnx__model_proto__field_indices_by_name,
-  2,  onnx__model_proto__number_ranges,
+  3,  onnx__model_proto__number_ranges,
   (ProtobufCMessageInit) onnx__model_proto__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor onnx__metadata_entry__field_descriptors[2] =
+{
+  {
+    "key",
+    1,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_BYTES,
+    offsetof(Onnx__MetadataEntry, has_key),
+    offsetof(Onnx__MetadataEntry, key),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "value",
+    2,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_BYTES,
+    offsetof(Onnx__MetadataEntry, has_value),
+    offsetof(Onnx__MetadataEntry, value),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned onnx__metadata_entry__field_indices_by_name[] = {
+  0,   /* field[0] = key */
+  1,   /* field[1] = value */
+};
+static const ProtobufCIntRange onnx__metadata_entry__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor onnx__metadata_entry__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "onnx.MetadataEntry",
+  "MetadataEntry",
+  "Onnx__MetadataEntry",
+  "onnx",
+  sizeof(Onnx__MetadataEntry),
+  2,
+  onnx__metadata_entry__field_descriptors,
+  onnx__metadata_entry__field_indices_by_name,
+  1,  onnx__metadata_entry__number_ranges,
+  (ProtobufCMessageInit) onnx__metadata_entry__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor onnx__string_string_entry_proto__field_descriptors[2] =

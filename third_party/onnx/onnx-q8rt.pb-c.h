@@ -19,6 +19,7 @@ typedef struct Onnx__AttributeProto Onnx__AttributeProto;
 typedef struct Onnx__ValueInfoProto Onnx__ValueInfoProto;
 typedef struct Onnx__NodeProto Onnx__NodeProto;
 typedef struct Onnx__ModelProto Onnx__ModelProto;
+typedef struct Onnx__MetadataEntry Onnx__MetadataEntry;
 typedef struct Onnx__StringStringEntryProto Onnx__StringStringEntryProto;
 typedef struct Onnx__GraphProto Onnx__GraphProto;
 typedef struct Onnx__TensorProto Onnx__TensorProto;
@@ -127,10 +128,29 @@ struct  Onnx__ModelProto
   protobuf_c_boolean has_model_version;
   int64_t model_version;
   Onnx__GraphProto *graph;
+  size_t n_metadata_props;
+  Onnx__MetadataEntry **metadata_props;
 };
 #define ONNX__MODEL_PROTO__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&onnx__model_proto__descriptor) \
-    , 0, 0, 0,NULL, NULL, NULL, NULL, 0, 0, NULL }
+    , 0, 0, 0,NULL, NULL, NULL, NULL, 0, 0, NULL, 0,NULL }
+
+
+/*
+ * StringStringEntryProto as bytes: ONNX declares key and value as string; the wire format is
+ * the same, and bytes gives q8rt the value's length.
+ */
+struct  Onnx__MetadataEntry
+{
+  ProtobufCMessage base;
+  protobuf_c_boolean has_key;
+  ProtobufCBinaryData key;
+  protobuf_c_boolean has_value;
+  ProtobufCBinaryData value;
+};
+#define ONNX__METADATA_ENTRY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&onnx__metadata_entry__descriptor) \
+    , 0, {0,NULL}, 0, {0,NULL} }
 
 
 struct  Onnx__StringStringEntryProto
@@ -351,6 +371,25 @@ Onnx__ModelProto *
 void   onnx__model_proto__free_unpacked
                      (Onnx__ModelProto *message,
                       ProtobufCAllocator *allocator);
+/* Onnx__MetadataEntry methods */
+void   onnx__metadata_entry__init
+                     (Onnx__MetadataEntry         *message);
+size_t onnx__metadata_entry__get_packed_size
+                     (const Onnx__MetadataEntry   *message);
+size_t onnx__metadata_entry__pack
+                     (const Onnx__MetadataEntry   *message,
+                      uint8_t             *out);
+size_t onnx__metadata_entry__pack_to_buffer
+                     (const Onnx__MetadataEntry   *message,
+                      ProtobufCBuffer     *buffer);
+Onnx__MetadataEntry *
+       onnx__metadata_entry__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   onnx__metadata_entry__free_unpacked
+                     (Onnx__MetadataEntry *message,
+                      ProtobufCAllocator *allocator);
 /* Onnx__StringStringEntryProto methods */
 void   onnx__string_string_entry_proto__init
                      (Onnx__StringStringEntryProto         *message);
@@ -485,6 +524,9 @@ typedef void (*Onnx__NodeProto_Closure)
 typedef void (*Onnx__ModelProto_Closure)
                  (const Onnx__ModelProto *message,
                   void *closure_data);
+typedef void (*Onnx__MetadataEntry_Closure)
+                 (const Onnx__MetadataEntry *message,
+                  void *closure_data);
 typedef void (*Onnx__StringStringEntryProto_Closure)
                  (const Onnx__StringStringEntryProto *message,
                   void *closure_data);
@@ -520,6 +562,7 @@ extern const ProtobufCEnumDescriptor    onnx__attribute_proto__attribute_type__d
 extern const ProtobufCMessageDescriptor onnx__value_info_proto__descriptor;
 extern const ProtobufCMessageDescriptor onnx__node_proto__descriptor;
 extern const ProtobufCMessageDescriptor onnx__model_proto__descriptor;
+extern const ProtobufCMessageDescriptor onnx__metadata_entry__descriptor;
 extern const ProtobufCMessageDescriptor onnx__string_string_entry_proto__descriptor;
 extern const ProtobufCMessageDescriptor onnx__graph_proto__descriptor;
 extern const ProtobufCMessageDescriptor onnx__tensor_proto__descriptor;
