@@ -14,22 +14,47 @@ SAN ?= 0
 FUZZ ?= 0
 WERROR ?= 1
 
+# Cross builds: `make ARCH=aarch64` (on a non-aarch64 host) or `make CROSS=aarch64-linux-gnu-` use
+# Debian's cross gcc, build into build/aarch64 and link against the arm64 libraries unpacked by
+# third_party/install-deps-aarch64.sh into ARM_SYSROOT. `make CC=aarch64-linux-gnu-gcc` works too.
+HOST_ARCH := $(shell uname -m)
+comma := ,
+space := $(subst ,, )
+ifeq ($(origin ARCH),command line)
+ifneq ($(ARCH),$(HOST_ARCH))
+CROSS ?= $(ARCH)-linux-gnu-
+endif
+endif
+ifneq ($(CROSS),)
+CC := $(CROSS)gcc
+AR := $(CROSS)ar
+endif
+
 ifeq ($(FUZZ),1)
 CC := clang
+endif
+ARCH := $(shell $(CC) -dumpmachine | cut -d- -f1)
+ifneq ($(ARCH),$(HOST_ARCH))
+CROSS_BUILD := 1
+BUILD_ROOT := build/$(ARCH)
+else
+CROSS_BUILD :=
+BUILD_ROOT := build
+endif
+
+ifeq ($(FUZZ),1)
 BUILD ?= build/fuzz
 SANFLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 OPT ?= -O1 -g
 else ifeq ($(SAN),1)
-BUILD ?= build/san
+BUILD ?= $(BUILD_ROOT)/san
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 OPT ?= -O1 -g
 else
-BUILD ?= build
+BUILD ?= $(BUILD_ROOT)
 SANFLAGS :=
 OPT ?= -O2 -g
 endif
-
-ARCH := $(shell $(CC) -dumpmachine | cut -d- -f1)
 
 WARN := -Wall -Wextra -Wshadow -Wundef -Wwrite-strings -Wstrict-prototypes -Wmissing-prototypes \
         -Wpointer-arith -Wvla -Wformat=2
@@ -44,13 +69,29 @@ BASEFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(OPT) -fPIC -
 CPPFLAGS_Q := -Iinclude -Isrc -Ikernels -Ithird_party/onnx
 CFLAGS_Q := $(BASEFLAGS) $(WARN) $(CPPFLAGS_Q) $(EXTRA_CFLAGS)
 LDLIBS_Q := -lXNNPACK -lpthreadpool -lcpuinfo -lprotobuf-c -lm -lpthread
+LDFLAGS ?=
+
+# The cross build's libraries (and their headers, equal to the host's) come from ARM_SYSROOT; test
+# binaries run through EMU (qemu-aarch64 with the cross glibc and those libraries).
+ARM_SYSROOT ?= build/arm64-sysroot
+ifeq ($(CROSS_BUILD)$(ARCH),1aarch64)
+ARM_LIBDIRS := $(abspath $(ARM_SYSROOT)/usr/lib/aarch64-linux-gnu) $(abspath $(ARM_SYSROOT)/lib/aarch64-linux-gnu)
+CPPFLAGS_Q += -isystem $(ARM_SYSROOT)/usr/include
+LDFLAGS += $(addprefix -L,$(ARM_LIBDIRS)) $(addprefix -Wl$(comma)-rpath-link$(comma),$(ARM_LIBDIRS))
+QEMU_CPU ?= max
+EMU ?= qemu-aarch64 -cpu $(QEMU_CPU) -L /usr/aarch64-linux-gnu \
+       -E LD_LIBRARY_PATH=$(subst $(space),:,$(ARM_LIBDIRS))$(if $(SANFLAGS),:/usr/aarch64-linux-gnu/lib -E ASAN_OPTIONS=detect_leaks=0)
+DEPS_SCRIPT := third_party/install-deps-aarch64.sh
+DEPS_STAMP := $(ARM_SYSROOT)/.unpacked
+endif
+EMU ?=
 
 # ---- sources ------------------------------------------------------------------------------------
 SRC := $(sort $(wildcard src/*/*.c src/*/*/*.c))
 KSRC_ALL := $(sort $(wildcard kernels/*/*.c))
 KSRC_SCALAR := $(filter %-scalar.c,$(KSRC_ALL))
 KSRC_AVX2 := $(filter %-avx2.c %-avx512vnni.c,$(KSRC_ALL))
-KSRC_NEON := $(filter %-neon.c %-neondot.c,$(KSRC_ALL))
+KSRC_NEON := $(filter %-neon.c %-neondot.c %-neoni8mm.c,$(KSRC_ALL))
 ifeq ($(ARCH),x86_64)
 KSRC := $(KSRC_SCALAR) $(KSRC_AVX2)
 else ifeq ($(ARCH),aarch64)
@@ -72,7 +113,8 @@ OCR_DEMO_BIN := $(BUILD)/examples/ocr-det-demo
 
 VENV := build/venv
 VENV_PY := $(VENV)/bin/python
-DEPS_STAMP := build/.deps-ok
+DEPS_STAMP ?= build/.deps-ok
+DEPS_SCRIPT ?= third_party/install-deps.sh
 
 .PHONY: all lib liba fuzz-lib models test test-unit test-python test-san fuzz demo install proto deps venv clean help format format-check
 all: $(DEPS_STAMP) $(LIB_A) $(LIB_SO) $(RUNNER) $(EMBED_BIN) $(OCR_DEMO_BIN)
@@ -83,10 +125,10 @@ help:
 	@sed -n '1,12p' Makefile
 
 # ---- system dependencies (Debian packages) -------------------------------------------------------
-$(DEPS_STAMP): third_party/install-deps.sh
-	@bash third_party/install-deps.sh check || bash third_party/install-deps.sh install
+$(DEPS_STAMP): $(DEPS_SCRIPT)
+	@bash $(DEPS_SCRIPT) check $(ARM_SYSROOT) || bash $(DEPS_SCRIPT) install $(ARM_SYSROOT)
 	@mkdir -p build && touch $@
-deps: ; @bash third_party/install-deps.sh install
+deps: ; @bash $(DEPS_SCRIPT) install $(ARM_SYSROOT)
 
 # ---- library ------------------------------------------------------------------------------------
 $(BUILD)/obj/%-avx2.o: %-avx2.c | $(DEPS_STAMP)
@@ -96,6 +138,16 @@ $(BUILD)/obj/%-avx2.o: %-avx2.c | $(DEPS_STAMP)
 $(BUILD)/obj/%-avx512vnni.o: %-avx512vnni.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_Q) -mavx2 -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni -MMD -MP -c $< -o $@
+
+# ARMv8.2 dot product (sdot/udot) and ARMv8.6 int8 matrix multiply (usdot/usmmla), per file: the
+# rest of the library stays ARMv8.0 and the dispatcher calls these only where the CPU has them.
+$(BUILD)/obj/%-neondot.o: %-neondot.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_Q) -march=armv8.2-a+dotprod -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/%-neoni8mm.o: %-neoni8mm.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_Q) -march=armv8.2-a+dotprod+i8mm -MMD -MP -c $< -o $@
 
 $(BUILD)/obj/third_party/%.o: third_party/%.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
@@ -107,25 +159,25 @@ $(BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
 
 $(LIB_A): $(LIB_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(AR) rcs $@ $^
 
 $(LIB_SO): $(LIB_OBJ)
-	$(CC) -shared $(SANFLAGS) -Wl,-soname,libq8rt.so.0 -o $@ $^ $(LDLIBS_Q)
+	$(CC) -shared $(SANFLAGS) $(LDFLAGS) -Wl,-soname,libq8rt.so.0 -o $@ $^ $(LDLIBS_Q)
 
 $(RUNNER): $(patsubst %.c,$(BUILD)/obj/%.o,$(RUNNER_SRC)) $(LIB_A)
-	$(CC) $(SANFLAGS) -o $@ $^ $(LDLIBS_Q)
+	$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Q)
 
 $(EMBED_BIN): $(BUILD)/obj/examples/embed.o $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(SANFLAGS) -o $@ $^ $(LDLIBS_Q)
+	$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Q)
 
 $(OCR_DEMO_BIN): $(BUILD)/obj/examples/ocr-det-demo.o $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(SANFLAGS) -o $@ $^ -lpng $(LDLIBS_Q)
+	$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $^ -lpng $(LDLIBS_Q)
 
 $(UNIT_BIN): $(patsubst %.c,$(BUILD)/obj/%.o,$(UNIT_SRC)) $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(SANFLAGS) -o $@ $^ $(LDLIBS_Q)
+	$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Q)
 
 # Regenerate the protobuf-c code from the schema subset (the output is committed).
 proto:
@@ -147,7 +199,7 @@ $(MODELS_STAMP): tests/models/make_models.py tests/models/render.py tests/models
 models: $(MODELS_STAMP)
 
 test-unit: $(UNIT_BIN)
-	$(UNIT_BIN)
+	$(EMU) $(UNIT_BIN)
 
 test-python: all $(VENV_PY) $(MODELS_STAMP)
 	Q8RT_RUN=$(abspath $(RUNNER)) Q8RT_BUILD=$(abspath $(BUILD)) $(VENV_PY) -m pytest -q tests/python $(PYTEST_ARGS)

@@ -147,6 +147,19 @@ static bool plan_route(const q8rt_xnn_conv_desc *d, route *r, const char **reaso
   /* Route. */
   const bool w_zero_as_s8 = d->w_signed ? wz == 0 : wz == 128;
   if (w_zero_as_s8) {
+#if !Q8RT_XNN_X86
+    /* XNNPACK's aarch64 qc8 kernels without the dot product (GEMM 2x8c8 neon_mlal) and its qc8
+     * depthwise kernels on every ARM core (up16x9/up16x25 neonv8_mla8) add two s8 x s8 products in
+     * int16 (smull + smlal) before widening: 2 * (-128) * (-128) = 32768 wraps. Without -128 the
+     * pair is at most 2 * 128 * 127 = 32512: exact for every activation. */
+    const uint8_t w_min = d->w_signed ? 0x80 : 0x00; /* the byte that is -128 as s8 */
+    for (size_t i = 0; i < r->w_elems; i++) {
+      if (((const uint8_t *)d->w)[i] == w_min)
+        REFUSE(
+            "a weight is -128: XNNPACK's NEON qc8 kernels add two int8 products in int16 (smull+smlal), "
+            "which overflows for (-128)*(-128) twice");
+    }
+#endif
     r->kind = ROUTE_QC8;
     r->w_xor = d->w_signed ? 0 : 0x80;
     r->x_xor = d->x_signed ? 0 : 0x80;

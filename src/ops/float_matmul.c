@@ -42,6 +42,8 @@ typedef struct matmul_params {
 static q8rt_f32_vfmac_ukernel_fn pick_fmac(const op_prepare_ctx *ctx, const char **kernel, const char *scalar_name,
                                            const char *avx2_name) {
   *kernel = scalar_name;
+  (void)ctx;
+  (void)avx2_name;
 #if defined(__x86_64__) || defined(_M_X64)
   if ((ctx->isa & Q8RT_ISA_AVX2) && ctx->backend != Q8RT_BACKEND_REFERENCE) {
     *kernel = avx2_name;
