@@ -77,6 +77,7 @@ ARM_SYSROOT ?= build/arm64-sysroot
 ifeq ($(CROSS_BUILD)$(ARCH),1aarch64)
 ARM_LIBDIRS := $(abspath $(ARM_SYSROOT)/usr/lib/aarch64-linux-gnu) $(abspath $(ARM_SYSROOT)/lib/aarch64-linux-gnu)
 CPPFLAGS_Q += -isystem $(ARM_SYSROOT)/usr/include
+CFLAGS_Q += -isystem $(ARM_SYSROOT)/usr/include
 LDFLAGS += $(addprefix -L,$(ARM_LIBDIRS)) $(addprefix -Wl$(comma)-rpath-link$(comma),$(ARM_LIBDIRS))
 QEMU_CPU ?= max
 EMU ?= qemu-aarch64 -cpu $(QEMU_CPU) -L /usr/aarch64-linux-gnu \
