@@ -6,36 +6,36 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* ---- f32-qx-vcvt: QuantizeLinear, y = clamp(round_half_even(x / scale) + zp, qmin, qmax) ---- */
-typedef struct q8rt_f32_qx_cvt_params {
+/* ---- f32-qint-vcvt: QuantizeLinear, y = clamp(round_half_even(x / scale) + zp, qmin, qmax) ---- */
+typedef struct q8rt_f32_qint_vcvt_params {
   float scale;
   int32_t zero_point;
   float lo; /* qmin - zero_point */
   float hi; /* qmax - zero_point */
-} q8rt_f32_qx_cvt_params;
+} q8rt_f32_qint_vcvt_params;
 
-void q8rt_f32_qu8_vcvt_ukernel__scalar(size_t n, const float *x, uint8_t *y, const q8rt_f32_qx_cvt_params *p);
-void q8rt_f32_qs8_vcvt_ukernel__scalar(size_t n, const float *x, int8_t *y, const q8rt_f32_qx_cvt_params *p);
-void q8rt_f32_qu16_vcvt_ukernel__scalar(size_t n, const float *x, uint16_t *y, const q8rt_f32_qx_cvt_params *p);
-void q8rt_f32_qs16_vcvt_ukernel__scalar(size_t n, const float *x, int16_t *y, const q8rt_f32_qx_cvt_params *p);
+void q8rt_f32_qu8_vcvt_ukernel__scalar(size_t n, const float *x, uint8_t *y, const q8rt_f32_qint_vcvt_params *p);
+void q8rt_f32_qs8_vcvt_ukernel__scalar(size_t n, const float *x, int8_t *y, const q8rt_f32_qint_vcvt_params *p);
+void q8rt_f32_qu16_vcvt_ukernel__scalar(size_t n, const float *x, uint16_t *y, const q8rt_f32_qint_vcvt_params *p);
+void q8rt_f32_qs16_vcvt_ukernel__scalar(size_t n, const float *x, int16_t *y, const q8rt_f32_qint_vcvt_params *p);
 
-/* ---- qx-f32-vcvt: DequantizeLinear, y = (float)(x - zp) * scale ----------------------------- */
-typedef struct q8rt_qx_f32_cvt_params {
+/* ---- qint-f32-vcvt: DequantizeLinear, y = (float)(x - zp) * scale ----------------------------- */
+typedef struct q8rt_qint_f32_vcvt_params {
   float scale;
   int32_t zero_point;
-} q8rt_qx_f32_cvt_params;
+} q8rt_qint_f32_vcvt_params;
 
-void q8rt_qu8_f32_vcvt_ukernel__scalar(size_t n, const uint8_t *x, float *y, const q8rt_qx_f32_cvt_params *p);
-void q8rt_qs8_f32_vcvt_ukernel__scalar(size_t n, const int8_t *x, float *y, const q8rt_qx_f32_cvt_params *p);
-void q8rt_qu16_f32_vcvt_ukernel__scalar(size_t n, const uint16_t *x, float *y, const q8rt_qx_f32_cvt_params *p);
-void q8rt_qs16_f32_vcvt_ukernel__scalar(size_t n, const int16_t *x, float *y, const q8rt_qx_f32_cvt_params *p);
-void q8rt_qs32_f32_vcvt_ukernel__scalar(size_t n, const int32_t *x, float *y, const q8rt_qx_f32_cvt_params *p);
+void q8rt_qu8_f32_vcvt_ukernel__scalar(size_t n, const uint8_t *x, float *y, const q8rt_qint_f32_vcvt_params *p);
+void q8rt_qs8_f32_vcvt_ukernel__scalar(size_t n, const int8_t *x, float *y, const q8rt_qint_f32_vcvt_params *p);
+void q8rt_qu16_f32_vcvt_ukernel__scalar(size_t n, const uint16_t *x, float *y, const q8rt_qint_f32_vcvt_params *p);
+void q8rt_qs16_f32_vcvt_ukernel__scalar(size_t n, const int16_t *x, float *y, const q8rt_qint_f32_vcvt_params *p);
+void q8rt_qs32_f32_vcvt_ukernel__scalar(size_t n, const int32_t *x, float *y, const q8rt_qint_f32_vcvt_params *p);
 
-/* ---- qx-conv-ref: direct QLinearConv, NCHW, any group/stride/dilation/padding ---------------
+/* ---- q8-conv-ref: direct QLinearConv, NCHW, any group/stride/dilation/padding ---------------
  * acc = sum (x - x_zp) * wq + bias[m] in int32 (two's complement wrap, as ONNX Runtime), where
  * wq = w - w_zp[m] is packed as int16 at load; y = clamp(round_half_even((float)acc * scale[m])
  * + y_zp, qmin, qmax). 1-D convolutions use in_h = out_h = kernel_h = 1. */
-typedef struct q8rt_qconv_ref_params {
+typedef struct q8rt_q8_conv_ref_params {
   size_t batch, groups;
   size_t in_c, in_h, in_w;    /* in_c: all input channels */
   size_t out_c, out_h, out_w; /* out_c: all output channels */
@@ -47,9 +47,9 @@ typedef struct q8rt_qconv_ref_params {
   const int16_t *w;    /* [out_c][in_c / groups][kernel_h][kernel_w], zero point removed */
   const int32_t *bias; /* [out_c] */
   const float *scale;  /* [out_c] */
-} q8rt_qconv_ref_params;
+} q8rt_q8_conv_ref_params;
 
-void q8rt_qx_conv_ref_ukernel__scalar(const q8rt_qconv_ref_params *p, const void *x, void *y);
+void q8rt_q8_conv_ref_ukernel__scalar(const q8rt_q8_conv_ref_params *p, const void *x, void *y);
 
 /* ==== Fast paths: NHWC, u8 activations (s8 ones mapped exactly by x ^ 0x80), weights packed once ====
  *
@@ -72,10 +72,10 @@ typedef struct q8rt_qu8_requant_params {
  * Packed layout, for each block of NR output channels (the last block padded with zero channels):
  *   int32 bias'[NR] | int8 w[ceil(K/4)][NR][4] (w[k4][j][i] = w[4*k4 + i][n0 + j], 0 past K) | float scale[NR]
  * Weights must fit int8 after their zero point is removed (w - w_zp in [-128, 127]). */
-size_t q8rt_qc8w_gemm_packed_size(size_t n, size_t k, size_t nr);
+size_t q8rt_qu8_qc8w_gemm_packed_size(size_t n, size_t k, size_t nr);
 /* w: [n][k] row-major, zero point already removed; bias may be NULL (zero). */
-void q8rt_qc8w_gemm_pack(size_t n, size_t k, size_t nr, const int8_t *w, const int32_t *bias, const float *scale,
-                         int32_t x_zp_u8, void *packed);
+void q8rt_qu8_qc8w_gemm_pack(size_t n, size_t k, size_t nr, const int8_t *w, const int32_t *bias, const float *scale,
+                             int32_t x_zp_u8, void *packed);
 
 /* C[m][0..nc) for m < mr (1 <= mr <= MR) from A rows a + m * a_stride (kc bytes each; the kernel may
  * read up to round_up(kc, 4) bytes of each row, the extra bytes meet zero weights) and the packed
@@ -96,10 +96,10 @@ void q8rt_qu8_qc8w_gemm_minmax_fp32_ukernel__scalar(size_t mr, size_t nc, size_t
  * Packed layout, for each block of CB channels (the last padded with zero channels):
  *   int32 bias'[CB] | int16 w[taps][CB] (zero point removed: any w_zp works) | float scale[CB]
  * with bias'[c] = bias[c] - x_zp_u8 * sum_t w[t][c]. */
-size_t q8rt_dw_packed_size(size_t channels, size_t taps, size_t cb);
+size_t q8rt_qu8_dwconv_packed_size(size_t channels, size_t taps, size_t cb);
 /* w: [channels][taps], zero point removed; bias may be NULL. */
-void q8rt_dw_pack(size_t channels, size_t taps, size_t cb, const int16_t *w, const int32_t *bias, const float *scale,
-                  int32_t x_zp_u8, void *packed);
+void q8rt_qu8_dwconv_pack(size_t channels, size_t taps, size_t cb, const int16_t *w, const int32_t *bias,
+                          const float *scale, int32_t x_zp_u8, void *packed);
 /* For each of `pixels` output pixels: `taps` input pointers from `indirection` (pixel-major: pixel p
  * uses indirection[p * taps + t]), each to `channels` contiguous bytes (a padded tap points at a
  * buffer of the raw x zero point). Output: pixel p's channels at y + p * y_stride. */
@@ -117,16 +117,16 @@ void q8rt_qu8_dwconv_minmax_fp32_ukernel__scalar(size_t channels, size_t pixels,
 
 /* ---- vectorized QuantizeLinear / DequantizeLinear: same contracts as the scalar variants ---- */
 #if defined(__x86_64__) || defined(_M_X64)
-void q8rt_f32_qu8_vcvt_ukernel__avx2(size_t n, const float *x, uint8_t *y, const q8rt_f32_qx_cvt_params *p);
-void q8rt_f32_qs8_vcvt_ukernel__avx2(size_t n, const float *x, int8_t *y, const q8rt_f32_qx_cvt_params *p);
-void q8rt_qu8_f32_vcvt_ukernel__avx2(size_t n, const uint8_t *x, float *y, const q8rt_qx_f32_cvt_params *p);
-void q8rt_qs8_f32_vcvt_ukernel__avx2(size_t n, const int8_t *x, float *y, const q8rt_qx_f32_cvt_params *p);
+void q8rt_f32_qu8_vcvt_ukernel__avx2(size_t n, const float *x, uint8_t *y, const q8rt_f32_qint_vcvt_params *p);
+void q8rt_f32_qs8_vcvt_ukernel__avx2(size_t n, const float *x, int8_t *y, const q8rt_f32_qint_vcvt_params *p);
+void q8rt_qu8_f32_vcvt_ukernel__avx2(size_t n, const uint8_t *x, float *y, const q8rt_qint_f32_vcvt_params *p);
+void q8rt_qs8_f32_vcvt_ukernel__avx2(size_t n, const int8_t *x, float *y, const q8rt_qint_f32_vcvt_params *p);
 #endif
 
 /* ---- x8-transpose: [outer][a][b] -> [outer][b][a] for bytes (NCHW <-> NHWC) ---- */
 void q8rt_x8_transpose_ukernel__scalar(size_t outer, size_t a, size_t b, const uint8_t *x, uint8_t *y);
 #if defined(__x86_64__) || defined(_M_X64)
-void q8rt_x8_transpose_ukernel__avx2(size_t outer, size_t a, size_t b, const uint8_t *x, uint8_t *y);
+void q8rt_x8_transpose_ukernel_16x16__avx2(size_t outer, size_t a, size_t b, const uint8_t *x, uint8_t *y);
 #endif
 
 /* ---- q8-vbinary: QLinearAdd / QLinearMul rows, ONNX Runtime's MLAS arithmetic in float32 ----

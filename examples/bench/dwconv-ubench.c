@@ -96,8 +96,8 @@ int main(int argc, char **argv) {
         if (only_scalar) break;
         fn = vars[vi].fn, cb = vars[vi].cb, name = vars[vi].name;
       }
-      void *packed = malloc(q8rt_dw_packed_size(C, taps, cb));
-      q8rt_dw_pack(C, taps, cb, w16, bias, scale, x_zp, packed);
+      void *packed = malloc(q8rt_qu8_dwconv_packed_size(C, taps, cb));
+      q8rt_qu8_dwconv_pack(C, taps, cb, w16, bias, scale, x_zp, packed);
       double t[RUNS];
       int runs = vi < 0 ? 3 : RUNS;
       for (int r = 0; r < runs; r++) {

@@ -131,9 +131,9 @@ int main(int argc, char **argv) {
         continue;
       }
       const int8_t *wv = v->pairs_safe_only ? w_safe : w;
-      void *packed = aligned_alloc(64, (q8rt_qc8w_gemm_packed_size(s->n, s->k, v->nr) + 63) & ~(size_t)63);
+      void *packed = aligned_alloc(64, (q8rt_qu8_qc8w_gemm_packed_size(s->n, s->k, v->nr) + 63) & ~(size_t)63);
       if (!packed) return 1;
-      q8rt_qc8w_gemm_pack(s->n, s->k, v->nr, wv, bias, scale, 128, packed);
+      q8rt_qu8_qc8w_gemm_pack(s->n, s->k, v->nr, wv, bias, scale, 128, packed);
       /* correctness against the scalar twin on this layout */
       gemm(v, s, a, packed, c, &p);
       variant twin = *v;

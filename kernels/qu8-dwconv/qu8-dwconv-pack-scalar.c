@@ -6,13 +6,13 @@
 
 #include "q8rt-kernels.h"
 
-size_t q8rt_dw_packed_size(size_t channels, size_t taps, size_t cb) {
+size_t q8rt_qu8_dwconv_packed_size(size_t channels, size_t taps, size_t cb) {
   const size_t blocks = (channels + cb - 1) / cb;
   return blocks * cb * (sizeof(int32_t) + taps * sizeof(int16_t) + sizeof(float));
 }
 
-void q8rt_dw_pack(size_t channels, size_t taps, size_t cb, const int16_t *w, const int32_t *bias, const float *scale,
-                  int32_t x_zp_u8, void *packed) {
+void q8rt_qu8_dwconv_pack(size_t channels, size_t taps, size_t cb, const int16_t *w, const int32_t *bias,
+                          const float *scale, int32_t x_zp_u8, void *packed) {
   uint8_t *out = (uint8_t *)packed;
   for (size_t c0 = 0; c0 < channels; c0 += cb) {
     /* Byte pointers and memcpy: no alignment is promised for the buffer or for odd cb. */

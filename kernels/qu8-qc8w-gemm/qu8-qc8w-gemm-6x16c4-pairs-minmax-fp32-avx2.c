@@ -1,4 +1,4 @@
-/* 6 rows x 16 channels, vpmaddubsw route: exact only when q8rt_qc8w_gemm_pairs_safe() holds for
+/* 6 rows x 16 channels, vpmaddubsw route: exact only when q8rt_qu8_qc8w_gemm_pairs_safe() holds for
  * the weights (see qu8-qc8w-gemm-avx2-pairs-impl.h). */
 #include "qu8-qc8w-gemm/qu8-qc8w-gemm-avx2-pairs-impl.h"
 #include "qu8-qc8w-gemm/qu8-qc8w-gemm.h"

@@ -1,4 +1,4 @@
-/* 8 rows x 8 channels, vpmaddubsw route: exact only when q8rt_qc8w_gemm_pairs_safe() holds for
+/* 8 rows x 8 channels, vpmaddubsw route: exact only when q8rt_qu8_qc8w_gemm_pairs_safe() holds for
  * the weights (see qu8-qc8w-gemm-avx2-pairs-impl.h). */
 #include "qu8-qc8w-gemm/qu8-qc8w-gemm-avx2-pairs-impl.h"
 #include "qu8-qc8w-gemm/qu8-qc8w-gemm.h"

@@ -1,5 +1,5 @@
 /* The body of the qu8-qc8w-gemm AVX2 "pairs-safe" variants: vpmaddubsw on the packed bytes as
- * they are, valid only for weights where q8rt_qc8w_gemm_pairs_safe() holds.
+ * they are, valid only for weights where q8rt_qu8_qc8w_gemm_pairs_safe() holds.
  *
  * vpmaddubsw multiplies u8 activations by s8 weights and adds adjacent products, (k0, k1) and
  * (k2, k3) of a c4 group, into int16 with signed saturation. When |w0| + |w1| <= 128 for every such

@@ -12,14 +12,14 @@
 
 #include "q8rt-kernels.h"
 
-size_t q8rt_qc8w_gemm_packed_size(size_t n, size_t k, size_t nr) {
+size_t q8rt_qu8_qc8w_gemm_packed_size(size_t n, size_t k, size_t nr) {
   const size_t blocks = (n + nr - 1) / nr;
   const size_t k4 = (k + 3) / 4;
   return blocks * nr * (sizeof(int32_t) + 4 * k4 + sizeof(float));
 }
 
-void q8rt_qc8w_gemm_pack(size_t n, size_t k, size_t nr, const int8_t *w, const int32_t *bias, const float *scale,
-                         int32_t x_zp_u8, void *packed) {
+void q8rt_qu8_qc8w_gemm_pack(size_t n, size_t k, size_t nr, const int8_t *w, const int32_t *bias, const float *scale,
+                             int32_t x_zp_u8, void *packed) {
   const size_t k4 = (k + 3) / 4;
   uint8_t *out = (uint8_t *)packed;
   for (size_t n0 = 0; n0 < n; n0 += nr) {

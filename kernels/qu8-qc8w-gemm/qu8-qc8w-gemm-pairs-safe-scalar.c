@@ -1,7 +1,7 @@
 /* The pack-time proof for the vpmaddubsw variants (see qu8-qc8w-gemm.h). */
 #include "qu8-qc8w-gemm/qu8-qc8w-gemm.h"
 
-bool q8rt_qc8w_gemm_pairs_safe(size_t n, size_t k, const int8_t *w) {
+bool q8rt_qu8_qc8w_gemm_pairs_safe(size_t n, size_t k, const int8_t *w) {
   for (size_t i = 0; i < n; i++) {
     const int8_t *wr = w + i * k;
     /* pairs start at even k: (0,1), (2,3), ... which are the pairs of the groups of 4 */

@@ -12,11 +12,11 @@
 /* True when every pair of weights that vpmaddubsw adds into one int16, (k0, k1) and (k2, k3) of
  * each group of 4 k of each channel (a missing k past K counts as 0), has |w0| + |w1| <= 128.
  * Then 255 * |w0| + 255 * |w1| <= 32640 and the saturating int16 pair sum is exact for any u8
- * activations. w: [n][k], zero point removed, as given to q8rt_qc8w_gemm_pack. */
-bool q8rt_qc8w_gemm_pairs_safe(size_t n, size_t k, const int8_t *w);
+ * activations. w: [n][k], zero point removed, as given to q8rt_qu8_qc8w_gemm_pack. */
+bool q8rt_qu8_qc8w_gemm_pairs_safe(size_t n, size_t k, const int8_t *w);
 
 /* Variants listed in qu8-qc8w-gemm.inc with Q8RT_GEMM_UKERNEL_PAIRS_SAFE: a dispatcher may call
- * them only for weights where q8rt_qc8w_gemm_pairs_safe holds (checked once at pack time). */
+ * them only for weights where q8rt_qu8_qc8w_gemm_pairs_safe holds (checked once at pack time). */
 #define Q8RT_GEMM_UKERNEL(isa, fn, mr, nr)
 #define Q8RT_GEMM_UKERNEL_PAIRS_SAFE(isa, fn, mr, nr)                                                  \
   void fn(size_t mr_, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c, \

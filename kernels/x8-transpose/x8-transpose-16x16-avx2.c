@@ -22,7 +22,7 @@ static void block16(const uint8_t *x, size_t x_stride, uint8_t *y, size_t y_stri
   for (int i = 0; i < 16; i++) _mm_storeu_si128((__m128i *)(void *)(y + (size_t)i * y_stride), r[i]);
 }
 
-void q8rt_x8_transpose_ukernel__avx2(size_t outer, size_t a, size_t b, const uint8_t *x, uint8_t *y) {
+void q8rt_x8_transpose_ukernel_16x16__avx2(size_t outer, size_t a, size_t b, const uint8_t *x, uint8_t *y) {
   const size_t a16 = a & ~(size_t)15, b16 = b & ~(size_t)15;
   for (size_t o = 0; o < outer; o++) {
     const uint8_t *xo = x + o * a * b;

@@ -24,7 +24,7 @@ typedef struct gemm_variant {
   q8rt_qu8_gemm_ukernel_fn fn;
   size_t mr, nr;
   const char *name;
-  int pairs; /* vpmaddubsw route: exact only where q8rt_qc8w_gemm_pairs_safe holds */
+  int pairs; /* vpmaddubsw route: exact only where q8rt_qu8_qc8w_gemm_pairs_safe holds */
 } gemm_variant;
 
 typedef struct dw_variant {
@@ -104,7 +104,7 @@ q8rt_status conv_fast_prepare(const conv_fast_desc *d, const conv_choice *choice
   f->path = CONV_PATH_NONE;
   if (choice->backend == Q8RT_BACKEND_REFERENCE) {
     f->path = CONV_PATH_REF;
-    f->kernel = "qx-conv-ref-scalar";
+    f->kernel = "q8_conv_ref_ukernel__scalar";
     f->reason = "forced: --backend reference";
     return Q8RT_OK;
   }
@@ -147,9 +147,9 @@ q8rt_status conv_fast_prepare(const conv_fast_desc *d, const conv_choice *choice
       f->reason = pool_printf(pool, "no depthwise kernel for %s in this build", isa_name(isas[0]));
       return Q8RT_OK;
     }
-    void *packed = q8rt_pool_alloc(pool, q8rt_dw_packed_size(d->out_c, taps, v->cb), 64);
+    void *packed = q8rt_pool_alloc(pool, q8rt_qu8_dwconv_packed_size(d->out_c, taps, v->cb), 64);
     if (packed == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory packing depthwise weights");
-    q8rt_dw_pack(d->out_c, taps, v->cb, d->w, d->bias, d->scale, x_zp_u8, packed);
+    q8rt_qu8_dwconv_pack(d->out_c, taps, v->cb, d->w, d->bias, d->scale, x_zp_u8, packed);
     f->path = CONV_PATH_DW;
     f->dw = v->fn;
     f->cb = v->cb;
@@ -184,7 +184,7 @@ q8rt_status conv_fast_prepare(const conv_fast_desc *d, const conv_choice *choice
   }
   /* Per ISA, best first: the vpmaddubsw route when the pack-time proof allows it (weights such as
    * reduce_range's 7-bit ones), otherwise the first general variant in the list. */
-  const int pairs_safe = q8rt_qc8w_gemm_pairs_safe(d->out_c, k, wg);
+  const int pairs_safe = q8rt_qu8_qc8w_gemm_pairs_safe(d->out_c, k, wg);
   const gemm_variant *v = NULL;
   for (int i = 0; i < n_isas && v == NULL; i++) {
     if (!(choice->isa & isas[i])) continue;
@@ -202,8 +202,8 @@ q8rt_status conv_fast_prepare(const conv_fast_desc *d, const conv_choice *choice
     f->reason = pool_printf(pool, "no GEMM kernel for %s in this build", isa_name(isas[0]));
     return Q8RT_OK;
   }
-  void *packed = q8rt_pool_alloc(pool, q8rt_qc8w_gemm_packed_size(d->out_c, k, v->nr), 64);
-  if (packed != NULL) q8rt_qc8w_gemm_pack(d->out_c, k, v->nr, wg, d->bias, d->scale, x_zp_u8, packed);
+  void *packed = q8rt_pool_alloc(pool, q8rt_qu8_qc8w_gemm_packed_size(d->out_c, k, v->nr), 64);
+  if (packed != NULL) q8rt_qu8_qc8w_gemm_pack(d->out_c, k, v->nr, wg, d->bias, d->scale, x_zp_u8, packed);
   q8rt_free(a, wg, d->out_c * k + 1);
   if (packed == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory packing weights");
   f->path = CONV_PATH_GEMM;
@@ -222,7 +222,7 @@ q8rt_status conv_fast_prepare(const conv_fast_desc *d, const conv_choice *choice
   return Q8RT_OK;
 }
 
-void conv_fast_geom_init(const conv_fast *f, const q8rt_qconv_ref_params *r, conv_fast_geom *g) {
+void conv_fast_geom_init(const conv_fast *f, const q8rt_q8_conv_ref_params *r, conv_fast_geom *g) {
   memset(g, 0, sizeof(*g));
   g->batch = r->batch;
   g->in_h = r->in_h;

@@ -54,7 +54,7 @@ typedef struct conv_fast_geom {
 
 q8rt_status conv_fast_prepare(const conv_fast_desc *d, const conv_choice *choice, q8rt_pool *pool, conv_fast *out,
                               q8rt_error *err);
-void conv_fast_geom_init(const conv_fast *f, const q8rt_qconv_ref_params *r, conv_fast_geom *g);
+void conv_fast_geom_init(const conv_fast *f, const q8rt_q8_conv_ref_params *r, conv_fast_geom *g);
 size_t conv_fast_workspace(const conv_fast *f, const conv_fast_geom *g, size_t threads);
 void conv_fast_bind(const conv_fast *f, conv_fast_geom *g, const void *x, void *workspace);
 void conv_fast_run(const conv_fast *f, const conv_fast_geom *g, const void *x, void *y, void *workspace,

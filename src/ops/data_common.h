@@ -1,5 +1,6 @@
-/* Helpers shared by the data-movement, pooling and float spatial ops (data_*.c, pool_*.c,
- * float_conv*.c): constant shape-like inputs, dtype checks, strided copies. */
+/* Helpers shared by the data-movement, pooling and float spatial ops (concat.c, pad.c, slice_gather.c,
+ * max_pool_average_pool.c, conv_conv_transpose.c, ...): constant shape-like inputs, dtype checks,
+ * strided copies. */
 #ifndef Q8RT_DATA_COMMON_H
 #define Q8RT_DATA_COMMON_H
 

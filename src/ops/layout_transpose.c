@@ -22,12 +22,12 @@ void *op_layout_transpose_params(q8rt_pool *pool, int to_nhwc, uint32_t isa, con
   if (p == NULL) return NULL;
   p->to_nhwc = to_nhwc;
   p->fn = q8rt_x8_transpose_ukernel__scalar;
-  *kernel = "x8-transpose-scalar";
+  *kernel = "x8_transpose_ukernel__scalar";
   (void)isa;
 #if defined(__x86_64__) || defined(_M_X64)
   if (isa & Q8RT_ISA_AVX2) {
-    p->fn = q8rt_x8_transpose_ukernel__avx2;
-    *kernel = "x8-transpose-16x16-avx2";
+    p->fn = q8rt_x8_transpose_ukernel_16x16__avx2;
+    *kernel = "x8_transpose_ukernel_16x16__avx2";
   }
 #endif
   return p;

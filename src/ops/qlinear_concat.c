@@ -84,7 +84,7 @@ static q8rt_status qcat_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
       p->table[k][i] = (uint8_t)(q8rt_round_clamp(v / ys, lo, hi) + yz);
     }
   }
-  ctx->kernel = "qlinear-concat-scalar";
+  ctx->kernel = "qlinear_concat__scalar";
   ctx->reason = "ORT's requantization tables (copy where scale and zero point match)";
   *out = p;
   return Q8RT_OK;

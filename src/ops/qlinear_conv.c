@@ -34,7 +34,7 @@ typedef struct qconv_params {
 } qconv_params;
 
 typedef struct qconv_geom {
-  q8rt_qconv_ref_params ref; /* geometry (all paths) and the reference's parameters */
+  q8rt_q8_conv_ref_params ref; /* geometry (all paths) and the reference's parameters */
   conv_fast_geom fast;
 } qconv_geom;
 
@@ -290,7 +290,7 @@ static q8rt_status qconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
           choice.backend == Q8RT_BACKEND_XNNPACK ? (why != NULL ? why : "XNNPACK is not available") : p->fast.reason);
     } else {
       p->fast.path = CONV_PATH_REF;
-      p->fast.kernel = "qx-conv-ref-scalar";
+      p->fast.kernel = "q8_conv_ref_ukernel__scalar";
     }
   }
   ctx->kernel = p->fast.kernel;
@@ -350,7 +350,7 @@ static q8rt_status qconv_infer(const void *params, const ir_node *n, const op_sh
   }
   if (!concrete) return Q8RT_OK;
   qconv_geom *gm = geom;
-  q8rt_qconv_ref_params *r = &gm->ref;
+  q8rt_q8_conv_ref_params *r = &gm->ref;
   memset(r, 0, sizeof(*r));
   r->batch = (size_t)x->dims[0];
   r->groups = (size_t)p->group;
@@ -406,7 +406,7 @@ static q8rt_status qconv_bind(const void *params, void *geom, const op_tensor *i
   if (p->fast.path == CONV_PATH_REF) return Q8RT_OK;
   if (p->fast.path == CONV_PATH_XNN) {
     q8rt_xnn_conv_desc d = p->xnn;
-    const q8rt_qconv_ref_params *r = &gm->ref;
+    const q8rt_q8_conv_ref_params *r = &gm->ref;
     d.batch = r->batch;
     d.in_h = r->in_h;
     d.in_w = r->in_w;
@@ -441,7 +441,7 @@ static void qconv_run(const void *params, const void *geom, const op_tensor *in,
     case CONV_PATH_XNN: q8rt_xnn_conv_run(gm->fast.xnn, NULL); break;
     case CONV_PATH_GEMM:
     case CONV_PATH_DW: conv_fast_run(&p->fast, &gm->fast, in[0].data, out[0].data, workspace, ctx); break;
-    default: q8rt_qx_conv_ref_ukernel__scalar(&gm->ref, in[0].data, out[0].data); break;
+    default: q8rt_q8_conv_ref_ukernel__scalar(&gm->ref, in[0].data, out[0].data); break;
   }
 }
 

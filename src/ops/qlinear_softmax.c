@@ -56,7 +56,7 @@ static q8rt_status qsm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err)
   if ((st = ir_attr_int(n, "opset", 0, &opset, err)) != Q8RT_OK) return st;
   p->opset13 = opset >= 13;
   if ((st = ir_attr_int(n, "axis", -1, &p->axis, err)) != Q8RT_OK) return st;
-  ctx->kernel = "qlinear-softmax-scalar";
+  ctx->kernel = "qlinear_softmax__scalar";
   ctx->reason = p->opset13 ? "ONNX Runtime formula (float table), opset >= 13: one axis"
                            : "ONNX Runtime formula (float table), opset < 13: flattened at axis";
   *out = p;

@@ -6,18 +6,18 @@
 /* Each list holds Q8RT_OP(symbol) lines, one per op_def defined in src/ops/; lists are split by
  * family so that adding an op touches one list. */
 #define Q8RT_OP(sym) extern const op_def sym;
-#include "oplist-quant.inc"
+#include "oplist-quantized.inc"
 #include "oplist-float.inc"
 #include "oplist-data.inc"
-#include "oplist-qlinear.inc"
+#include "oplist-com-microsoft.inc"
 #undef Q8RT_OP
 
 static const op_def *const g_ops[] = {
 #define Q8RT_OP(sym) &sym,
-#include "oplist-quant.inc"
+#include "oplist-quantized.inc"
 #include "oplist-float.inc"
 #include "oplist-data.inc"
-#include "oplist-qlinear.inc"
+#include "oplist-com-microsoft.inc"
 #undef Q8RT_OP
 };
 

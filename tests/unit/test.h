@@ -3,6 +3,8 @@
 #ifndef Q8RT_TEST_H
 #define Q8RT_TEST_H
 
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,5 +38,15 @@ void q8rt_test_register(const char *name, int (*fn)(void));
       return 1;                                                           \
     }                                                                     \
   } while (0)
+
+/* nearbyintf in the default rounding mode is round-half-even: an independent twin of
+ * q8rt_round_clamp (NaN -> lo) for the kernel tests. */
+static inline int32_t test_ref_round_clamp(float v, float lo, float hi) {
+  if (isnan(v)) return (int32_t)lo;
+  float r = nearbyintf(v);
+  if (r < lo) r = lo;
+  if (r > hi) r = hi;
+  return (int32_t)r;
+}
 
 #endif

@@ -201,7 +201,7 @@ static void run_reference(const conv_case *c, const case_data *cd, uint8_t *y_nh
     const float ws = cd->wscale[cd->d.w_scale_count == 1 ? 0 : oc];
     scale[oc] = (float)((float)c->x_scale * (float)ws) / (float)c->y_scale;
   }
-  q8rt_qconv_ref_params p;
+  q8rt_q8_conv_ref_params p;
   memset(&p, 0, sizeof(p));
   p.batch = c->batch;
   p.groups = c->groups;
@@ -229,7 +229,7 @@ static void run_reference(const conv_case *c, const case_data *cd, uint8_t *y_nh
   p.bias = bias;
   p.scale = scale;
   uint8_t *yn = malloc(cd->y_bytes);
-  q8rt_qx_conv_ref_ukernel__scalar(&p, xn, yn);
+  q8rt_q8_conv_ref_ukernel__scalar(&p, xn, yn);
   for (size_t n = 0; n < c->batch; n++)
     for (size_t q = 0; q < plane_out; q++)
       for (size_t oc = 0; oc < m; oc++) y_nhwc[(n * plane_out + q) * m + oc] = yn[(n * m + oc) * plane_out + q];

@@ -1,0 +1,126 @@
+/* BatchNormalization, inference mode (float32). X is [N, C, ...]; scale, B, mean, var are [C].
+ * They may be constants or computed (in QDQ models scale and B come from DequantizeLinear), so the
+ * per-channel factors are formed at run, as ONNX Runtime does:
+ *   inv_std = 1 / sqrt(var + epsilon);  s = inv_std * scale;  b = B - mean * s;  y = x * s + b
+ * (every step one float32 rounding). training_mode = 1, more than one output, and the pre-opset-9
+ * `spatial = 0` form are refused. */
+#include <math.h>
+#include <string.h>
+
+#include "op.h"
+#include "op_util.h"
+
+typedef struct bn_params {
+  float epsilon;
+} bn_params;
+
+typedef struct bn_geom {
+  size_t n, c, inner;
+} bn_geom;
+
+static const char *const g_bn_inputs[5] = {"X", "scale", "B", "input_mean", "input_var"};
+
+static q8rt_status bn_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  const ir_node *n = ctx->node;
+  if (n->n_inputs != 5) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': expects 5 inputs (has %d)", n->op_type, n->name,
+                     n->n_inputs);
+  }
+  for (int i = 0; i < 5; i++) {
+    if (n->inputs[i] < 0) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': input %d (%s) is missing", n->op_type, n->name, i,
+                       g_bn_inputs[i]);
+    }
+  }
+  int used_outputs = 0;
+  for (int i = 0; i < n->n_outputs; i++) used_outputs += n->outputs[i] >= 0;
+  if (n->n_outputs < 1 || n->outputs[0] < 0 || used_outputs > 1) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                     "%s node '%s': only inference mode is supported (one output Y; the model asks for %d outputs)",
+                     n->op_type, n->name, used_outputs);
+  }
+  int64_t v;
+  q8rt_status st;
+  if ((st = ir_attr_int(n, "training_mode", 0, &v, err)) != Q8RT_OK) return st;
+  if (v != 0) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': attribute 'training_mode' = 1 is not supported",
+                     n->op_type, n->name);
+  }
+  if ((st = ir_attr_int(n, "spatial", 1, &v, err)) != Q8RT_OK) return st;
+  if (v == 0) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': attribute 'spatial' = 0 is not supported", n->op_type,
+                     n->name);
+  }
+  bn_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
+  if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  if ((st = ir_attr_float(n, "epsilon", 1e-5f, &p->epsilon, err)) != Q8RT_OK) return st;
+  ctx->kernel = "batch_normalization_f32__scalar";
+  ctx->reason = "inference mode";
+  *out = p;
+  return Q8RT_OK;
+}
+
+static q8rt_status bn_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+                            void *geom, q8rt_error *err) {
+  (void)params;
+  for (int i = 0; i < 5; i++) {
+    if (in[i].dtype != Q8RT_DTYPE_FLOAT32) {
+      return q8rt_fail(err, in[i].dtype == Q8RT_DTYPE_UNDEFINED ? Q8RT_ERROR_INVALID_MODEL : Q8RT_ERROR_UNSUPPORTED,
+                       "%s node '%s': input %s is %s (q8rt supports float32)", n->op_type, n->name, g_bn_inputs[i],
+                       op_onnx_type_name(in[i].dtype));
+    }
+  }
+  const op_shape *x = &in[0];
+  out[0] = *x;
+  if (x->rank >= 0 && x->rank < 2) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': input X has rank %d (needs [N, C, ...])", n->op_type,
+                     n->name, x->rank);
+  }
+  const int64_t C = x->rank >= 2 ? x->dims[1] : -1;
+  for (int i = 1; i < 5; i++) {
+    const op_shape *s = &in[i];
+    if (s->rank < 0) continue;
+    if (s->rank != 1 || (C >= 0 && s->dims[0] >= 0 && s->dims[0] != C)) {
+      return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': input %s must be 1-D with C=%lld elements", n->op_type,
+                       n->name, g_bn_inputs[i], (long long)C);
+    }
+  }
+  if (!concrete) return Q8RT_OK;
+  int64_t total;
+  if (!q8rt_shape_elements(x->dims, x->rank, &total)) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': input is too large", n->op_type, n->name);
+  }
+  bn_geom *gm = geom;
+  gm->n = (size_t)x->dims[0];
+  gm->c = (size_t)C;
+  gm->inner = 1;
+  for (int d = 2; d < x->rank; d++) gm->inner *= (size_t)x->dims[d];
+  return Q8RT_OK;
+}
+
+static void bn_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                   const op_exec_ctx *ctx) {
+  (void)workspace;
+  (void)ctx;
+  const bn_params *p = params;
+  const bn_geom *gm = geom;
+  const float *x = in[0].data, *scale = in[1].data, *bias = in[2].data, *mean = in[3].data, *var = in[4].data;
+  float *y = out[0].data;
+  for (size_t c = 0; c < gm->c; c++) {
+    const float inv_std = 1.0f / sqrtf(var[c] + p->epsilon);
+    const float s = inv_std * scale[c];
+    const float b = bias[c] - mean[c] * s;
+    for (size_t i = 0; i < gm->n; i++) {
+      const float *xr = x + (i * gm->c + c) * gm->inner;
+      float *yr = y + (i * gm->c + c) * gm->inner;
+      for (size_t k = 0; k < gm->inner; k++) yr[k] = xr[k] * s + b;
+    }
+  }
+}
+
+const op_def q8rt_op_batch_normalization = {.op_type = "BatchNormalization",
+                                            .domain = "",
+                                            .min_opset = 7,
+                                            .prepare = bn_prepare,
+                                            .infer = bn_infer,
+                                            .run = bn_run};

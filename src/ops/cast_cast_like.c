@@ -1,0 +1,152 @@
+/* Cast and CastLike between float32, int64, int32, int16, uint16, int8 and uint8.
+ *
+ * int -> float rounds to nearest even; int -> int keeps the low bits (two's complement wrap);
+ * float -> int truncates toward zero as C++ static_cast does on x86-64 (what ONNX Runtime runs):
+ * the conversion goes through cvttss2si, so a value outside the destination's 32-bit (int32 and
+ * narrower) or 64-bit (int64) range, and NaN, gives the "integer indefinite" INT_MIN, and the
+ * narrow types keep the low bits of the 32-bit result. ONNX leaves out-of-range conversions
+ * undefined; this makes them deterministic. Other types (bool, float16, double, string, ...) are
+ * refused. */
+#include <math.h>
+#include <string.h>
+
+#include "op.h"
+#include "op_util.h"
+
+typedef struct cast_params {
+  q8rt_dtype to; /* UNDEFINED for CastLike: taken from input 1 */
+} cast_params;
+
+typedef struct cast_geom {
+  size_t total;
+} cast_geom;
+
+static bool cast_type_ok(int32_t t) {
+  return t == Q8RT_DTYPE_FLOAT32 || t == Q8RT_DTYPE_INT64 || t == Q8RT_DTYPE_INT32 || t == Q8RT_DTYPE_INT16 ||
+         t == Q8RT_DTYPE_UINT16 || t == Q8RT_DTYPE_INT8 || t == Q8RT_DTYPE_UINT8;
+}
+
+static const char *const g_supported = "float32, int64, int32, int16, uint16, int8, uint8";
+
+static q8rt_status cast_prepare_common(op_prepare_ctx *ctx, void **out, q8rt_error *err, int like) {
+  const ir_node *n = ctx->node;
+  if (n->n_inputs != (like ? 2 : 1) || n->n_outputs != 1 || n->inputs[0] < 0 || (like && n->inputs[1] < 0)) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': expects %s and 1 output", n->op_type, n->name,
+                     like ? "2 inputs (input, target_type)" : "1 input");
+  }
+  cast_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
+  if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  if (!like) {
+    const ir_attr *a = ir_node_attr(n, "to");
+    if (a == NULL) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute 'to' is missing", n->op_type, n->name);
+    }
+    int64_t to;
+    q8rt_status st = ir_attr_int(n, "to", 0, &to, err);
+    if (st != Q8RT_OK) return st;
+    if (to < 0 || to > 0x7fffffff || !cast_type_ok((int32_t)to)) {
+      return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': attribute 'to' is %s (q8rt casts to %s)", n->op_type,
+                       n->name, op_onnx_type_name((int32_t)to), g_supported);
+    }
+    p->to = (q8rt_dtype)to;
+  }
+  ctx->kernel = "cast__scalar";
+  ctx->reason = "dtype conversion";
+  *out = p;
+  return Q8RT_OK;
+}
+
+static q8rt_status cast_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  return cast_prepare_common(ctx, out, err, 0);
+}
+static q8rt_status castlike_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  return cast_prepare_common(ctx, out, err, 1);
+}
+
+static q8rt_status cast_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+                              void *geom, q8rt_error *err) {
+  const cast_params *p = params;
+  const q8rt_dtype from = in[0].dtype;
+  if (!cast_type_ok(from)) {
+    return q8rt_fail(err, from == Q8RT_DTYPE_UNDEFINED ? Q8RT_ERROR_INVALID_MODEL : Q8RT_ERROR_UNSUPPORTED,
+                     "%s node '%s': input is %s (q8rt casts from %s)", n->op_type, n->name, op_onnx_type_name(from),
+                     g_supported);
+  }
+  q8rt_dtype to = p->to;
+  if (to == Q8RT_DTYPE_UNDEFINED) {
+    to = in[1].dtype;
+    if (!cast_type_ok(to)) {
+      return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': target_type is %s (q8rt casts to %s)", n->op_type,
+                       n->name, op_onnx_type_name(to), g_supported);
+    }
+  }
+  out[0] = in[0];
+  out[0].dtype = to;
+  if (!concrete) return Q8RT_OK;
+  int64_t total;
+  if (!q8rt_shape_elements(in[0].dims, in[0].rank, &total)) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': input is too large", n->op_type, n->name);
+  }
+  ((cast_geom *)geom)->total = (size_t)total;
+  return Q8RT_OK;
+}
+
+/* float -> integer as x86-64 cvttss2si */
+static inline int32_t f_to_i32(float v) { return (v > -2147483904.0f && v < 2147483648.0f) ? (int32_t)v : INT32_MIN; }
+static inline int64_t f_to_i64(float v) {
+  return (v >= -9223372036854775808.0f && v < 9223372036854775808.0f) ? (int64_t)v : INT64_MIN;
+}
+
+/* Load element i as int64 (integers) or float (float32). */
+static void cast_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                     const op_exec_ctx *ctx) {
+  (void)params;
+  (void)workspace;
+  (void)ctx;
+  const size_t nel = ((const cast_geom *)geom)->total;
+  const q8rt_dtype from = in[0].shape->dtype, to = out[0].shape->dtype;
+  if (from == to) {
+    if (nel > 0 && out[0].data != in[0].data) memcpy(out[0].data, in[0].data, nel * q8rt_dtype_size(from));
+    return;
+  }
+  const void *x = in[0].data;
+  void *y = out[0].data;
+  if (from == Q8RT_DTYPE_FLOAT32) {
+    const float *xf = x;
+    for (size_t i = 0; i < nel; i++) {
+      const float v = xf[i];
+      switch (to) {
+        case Q8RT_DTYPE_INT64: ((int64_t *)y)[i] = f_to_i64(v); break;
+        case Q8RT_DTYPE_INT32: ((int32_t *)y)[i] = f_to_i32(v); break;
+        case Q8RT_DTYPE_INT16: ((int16_t *)y)[i] = (int16_t)(uint16_t)(uint32_t)f_to_i32(v); break;
+        case Q8RT_DTYPE_UINT16: ((uint16_t *)y)[i] = (uint16_t)(uint32_t)f_to_i32(v); break;
+        case Q8RT_DTYPE_INT8: ((int8_t *)y)[i] = (int8_t)(uint8_t)(uint32_t)f_to_i32(v); break;
+        case Q8RT_DTYPE_UINT8: ((uint8_t *)y)[i] = (uint8_t)(uint32_t)f_to_i32(v); break;
+        default: break;
+      }
+    }
+    return;
+  }
+  for (size_t i = 0; i < nel; i++) {
+    const int64_t v = op_load_i64(x, from, i);
+    switch (to) {
+      case Q8RT_DTYPE_FLOAT32: ((float *)y)[i] = (float)v; break;
+      case Q8RT_DTYPE_INT64: ((int64_t *)y)[i] = v; break;
+      case Q8RT_DTYPE_INT32: ((int32_t *)y)[i] = (int32_t)(uint32_t)(uint64_t)v; break;
+      case Q8RT_DTYPE_INT16: ((int16_t *)y)[i] = (int16_t)(uint16_t)(uint64_t)v; break;
+      case Q8RT_DTYPE_UINT16: ((uint16_t *)y)[i] = (uint16_t)(uint64_t)v; break;
+      case Q8RT_DTYPE_INT8: ((int8_t *)y)[i] = (int8_t)(uint8_t)(uint64_t)v; break;
+      case Q8RT_DTYPE_UINT8: ((uint8_t *)y)[i] = (uint8_t)(uint64_t)v; break;
+      default: break;
+    }
+  }
+}
+
+const op_def q8rt_op_cast = {
+    .op_type = "Cast", .domain = "", .min_opset = 6, .prepare = cast_prepare, .infer = cast_infer, .run = cast_run};
+const op_def q8rt_op_cast_like = {.op_type = "CastLike",
+                                  .domain = "",
+                                  .min_opset = 15,
+                                  .prepare = castlike_prepare,
+                                  .infer = cast_infer,
+                                  .run = cast_run};

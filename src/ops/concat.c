@@ -1,0 +1,128 @@
+/* Concat (any element type; all inputs of one type; bytes are copied as they are). */
+#include <stdio.h>
+#include <string.h>
+
+#include "data_common.h"
+
+typedef struct concat_params {
+  int64_t axis;
+} concat_params;
+
+#define CONCAT_MAX_INPUTS 60 /* keeps the geometry within Q8RT_GEOM_BYTES */
+
+typedef struct concat_geom {
+  int n;
+  size_t outer;
+  size_t out_row;                /* bytes of one output row (axis and inner) */
+  size_t row[CONCAT_MAX_INPUTS]; /* bytes of one row of input i */
+} concat_geom;
+
+static q8rt_status concat_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  const ir_node *n = ctx->node;
+  q8rt_status st;
+  if ((st = data_check_arity(n, 1, CONCAT_MAX_INPUTS, 1, 1, err)) != Q8RT_OK) return st;
+  for (int i = 0; i < n->n_inputs; i++) {
+    if (n->inputs[i] < 0) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Concat node '%s': input %d is missing", n->name, i);
+    }
+  }
+  concat_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
+  if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  if (n->opset >= 4 && ir_node_attr(n, "axis") == NULL) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Concat node '%s': attribute 'axis' is missing", n->name);
+  }
+  if ((st = ir_attr_int(n, "axis", 1, &p->axis, err)) != Q8RT_OK) return st;
+  ctx->kernel = "concat__scalar";
+  ctx->reason = "row copies";
+  *out = p;
+  return Q8RT_OK;
+}
+
+_Static_assert(sizeof(concat_geom) <= Q8RT_GEOM_BYTES, "concat geometry must fit a step's geom record");
+
+static q8rt_status concat_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+                                void *geom, q8rt_error *err) {
+  const concat_params *p = params;
+  q8rt_status st;
+  int rank = -1;
+  q8rt_dtype dt = Q8RT_DTYPE_UNDEFINED;
+  for (int i = 0; i < n->n_inputs; i++) {
+    char what[16];
+    snprintf(what, sizeof(what), "%d", i);
+    if ((st = data_check_movable(n, &in[i], what, err)) != Q8RT_OK) return st;
+    if (in[i].dtype != Q8RT_DTYPE_UNDEFINED) {
+      if (dt != Q8RT_DTYPE_UNDEFINED && dt != in[i].dtype) {
+        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Concat node '%s': input %d is %s, input 0 is %s", n->name, i,
+                         op_onnx_type_name(in[i].dtype), op_onnx_type_name(dt));
+      }
+      dt = in[i].dtype;
+    }
+    if (in[i].rank >= 0) {
+      if (rank >= 0 && rank != in[i].rank) {
+        return q8rt_fail(err, Q8RT_ERROR_SHAPE, "Concat node '%s': input %d has rank %d, another has rank %d", n->name,
+                         i, in[i].rank, rank);
+      }
+      rank = in[i].rank;
+    }
+  }
+  out->dtype = dt;
+  out->rank = rank;
+  if (rank < 0) return Q8RT_OK;
+  int64_t axis;
+  if (!op_normalize_axis(p->axis, rank, &axis)) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                     "Concat node '%s': attribute 'axis' (%lld) is out of range for rank %d", n->name,
+                     (long long)p->axis, rank);
+  }
+  for (int d = 0; d < rank; d++) {
+    int64_t v = d == axis ? 0 : -1;
+    for (int i = 0; i < n->n_inputs; i++) {
+      const int64_t x = in[i].rank < 0 ? -1 : in[i].dims[d];
+      if (d == axis) {
+        v = (v < 0 || x < 0) ? -1 : v + x;
+      } else if (x >= 0) {
+        if (v >= 0 && v != x) {
+          return q8rt_fail(err, Q8RT_ERROR_SHAPE,
+                           "Concat node '%s': input %d has size %lld in dimension %d, expected %lld", n->name, i,
+                           (long long)x, d, (long long)v);
+        }
+        v = x;
+      }
+    }
+    out->dims[d] = v;
+  }
+  if (!concrete || geom == NULL) return Q8RT_OK;
+  int64_t total;
+  if ((st = data_count(n, out, &total, err)) != Q8RT_OK) return st;
+  concat_geom *gm = geom;
+  const size_t elem = q8rt_dtype_size(dt);
+  size_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; d++) outer *= (size_t)out->dims[d];
+  for (int d = (int)axis + 1; d < rank; d++) inner *= (size_t)out->dims[d];
+  gm->n = n->n_inputs;
+  gm->outer = outer;
+  gm->out_row = (size_t)out->dims[axis] * inner * elem;
+  for (int i = 0; i < n->n_inputs; i++) gm->row[i] = (size_t)in[i].dims[axis] * inner * elem;
+  return Q8RT_OK;
+}
+
+static void concat_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                       const op_exec_ctx *ctx) {
+  (void)params, (void)workspace, (void)ctx;
+  const concat_geom *gm = geom;
+  char *dst = out[0].data;
+  for (size_t o = 0; o < gm->outer; o++) {
+    for (int i = 0; i < gm->n; i++) {
+      if (gm->row[i] == 0) continue;
+      memcpy(dst, (const char *)in[i].data + o * gm->row[i], gm->row[i]);
+      dst += gm->row[i];
+    }
+  }
+}
+
+const op_def q8rt_op_concat = {.op_type = "Concat",
+                               .domain = "",
+                               .min_opset = 1,
+                               .prepare = concat_prepare,
+                               .infer = concat_infer,
+                               .run = concat_run};

@@ -1,0 +1,346 @@
+/* Float32 reference Conv and ConvTranspose: 1-D, 2-D and 3-D, group, strides, dilations, pads,
+ * auto_pad; ConvTranspose also output_padding and output_shape (pads derived as ONNX Runtime does).
+ * Weights and bias may be constants or computed at run time (DequantizeLinear outputs in QDQ
+ * models that are not fused).
+ *
+ * Accumulation is float32 in a fixed natural order: Conv sums over input channel, then kernel
+ * taps (row-major), from 0, then adds the bias; ConvTranspose sums each kernel tap's channel dot
+ * product (channel order) and adds the taps in row-major order (ONNX Runtime's col2im order), then
+ * the bias. ONNX Runtime uses a blocked SGEMM with FMA, so results agree to a few ulps, not
+ * bitwise. */
+#include <string.h>
+
+#include "data_common.h"
+#include "op_window.h"
+
+typedef struct fconv_params {
+  int transpose;
+  int64_t group;
+  const int64_t *output_padding, *output_shape; /* ConvTranspose */
+  size_t n_output_padding, n_output_shape;
+} fconv_params;
+
+typedef struct fconv_geom {
+  int64_t N, C, M, group, has_bias;
+  int64_t in[3], out[3], k[3], s[3], d[3], pb[3];
+} fconv_geom;
+
+static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, int transpose) {
+  const ir_node *n = ctx->node;
+  q8rt_status st;
+  if ((st = data_check_arity(n, 2, 3, 1, 1, err)) != Q8RT_OK) return st;
+  if (n->inputs[1] < 0) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': input 1 (W) is missing", n->op_type, n->name);
+  }
+  fconv_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
+  if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  p->transpose = transpose;
+  if ((st = ir_attr_int(n, "group", 1, &p->group, err)) != Q8RT_OK) return st;
+  if (p->group < 1) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute 'group' is %lld", n->op_type, n->name,
+                     (long long)p->group);
+  }
+  op_window win; /* values only: the spatial rank is known in infer */
+  if ((st = op_window_parse(n, 0, NULL, 1 << 24, 0, &win, err)) != Q8RT_OK) return st;
+  if (transpose) {
+    struct {
+      const char *name;
+      const int64_t **v;
+      size_t *c;
+    } lists[] = {{"output_padding", &p->output_padding, &p->n_output_padding},
+                 {"output_shape", &p->output_shape, &p->n_output_shape}};
+    for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+      if ((st = ir_attr_ints(n, lists[i].name, lists[i].v, lists[i].c, err)) != Q8RT_OK) return st;
+      for (size_t j = 0; j < *lists[i].c; j++) {
+        const int64_t v = (*lists[i].v)[j];
+        if (v < 0 || v > (1 << 24)) {
+          return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute '%s' value %lld is out of range",
+                           n->op_type, n->name, lists[i].name, (long long)v);
+        }
+      }
+    }
+  }
+  ctx->kernel = transpose ? "conv_transpose_f32__scalar" : "conv_f32__scalar";
+  ctx->reason = "float32 reference";
+  *out = p;
+  return Q8RT_OK;
+}
+
+static q8rt_status conv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  return fconv_prepare(ctx, out, err, 0);
+}
+static q8rt_status convt_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  return fconv_prepare(ctx, out, err, 1);
+}
+
+static q8rt_status fconv_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+                               void *geom, q8rt_error *err) {
+  const fconv_params *p = params;
+  const op_shape *x = &in[0], *w = &in[1], *b = n->n_inputs > 2 && n->inputs[2] >= 0 ? &in[2] : NULL;
+  q8rt_status st;
+  if ((st = data_check_float(n, x, "X", 0, err)) != Q8RT_OK) return st;
+  if ((st = data_check_float(n, w, "W", 0, err)) != Q8RT_OK) return st;
+  if (b != NULL && (st = data_check_float(n, b, "B", 0, err)) != Q8RT_OK) return st;
+  out->dtype = Q8RT_DTYPE_FLOAT32;
+  out->rank = x->rank >= 0 ? x->rank : w->rank;
+  for (int i = 0; i < Q8RT_MAX_RANK; i++) out->dims[i] = -1;
+  if (x->rank < 0 || w->rank < 0) return Q8RT_OK;
+  const int sp = w->rank - 2;
+  if (sp < 1 || sp > 3 || x->rank != w->rank) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                     "%s node '%s': input of rank %d with weights of rank %d (q8rt runs 1-D, 2-D and 3-D convolutions)",
+                     n->op_type, n->name, x->rank, w->rank);
+  }
+  op_window win;
+  if ((st = op_window_parse(n, sp, w->dims + 2, 1 << 24, OP_WINDOW_SAME_UNDILATED, &win, err)) != Q8RT_OK) return st;
+  if (p->n_output_padding != 0 && p->n_output_padding != (size_t)sp) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                     "%s node '%s': attribute 'output_padding' has %zu values, expected %d", n->op_type, n->name,
+                     p->n_output_padding, sp);
+  }
+  if (p->n_output_shape != 0 && p->n_output_shape != (size_t)sp && p->n_output_shape != (size_t)sp + 2) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                     "%s node '%s': attribute 'output_shape' has %zu values, expected %d", n->op_type, n->name,
+                     p->n_output_shape, sp);
+  }
+  const int64_t G = p->group;
+  /* channels */
+  const int64_t C = x->dims[1];
+  int64_t M = -1;
+  if (!p->transpose) {
+    M = w->dims[0];
+    if (M >= 0 && M % G != 0) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                       "Conv node '%s': %lld output channels are not divisible by group %lld", n->name, (long long)M,
+                       (long long)G);
+    }
+    if (C >= 0 && w->dims[1] >= 0 && C != w->dims[1] * G) {
+      return q8rt_fail(err, Q8RT_ERROR_SHAPE,
+                       "Conv node '%s': input has %lld channels, weights expect %lld (group %lld)", n->name,
+                       (long long)C, (long long)(w->dims[1] * G), (long long)G);
+    }
+  } else {
+    if (w->dims[1] >= 0) M = w->dims[1] * G;
+    if (C >= 0 && w->dims[0] >= 0 && C != w->dims[0]) {
+      return q8rt_fail(err, Q8RT_ERROR_SHAPE, "ConvTranspose node '%s': input has %lld channels, weights expect %lld",
+                       n->name, (long long)C, (long long)w->dims[0]);
+    }
+    if (C >= 0 && C % G != 0) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                       "ConvTranspose node '%s': %lld input channels are not divisible by group %lld", n->name,
+                       (long long)C, (long long)G);
+    }
+  }
+  if (b != NULL && b->rank >= 0 && (b->rank != 1 || (M >= 0 && b->dims[0] >= 0 && b->dims[0] != M))) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': bias B must be 1-D with %lld elements", n->op_type, n->name,
+                     (long long)M);
+  }
+  out->dims[0] = x->dims[0];
+  out->dims[1] = M;
+  fconv_geom g;
+  memset(&g, 0, sizeof(g));
+  for (int i = 0; i < 3; i++) g.in[i] = g.out[i] = g.k[i] = g.s[i] = g.d[i] = 1;
+  for (int i = 0; i < sp; i++) {
+    const int j = 3 - sp + i;
+    const int64_t k = w->dims[2 + i], len = x->dims[2 + i];
+    const int64_t s = win.stride[i], d = win.dilation[i];
+    if (k < 0 || len < 0) continue;
+    if (k == 0) return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': kernel size is 0", n->op_type, n->name);
+    int64_t pb, o;
+    if (!p->transpose) {
+      if ((st = op_window_output(&win, n, i, len, &o, &pb, NULL, err)) != Q8RT_OK) return st;
+    } else {
+      const int64_t ek = (k - 1) * d + 1, adj = p->output_padding ? p->output_padding[i] : 0;
+      const int64_t full = (len - 1) * s + adj + ek;
+      pb = win.pads[i]; /* 0 unless auto_pad is NOTSET */
+      if (p->output_shape != NULL || win.auto_pad == OP_PAD_SAME_UPPER || win.auto_pad == OP_PAD_SAME_LOWER) {
+        o = p->output_shape != NULL ? p->output_shape[p->n_output_shape - (size_t)sp + (size_t)i] : len * s;
+        int64_t total = full - o;
+        if (total < 0) total = 0;
+        pb = win.auto_pad == OP_PAD_SAME_UPPER ? total / 2 : total - total / 2;
+      } else {
+        o = full - pb - win.pads[sp + i];
+      }
+      if (o < 0) {
+        return q8rt_fail(err, Q8RT_ERROR_SHAPE, "ConvTranspose node '%s': pads make spatial axis %d negative", n->name,
+                         i);
+      }
+    }
+    out->dims[2 + i] = o;
+    g.in[j] = len;
+    g.out[j] = o;
+    g.k[j] = k;
+    g.s[j] = s;
+    g.d[j] = d;
+    g.pb[j] = pb;
+  }
+  if (!concrete || geom == NULL) return Q8RT_OK;
+  int64_t c;
+  if ((st = data_count(n, x, &c, err)) != Q8RT_OK) return st;
+  if ((st = data_count(n, w, &c, err)) != Q8RT_OK) return st;
+  if ((st = data_count(n, out, &c, err)) != Q8RT_OK) return st;
+  g.N = x->dims[0];
+  g.C = C;
+  g.M = M;
+  g.group = G;
+  g.has_bias = b != NULL;
+  memcpy(geom, &g, sizeof(g));
+  return Q8RT_OK;
+}
+
+static void conv_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                     const op_exec_ctx *ctx) {
+  (void)params, (void)workspace, (void)ctx;
+  const fconv_geom *g = geom;
+  const float *x = in[0].data, *w = in[1].data, *bias = g->has_bias ? in[2].data : NULL;
+  float *y = out[0].data;
+  const int64_t Cg = g->C / g->group, Mg = g->M / g->group;
+  const int64_t in_plane = g->in[0] * g->in[1] * g->in[2], ktaps = g->k[0] * g->k[1] * g->k[2];
+  for (int64_t nb = 0; nb < g->N; nb++) {
+    for (int64_t m = 0; m < g->M; m++) {
+      const int64_t grp = m / Mg;
+      const float *xg = x + (nb * g->C + grp * Cg) * in_plane;
+      const float *wm = w + m * Cg * ktaps;
+      for (int64_t o0 = 0; o0 < g->out[0]; o0++) {
+        for (int64_t o1 = 0; o1 < g->out[1]; o1++) {
+          for (int64_t o2 = 0; o2 < g->out[2]; o2++) {
+            float acc = 0.0f;
+            for (int64_t c = 0; c < Cg; c++) {
+              const float *xc = xg + c * in_plane, *wc = wm + c * ktaps;
+              for (int64_t t0 = 0; t0 < g->k[0]; t0++) {
+                const int64_t i0 = o0 * g->s[0] - g->pb[0] + t0 * g->d[0];
+                if (i0 < 0 || i0 >= g->in[0]) continue;
+                for (int64_t t1 = 0; t1 < g->k[1]; t1++) {
+                  const int64_t i1 = o1 * g->s[1] - g->pb[1] + t1 * g->d[1];
+                  if (i1 < 0 || i1 >= g->in[1]) continue;
+                  const float *row = xc + (i0 * g->in[1] + i1) * g->in[2];
+                  const float *wr = wc + (t0 * g->k[1] + t1) * g->k[2];
+                  for (int64_t t2 = 0; t2 < g->k[2]; t2++) {
+                    const int64_t i2 = o2 * g->s[2] - g->pb[2] + t2 * g->d[2];
+                    if (i2 < 0 || i2 >= g->in[2]) continue;
+                    acc += row[i2] * wr[t2];
+                  }
+                }
+              }
+            }
+            if (bias != NULL) acc += bias[m];
+            *y++ = acc;
+          }
+        }
+      }
+    }
+  }
+}
+
+/* ConvTranspose, output-row stationary. For each output row (o0, o1) and output channel m, the
+ * row starts at 0.0f; for every kernel tap in row-major order whose input row (i0, i1) exists,
+ * the outputs o2 = i2 * s2 - pb2 + t2 * d2 that the tap reaches get `+= dot`, with dot = 0.0f +
+ * x[c] * w[c] summed over the group's channels in order; then `+= bias`. Every output sees the
+ * same operations in the same order as the element-wise definition (sum of the valid taps'
+ * channel dot products in row-major tap order, then the bias), so the bits do not depend on the
+ * loop structure: the dots are computed for 32 neighbouring i2 at a time in 4-lane GCC/clang
+ * vectors (8 independent accumulators; one IEEE multiply and one add per lane, no contraction),
+ * then 8 at a time, then one at a time; output channels are the inner loop so one input row stays
+ * in cache for all of them. */
+typedef float ct_v4 __attribute__((vector_size(16))); /* GCC/clang vector: per-lane IEEE ops */
+static inline ct_v4 ct_load(const float *p) {
+  ct_v4 v;
+  memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+static inline int64_t ct_floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+static void convt_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                      const op_exec_ctx *ctx) {
+  (void)params, (void)workspace, (void)ctx;
+  const fconv_geom *g = geom;
+  const float *x = in[0].data, *w = in[1].data, *bias = g->has_bias ? in[2].data : NULL;
+  float *y = out[0].data;
+  const int64_t Cg = g->C / g->group, Mg = g->M / g->group;
+  const int64_t in_plane = g->in[0] * g->in[1] * g->in[2], ktaps = g->k[0] * g->k[1] * g->k[2];
+  const int64_t out_plane = g->out[0] * g->out[1] * g->out[2];
+  const int64_t in2 = g->in[2], out2 = g->out[2], s2 = g->s[2];
+  for (int64_t nb = 0; nb < g->N; nb++) {
+    for (int64_t o0 = 0; o0 < g->out[0]; o0++) {
+      for (int64_t o1 = 0; o1 < g->out[1]; o1++) {
+        for (int64_t m = 0; m < g->M; m++) {
+          const int64_t grp = m / Mg, mm = m % Mg;
+          const float *xg = x + (nb * g->C + grp * Cg) * in_plane;
+          const float *wg = w + (grp * Cg * Mg + mm) * ktaps; /* W[c][mm][taps], c within the group */
+          float *yr = y + (nb * g->M + m) * out_plane + (o0 * g->out[1] + o1) * out2;
+          for (int64_t o2 = 0; o2 < out2; o2++) yr[o2] = 0.0f;
+          for (int64_t t0 = 0; t0 < g->k[0]; t0++) {
+            const int64_t q0 = o0 + g->pb[0] - t0 * g->d[0];
+            if (q0 < 0 || q0 % g->s[0] != 0 || q0 / g->s[0] >= g->in[0]) continue;
+            const int64_t i0 = q0 / g->s[0];
+            for (int64_t t1 = 0; t1 < g->k[1]; t1++) {
+              const int64_t q1 = o1 + g->pb[1] - t1 * g->d[1];
+              if (q1 < 0 || q1 % g->s[1] != 0 || q1 / g->s[1] >= g->in[1]) continue;
+              const int64_t i1 = q1 / g->s[1];
+              const float *xrow = xg + (i0 * g->in[1] + i1) * in2;
+              for (int64_t t2 = 0; t2 < g->k[2]; t2++) {
+                const float *wt = wg + (t0 * g->k[1] + t1) * g->k[2] + t2; /* channel c at wt[c * Mg * ktaps] */
+                const int64_t wstride = Mg * ktaps;
+                /* o2 = i2 * s2 + off, 0 <= o2 < out2, 0 <= i2 < in2 */
+                const int64_t off = t2 * g->d[2] - g->pb[2];
+                int64_t lo = off >= 0 ? 0 : (-off + s2 - 1) / s2;
+                int64_t hi = ct_floor_div(out2 - 1 - off, s2) + 1;
+                if (hi > in2) hi = in2;
+                int64_t i2 = lo;
+                for (; i2 + 32 <= hi; i2 += 32) { /* 32 lanes: 8 independent add chains */
+                  const ct_v4 z = {0.0f, 0.0f, 0.0f, 0.0f};
+                  ct_v4 a0 = z, a1 = z, a2 = z, a3 = z, a4 = z, a5 = z, a6 = z, a7 = z;
+                  for (int64_t c = 0; c < Cg; c++) {
+                    const float wc = wt[c * wstride], *xc = xrow + c * in_plane + i2;
+                    const ct_v4 wv = {wc, wc, wc, wc};
+                    a0 += ct_load(xc) * wv;
+                    a1 += ct_load(xc + 4) * wv;
+                    a2 += ct_load(xc + 8) * wv;
+                    a3 += ct_load(xc + 12) * wv;
+                    a4 += ct_load(xc + 16) * wv;
+                    a5 += ct_load(xc + 20) * wv;
+                    a6 += ct_load(xc + 24) * wv;
+                    a7 += ct_load(xc + 28) * wv;
+                  }
+                  const ct_v4 acc[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
+                  float dot[32];
+                  memcpy(dot, acc, sizeof(dot));
+                  float *yo = yr + i2 * s2 + off;
+                  for (int j = 0; j < 32; j++) yo[j * s2] += dot[j];
+                }
+                for (; i2 + 8 <= hi; i2 += 8) {
+                  float dot[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+                  for (int64_t c = 0; c < Cg; c++) {
+                    const float wv = wt[c * wstride], *xc = xrow + c * in_plane + i2;
+                    for (int j = 0; j < 8; j++) dot[j] += xc[j] * wv;
+                  }
+                  float *yo = yr + i2 * s2 + off;
+                  for (int j = 0; j < 8; j++) yo[j * s2] += dot[j];
+                }
+                for (; i2 < hi; i2++) {
+                  float dot = 0.0f;
+                  for (int64_t c = 0; c < Cg; c++) dot += xrow[c * in_plane + i2] * wt[c * wstride];
+                  yr[i2 * s2 + off] += dot;
+                }
+              }
+            }
+          }
+          if (bias != NULL) {
+            const float bm = bias[m];
+            for (int64_t o2 = 0; o2 < out2; o2++) yr[o2] += bm;
+          }
+        }
+      }
+    }
+  }
+}
+
+const op_def q8rt_op_conv = {
+    .op_type = "Conv", .domain = "", .min_opset = 1, .prepare = conv_prepare, .infer = fconv_infer, .run = conv_run};
+const op_def q8rt_op_conv_transpose = {.op_type = "ConvTranspose",
+                                       .domain = "",
+                                       .min_opset = 1,
+                                       .prepare = convt_prepare,
+                                       .infer = fconv_infer,
+                                       .run = convt_run};

@@ -1,0 +1,394 @@
+/* Elementwise unary ops: Relu, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Tanh, Exp, Sqrt,
+ * Neg, Abs, Clip (float32, and the integer types for Relu/Neg/Abs/Clip where ONNX allows them).
+ * (Identity is in reshape_flatten_squeeze_unsqueeze_identity_shape.c.)
+ *
+ * Formulas follow ONNX Runtime's CPU functors, operation by operation (no fusion):
+ *   Relu        x < 0 ? 0 : x                       (std::max(x, 0): -0 and NaN pass through)
+ *   LeakyRelu   x >= 0 ? x : alpha * x
+ *   HardSigmoid max(0, min(1, alpha * x + beta))   (multiply, then add: two roundings)
+ *   HardSwish   x * max(0, min(1, x * (1/6) + 0.5)) (the ONNX function body ORT runs)
+ *   Clip        min(max(x, lo), hi)                (lo > hi gives hi everywhere, as ONNX says)
+ *   Sigmoid     MLAS's logistic (ORT's kernel; Eigen's rational approximation): x clamped to
+ *               [-18, 18], p(x)/q(x) + 0.5 with the polynomials in Horner form by fused
+ *               multiply-adds, clamped to [0, 1]. Bit-identical to ORT's FMA3 kernel (x86-64
+ *               with AVX2); fmaf keeps it the same on every machine.
+ *   Tanh        MLAS's tanh the same way: x clamped to [-9, 9], p(x)/q(x).
+ *   Exp, Sqrt   libm expf (ORT: Eigen's exp, within an ulp or two), sqrtf (exact)
+ */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "op.h"
+#include "op_util.h"
+
+enum un_kind {
+  UN_RELU,
+  UN_LEAKY,
+  UN_SIGMOID,
+  UN_HSIGMOID,
+  UN_HSWISH,
+  UN_TANH,
+  UN_EXP,
+  UN_SQRT,
+  UN_NEG,
+  UN_ABS,
+  UN_CLIP,
+  UN_IDENTITY
+};
+
+typedef struct un_params {
+  enum un_kind kind;
+  float alpha, beta;
+  /* Clip: bounds from attributes (opset < 11) or constant inputs; `dyn_lo`/`dyn_hi` when the bound
+   * is a non-constant input read at run time; has_lo/has_hi 0 when omitted (type limits). */
+  int has_lo, has_hi, dyn_lo, dyn_hi;
+  double lo_f, hi_f;  /* float32 bounds */
+  int64_t lo_i, hi_i; /* integer bounds */
+} un_params;
+
+typedef struct un_geom {
+  size_t total;
+} un_geom;
+
+static const char *kind_name(enum un_kind k) {
+  static const char *const names[] = {"Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh",
+                                      "Exp",  "Sqrt",      "Neg",     "Abs",         "Clip",      "Identity"};
+  return names[k];
+}
+
+/* MLAS (onnxruntime/core/mlas/lib/logistic.cpp, tanh.cpp): Eigen's coefficients. */
+static float mlas_logistic(float x) {
+  float v = x < -18.0f ? -18.0f : x;
+  v = v > 18.0f ? 18.0f : v;
+  const float x2 = v * v;
+  float p = 4.37031012579801e-11f;
+  p = fmaf(p, x2, 1.15627324459942e-07f);
+  p = fmaf(p, x2, 6.08574864600143e-05f);
+  p = fmaf(p, x2, 8.51377133304701e-03f);
+  p = fmaf(p, x2, 2.48287947061529e-01f);
+  p = p * v;
+  float q = 6.10247389755681e-13f;
+  q = fmaf(q, x2, 5.76102136993427e-09f);
+  q = fmaf(q, x2, 6.29106785017040e-06f);
+  q = fmaf(q, x2, 1.70198817374094e-03f);
+  q = fmaf(q, x2, 1.16817656904453e-01f);
+  q = fmaf(q, x2, 9.93151921023180e-01f);
+  float r = p / q + 0.5f;
+  r = r < 0.0f ? 0.0f : r;
+  return r > 1.0f ? 1.0f : r;
+}
+
+static float mlas_tanh(float x) {
+  float v = x < -9.0f ? -9.0f : x;
+  v = v > 9.0f ? 9.0f : v;
+  const float x2 = v * v;
+  float p = -2.76076847742355e-16f;
+  p = fmaf(p, x2, 2.00018790482477e-13f);
+  p = fmaf(p, x2, -8.60467152213735e-11f);
+  p = fmaf(p, x2, 5.12229709037114e-08f);
+  p = fmaf(p, x2, 1.48572235717979e-05f);
+  p = fmaf(p, x2, 6.37261928875436e-04f);
+  p = fmaf(p, x2, 4.89352455891786e-03f);
+  p = p * v;
+  float q = 1.19825839466702e-06f;
+  q = fmaf(q, x2, 1.18534705686654e-04f);
+  q = fmaf(q, x2, 2.26843463243900e-03f);
+  q = fmaf(q, x2, 4.89352518554385e-03f);
+  return p / q;
+}
+
+static q8rt_status un_prepare_kind(op_prepare_ctx *ctx, void **out, q8rt_error *err, enum un_kind kind) {
+  const ir_graph *g = ctx->graph;
+  const ir_node *n = ctx->node;
+  const int max_in = kind == UN_CLIP && n->opset >= 11 ? 3 : 1;
+  if (n->n_inputs < 1 || n->n_inputs > max_in || n->n_outputs < 1 || n->n_outputs > 1) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': expects %s input%s and 1 output (has %d and %d)",
+                     n->op_type, n->name, max_in == 1 ? "1" : "1 to 3", max_in == 1 ? "" : "s", n->n_inputs,
+                     n->n_outputs);
+  }
+  if (n->inputs[0] < 0) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': input 0 (X) is missing", n->op_type, n->name);
+  }
+  un_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
+  if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  p->kind = kind;
+  q8rt_status st = Q8RT_OK;
+  switch (kind) {
+    case UN_LEAKY: st = ir_attr_float(n, "alpha", 0.01f, &p->alpha, err); break;
+    case UN_HSIGMOID:
+      if ((st = ir_attr_float(n, "alpha", 0.2f, &p->alpha, err)) != Q8RT_OK) return st;
+      st = ir_attr_float(n, "beta", 0.5f, &p->beta, err);
+      break;
+    case UN_HSWISH:
+      p->alpha = 1.0f / 6.0f;
+      p->beta = 0.5f;
+      break;
+    case UN_CLIP:
+      if (n->opset < 11) {
+        float lo, hi;
+        if ((st = ir_attr_float(n, "min", -FLT_MAX, &lo, err)) != Q8RT_OK) return st;
+        if ((st = ir_attr_float(n, "max", FLT_MAX, &hi, err)) != Q8RT_OK) return st;
+        p->has_lo = p->has_hi = 1;
+        p->lo_f = lo;
+        p->hi_f = hi;
+      } else {
+        for (int i = 1; i <= 2; i++) {
+          const ir_value *v = ir_node_input(g, n, i);
+          if (v == NULL) continue;
+          if (i == 1)
+            p->has_lo = 1;
+          else
+            p->has_hi = 1;
+          if (v->constant == NULL) {
+            if (i == 1)
+              p->dyn_lo = 1;
+            else
+              p->dyn_hi = 1;
+            continue;
+          }
+          const ir_tensor *t = v->constant;
+          if (t->count != 1 || t->rank > 1) {
+            return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                             "%s node '%s': input %d (%s) must be a scalar (has %lld elements)", n->op_type, n->name, i,
+                             i == 1 ? "min" : "max", (long long)t->count);
+          }
+          if (i == 1) {
+            p->lo_f = op_load_f64(t->data, t->dtype, 0);
+            p->lo_i = op_load_i64(t->data, t->dtype, 0);
+          } else {
+            p->hi_f = op_load_f64(t->data, t->dtype, 0);
+            p->hi_i = op_load_i64(t->data, t->dtype, 0);
+          }
+        }
+      }
+      break;
+    default: break;
+  }
+  if (st != Q8RT_OK) return st;
+  ctx->kernel = "unary__scalar";
+  ctx->reason = kind_name(kind);
+  *out = p;
+  return Q8RT_OK;
+}
+
+static bool is_int_type(q8rt_dtype t) {
+  return t == Q8RT_DTYPE_INT64 || t == Q8RT_DTYPE_INT32 || t == Q8RT_DTYPE_INT16 || t == Q8RT_DTYPE_UINT16 ||
+         t == Q8RT_DTYPE_INT8 || t == Q8RT_DTYPE_UINT8;
+}
+
+static q8rt_status un_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+                            void *geom, q8rt_error *err) {
+  const un_params *p = params;
+  const q8rt_dtype t = in[0].dtype;
+  bool ok;
+  switch (p->kind) {
+    case UN_IDENTITY: ok = t != Q8RT_DTYPE_UNDEFINED; break;
+    case UN_RELU:
+      ok = t == Q8RT_DTYPE_FLOAT32 || (n->opset >= 14 && (t == Q8RT_DTYPE_INT8 || t == Q8RT_DTYPE_INT32 ||
+                                                          t == Q8RT_DTYPE_INT64 || t == Q8RT_DTYPE_INT16));
+      break;
+    case UN_NEG:
+      ok = t == Q8RT_DTYPE_FLOAT32 || t == Q8RT_DTYPE_INT8 || t == Q8RT_DTYPE_INT16 || t == Q8RT_DTYPE_INT32 ||
+           t == Q8RT_DTYPE_INT64;
+      break;
+    case UN_ABS: ok = t == Q8RT_DTYPE_FLOAT32 || is_int_type(t); break;
+    case UN_CLIP: ok = t == Q8RT_DTYPE_FLOAT32 || (n->opset >= 12 && is_int_type(t)); break;
+    default: ok = t == Q8RT_DTYPE_FLOAT32; break;
+  }
+  if (!ok) {
+    return q8rt_fail(err, t == Q8RT_DTYPE_UNDEFINED ? Q8RT_ERROR_INVALID_MODEL : Q8RT_ERROR_UNSUPPORTED,
+                     "%s node '%s': input X is %s (q8rt supports %s here)", n->op_type, n->name, op_onnx_type_name(t),
+                     p->kind == UN_CLIP || p->kind == UN_ABS   ? "float32 and integers"
+                     : p->kind == UN_RELU || p->kind == UN_NEG ? "float32 and signed integers"
+                                                               : "float32");
+  }
+  if (p->kind == UN_CLIP && n->opset >= 11) {
+    for (int i = 1; i <= 2 && i < n->n_inputs; i++) {
+      if (in[i].rank < 0 && in[i].dtype == Q8RT_DTYPE_UNDEFINED) continue; /* omitted */
+      if (in[i].dtype != t) {
+        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': input %d (%s) is %s but X is %s", n->op_type,
+                         n->name, i, i == 1 ? "min" : "max", op_onnx_type_name(in[i].dtype), op_onnx_type_name(t));
+      }
+      if (in[i].rank > 1 || (in[i].rank == 1 && in[i].dims[0] >= 0 && in[i].dims[0] != 1)) {
+        return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': input %d (%s) must be a scalar", n->op_type, n->name, i,
+                         i == 1 ? "min" : "max");
+      }
+    }
+  }
+  out[0] = in[0];
+  if (!concrete) return Q8RT_OK;
+  int64_t total;
+  if (!q8rt_shape_elements(in[0].dims, in[0].rank, &total)) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': input is too large", n->op_type, n->name);
+  }
+  ((un_geom *)geom)->total = (size_t)total;
+  return Q8RT_OK;
+}
+
+#define CLIP_INT(T, LOW, HIGH)                                           \
+  do {                                                                   \
+    const T *x = in[0].data;                                             \
+    T *y = out[0].data;                                                  \
+    T lo = (T)(LOW), hi = (T)(HIGH);                                     \
+    if (p->has_lo) lo = p->dyn_lo ? *(const T *)in[1].data : (T)p->lo_i; \
+    if (p->has_hi) hi = p->dyn_hi ? *(const T *)in[2].data : (T)p->hi_i; \
+    for (size_t i = 0; i < nel; i++) {                                   \
+      T v = x[i] < lo ? lo : x[i];                                       \
+      y[i] = hi < v ? hi : v;                                            \
+    }                                                                    \
+  } while (0)
+
+#define INT_UNARY(T, EXPR)             \
+  do {                                 \
+    const T *x = in[0].data;           \
+    T *y = out[0].data;                \
+    for (size_t i = 0; i < nel; i++) { \
+      const T v = x[i];                \
+      y[i] = (EXPR);                   \
+    }                                  \
+  } while (0)
+
+static void un_run_int(const un_params *p, size_t nel, const op_tensor *in, op_tensor *out) {
+  const q8rt_dtype t = in[0].shape->dtype;
+  switch (p->kind) {
+    case UN_CLIP:
+      switch (t) {
+        case Q8RT_DTYPE_INT64: CLIP_INT(int64_t, INT64_MIN, INT64_MAX); break;
+        case Q8RT_DTYPE_INT32: CLIP_INT(int32_t, INT32_MIN, INT32_MAX); break;
+        case Q8RT_DTYPE_INT16: CLIP_INT(int16_t, INT16_MIN, INT16_MAX); break;
+        case Q8RT_DTYPE_UINT16: CLIP_INT(uint16_t, 0, UINT16_MAX); break;
+        case Q8RT_DTYPE_INT8: CLIP_INT(int8_t, INT8_MIN, INT8_MAX); break;
+        case Q8RT_DTYPE_UINT8: CLIP_INT(uint8_t, 0, UINT8_MAX); break;
+        default: break;
+      }
+      break;
+    case UN_RELU:
+      switch (t) {
+        case Q8RT_DTYPE_INT64: INT_UNARY(int64_t, v < 0 ? 0 : v); break;
+        case Q8RT_DTYPE_INT32: INT_UNARY(int32_t, v < 0 ? 0 : v); break;
+        case Q8RT_DTYPE_INT16: INT_UNARY(int16_t, v < 0 ? 0 : v); break;
+        case Q8RT_DTYPE_INT8: INT_UNARY(int8_t, v < 0 ? 0 : v); break;
+        default: break;
+      }
+      break;
+    case UN_NEG: /* wraps: -INT_MIN is INT_MIN */
+      switch (t) {
+        case Q8RT_DTYPE_INT64: INT_UNARY(int64_t, (int64_t)(0u - (uint64_t)v)); break;
+        case Q8RT_DTYPE_INT32: INT_UNARY(int32_t, (int32_t)(0u - (uint32_t)v)); break;
+        case Q8RT_DTYPE_INT16: INT_UNARY(int16_t, (int16_t)(0u - (uint32_t)v)); break;
+        case Q8RT_DTYPE_INT8: INT_UNARY(int8_t, (int8_t)(0u - (uint32_t)v)); break;
+        default: break;
+      }
+      break;
+    case UN_ABS:
+      switch (t) {
+        case Q8RT_DTYPE_INT64: INT_UNARY(int64_t, v < 0 ? (int64_t)(0u - (uint64_t)v) : v); break;
+        case Q8RT_DTYPE_INT32: INT_UNARY(int32_t, v < 0 ? (int32_t)(0u - (uint32_t)v) : v); break;
+        case Q8RT_DTYPE_INT16: INT_UNARY(int16_t, v < 0 ? (int16_t)(0u - (uint32_t)v) : v); break;
+        case Q8RT_DTYPE_INT8: INT_UNARY(int8_t, v < 0 ? (int8_t)(0u - (uint32_t)v) : v); break;
+        case Q8RT_DTYPE_UINT16: INT_UNARY(uint16_t, v); break;
+        case Q8RT_DTYPE_UINT8: INT_UNARY(uint8_t, v); break;
+        default: break;
+      }
+      break;
+    default: break;
+  }
+}
+
+static void un_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                   const op_exec_ctx *ctx) {
+  (void)workspace;
+  (void)ctx;
+  const un_params *p = params;
+  const size_t nel = ((const un_geom *)geom)->total;
+  const q8rt_dtype t = in[0].shape->dtype;
+  if (p->kind == UN_IDENTITY) {
+    if (out[0].data != in[0].data && nel > 0) memcpy(out[0].data, in[0].data, nel * q8rt_dtype_size(t));
+    return;
+  }
+  if (t != Q8RT_DTYPE_FLOAT32) {
+    un_run_int(p, nel, in, out);
+    return;
+  }
+  const float *x = in[0].data;
+  float *y = out[0].data;
+  const float alpha = p->alpha, beta = p->beta;
+  switch (p->kind) {
+    case UN_RELU:
+      for (size_t i = 0; i < nel; i++) y[i] = x[i] < 0.0f ? 0.0f : x[i];
+      break;
+    case UN_LEAKY:
+      for (size_t i = 0; i < nel; i++) y[i] = x[i] >= 0.0f ? x[i] : alpha * x[i];
+      break;
+    case UN_SIGMOID:
+      for (size_t i = 0; i < nel; i++) y[i] = mlas_logistic(x[i]);
+      break;
+    case UN_HSIGMOID:
+      for (size_t i = 0; i < nel; i++) {
+        float v = alpha * x[i];
+        v = v + beta;
+        v = 1.0f < v ? 1.0f : v;    /* std::min(v, 1) */
+        y[i] = v < 0.0f ? 0.0f : v; /* std::max(v, 0) */
+      }
+      break;
+    case UN_HSWISH:
+      for (size_t i = 0; i < nel; i++) {
+        float v = alpha * x[i];
+        v = v + beta;
+        v = 1.0f < v ? 1.0f : v;
+        v = v < 0.0f ? 0.0f : v;
+        y[i] = x[i] * v;
+      }
+      break;
+    case UN_TANH:
+      for (size_t i = 0; i < nel; i++) y[i] = mlas_tanh(x[i]);
+      break;
+    case UN_EXP:
+      for (size_t i = 0; i < nel; i++) y[i] = expf(x[i]);
+      break;
+    case UN_SQRT:
+      for (size_t i = 0; i < nel; i++) y[i] = sqrtf(x[i]);
+      break;
+    case UN_NEG:
+      for (size_t i = 0; i < nel; i++) y[i] = -x[i];
+      break;
+    case UN_ABS:
+      for (size_t i = 0; i < nel; i++) y[i] = fabsf(x[i]);
+      break;
+    case UN_CLIP: {
+      float lo = -FLT_MAX, hi = FLT_MAX;
+      if (p->has_lo) lo = p->dyn_lo ? *(const float *)in[1].data : (float)p->lo_f;
+      if (p->has_hi) hi = p->dyn_hi ? *(const float *)in[2].data : (float)p->hi_f;
+      for (size_t i = 0; i < nel; i++) {
+        const float v = x[i] < lo ? lo : x[i];
+        y[i] = hi < v ? hi : v;
+      }
+      break;
+    }
+    default: break;
+  }
+}
+
+#define UNARY_OP(SYM, NAME, KIND, MIN_OPSET)                                           \
+  static q8rt_status SYM##_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) { \
+    return un_prepare_kind(ctx, out, err, KIND);                                       \
+  }                                                                                    \
+  const op_def q8rt_op_##SYM = {.op_type = NAME,                                       \
+                                .domain = "",                                          \
+                                .min_opset = MIN_OPSET,                                \
+                                .prepare = SYM##_prepare,                              \
+                                .infer = un_infer,                                     \
+                                .run = un_run};
+
+UNARY_OP(relu, "Relu", UN_RELU, 6)
+UNARY_OP(leaky_relu, "LeakyRelu", UN_LEAKY, 6)
+UNARY_OP(sigmoid, "Sigmoid", UN_SIGMOID, 6)
+UNARY_OP(hard_sigmoid, "HardSigmoid", UN_HSIGMOID, 6)
+UNARY_OP(hard_swish, "HardSwish", UN_HSWISH, 14)
+UNARY_OP(tanh, "Tanh", UN_TANH, 6)
+UNARY_OP(exp, "Exp", UN_EXP, 6)
+UNARY_OP(sqrt, "Sqrt", UN_SQRT, 6)
+UNARY_OP(neg, "Neg", UN_NEG, 6)
+UNARY_OP(abs, "Abs", UN_ABS, 6)
+UNARY_OP(clip, "Clip", UN_CLIP, 6)

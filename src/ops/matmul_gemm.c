@@ -1,0 +1,318 @@
+/* MatMul (float32, numpy semantics: N-D batched with broadcasting of the batch dims, 1-D operands
+ * promoted and their dim removed from the result) and Gemm (float32: alpha, beta, transA, transB,
+ * optional C broadcast to [M, N]).
+ *
+ * Each output element is one float32 fused multiply-add chain over k in increasing order,
+ * starting from 0 -- what ONNX Runtime's MLAS SGEMM kernels compute per element on FMA machines
+ * for K up to their K block -- then Gemm's y = alpha * acc + beta * C (one rounding each). */
+#include <math.h>
+#include <string.h>
+
+#include "op.h"
+#include "op_util.h"
+#include "q8rt-isa.h"
+#include "q8rt-kernels.h"
+
+#define MM_MAX_BATCH (Q8RT_MAX_RANK - 2)
+
+typedef struct mm_geom {
+  size_t M, N, K;
+  int nb; /* batch rank */
+  int64_t bdims[MM_MAX_BATCH];
+  int64_t sa[MM_MAX_BATCH], sb[MM_MAX_BATCH]; /* batch strides in matrices (0: broadcast) */
+  size_t batches;
+  /* Gemm */
+  int64_t sc_m, sc_n; /* C strides over [M, N] (0: broadcast) */
+  int has_c;
+} mm_geom;
+
+_Static_assert(sizeof(mm_geom) <= Q8RT_GEOM_BYTES, "mm_geom too large");
+
+typedef struct gemm_params {
+  float alpha, beta;
+  int trans_a, trans_b;
+  q8rt_f32_vfmac_ukernel_fn fmac;
+} gemm_params;
+
+typedef struct matmul_params {
+  q8rt_f32_vfmac_ukernel_fn fmac;
+} matmul_params;
+
+/* The row kernel for this CPU: AVX2+FMA gives the same bits as fmaf, eight lanes at a time. */
+static q8rt_f32_vfmac_ukernel_fn pick_fmac(const op_prepare_ctx *ctx, const char **kernel, const char *scalar_name,
+                                           const char *avx2_name) {
+  *kernel = scalar_name;
+  (void)ctx;
+  (void)avx2_name;
+#if defined(__x86_64__) || defined(_M_X64)
+  if ((ctx->isa & Q8RT_ISA_AVX2) && ctx->backend != Q8RT_BACKEND_REFERENCE) {
+    *kernel = avx2_name;
+    return q8rt_f32_vfmac_ukernel__avx2;
+  }
+#endif
+  return q8rt_f32_vfmac_ukernel__scalar;
+}
+
+/* C[M,N] = A[M,K] * B[K,N] with arbitrary element strides for A and B (transposes). */
+static void mm_kernel(q8rt_f32_vfmac_ukernel_fn fmac, size_t M, size_t N, size_t K, const float *a, size_t a_rs,
+                      size_t a_cs, const float *b, size_t b_rs, size_t b_cs, float *c) {
+  for (size_t i = 0; i < M; i++) {
+    float *cr = c + i * N;
+    for (size_t j = 0; j < N; j++) cr[j] = 0.0f;
+    for (size_t k = 0; k < K; k++) {
+      const float av = a[i * a_rs + k * a_cs];
+      const float *br = b + k * b_rs;
+      if (b_cs == 1) {
+        fmac(N, av, br, cr);
+      } else {
+        for (size_t j = 0; j < N; j++) cr[j] = fmaf(av, br[j * b_cs], cr[j]);
+      }
+    }
+  }
+}
+
+static q8rt_status check_float(const ir_node *n, const op_shape *s, const char *what, q8rt_error *err) {
+  if (s->dtype != Q8RT_DTYPE_FLOAT32) {
+    return q8rt_fail(err, s->dtype == Q8RT_DTYPE_UNDEFINED ? Q8RT_ERROR_INVALID_MODEL : Q8RT_ERROR_UNSUPPORTED,
+                     "%s node '%s': input %s is %s (q8rt supports float32)", n->op_type, n->name, what,
+                     op_onnx_type_name(s->dtype));
+  }
+  return Q8RT_OK;
+}
+
+/* ---- MatMul -------------------------------------------------------------------------------- */
+
+static q8rt_status matmul_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  const ir_node *n = ctx->node;
+  if (n->n_inputs != 2 || n->n_outputs != 1 || n->inputs[0] < 0 || n->inputs[1] < 0) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': expects 2 inputs (A, B) and 1 output", n->op_type,
+                     n->name);
+  }
+  matmul_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
+  if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  p->fmac = pick_fmac(ctx, &ctx->kernel, "f32_vfmac_ukernel__scalar", "f32_vfmac_ukernel__avx2");
+  ctx->reason = "float32 (fma chain over k per output, as ONNX Runtime's SGEMM)";
+  *out = p;
+  return Q8RT_OK;
+}
+
+static q8rt_status matmul_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+                                void *geom, q8rt_error *err) {
+  (void)params;
+  const op_shape *a = &in[0], *b = &in[1];
+  q8rt_status st;
+  if ((st = check_float(n, a, "A", err)) != Q8RT_OK) return st;
+  if ((st = check_float(n, b, "B", err)) != Q8RT_OK) return st;
+  memset(out, 0, sizeof(*out));
+  out->dtype = Q8RT_DTYPE_FLOAT32;
+  if (a->rank < 0 || b->rank < 0) {
+    out->rank = -1;
+    return Q8RT_OK;
+  }
+  if (a->rank == 0 || b->rank == 0) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': input %s is a scalar (MatMul needs rank >= 1)", n->op_type,
+                     n->name, a->rank == 0 ? "A" : "B");
+  }
+  /* promoted shapes */
+  op_shape pa = *a, pb = *b;
+  if (a->rank == 1) {
+    pa.rank = 2;
+    pa.dims[0] = 1;
+    pa.dims[1] = a->dims[0];
+  }
+  if (b->rank == 1) {
+    pb.rank = 2;
+    pb.dims[0] = b->dims[0];
+    pb.dims[1] = 1;
+  }
+  const int64_t M = pa.dims[pa.rank - 2], K = pa.dims[pa.rank - 1];
+  const int64_t K2 = pb.dims[pb.rank - 2], N = pb.dims[pb.rank - 1];
+  if (K >= 0 && K2 >= 0 && K != K2) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': inner dimensions differ (A has K=%lld, B has K=%lld)",
+                     n->op_type, n->name, (long long)K, (long long)K2);
+  }
+  op_shape ba = {Q8RT_DTYPE_FLOAT32, pa.rank - 2, {0}, NULL}, bb = {Q8RT_DTYPE_FLOAT32, pb.rank - 2, {0}, NULL};
+  memcpy(ba.dims, pa.dims, sizeof(int64_t) * (size_t)ba.rank);
+  memcpy(bb.dims, pb.dims, sizeof(int64_t) * (size_t)bb.rank);
+  const op_shape *bs[2] = {&ba, &bb};
+  op_shape batch;
+  if ((st = op_broadcast_shapes(n, bs, 2, &batch, err)) != Q8RT_OK) return st;
+  if (batch.rank > MM_MAX_BATCH) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': too many batch dimensions", n->op_type, n->name);
+  }
+  int r = 0;
+  for (int d = 0; d < batch.rank; d++) out->dims[r++] = batch.dims[d];
+  if (a->rank > 1) out->dims[r++] = M;
+  if (b->rank > 1) out->dims[r++] = N;
+  out->rank = r;
+  if (!concrete) return Q8RT_OK;
+  int64_t total;
+  if (!q8rt_shape_elements(out->dims, out->rank, &total) || !q8rt_shape_elements(a->dims, a->rank, &total) ||
+      !q8rt_shape_elements(b->dims, b->rank, &total)) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': tensors are too large", n->op_type, n->name);
+  }
+  mm_geom *gm = geom;
+  gm->M = (size_t)M;
+  gm->N = (size_t)N;
+  gm->K = (size_t)K;
+  gm->nb = batch.rank;
+  gm->batches = 1;
+  int64_t sa[Q8RT_MAX_RANK], sb[Q8RT_MAX_RANK];
+  op_broadcast_strides(&ba, &batch, sa);
+  op_broadcast_strides(&bb, &batch, sb);
+  for (int d = 0; d < batch.rank; d++) {
+    gm->bdims[d] = batch.dims[d];
+    gm->sa[d] = sa[d];
+    gm->sb[d] = sb[d];
+    gm->batches *= (size_t)batch.dims[d];
+  }
+  return Q8RT_OK;
+}
+
+static void matmul_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                       const op_exec_ctx *ctx) {
+  (void)workspace;
+  (void)ctx;
+  const matmul_params *p = params;
+  const mm_geom *gm = geom;
+  const float *a = in[0].data, *b = in[1].data;
+  float *c = out[0].data;
+  const size_t M = gm->M, N = gm->N, K = gm->K;
+  op_batch_iter it;
+  op_batch_iter_init(&it, gm->nb, gm->bdims, gm->sa, gm->sb);
+  for (size_t bi = 0; bi < gm->batches; bi++, op_batch_iter_next(&it)) {
+    mm_kernel(p->fmac, M, N, K, a + it.oa * M * K, K, 1, b + it.ob * K * N, N, 1, c + bi * M * N);
+  }
+}
+
+const op_def q8rt_op_matmul = {.op_type = "MatMul",
+                               .domain = "",
+                               .min_opset = 1,
+                               .prepare = matmul_prepare,
+                               .infer = matmul_infer,
+                               .run = matmul_run};
+
+/* ---- Gemm ---------------------------------------------------------------------------------- */
+
+static q8rt_status gemm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  const ir_node *n = ctx->node;
+  if (n->n_inputs < 2 || n->n_inputs > 3 || n->n_outputs != 1 || n->inputs[0] < 0 || n->inputs[1] < 0) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': expects inputs A, B and optional C, and 1 output",
+                     n->op_type, n->name);
+  }
+  if (n->n_inputs < 3 && n->opset < 11) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': input C is required before opset 11", n->op_type,
+                     n->name);
+  }
+  gemm_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
+  if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  int64_t ta, tb;
+  q8rt_status st;
+  if ((st = ir_attr_float(n, "alpha", 1.0f, &p->alpha, err)) != Q8RT_OK) return st;
+  if ((st = ir_attr_float(n, "beta", 1.0f, &p->beta, err)) != Q8RT_OK) return st;
+  if ((st = ir_attr_int(n, "transA", 0, &ta, err)) != Q8RT_OK) return st;
+  if ((st = ir_attr_int(n, "transB", 0, &tb, err)) != Q8RT_OK) return st;
+  p->trans_a = ta != 0;
+  p->trans_b = tb != 0;
+  p->fmac = pick_fmac(ctx, &ctx->kernel, "f32_vfmac_ukernel__scalar", "f32_vfmac_ukernel__avx2");
+  ctx->reason = "float32 reference (fma chain over k)";
+  *out = p;
+  return Q8RT_OK;
+}
+
+static q8rt_status gemm_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+                              void *geom, q8rt_error *err) {
+  const gemm_params *p = params;
+  const op_shape *a = &in[0], *b = &in[1];
+  const int has_c = n->n_inputs > 2 && n->inputs[2] >= 0;
+  q8rt_status st;
+  if ((st = check_float(n, a, "A", err)) != Q8RT_OK) return st;
+  if ((st = check_float(n, b, "B", err)) != Q8RT_OK) return st;
+  if (has_c && (st = check_float(n, &in[2], "C", err)) != Q8RT_OK) return st;
+  memset(out, 0, sizeof(*out));
+  out->dtype = Q8RT_DTYPE_FLOAT32;
+  out->rank = 2;
+  out->dims[0] = out->dims[1] = -1;
+  if ((a->rank >= 0 && a->rank != 2) || (b->rank >= 0 && b->rank != 2)) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': input %s has rank %d (Gemm needs 2-D A and B)", n->op_type,
+                     n->name, a->rank != 2 ? "A" : "B", a->rank != 2 ? a->rank : b->rank);
+  }
+  int64_t M = -1, K = -1, K2 = -1, N = -1;
+  if (a->rank == 2) {
+    M = a->dims[p->trans_a ? 1 : 0];
+    K = a->dims[p->trans_a ? 0 : 1];
+  }
+  if (b->rank == 2) {
+    K2 = b->dims[p->trans_b ? 1 : 0];
+    N = b->dims[p->trans_b ? 0 : 1];
+  }
+  if (K >= 0 && K2 >= 0 && K != K2) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': inner dimensions differ (A gives K=%lld, B gives K=%lld)",
+                     n->op_type, n->name, (long long)K, (long long)K2);
+  }
+  out->dims[0] = M;
+  out->dims[1] = N;
+  const op_shape *c = has_c ? &in[2] : NULL;
+  if (c != NULL && c->rank > 2) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': input C has rank %d (at most 2)", n->op_type, n->name,
+                     c->rank);
+  }
+  if (c != NULL && c->rank >= 0) {
+    for (int d = 0; d < c->rank; d++) {
+      const int64_t want = out->dims[2 - c->rank + d];
+      const int64_t have = c->dims[d];
+      if (have >= 0 && have != 1 && want >= 0 && have != want) {
+        return q8rt_fail(err, Q8RT_ERROR_SHAPE,
+                         "%s node '%s': input C (dimension %d is %lld) does not broadcast to [%lld, %lld]", n->op_type,
+                         n->name, d, (long long)have, (long long)M, (long long)N);
+      }
+    }
+  }
+  if (!concrete) return Q8RT_OK;
+  int64_t total;
+  if (!q8rt_shape_elements(out->dims, 2, &total) || !q8rt_shape_elements(a->dims, 2, &total) ||
+      !q8rt_shape_elements(b->dims, 2, &total)) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': tensors are too large", n->op_type, n->name);
+  }
+  mm_geom *gm = geom;
+  gm->M = (size_t)M;
+  gm->N = (size_t)N;
+  gm->K = (size_t)K;
+  gm->has_c = c != NULL;
+  if (c != NULL) {
+    int64_t s[Q8RT_MAX_RANK];
+    op_broadcast_strides(c, out, s);
+    gm->sc_m = s[0];
+    gm->sc_n = s[1];
+  }
+  return Q8RT_OK;
+}
+
+static void gemm_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                     const op_exec_ctx *ctx) {
+  (void)workspace;
+  (void)ctx;
+  const gemm_params *p = params;
+  const mm_geom *gm = geom;
+  const size_t M = gm->M, N = gm->N, K = gm->K;
+  float *y = out[0].data;
+  /* A is [M,K] (or [K,M] transposed); B is [K,N] (or [N,K]) */
+  mm_kernel(p->fmac, M, N, K, in[0].data, p->trans_a ? 1 : K, p->trans_a ? M : 1, in[1].data, p->trans_b ? 1 : N,
+            p->trans_b ? K : 1, y);
+  const float alpha = p->alpha, beta = p->beta;
+  const float *c = gm->has_c ? in[2].data : NULL;
+  for (size_t i = 0; i < M; i++) {
+    for (size_t j = 0; j < N; j++) {
+      float v = y[i * N + j];
+      if (alpha != 1.0f) v = alpha * v;
+      if (c != NULL && beta != 0.0f) {
+        const float cv = c[i * (size_t)gm->sc_m + j * (size_t)gm->sc_n];
+        v = v + (beta == 1.0f ? cv : beta * cv);
+      }
+      y[i * N + j] = v;
+    }
+  }
+}
+
+const op_def q8rt_op_gemm = {
+    .op_type = "Gemm", .domain = "", .min_opset = 7, .prepare = gemm_prepare, .infer = gemm_infer, .run = gemm_run};

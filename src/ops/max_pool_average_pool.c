@@ -1,0 +1,335 @@
+/* Pooling: MaxPool (float32, uint8, int8), AveragePool (float32), GlobalAveragePool (float32),
+ * GlobalMaxPool (float32, uint8, int8). 1-D, 2-D and 3-D; kernel_shape, strides, dilations, pads,
+ * auto_pad, ceil_mode (the last window must start inside the input or its begin padding, as ONNX
+ * says), count_include_pad. Sums are float32 in window order (kernel rows, then columns), divided
+ * once by the count (GlobalAveragePool: in ONNX Runtime's MLAS order). MaxPool's Indices output and storage_order 1 are
+ * refused. */
+#include <float.h>
+#include <string.h>
+
+#include "data_common.h"
+#include "op_window.h"
+
+enum pool_kind { POOL_MAX, POOL_AVG, POOL_GLOBAL_AVG, POOL_GLOBAL_MAX };
+
+typedef struct pool_params {
+  enum pool_kind kind;
+  int sp; /* spatial rank: 1..3 (0 for global: from the input) */
+  op_window win;
+  int64_t count_include_pad;
+} pool_params;
+
+typedef struct pool_geom {
+  size_t outer;
+  q8rt_dtype dtype;
+  int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
+  int include_pad;
+  int order; /* AveragePool summation order: ORDER_* (ONNX Runtime's MLAS kernel it would use) */
+  int dilated;
+} pool_geom;
+
+enum { ORDER_GENERIC = 0, ORDER_VECTOR = 1, ORDER_GLOBAL = 2 };
+
+static q8rt_status pool_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, enum pool_kind kind) {
+  const ir_node *n = ctx->node;
+  q8rt_status st;
+  if ((st = data_check_arity(n, 1, 1, 1, kind == POOL_MAX ? 2 : 1, err)) != Q8RT_OK) return st;
+  if (n->n_outputs > 1 && n->outputs[1] >= 0) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "MaxPool node '%s': the Indices output is not supported", n->name);
+  }
+  pool_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
+  if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  p->kind = kind;
+  ctx->kernel = kind == POOL_MAX || kind == POOL_GLOBAL_MAX ? "max_pool__scalar" : "average_pool_f32__scalar";
+  ctx->reason = "reference";
+  *out = p;
+  if (kind == POOL_GLOBAL_AVG || kind == POOL_GLOBAL_MAX) return Q8RT_OK;
+
+  const int64_t *ks;
+  size_t nk;
+  if ((st = ir_attr_ints(n, "kernel_shape", &ks, &nk, err)) != Q8RT_OK) return st;
+  if (ks == NULL) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute 'kernel_shape' is missing", n->op_type,
+                     n->name);
+  }
+  if (nk < 1 || nk > 3) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                     "%s node '%s': attribute 'kernel_shape' has %zu values (q8rt pools 1-D, 2-D and 3-D)", n->op_type,
+                     n->name, nk);
+  }
+  p->sp = (int)nk;
+  if ((st = op_window_parse(n, p->sp, NULL, 1 << 24, OP_WINDOW_CEIL_MODE | OP_WINDOW_SAME_UNDILATED, &p->win, err)) !=
+      Q8RT_OK) {
+    return st;
+  }
+  if ((st = ir_attr_int(n, "count_include_pad", 0, &p->count_include_pad, err)) != Q8RT_OK) return st;
+  int64_t storage_order;
+  if ((st = ir_attr_int(n, "storage_order", 0, &storage_order, err)) != Q8RT_OK) return st;
+  if (storage_order != 0) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                     "MaxPool node '%s': attribute 'storage_order' %lld is not supported (0 only)", n->name,
+                     (long long)storage_order);
+  }
+  return Q8RT_OK;
+}
+
+static q8rt_status maxpool_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  return pool_prepare(ctx, out, err, POOL_MAX);
+}
+static q8rt_status avgpool_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  return pool_prepare(ctx, out, err, POOL_AVG);
+}
+static q8rt_status gavgpool_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  return pool_prepare(ctx, out, err, POOL_GLOBAL_AVG);
+}
+static q8rt_status gmaxpool_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  return pool_prepare(ctx, out, err, POOL_GLOBAL_MAX);
+}
+
+static q8rt_status pool_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+                              void *geom, q8rt_error *err) {
+  const pool_params *p = params;
+  const op_shape *x = &in[0];
+  q8rt_status st;
+  const int is_max = p->kind == POOL_MAX || p->kind == POOL_GLOBAL_MAX;
+  if ((st = data_check_float(n, x, "X", is_max, err)) != Q8RT_OK) return st;
+  out->dtype = x->dtype;
+  out->rank = x->rank;
+  if (x->rank < 0) return Q8RT_OK;
+  const int global = p->kind == POOL_GLOBAL_AVG || p->kind == POOL_GLOBAL_MAX;
+  const int sp = global ? x->rank - 2 : p->sp;
+  if (x->rank != sp + 2 || sp < 1 || sp > 3) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                     "%s node '%s': input of rank %d (q8rt pools N,C plus 1 to 3 spatial axes%s)", n->op_type, n->name,
+                     x->rank, global ? "" : " matching kernel_shape");
+  }
+  out->dims[0] = x->dims[0];
+  out->dims[1] = x->dims[1];
+  pool_geom g;
+  memset(&g, 0, sizeof(g));
+  for (int i = 0; i < 3; i++) g.in[i] = g.out[i] = g.k[i] = g.s[i] = g.d[i] = 1;
+  for (int i = 0; i < sp; i++) {
+    const int j = 3 - sp + i;
+    const int64_t len = x->dims[2 + i];
+    if (global) {
+      out->dims[2 + i] = 1;
+      g.in[j] = g.k[j] = len;
+      continue;
+    }
+    if (len < 0) {
+      out->dims[2 + i] = -1;
+      continue;
+    }
+    const int64_t k = p->win.kernel[i], s = p->win.stride[i], d = p->win.dilation[i], ek = (k - 1) * d + 1;
+    int64_t pb, pe, o;
+    if ((st = op_window_output(&p->win, n, i, len, &o, &pb, &pe, err)) != Q8RT_OK) return st;
+    if (p->kind == POOL_AVG && p->count_include_pad && (o - 1) * s - pb + ek > len + pe) {
+      return q8rt_fail(
+          err, Q8RT_ERROR_UNSUPPORTED,
+          "AveragePool node '%s': with ceil_mode and count_include_pad the last window on spatial axis %d "
+          "reaches past the padding, where ONNX's reference and ONNX Runtime count differently: not supported",
+          n->name, i);
+    }
+    out->dims[2 + i] = o;
+    g.in[j] = len;
+    g.out[j] = o;
+    g.k[j] = k;
+    g.s[j] = s;
+    g.d[j] = d;
+    g.pb[j] = pb;
+    g.pe[j] = pe;
+  }
+  if (!concrete || geom == NULL) return Q8RT_OK;
+  int64_t c;
+  if ((st = data_count(n, x, &c, err)) != Q8RT_OK) return st;
+  if ((st = data_count(n, out, &c, err)) != Q8RT_OK) return st;
+  g.outer = (size_t)(x->dims[0] * x->dims[1]);
+  g.dtype = x->dtype;
+  g.include_pad = p->count_include_pad != 0;
+  /* ONNX Runtime runs undilated float pooling through MLAS, whose kernels sum in different
+   * orders: the global kernel when the window is the whole input, the vector kernel (column sums,
+   * then across the window) for 2-D/3-D with a small kernel and a width stride of at most 2, the
+   * generic kernel (row-major) otherwise; with dilations, or ceil_mode with count_include_pad, ORT
+   * uses its own row-major loops (observed). q8rt makes the same choice so sums agree bit for bit. */
+  int dilated = 0, small = 1, whole = 1, unit = 1;
+  for (int j = 0; j < 3; j++) {
+    dilated |= g.d[j] != 1;
+    small &= g.k[j] <= 32;
+    whole &= g.k[j] == g.in[j] && g.pb[j] == 0 && g.pe[j] == 0;
+    unit &= g.s[j] == 1;
+  }
+  g.dilated = dilated;
+  g.order = ORDER_GENERIC;
+  if (!global && !dilated && !(p->win.ceil_mode && p->count_include_pad)) {
+    if (whole && unit) {
+      g.order = ORDER_GLOBAL;
+    } else if (sp >= 2 && g.s[2] <= 2 && small && g.in[2] + g.pb[2] + g.pe[2] <= 2048 - 3) {
+      g.order = ORDER_VECTOR;
+    }
+  }
+  memcpy(geom, &g, sizeof(g));
+  return Q8RT_OK;
+}
+
+/* The taps of one window along one axis: first tap index t0..t1 (exclusive) inside the input,
+ * and the number of taps inside [-pb, in + pe). */
+static void window(const pool_geom *g, int j, int64_t o, int64_t *t0, int64_t *t1, int64_t *padded) {
+  const int64_t start = o * g->s[j] - g->pb[j], d = g->d[j], k = g->k[j];
+  int64_t a = 0, b = k, pa = 0, pz = k;
+  /* taps with start + t*d in [0, in) */
+  if (start < 0) a = (-start + d - 1) / d;
+  if (start + (k - 1) * d >= g->in[j]) {
+    const int64_t lim = g->in[j] - start; /* t*d < lim */
+    b = lim <= 0 ? 0 : (lim + d - 1) / d;
+  }
+  if (b < a) b = a;
+  if (start + (k - 1) * d >= g->in[j] + g->pe[j]) {
+    const int64_t lim = g->in[j] + g->pe[j] - start;
+    pz = lim <= 0 ? 0 : (lim + d - 1) / d;
+  }
+  (void)pa;
+  *t0 = a;
+  *t1 = b;
+  *padded = pz;
+}
+
+#define MAX_LOOP(T, LOWEST)                                                \
+  do {                                                                     \
+    const T *x = in[0].data;                                               \
+    T *y = out[0].data;                                                    \
+    for (size_t c = 0; c < g->outer; c++) {                                \
+      const T *xc = x + c * plane;                                         \
+      for (int64_t o0 = 0; o0 < g->out[0]; o0++) {                         \
+        int64_t a0, b0, p0;                                                \
+        window(g, 0, o0, &a0, &b0, &p0);                                   \
+        for (int64_t o1 = 0; o1 < g->out[1]; o1++) {                       \
+          int64_t a1, b1, p1;                                              \
+          window(g, 1, o1, &a1, &b1, &p1);                                 \
+          for (int64_t o2 = 0; o2 < g->out[2]; o2++) {                     \
+            int64_t a2, b2, p2;                                            \
+            window(g, 2, o2, &a2, &b2, &p2);                               \
+            T m = LOWEST;                                                  \
+            for (int64_t t0 = a0; t0 < b0; t0++) {                         \
+              const int64_t i0 = o0 * g->s[0] - g->pb[0] + t0 * g->d[0];   \
+              for (int64_t t1 = a1; t1 < b1; t1++) {                       \
+                const int64_t i1 = o1 * g->s[1] - g->pb[1] + t1 * g->d[1]; \
+                const T *row = xc + (i0 * g->in[1] + i1) * g->in[2];       \
+                for (int64_t t2 = a2; t2 < b2; t2++) {                     \
+                  const T v = row[o2 * g->s[2] - g->pb[2] + t2 * g->d[2]]; \
+                  if (v > m) m = v;                                        \
+                }                                                          \
+              }                                                            \
+            }                                                              \
+            *y++ = m;                                                      \
+          }                                                                \
+        }                                                                  \
+      }                                                                    \
+    }                                                                      \
+  } while (0)
+
+static void pool_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                     const op_exec_ctx *ctx) {
+  (void)workspace, (void)ctx;
+  const pool_params *p = params;
+  const pool_geom *g = geom;
+  const size_t plane = (size_t)(g->in[0] * g->in[1] * g->in[2]);
+  if (p->kind == POOL_MAX || p->kind == POOL_GLOBAL_MAX) {
+    switch (g->dtype) {
+      case Q8RT_DTYPE_UINT8: MAX_LOOP(uint8_t, 0); break;
+      case Q8RT_DTYPE_INT8: MAX_LOOP(int8_t, -128); break;
+      default: MAX_LOOP(float, -FLT_MAX); break;
+    }
+    return;
+  }
+  const float *x = in[0].data;
+  float *y = out[0].data;
+  if (p->kind == POOL_GLOBAL_AVG || g->order == ORDER_GLOBAL) {
+    /* ONNX Runtime's order (MLAS global pooling): four running sums over elements 4k+j, combined
+     * as (s0 + s2) + (s1 + s3), then the tail one by one, then one division. */
+    const float count = (float)plane;
+    for (size_t c = 0; c < g->outer; c++) {
+      const float *xc = x + c * plane;
+      float l0 = 0.0f, l1 = 0.0f, l2 = 0.0f, l3 = 0.0f;
+      size_t i = 0;
+      for (; i + 4 <= plane; i += 4) {
+        l0 += xc[i];
+        l1 += xc[i + 1];
+        l2 += xc[i + 2];
+        l3 += xc[i + 3];
+      }
+      float sum = (l0 + l2) + (l1 + l3);
+      for (; i < plane; i++) sum += xc[i];
+      y[c] = sum / count;
+    }
+    return;
+  }
+  for (size_t c = 0; c < g->outer; c++) {
+    const float *xc = x + c * plane;
+    for (int64_t o0 = 0; o0 < g->out[0]; o0++) {
+      int64_t a0, b0, p0;
+      window(g, 0, o0, &a0, &b0, &p0);
+      for (int64_t o1 = 0; o1 < g->out[1]; o1++) {
+        int64_t a1, b1, p1;
+        window(g, 1, o1, &a1, &b1, &p1);
+        for (int64_t o2 = 0; o2 < g->out[2]; o2++) {
+          int64_t a2, b2, p2;
+          window(g, 2, o2, &a2, &b2, &p2);
+          float sum = 0.0f;
+          if (g->order == ORDER_VECTOR) {
+            /* per input column: the window's rows (planes, then rows), then across the columns */
+            for (int64_t t2 = a2; t2 < b2; t2++) {
+              const int64_t i2 = o2 * g->s[2] - g->pb[2] + t2;
+              float col = 0.0f;
+              for (int64_t t0 = a0; t0 < b0; t0++) {
+                const int64_t i0 = o0 * g->s[0] - g->pb[0] + t0;
+                for (int64_t t1 = a1; t1 < b1; t1++) {
+                  const int64_t i1 = o1 * g->s[1] - g->pb[1] + t1;
+                  col += xc[(i0 * g->in[1] + i1) * g->in[2] + i2];
+                }
+              }
+              sum += col;
+            }
+          } else {
+            for (int64_t t0 = a0; t0 < b0; t0++) {
+              const int64_t i0 = o0 * g->s[0] - g->pb[0] + t0 * g->d[0];
+              for (int64_t t1 = a1; t1 < b1; t1++) {
+                const int64_t i1 = o1 * g->s[1] - g->pb[1] + t1 * g->d[1];
+                const float *row = xc + (i0 * g->in[1] + i1) * g->in[2];
+                for (int64_t t2 = a2; t2 < b2; t2++) sum += row[o2 * g->s[2] - g->pb[2] + t2 * g->d[2]];
+              }
+            }
+          }
+          /* count_include_pad: the taps inside the padded input (the whole kernel: windows reaching
+           * past the padding are refused at bind) */
+          const int64_t count = g->include_pad ? p0 * p1 * p2 : (b0 - a0) * (b1 - a1) * (b2 - a2);
+          *y++ = count > 0 ? sum / (float)count : 0.0f;
+        }
+      }
+    }
+  }
+}
+
+const op_def q8rt_op_maxpool = {.op_type = "MaxPool",
+                                .domain = "",
+                                .min_opset = 1,
+                                .prepare = maxpool_prepare,
+                                .infer = pool_infer,
+                                .run = pool_run};
+const op_def q8rt_op_averagepool = {.op_type = "AveragePool",
+                                    .domain = "",
+                                    .min_opset = 1,
+                                    .prepare = avgpool_prepare,
+                                    .infer = pool_infer,
+                                    .run = pool_run};
+const op_def q8rt_op_globalaveragepool = {.op_type = "GlobalAveragePool",
+                                          .domain = "",
+                                          .min_opset = 1,
+                                          .prepare = gavgpool_prepare,
+                                          .infer = pool_infer,
+                                          .run = pool_run};
+const op_def q8rt_op_globalmaxpool = {.op_type = "GlobalMaxPool",
+                                      .domain = "",
+                                      .min_opset = 1,
+                                      .prepare = gmaxpool_prepare,
+                                      .infer = pool_infer,
+                                      .run = pool_run};

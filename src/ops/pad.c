@@ -1,0 +1,274 @@
+/* Pad (any element type): modes constant, reflect, edge and wrap; pads (negative ones crop) and
+ * constant_value as attributes before opset 11, constant inputs from 11; axes input from 18. */
+#include <math.h>
+#include <string.h>
+
+#include "data_common.h"
+
+enum pad_mode { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE, PAD_WRAP };
+
+typedef struct pad_params {
+  enum pad_mode mode;
+  int64_t *pads, *axes;
+  size_t npads, naxes;
+  int has_axes;
+  int value_from_attr; /* value is a float attribute (opset < 11) converted to the data type */
+  float attr_value;
+  const ir_tensor *value; /* constant_value input, or NULL */
+} pad_params;
+
+typedef struct pad_geom {
+  int rank;
+  int mode;
+  size_t elem;
+  int64_t in[Q8RT_MAX_RANK], out[Q8RT_MAX_RANK], begin[Q8RT_MAX_RANK];
+  unsigned char value[8];
+} pad_geom;
+
+static q8rt_status pad_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  const ir_node *n = ctx->node;
+  q8rt_status st;
+  const int attrs = n->opset < 11;
+  if ((st = data_check_arity(n, attrs ? 1 : 2, attrs ? 1 : 4, 1, 1, err)) != Q8RT_OK) return st;
+  pad_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
+  if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  const char *mode;
+  if ((st = ir_attr_string(n, "mode", "constant", &mode, err)) != Q8RT_OK) return st;
+  if (strcmp(mode, "constant") == 0) {
+    p->mode = PAD_CONSTANT;
+  } else if (strcmp(mode, "reflect") == 0) {
+    p->mode = PAD_REFLECT;
+  } else if (strcmp(mode, "edge") == 0) {
+    p->mode = PAD_EDGE;
+  } else if (strcmp(mode, "wrap") == 0 && n->opset >= 19) {
+    p->mode = PAD_WRAP;
+  } else {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                     "Pad node '%s': attribute 'mode' '%s' is not a Pad mode at opset %d", n->name, mode, n->opset);
+  }
+  int present;
+  if (attrs) {
+    if ((st = data_attr_ints(ctx, "pads", &p->pads, &p->npads, &present, err)) != Q8RT_OK) return st;
+    if ((st = ir_attr_float(n, "value", 0.0f, &p->attr_value, err)) != Q8RT_OK) return st;
+    p->value_from_attr = 1;
+  } else {
+    if ((st = data_const_ints(ctx, 1, "pads", 0, 0, &p->pads, &p->npads, &present, err)) != Q8RT_OK) return st;
+    const ir_value *v = ir_node_input(ctx->graph, n, 2);
+    if (v != NULL) {
+      if (v->constant == NULL) {
+        return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                         "Pad node '%s': input 2 (constant_value, '%s') is computed at run time: not supported (q8rt "
+                         "needs it to be an initializer or a constant)",
+                         n->name, v->name);
+      }
+      if (v->constant->count != 1) {
+        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                         "Pad node '%s': input 2 (constant_value) has %lld elements, expected 1", n->name,
+                         (long long)v->constant->count);
+      }
+      p->value = v->constant;
+    }
+    if (n->opset >= 18) {
+      if ((st = data_const_ints(ctx, 3, "axes", 1, 0, &p->axes, &p->naxes, &p->has_axes, err)) != Q8RT_OK) return st;
+    } else if (n->n_inputs > 3) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Pad node '%s': input 3 (axes) needs opset 18 (model: %d)",
+                       n->name, n->opset);
+    }
+  }
+  if (!present) return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Pad node '%s': pads are missing", n->name);
+  if (p->npads % 2 != 0 || p->npads > 2 * Q8RT_MAX_RANK) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Pad node '%s': pads has %zu values (two per axis expected)",
+                     n->name, p->npads);
+  }
+  if (p->has_axes && p->naxes * 2 != p->npads) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Pad node '%s': pads has %zu values for %zu axes", n->name,
+                     p->npads, p->naxes);
+  }
+  ctx->kernel = "pad__scalar";
+  ctx->reason = mode;
+  *out = p;
+  return Q8RT_OK;
+}
+
+static void store_value(const pad_params *p, q8rt_dtype dt, unsigned char out[8]) {
+  memset(out, 0, 8);
+  if (p->value != NULL) {
+    memcpy(out, p->value->data, q8rt_dtype_size(p->value->dtype));
+    return;
+  }
+  const float f = p->attr_value;
+  const double d = isfinite(f) ? (double)f : 0.0;
+  switch (dt) {
+    case Q8RT_DTYPE_FLOAT32: memcpy(out, &f, 4); break;
+    case Q8RT_DTYPE_UINT8: out[0] = (uint8_t)(d < 0 ? 0 : d > 255 ? 255 : d); break;
+    case Q8RT_DTYPE_INT8: {
+      int8_t v = (int8_t)(d < -128 ? -128 : d > 127 ? 127 : d);
+      memcpy(out, &v, 1);
+      break;
+    }
+    case Q8RT_DTYPE_UINT16: {
+      uint16_t v = (uint16_t)(d < 0 ? 0 : d > 65535 ? 65535 : d);
+      memcpy(out, &v, 2);
+      break;
+    }
+    case Q8RT_DTYPE_INT16: {
+      int16_t v = (int16_t)(d < -32768 ? -32768 : d > 32767 ? 32767 : d);
+      memcpy(out, &v, 2);
+      break;
+    }
+    case Q8RT_DTYPE_INT32: {
+      int32_t v = (int32_t)(d < -2147483648.0 ? -2147483648.0 : d > 2147483647.0 ? 2147483647.0 : d);
+      memcpy(out, &v, 4);
+      break;
+    }
+    case Q8RT_DTYPE_INT64: {
+      int64_t v = (int64_t)(d < -9.2e18 ? -9.2e18 : d > 9.2e18 ? 9.2e18 : d);
+      memcpy(out, &v, 8);
+      break;
+    }
+    default: break;
+  }
+}
+
+static q8rt_status pad_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+                             void *geom, q8rt_error *err) {
+  const pad_params *p = params;
+  const op_shape *x = &in[0];
+  q8rt_status st;
+  if ((st = data_check_movable(n, x, "data", err)) != Q8RT_OK) return st;
+  if (p->value != NULL && x->dtype != Q8RT_DTYPE_UNDEFINED && p->value->dtype != x->dtype) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Pad node '%s': input 2 (constant_value) is %s, data is %s",
+                     n->name, op_onnx_type_name(p->value->dtype), op_onnx_type_name(x->dtype));
+  }
+  out->dtype = x->dtype;
+  out->rank = x->rank;
+  if (x->rank < 0) return Q8RT_OK;
+  const int r = x->rank;
+  int64_t b[Q8RT_MAX_RANK] = {0}, e[Q8RT_MAX_RANK] = {0};
+  if (p->has_axes) {
+    int seen[Q8RT_MAX_RANK] = {0};
+    for (size_t i = 0; i < p->naxes; i++) {
+      int64_t a;
+      if (!op_normalize_axis(p->axes[i], r, &a) || seen[a]) {
+        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Pad node '%s': axes[%zu] = %lld is out of range or repeated",
+                         n->name, i, (long long)p->axes[i]);
+      }
+      seen[a] = 1;
+      b[a] = p->pads[i];
+      e[a] = p->pads[i + p->naxes];
+    }
+  } else {
+    if (p->npads != 2 * (size_t)r) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Pad node '%s': pads has %zu values, the input has rank %d",
+                       n->name, p->npads, r);
+    }
+    for (int d = 0; d < r; d++) {
+      b[d] = p->pads[d];
+      e[d] = p->pads[d + r];
+    }
+  }
+  for (int d = 0; d < r; d++) {
+    if (b[d] < -(1LL << 40) || b[d] > (1LL << 40) || e[d] < -(1LL << 40) || e[d] > (1LL << 40)) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Pad node '%s': pads for axis %d are out of range", n->name, d);
+    }
+    if (x->dims[d] < 0) {
+      out->dims[d] = -1;
+      continue;
+    }
+    out->dims[d] = x->dims[d] + b[d] + e[d];
+    if (out->dims[d] < 0) {
+      return q8rt_fail(err, Q8RT_ERROR_SHAPE, "Pad node '%s': negative pads make axis %d negative", n->name, d);
+    }
+    if (p->mode != PAD_CONSTANT && x->dims[d] == 0 && out->dims[d] > 0) {
+      return q8rt_fail(err, Q8RT_ERROR_SHAPE, "Pad node '%s': mode %s cannot pad an empty axis %d", n->name,
+                       p->mode == PAD_REFLECT ? "reflect"
+                       : p->mode == PAD_EDGE  ? "edge"
+                                              : "wrap",
+                       d);
+    }
+  }
+  if (!concrete || geom == NULL) return Q8RT_OK;
+  int64_t c;
+  if ((st = data_count(n, x, &c, err)) != Q8RT_OK) return st;
+  if ((st = data_count(n, out, &c, err)) != Q8RT_OK) return st;
+  pad_geom *gm = geom;
+  gm->rank = r;
+  gm->mode = p->mode;
+  gm->elem = q8rt_dtype_size(x->dtype);
+  for (int d = 0; d < r; d++) {
+    gm->in[d] = x->dims[d];
+    gm->out[d] = out->dims[d];
+    gm->begin[d] = b[d];
+  }
+  store_value(p, x->dtype, gm->value);
+  return Q8RT_OK;
+}
+
+/* Source index along one axis for output index o, or -1 for the constant. */
+static int64_t pad_map(int mode, int64_t o, int64_t begin, int64_t n) {
+  int64_t i = o - begin;
+  if (i >= 0 && i < n) return i;
+  switch (mode) {
+    case PAD_EDGE: return i < 0 ? 0 : n - 1;
+    case PAD_WRAP: i %= n; return i < 0 ? i + n : i;
+    case PAD_REFLECT: {
+      if (n == 1) return 0;
+      const int64_t period = 2 * (n - 1);
+      i %= period;
+      if (i < 0) i += period;
+      return i >= n ? period - i : i;
+    }
+    default: return -1;
+  }
+}
+
+static void pad_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                    const op_exec_ctx *ctx) {
+  (void)params, (void)workspace, (void)ctx;
+  const pad_geom *gm = geom;
+  const int r = gm->rank;
+  const size_t elem = gm->elem;
+  const unsigned char *src = in[0].data;
+  unsigned char *dst = out[0].data;
+  if (r == 0) {
+    memcpy(dst, src, elem);
+    return;
+  }
+  for (int d = 0; d < r; d++) {
+    if (gm->out[d] == 0) return;
+  }
+  int64_t in_strides[Q8RT_MAX_RANK], s = 1;
+  for (int d = r - 1; d >= 0; d--) {
+    in_strides[d] = s;
+    s *= gm->in[d];
+  }
+  int64_t idx[Q8RT_MAX_RANK] = {0};
+  const int64_t inner = gm->out[r - 1], n_last = gm->in[r - 1];
+  for (;;) {
+    /* the source row for the outer indices */
+    int64_t off = 0;
+    int constant = 0;
+    for (int d = 0; d < r - 1; d++) {
+      const int64_t i = pad_map(gm->mode, idx[d], gm->begin[d], gm->in[d]);
+      if (i < 0) {
+        constant = 1;
+        break;
+      }
+      off += i * in_strides[d];
+    }
+    for (int64_t o = 0; o < inner; o++) {
+      const int64_t i = constant ? -1 : pad_map(gm->mode, o, gm->begin[r - 1], n_last);
+      memcpy(dst, i < 0 ? gm->value : src + (size_t)(off + i) * elem, elem);
+      dst += elem;
+    }
+    int d = r - 2;
+    for (; d >= 0; d--) {
+      if (++idx[d] < gm->out[d]) break;
+      idx[d] = 0;
+    }
+    if (d < 0) break;
+  }
+}
+
+const op_def q8rt_op_pad = {
+    .op_type = "Pad", .domain = "", .min_opset = 2, .prepare = pad_prepare, .infer = pad_infer, .run = pad_run};

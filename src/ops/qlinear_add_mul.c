@@ -1,0 +1,318 @@
+/* QLinearAdd and QLinearMul (com.microsoft 1): uint8 or int8 A, B and C of one type, per-tensor
+ * constant scales and zero points, numpy broadcasting.
+ *
+ * The arithmetic is ONNX Runtime's x86-64 MLAS kernels' (the reference these ops are checked
+ * against), float32 throughout:
+ *
+ * QLinearAdd (MlasQLinearAddKernelAvx2Helper, FMA):
+ *   rA = sA / sC, rB = sB / sC
+ *   F(first, second) = (float)zC - fma(r_first, z_first, r_second * z_second)
+ *   y = cvt(fma(x_first, r_first, fma(x_second, r_second, F)))
+ *   where "first" is the operand ORT passes as its span (InputA) and "second" the other one.
+ *   ORT's broadcaster passes input A first except when A is the "scalar" of the innermost
+ *   broadcast run (see add_mode()); in that case B comes first.
+ * QLinearMul (MlasQLinearMulKernel, SSE2):
+ *   r = (sA * sB) / sC
+ *   y = cvt((float)((a - zA) * (b - zB)) * r + (float)zC)
+ * cvt: round half to even to int32 (cvtps2dq: out of range -> INT32_MIN), then saturate to int16
+ * and to the 8-bit type (= one clamp).
+ *
+ * Rows: the output's size-1 dims are dropped and neighbouring dims merged where both operands stay
+ * contiguous (or stay broadcast), so a per-channel constant in NCHW gives rows of H*W elements and
+ * a scalar constant one row. In a row each operand is contiguous or one broadcast value. Those
+ * rows run the q8-vbinary kernels (AVX2+FMA when the CPU has them, their scalar twins with
+ * --backend reference); the one case they do not take (Add with ORT's first operand broadcast,
+ * which ORT's broadcaster never produces) runs the per-element loop below. */
+#include <math.h>
+#include <string.h>
+
+#include "q8rt-isa.h"
+#include "q8rt-kernels.h"
+#include "qlinear_common.h"
+
+enum { BIN_ADD, BIN_MUL };
+
+typedef struct qbin_params {
+  int kind;
+  q8rt_dtype type;
+  int32_t za, zb, zc;
+  float ra, rb; /* add: sA/sC, sB/sC */
+  float f_ab;   /* add: fixed part with A first */
+  float f_ba;   /* add: fixed part with B first */
+  float ratio;  /* mul: sA*sB/sC */
+  float zcf;    /* mul: (float)zC */
+  int32_t qmin, qmax;
+  /* row kernels: x1 = A, x2 = B (ab) or x1 = B, x2 = A (ba) */
+  q8rt_q8_vbinary_params k_ab, k_ba;
+  void (*u8_full)(size_t, const uint8_t *, const uint8_t *, uint8_t *, const q8rt_q8_vbinary_params *);
+  void (*u8_bcast)(size_t, const uint8_t *, const uint8_t *, uint8_t *, const q8rt_q8_vbinary_params *);
+  void (*s8_full)(size_t, const int8_t *, const int8_t *, int8_t *, const q8rt_q8_vbinary_params *);
+  void (*s8_bcast)(size_t, const int8_t *, const int8_t *, int8_t *, const q8rt_q8_vbinary_params *);
+} qbin_params;
+
+typedef struct qbin_geom {
+  int rank;    /* merged rank (>= 1): size-1 dims dropped, continuing dims merged */
+  int b_first; /* add: B is ORT's first operand (A is the scalar of the run) */
+  int64_t dims[Q8RT_MAX_RANK];
+  int64_t sa[Q8RT_MAX_RANK], sb[Q8RT_MAX_RANK];
+  size_t total;
+} qbin_geom;
+
+_Static_assert(sizeof(qbin_geom) <= Q8RT_GEOM_BYTES, "geometry must fit");
+
+static q8rt_status qbin_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, int kind) {
+  const ir_graph *g = ctx->graph;
+  const ir_node *n = ctx->node;
+  if (n->n_inputs < 7 || n->n_inputs > 8 || n->n_outputs != 1) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': expects 7 or 8 inputs and 1 output", n->op_type,
+                     n->name);
+  }
+  if (ir_node_input(g, n, 0) == NULL || ir_node_input(g, n, 3) == NULL) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': inputs A and B are required", n->op_type, n->name);
+  }
+  qbin_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
+  if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  p->kind = kind;
+  float sa, sb, sc;
+  q8rt_status st;
+  q8rt_dtype t = qk_input_type(g, n, 0);
+  if (t != Q8RT_DTYPE_UNDEFINED && !qk_is8(t)) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input A is %s (uint8 or int8 expected)", n->op_type,
+                     n->name, op_onnx_type_name(t));
+  }
+  if ((st = qk_scale(g, n, 1, "A_scale", &sa, err)) != Q8RT_OK) return st;
+  if ((st = qk_zero_point(g, n, 2, "A_zero_point", t, &p->za, &t, err)) != Q8RT_OK) return st;
+  if ((st = qk_scale(g, n, 4, "B_scale", &sb, err)) != Q8RT_OK) return st;
+  if ((st = qk_zero_point(g, n, 5, "B_zero_point", t, &p->zb, &t, err)) != Q8RT_OK) return st;
+  if ((st = qk_scale(g, n, 6, "C_scale", &sc, err)) != Q8RT_OK) return st;
+  if ((st = qk_zero_point(g, n, 7, "C_zero_point", t, &p->zc, &t, err)) != Q8RT_OK) return st;
+  if (t == Q8RT_DTYPE_UNDEFINED) t = Q8RT_DTYPE_UINT8;
+  p->type = t;
+  q8rt_dtype_range(t, &p->qmin, &p->qmax);
+  if (kind == BIN_ADD) {
+    p->ra = sa / sc;
+    p->rb = sb / sc;
+    p->f_ab = (float)p->zc - fmaf(p->ra, (float)p->za, p->rb * (float)p->zb);
+    p->f_ba = (float)p->zc - fmaf(p->rb, (float)p->zb, p->ra * (float)p->za);
+  } else {
+    p->ratio = sa * sb / sc;
+    p->zcf = (float)p->zc;
+  }
+  p->k_ab = (q8rt_q8_vbinary_params){
+      .r1 = p->ra, .r2 = p->rb, .f = p->f_ab, .ratio = p->ratio, .zc = p->zcf, .z1 = p->za, .z2 = p->zb};
+  p->k_ba = (q8rt_q8_vbinary_params){
+      .r1 = p->rb, .r2 = p->ra, .f = p->f_ba, .ratio = p->ratio, .zc = p->zcf, .z1 = p->zb, .z2 = p->za};
+  const bool simd = (ctx->isa & Q8RT_ISA_AVX2) && ctx->backend != Q8RT_BACKEND_REFERENCE;
+#if defined(__x86_64__) || defined(_M_X64)
+  if (simd) {
+    if (kind == BIN_ADD) {
+      p->u8_full = q8rt_qu8_vadd_ukernel__avx2, p->u8_bcast = q8rt_qu8_vaddc_ukernel__avx2;
+      p->s8_full = q8rt_qs8_vadd_ukernel__avx2, p->s8_bcast = q8rt_qs8_vaddc_ukernel__avx2;
+    } else {
+      p->u8_full = q8rt_qu8_vmul_ukernel__avx2, p->u8_bcast = q8rt_qu8_vmulc_ukernel__avx2;
+      p->s8_full = q8rt_qs8_vmul_ukernel__avx2, p->s8_bcast = q8rt_qs8_vmulc_ukernel__avx2;
+    }
+    ctx->kernel = kind == BIN_ADD ? "q8_vadd_ukernel__avx2" : "q8_vmul_ukernel__avx2";
+    ctx->reason = "ONNX Runtime MLAS formula, AVX2+FMA rows (exact)";
+  } else
+#endif
+  {
+    (void)simd;
+    if (kind == BIN_ADD) {
+      p->u8_full = q8rt_qu8_vadd_ukernel__scalar, p->u8_bcast = q8rt_qu8_vaddc_ukernel__scalar;
+      p->s8_full = q8rt_qs8_vadd_ukernel__scalar, p->s8_bcast = q8rt_qs8_vaddc_ukernel__scalar;
+    } else {
+      p->u8_full = q8rt_qu8_vmul_ukernel__scalar, p->u8_bcast = q8rt_qu8_vmulc_ukernel__scalar;
+      p->s8_full = q8rt_qs8_vmul_ukernel__scalar, p->s8_bcast = q8rt_qs8_vmulc_ukernel__scalar;
+    }
+    ctx->kernel = kind == BIN_ADD ? "q8_vadd_ukernel__scalar" : "q8_vmul_ukernel__scalar";
+    ctx->reason = "ONNX Runtime MLAS formula";
+  }
+  *out = p;
+  return Q8RT_OK;
+}
+
+static q8rt_status qadd_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  return qbin_prepare(ctx, out, err, BIN_ADD);
+}
+static q8rt_status qmul_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  return qbin_prepare(ctx, out, err, BIN_MUL);
+}
+
+/* Whether ORT's Broadcaster treats input A as the scalar of its innermost run (then its
+ * QLinearAdd passes B as the span operand, i.e. first). Mirrors Broadcaster's construction:
+ * innermost dims of size 1 in both are skipped except the last common one; a rank-0 input is a
+ * broadcast of the other's innermost dim. */
+static int a_is_run_scalar(const op_shape *a, const op_shape *b) {
+  const int dmin = a->rank < b->rank ? a->rank : b->rank;
+  if (dmin == 0) {
+    if (a->rank == 0) return 1;
+    return a->dims[a->rank - 1] <= 1;
+  }
+  for (int i = 0; i < dmin; i++) {
+    const int64_t x = a->dims[a->rank - 1 - i], y = b->dims[b->rank - 1 - i];
+    const int64_t largest = x > y ? x : y;
+    if (largest == 1 && i + 1 < dmin) continue;
+    return x <= 1;
+  }
+  return 0;
+}
+
+static q8rt_status qbin_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+                              void *geom, q8rt_error *err) {
+  const qbin_params *p = params;
+  static const char *const names[2] = {"A", "B"};
+  for (int k = 0; k < 2; k++) {
+    const op_shape *s = &in[k * 3];
+    if (s->dtype != Q8RT_DTYPE_UNDEFINED && s->dtype != p->type) {
+      return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input %s is %s, expected %s (its zero point's type)",
+                       n->op_type, n->name, names[k], op_onnx_type_name(s->dtype), op_onnx_type_name(p->type));
+    }
+  }
+  const op_shape *shapes[2] = {&in[0], &in[3]};
+  q8rt_status st = op_broadcast_shapes(n, shapes, 2, out, err);
+  if (st != Q8RT_OK) return st;
+  out->dtype = p->type;
+  if (!concrete) return Q8RT_OK;
+  qbin_geom *gm = geom;
+  memset(gm, 0, sizeof(*gm));
+  op_shape o = *out;
+  if (o.rank == 0) { /* treat as [1] */
+    o.rank = 1;
+    o.dims[0] = 1;
+  }
+  op_shape a = in[0], b = in[3];
+  int64_t sa[Q8RT_MAX_RANK], sb[Q8RT_MAX_RANK];
+  op_broadcast_strides(&a, &o, sa);
+  op_broadcast_strides(&b, &o, sb);
+  int r = 0;
+  for (int d = 0; d < o.rank; d++) {
+    if (o.dims[d] == 1) continue;
+    if (r > 0 && sa[d] * o.dims[d] == gm->sa[r - 1] && sb[d] * o.dims[d] == gm->sb[r - 1]) {
+      gm->dims[r - 1] *= o.dims[d]; /* the outer dim continues this one for both operands */
+      gm->sa[r - 1] = sa[d];
+      gm->sb[r - 1] = sb[d];
+      continue;
+    }
+    gm->dims[r] = o.dims[d];
+    gm->sa[r] = sa[d];
+    gm->sb[r] = sb[d];
+    r++;
+  }
+  if (r == 0) {
+    gm->dims[0] = 1;
+    gm->sa[0] = gm->sb[0] = 0;
+    r = 1;
+  }
+  gm->rank = r;
+  gm->total = op_shape_count(&o);
+  gm->b_first = a_is_run_scalar(&in[0], &in[3]);
+  return Q8RT_OK;
+}
+
+static inline int32_t add_elem(const qbin_params *p, int b_first, int32_t a, int32_t b) {
+  float v;
+  if (b_first) {
+    v = fmaf((float)b, p->rb, fmaf((float)a, p->ra, p->f_ba));
+  } else {
+    v = fmaf((float)a, p->ra, fmaf((float)b, p->rb, p->f_ab));
+  }
+  return qk_clamp(qk_cvt_rne(v), p->qmin, p->qmax);
+}
+
+static inline int32_t mul_elem(const qbin_params *p, int32_t a, int32_t b) {
+  const int32_t prod = (int32_t)(int16_t)(a - p->za) * (int32_t)(int16_t)(b - p->zb);
+  const float v = (float)prod * p->ratio + p->zcf;
+  return qk_clamp(qk_cvt_rne(v), p->qmin, p->qmax);
+}
+
+/* Per-element loop for rows the kernels do not take, specialized per type (is_signed constant). */
+static inline __attribute__((always_inline)) void qbin_row_t(const qbin_params *p, int b_first, const void *A,
+                                                             size_t sa, const void *B, size_t sb, void *Y, size_t len,
+                                                             int is_signed) {
+  const uint8_t *a8 = A, *b8 = B;
+  uint8_t *y8 = Y;
+  for (size_t i = 0; i < len; i++) {
+    const int32_t a = is_signed ? (int32_t)(int8_t)a8[i * sa] : (int32_t)a8[i * sa];
+    const int32_t b = is_signed ? (int32_t)(int8_t)b8[i * sb] : (int32_t)b8[i * sb];
+    const int32_t v = p->kind == BIN_ADD ? add_elem(p, b_first, a, b) : mul_elem(p, a, b);
+    y8[i] = (uint8_t)v;
+  }
+}
+
+/* One row of `len` outputs; sa, sb (the operands' element strides in the row) are 0 or 1. */
+static void qbin_row(const qbin_params *p, int b_first, const void *A, size_t sa, const void *B, size_t sb, void *Y,
+                     size_t len) {
+  const int s8 = p->type == Q8RT_DTYPE_INT8;
+  if (len == 1) sa = sb = 1;
+  const q8rt_q8_vbinary_params *kp = NULL;
+  const void *x1 = NULL, *x2 = NULL;
+  int bcast = 0;
+  if (sa == 1 && sb == 1) {
+    /* add: ORT's first operand is x1; mul: either order gives the same bytes */
+    kp = b_first ? &p->k_ba : &p->k_ab;
+    x1 = b_first ? B : A;
+    x2 = b_first ? A : B;
+  } else if (sa == 1 && sb == 0 && (p->kind == BIN_MUL || !b_first)) {
+    kp = &p->k_ab, x1 = A, x2 = B, bcast = 1;
+  } else if (sa == 0 && sb == 1 && (p->kind == BIN_MUL || b_first)) {
+    kp = &p->k_ba, x1 = B, x2 = A, bcast = 1;
+  }
+  if (kp != NULL) {
+    if (s8) {
+      (bcast ? p->s8_bcast : p->s8_full)(len, x1, x2, Y, kp);
+    } else {
+      (bcast ? p->u8_bcast : p->u8_full)(len, x1, x2, Y, kp);
+    }
+    return;
+  }
+  if (s8) {
+    qbin_row_t(p, b_first, A, sa, B, sb, Y, len, 1);
+  } else {
+    qbin_row_t(p, b_first, A, sa, B, sb, Y, len, 0);
+  }
+}
+
+static void qbin_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                     const op_exec_ctx *ctx) {
+  (void)workspace;
+  (void)ctx;
+  const qbin_params *p = params;
+  const qbin_geom *gm = geom;
+  const int r = gm->rank;
+  const size_t inner = (size_t)gm->dims[r - 1];
+  if (inner == 0 || gm->total == 0) return;
+  const size_t rows = gm->total / inner;
+  int64_t idx[Q8RT_MAX_RANK] = {0};
+  size_t oa = 0, ob = 0;
+  for (size_t row = 0; row < rows; row++) {
+    qbin_row(p, gm->b_first, (const uint8_t *)in[0].data + oa, (size_t)gm->sa[r - 1], (const uint8_t *)in[3].data + ob,
+             (size_t)gm->sb[r - 1], (uint8_t *)out[0].data + row * inner, inner);
+    for (int d = r - 2; d >= 0; d--) {
+      idx[d]++;
+      oa += (size_t)gm->sa[d];
+      ob += (size_t)gm->sb[d];
+      if (idx[d] < gm->dims[d]) break;
+      oa -= (size_t)(gm->sa[d] * idx[d]);
+      ob -= (size_t)(gm->sb[d] * idx[d]);
+      idx[d] = 0;
+    }
+  }
+}
+
+const op_def q8rt_op_qlinear_add = {
+    .op_type = "QLinearAdd",
+    .domain = "com.microsoft",
+    .min_opset = 1,
+    .prepare = qadd_prepare,
+    .infer = qbin_infer,
+    .run = qbin_run,
+};
+const op_def q8rt_op_qlinear_mul = {
+    .op_type = "QLinearMul",
+    .domain = "com.microsoft",
+    .min_opset = 1,
+    .prepare = qmul_prepare,
+    .infer = qbin_infer,
+    .run = qbin_run,
+};

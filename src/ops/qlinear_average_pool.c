@@ -1,0 +1,314 @@
+/* QLinearGlobalAveragePool and QLinearAveragePool (com.microsoft 1), uint8 / int8, NCHW
+ * (channels_last 0) or NHWC (channels_last 1), as ONNX Runtime's CPU kernels compute them:
+ *
+ * Global (MlasQLinearGlobalAveragePoolNchw/Nhwc): exact int32 sum, then MlasRequantizeOutput
+ *   acc = Σx − x_zp·S (S = spatial size);  scale = x_scale / (y_scale · (float)S)
+ *   y = cvt(clamp((float)acc · scale, qmin − y_zp, qmax − y_zp)) + y_zp
+ *   ORT refuses S >= 2^24 and scale outside [2^-32, 256): so does q8rt (at bind).
+ * AveragePool (qlinear_pool.cc): x dequantized to float (x_scale · (x − x_zp)), summed in float in
+ *   window order (rows, then columns), divided by the count as float (kernel size with
+ *   count_include_pad, else the clipped window), then y = clamp(nearbyint(v / y_scale + y_zp)).
+ *   When the kernel covers the whole (unpadded) image ORT takes the global path: so does q8rt. */
+#include <math.h>
+#include <string.h>
+
+#include "qlinear_common.h"
+
+typedef struct qpool_params {
+  int global;
+  int channels_last;
+  q8rt_dtype type;
+  float x_scale, y_scale;
+  int32_t x_zp, y_zp, qmin, qmax;
+  int nk; /* kernel rank (1 or 2); pooling only */
+  int64_t kernel[2], stride[2], pads[4];
+  int64_t count_include_pad, ceil_mode;
+  int auto_valid;
+} qpool_params;
+
+typedef struct qpool_geom {
+  int as_global;         /* run the global formula */
+  size_t n, c;           /* batch, channels */
+  int64_t in[2], out[2]; /* spatial sizes (padded to 2-D) */
+  size_t image;          /* input spatial size */
+  float gscale;          /* global: requantization scale */
+} qpool_geom;
+
+_Static_assert(sizeof(qpool_geom) <= Q8RT_GEOM_BYTES, "geometry must fit");
+
+static q8rt_status qpool_common(op_prepare_ctx *ctx, qpool_params *p, q8rt_error *err) {
+  const ir_graph *g = ctx->graph;
+  const ir_node *n = ctx->node;
+  q8rt_status st;
+  q8rt_dtype t = Q8RT_DTYPE_UNDEFINED;
+  if ((st = qk_unary_io(g, n, &t, err)) != Q8RT_OK) return st;
+  if ((st = qk_scale(g, n, 1, "x_scale", &p->x_scale, err)) != Q8RT_OK) return st;
+  if ((st = qk_zero_point(g, n, 2, "x_zero_point", t, &p->x_zp, &t, err)) != Q8RT_OK) return st;
+  if ((st = qk_scale(g, n, 3, "y_scale", &p->y_scale, err)) != Q8RT_OK) return st;
+  if ((st = qk_zero_point(g, n, 4, "y_zero_point", t, &p->y_zp, &t, err)) != Q8RT_OK) return st;
+  if (t == Q8RT_DTYPE_UNDEFINED) t = Q8RT_DTYPE_UINT8;
+  p->type = t;
+  q8rt_dtype_range(t, &p->qmin, &p->qmax);
+  int64_t cl;
+  if ((st = ir_attr_int(n, "channels_last", 0, &cl, err)) != Q8RT_OK) return st;
+  p->channels_last = cl != 0;
+  return Q8RT_OK;
+}
+
+static q8rt_status qgap_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  qpool_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
+  if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  q8rt_status st = qpool_common(ctx, p, err);
+  if (st != Q8RT_OK) return st;
+  p->global = 1;
+  ctx->kernel = "qlinear_global_average_pool__scalar";
+  ctx->reason = "ONNX Runtime MLAS formula (int32 sum, float requantization)";
+  *out = p;
+  return Q8RT_OK;
+}
+
+static q8rt_status qap_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  const ir_node *n = ctx->node;
+  qpool_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
+  if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  q8rt_status st = qpool_common(ctx, p, err);
+  if (st != Q8RT_OK) return st;
+  const int64_t *k;
+  size_t nk;
+  if ((st = ir_attr_ints(n, "kernel_shape", &k, &nk, err)) != Q8RT_OK) return st;
+  if (k == NULL || nk < 1 || nk > 2) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': attribute 'kernel_shape' must have 1 or 2 values",
+                     n->op_type, n->name);
+  }
+  p->nk = (int)nk;
+  for (size_t i = 0; i < nk; i++) {
+    if (k[i] < 1) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': kernel_shape[%zu] is %lld", n->op_type, n->name, i,
+                       (long long)k[i]);
+    }
+    p->kernel[i] = k[i];
+    p->stride[i] = 1;
+  }
+  const int64_t *v;
+  size_t cnt;
+  if ((st = ir_attr_ints(n, "strides", &v, &cnt, err)) != Q8RT_OK) return st;
+  if (v != NULL) {
+    if (cnt != nk) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute 'strides' has %zu values, expected %zu",
+                       n->op_type, n->name, cnt, nk);
+    }
+    for (size_t i = 0; i < nk; i++) {
+      if (v[i] < 1) {
+        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': strides[%zu] is %lld", n->op_type, n->name, i,
+                         (long long)v[i]);
+      }
+      p->stride[i] = v[i];
+    }
+  }
+  if ((st = ir_attr_ints(n, "pads", &v, &cnt, err)) != Q8RT_OK) return st;
+  if (v != NULL) {
+    if (cnt != 2 * nk) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute 'pads' has %zu values, expected %zu",
+                       n->op_type, n->name, cnt, 2 * nk);
+    }
+    for (size_t i = 0; i < 2 * nk; i++) {
+      if (v[i] < 0) {
+        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': pads[%zu] is negative", n->op_type, n->name, i);
+      }
+    }
+    for (size_t i = 0; i < nk; i++) {
+      p->pads[i] = v[i];
+      p->pads[2 + i] = v[nk + i];
+    }
+  }
+  if ((st = ir_attr_ints(n, "dilations", &v, &cnt, err)) != Q8RT_OK) return st;
+  for (size_t i = 0; v != NULL && i < cnt; i++) {
+    if (v[i] != 1) {
+      return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': dilations other than 1 are not supported",
+                       n->op_type, n->name);
+    }
+  }
+  const char *ap;
+  if ((st = ir_attr_string(n, "auto_pad", "NOTSET", &ap, err)) != Q8RT_OK) return st;
+  if (strcmp(ap, "VALID") == 0) {
+    p->auto_valid = 1;
+    memset(p->pads, 0, sizeof(p->pads));
+  } else if (strcmp(ap, "NOTSET") != 0) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': auto_pad %s is not supported (NOTSET, VALID)",
+                     n->op_type, n->name, ap);
+  }
+  if ((st = ir_attr_int(n, "count_include_pad", 0, &p->count_include_pad, err)) != Q8RT_OK) return st;
+  if ((st = ir_attr_int(n, "ceil_mode", 0, &p->ceil_mode, err)) != Q8RT_OK) return st;
+  ctx->kernel = "qlinear_average_pool__scalar";
+  ctx->reason = "ONNX Runtime formula (float window sums)";
+  *out = p;
+  return Q8RT_OK;
+}
+
+static q8rt_status global_scale(const qpool_params *p, const ir_node *n, size_t image, float *out, q8rt_error *err) {
+  if (image >= 0x1000000u || image == 0) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': image size %zu is out of ONNX Runtime's range",
+                     n->op_type, n->name, image);
+  }
+  const float s = p->x_scale / (p->y_scale * (float)image);
+  if (s < 0x1.0p-32f || s >= 256.0f) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                     "%s node '%s': x_scale / (y_scale * image size) = %g is out of ONNX Runtime's range [2^-32, 256)",
+                     n->op_type, n->name, (double)s);
+  }
+  *out = s;
+  return Q8RT_OK;
+}
+
+static q8rt_status qpool_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+                               void *geom, q8rt_error *err) {
+  const qpool_params *p = params;
+  const op_shape *x = &in[0];
+  if (x->dtype != Q8RT_DTYPE_UNDEFINED && x->dtype != p->type) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input X is %s, expected %s (its zero point's type)",
+                     n->op_type, n->name, op_onnx_type_name(x->dtype), op_onnx_type_name(p->type));
+  }
+  *out = *x;
+  out->dtype = p->type;
+  if (x->rank < 0) return Q8RT_OK;
+  const int want = p->global ? -1 : p->nk + 2;
+  if ((p->global && (x->rank < 3 || x->rank > 4)) || (!p->global && x->rank != want)) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input X has rank %d (%s expected)", n->op_type,
+                     n->name, x->rank, p->global ? "3 or 4" : (p->nk == 1 ? "3" : "4"));
+  }
+  const int ns = x->rank - 2;
+  const int s0 = p->channels_last ? 1 : 2; /* first spatial dim */
+  int64_t in_sp[2] = {1, 1}, out_sp[2] = {1, 1};
+  for (int i = 0; i < ns; i++) in_sp[i] = x->dims[s0 + i];
+  if (p->global) {
+    for (int i = 0; i < ns; i++) out->dims[s0 + i] = 1;
+  } else {
+    for (int i = 0; i < ns; i++) {
+      if (in_sp[i] < 0) {
+        out->dims[s0 + i] = -1;
+        continue;
+      }
+      const int64_t span = in_sp[i] + p->pads[i] + p->pads[2 + i] - p->kernel[i];
+      if (span < 0) {
+        return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': kernel %lld is larger than the padded input %lld",
+                         n->op_type, n->name, (long long)p->kernel[i],
+                         (long long)(in_sp[i] + p->pads[i] + p->pads[2 + i]));
+      }
+      int64_t o;
+      if (p->ceil_mode) {
+        o = (span + p->stride[i] - 1) / p->stride[i] + 1;
+        if ((o - 1) * p->stride[i] >= in_sp[i] + p->pads[i]) o--; /* last window must start inside */
+      } else {
+        o = span / p->stride[i] + 1;
+      }
+      out_sp[i] = o;
+      out->dims[s0 + i] = o;
+    }
+  }
+  if (!concrete) return Q8RT_OK;
+  qpool_geom *gm = geom;
+  memset(gm, 0, sizeof(*gm));
+  gm->n = (size_t)x->dims[0];
+  gm->c = (size_t)(p->channels_last ? x->dims[x->rank - 1] : x->dims[1]);
+  gm->in[0] = in_sp[0];
+  gm->in[1] = in_sp[1];
+  gm->out[0] = out_sp[0];
+  gm->out[1] = out_sp[1];
+  gm->image = (size_t)(in_sp[0] * in_sp[1]);
+  gm->as_global = p->global;
+  if (!p->global) {
+    int whole = 1;
+    for (int i = 0; i < ns; i++) whole = whole && p->kernel[i] == in_sp[i];
+    for (int i = 0; i < 4; i++) whole = whole && p->pads[i] == 0;
+    gm->as_global = whole;
+  }
+  if (gm->as_global && gm->n * gm->c > 0) return global_scale(p, n, gm->image, &gm->gscale, err);
+  return Q8RT_OK;
+}
+
+static void run_global(const qpool_params *p, const qpool_geom *gm, const void *X, void *Y) {
+  const q8rt_dtype t = p->type;
+  const float lo = (float)(p->qmin - p->y_zp), hi = (float)(p->qmax - p->y_zp);
+  const int32_t bias = -p->x_zp * (int32_t)gm->image;
+  for (size_t b = 0; b < gm->n; b++) {
+    for (size_t c = 0; c < gm->c; c++) {
+      int32_t acc = bias;
+      for (size_t i = 0; i < gm->image; i++) {
+        const size_t idx = p->channels_last ? (b * gm->image + i) * gm->c + c : (b * gm->c + c) * gm->image + i;
+        acc += qk_load8(X, t, idx);
+      }
+      const int32_t q = q8rt_round_clamp((float)acc * gm->gscale, lo, hi) + p->y_zp;
+      qk_store8(Y, t, b * gm->c + c, q);
+    }
+  }
+}
+
+static void run_avg(const qpool_params *p, const qpool_geom *gm, const void *X, void *Y) {
+  const q8rt_dtype t = p->type;
+  const int64_t H = gm->in[0], W = gm->in[1], OH = gm->out[0], OW = gm->out[1];
+  const int64_t kh = p->kernel[0], kw = p->nk > 1 ? p->kernel[1] : 1;
+  const int64_t sh = p->stride[0], sw = p->nk > 1 ? p->stride[1] : 1;
+  const int64_t ph = p->pads[0], pw = p->nk > 1 ? p->pads[1] : 0;
+  const size_t C = gm->c;
+  for (size_t b = 0; b < gm->n; b++) {
+    for (size_t c = 0; c < C; c++) {
+      for (int64_t oh = 0; oh < OH; oh++) {
+        int64_t hs = oh * sh - ph;
+        const int64_t he = hs + kh < H ? hs + kh : H;
+        if (hs < 0) hs = 0;
+        for (int64_t ow = 0; ow < OW; ow++) {
+          int64_t ws = ow * sw - pw;
+          const int64_t we = ws + kw < W ? ws + kw : W;
+          if (ws < 0) ws = 0;
+          float sum = 0.0f;
+          for (int64_t h = hs; h < he; h++) {
+            for (int64_t w = ws; w < we; w++) {
+              const size_t pix = (size_t)(h * W + w);
+              const size_t idx =
+                  p->channels_last ? (b * (size_t)(H * W) + pix) * C + c : (b * C + c) * (size_t)(H * W) + pix;
+              sum += p->x_scale * (float)(qk_load8(X, t, idx) - p->x_zp);
+            }
+          }
+          const int64_t count = p->count_include_pad ? kh * kw : (he - hs) * (we - ws);
+          sum /= (float)count;
+          const float v = sum / p->y_scale + (float)p->y_zp;
+          const int32_t q = qk_clamp(qk_cvt_rne(v), p->qmin, p->qmax);
+          const size_t opix = (size_t)(oh * OW + ow);
+          const size_t oidx =
+              p->channels_last ? (b * (size_t)(OH * OW) + opix) * C + c : (b * C + c) * (size_t)(OH * OW) + opix;
+          qk_store8(Y, t, oidx, q);
+        }
+      }
+    }
+  }
+}
+
+static void qpool_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                      const op_exec_ctx *ctx) {
+  (void)workspace;
+  (void)ctx;
+  const qpool_params *p = params;
+  const qpool_geom *gm = geom;
+  if (gm->as_global) {
+    run_global(p, gm, in[0].data, out[0].data);
+  } else {
+    run_avg(p, gm, in[0].data, out[0].data);
+  }
+}
+
+const op_def q8rt_op_qlinear_global_average_pool = {
+    .op_type = "QLinearGlobalAveragePool",
+    .domain = "com.microsoft",
+    .min_opset = 1,
+    .prepare = qgap_prepare,
+    .infer = qpool_infer,
+    .run = qpool_run,
+};
+const op_def q8rt_op_qlinear_average_pool = {
+    .op_type = "QLinearAveragePool",
+    .domain = "com.microsoft",
+    .min_opset = 1,
+    .prepare = qap_prepare,
+    .infer = qpool_infer,
+    .run = qpool_run,
+};

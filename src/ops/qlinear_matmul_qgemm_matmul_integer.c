@@ -1,0 +1,539 @@
+/* QLinearMatMul (ai.onnx 10), MatMulInteger (ai.onnx 10) and QGemm (com.microsoft 1): one int32
+ * GEMM core, then ONNX Runtime's output stage.
+ *
+ *   acc[m][n] = C[m][n] + Σ_k (a[m][k] − a_zp)(b[k][n] − b_zp[n])     (int32, wrapping; C: QGemm)
+ *
+ * ORT runs these on MLAS integer GEMMs, exact on this machine class (AVX-512 VNNI / u8u8 via
+ * int16 madd); their output processors are:
+ *   QLinearMatMul: scale[n] = a_scale · b_scale[n] / y_scale             (float, in that order)
+ *   QGemm:         scale[n] = alpha · a_scale · b_scale[n] (/ y_scale when y is quantized)
+ *   8-bit y (MlasRequantizeOutput): y = cvt(clamp((float)acc · scale[n], qmin − y_zp, qmax − y_zp)) + y_zp
+ *   float y (QGemm without y_scale/y_zero_point): y = (float)acc · scale[n]
+ *   MatMulInteger: y = acc (int32).
+ * Batches broadcast as numpy.matmul (QLinearMatMul, MatMulInteger); QGemm is 2-D with transA,
+ * transB and C of shape (), (1), (N), (1,N), (M,1) or (M,N). b scales / zero points: one value or
+ * one per column (shape [N] or [..., 1, N] holding N values). Scales and zero points are
+ * constants, except MatMulInteger's a_zero_point, which dynamic quantization computes at run time. */
+#include <string.h>
+
+#include "conv_paths.h"
+#include "qlinear_common.h"
+
+enum { MM_QLINEAR, MM_INTEGER, MM_QGEMM };
+#define MM_MAX_BATCH_RANK Q8RT_MAX_RANK
+
+typedef struct mm_params {
+  int kind;
+  q8rt_dtype a_type, b_type, y_type;
+  int32_t a_zp, y_zp, qmin, qmax;
+  int a_zp_dynamic; /* MatMulInteger: a_zero_point computed at run time */
+  int32_t *b_zp;    /* [n_bq] */
+  size_t n_bq;
+  float *scale; /* [n_scale] */
+  size_t n_scale;
+  int trans_a, trans_b, has_c;
+  int fast; /* QLinearMatMul with a constant 2-D B: the packed int8 GEMM kernels */
+  conv_fast gemm;
+} mm_params;
+
+typedef struct mm_geom {
+  int64_t M, N, K;
+  int brank; /* batch rank of the output */
+  int64_t bdims[MM_MAX_BATCH_RANK];
+  int64_t sa[MM_MAX_BATCH_RANK], sb[MM_MAX_BATCH_RANK]; /* batch strides in matrices */
+  size_t batches;
+  int64_t a_sm, a_sk, b_sk, b_sn; /* element strides inside one matrix */
+  int64_t c_sm, c_sn;             /* QGemm bias strides (0 where broadcast) */
+  int use_fast;                   /* A's rows are contiguous: run p->gemm */
+  conv_fast_geom fg;
+} mm_geom;
+
+_Static_assert(sizeof(mm_geom) <= Q8RT_GEOM_BYTES, "geometry must fit");
+
+/* Per-column b parameter: a constant with 1 value, or N values (checked against N at infer). */
+static q8rt_status read_b_param(const ir_graph *g, const ir_node *n, int input, const char *what, const ir_tensor **out,
+                                q8rt_error *err) {
+  q8rt_status st = op_require_constant(g, n, input, what, out, err);
+  if (st != Q8RT_OK) return st;
+  const ir_tensor *t = *out;
+  for (int d = 0; d + 1 < t->rank; d++) {
+    if (t->dims[d] != 1) {
+      return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                       "%s node '%s': %s of shape with a dimension %d of size %lld is not supported (one value or "
+                       "one per column)",
+                       n->op_type, n->name, what, d, (long long)t->dims[d]);
+    }
+  }
+  return Q8RT_OK;
+}
+
+/* QLinearMatMul's requantization, (float)acc * (a_scale*b_scale[n]/y_scale) clamped, rounded half
+ * to even, plus y_zp, is the QLinearConv epilogue: with a constant 2-D B whose columns minus their
+ * zero points fit int8, B^T is packed once for the conv GEMM kernels (VNNI/AVX2), which then give
+ * the same bytes as the scalar loop. */
+static q8rt_status mm_prepare_fast(op_prepare_ctx *ctx, mm_params *p, q8rt_error *err) {
+  const ir_graph *g = ctx->graph;
+  const ir_node *n = ctx->node;
+  const ir_value *bv = ir_node_input(g, n, 3);
+  if (p->kind != MM_QLINEAR || bv == NULL || bv->constant == NULL || bv->constant->rank != 2 || p->a_zp_dynamic ||
+      !qk_is8(p->y_type) || !qk_is8(p->a_type)) {
+    return Q8RT_OK;
+  }
+  const ir_tensor *B = bv->constant;
+  const size_t K = (size_t)B->dims[0], N = (size_t)B->dims[1];
+  if (K == 0 || N == 0 || (p->n_scale != 1 && p->n_scale != N) || (p->n_bq != 1 && p->n_bq != N)) return Q8RT_OK;
+  const q8rt_allocator *a = ctx->pool->allocator;
+  int16_t *w = q8rt_alloc(a, N * K * sizeof(int16_t), 16);
+  int32_t *bias = q8rt_calloc(a, N, sizeof(int32_t));
+  float *scale = q8rt_alloc(a, N * sizeof(float), 16);
+  q8rt_status st = Q8RT_OK;
+  if (w == NULL || bias == NULL || scale == NULL) {
+    st = q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory packing '%s'", n->name);
+    goto done;
+  }
+  for (size_t j = 0; j < N; j++) {
+    const int32_t zp = p->b_zp[p->n_bq == 1 ? 0 : j];
+    for (size_t k = 0; k < K; k++) w[j * K + k] = (int16_t)(qk_load8(B->data, B->dtype, k * N + j) - zp);
+    scale[j] = p->scale[p->n_scale == 1 ? 0 : j];
+  }
+  conv_choice choice;
+  conv_choice_init(&choice, ctx->backend == Q8RT_BACKEND_XNNPACK ? Q8RT_BACKEND_AUTO : ctx->backend, ctx->isa);
+  conv_fast_desc d;
+  memset(&d, 0, sizeof(d));
+  d.out_c = N;
+  d.in_c_per_group = K;
+  d.groups = 1;
+  d.kernel_h = d.kernel_w = 1;
+  d.w = w;
+  d.bias = bias;
+  d.scale = scale;
+  d.x_signed = p->a_type == Q8RT_DTYPE_INT8;
+  d.y_signed = p->y_type == Q8RT_DTYPE_INT8;
+  d.x_zero_point = p->a_zp;
+  d.y_zero_point = p->y_zp;
+  d.y_min = p->qmin;
+  d.y_max = p->qmax;
+  if ((st = conv_fast_prepare(&d, &choice, ctx->pool, &p->gemm, err)) != Q8RT_OK) goto done;
+  if (p->gemm.path == CONV_PATH_GEMM) {
+    p->fast = 1;
+    ctx->kernel = p->gemm.kernel;
+    ctx->reason = "constant B packed for the int8 GEMM kernels (same requantization as the scalar loop)";
+  }
+done:
+  q8rt_free(a, w, N * K * sizeof(int16_t));
+  q8rt_free(a, bias, N * sizeof(int32_t));
+  q8rt_free(a, scale, N * sizeof(float));
+  return st;
+}
+
+static q8rt_status mm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, int kind) {
+  const ir_graph *g = ctx->graph;
+  const ir_node *n = ctx->node;
+  const int min_in = kind == MM_QLINEAR ? 8 : kind == MM_QGEMM ? 6 : 2;
+  const int max_in = kind == MM_QLINEAR ? 8 : kind == MM_QGEMM ? 9 : 4;
+  if (n->n_inputs < min_in || n->n_inputs > max_in || n->n_outputs != 1) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': expects %d to %d inputs and 1 output", n->op_type,
+                     n->name, min_in, max_in);
+  }
+  const int ia = 0, ib = kind == MM_INTEGER ? 1 : 3;
+  if (ir_node_input(g, n, ia) == NULL || ir_node_input(g, n, ib) == NULL) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': inputs A and B are required", n->op_type, n->name);
+  }
+  mm_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
+  if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  p->kind = kind;
+  q8rt_status st;
+  q8rt_dtype ta = qk_input_type(g, n, ia), tb = qk_input_type(g, n, ib);
+  if (ta != Q8RT_DTYPE_UNDEFINED && !qk_is8(ta)) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input A is %s (uint8 or int8 expected)", n->op_type,
+                     n->name, op_onnx_type_name(ta));
+  }
+  if (tb != Q8RT_DTYPE_UNDEFINED && !qk_is8(tb)) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input B is %s (uint8 or int8 expected)", n->op_type,
+                     n->name, op_onnx_type_name(tb));
+  }
+  const int i_azp = 2;
+  const int i_bzp = kind == MM_INTEGER ? 3 : 5;
+  const ir_value *azv = ir_node_input(g, n, i_azp);
+  if (kind == MM_INTEGER && azv != NULL && azv->constant == NULL) {
+    /* A run-time zero point (dynamic quantization): one element of A's type, read by run. */
+    if (azv->dtype != Q8RT_DTYPE_UNDEFINED &&
+        (!qk_is8(azv->dtype) || (ta != Q8RT_DTYPE_UNDEFINED && azv->dtype != ta))) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': a_zero_point is %s, A is %s", n->op_type, n->name,
+                       op_onnx_type_name(azv->dtype), op_onnx_type_name(ta));
+    }
+    if (ta == Q8RT_DTYPE_UNDEFINED) ta = azv->dtype;
+    p->a_zp_dynamic = 1;
+  } else if ((st = qk_zero_point(g, n, i_azp, "a_zero_point", ta, &p->a_zp, &ta, err)) != Q8RT_OK) {
+    return st;
+  }
+  /* b zero point(s) */
+  const ir_tensor *bz = NULL;
+  if (ir_node_input(g, n, i_bzp) != NULL) {
+    if ((st = read_b_param(g, n, i_bzp, "b_zero_point", &bz, err)) != Q8RT_OK) return st;
+    if (!qk_is8(bz->dtype) || (tb != Q8RT_DTYPE_UNDEFINED && bz->dtype != tb)) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': b_zero_point is %s, expected %s", n->op_type,
+                       n->name, op_onnx_type_name(bz->dtype), op_onnx_type_name(tb));
+    }
+    tb = bz->dtype;
+  }
+  if (ta == Q8RT_DTYPE_UNDEFINED || tb == Q8RT_DTYPE_UNDEFINED) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': the types of A and B must be known at load",
+                     n->op_type, n->name);
+  }
+  p->a_type = ta;
+  p->b_type = tb;
+  p->n_bq = bz != NULL ? (size_t)bz->count : 1;
+  p->b_zp = q8rt_pool_array(ctx->pool, p->n_bq, sizeof(int32_t));
+  if (p->b_zp == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  for (size_t i = 0; bz != NULL && i < p->n_bq; i++) p->b_zp[i] = qk_load8(bz->data, bz->dtype, i);
+  if (bz != NULL && bz->count == 0) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': b_zero_point is empty", n->op_type, n->name);
+  }
+
+  if (kind == MM_INTEGER) {
+    p->y_type = Q8RT_DTYPE_INT32;
+    ctx->kernel = "matmul_integer__scalar";
+    ctx->reason = "exact int32 accumulation";
+    *out = p;
+    return Q8RT_OK;
+  }
+
+  float a_scale, y_scale = 1.0f;
+  if ((st = qk_scale(g, n, 1, "a_scale", &a_scale, err)) != Q8RT_OK) return st;
+  const ir_tensor *bs;
+  if ((st = read_b_param(g, n, 4, "b_scale", &bs, err)) != Q8RT_OK) return st;
+  if ((st = op_check_scales(n, "b_scale", bs, err)) != Q8RT_OK) return st;
+  if (bz != NULL && bz->count != bs->count) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': b_scale has %lld values, b_zero_point %lld",
+                     n->op_type, n->name, (long long)bs->count, (long long)bz->count);
+  }
+  const int i_ys = kind == MM_QLINEAR ? 6 : 7, i_yzp = kind == MM_QLINEAR ? 7 : 8;
+  const int quant_out = ir_node_input(g, n, i_ys) != NULL || ir_node_input(g, n, i_yzp) != NULL;
+  float alpha = 1.0f;
+  if (kind == MM_QGEMM) {
+    int64_t v;
+    if ((st = ir_attr_float(n, "alpha", 1.0f, &alpha, err)) != Q8RT_OK) return st;
+    if ((st = ir_attr_int(n, "transA", 0, &v, err)) != Q8RT_OK) return st;
+    p->trans_a = v != 0;
+    if ((st = ir_attr_int(n, "transB", 0, &v, err)) != Q8RT_OK) return st;
+    p->trans_b = v != 0;
+    p->has_c = ir_node_input(g, n, 6) != NULL;
+    if (p->has_c && qk_input_type(g, n, 6) != Q8RT_DTYPE_UNDEFINED && qk_input_type(g, n, 6) != Q8RT_DTYPE_INT32) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': input C is %s (int32 expected)", n->op_type,
+                       n->name, op_onnx_type_name(qk_input_type(g, n, 6)));
+    }
+    if (quant_out && (ir_node_input(g, n, i_ys) == NULL || ir_node_input(g, n, i_yzp) == NULL)) {
+      return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                       "%s node '%s': y_scale and y_zero_point must be given together (or both omitted for float "
+                       "output)",
+                       n->op_type, n->name);
+    }
+  }
+  if (kind == MM_QLINEAR || quant_out) {
+    q8rt_dtype ty = Q8RT_DTYPE_UNDEFINED;
+    if ((st = qk_scale(g, n, i_ys, "y_scale", &y_scale, err)) != Q8RT_OK) return st;
+    if ((st = qk_zero_point(g, n, i_yzp, "y_zero_point", Q8RT_DTYPE_UNDEFINED, &p->y_zp, &ty, err)) != Q8RT_OK) {
+      return st;
+    }
+    if (ty == Q8RT_DTYPE_UNDEFINED) ty = ta;
+    p->y_type = ty;
+    q8rt_dtype_range(ty, &p->qmin, &p->qmax);
+  } else {
+    p->y_type = Q8RT_DTYPE_FLOAT32;
+  }
+  p->n_scale = (size_t)bs->count;
+  p->scale = q8rt_pool_array(ctx->pool, p->n_scale, sizeof(float));
+  if (p->scale == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  const float *b_scale = bs->data;
+  for (size_t i = 0; i < p->n_scale; i++) {
+    if (kind == MM_QLINEAR) {
+      p->scale[i] = a_scale * b_scale[i] / y_scale;
+    } else {
+      p->scale[i] = alpha * a_scale * b_scale[i];
+      if (quant_out) p->scale[i] /= y_scale;
+    }
+  }
+  ctx->kernel = kind == MM_QGEMM ? "qgemm__scalar" : "qlinear_matmul__scalar";
+  ctx->reason =
+      p->y_type == Q8RT_DTYPE_FLOAT32 ? "exact int32 GEMM, float output scale" : "exact int32 GEMM, ORT requantization";
+  if ((st = mm_prepare_fast(ctx, p, err)) != Q8RT_OK) return st;
+  *out = p;
+  return Q8RT_OK;
+}
+
+static q8rt_status qlmm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  return mm_prepare(ctx, out, err, MM_QLINEAR);
+}
+static q8rt_status mmi_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  return mm_prepare(ctx, out, err, MM_INTEGER);
+}
+static q8rt_status qgemm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  return mm_prepare(ctx, out, err, MM_QGEMM);
+}
+
+static q8rt_status check_type(const ir_node *n, const op_shape *s, const char *what, q8rt_dtype want, q8rt_error *err) {
+  if (s->dtype != Q8RT_DTYPE_UNDEFINED && s->dtype != want) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input %s is %s, expected %s", n->op_type, n->name,
+                     what, op_onnx_type_name(s->dtype), op_onnx_type_name(want));
+  }
+  return Q8RT_OK;
+}
+
+static q8rt_status gemm_infer(const mm_params *p, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+                              mm_geom *gm, q8rt_error *err) {
+  const op_shape *a = &in[0], *b = &in[3];
+  out->rank = 2;
+  out->dims[0] = out->dims[1] = -1;
+  if (a->rank >= 0 && a->rank != 2) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': input A has rank %d (2 expected)", n->op_type, n->name,
+                     a->rank);
+  }
+  if (b->rank >= 0 && b->rank != 2) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': input B has rank %d (2 expected)", n->op_type, n->name,
+                     b->rank);
+  }
+  if (a->rank < 0 || b->rank < 0) return Q8RT_OK;
+  const int64_t M = p->trans_a ? a->dims[1] : a->dims[0], Ka = p->trans_a ? a->dims[0] : a->dims[1];
+  const int64_t Kb = p->trans_b ? b->dims[1] : b->dims[0], N = p->trans_b ? b->dims[0] : b->dims[1];
+  if (Ka >= 0 && Kb >= 0 && Ka != Kb) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': inner dimensions differ (A: %lld, B: %lld)", n->op_type,
+                     n->name, (long long)Ka, (long long)Kb);
+  }
+  out->dims[0] = M;
+  out->dims[1] = N;
+  if (!concrete) return Q8RT_OK;
+  gm->M = M;
+  gm->N = N;
+  gm->K = Ka;
+  gm->brank = 0;
+  gm->batches = 1;
+  gm->a_sm = p->trans_a ? 1 : Ka;
+  gm->a_sk = p->trans_a ? M : 1;
+  gm->b_sk = p->trans_b ? 1 : N;
+  gm->b_sn = p->trans_b ? Kb : 1;
+  if (p->has_c) {
+    const op_shape *c = &in[6];
+    int64_t cm = 1, cn = 1;
+    if (c->rank == 1) {
+      cn = c->dims[0];
+    } else if (c->rank == 2) {
+      cm = c->dims[0];
+      cn = c->dims[1];
+    } else if (c->rank > 2) {
+      return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': input C has rank %d", n->op_type, n->name, c->rank);
+    }
+    if ((cm != 1 && cm != M) || (cn != 1 && cn != N)) {
+      return q8rt_fail(err, Q8RT_ERROR_SHAPE,
+                       "%s node '%s': input C of shape [%lld, %lld] does not broadcast to [%lld, "
+                       "%lld]",
+                       n->op_type, n->name, (long long)cm, (long long)cn, (long long)M, (long long)N);
+    }
+    gm->c_sm = cm == 1 ? 0 : cn;
+    gm->c_sn = cn == 1 ? 0 : 1;
+  }
+  return Q8RT_OK;
+}
+
+static q8rt_status matmul_infer(const mm_params *p, const ir_node *n, const op_shape *in0, const op_shape *in1,
+                                op_shape *out, int concrete, mm_geom *gm, q8rt_error *err) {
+  (void)p;
+  op_shape a = *in0, b = *in1;
+  if (a.rank < 0 || b.rank < 0) {
+    out->rank = -1;
+    return Q8RT_OK;
+  }
+  if (a.rank == 0 || b.rank == 0) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': inputs must have rank >= 1", n->op_type, n->name);
+  }
+  const int a1 = a.rank == 1, b1 = b.rank == 1;
+  if (a1) { /* [K] -> [1, K] */
+    a.rank = 2;
+    a.dims[1] = a.dims[0];
+    a.dims[0] = 1;
+  }
+  if (b1) { /* [K] -> [K, 1] */
+    b.rank = 2;
+    b.dims[1] = 1;
+  }
+  const int ra = a.rank - 2, rb = b.rank - 2;
+  const int br = ra > rb ? ra : rb;
+  if (br > MM_MAX_BATCH_RANK) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': more than %d batch dimensions", n->op_type, n->name,
+                     MM_MAX_BATCH_RANK);
+  }
+  const int64_t M = a.dims[a.rank - 2], Ka = a.dims[a.rank - 1], Kb = b.dims[b.rank - 2], N = b.dims[b.rank - 1];
+  if (Ka >= 0 && Kb >= 0 && Ka != Kb) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': inner dimensions differ (A: %lld, B: %lld)", n->op_type,
+                     n->name, (long long)Ka, (long long)Kb);
+  }
+  op_shape ab = {0}, bb = {0}, ob = {0};
+  ab.rank = ra;
+  bb.rank = rb;
+  memcpy(ab.dims, a.dims, sizeof(int64_t) * (size_t)ra);
+  memcpy(bb.dims, b.dims, sizeof(int64_t) * (size_t)rb);
+  const op_shape *shapes[2] = {&ab, &bb};
+  q8rt_status st = op_broadcast_shapes(n, shapes, 2, &ob, err);
+  if (st != Q8RT_OK) return st;
+  out->rank = 0;
+  for (int i = 0; i < ob.rank; i++) out->dims[out->rank++] = ob.dims[i];
+  if (!a1) out->dims[out->rank++] = M;
+  if (!b1) out->dims[out->rank++] = N;
+  if (!concrete) return Q8RT_OK;
+  gm->M = M;
+  gm->N = N;
+  gm->K = Ka;
+  gm->brank = ob.rank;
+  memcpy(gm->bdims, ob.dims, sizeof(int64_t) * (size_t)ob.rank);
+  op_broadcast_strides(&ab, &ob, gm->sa);
+  op_broadcast_strides(&bb, &ob, gm->sb);
+  for (int i = 0; i < ob.rank; i++) { /* in matrices -> in elements */
+    gm->sa[i] *= M * Ka;
+    gm->sb[i] *= Kb * N;
+  }
+  gm->batches = op_shape_count(&ob);
+  if (ob.rank == 0) gm->batches = 1;
+  gm->a_sm = Ka;
+  gm->a_sk = 1;
+  gm->b_sk = N;
+  gm->b_sn = 1;
+  return Q8RT_OK;
+}
+
+static q8rt_status mm_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+                            void *geom, q8rt_error *err) {
+  const mm_params *p = params;
+  const int ib = p->kind == MM_INTEGER ? 1 : 3;
+  q8rt_status st;
+  if ((st = check_type(n, &in[0], "A", p->a_type, err)) != Q8RT_OK) return st;
+  if ((st = check_type(n, &in[ib], "B", p->b_type, err)) != Q8RT_OK) return st;
+  out->dtype = p->y_type;
+  mm_geom tmp, *gm = concrete ? (mm_geom *)geom : &tmp;
+  memset(gm, 0, sizeof(*gm));
+  if (p->kind == MM_QGEMM) {
+    st = gemm_infer(p, n, in, out, concrete, gm, err);
+  } else {
+    st = matmul_infer(p, n, &in[0], &in[ib], out, concrete, gm, err);
+  }
+  if (st != Q8RT_OK) return st;
+  if (concrete && p->fast && gm->a_sk == 1 && gm->a_sm == gm->K && in[0].rank >= 2) {
+    /* A's rows are contiguous when A itself holds every batch (no broadcast of A) */
+    size_t a_count = op_shape_count(&in[0]);
+    if (a_count == gm->batches * (size_t)gm->M * (size_t)gm->K) {
+      q8rt_q8_conv_ref_params r;
+      memset(&r, 0, sizeof(r));
+      r.batch = 1;
+      r.groups = 1;
+      r.in_c = (size_t)gm->K;
+      r.in_h = r.out_h = 1;
+      r.in_w = r.out_w = gm->batches * (size_t)gm->M;
+      r.out_c = (size_t)gm->N;
+      r.kernel_h = r.kernel_w = r.stride_h = r.stride_w = r.dilation_h = r.dilation_w = 1;
+      conv_fast_geom_init(&p->gemm, &r, &gm->fg);
+      gm->use_fast = gm->fg.direct;
+    }
+  }
+  int64_t N = -1;
+  if (out->rank >= 1 && p->kind == MM_QGEMM) N = out->dims[1];
+  if (p->kind != MM_QGEMM && in[ib].rank >= 2) N = in[ib].dims[in[ib].rank - 1];
+  if (N >= 0) {
+    if (p->n_bq != 1 && (int64_t)p->n_bq != N) {
+      return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': b_zero_point has %zu values, B has %lld columns",
+                       n->op_type, n->name, p->n_bq, (long long)N);
+    }
+    if (p->scale != NULL && p->n_scale != 1 && (int64_t)p->n_scale != N) {
+      return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': b_scale has %zu values, B has %lld columns", n->op_type,
+                       n->name, p->n_scale, (long long)N);
+    }
+  }
+  return Q8RT_OK;
+}
+
+static size_t mm_workspace(const void *params, const void *geom, size_t threads) {
+  (void)params;
+  (void)threads;
+  const mm_geom *gm = geom;
+  return (size_t)(gm->N > 0 ? gm->N : 1) * 2 * sizeof(int32_t);
+}
+
+static void mm_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                   const op_exec_ctx *ctx) {
+  const mm_params *p = params;
+  const mm_geom *gm = geom;
+  if (gm->use_fast) {
+    conv_fast_run(&p->gemm, &gm->fg, in[0].data, out[0].data, NULL, ctx);
+    return;
+  }
+  const int ib = p->kind == MM_INTEGER ? 1 : 3;
+  const q8rt_dtype ta = p->a_type, tb = p->b_type;
+  const size_t M = (size_t)gm->M, N = (size_t)gm->N, K = (size_t)gm->K;
+  uint32_t *acc = workspace;
+  int32_t *bzp = (int32_t *)workspace + N;
+  for (size_t j = 0; j < N; j++) bzp[j] = p->b_zp[p->n_bq == 1 ? 0 : j];
+  const int32_t *C = p->kind == MM_QGEMM && p->has_c ? in[6].data : NULL;
+  const int32_t azp = p->a_zp_dynamic ? qk_load8(in[2].data, ta, 0) : p->a_zp;
+  op_batch_iter it;
+  op_batch_iter_init(&it, gm->brank, gm->bdims, gm->sa, gm->sb);
+  for (size_t bt = 0; bt < gm->batches; bt++, op_batch_iter_next(&it)) {
+    const size_t oa = it.oa, ob = it.ob;
+    for (size_t m = 0; m < M; m++) {
+      for (size_t j = 0; j < N; j++) {
+        acc[j] = C != NULL ? (uint32_t)C[(int64_t)m * gm->c_sm + (int64_t)j * gm->c_sn] : 0u;
+      }
+      for (size_t k = 0; k < K; k++) {
+        const int32_t av = qk_load8(in[0].data, ta, oa + (size_t)((int64_t)m * gm->a_sm + (int64_t)k * gm->a_sk)) - azp;
+        if (av == 0) continue;
+        const size_t brow = ob + (size_t)((int64_t)k * gm->b_sk);
+        if (tb == Q8RT_DTYPE_INT8) {
+          const int8_t *B = (const int8_t *)in[ib].data + brow;
+          for (size_t j = 0; j < N; j++) acc[j] += (uint32_t)(av * ((int32_t)B[(int64_t)j * gm->b_sn] - bzp[j]));
+        } else {
+          const uint8_t *B = (const uint8_t *)in[ib].data + brow;
+          for (size_t j = 0; j < N; j++) acc[j] += (uint32_t)(av * ((int32_t)B[(int64_t)j * gm->b_sn] - bzp[j]));
+        }
+      }
+      const size_t orow = (bt * M + m) * N;
+      if (p->y_type == Q8RT_DTYPE_INT32) {
+        int32_t *Y = (int32_t *)out[0].data + orow;
+        for (size_t j = 0; j < N; j++) Y[j] = (int32_t)acc[j];
+      } else if (p->y_type == Q8RT_DTYPE_FLOAT32) {
+        float *Y = (float *)out[0].data + orow;
+        for (size_t j = 0; j < N; j++) Y[j] = (float)(int32_t)acc[j] * p->scale[p->n_scale == 1 ? 0 : j];
+      } else {
+        const float lo = (float)(p->qmin - p->y_zp), hi = (float)(p->qmax - p->y_zp);
+        for (size_t j = 0; j < N; j++) {
+          const float v = (float)(int32_t)acc[j] * p->scale[p->n_scale == 1 ? 0 : j];
+          qk_store8(out[0].data, p->y_type, orow + j, q8rt_round_clamp(v, lo, hi) + p->y_zp);
+        }
+      }
+    }
+  }
+}
+
+const op_def q8rt_op_qlinear_matmul = {
+    .op_type = "QLinearMatMul",
+    .domain = "",
+    .min_opset = 10,
+    .prepare = qlmm_prepare,
+    .infer = mm_infer,
+    .workspace = mm_workspace,
+    .run = mm_run,
+};
+const op_def q8rt_op_matmul_integer = {
+    .op_type = "MatMulInteger",
+    .domain = "",
+    .min_opset = 10,
+    .prepare = mmi_prepare,
+    .infer = mm_infer,
+    .workspace = mm_workspace,
+    .run = mm_run,
+};
+const op_def q8rt_op_qgemm = {
+    .op_type = "QGemm",
+    .domain = "com.microsoft",
+    .min_opset = 1,
+    .prepare = qgemm_prepare,
+    .infer = mm_infer,
+    .workspace = mm_workspace,
+    .run = mm_run,
+};

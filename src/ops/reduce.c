@@ -1,0 +1,276 @@
+/* Reductions on float32.
+ *
+ * ReduceMean / ReduceSum / ReduceSumSquare / ReduceMax: axes from the attribute (before opset 18;
+ * ReduceSum before 13) or from the optional constant second input (after); keepdims
+ * (default 1); noop_with_empty_axes (input form). No axes reduces everything. The sum runs in
+ * float32 in memory order over the reduced elements; the mean divides it by the count (ORT:
+ * sum / N; ORT's Eigen sums in vector lanes, so the last bit can differ on long rows). Over an
+ * empty set: sum 0, mean NaN (0/0), max -inf. */
+#include <math.h>
+#include <string.h>
+
+#include "op.h"
+#include "op_util.h"
+
+enum red_kind { RED_MEAN, RED_SUM, RED_MAX, RED_SUMSQ };
+
+typedef struct red_params {
+  enum red_kind kind;
+  int keepdims;
+  int noop_empty;
+  int naxes; /* -1: all axes (none given) */
+  int64_t axes[Q8RT_MAX_RANK];
+} red_params;
+
+typedef struct red_geom {
+  int nk, nr; /* kept and reduced dims (in input order) */
+  int64_t kdims[Q8RT_MAX_RANK], kstr[Q8RT_MAX_RANK];
+  int64_t rdims[Q8RT_MAX_RANK], rstr[Q8RT_MAX_RANK];
+  size_t out_total, red_count;
+  int identity; /* noop_with_empty_axes with no axes: copy */
+} red_geom;
+
+_Static_assert(sizeof(red_geom) <= Q8RT_GEOM_BYTES, "red_geom too large");
+
+static q8rt_status red_prepare_kind(op_prepare_ctx *ctx, void **out, q8rt_error *err, enum red_kind kind,
+                                    int input_opset) {
+  const ir_graph *g = ctx->graph;
+  const ir_node *n = ctx->node;
+  const int axes_input = n->opset >= input_opset;
+  if (n->n_inputs < 1 || n->n_inputs > (axes_input ? 2 : 1) || n->n_outputs != 1) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': expects %s and 1 output (has %d inputs)", n->op_type,
+                     n->name, axes_input ? "1 or 2 inputs" : "1 input", n->n_inputs);
+  }
+  if (n->inputs[0] < 0) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': input 0 (data) is missing", n->op_type, n->name);
+  }
+  red_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
+  if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  p->kind = kind;
+  int64_t v;
+  q8rt_status st;
+  if ((st = ir_attr_int(n, "keepdims", 1, &v, err)) != Q8RT_OK) return st;
+  p->keepdims = v != 0;
+  p->naxes = -1;
+  if (axes_input) {
+    if ((st = ir_attr_int(n, "noop_with_empty_axes", 0, &v, err)) != Q8RT_OK) return st;
+    p->noop_empty = v != 0;
+    if (ir_node_attr(n, "axes") != NULL) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                       "%s node '%s': attribute 'axes' is not allowed at opset %d (axes is an input)", n->op_type,
+                       n->name, n->opset);
+    }
+    const ir_value *av = ir_node_input(g, n, 1);
+    if (av != NULL) {
+      if (av->constant == NULL) {
+        return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                         "%s node '%s': input 1 (axes, '%s') must be an initializer or constant", n->op_type, n->name,
+                         av->name);
+      }
+      const ir_tensor *t = av->constant;
+      if (t->dtype != Q8RT_DTYPE_INT64 || t->rank > 1) {
+        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': input 1 (axes) must be a 1-D int64 tensor",
+                         n->op_type, n->name);
+      }
+      if (t->count > Q8RT_MAX_RANK) {
+        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': input 1 (axes) has %lld entries", n->op_type,
+                         n->name, (long long)t->count);
+      }
+      if (t->count > 0) {
+        p->naxes = (int)t->count;
+        memcpy(p->axes, t->data, (size_t)t->count * sizeof(int64_t));
+      }
+    }
+  } else {
+    const int64_t *axes;
+    size_t count;
+    if ((st = ir_attr_ints(n, "axes", &axes, &count, err)) != Q8RT_OK) return st;
+    if (count > Q8RT_MAX_RANK) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute 'axes' has %zu entries", n->op_type,
+                       n->name, count);
+    }
+    if (count > 0) {
+      p->naxes = (int)count;
+      memcpy(p->axes, axes, count * sizeof(int64_t));
+    }
+  }
+  ctx->kernel = "reduce__scalar";
+  ctx->reason = "float32 reference";
+  *out = p;
+  return Q8RT_OK;
+}
+
+static q8rt_status reduce_mean_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  return red_prepare_kind(ctx, out, err, RED_MEAN, 18);
+}
+static q8rt_status reduce_sum_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  return red_prepare_kind(ctx, out, err, RED_SUM, 13);
+}
+static q8rt_status reduce_sumsq_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  return red_prepare_kind(ctx, out, err, RED_SUMSQ, 18);
+}
+static q8rt_status reduce_max_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  return red_prepare_kind(ctx, out, err, RED_MAX, 18);
+}
+
+static q8rt_status red_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+                             void *geom, q8rt_error *err) {
+  const red_params *p = params;
+  const op_shape *x = &in[0];
+  if (x->dtype != Q8RT_DTYPE_FLOAT32) {
+    return q8rt_fail(err, x->dtype == Q8RT_DTYPE_UNDEFINED ? Q8RT_ERROR_INVALID_MODEL : Q8RT_ERROR_UNSUPPORTED,
+                     "%s node '%s': input data is %s (q8rt supports float32)", n->op_type, n->name,
+                     op_onnx_type_name(x->dtype));
+  }
+  memset(out, 0, sizeof(*out));
+  out->dtype = Q8RT_DTYPE_FLOAT32;
+  const int identity = p->naxes < 0 && p->noop_empty;
+  if (identity) {
+    *out = *x;
+  }
+  if (x->rank < 0) {
+    out->rank = -1;
+    return Q8RT_OK;
+  }
+  int reduce[Q8RT_MAX_RANK] = {0};
+  if (!identity) {
+    if (p->naxes < 0) {
+      for (int d = 0; d < x->rank; d++) reduce[d] = 1;
+    } else {
+      for (int i = 0; i < p->naxes; i++) {
+        int64_t a;
+        if (!op_normalize_axis(p->axes[i], x->rank, &a)) {
+          return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': axis %lld is out of range for rank %d",
+                           n->op_type, n->name, (long long)p->axes[i], x->rank);
+        }
+        if (reduce[a]) {
+          return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': axis %lld is repeated", n->op_type, n->name,
+                           (long long)p->axes[i]);
+        }
+        reduce[a] = 1;
+      }
+    }
+    int r = 0;
+    for (int d = 0; d < x->rank; d++) {
+      if (!reduce[d]) {
+        out->dims[r++] = x->dims[d];
+      } else if (p->keepdims) {
+        out->dims[r++] = 1;
+      }
+    }
+    out->rank = r;
+  }
+  if (!concrete) return Q8RT_OK;
+  red_geom *gm = geom;
+  int64_t total;
+  if (!q8rt_shape_elements(x->dims, x->rank, &total)) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': input is too large", n->op_type, n->name);
+  }
+  gm->identity = identity;
+  gm->out_total = op_shape_count(out);
+  if (identity) return Q8RT_OK;
+  int64_t stride = 1;
+  int64_t strides[Q8RT_MAX_RANK];
+  for (int d = x->rank - 1; d >= 0; d--) {
+    strides[d] = stride;
+    stride *= x->dims[d];
+  }
+  gm->nk = gm->nr = 0;
+  gm->red_count = 1;
+  for (int d = 0; d < x->rank; d++) {
+    if (reduce[d]) {
+      gm->rdims[gm->nr] = x->dims[d];
+      gm->rstr[gm->nr++] = strides[d];
+      gm->red_count *= (size_t)x->dims[d];
+    } else {
+      gm->kdims[gm->nk] = x->dims[d];
+      gm->kstr[gm->nk++] = strides[d];
+    }
+  }
+  return Q8RT_OK;
+}
+
+static void red_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                    const op_exec_ctx *ctx) {
+  (void)workspace;
+  (void)ctx;
+  const red_params *p = params;
+  const red_geom *gm = geom;
+  const float *x = in[0].data;
+  float *y = out[0].data;
+  if (gm->identity) {
+    if (gm->out_total > 0) memcpy(y, x, gm->out_total * sizeof(float));
+    return;
+  }
+  int64_t kidx[Q8RT_MAX_RANK] = {0};
+  size_t kof = 0;
+  /* contiguous fast path: the reduced dims are the innermost ones */
+  const int inner_contig =
+      gm->nr > 0 && gm->rstr[gm->nr - 1] == 1 && (gm->nk == 0 || (size_t)gm->kstr[gm->nk - 1] == gm->red_count);
+  for (size_t o = 0; o < gm->out_total; o++) {
+    float acc = p->kind == RED_MAX ? -INFINITY : 0.0f;
+    if (inner_contig) {
+      const float *row = x + kof;
+      if (p->kind == RED_MAX) {
+        for (size_t i = 0; i < gm->red_count; i++) acc = acc < row[i] || isnan(row[i]) ? row[i] : acc;
+      } else if (p->kind == RED_SUMSQ) {
+        for (size_t i = 0; i < gm->red_count; i++) acc += row[i] * row[i];
+      } else {
+        for (size_t i = 0; i < gm->red_count; i++) acc += row[i];
+      }
+    } else {
+      int64_t ridx[Q8RT_MAX_RANK] = {0};
+      size_t rof = 0;
+      for (size_t i = 0; i < gm->red_count; i++) {
+        const float v = x[kof + rof];
+        if (p->kind == RED_MAX) {
+          acc = acc < v || isnan(v) ? v : acc;
+        } else if (p->kind == RED_SUMSQ) {
+          acc += v * v;
+        } else {
+          acc += v;
+        }
+        for (int d = gm->nr - 1; d >= 0; d--) {
+          ridx[d]++;
+          rof += (size_t)gm->rstr[d];
+          if (ridx[d] < gm->rdims[d]) break;
+          rof -= (size_t)(gm->rstr[d] * ridx[d]);
+          ridx[d] = 0;
+        }
+      }
+    }
+    y[o] = p->kind == RED_MEAN ? acc / (float)gm->red_count : acc;
+    for (int d = gm->nk - 1; d >= 0; d--) {
+      kidx[d]++;
+      kof += (size_t)gm->kstr[d];
+      if (kidx[d] < gm->kdims[d]) break;
+      kof -= (size_t)(gm->kstr[d] * kidx[d]);
+      kidx[d] = 0;
+    }
+  }
+}
+
+const op_def q8rt_op_reduce_mean = {.op_type = "ReduceMean",
+                                    .domain = "",
+                                    .min_opset = 1,
+                                    .prepare = reduce_mean_prepare,
+                                    .infer = red_infer,
+                                    .run = red_run};
+const op_def q8rt_op_reduce_sum = {.op_type = "ReduceSum",
+                                   .domain = "",
+                                   .min_opset = 1,
+                                   .prepare = reduce_sum_prepare,
+                                   .infer = red_infer,
+                                   .run = red_run};
+const op_def q8rt_op_reduce_sum_square = {.op_type = "ReduceSumSquare",
+                                          .domain = "",
+                                          .min_opset = 1,
+                                          .prepare = reduce_sumsq_prepare,
+                                          .infer = red_infer,
+                                          .run = red_run};
+const op_def q8rt_op_reduce_max = {.op_type = "ReduceMax",
+                                   .domain = "",
+                                   .min_opset = 1,
+                                   .prepare = reduce_max_prepare,
+                                   .infer = red_infer,
+                                   .run = red_run};

@@ -1,0 +1,354 @@
+/* Resize (opsets 10, 11, 13, 18, 19) and Upsample-9/10-style inputs through it:
+ *   mode nearest on any element type (float32, uint8, int8, ...: values are copied), with
+ *     nearest_mode round_prefer_floor / round_prefer_ceil / floor / ceil (opset 10: ONNX Runtime's
+ *     original rule, floor when upsampling and ceil when downsampling);
+ *   mode linear on float32 over the last two axes (2-D input, or 4-D with the N and C scales 1),
+ *     computed as ONNX Runtime does (weights from the clamped source coordinate, float32);
+ *   coordinate_transformation_mode half_pixel, half_pixel_symmetric, pytorch_half_pixel,
+ *     align_corners, asymmetric, tf_half_pixel_for_nn (opset 11/12);
+ *   scales or sizes (constants), axes (18+), keep_aspect_ratio_policy stretch/not_larger/not_smaller.
+ * Refused: cubic, tf_crop_and_resize, antialias, and scales/sizes computed at run time.
+ * Coordinates are computed in float32 as ONNX Runtime does. */
+#include <math.h>
+#include <string.h>
+
+#include "data_common.h"
+#include "resize_compute.h"
+
+enum rs_mode { RS_NEAREST, RS_LINEAR };
+enum rs_policy { POL_STRETCH, POL_NOT_LARGER, POL_NOT_SMALLER };
+
+typedef struct resize_params {
+  enum rs_mode mode;
+  enum rs_ctm ctm;
+  enum rs_nearest nearest;
+  enum rs_policy policy;
+  float *scales;  /* count entries, or NULL */
+  int64_t *sizes; /* count entries, or NULL */
+  int64_t *axes;  /* count entries, or NULL (all axes) */
+  size_t count;
+} resize_params;
+
+typedef struct resize_geom {
+  int rank;
+  int lin_axes; /* linear: number of trailing interpolated axes (2) */
+  size_t elem;
+  int64_t in[Q8RT_MAX_RANK], out[Q8RT_MAX_RANK];
+  float scale[Q8RT_MAX_RANK];
+} resize_geom;
+
+static q8rt_status resize_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  const ir_node *n = ctx->node;
+  const ir_graph *g = ctx->graph;
+  q8rt_status st;
+  const int v10 = n->opset < 11;
+  if ((st = data_check_arity(n, v10 ? 2 : 1, v10 ? 2 : 4, 1, 1, err)) != Q8RT_OK) return st;
+  resize_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
+  if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  const char *s;
+  if ((st = ir_attr_string(n, "mode", "nearest", &s, err)) != Q8RT_OK) return st;
+  if (strcmp(s, "nearest") == 0) {
+    p->mode = RS_NEAREST;
+  } else if (strcmp(s, "linear") == 0) {
+    p->mode = RS_LINEAR;
+  } else if (strcmp(s, "cubic") == 0) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                     "Resize node '%s': attribute 'mode' 'cubic' is not supported (nearest and linear are)", n->name);
+  } else {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Resize node '%s': attribute 'mode' has the unknown value '%s'",
+                     n->name, s);
+  }
+  if ((st = ir_attr_string(n, "coordinate_transformation_mode", v10 ? "asymmetric" : "half_pixel", &s, err)) !=
+      Q8RT_OK) {
+    return st;
+  }
+  if (v10) s = "asymmetric";
+  if (strcmp(s, "half_pixel") == 0) {
+    p->ctm = CTM_HALF_PIXEL;
+  } else if (strcmp(s, "half_pixel_symmetric") == 0 && n->opset >= 19) {
+    p->ctm = CTM_HALF_PIXEL_SYM;
+  } else if (strcmp(s, "pytorch_half_pixel") == 0) {
+    p->ctm = CTM_PYTORCH;
+  } else if (strcmp(s, "align_corners") == 0) {
+    p->ctm = CTM_ALIGN;
+  } else if (strcmp(s, "asymmetric") == 0) {
+    p->ctm = CTM_ASYM;
+  } else if (strcmp(s, "tf_half_pixel_for_nn") == 0 && n->opset < 13) {
+    p->ctm = CTM_TF_NN;
+  } else if (strcmp(s, "tf_crop_and_resize") == 0) {
+    return q8rt_fail(
+        err, Q8RT_ERROR_UNSUPPORTED,
+        "Resize node '%s': attribute 'coordinate_transformation_mode' 'tf_crop_and_resize' is not supported", n->name);
+  } else {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                     "Resize node '%s': attribute 'coordinate_transformation_mode' '%s' is not valid at opset %d",
+                     n->name, s, n->opset);
+  }
+  if ((st = ir_attr_string(n, "nearest_mode", "round_prefer_floor", &s, err)) != Q8RT_OK) return st;
+  if (v10) {
+    p->nearest = NM_SIMPLE;
+  } else if (strcmp(s, "round_prefer_floor") == 0) {
+    p->nearest = NM_ROUND_FLOOR;
+  } else if (strcmp(s, "round_prefer_ceil") == 0) {
+    p->nearest = NM_ROUND_CEIL;
+  } else if (strcmp(s, "floor") == 0) {
+    p->nearest = NM_FLOOR;
+  } else if (strcmp(s, "ceil") == 0) {
+    p->nearest = NM_CEIL;
+  } else {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                     "Resize node '%s': attribute 'nearest_mode' has the unknown value '%s'", n->name, s);
+  }
+  int64_t antialias, exclude_outside;
+  if ((st = ir_attr_int(n, "antialias", 0, &antialias, err)) != Q8RT_OK) return st;
+  if ((st = ir_attr_int(n, "exclude_outside", 0, &exclude_outside, err)) != Q8RT_OK) return st;
+  if (antialias != 0) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "Resize node '%s': attribute 'antialias' = 1 is not supported",
+                     n->name);
+  }
+  if (exclude_outside != 0) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                     "Resize node '%s': attribute 'exclude_outside' = 1 (cubic only) is not supported", n->name);
+  }
+  if ((st = ir_attr_string(n, "keep_aspect_ratio_policy", "stretch", &s, err)) != Q8RT_OK) return st;
+  if (strcmp(s, "stretch") == 0) {
+    p->policy = POL_STRETCH;
+  } else if (strcmp(s, "not_larger") == 0) {
+    p->policy = POL_NOT_LARGER;
+  } else if (strcmp(s, "not_smaller") == 0) {
+    p->policy = POL_NOT_SMALLER;
+  } else {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                     "Resize node '%s': attribute 'keep_aspect_ratio_policy' has the unknown value '%s'", n->name, s);
+  }
+  int has_axes;
+  size_t naxes;
+  if ((st = data_attr_ints(ctx, "axes", &p->axes, &naxes, &has_axes, err)) != Q8RT_OK) return st;
+
+  /* scales (input 1 at opset 10, else 2) and sizes (input 3) */
+  const int si = v10 ? 1 : 2;
+  const ir_value *sv = ir_node_input(g, n, si);
+  const ir_value *zv = v10 ? NULL : ir_node_input(g, n, 3);
+  if (sv != NULL && sv->constant == NULL) {
+    return q8rt_fail(
+        err, Q8RT_ERROR_UNSUPPORTED,
+        "Resize node '%s': input %d (scales, '%s') is computed at run time: not supported (q8rt needs it to "
+        "be an initializer or a constant)",
+        n->name, si, sv->name);
+  }
+  const ir_tensor *scales = sv != NULL && sv->constant->count > 0 ? sv->constant : NULL;
+  int has_sizes = 0;
+  size_t nsizes = 0;
+  if (zv != NULL) {
+    if ((st = data_const_ints(ctx, 3, "sizes", 0, 0, &p->sizes, &nsizes, &has_sizes, err)) != Q8RT_OK) return st;
+    if (nsizes == 0) {
+      has_sizes = 0;
+      p->sizes = NULL;
+    }
+  }
+  if ((scales != NULL) == (has_sizes != 0)) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Resize node '%s': exactly one of scales and sizes must be given",
+                     n->name);
+  }
+  if (scales != NULL) {
+    if (scales->dtype != Q8RT_DTYPE_FLOAT32 || scales->rank != 1) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                       "Resize node '%s': input %d (scales) must be a 1-D float32 tensor", n->name, si);
+    }
+    p->count = (size_t)scales->count;
+    p->scales = q8rt_pool_array(ctx->pool, p->count, sizeof(float));
+    if (p->scales == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+    memcpy(p->scales, scales->data, p->count * sizeof(float));
+    for (size_t i = 0; i < p->count; i++) {
+      if (!(p->scales[i] > 0.0f) || !isfinite(p->scales[i])) {
+        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Resize node '%s': scales[%zu] is %g (must be positive)",
+                         n->name, i, (double)p->scales[i]);
+      }
+    }
+  } else {
+    p->count = nsizes;
+    for (size_t i = 0; i < nsizes; i++) {
+      if (p->sizes[i] < 0) {
+        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Resize node '%s': sizes[%zu] is negative", n->name, i);
+      }
+    }
+  }
+  if (p->count > Q8RT_MAX_RANK || (has_axes && naxes != p->count)) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Resize node '%s': %s has %zu values%s", n->name,
+                     scales != NULL ? "scales" : "sizes", p->count,
+                     has_axes ? " but attribute 'axes' does not match" : "");
+  }
+  ctx->kernel = p->mode == RS_NEAREST ? "resize_nearest__scalar" : "resize_bilinear_f32__scalar";
+  ctx->reason = "reference";
+  *out = p;
+  return Q8RT_OK;
+}
+
+static q8rt_status resize_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+                                void *geom, q8rt_error *err) {
+  const resize_params *p = params;
+  const op_shape *x = &in[0];
+  q8rt_status st;
+  if (p->mode == RS_LINEAR) {
+    if ((st = data_check_float(n, x, "X", 0, err)) != Q8RT_OK) return st;
+  } else if ((st = data_check_movable(n, x, "X", err)) != Q8RT_OK) {
+    return st;
+  }
+  out->dtype = x->dtype;
+  out->rank = x->rank;
+  if (x->rank < 0) return Q8RT_OK;
+  const int r = x->rank;
+  /* scales / sizes per axis */
+  float scale[Q8RT_MAX_RANK];
+  int64_t size[Q8RT_MAX_RANK];
+  int given[Q8RT_MAX_RANK] = {0};
+  if (p->axes == NULL && p->count != (size_t)r) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Resize node '%s': %s has %zu values, the input has rank %d",
+                     n->name, p->scales != NULL ? "scales" : "sizes", p->count, r);
+  }
+  for (int d = 0; d < r; d++) {
+    scale[d] = 1.0f;
+    size[d] = x->dims[d];
+  }
+  for (size_t i = 0; i < p->count; i++) {
+    int64_t a = (int64_t)i;
+    if (p->axes != NULL && !op_normalize_axis(p->axes[i], r, &a)) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                       "Resize node '%s': attribute 'axes' value %lld is out of range for rank %d", n->name,
+                       (long long)p->axes[i], r);
+    }
+    if (given[a]) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Resize node '%s': axis %lld is repeated", n->name, (long long)a);
+    }
+    given[a] = 1;
+    if (p->scales != NULL) {
+      scale[a] = p->scales[i];
+    } else {
+      size[a] = p->sizes[i];
+    }
+  }
+  if (p->mode == RS_LINEAR) {
+    const int ok = r == 2 || (r == 4 && ((p->scales != NULL && scale[0] == 1.0f && scale[1] == 1.0f) ||
+                                         (p->scales == NULL && size[0] == x->dims[0] && size[1] == x->dims[1])));
+    if (!ok) {
+      return q8rt_fail(
+          err, Q8RT_ERROR_UNSUPPORTED,
+          "Resize node '%s': mode linear is supported on the last two axes only (2-D input, or 4-D with N and C "
+          "unscaled)",
+          n->name);
+    }
+  }
+  int known = 1;
+  for (int d = 0; d < r; d++) known &= x->dims[d] >= 0;
+  if (!known) {
+    for (int d = 0; d < r; d++) {
+      if (x->dims[d] < 0) {
+        out->dims[d] = -1;
+      } else if (p->scales != NULL) {
+        out->dims[d] = (int64_t)(scale[d] * (float)x->dims[d]);
+      } else {
+        out->dims[d] = p->policy == POL_STRETCH ? size[d] : -1;
+      }
+    }
+    return Q8RT_OK;
+  }
+  if (p->scales != NULL) {
+    for (int d = 0; d < r; d++) {
+      const float want = scale[d] * (float)x->dims[d];
+      size[d] = (int64_t)want;
+      if (p->ctm == CTM_ALIGN && (float)size[d] != want) {
+        return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                         "Resize node '%s': align_corners with a scale (%g) that does not give a whole output size on "
+                         "axis %d: ONNX's reference and ONNX Runtime differ there (not supported)",
+                         n->name, (double)scale[d], d);
+      }
+    }
+  } else {
+    for (int d = 0; d < r; d++) {
+      if (x->dims[d] == 0) {
+        if (size[d] != 0) {
+          return q8rt_fail(err, Q8RT_ERROR_SHAPE, "Resize node '%s': axis %d is empty but sizes asks for %lld", n->name,
+                           d, (long long)size[d]);
+        }
+        scale[d] = 1.0f;
+      } else {
+        scale[d] = (float)size[d] / (float)x->dims[d];
+      }
+    }
+    if (p->policy != POL_STRETCH) {
+      float s = p->policy == POL_NOT_LARGER ? 3.4e38f : -3.4e38f;
+      for (int d = 0; d < r; d++) {
+        if (!given[d]) continue;
+        s = p->policy == POL_NOT_LARGER ? (scale[d] < s ? scale[d] : s) : (scale[d] > s ? scale[d] : s);
+      }
+      for (int d = 0; d < r; d++) {
+        if (!given[d]) continue;
+        scale[d] = s;
+        size[d] = (int64_t)roundf(s * (float)x->dims[d]);
+      }
+    }
+    for (int d = 0; d < r; d++) {
+      if (!(scale[d] > 0.0f) && x->dims[d] > 0) {
+        return q8rt_fail(err, Q8RT_ERROR_SHAPE, "Resize node '%s': sizes[%d] is 0 for a non-empty axis", n->name, d);
+      }
+    }
+  }
+  for (int d = 0; d < r; d++) {
+    if (size[d] < 0 || size[d] > Q8RT_MAX_ELEMENTS) {
+      return q8rt_fail(err, Q8RT_ERROR_SHAPE, "Resize node '%s': output axis %d is too large", n->name, d);
+    }
+    out->dims[d] = size[d];
+  }
+  if (!concrete || geom == NULL) return Q8RT_OK;
+  int64_t c;
+  if ((st = data_count(n, x, &c, err)) != Q8RT_OK) return st;
+  if ((st = data_count(n, out, &c, err)) != Q8RT_OK) return st;
+  resize_geom *gm = geom;
+  gm->rank = r;
+  gm->lin_axes = p->mode == RS_LINEAR ? 2 : 0;
+  gm->elem = q8rt_dtype_size(x->dtype);
+  for (int d = 0; d < r; d++) {
+    gm->in[d] = x->dims[d];
+    gm->out[d] = out->dims[d];
+    gm->scale[d] = scale[d];
+  }
+  return Q8RT_OK;
+}
+
+static size_t resize_workspace(const void *params, const void *geom, size_t threads) {
+  (void)params, (void)threads;
+  const resize_geom *gm = geom;
+  size_t total = 0;
+  for (int d = 0; d < gm->rank; d++) total += (size_t)gm->out[d];
+  /* nearest: one int64 per output index; linear: two int64 and two floats per index */
+  return total * 2 * (sizeof(int64_t) + sizeof(float)) + 64;
+}
+
+static void resize_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                       const op_exec_ctx *ctx) {
+  (void)ctx;
+  const resize_params *p = params;
+  const resize_geom *gm = geom;
+  const int r = gm->rank;
+  for (int d = 0; d < r; d++) {
+    if (gm->out[d] == 0) return;
+  }
+  if (r == 0) {
+    memcpy(out[0].data, in[0].data, gm->elem);
+    return;
+  }
+  const resize_shape s = {.rank = r, .elem = gm->elem, .in = gm->in, .out = gm->out, .scale = gm->scale};
+  if (p->mode == RS_NEAREST) {
+    resize_nearest(&s, p->ctm, p->nearest, in[0].data, out[0].data, workspace);
+  } else {
+    resize_bilinear_f32(&s, p->ctm, in[0].data, out[0].data, workspace);
+  }
+}
+
+const op_def q8rt_op_resize = {.op_type = "Resize",
+                               .domain = "",
+                               .min_opset = 10,
+                               .prepare = resize_prepare,
+                               .infer = resize_infer,
+                               .workspace = resize_workspace,
+                               .run = resize_run};

@@ -1,0 +1,132 @@
+/* Resize's compute: nearest (any element size) and bilinear (float32), as ONNX Runtime. */
+#include "resize_compute.h"
+
+#include <math.h>
+
+#include "op.h"
+
+static float original_coordinate(enum rs_ctm ctm, float x, float scale, float len_out, float len_in) {
+  switch (ctm) {
+    case CTM_ASYM: return x / scale;
+    case CTM_PYTORCH: return len_out > 1 ? (x + 0.5f) / scale - 0.5f : 0.0f;
+    case CTM_TF_NN: return (x + 0.5f) / scale;
+    case CTM_ALIGN: return len_out == 1 ? 0.0f : x * (len_in - 1) / (len_out - 1);
+    case CTM_HALF_PIXEL_SYM: {
+      const float output_width = scale * len_in;
+      const float adjustment = len_out / output_width;
+      const float center = len_in / 2;
+      const float offset = center * (1 - adjustment);
+      return (float)(offset + (x + 0.5) / scale - 0.5); /* in double, as ONNX Runtime */
+    }
+    default: return ((x + 0.5f) / scale) - 0.5f;
+  }
+}
+
+static int64_t nearest_pixel(enum rs_nearest m, float x, int down) {
+  switch (m) {
+    case NM_SIMPLE: return down ? (int64_t)ceilf(x) : (int64_t)x;
+    case NM_ROUND_CEIL: return (int64_t)roundf(x);
+    case NM_FLOOR: return (int64_t)floorf(x);
+    case NM_CEIL: return (int64_t)ceilf(x);
+    default:
+      if (x == (float)(int64_t)x + 0.5f) return (int64_t)floorf(x);
+      return (int64_t)roundf(x);
+  }
+}
+
+#define NEAREST_INNER(T)                                      \
+  do {                                                        \
+    const T *sp_ = (const T *)src + off;                      \
+    T *dd = (T *)dst;                                         \
+    for (int64_t j = 0; j < inner; j++) dd[j] = sp_[last[j]]; \
+  } while (0)
+
+void resize_nearest(const resize_shape *gm, enum rs_ctm ctm, enum rs_nearest nearest, const void *x, void *y,
+                    void *workspace) {
+  const int r = gm->rank;
+  int64_t in_strides[Q8RT_MAX_RANK], s = 1;
+  for (int d = r - 1; d >= 0; d--) {
+    in_strides[d] = s;
+    s *= gm->in[d];
+  }
+  int64_t *maps[Q8RT_MAX_RANK];
+  int64_t *w = workspace;
+  for (int d = 0; d < r; d++) {
+    maps[d] = w;
+    w += gm->out[d];
+    for (int64_t o = 0; o < gm->out[d]; o++) {
+      int64_t i;
+      if (gm->scale[d] == 1.0f && gm->out[d] == gm->in[d]) {
+        i = o;
+      } else {
+        const float xo = original_coordinate(ctm, (float)o, gm->scale[d], (float)gm->out[d], (float)gm->in[d]);
+        i = nearest_pixel(nearest, xo, gm->scale[d] < 1.0f);
+      }
+      if (i >= gm->in[d]) i = gm->in[d] - 1;
+      if (i < 0) i = 0;
+      maps[d][o] = i * in_strides[d];
+    }
+  }
+  const unsigned char *src = x;
+  unsigned char *dst = y;
+  const int64_t inner = gm->out[r - 1];
+  const int64_t *last = maps[r - 1];
+  int64_t idx[Q8RT_MAX_RANK] = {0};
+  for (;;) {
+    int64_t off = 0;
+    for (int d = 0; d < r - 1; d++) off += maps[d][idx[d]];
+    switch (gm->elem) {
+      case 1: NEAREST_INNER(uint8_t); break;
+      case 2: NEAREST_INNER(uint16_t); break;
+      case 4: NEAREST_INNER(uint32_t); break;
+      default: NEAREST_INNER(uint64_t); break;
+    }
+    dst += (size_t)inner * gm->elem;
+    int d = r - 2;
+    for (; d >= 0; d--) {
+      if (++idx[d] < gm->out[d]) break;
+      idx[d] = 0;
+    }
+    if (d < 0) break;
+  }
+}
+
+void resize_bilinear_f32(const resize_shape *gm, enum rs_ctm ctm, const float *src, float *dst, void *workspace) {
+  const int r = gm->rank;
+  const int hy = r - 2, wx = r - 1;
+  const int64_t H = gm->in[hy], W = gm->in[wx], OH = gm->out[hy], OW = gm->out[wx];
+  int64_t *y1 = workspace, *y2 = y1 + OH, *x1 = y2 + OH, *x2 = x1 + OW;
+  float *dy1 = (float *)(x2 + OW), *dy2 = dy1 + OH, *dx1 = dy2 + OH, *dx2 = dx1 + OW;
+  for (int pass = 0; pass < 2; pass++) {
+    const int ax = pass == 0 ? hy : wx;
+    const int64_t len = gm->in[ax], olen = gm->out[ax];
+    int64_t *i1 = pass == 0 ? y1 : x1, *i2 = pass == 0 ? y2 : x2;
+    float *d1 = pass == 0 ? dy1 : dx1, *d2 = pass == 0 ? dy2 : dx2;
+    for (int64_t o = 0; o < olen; o++) {
+      float v =
+          gm->scale[ax] == 1.0f ? (float)o : original_coordinate(ctm, (float)o, gm->scale[ax], (float)olen, (float)len);
+      v = fmaxf(0.0f, fminf(v, (float)(len - 1)));
+      const int64_t a = (int64_t)v < len - 1 ? (int64_t)v : len - 1;
+      const int64_t b = a + 1 < len - 1 ? a + 1 : len - 1;
+      i1[o] = a;
+      i2[o] = b;
+      d1[o] = fabsf(v - (float)a);
+      d2[o] = fabsf(v - (float)b);
+      if (a == b) d1[o] = d2[o] = 0.5f;
+    }
+  }
+  size_t planes = 1;
+  for (int d = 0; d < r - 2; d++) planes *= (size_t)gm->in[d];
+  const float *xs = src;
+  float *y = dst;
+  for (size_t c = 0; c < planes; c++) {
+    const float *xp = xs + c * (size_t)(H * W);
+    for (int64_t oy = 0; oy < OH; oy++) {
+      const float *r1 = xp + y1[oy] * W, *r2 = xp + y2[oy] * W;
+      for (int64_t ox = 0; ox < OW; ox++) {
+        const float X11 = r1[x1[ox]], X21 = r1[x2[ox]], X12 = r2[x1[ox]], X22 = r2[x2[ox]];
+        *y++ = dx2[ox] * dy2[oy] * X11 + dx1[ox] * dy2[oy] * X21 + dx2[ox] * dy1[oy] * X12 + dx1[ox] * dy1[oy] * X22;
+      }
+    }
+  }
+}

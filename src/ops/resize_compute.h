@@ -1,0 +1,28 @@
+/* Resize's compute, apart from its front-end (resize.c: attributes, shapes, kernel choice).
+ * Coordinates are computed in float32 as ONNX Runtime does. */
+#ifndef Q8RT_RESIZE_COMPUTE_H
+#define Q8RT_RESIZE_COMPUTE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum rs_ctm { CTM_HALF_PIXEL, CTM_HALF_PIXEL_SYM, CTM_PYTORCH, CTM_ALIGN, CTM_ASYM, CTM_TF_NN };
+enum rs_nearest { NM_SIMPLE, NM_ROUND_FLOOR, NM_ROUND_CEIL, NM_FLOOR, NM_CEIL };
+
+/* The geometry both computes read: rank r >= 1, in/out dims, per-axis scales, element bytes. */
+typedef struct resize_shape {
+  int rank;
+  size_t elem;
+  const int64_t *in, *out;
+  const float *scale;
+} resize_shape;
+
+/* mode nearest, any element size (values are copied). workspace: one int64 per output index of
+ * every axis. */
+void resize_nearest(const resize_shape *gm, enum rs_ctm ctm, enum rs_nearest nearest, const void *x, void *y,
+                    void *workspace);
+/* mode linear on float32 over the last two axes, as ONNX Runtime's UpsampleBilinear. workspace: two
+ * int64 and two floats per output index of the last two axes. */
+void resize_bilinear_f32(const resize_shape *gm, enum rs_ctm ctm, const float *src, float *dst, void *workspace);
+
+#endif

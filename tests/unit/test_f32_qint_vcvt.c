@@ -1,0 +1,117 @@
+/* f32-qint-vcvt (QuantizeLinear): the scalar kernels against hand-computed values, the AVX2 ones
+ * against the scalar ones byte for byte. */
+#include <fenv.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "q8rt-kernels.h"
+#include "test.h"
+
+static uint32_t cv_rng = 0x1234567u;
+static uint32_t cv_rnd(void) {
+  cv_rng ^= cv_rng << 13;
+  cv_rng ^= cv_rng >> 17;
+  cv_rng ^= cv_rng << 5;
+  return cv_rng;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+static int cv_have_avx2(void) {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2");
+}
+
+static const float cv_odd_scales[] = {0.1f, 1.0f / 3.0f, 0.0235294122f, 3.0f, 7.5f, 0.00390625f, 1.7f, 123.456f};
+
+static float cv_scale(void) {
+  if (cv_rnd() & 1) return ldexpf(1.0f, (int)(cv_rnd() % 21) - 10); /* 2^-10 .. 2^10 */
+  return cv_odd_scales[cv_rnd() % (sizeof(cv_odd_scales) / sizeof(cv_odd_scales[0]))];
+}
+
+/* Floats from every class: ties k/2 * scale (exact when scale is a power of two), random bits
+ * (NaN, inf, denormals, huge), +-inf, NaN, values near the clamp bounds, denormals. */
+static float cv_float(float scale) {
+  float v;
+  uint32_t bits;
+  switch (cv_rnd() % 8) {
+    case 0: return (float)((int32_t)(cv_rnd() % 1200) - 600) * 0.5f * scale;
+    case 1:
+      bits = cv_rnd();
+      memcpy(&v, &bits, sizeof(v));
+      return v;
+    case 2: return cv_rnd() & 1 ? INFINITY : -INFINITY;
+    case 3: return cv_rnd() & 1 ? NAN : -NAN;
+    case 4: return (cv_rnd() & 1 ? 1.0f : -1.0f) * ldexpf(1.0f, (int)(cv_rnd() % 100) + 20);
+    case 5:
+      bits = cv_rnd() & 0x807FFFFFu; /* denormal or zero */
+      memcpy(&v, &bits, sizeof(v));
+      return v;
+    default: return ((float)(int32_t)(cv_rnd() % 100000) - 50000.0f) / 97.0f * scale;
+  }
+}
+
+Q8RT_TEST(vcvt_avx2_quantize_vs_scalar) {
+  if (!cv_have_avx2()) {
+    printf("  skip: CPU lacks AVX2\n");
+    return 0;
+  }
+  for (int trial = 0; trial < 400; trial++) {
+    const size_t n = trial < 280 ? (size_t)(trial % 71) : 2000 + cv_rnd() % 3000;
+    const int is_signed = (int)(cv_rnd() & 1);
+    const int32_t qmin = is_signed ? -128 : 0, qmax = qmin + 255;
+    int32_t zp = qmin + (int32_t)(cv_rnd() % 256);
+    if (cv_rnd() % 3 == 0) zp = cv_rnd() & 1 ? qmin : qmax;
+    q8rt_f32_qint_vcvt_params p = {cv_scale(), zp, (float)(qmin - zp), (float)(qmax - zp)};
+    float *x = malloc((n ? n : 1) * sizeof(float));
+    uint8_t *y0 = malloc(n + 64), *y1 = malloc(n + 64);
+    CHECK(x != NULL && y0 != NULL && y1 != NULL);
+    for (size_t i = 0; i < n; i++) x[i] = cv_float(p.scale);
+    memset(y0, 0xA5, n + 64);
+    memset(y1, 0xA5, n + 64);
+    /* Some trials in another rounding mode: the final rounding must not follow MXCSR (the
+     * division does, identically in both). */
+    const int mode = trial % 4 == 3 ? FE_UPWARD : trial % 4 == 2 ? FE_TOWARDZERO : FE_TONEAREST;
+    fesetround(mode);
+    if (is_signed) {
+      q8rt_f32_qs8_vcvt_ukernel__scalar(n, x, (int8_t *)y0, &p);
+      q8rt_f32_qs8_vcvt_ukernel__avx2(n, x, (int8_t *)y1, &p);
+    } else {
+      q8rt_f32_qu8_vcvt_ukernel__scalar(n, x, y0, &p);
+      q8rt_f32_qu8_vcvt_ukernel__avx2(n, x, y1, &p);
+    }
+    fesetround(FE_TONEAREST);
+    int ok = memcmp(y0, y1, n + 64) == 0;
+    if (!ok) {
+      size_t i = 0;
+      while (y0[i] == y1[i]) i++;
+      fprintf(stderr, "  n %zu signed %d scale %a zp %d: [%zu] x=%a %u != %u\n", n, is_signed, (double)p.scale, zp, i,
+              i < n ? (double)x[i] : 0.0, y1[i], y0[i]);
+    }
+    free(x);
+    free(y0);
+    free(y1);
+    CHECK(ok);
+  }
+  return 0;
+}
+
+#endif
+
+Q8RT_TEST(quantize_kernels) {
+  const float x[] = {0.0f, 0.25f, 0.75f, -0.25f, 1000.0f, -1000.0f, 0.125f, 0.375f};
+  q8rt_f32_qint_vcvt_params p = {0.25f, 10, 0.0f - 10, 255.0f - 10};
+  uint8_t yu[8];
+  q8rt_f32_qu8_vcvt_ukernel__scalar(8, x, yu, &p);
+  const uint8_t eu[] = {10, 11, 13, 9, 255, 0, 10, 12}; /* 0.5 -> 0, 1.5 -> 2 */
+  CHECK(memcmp(yu, eu, 8) == 0);
+  q8rt_f32_qint_vcvt_params ps = {0.25f, -3, -128.0f + 3, 127.0f + 3};
+  int8_t ys[8];
+  q8rt_f32_qs8_vcvt_ukernel__scalar(8, x, ys, &ps);
+  const int8_t es[] = {-3, -2, 0, -4, 127, -128, -3, -1};
+  CHECK(memcmp(ys, es, 8) == 0);
+  q8rt_f32_qint_vcvt_params p16 = {0.25f, 0, -32768.0f, 32767.0f};
+  int16_t y16[8];
+  q8rt_f32_qs16_vcvt_ukernel__scalar(8, x, y16, &p16);
+  CHECK(y16[4] == 4000 && y16[5] == -4000 && y16[7] == 2);
+  return 0;
+}

@@ -1,0 +1,33 @@
+/* f32-vfmac: the AVX2 variant against the scalar one, bit for bit. */
+#include "q8rt-kernels.h"
+#include "test.h"
+
+static uint32_t rng_state = 0x9e3779b9u;
+static uint32_t rnd(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 17;
+  rng_state ^= rng_state << 5;
+  return rng_state;
+}
+
+Q8RT_TEST(vfmac_avx2_matches_scalar) {
+#if defined(__x86_64__)
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
+    printf("  (skipped: no AVX2/FMA)\n");
+    return 0;
+  }
+  for (size_t n = 0; n < 140; n += (n < 40 ? 1 : 13)) {
+    float b[160] = {0}, c1[160] = {0}, c2[160] = {0};
+    for (size_t j = 0; j < n; j++) {
+      uint32_t r = rnd();
+      b[j] = (float)(int32_t)(r % 2001 - 1000) * 1e-3f + (j % 7 == 0 ? 1e30f : 0.0f);
+      c1[j] = c2[j] = (float)(int32_t)(rnd() % 2001 - 1000) * 3.3e-4f;
+    }
+    const float a = (float)(int32_t)(rnd() % 2001 - 1000) * 7.7e-3f;
+    q8rt_f32_vfmac_ukernel__scalar(n, a, b, c1);
+    q8rt_f32_vfmac_ukernel__avx2(n, a, b, c2);
+    CHECK(memcmp(c1, c2, n * sizeof(float)) == 0);
+  }
+#endif
+  return 0;
+}

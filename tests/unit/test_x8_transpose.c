@@ -1,0 +1,67 @@
+/* x8-transpose: the scalar kernel against a naive loop, the AVX2 one against the scalar one. */
+#include <stdlib.h>
+
+#include "q8rt-kernels.h"
+#include "test.h"
+
+static uint32_t cv_rng = 0x1234567u;
+static uint32_t cv_rnd(void) {
+  cv_rng ^= cv_rng << 13;
+  cv_rng ^= cv_rng >> 17;
+  cv_rng ^= cv_rng << 5;
+  return cv_rng;
+}
+
+Q8RT_TEST(x8_transpose_vs_naive) {
+  const size_t sizes[] = {0, 1, 2, 3, 7, 15, 16, 17, 31, 32, 33, 63, 65, 100};
+  const size_t ns = sizeof(sizes) / sizeof(sizes[0]);
+  for (size_t ia = 0; ia < ns; ia++)
+    for (size_t ib = 0; ib < ns; ib++) {
+      const size_t a = sizes[ia], b = sizes[ib], outer = 1 + cv_rnd() % 3;
+      const size_t total = outer * a * b;
+      uint8_t *x = malloc(total ? total : 1), *y = malloc(total + 1), *e = malloc(total + 1);
+      CHECK(x != NULL && y != NULL && e != NULL);
+      for (size_t i = 0; i < total; i++) x[i] = (uint8_t)cv_rnd();
+      memset(y, 0x5A, total + 1);
+      memset(e, 0x5A, total + 1);
+      for (size_t o = 0; o < outer; o++)
+        for (size_t i = 0; i < a; i++)
+          for (size_t j = 0; j < b; j++) e[o * a * b + j * a + i] = x[o * a * b + i * b + j];
+      q8rt_x8_transpose_ukernel__scalar(outer, a, b, x, y);
+      const int ok = memcmp(y, e, total + 1) == 0;
+      free(x);
+      free(y);
+      free(e);
+      CHECK(ok);
+    }
+  return 0;
+}
+
+Q8RT_TEST(transpose_avx2_matches_scalar) {
+#if defined(__x86_64__)
+  if (!__builtin_cpu_supports("avx2")) {
+    printf("  (skipped: no AVX2)\n");
+    return 0;
+  }
+  const size_t sizes[] = {1, 3, 15, 16, 17, 31, 32, 33, 48, 144};
+  for (size_t ia = 0; ia < sizeof(sizes) / sizeof(sizes[0]); ia++) {
+    for (size_t ib = 0; ib < sizeof(sizes) / sizeof(sizes[0]); ib++) {
+      const size_t outer = 1 + (ia + ib) % 3, a = sizes[ia], b = sizes[ib], n = outer * a * b;
+      uint8_t *x = malloc(n), *y1 = malloc(n), *y2 = malloc(n);
+      for (size_t i = 0; i < n; i++) x[i] = (uint8_t)cv_rnd();
+      q8rt_x8_transpose_ukernel__scalar(outer, a, b, x, y1);
+      q8rt_x8_transpose_ukernel_16x16__avx2(outer, a, b, x, y2);
+      int ok = memcmp(y1, y2, n) == 0;
+      /* and the scalar one against the definition */
+      for (size_t o = 0; o < outer && ok; o++)
+        for (size_t i = 0; i < a && ok; i++)
+          for (size_t j = 0; j < b && ok; j++) ok = y1[o * a * b + j * a + i] == x[o * a * b + i * b + j];
+      free(x);
+      free(y1);
+      free(y2);
+      CHECK(ok);
+    }
+  }
+#endif
+  return 0;
+}
