@@ -110,7 +110,10 @@ RUNNER_SRC := examples/q8rt-run.c examples/npy.c
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_BIN := $(BUILD)/tests/unit-tests
 EMBED_BIN := $(BUILD)/examples/embed
-OCR_DEMO_BIN := $(BUILD)/examples/ocr-det-demo
+OCR_DEMO_BIN := $(BUILD)/examples/ocr-demo
+# The OCR pipeline alone (no q8rt inside), loaded by examples/ocr/ocr_ort.py to run the very same
+# pre/post-processing over ONNX Runtime. Never sanitized: a Python process loads it.
+OCR_LIB := build/examples/libocr.so
 
 VENV := build/venv
 VENV_PY := $(VENV)/bin/python
@@ -118,7 +121,7 @@ DEPS_STAMP ?= build/.deps-ok
 DEPS_SCRIPT ?= third_party/install-deps.sh
 
 .PHONY: all lib liba fuzz-lib models test test-unit test-python test-san fuzz demo install proto deps venv clean help format format-check
-all: $(DEPS_STAMP) $(LIB_A) $(LIB_SO) $(RUNNER) $(EMBED_BIN) $(OCR_DEMO_BIN)
+all: $(DEPS_STAMP) $(LIB_A) $(LIB_SO) $(RUNNER) $(EMBED_BIN) $(OCR_DEMO_BIN) $(OCR_LIB)
 lib: $(LIB_A) $(LIB_SO)
 liba: $(LIB_A)
 
@@ -172,9 +175,13 @@ $(EMBED_BIN): $(BUILD)/obj/examples/embed.o $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Q)
 
-$(OCR_DEMO_BIN): $(BUILD)/obj/examples/ocr-det-demo.o $(LIB_A)
+$(OCR_DEMO_BIN): $(BUILD)/obj/examples/ocr/ocr-demo.o $(BUILD)/obj/examples/ocr/ocr.o $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $^ -lpng $(LDLIBS_Q)
+
+$(OCR_LIB): examples/ocr/ocr.c examples/ocr/ocr.h | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -fPIC -ffp-contract=off $(WARN) -shared -o $@ examples/ocr/ocr.c -lm
 
 $(UNIT_BIN): $(patsubst %.c,$(BUILD)/obj/%.o,$(UNIT_SRC)) $(LIB_A)
 	@mkdir -p $(dir $@)

@@ -1,0 +1,131 @@
+"""OCR end to end (examples/ocr): the C pipeline over q8rt reads rendered pages of known text, and
+the same pipeline over ONNX Runtime reads the same text.
+
+- every recognizer model make_models.py builds carries its character list (metadata_props key
+  "character", 6623 entries: the 6625 CTC classes minus blank and space), quantized copies too;
+- ocr-demo (q8rt; the detector and classifier qop_u8s8_pc, the recognizer qop_u8s8_pc_conv) on
+  PAGES rendered pages (examples/ocr/render_page.py: 8-9 lines each, one page with an upside-down
+  line, two rotated by up to 3 degrees): character accuracy (1 - edit distance / length, lines
+  joined by newlines) at least PAGE_ACCURACY on every page and TOTAL_ACCURACY over all of them;
+  the upside-down line must be turned by the classifier;
+- the same pipeline (libocr.so through ctypes) with ONNX Runtime as the engine, graph
+  optimizations off (every node as written, as q8rt runs them): the same lines, text and boxes;
+- a recognizer without the metadata, or an unreadable image: one clean error line.
+The sanitizer build runs ocr-demo on one page (the ctypes part needs the unsanitized libocr.so).
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import onnx
+import pytest
+
+import q8rt_harness as h
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "examples" / "ocr"))
+import compare  # noqa: E402
+import render_page  # noqa: E402
+
+MODELS = Path(os.environ.get("Q8RT_MODELS", REPO / "build" / "models"))
+DET = MODELS / "det" / "qop_u8s8_pc.onnx"
+CLS = MODELS / "cls" / "qop_u8s8_pc.onnx"
+REC = MODELS / "rec" / "qop_u8s8_pc_conv.onnx"
+PAGES = 1 if h.is_sanitized_build() else 4
+PAGE_ACCURACY = 0.98
+TOTAL_ACCURACY = 0.99
+
+
+def demo_bin() -> Path:
+    return h.build_dir() / "examples" / "ocr-demo"
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory):
+    for m in (DET, CLS, REC):
+        if not m.is_file():
+            pytest.fail(f"{m} missing: run make models", pytrace=False)
+    d = tmp_path_factory.mktemp("ocr")
+    out = []
+    for seed in range(PAGES):
+        img, lines = render_page.render(seed)
+        p = d / f"page{seed}.png"
+        img.save(p)
+        out.append((seed, p, lines))
+    return out
+
+
+def run_demo(image: Path, json_path: Path, rec: Path = REC) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")
+    env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
+    args = [str(demo_bin()), str(DET), str(CLS), str(rec), str(image), str(json_path.with_suffix(".out.png")),
+            "--json", str(json_path)]
+    return subprocess.run(args, capture_output=True, text=True, timeout=600, env=env)
+
+
+def test_recognizers_carry_character_list():
+    recs = sorted((MODELS / "rec").glob("*.onnx"))
+    assert REC in recs and len(recs) > 1
+    for path in recs:
+        meta = {p.key: p.value for p in onnx.load(str(path), load_external_data=False).metadata_props}
+        assert "character" in meta, f"{path.name} lost the recognizer's character list"
+        assert len(meta["character"].split("\n")) == 6623, path.name
+
+
+@pytest.fixture(scope="module")
+def q8rt_results(pages):
+    res = {}
+    for seed, png, _ in pages:
+        j = png.with_suffix(".q8rt.json")
+        r = run_demo(png, j)
+        assert r.returncode == 0, r.stderr
+        assert not any(m in r.stderr for m in h.SANITIZER_MARKERS), r.stderr
+        res[seed] = json.loads(j.read_text())
+    return res
+
+
+def test_q8rt_reads_known_text(pages, q8rt_results):
+    total_err = total_len = 0
+    for seed, _, truth in pages:
+        got = [ln["text"] for ln in q8rt_results[seed]["lines"]]
+        acc = compare.char_accuracy(got, truth)
+        assert acc >= PAGE_ACCURACY, f"page {seed}: accuracy {acc:.4f}\n got {got}\n want {truth}"
+        t = "\n".join(truth)
+        total_err += compare.edit_distance("\n".join(got), t)
+        total_len += len(t)
+        for ln in q8rt_results[seed]["lines"]:
+            assert 0.5 <= ln["score"] <= 1.0 and len(ln["box"]) == 8
+    assert 1 - total_err / total_len >= TOTAL_ACCURACY
+    if PAGES > 3:  # page 0 and 3 each print one line upside down
+        for seed in (0, 3):
+            assert sum(ln["flipped"] for ln in q8rt_results[seed]["lines"]) == 1, f"page {seed}"
+
+
+@pytest.mark.skipif(h.is_sanitized_build(), reason="ctypes loads the unsanitized libocr.so into Python")
+def test_ort_pipeline_gives_same_text(pages, q8rt_results):
+    import ocr_ort
+
+    lib = REPO / "build" / "examples" / "libocr.so"
+    assert lib.is_file(), "build/examples/libocr.so missing: run make"
+    for seed, png, _ in pages:
+        ort_res = ocr_ort.run(str(lib), [str(DET), str(CLS), str(REC)], str(png), no_opt=True)
+        q = q8rt_results[seed]
+        assert ort_res["det_input"] == q["det_input"]
+        assert [ln["text"] for ln in ort_res["lines"]] == [ln["text"] for ln in q["lines"]], f"page {seed}"
+        assert [ln["box"] for ln in ort_res["lines"]] == [ln["box"] for ln in q["lines"]], f"page {seed}"
+        assert [ln["flipped"] for ln in ort_res["lines"]] == [ln["flipped"] for ln in q["lines"]]
+
+
+def test_clean_errors(pages, tmp_path):
+    _, png, _ = pages[0]
+    r = run_demo(png, tmp_path / "x.json", rec=DET)  # the detector has no character list
+    assert r.returncode == 1 and "has no 'character' metadata" in r.stderr, r.stderr
+    bad = tmp_path / "bad.png"
+    bad.write_bytes(b"not a png")
+    r = run_demo(bad, tmp_path / "y.json")
+    assert r.returncode == 1 and r.stderr.startswith("ocr-demo: error: cannot read"), r.stderr
+    assert not any(m in r.stderr for m in h.SANITIZER_MARKERS)
