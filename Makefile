@@ -104,7 +104,14 @@ PROTO_C := third_party/onnx/onnx-q8rt.pb-c.c
 
 LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(SRC) $(KSRC) $(PROTO_C))
 LIB_A := $(BUILD)/libq8rt.a
+# The shared library: libq8rt.so.MAJOR.MINOR.PATCH with SONAME libq8rt.so.MAJOR, and the symlinks
+# libq8rt.so.MAJOR and libq8rt.so (for -lq8rt), in the build tree as in the install.
+VERSION := $(shell sed -n 's/^\#define Q8RT_VERSION_STRING "\(.*\)"/\1/p' include/q8rt.h)
+VERSION_MAJOR := $(word 1,$(subst ., ,$(VERSION)))
+VERSION_MINOR := $(word 2,$(subst ., ,$(VERSION)))
+SOVERSION := $(VERSION_MAJOR)
 LIB_SO := $(BUILD)/libq8rt.so
+LIB_SO_REAL := $(BUILD)/libq8rt.so.$(VERSION)
 RUNNER := $(BUILD)/q8rt-run
 RUNNER_SRC := examples/q8rt-run.c examples/npy.c
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
@@ -165,8 +172,12 @@ $(LIB_A): $(LIB_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(LIB_SO): $(LIB_OBJ)
-	$(CC) -shared $(SANFLAGS) $(LDFLAGS) -Wl,-soname,libq8rt.so.0 -o $@ $^ $(LDLIBS_Q)
+$(LIB_SO_REAL): $(LIB_OBJ)
+	$(CC) -shared $(SANFLAGS) -Wl,-soname,libq8rt.so.$(SOVERSION) -o $@ $^ $(LDLIBS_Q)
+
+$(LIB_SO): $(LIB_SO_REAL)
+	ln -sf libq8rt.so.$(VERSION) $(BUILD)/libq8rt.so.$(SOVERSION)
+	ln -sf libq8rt.so.$(SOVERSION) $@
 
 $(RUNNER): $(patsubst %.c,$(BUILD)/obj/%.o,$(RUNNER_SRC)) $(LIB_A)
 	$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Q)
@@ -250,15 +261,22 @@ demo: all $(VENV_PY) $(MODELS_STAMP)
 include examples/bench/bench.mk
 
 # ---- install ------------------------------------------------------------------------------------
+# Header, static and shared library (versioned, with symlinks), q8rt-run, pkg-config file and a
+# relocatable CMake package (find_package(q8rt) -> q8rt::q8rt, q8rt::q8rt_static).
+LIBDIR_I = $(DESTDIR)$(PREFIX)/lib
 install: $(LIB_A) $(LIB_SO) $(RUNNER)
-	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/include $(LIBDIR_I)/pkgconfig $(LIBDIR_I)/cmake/q8rt $(DESTDIR)$(PREFIX)/bin
 	install -m 644 include/q8rt.h $(DESTDIR)$(PREFIX)/include/
-	install -m 644 $(LIB_A) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(LIB_SO) $(DESTDIR)$(PREFIX)/lib/libq8rt.so.0
-	ln -sf libq8rt.so.0 $(DESTDIR)$(PREFIX)/lib/libq8rt.so
+	install -m 644 $(LIB_A) $(LIBDIR_I)/
+	install -m 755 $(LIB_SO_REAL) $(LIBDIR_I)/libq8rt.so.$(VERSION)
+	ln -sf libq8rt.so.$(VERSION) $(LIBDIR_I)/libq8rt.so.$(SOVERSION)
+	ln -sf libq8rt.so.$(SOVERSION) $(LIBDIR_I)/libq8rt.so
 	install -m 755 $(RUNNER) $(DESTDIR)$(PREFIX)/bin/
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell sed -n 's/^#define Q8RT_VERSION_STRING "\(.*\)"/\1/p' include/q8rt.h)|' \
-	  examples/q8rt.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/q8rt.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|' examples/q8rt.pc.in > $(LIBDIR_I)/pkgconfig/q8rt.pc
+	for f in q8rt-config q8rt-config-version; do \
+	  sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@SOVERSION@|$(SOVERSION)|g' -e 's|@MAJOR@|$(VERSION_MAJOR)|g' \
+	      -e 's|@MINOR@|$(VERSION_MINOR)|g' examples/cmake/$$f.cmake.in > $(LIBDIR_I)/cmake/q8rt/$$f.cmake || exit 1; \
+	done
 
 # Every C file of the project (not the generated protobuf-c code) follows .clang-format;
 # `make test` fails on a difference (`make format` rewrites in place).
@@ -269,6 +287,6 @@ format-check: | $(DEPS_STAMP)
 	@clang-format --dry-run -Werror $(FORMAT_FILES) && echo "format-check: $(words $(FORMAT_FILES)) files follow .clang-format"
 
 clean:
-	rm -rf build/obj build/san build/fuzz build/tests build/examples build/*.a build/*.so build/q8rt-run
+	rm -rf build/obj build/san build/fuzz build/tests build/examples build/*.a build/*.so build/*.so.* build/q8rt-run
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -24,6 +24,8 @@ int main(int argc, char **argv) {
   size_t nbytes = 0;
   int rc = 1;
 
+  /* The header and the library it runs with may come from different installs: say both. */
+  printf("q8rt %s (header %s)\n", q8rt_version(), Q8RT_VERSION_STRING);
   if (q8rt_model_load_file(argv[1], NULL, &model, &err) != Q8RT_OK) goto fail;
   if (q8rt_session_create(model, NULL, &session, &err) != Q8RT_OK) goto fail;
   /* Bind symbolic dimensions (a dynamic batch becomes 1, other dynamic sizes 64), then fill the

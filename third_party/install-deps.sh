@@ -6,10 +6,11 @@
 #   clang-format  the format check of `make test` (.clang-format)
 #   python3-venv  the test tooling's virtualenv
 #   libpng-dev  image I/O for the OCR demo; fonts-dejavu-core  text rendered into test images
+#   cmake, pkg-config  the install test builds examples/embed.c against an installed q8rt
 # Usage: install-deps.sh check|install
 set -euo pipefail
 PKGS=(libprotobuf-c-dev protobuf-c-compiler libxnnpack-dev libcpuinfo-dev libpthreadpool-dev
-      clang libclang-rt-14-dev clang-format libpng-dev python3-venv fonts-dejavu-core)
+      clang libclang-rt-14-dev clang-format libpng-dev python3-venv fonts-dejavu-core cmake pkg-config)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
