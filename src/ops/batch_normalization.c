@@ -98,24 +98,34 @@ static q8rt_status bn_infer(const void *params, const ir_node *n, const op_shape
   return Q8RT_OK;
 }
 
+typedef struct bn_job {
+  const bn_params *p;
+  const bn_geom *gm;
+  const float *x, *scale, *bias, *mean, *var;
+  float *y;
+} bn_job;
+
+/* Planes [begin, end) of the n x c (batch, channel) planes. */
+static void bn_range(void *arg, size_t begin, size_t end) {
+  const bn_job *j = arg;
+  const bn_geom *gm = j->gm;
+  for (size_t ic = begin; ic < end; ic++) {
+    const size_t c = ic % gm->c;
+    const float inv_std = 1.0f / sqrtf(j->var[c] + j->p->epsilon);
+    const float s = inv_std * j->scale[c];
+    const float b = j->bias[c] - j->mean[c] * s;
+    const float *xr = j->x + ic * gm->inner;
+    float *yr = j->y + ic * gm->inner;
+    for (size_t k = 0; k < gm->inner; k++) yr[k] = xr[k] * s + b;
+  }
+}
+
 static void bn_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                    const op_exec_ctx *ctx) {
   (void)workspace;
-  (void)ctx;
-  const bn_params *p = params;
   const bn_geom *gm = geom;
-  const float *x = in[0].data, *scale = in[1].data, *bias = in[2].data, *mean = in[3].data, *var = in[4].data;
-  float *y = out[0].data;
-  for (size_t c = 0; c < gm->c; c++) {
-    const float inv_std = 1.0f / sqrtf(var[c] + p->epsilon);
-    const float s = inv_std * scale[c];
-    const float b = bias[c] - mean[c] * s;
-    for (size_t i = 0; i < gm->n; i++) {
-      const float *xr = x + (i * gm->c + c) * gm->inner;
-      float *yr = y + (i * gm->c + c) * gm->inner;
-      for (size_t k = 0; k < gm->inner; k++) yr[k] = xr[k] * s + b;
-    }
-  }
+  bn_job j = {params, gm, in[0].data, in[1].data, in[2].data, in[3].data, in[4].data, out[0].data};
+  op_parallel_range(ctx, gm->n * gm->c, 4096 / (gm->inner + 1) + 1, bn_range, &j);
 }
 
 const op_def q8rt_op_batch_normalization = {.op_type = "BatchNormalization",

@@ -251,19 +251,27 @@ static inline ct_v4 ct_load(const float *p) {
 
 static inline int64_t ct_floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
-static void convt_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
-                      const op_exec_ctx *ctx) {
-  (void)params, (void)workspace, (void)ctx;
-  const fconv_geom *g = geom;
-  const float *x = in[0].data, *w = in[1].data, *bias = g->has_bias ? in[2].data : NULL;
-  float *y = out[0].data;
+typedef struct convt_job {
+  const fconv_geom *g;
+  const float *x, *w, *bias;
+  float *y;
+} convt_job;
+
+/* Output row `row` = (nb, o0, o1) for every output channel: rows are independent work items. */
+static void convt_row(void *arg, size_t row) {
+  const convt_job *jb = arg;
+  const fconv_geom *g = jb->g;
+  const float *x = jb->x, *w = jb->w, *bias = jb->bias;
+  float *y = jb->y;
+  const int64_t o1 = (int64_t)row % g->out[1], o0 = (int64_t)row / g->out[1] % g->out[0];
+  const int64_t nb = (int64_t)row / g->out[1] / g->out[0];
   const int64_t Cg = g->C / g->group, Mg = g->M / g->group;
   const int64_t in_plane = g->in[0] * g->in[1] * g->in[2], ktaps = g->k[0] * g->k[1] * g->k[2];
   const int64_t out_plane = g->out[0] * g->out[1] * g->out[2];
   const int64_t in2 = g->in[2], out2 = g->out[2], s2 = g->s[2];
-  for (int64_t nb = 0; nb < g->N; nb++) {
-    for (int64_t o0 = 0; o0 < g->out[0]; o0++) {
-      for (int64_t o1 = 0; o1 < g->out[1]; o1++) {
+  {
+    {
+      {
         for (int64_t m = 0; m < g->M; m++) {
           const int64_t grp = m / Mg, mm = m % Mg;
           const float *xg = x + (nb * g->C + grp * Cg) * in_plane;
@@ -334,6 +342,16 @@ static void convt_run(const void *params, const void *geom, const op_tensor *in,
       }
     }
   }
+}
+
+static void convt_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                      const op_exec_ctx *ctx) {
+  (void)params, (void)workspace;
+  const fconv_geom *g = geom;
+  convt_job jb = {g, in[0].data, in[1].data, g->has_bias ? in[2].data : NULL, out[0].data};
+  const size_t rows = (size_t)(g->N * g->out[0] * g->out[1]);
+  const size_t cost = (size_t)(g->M * g->out[2] * (g->C / g->group) * g->k[0] * g->k[1] * g->k[2]);
+  op_parallel_items(ctx, rows, cost, 1 << 16, convt_row, &jb);
 }
 
 const op_def q8rt_op_conv = {

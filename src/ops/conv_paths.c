@@ -399,9 +399,5 @@ void conv_fast_run(const conv_fast *f, const conv_fast_geom *g, const void *x, v
   const int dw = f->path == CONV_PATH_DW;
   const size_t tiles = dw ? (g->rows + DW_TILE - 1) / DW_TILE : (g->rows + g->tile_rows - 1) / g->tile_rows;
   void (*task)(void *, size_t) = dw ? dw_task : gemm_task;
-  if (ctx->threadpool != NULL && tiles > 1) {
-    pthreadpool_parallelize_1d(ctx->threadpool, task, &c, tiles, 0);
-  } else {
-    for (size_t t = 0; t < tiles; t++) task(&c, t);
-  }
+  q8rt_parallel_for(ctx->pool, tiles, task, &c);
 }

@@ -423,30 +423,36 @@ static q8rt_status bin_infer(const void *params, const ir_node *n, const op_shap
   return Q8RT_OK;
 }
 
-/* Walk the merged geometry, calling fn on each innermost span. */
+/* Walk the merged geometry, calling fn on each innermost span; the output is split over the pool
+ * (elements are independent, so any split gives the same bytes). */
+typedef struct bin_job {
+  const bin_geom *gm;
+  bin_fn fn;
+  const char *a, *b;
+  size_t esa, esb;
+  char *y;
+  size_t esy;
+} bin_job;
+
+static void bin_span(void *arg, size_t oa, size_t ob, size_t oy, size_t len) {
+  const bin_job *j = arg;
+  const int r = j->gm->rank;
+  j->fn(len, j->a + oa * j->esa, (size_t)j->gm->sa[r - 1], j->b + ob * j->esb, (size_t)j->gm->sb[r - 1],
+        j->y + oy * j->esy);
+}
+
+static void bin_range(void *arg, size_t begin, size_t end) {
+  const bin_job *j = arg;
+  op_span_walk(j->gm->rank, j->gm->dims, j->gm->sa, j->gm->sb, begin, end, bin_span, arg);
+}
+
+#define BIN_GRAIN 4096 /* elements */
+
 static void bin_walk(const bin_geom *gm, bin_fn fn, const char *a, size_t esa, const char *b, size_t esb, char *y,
-                     size_t esy) {
-  const int r = gm->rank;
-  const size_t inner = (size_t)gm->dims[r - 1];
+                     size_t esy, const op_exec_ctx *ctx) {
   if (gm->total == 0) return;
-  const size_t isa = (size_t)gm->sa[r - 1], isb = (size_t)gm->sb[r - 1];
-  int64_t idx[Q8RT_MAX_RANK] = {0};
-  size_t oa = 0, ob = 0, oy = 0;
-  for (;;) {
-    fn(inner, a + oa * esa, isa, b + ob * esb, isb, y + oy * esy);
-    oy += inner;
-    int d = r - 2;
-    for (; d >= 0; d--) {
-      idx[d]++;
-      oa += (size_t)gm->sa[d];
-      ob += (size_t)gm->sb[d];
-      if (idx[d] < gm->dims[d]) break;
-      oa -= (size_t)(gm->sa[d] * idx[d]);
-      ob -= (size_t)(gm->sb[d] * idx[d]);
-      idx[d] = 0;
-    }
-    if (d < 0) break;
-  }
+  bin_job j = {gm, fn, a, b, esa, esb, y, esy};
+  op_parallel_range(ctx, gm->total, BIN_GRAIN, bin_range, &j);
 }
 
 typedef void (*unary_fn)(size_t n, const void *a, size_t sa, void *y);
@@ -492,10 +498,10 @@ static void bin_run(const void *params, const void *geom, const op_tensor *in, o
         return;
       }
     }
-    bin_walk(gm, pick_pow(ta, tb), in[0].data, esa, in[1].data, esb, out[0].data, esa);
+    bin_walk(gm, pick_pow(ta, tb), in[0].data, esa, in[1].data, esb, out[0].data, esa, ctx);
     return;
   }
-  bin_walk(gm, pick_fn(p->kind, ta), in[0].data, esa, in[1].data, esb, out[0].data, esa);
+  bin_walk(gm, pick_fn(p->kind, ta), in[0].data, esa, in[1].data, esb, out[0].data, esa, ctx);
 }
 
 /* Variadic: out = in0 (broadcast), then out = f(out, in_i) for each further input. */
@@ -515,11 +521,11 @@ static void var_run(const void *params, const void *geom, const op_tensor *in, o
   } else {
     memset(&gm, 0, sizeof(gm));
     bin_geometry(in[0].shape, in[1].shape, os, &gm);
-    bin_walk(&gm, pick_fn(p->kind, t), in[0].data, es, in[1].data, es, out[0].data, es);
+    bin_walk(&gm, pick_fn(p->kind, t), in[0].data, es, in[1].data, es, out[0].data, es, ctx);
     for (int i = 2; i < count; i++) {
       memset(&gm, 0, sizeof(gm));
       bin_geometry(os, in[i].shape, os, &gm);
-      bin_walk(&gm, pick_fn(p->kind, t), out[0].data, es, in[i].data, es, out[0].data, es);
+      bin_walk(&gm, pick_fn(p->kind, t), out[0].data, es, in[i].data, es, out[0].data, es, ctx);
     }
   }
   if (p->kind == BIN_MEAN) {

@@ -169,20 +169,48 @@ static q8rt_status matmul_infer(const void *params, const ir_node *n, const op_s
   return Q8RT_OK;
 }
 
+typedef struct matmul_job {
+  const matmul_params *p;
+  const mm_geom *gm;
+  const float *a, *b;
+  float *c;
+  size_t blocks; /* row blocks per batch */
+} matmul_job;
+
+#define MM_ROWS 8 /* rows per work item (at least) */
+
+static void matmul_item(void *arg, size_t item) {
+  const matmul_job *j = arg;
+  const mm_geom *gm = j->gm;
+  const size_t M = gm->M, N = gm->N, K = gm->K;
+  const size_t bi = item / j->blocks, blk = item % j->blocks;
+  const size_t rows = (M + j->blocks - 1) / j->blocks;
+  const size_t r0 = blk * rows, r1 = r0 + rows < M ? r0 + rows : M;
+  if (r0 >= r1) return;
+  op_batch_iter it;
+  op_batch_iter_init(&it, gm->nb, gm->bdims, gm->sa, gm->sb);
+  for (size_t i = 0; i < bi; i++) op_batch_iter_next(&it);
+  mm_kernel(j->p->fmac, r1 - r0, N, K, j->a + it.oa * M * K + r0 * K, K, 1, j->b + it.ob * K * N, N, 1,
+            j->c + bi * M * N + r0 * N);
+}
+
 static void matmul_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                        const op_exec_ctx *ctx) {
   (void)workspace;
-  (void)ctx;
-  const matmul_params *p = params;
   const mm_geom *gm = geom;
-  const float *a = in[0].data, *b = in[1].data;
-  float *c = out[0].data;
-  const size_t M = gm->M, N = gm->N, K = gm->K;
-  op_batch_iter it;
-  op_batch_iter_init(&it, gm->nb, gm->bdims, gm->sa, gm->sb);
-  for (size_t bi = 0; bi < gm->batches; bi++, op_batch_iter_next(&it)) {
-    mm_kernel(p->fmac, M, N, K, a + it.oa * M * K, K, 1, b + it.ob * K * N, N, 1, c + bi * M * N);
-  }
+  matmul_job j;
+  j.p = params;
+  j.gm = gm;
+  j.a = in[0].data;
+  j.b = in[1].data;
+  j.c = out[0].data;
+  /* Items: batches x row blocks, the blocks sized from the shape alone. */
+  size_t blocks = (gm->M + MM_ROWS - 1) / MM_ROWS;
+  if (gm->batches * blocks > OP_MAX_CHUNKS) blocks = (OP_MAX_CHUNKS + gm->batches - 1) / gm->batches;
+  if (blocks < 1) blocks = 1;
+  j.blocks = blocks;
+  const size_t rows = (gm->M + blocks - 1) / blocks;
+  op_parallel_items(ctx, gm->batches * blocks, rows * gm->N * gm->K, 1 << 15, matmul_item, &j);
 }
 
 const op_def q8rt_op_matmul = {.op_type = "MatMul",

@@ -18,6 +18,7 @@
 
 #include <pthreadpool.h>
 
+#include "common/threadpool.h"
 #include "graph/ir.h"
 
 #define Q8RT_GEOM_BYTES 512 /* room for any op's geometry record */
@@ -54,7 +55,8 @@ typedef struct op_prepare_ctx {
 } op_prepare_ctx;
 
 typedef struct op_exec_ctx {
-  pthreadpool_t threadpool;        /* NULL: single thread */
+  q8rt_threadpool *pool;           /* q8rt's own pool (q8rt_parallel_for); NULL: single thread */
+  pthreadpool_t threadpool;        /* for XNNPACK operators only; NULL: single thread */
   size_t threads;                  /* >= 1 */
   const q8rt_allocator *allocator; /* for bind only */
 } op_exec_ctx;

@@ -158,3 +158,73 @@ void op_batch_iter_next(op_batch_iter *it) {
     it->idx[d] = 0;
   }
 }
+
+typedef struct range_job {
+  op_range_fn fn;
+  void *arg;
+  size_t n, chunk;
+} range_job;
+
+static void range_task(void *c, size_t i) {
+  const range_job *j = c;
+  const size_t b = i * j->chunk;
+  j->fn(j->arg, b, b + j->chunk < j->n ? b + j->chunk : j->n);
+}
+
+void op_parallel_range(const op_exec_ctx *ctx, size_t n, size_t grain, op_range_fn fn, void *arg) {
+  if (n == 0) return;
+  if (ctx == NULL || ctx->pool == NULL || n < 2 * grain) {
+    fn(arg, 0, n);
+    return;
+  }
+  size_t chunk = (n + OP_MAX_CHUNKS - 1) / OP_MAX_CHUNKS;
+  if (chunk < grain) chunk = grain;
+  if (grain >= 64) chunk = (chunk + 63) / 64 * 64; /* element ranges: whole cache lines */
+  range_job j = {fn, arg, n, chunk};
+  q8rt_parallel_for(ctx->pool, (n + chunk - 1) / chunk, range_task, &j);
+}
+
+void op_parallel_items(const op_exec_ctx *ctx, size_t n, size_t cost, size_t grain, q8rt_task_fn fn, void *arg) {
+  if (ctx == NULL || ctx->pool == NULL || n < 2 || n * cost < 2 * grain) {
+    for (size_t i = 0; i < n; i++) fn(arg, i);
+    return;
+  }
+  q8rt_parallel_for(ctx->pool, n, fn, arg);
+}
+
+void op_span_walk(int rank, const int64_t *dims, const int64_t *sa, const int64_t *sb, size_t begin, size_t end,
+                  op_span_fn fn, void *arg) {
+  if (begin >= end) return;
+  const size_t inner = (size_t)dims[rank - 1];
+  int64_t idx[Q8RT_MAX_RANK] = {0};
+  size_t oa = 0, ob = 0;
+  size_t rest = begin; /* multi-index of `begin` */
+  for (int d = rank - 1; d >= 0; d--) {
+    idx[d] = (int64_t)(rest % (size_t)dims[d]);
+    rest /= (size_t)dims[d];
+    oa += (size_t)(idx[d] * sa[d]);
+    ob += (size_t)(idx[d] * sb[d]);
+  }
+  size_t y = begin;
+  while (y < end) {
+    const size_t j = (size_t)idx[rank - 1];
+    size_t len = inner - j;
+    if (len > end - y) len = end - y;
+    fn(arg, oa, ob, y, len);
+    y += len;
+    if (y >= end) break;
+    /* to the start of the next row */
+    oa -= (size_t)(sa[rank - 1] * (int64_t)j);
+    ob -= (size_t)(sb[rank - 1] * (int64_t)j);
+    idx[rank - 1] = 0;
+    for (int d = rank - 2; d >= 0; d--) {
+      idx[d]++;
+      oa += (size_t)sa[d];
+      ob += (size_t)sb[d];
+      if (idx[d] < dims[d]) break;
+      oa -= (size_t)(sa[d] * idx[d]);
+      ob -= (size_t)(sb[d] * idx[d]);
+      idx[d] = 0;
+    }
+  }
+}

@@ -51,4 +51,25 @@ q8rt_status op_const_scale(const ir_graph *g, const ir_node *n, int input, const
 q8rt_status op_const_zero_point(const ir_graph *g, const ir_node *n, int input, const char *what, int32_t *out,
                                 q8rt_dtype *dtype, q8rt_error *err);
 
+/* ---- splitting a step's work over the session's pool ------------------------------------------
+ * Work items are fixed by the sizes alone (never by the thread count), so any thread count gives
+ * the same bytes. A step smaller than two grains runs on the caller without touching the pool. */
+
+/* fn(arg, begin, end) over consecutive chunks covering [0, n): at least `grain` elements per
+ * chunk (a multiple of 64 when grain >= 64), at most OP_MAX_CHUNKS chunks. */
+#define OP_MAX_CHUNKS 64
+typedef void (*op_range_fn)(void *arg, size_t begin, size_t end);
+void op_parallel_range(const op_exec_ctx *ctx, size_t n, size_t grain, op_range_fn fn, void *arg);
+
+/* fn(arg, i) for i in [0, n) where each item is worth `cost` elements of work: items run on the
+ * pool when n * cost >= 2 * grain, else on the caller in order. */
+void op_parallel_items(const op_exec_ctx *ctx, size_t n, size_t cost, size_t grain, q8rt_task_fn fn, void *arg);
+
+/* The spans of a merged broadcast geometry (rank dims, innermost last, element strides sa/sb of
+ * two inputs) covering output elements [begin, end): fn(arg, off_a, off_b, off_y, len), where
+ * off_* are the element offsets of the span's first element and len <= dims[rank - 1]. */
+typedef void (*op_span_fn)(void *arg, size_t off_a, size_t off_b, size_t off_y, size_t len);
+void op_span_walk(int rank, const int64_t *dims, const int64_t *sa, const int64_t *sb, size_t begin, size_t end,
+                  op_span_fn fn, void *arg);
+
 #endif

@@ -273,31 +273,35 @@ static void qbin_row(const qbin_params *p, int b_first, const void *A, size_t sa
   }
 }
 
+typedef struct qbin_job {
+  const qbin_params *p;
+  const qbin_geom *gm;
+  const uint8_t *a, *b;
+  uint8_t *y;
+} qbin_job;
+
+static void qbin_span(void *arg, size_t oa, size_t ob, size_t oy, size_t len) {
+  const qbin_job *j = arg;
+  const int r = j->gm->rank;
+  qbin_row(j->p, j->gm->b_first, j->a + oa, (size_t)j->gm->sa[r - 1], j->b + ob, (size_t)j->gm->sb[r - 1], j->y + oy,
+           len);
+}
+
+static void qbin_range(void *arg, size_t begin, size_t end) {
+  const qbin_job *j = arg;
+  op_span_walk(j->gm->rank, j->gm->dims, j->gm->sa, j->gm->sb, begin, end, qbin_span, arg);
+}
+
+#define QBIN_GRAIN 16384 /* elements: ~1.5 us on the AVX2 kernels */
+
 static void qbin_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                      const op_exec_ctx *ctx) {
   (void)workspace;
-  (void)ctx;
   const qbin_params *p = params;
   const qbin_geom *gm = geom;
-  const int r = gm->rank;
-  const size_t inner = (size_t)gm->dims[r - 1];
-  if (inner == 0 || gm->total == 0) return;
-  const size_t rows = gm->total / inner;
-  int64_t idx[Q8RT_MAX_RANK] = {0};
-  size_t oa = 0, ob = 0;
-  for (size_t row = 0; row < rows; row++) {
-    qbin_row(p, gm->b_first, (const uint8_t *)in[0].data + oa, (size_t)gm->sa[r - 1], (const uint8_t *)in[3].data + ob,
-             (size_t)gm->sb[r - 1], (uint8_t *)out[0].data + row * inner, inner);
-    for (int d = r - 2; d >= 0; d--) {
-      idx[d]++;
-      oa += (size_t)gm->sa[d];
-      ob += (size_t)gm->sb[d];
-      if (idx[d] < gm->dims[d]) break;
-      oa -= (size_t)(gm->sa[d] * idx[d]);
-      ob -= (size_t)(gm->sb[d] * idx[d]);
-      idx[d] = 0;
-    }
-  }
+  if (gm->dims[gm->rank - 1] == 0 || gm->total == 0) return;
+  qbin_job j = {p, gm, in[0].data, in[3].data, out[0].data};
+  op_parallel_range(ctx, gm->total, QBIN_GRAIN, qbin_range, &j);
 }
 
 const op_def q8rt_op_qlinear_add = {

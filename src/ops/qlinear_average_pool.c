@@ -226,12 +226,26 @@ static q8rt_status qpool_infer(const void *params, const ir_node *n, const op_sh
   return Q8RT_OK;
 }
 
-static void run_global(const qpool_params *p, const qpool_geom *gm, const void *X, void *Y) {
+typedef struct qpool_job {
+  const qpool_params *p;
+  const qpool_geom *gm;
+  const void *X;
+  void *Y;
+} qpool_job;
+
+/* Channels [begin, end) of the n x c (batch, channel) pairs. */
+static void run_global(void *arg, size_t begin, size_t end) {
+  const qpool_job *jb = arg;
+  const qpool_params *p = jb->p;
+  const qpool_geom *gm = jb->gm;
+  const void *X = jb->X;
+  void *Y = jb->Y;
   const q8rt_dtype t = p->type;
   const float lo = (float)(p->qmin - p->y_zp), hi = (float)(p->qmax - p->y_zp);
   const int32_t bias = -p->x_zp * (int32_t)gm->image;
-  for (size_t b = 0; b < gm->n; b++) {
-    for (size_t c = 0; c < gm->c; c++) {
+  for (size_t bc = begin; bc < end; bc++) {
+    const size_t b = bc / gm->c, c = bc % gm->c;
+    {
       int32_t acc = bias;
       for (size_t i = 0; i < gm->image; i++) {
         const size_t idx = p->channels_last ? (b * gm->image + i) * gm->c + c : (b * gm->c + c) * gm->image + i;
@@ -243,15 +257,21 @@ static void run_global(const qpool_params *p, const qpool_geom *gm, const void *
   }
 }
 
-static void run_avg(const qpool_params *p, const qpool_geom *gm, const void *X, void *Y) {
+static void run_avg(void *arg, size_t begin, size_t end) {
+  const qpool_job *jb = arg;
+  const qpool_params *p = jb->p;
+  const qpool_geom *gm = jb->gm;
+  const void *X = jb->X;
+  void *Y = jb->Y;
   const q8rt_dtype t = p->type;
   const int64_t H = gm->in[0], W = gm->in[1], OH = gm->out[0], OW = gm->out[1];
   const int64_t kh = p->kernel[0], kw = p->nk > 1 ? p->kernel[1] : 1;
   const int64_t sh = p->stride[0], sw = p->nk > 1 ? p->stride[1] : 1;
   const int64_t ph = p->pads[0], pw = p->nk > 1 ? p->pads[1] : 0;
   const size_t C = gm->c;
-  for (size_t b = 0; b < gm->n; b++) {
-    for (size_t c = 0; c < C; c++) {
+  for (size_t bc = begin; bc < end; bc++) {
+    const size_t b = bc / C, c = bc % C;
+    {
       for (int64_t oh = 0; oh < OH; oh++) {
         int64_t hs = oh * sh - ph;
         const int64_t he = hs + kh < H ? hs + kh : H;
@@ -286,14 +306,13 @@ static void run_avg(const qpool_params *p, const qpool_geom *gm, const void *X, 
 static void qpool_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                       const op_exec_ctx *ctx) {
   (void)workspace;
-  (void)ctx;
   const qpool_params *p = params;
   const qpool_geom *gm = geom;
-  if (gm->as_global) {
-    run_global(p, gm, in[0].data, out[0].data);
-  } else {
-    run_avg(p, gm, in[0].data, out[0].data);
-  }
+  qpool_job j = {p, gm, in[0].data, out[0].data};
+  /* per channel: the image (global) or the output image times the window (average) */
+  const size_t per_c =
+      gm->as_global ? gm->image : (size_t)(gm->out[0] * gm->out[1] * p->kernel[0] * (p->nk > 1 ? p->kernel[1] : 1));
+  op_parallel_range(ctx, gm->n * gm->c, 8192 / (per_c + 1) + 1, gm->as_global ? run_global : run_avg, &j);
 }
 
 const op_def q8rt_op_qlinear_global_average_pool = {

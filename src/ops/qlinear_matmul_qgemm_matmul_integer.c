@@ -449,34 +449,51 @@ static q8rt_status mm_infer(const void *params, const ir_node *n, const op_shape
   return Q8RT_OK;
 }
 
+/* The scalar path splits its batch x M output rows into at most 4 chunks per thread; each chunk
+ * accumulates a row in its own N int32 (after the B zero points, shared). */
+static size_t mm_chunks(size_t threads) { return threads > 1 ? 4 * threads : 1; }
+
 static size_t mm_workspace(const void *params, const void *geom, size_t threads) {
   (void)params;
-  (void)threads;
   const mm_geom *gm = geom;
-  return (size_t)(gm->N > 0 ? gm->N : 1) * 2 * sizeof(int32_t);
+  return (size_t)(gm->N > 0 ? gm->N : 1) * (1 + mm_chunks(threads)) * sizeof(int32_t);
 }
 
-static void mm_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
-                   const op_exec_ctx *ctx) {
-  const mm_params *p = params;
-  const mm_geom *gm = geom;
-  if (gm->use_fast) {
-    conv_fast_run(&p->gemm, &gm->fg, in[0].data, out[0].data, NULL, ctx);
-    return;
-  }
+typedef struct mm_job {
+  const mm_params *p;
+  const mm_geom *gm;
+  const op_tensor *in;
+  op_tensor *out;
+  int32_t *bzp;
+  uint32_t *acc;
+  int32_t azp;
+  size_t chunks;
+} mm_job;
+
+static void mm_chunk(void *arg, size_t chunk) {
+  const mm_job *jb = arg;
+  const mm_params *p = jb->p;
+  const mm_geom *gm = jb->gm;
+  const op_tensor *in = jb->in;
+  op_tensor *out = jb->out;
   const int ib = p->kind == MM_INTEGER ? 1 : 3;
   const q8rt_dtype ta = p->a_type, tb = p->b_type;
   const size_t M = (size_t)gm->M, N = (size_t)gm->N, K = (size_t)gm->K;
-  uint32_t *acc = workspace;
-  int32_t *bzp = (int32_t *)workspace + N;
-  for (size_t j = 0; j < N; j++) bzp[j] = p->b_zp[p->n_bq == 1 ? 0 : j];
+  const size_t rows = gm->batches * M, per = (rows + jb->chunks - 1) / jb->chunks;
+  const size_t r0 = chunk * per, r1 = r0 + per < rows ? r0 + per : rows;
+  if (r0 >= r1) return;
+  uint32_t *acc = jb->acc + chunk * N;
+  const int32_t *bzp = jb->bzp;
   const int32_t *C = p->kind == MM_QGEMM && p->has_c ? in[6].data : NULL;
-  const int32_t azp = p->a_zp_dynamic ? qk_load8(in[2].data, ta, 0) : p->a_zp;
+  const int32_t azp = jb->azp;
   op_batch_iter it;
   op_batch_iter_init(&it, gm->brank, gm->bdims, gm->sa, gm->sb);
-  for (size_t bt = 0; bt < gm->batches; bt++, op_batch_iter_next(&it)) {
+  for (size_t bt = 0; bt < r0 / M; bt++) op_batch_iter_next(&it);
+  for (size_t r = r0; r < r1; r++) {
+    const size_t bt = r / M, m = r % M;
+    if (m == 0 && r != r0) op_batch_iter_next(&it);
     const size_t oa = it.oa, ob = it.ob;
-    for (size_t m = 0; m < M; m++) {
+    {
       for (size_t j = 0; j < N; j++) {
         acc[j] = C != NULL ? (uint32_t)C[(int64_t)m * gm->c_sm + (int64_t)j * gm->c_sn] : 0u;
       }
@@ -508,6 +525,25 @@ static void mm_run(const void *params, const void *geom, const op_tensor *in, op
       }
     }
   }
+}
+
+static void mm_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                   const op_exec_ctx *ctx) {
+  const mm_params *p = params;
+  const mm_geom *gm = geom;
+  if (gm->use_fast) {
+    conv_fast_run(&p->gemm, &gm->fg, in[0].data, out[0].data, NULL, ctx);
+    return;
+  }
+  const size_t M = (size_t)gm->M, N = (size_t)gm->N, K = (size_t)gm->K;
+  int32_t *bzp = workspace;
+  for (size_t j = 0; j < N; j++) bzp[j] = p->b_zp[p->n_bq == 1 ? 0 : j];
+  mm_job jb = {p, gm, in, out, bzp, (uint32_t *)(bzp + N), 0, 1};
+  jb.azp = p->a_zp_dynamic ? qk_load8(in[2].data, p->a_type, 0) : p->a_zp;
+  const size_t rows = gm->batches * M;
+  jb.chunks = mm_chunks(ctx->threads);
+  if (jb.chunks > rows) jb.chunks = rows > 0 ? rows : 1;
+  op_parallel_items(ctx, jb.chunks, (rows / jb.chunks + 1) * N * K, 1 << 15, mm_chunk, &jb);
 }
 
 const op_def q8rt_op_qlinear_matmul = {

@@ -96,15 +96,22 @@ static q8rt_status qlut_infer(const void *params, const ir_node *n, const op_sha
   return Q8RT_OK;
 }
 
+typedef struct qlut_job {
+  const uint8_t *table, *x;
+  uint8_t *y;
+} qlut_job;
+
+static void qlut_range(void *arg, size_t begin, size_t end) {
+  const qlut_job *j = arg;
+  for (size_t i = begin; i < end; i++) j->y[i] = j->table[j->x[i]];
+}
+
 static void qlut_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                      const op_exec_ctx *ctx) {
   (void)workspace;
-  (void)ctx;
   const qlut_params *p = params;
-  const size_t total = ((const qlut_geom *)geom)->total;
-  const uint8_t *x = in[0].data;
-  uint8_t *y = out[0].data;
-  for (size_t i = 0; i < total; i++) y[i] = p->table[x[i]];
+  qlut_job j = {p->table, in[0].data, out[0].data};
+  op_parallel_range(ctx, ((const qlut_geom *)geom)->total, 16384, qlut_range, &j);
 }
 
 const op_def q8rt_op_qlinear_sigmoid = {

@@ -102,28 +102,27 @@ static size_t qsm_workspace(const void *params, const void *geom, size_t threads
   return 256 * sizeof(float);
 }
 
-static void qsm_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
-                    const op_exec_ctx *ctx) {
-  (void)ctx;
-  const qsm_params *p = params;
-  const qsm_geom *gm = geom;
-  if (gm->d == 0 || gm->outer == 0 || gm->inner == 0) return;
-  float *table = workspace;
-  const int is_signed = p->type == Q8RT_DTYPE_INT8;
-  /* The table depends on the reduced length, known only now. */
-  double shift = log((double)(FLT_MAX / (float)gm->d));
-  shift = (shift - 5.0 > 0.0 ? shift - 5.0 : 0.0) / (double)p->x_scale;
-  for (int i = 0; i < 256; i++) {
-    const double e = exp(((double)i - 255.0 + shift) * (double)p->x_scale);
-    const uint8_t idx = (uint8_t)(is_signed ? i - 128 : i);
-    table[idx] = (float)e;
-  }
+typedef struct qsm_job {
+  const qsm_params *p;
+  const qsm_geom *gm;
+  const float *table;
+  const void *X;
+  void *Y;
+} qsm_job;
+
+/* Softmax rows [begin, end) of the outer x inner rows (each reduces d elements `inner` apart). */
+static void qsm_range(void *arg, size_t begin, size_t end) {
+  const qsm_job *jb = arg;
+  const qsm_params *p = jb->p;
+  const float *table = jb->table;
   const q8rt_dtype t = p->type;
-  const void *X = in[0].data;
-  void *Y = out[0].data;
-  const size_t d = gm->d, inner = gm->inner;
-  for (size_t o = 0; o < gm->outer; o++) {
-    for (size_t j = 0; j < inner; j++) {
+  const int is_signed = t == Q8RT_DTYPE_INT8;
+  const void *X = jb->X;
+  void *Y = jb->Y;
+  const size_t d = jb->gm->d, inner = jb->gm->inner;
+  for (size_t r = begin; r < end; r++) {
+    const size_t o = r / inner, j = r % inner;
+    {
       const size_t base = o * d * inner + j;
       int32_t xmax = -1000;
       for (size_t k = 0; k < d; k++) {
@@ -145,6 +144,25 @@ static void qsm_run(const void *params, const void *geom, const op_tensor *in, o
       }
     }
   }
+}
+
+static void qsm_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                    const op_exec_ctx *ctx) {
+  const qsm_params *p = params;
+  const qsm_geom *gm = geom;
+  if (gm->d == 0 || gm->outer == 0 || gm->inner == 0) return;
+  float *table = workspace;
+  const int is_signed = p->type == Q8RT_DTYPE_INT8;
+  /* The table depends on the reduced length, known only now. */
+  double shift = log((double)(FLT_MAX / (float)gm->d));
+  shift = (shift - 5.0 > 0.0 ? shift - 5.0 : 0.0) / (double)p->x_scale;
+  for (int i = 0; i < 256; i++) {
+    const double e = exp(((double)i - 255.0 + shift) * (double)p->x_scale);
+    const uint8_t idx = (uint8_t)(is_signed ? i - 128 : i);
+    table[idx] = (float)e;
+  }
+  qsm_job j = {p, gm, table, in[0].data, out[0].data};
+  op_parallel_range(ctx, gm->outer * gm->inner, 4096 / gm->d + 1, qsm_range, &j); /* grain: ~4096 elements */
 }
 
 const op_def q8rt_op_qlinear_softmax = {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "op.h"
+#include "op_util.h"
 #include "q8rt-isa.h"
 #include "q8rt-kernels.h"
 
@@ -290,42 +291,63 @@ static void dequantize_run_span(const qdq_params *p, size_t s, const void *x, fl
   }
 }
 
+typedef struct qdq_job {
+  const qdq_params *p;
+  const qdq_geom *gm;
+  const char *x;
+  char *y;
+  size_t in_es, out_es;
+} qdq_job;
+
+/* Elements [begin, end) of x seen as [outer][axis_dim][inner]: within one (o, a) row every
+ * element shares a scale except in blocked mode, where the scale also varies with the inner
+ * index. */
+static void qdq_range(void *arg, size_t begin, size_t end) {
+  const qdq_job *j = arg;
+  const qdq_params *p = j->p;
+  const qdq_geom *gm = j->gm;
+  const size_t in_es = j->in_es, out_es = j->out_es;
+  const char *x = j->x;
+  char *y = j->y;
+  size_t e = begin;
+  while (e < end) {
+    const size_t row = e / gm->inner, col = e % gm->inner;
+    const size_t o = row / gm->axis_dim, a = row % gm->axis_dim;
+    const size_t n = gm->inner - col < end - e ? gm->inner - col : end - e;
+    if (p->mode == QDQ_BLOCKED) {
+      const size_t nb = (gm->axis_dim + (size_t)p->block_size - 1) / (size_t)p->block_size;
+      const size_t srow = (o * nb + a / (size_t)p->block_size) * gm->inner;
+      for (size_t i = col; i < col + n; i++) {
+        const size_t at = row * gm->inner + i;
+        if (p->quantize) {
+          quantize_run_span(p, srow + i, (const float *)(const void *)(x + at * in_es), y + at * out_es, 1);
+        } else {
+          dequantize_run_span(p, srow + i, x + at * in_es, (float *)(void *)(y + at * out_es), 1);
+        }
+      }
+    } else {
+      const size_t sc = p->mode == QDQ_PER_AXIS ? a : 0;
+      if (p->quantize) {
+        quantize_run_span(p, sc, (const float *)(const void *)(x + e * in_es), y + e * out_es, n);
+      } else {
+        dequantize_run_span(p, sc, x + e * in_es, (float *)(void *)(y + e * out_es), n);
+      }
+    }
+    e += n;
+  }
+}
+
+#define QDQ_GRAIN 8192 /* elements: ~1.5 us on the AVX2 kernels */
+
 static void qdq_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                     const op_exec_ctx *ctx) {
   (void)workspace;
-  (void)ctx;
   const qdq_params *p = params;
   const qdq_geom *gm = geom;
-  const size_t in_es = q8rt_dtype_size(in[0].shape->dtype);
-  const size_t out_es = q8rt_dtype_size(out[0].shape->dtype);
-  const char *x = in[0].data;
-  char *y = out[0].data;
-  /* Visit x as [outer][axis_dim][inner]; within one (o, a) row every element shares a scale
-   * except in blocked mode, where the scale also varies with the inner index. */
-  for (size_t o = 0; o < gm->outer; o++) {
-    for (size_t a = 0; a < gm->axis_dim; a++) {
-      const size_t base = (o * gm->axis_dim + a) * gm->inner;
-      if (p->mode == QDQ_BLOCKED) {
-        const size_t nb = (gm->axis_dim + (size_t)p->block_size - 1) / (size_t)p->block_size;
-        const size_t srow = (o * nb + a / (size_t)p->block_size) * gm->inner;
-        for (size_t i = 0; i < gm->inner; i++) {
-          if (p->quantize) {
-            quantize_run_span(p, srow + i, (const float *)(const void *)(x + (base + i) * in_es),
-                              y + (base + i) * out_es, 1);
-          } else {
-            dequantize_run_span(p, srow + i, x + (base + i) * in_es, (float *)(void *)(y + (base + i) * out_es), 1);
-          }
-        }
-      } else {
-        const size_t s = p->mode == QDQ_PER_AXIS ? a : 0;
-        if (p->quantize) {
-          quantize_run_span(p, s, (const float *)(const void *)(x + base * in_es), y + base * out_es, gm->inner);
-        } else {
-          dequantize_run_span(p, s, x + base * in_es, (float *)(void *)(y + base * out_es), gm->inner);
-        }
-      }
-    }
-  }
+  if (gm->inner == 0) return;
+  qdq_job j = {
+      p, gm, in[0].data, out[0].data, q8rt_dtype_size(in[0].shape->dtype), q8rt_dtype_size(out[0].shape->dtype)};
+  op_parallel_range(ctx, gm->outer * gm->axis_dim * gm->inner, QDQ_GRAIN, qdq_range, &j);
 }
 
 const op_def q8rt_op_quantize_linear = {

@@ -68,33 +68,42 @@ static q8rt_status softmax_infer(const void *params, const ir_node *n, const op_
   return Q8RT_OK;
 }
 
+typedef struct softmax_job {
+  const softmax_geom *gm;
+  const float *x;
+  float *y;
+} softmax_job;
+
+/* Rows [begin, end) of the outer x inner rows. */
+static void softmax_range(void *arg, size_t begin, size_t end) {
+  const softmax_job *jb = arg;
+  const size_t n = jb->gm->n, inner = jb->gm->inner;
+  for (size_t r = begin; r < end; r++) {
+    const size_t o = r / inner, j = r % inner;
+    const float *xr = jb->x + o * n * inner + j;
+    float *yr = jb->y + o * n * inner + j;
+    float mx = xr[0];
+    for (size_t i = 1; i < n; i++) mx = mx < xr[i * inner] ? xr[i * inner] : mx;
+    const float neg = -mx;
+    double sum = 0.0; /* ORT sums in vector lanes; a double sum is as close as any order */
+    for (size_t i = 0; i < n; i++) {
+      const float e = expf(xr[i * inner] + neg);
+      yr[i * inner] = e;
+      sum += e;
+    }
+    const float rcp = 1.0f / (float)sum;
+    for (size_t i = 0; i < n; i++) yr[i * inner] *= rcp;
+  }
+}
+
 static void softmax_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                         const op_exec_ctx *ctx) {
   (void)params;
   (void)workspace;
-  (void)ctx;
   const softmax_geom *gm = geom;
-  const float *x = in[0].data;
-  float *y = out[0].data;
-  const size_t n = gm->n, inner = gm->inner;
-  if (n == 0) return;
-  for (size_t o = 0; o < gm->outer; o++) {
-    for (size_t j = 0; j < inner; j++) {
-      const float *xr = x + o * n * inner + j;
-      float *yr = y + o * n * inner + j;
-      float mx = xr[0];
-      for (size_t i = 1; i < n; i++) mx = mx < xr[i * inner] ? xr[i * inner] : mx;
-      const float neg = -mx;
-      double sum = 0.0; /* ORT sums in vector lanes; a double sum is as close as any order */
-      for (size_t i = 0; i < n; i++) {
-        const float e = expf(xr[i * inner] + neg);
-        yr[i * inner] = e;
-        sum += e;
-      }
-      const float r = 1.0f / (float)sum;
-      for (size_t i = 0; i < n; i++) yr[i * inner] *= r;
-    }
-  }
+  if (gm->n == 0) return;
+  softmax_job j = {gm, in[0].data, out[0].data};
+  op_parallel_range(ctx, gm->outer * gm->inner, 2048 / gm->n + 1, softmax_range, &j);
 }
 
 const op_def q8rt_op_softmax = {.op_type = "Softmax",

@@ -234,7 +234,7 @@ static q8rt_status fold_constant_node(builder *b, ir_node *n, const op_def *op, 
     out_t[k].data = outs[k]->data;
     out_t[k].shape = &out_shapes[k];
   }
-  op_exec_ctx ectx = {NULL, 1, g->allocator};
+  op_exec_ctx ectx = {NULL, NULL, 1, g->allocator};
   op->run(params, geom, in_t, out_t, workspace, &ectx);
   for (int k = 0; k < n->n_outputs; k++) {
     if (n->outputs[k] < 0) continue;

@@ -38,12 +38,13 @@ struct q8rt_session {
   session_step *steps; /* [n_steps] */
   op_tensor *views;    /* inputs then outputs of every step, pointing into the arena */
   int n_views;
-  double *step_ms;       /* [n_steps] when profiling */
-  int *live_tmp;         /* planner scratch, [n_values + n_steps] x 3 */
-  unsigned char *valbuf; /* [n_values][Q8RT_VALUE_BYTES]: small values computed at bind */
-  size_t *block_size;    /* planner scratch, [n_values + n_steps] */
-  size_t *block_off;     /* planner scratch, [n_values + n_steps] */
-  pthreadpool_t threadpool;
+  double *step_ms;          /* [n_steps] when profiling */
+  int *live_tmp;            /* planner scratch, [n_values + n_steps] x 3 */
+  unsigned char *valbuf;    /* [n_values][Q8RT_VALUE_BYTES]: small values computed at bind */
+  size_t *block_size;       /* planner scratch, [n_values + n_steps] */
+  size_t *block_off;        /* planner scratch, [n_values + n_steps] */
+  q8rt_threadpool *pool;    /* NULL: one thread */
+  pthreadpool_t threadpool; /* only when a step runs on XNNPACK */
 
   void *arena;
   size_t arena_size;     /* bytes in use by the plan */

@@ -50,6 +50,7 @@ void q8rt_session_free(q8rt_session *s) {
   if (s->steps != NULL) unbind_steps(s);
   free_arena(s);
   if (s->threadpool != NULL) pthreadpool_destroy(s->threadpool);
+  q8rt_threadpool_destroy(s->pool);
   q8rt_free(a, s->shapes, nv * sizeof(op_shape));
   q8rt_free(a, s->offsets, nv * sizeof(size_t));
   q8rt_free(a, s->nbytes, nv * sizeof(size_t));
@@ -65,7 +66,7 @@ void q8rt_session_free(q8rt_session *s) {
 }
 
 static op_exec_ctx exec_ctx(const q8rt_session *s) {
-  op_exec_ctx ctx = {s->threadpool, (size_t)s->threads, s->allocator};
+  op_exec_ctx ctx = {s->pool, s->threadpool, (size_t)s->threads, s->allocator};
   return ctx;
 }
 
@@ -98,7 +99,7 @@ static void eval_small_values(q8rt_session *s, int i) {
     }
     out[k].data = s->valbuf + (size_t)v * Q8RT_VALUE_BYTES;
   }
-  const op_exec_ctx ctx = {NULL, 1, s->allocator};
+  const op_exec_ctx ctx = {NULL, NULL, 1, s->allocator};
   ps->op->run(ps->params, s->steps[i].geom, in, out, NULL, &ctx);
   for (int k = 0; k < ps->n_outputs; k++) {
     if (ps->outputs[k] >= 0) s->shapes[ps->outputs[k]].value = out[k].data;
@@ -350,10 +351,21 @@ q8rt_status q8rt_session_create(const q8rt_model *model, const q8rt_session_opti
     q8rt_session_free(s);
     return q8rt_fail(error, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory creating a session");
   }
+  int xnn_steps = 0;
+  for (size_t i = 0; i < ns; i++) {
+    const char *k = model->plan.steps[i].kernel;
+    xnn_steps += k != NULL && strcmp(k, "xnnpack") == 0;
+  }
   if (s->threads > 1) {
-    /* pthreadpool allocates with malloc: its memory does not go through the allocator hook. */
-    s->threadpool = pthreadpool_create((size_t)s->threads);
-    if (s->threadpool == NULL) {
+    int failed = 0;
+    s->pool = q8rt_threadpool_create(a, (size_t)s->threads, &failed);
+    /* XNNPACK's operators take a pthreadpool; it allocates with malloc, outside the allocator
+     * hook, so it is made only for plans that have such steps. */
+    if (!failed && xnn_steps > 0) {
+      s->threadpool = pthreadpool_create((size_t)s->threads);
+      failed = s->threadpool == NULL;
+    }
+    if (failed) {
       q8rt_session_free(s);
       return q8rt_fail(error, Q8RT_ERROR_OUT_OF_MEMORY, "cannot create a pool of %d threads", o.threads);
     }

@@ -1,0 +1,50 @@
+/* q8rt's thread pool: parallel regions that end when their work items are done, not when every
+ * worker has checked in.
+ *
+ * Why not pthreadpool or OpenMP: both end a region at a barrier that every thread of the pool
+ * must reach. A worker the OS has not scheduled yet (a busy core, an oversubscribed machine)
+ * stalls the whole region, and a plan runs hundreds of regions per inference: with a busy loop on
+ * the other core, pthreadpool made two threads 1.6x slower than one.
+ *
+ * Here a region is a counter of items. Whoever runs — the caller first, workers as they wake —
+ * claims the next item with one compare-and-swap and runs it; the caller returns when every item
+ * is claimed and the claimed ones are finished. A worker that wakes after the last item was
+ * claimed finds nothing and goes back to sleep: the caller never waits for a worker that has not
+ * started. The caller does wait for an item a worker has claimed and not finished; items are
+ * small (the ops size them) so that this wait is short. When that wait is far longer than an item
+ * (the worker was descheduled mid-item: the core is shared with other work), the pool runs the
+ * next regions on the caller alone, a stretch that doubles while such stalls repeat and shrinks
+ * when regions go well, so a busy core costs about what one thread would.
+ *
+ * Results do not depend on who runs an item: the ops split their work into items fixed by the
+ * shapes alone, never by the thread count or by timing. */
+#ifndef Q8RT_THREADPOOL_H
+#define Q8RT_THREADPOOL_H
+
+#include <stddef.h>
+
+#include "common.h"
+
+typedef struct q8rt_threadpool q8rt_threadpool;
+
+/* fn(ctx, item) for one item in [0, n). Must not call q8rt_parallel_for on the same pool. */
+typedef void (*q8rt_task_fn)(void *ctx, size_t item);
+
+/* A pool for `threads` threads in all: the caller plus threads - 1 workers. NULL when threads < 2
+ * or on failure (out of memory, no threads: *failed set). Workers sleep until the first region. */
+q8rt_threadpool *q8rt_threadpool_create(const q8rt_allocator *a, size_t threads, int *failed);
+void q8rt_threadpool_destroy(q8rt_threadpool *p);
+
+/* Threads of the pool, caller included (1 for NULL). */
+size_t q8rt_threadpool_threads(const q8rt_threadpool *p);
+
+/* Run fn(ctx, i) for every i in [0, n) on the caller and whichever workers join; returns when all
+ * are done. p NULL or n < 2: on the caller, in order. Never allocates. Not reentrant: one region
+ * at a time per pool (a session runs one step at a time). */
+void q8rt_parallel_for(q8rt_threadpool *p, size_t n, q8rt_task_fn fn, void *ctx);
+
+/* For tests: while held, workers stay out of regions as descheduled threads would (they still
+ * wake and sleep). Regions must then complete on the caller alone. */
+void q8rt_threadpool_hold(q8rt_threadpool *p, int hold);
+
+#endif

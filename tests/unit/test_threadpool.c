@@ -1,0 +1,111 @@
+/* q8rt's thread pool: every item runs exactly once, regions complete on the caller alone when no
+ * worker joins (held workers stand in for descheduled ones), workers do join when they can, and a
+ * failing allocator gives a clean failure. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "common/threadpool.h"
+#include "test.h"
+
+#define TP_MAX 1000
+
+typedef struct tp_counts {
+  atomic_int hits[TP_MAX];
+  atomic_int on_worker;
+  pthread_t caller;
+  int spin_ns;
+} tp_counts;
+
+static void tp_spin(int ns) {
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  do {
+    clock_gettime(CLOCK_MONOTONIC, &t);
+  } while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < ns);
+}
+
+static void tp_item(void *ctx, size_t i) {
+  tp_counts *c = ctx;
+  atomic_fetch_add(&c->hits[i], 1);
+  if (!pthread_equal(pthread_self(), c->caller)) atomic_store(&c->on_worker, 1);
+  if (c->spin_ns) tp_spin(c->spin_ns);
+}
+
+static int tp_region(q8rt_threadpool *p, tp_counts *c, size_t n) {
+  for (size_t i = 0; i < TP_MAX; i++) atomic_store(&c->hits[i], 0);
+  q8rt_parallel_for(p, n, tp_item, c);
+  for (size_t i = 0; i < TP_MAX; i++) {
+    if (atomic_load(&c->hits[i]) != (i < n ? 1 : 0)) return 1;
+  }
+  return 0;
+}
+
+Q8RT_TEST(threadpool_every_item_once) {
+  static tp_counts c;
+  c.caller = pthread_self();
+  c.spin_ns = 0;
+  const size_t sizes[] = {0, 1, 2, 3, 7, 64, 1000};
+  for (size_t threads = 1; threads <= 4; threads++) {
+    int failed = 0;
+    q8rt_threadpool *p = q8rt_threadpool_create(q8rt_default_allocator(), threads, &failed);
+    CHECK(!failed);
+    CHECK((p == NULL) == (threads == 1));
+    CHECK(q8rt_threadpool_threads(p) == threads);
+    for (int rep = 0; rep < 50; rep++) {
+      for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) CHECK(tp_region(p, &c, sizes[k]) == 0);
+    }
+    q8rt_threadpool_destroy(p);
+  }
+  return 0;
+}
+
+/* Workers that never join (held) must not delay a region: the caller runs every item. A pool that
+ * waited for its workers to check in would hang here. */
+Q8RT_TEST(threadpool_caller_alone_when_workers_absent) {
+  static tp_counts c;
+  c.caller = pthread_self();
+  c.spin_ns = 0;
+  int failed = 0;
+  q8rt_threadpool *p = q8rt_threadpool_create(q8rt_default_allocator(), 3, &failed);
+  CHECK(p != NULL);
+  q8rt_threadpool_hold(p, 1);
+  atomic_store(&c.on_worker, 0);
+  for (int rep = 0; rep < 2000; rep++) CHECK(tp_region(p, &c, 8) == 0);
+  CHECK(atomic_load(&c.on_worker) == 0);
+  q8rt_threadpool_hold(p, 0);
+  for (int rep = 0; rep < 200; rep++) CHECK(tp_region(p, &c, 64) == 0);
+  q8rt_threadpool_destroy(p);
+  return 0;
+}
+
+/* Workers do take items when they run: regions of slow items, until one ran on a worker. */
+Q8RT_TEST(threadpool_workers_join) {
+  static tp_counts c;
+  c.caller = pthread_self();
+  c.spin_ns = 20000;
+  int failed = 0;
+  q8rt_threadpool *p = q8rt_threadpool_create(q8rt_default_allocator(), 2, &failed);
+  CHECK(p != NULL);
+  atomic_store(&c.on_worker, 0);
+  for (int rep = 0; rep < 500 && !atomic_load(&c.on_worker); rep++) CHECK(tp_region(p, &c, 32) == 0);
+  CHECK(atomic_load(&c.on_worker) == 1);
+  q8rt_threadpool_destroy(p);
+  return 0;
+}
+
+static void *tp_fail_alloc(void *ud, size_t size, size_t alignment) {
+  (void)ud, (void)size, (void)alignment;
+  return NULL;
+}
+static void tp_free(void *ud, void *ptr, size_t size) { (void)ud, (void)ptr, (void)size; }
+
+Q8RT_TEST(threadpool_allocation_failure) {
+  const q8rt_allocator a = {tp_fail_alloc, tp_free, NULL};
+  int failed = 0;
+  CHECK(q8rt_threadpool_create(&a, 4, &failed) == NULL);
+  CHECK(failed == 1);
+  q8rt_threadpool_destroy(NULL);
+  return 0;
+}
