@@ -89,8 +89,10 @@ void q8rt_qu8_qc8w_gemm_minmax_fp32_ukernel__scalar(size_t mr, size_t nc, size_t
 #define Q8RT_GEMM_UKERNEL(isa, fn, mr, nr)                                                             \
   void fn(size_t mr_, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c, \
           size_t c_stride, const q8rt_qu8_requant_params *p);
+#define Q8RT_GEMM_UKERNEL_S8A(isa, fn, mr, nr) Q8RT_GEMM_UKERNEL(isa, fn, mr, nr)
 #include "qu8-qc8w-gemm/qu8-qc8w-gemm.inc"
 #undef Q8RT_GEMM_UKERNEL
+#undef Q8RT_GEMM_UKERNEL_S8A
 
 /* ---- qu8-dwconv: depthwise convolution, any number of taps, int16 weights -------------------
  * Packed layout, for each block of CB channels (the last padded with zero channels):

@@ -25,6 +25,7 @@ typedef struct gemm_variant {
   size_t mr, nr;
   const char *name;
   int pairs; /* vpmaddubsw route: exact only where q8rt_qu8_qc8w_gemm_pairs_safe holds */
+  int s8a;   /* computes on a_u8 - 128: packed with the activation zero point as s8 */
 } gemm_variant;
 
 typedef struct dw_variant {
@@ -35,12 +36,14 @@ typedef struct dw_variant {
 } dw_variant;
 
 static const gemm_variant g_gemm[] = {
-#define Q8RT_GEMM_UKERNEL(isa, fn, mr, nr) {isa, fn, mr, nr, #fn, 0},
-#define Q8RT_GEMM_UKERNEL_PAIRS_SAFE(isa, fn, mr, nr) {isa, fn, mr, nr, #fn, 1},
+#define Q8RT_GEMM_UKERNEL(isa, fn, mr, nr) {isa, fn, mr, nr, #fn, 0, 0},
+#define Q8RT_GEMM_UKERNEL_PAIRS_SAFE(isa, fn, mr, nr) {isa, fn, mr, nr, #fn, 1, 0},
+#define Q8RT_GEMM_UKERNEL_S8A(isa, fn, mr, nr) {isa, fn, mr, nr, #fn, 0, 1},
 #include "qu8-qc8w-gemm/qu8-qc8w-gemm.inc"
 #undef Q8RT_GEMM_UKERNEL
 #undef Q8RT_GEMM_UKERNEL_PAIRS_SAFE
-    {0, NULL, 0, 0, NULL, 0},
+#undef Q8RT_GEMM_UKERNEL_S8A
+    {0, NULL, 0, 0, NULL, 0, 0},
 };
 
 static const dw_variant g_dw[] = {
@@ -62,26 +65,36 @@ static const char *isa_name(uint32_t isa) {
     case Q8RT_ISA_AVX512VNNI: return "AVX-512 VNNI";
     case Q8RT_ISA_NEON: return "NEON";
     case Q8RT_ISA_NEONDOT: return "NEON dot product";
+    case Q8RT_ISA_NEONI8MM: return "NEON int8 matrix multiply";
     default: return "scalar";
   }
 }
 
 /* ISAs to try, best first, for the requested backend. */
-static int target_isas(const conv_choice *c, uint32_t out[3]) {
+#define MAX_TARGET_ISAS 5
+static int target_isas(const conv_choice *c, uint32_t out[MAX_TARGET_ISAS]) {
   switch (c->backend) {
     case Q8RT_BACKEND_AVX2: out[0] = Q8RT_ISA_AVX2; return 1;
     case Q8RT_BACKEND_AVX512: out[0] = Q8RT_ISA_AVX512VNNI; return 1;
     case Q8RT_BACKEND_NEON:
-      out[0] = Q8RT_ISA_NEONDOT;
-      out[1] = Q8RT_ISA_NEON;
-      return 2;
+      out[0] = Q8RT_ISA_NEONI8MM;
+      out[1] = Q8RT_ISA_NEONDOT;
+      out[2] = Q8RT_ISA_NEON;
+      return 3;
     case Q8RT_BACKEND_AUTO:
       out[0] = Q8RT_ISA_AVX512VNNI;
       out[1] = Q8RT_ISA_AVX2;
-      out[2] = Q8RT_ISA_NEONDOT;
-      return 3;
+      out[2] = Q8RT_ISA_NEONI8MM;
+      out[3] = Q8RT_ISA_NEONDOT;
+      out[4] = Q8RT_ISA_NEON;
+      return 5;
     default: return 0;
   }
+}
+
+/* What a forced backend asks for, in messages ("NEON" for the whole ARM family). */
+static const char *backend_isa_name(const conv_choice *c, const uint32_t *isas) {
+  return c->backend == Q8RT_BACKEND_NEON ? "NEON" : isa_name(isas[0]);
 }
 
 static const char *pool_printf(q8rt_pool *pool, const char *fmt, ...) Q8RT_PRINTF(2, 3);
@@ -112,14 +125,15 @@ q8rt_status conv_fast_prepare(const conv_fast_desc *d, const conv_choice *choice
     f->reason = "forced: --backend xnnpack";
     return Q8RT_OK;
   }
-  uint32_t isas[3];
+  uint32_t isas[MAX_TARGET_ISAS];
   const int n_isas = target_isas(choice, isas);
   /* A forced ISA backend on a CPU without it is refused by the front-end with this reason. */
   int have_any = 0;
   for (int i = 0; i < n_isas; i++) have_any |= (choice->isa & isas[i]) != 0;
   if (!have_any) {
-    f->reason = choice->backend == Q8RT_BACKEND_AUTO ? "this CPU has no instruction set q8rt has fast kernels for"
-                                                     : pool_printf(pool, "this CPU lacks %s", isa_name(isas[0]));
+    f->reason = choice->backend == Q8RT_BACKEND_AUTO
+                    ? "this CPU has no instruction set q8rt has fast kernels for"
+                    : pool_printf(pool, "this CPU lacks %s", backend_isa_name(choice, isas));
     return Q8RT_OK;
   }
   const int depthwise = d->groups > 1 && d->in_c_per_group == 1 && d->out_c == d->groups;
@@ -144,7 +158,7 @@ q8rt_status conv_fast_prepare(const conv_fast_desc *d, const conv_choice *choice
       }
     }
     if (v == NULL) {
-      f->reason = pool_printf(pool, "no depthwise kernel for %s in this build", isa_name(isas[0]));
+      f->reason = pool_printf(pool, "no depthwise kernel for %s in this build", backend_isa_name(choice, isas));
       return Q8RT_OK;
     }
     void *packed = q8rt_pool_alloc(pool, q8rt_qu8_dwconv_packed_size(d->out_c, taps, v->cb), 64);
@@ -156,9 +170,9 @@ q8rt_status conv_fast_prepare(const conv_fast_desc *d, const conv_choice *choice
     f->taps = taps;
     f->packed = packed;
     f->kernel = v->name + 5; /* drop the "q8rt_" prefix */
-    f->reason = choice->backend == Q8RT_BACKEND_AUTO
-                    ? "depthwise, any kernel size, NHWC with an indirection buffer (fastest exact kernel on this CPU)"
-                    : "depthwise, forced backend";
+    f->reason = pool_printf(
+        pool, "depthwise, any kernel size, NHWC with an indirection buffer (%s: %s)",
+        choice->backend == Q8RT_BACKEND_AUTO ? "fastest exact kernel on this CPU" : "forced backend", isa_name(v->isa));
     return Q8RT_OK;
   }
   if (d->groups != 1) {
@@ -199,11 +213,13 @@ q8rt_status conv_fast_prepare(const conv_fast_desc *d, const conv_choice *choice
   }
   if (v == NULL) {
     q8rt_free(a, wg, d->out_c * k + 1);
-    f->reason = pool_printf(pool, "no GEMM kernel for %s in this build", isa_name(isas[0]));
+    f->reason = pool_printf(pool, "no GEMM kernel for %s in this build", backend_isa_name(choice, isas));
     return Q8RT_OK;
   }
   void *packed = q8rt_pool_alloc(pool, q8rt_qu8_qc8w_gemm_packed_size(d->out_c, k, v->nr), 64);
-  if (packed != NULL) q8rt_qu8_qc8w_gemm_pack(d->out_c, k, v->nr, wg, d->bias, d->scale, x_zp_u8, packed);
+  /* s8-activation variants (sdot, smull) fold the zero point as s8: bias - (x_zp_u8 - 128) * sum w */
+  if (packed != NULL)
+    q8rt_qu8_qc8w_gemm_pack(d->out_c, k, v->nr, wg, d->bias, d->scale, v->s8a ? x_zp_u8 - 128 : x_zp_u8, packed);
   q8rt_free(a, wg, d->out_c * k + 1);
   if (packed == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory packing weights");
   f->path = CONV_PATH_GEMM;
@@ -215,10 +231,12 @@ q8rt_status conv_fast_prepare(const conv_fast_desc *d, const conv_choice *choice
   f->taps = taps;
   f->packed = packed;
   f->kernel = v->name + 5;
-  f->reason = v->pairs    ? "vpmaddubsw GEMM: every adjacent weight pair has |w0|+|w1| <= 128, proven at load"
-              : taps == 1 ? "pointwise: GEMM on the NHWC input (fastest exact kernel on this CPU)"
-              : d->in_c_per_group <= 4 ? "few input channels (first layer): im2col tiles make K dense, then GEMM"
-                                       : "im2col tiles + GEMM (fastest exact kernel on this CPU)";
+  const char *shape = taps == 1 ? "pointwise: GEMM on the NHWC input"
+                      : d->in_c_per_group <= 4
+                          ? "few input channels (first layer): im2col tiles make K dense, then GEMM"
+                          : "im2col tiles + GEMM";
+  f->reason = v->pairs ? "vpmaddubsw GEMM: every adjacent weight pair has |w0|+|w1| <= 128, proven at load"
+                       : pool_printf(pool, "%s (fastest exact kernel on this CPU: %s)", shape, isa_name(v->isa));
   return Q8RT_OK;
 }
 

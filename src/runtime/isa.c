@@ -1,6 +1,9 @@
 /* CPU feature detection, once per process, through cpuinfo. */
 #include <cpuinfo.h>
 #include <pthread.h>
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#endif
 
 #include "isa.h"
 #include "q8rt-isa.h"
@@ -21,6 +24,10 @@ static void detect(void) {
 #elif defined(__aarch64__)
     if (cpuinfo_has_arm_neon()) isa |= Q8RT_ISA_NEON;
     if (cpuinfo_has_arm_neon_dot()) isa |= Q8RT_ISA_NEONDOT;
+#if defined(__linux__)
+    /* Debian's cpuinfo (2022) has no i8mm query; the kernel's HWCAP2_I8MM (bit 13) is the truth. */
+    if ((isa & Q8RT_ISA_NEONDOT) && (getauxval(AT_HWCAP2) & (1ul << 13))) isa |= Q8RT_ISA_NEONI8MM;
+#endif
 #endif
   }
   g_isa = isa;

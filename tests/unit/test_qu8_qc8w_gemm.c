@@ -9,6 +9,7 @@
 #include "q8rt-isa.h"
 #include "q8rt-kernels.h"
 #include "qu8-qc8w-gemm/qu8-qc8w-gemm.h"
+#include "runtime/isa.h"
 #include "test.h"
 
 typedef struct gemm_variant {
@@ -17,16 +18,19 @@ typedef struct gemm_variant {
   unsigned isa;
   size_t mr, nr;
   bool pairs_safe_only; /* valid only when q8rt_qu8_qc8w_gemm_pairs_safe holds for the weights */
+  bool s8a;             /* packed with the activation zero point as s8 (x_zp_u8 - 128) */
 } gemm_variant;
 
-#define Q8RT_GEMM_UKERNEL(isa, fn, mr, nr) {#fn, fn, isa, mr, nr, false},
-#define Q8RT_GEMM_UKERNEL_PAIRS_SAFE(isa, fn, mr, nr) {#fn, fn, isa, mr, nr, true},
+#define Q8RT_GEMM_UKERNEL(isa, fn, mr, nr) {#fn, fn, isa, mr, nr, false, false},
+#define Q8RT_GEMM_UKERNEL_PAIRS_SAFE(isa, fn, mr, nr) {#fn, fn, isa, mr, nr, true, false},
+#define Q8RT_GEMM_UKERNEL_S8A(isa, fn, mr, nr) {#fn, fn, isa, mr, nr, false, true},
 static const gemm_variant g_variants[] = {
 #include "qu8-qc8w-gemm/qu8-qc8w-gemm.inc"
-    {NULL, NULL, 0, 0, 0, false},
+    {NULL, NULL, 0, 0, 0, false, false},
 };
 #undef Q8RT_GEMM_UKERNEL
 #undef Q8RT_GEMM_UKERNEL_PAIRS_SAFE
+#undef Q8RT_GEMM_UKERNEL_S8A
 
 static bool isa_supported(unsigned isa) {
 #if defined(__x86_64__) || defined(_M_X64)
@@ -36,9 +40,9 @@ static bool isa_supported(unsigned isa) {
       !(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vnni")))
     return false;
-  return (isa & (Q8RT_ISA_NEON | Q8RT_ISA_NEONDOT)) == 0;
+  return (isa & (Q8RT_ISA_NEON | Q8RT_ISA_NEONDOT | Q8RT_ISA_NEONI8MM)) == 0;
 #else
-  return isa == Q8RT_ISA_SCALAR;
+  return (isa & ~q8rt_cpu_isa()) == 0; /* the library's own detection (cpuinfo, HWCAP2) */
 #endif
 }
 
@@ -62,7 +66,7 @@ typedef struct gemm_case {
 enum { A_RANDOM, A_ZERO, A_MAX, A_MIN_MAX, A_ZP, A_MODES };
 enum { W_RANDOM, W_EXTREME, W_MIN, W_SMALL, W_MODES, W_PAIR_EDGE = W_MODES };
 enum { B_RANDOM, B_NULL, B_FULL, B_MODES };
-enum { S_RANDOM, S_POW2, S_TINY, S_ODD, S_MODES };
+enum { S_RANDOM, S_POW2, S_TINY, S_ODD, S_NONFINITE, S_MODES };
 
 static const float k_pow2_scales[] = {0x1p-20f, 0x1p-3f, 1.0f, 3.0f, -0x1p-20f, -0x1p-7f, -1.0f, 0x1p-12f, 0.5f};
 
@@ -125,6 +129,11 @@ static bool gen_data(const gemm_case *t, gemm_data *d) {
       case S_POW2: s = k_pow2_scales[rnd() % (sizeof(k_pow2_scales) / sizeof(k_pow2_scales[0]))]; break;
       case S_TINY: s = ldexpf(1.0f + (float)(rnd() % 1024) / 1024.0f, -(int)(rnd() % 24) - 8); break;
       case S_ODD: s = (float)(rnd() % 100000 + 1) / 7777777.0f * ((rnd() & 1) ? 1.0f : -1.0f); break;
+      case S_NONFINITE: { /* NaN -> y_lo, inf * 0 = NaN, +-inf saturate: no compiler may change these */
+        const float special[] = {NAN, -NAN, INFINITY, -INFINITY, 1e-3f};
+        s = special[rnd() % 5];
+        break;
+      }
       default: s = (float)(rnd() % 1000000) * 1e-9f * ((rnd() & 7) ? 1.0f : -1.0f); break;
     }
     d->scale[n] = s;
@@ -164,6 +173,7 @@ static void reference(const gemm_case *t, const gemm_data *d, uint8_t *y /* [mr]
       const int32_t acc32 = (int32_t)(uint32_t)(uint64_t)acc;
       const float v = (float)acc32 * d->scale[n];
       double q = (double)nearbyintf(v) + t->y_zp;
+      if (isnan(v)) q = qmin; /* the contract: NaN goes to the low end */
       if (q < qmin) q = qmin;
       if (q > qmax) q = qmax;
       y[m * t->nc + n] = (uint8_t)(int32_t)q;
@@ -237,6 +247,10 @@ static int check_case(const gemm_case *t, size_t nr, const gemm_variant *v) {
   if (v != NULL && v->pairs_safe_only && !q8rt_qu8_qc8w_gemm_pairs_safe(t->nc, t->kc, d.w)) {
     report("generated weights break the pair proof", t, nr);
     goto done;
+  }
+  if (v != NULL && v->s8a) {
+    /* the same weights packed for s8 activations: bias - (x_zp_u8 - 128) * sum w */
+    q8rt_qu8_qc8w_gemm_pack(t->nc, t->kc, nr, d.w, d.bias, d.scale, x_zp_u8 - 128, packed);
   }
   if (v != NULL) {
     vc = run(t, &d, packed, nr, v->fn, &p);

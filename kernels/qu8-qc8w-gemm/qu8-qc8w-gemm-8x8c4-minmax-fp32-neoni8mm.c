@@ -1,0 +1,13 @@
+/* qu8-qc8w-gemm 8x8c4, ARMv8.6 int8 matrix multiply extension (sudot by element): s8 weights times
+ * u8 activations directly, so uint8 models need no shift of the activations (int8 models flip
+ * them to u8 with one eor per row load) and the standard packing is used. Loop and epilogue:
+ * qu8-qc8w-gemm-neondot-impl.h. */
+#define Q8RT_A_T uint8x16_t
+#define Q8RT_A_LOAD(p) vld1q_u8(p)
+#define Q8RT_A_LOAD_DUP(x) vdupq_n_u8((uint8_t)(x))
+#define Q8RT_A_FROM_U32(v) vreinterpretq_u8_u32(v)
+#define Q8RT_A_XOR(v, x) veorq_u8(v, x)
+#define Q8RT_A_SHIFT 0
+#define Q8RT_DOT(acc, w, a, lane) vsudotq_laneq_s32(acc, w, a, lane)
+#define Q8RT_FN q8rt_qu8_qc8w_gemm_minmax_fp32_ukernel_8x8c4__neoni8mm
+#include "qu8-qc8w-gemm/qu8-qc8w-gemm-neondot-impl.h"

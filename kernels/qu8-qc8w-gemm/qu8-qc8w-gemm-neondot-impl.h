@@ -1,0 +1,141 @@
+/* 8x8c4 GEMM body shared by the dot-product variants (included once per variant file).
+ *
+ * The KR = 4 packing is what a 4-byte dot product consumes: one 16-byte load of the packed weights
+ * holds 4 channels x 4 k, and `dot acc, w, a.4b[lane]` adds, in each channel's int32 lane, the dot
+ * product of its 4 weights with the 4 activation bytes of group `lane` of a 16-byte row load. Per
+ * 16 k and 8 rows: 8 row loads, 8 weight loads, 64 dot products (1024 MACs); the 16 accumulators,
+ * 8 rows and 2 weight registers fit the 32 vector registers with room to pipeline loads.
+ *
+ * The file that includes this defines
+ *   Q8RT_DOT(acc, w, a, lane)  the dot instruction (w: int8x16_t; a: Q8RT_A_T)
+ *   Q8RT_A_T, Q8RT_A_LOAD(p)   the activation vector type and its load from uint8_t *
+ *   Q8RT_A_XOR(v, x)           v ^ x in that type
+ *   Q8RT_A_SHIFT               0x80 when the dot product wants s8 activations (sdot: a ^ x_xor ^
+ *                              0x80 = a_u8 - 128, packed with the zero point as s8), 0 for u8
+ *   Q8RT_FN                    the function name
+ * All int32 arithmetic wraps like the contract's accumulator. K past kc (up to round_up(kc, 4)) is
+ * read as the kernel contract allows and meets zero weights. */
+#include <arm_neon.h>
+
+#include "q8rt-kernels.h"
+#include "q8rt-neon.h"
+
+#define Q8RT_ROW_PTRS(p, base, stride, T)        \
+  T p##0 = (T)(base);                            \
+  T p##1 = mr > 1 ? (T)(p##0 + (stride)) : p##0; \
+  T p##2 = mr > 2 ? (T)(p##1 + (stride)) : p##1; \
+  T p##3 = mr > 3 ? (T)(p##2 + (stride)) : p##2; \
+  T p##4 = mr > 4 ? (T)(p##3 + (stride)) : p##3; \
+  T p##5 = mr > 5 ? (T)(p##4 + (stride)) : p##4; \
+  T p##6 = mr > 6 ? (T)(p##5 + (stride)) : p##5; \
+  T p##7 = mr > 7 ? (T)(p##6 + (stride)) : p##6;
+
+#define Q8RT_FOR8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+
+static inline __attribute__((always_inline)) void gemm_8x8c4(size_t mr, size_t nc, size_t kc, const uint8_t *a,
+                                                             size_t a_stride, const void *w, void *c, size_t c_stride,
+                                                             const q8rt_qu8_requant_params *p, const int flip) {
+  Q8RT_ROW_PTRS(a, a, a_stride, const uint8_t *)
+  Q8RT_ROW_PTRS(c, c, c_stride, uint8_t *)
+  const size_t kc4 = (kc + 3) & ~(size_t)3;
+  const Q8RT_A_T vflip = Q8RT_A_LOAD_DUP((uint8_t)(p->x_xor ^ Q8RT_A_SHIFT));
+  q8rt_neon_requant rq;
+  rq.lo = vdupq_n_f32(p->y_lo);
+  rq.hi = vdupq_n_f32(p->y_hi);
+  rq.zp = vdupq_n_s16((int16_t)p->y_zero_point);
+  const int8_t *pw = (const int8_t *)w;
+
+  for (;;) {
+    const int32x4_t b_lo = vld1q_s32((const int32_t *)(const void *)pw);
+    const int32x4_t b_hi = vld1q_s32((const int32_t *)(const void *)(pw + 16));
+    pw += 32;
+#define DECL_ACC(i) int32x4_t acc##i##l = b_lo, acc##i##h = b_hi;
+    Q8RT_FOR8(DECL_ACC)
+#undef DECL_ACC
+    size_t k = kc4;
+    for (; k >= 16; k -= 16) {
+#define LOAD_A(i)                     \
+  Q8RT_A_T va##i = Q8RT_A_LOAD(a##i); \
+  a##i += 16;                         \
+  if (flip) va##i = Q8RT_A_XOR(va##i, vflip);
+      Q8RT_FOR8(LOAD_A)
+#undef LOAD_A
+#define DOT_ROW(i, lane)                            \
+  acc##i##l = Q8RT_DOT(acc##i##l, w0, va##i, lane); \
+  acc##i##h = Q8RT_DOT(acc##i##h, w1, va##i, lane);
+#define DOT_LANE(lane)                                         \
+  {                                                            \
+    const int8x16_t w0 = vld1q_s8(pw), w1 = vld1q_s8(pw + 16); \
+    pw += 32;                                                  \
+    DOT_ROW(0, lane)                                           \
+    DOT_ROW(1, lane)                                           \
+    DOT_ROW(2, lane)                                           \
+    DOT_ROW(3, lane)                                           \
+    DOT_ROW(4, lane)                                           \
+    DOT_ROW(5, lane)                                           \
+    DOT_ROW(6, lane)                                           \
+    DOT_ROW(7, lane)                                           \
+  }
+      DOT_LANE(0)
+      DOT_LANE(1)
+      DOT_LANE(2)
+      DOT_LANE(3)
+    }
+    for (; k != 0; k -= 4) {
+#define LOAD_A4(i)                                                    \
+  Q8RT_A_T va##i = Q8RT_A_FROM_U32(vdupq_n_u32(q8rt_load_u32(a##i))); \
+  a##i += 4;                                                          \
+  if (flip) va##i = Q8RT_A_XOR(va##i, vflip);
+      Q8RT_FOR8(LOAD_A4)
+#undef LOAD_A4
+      DOT_LANE(0)
+    }
+#undef DOT_LANE
+#undef DOT_ROW
+    const float32x4_t s_lo = vld1q_f32((const float *)(const void *)pw);
+    const float32x4_t s_hi = vld1q_f32((const float *)(const void *)(pw + 16));
+    pw += 32;
+#define REQUANT(i) const uint8x8_t y##i = q8rt_neon_requant8(acc##i##l, acc##i##h, s_lo, s_hi, &rq);
+    Q8RT_FOR8(REQUANT)
+#undef REQUANT
+    if (nc >= 8) {
+      /* highest row first: rows past mr alias lower ones and must not overwrite them */
+      vst1_u8(c7, y7);
+      vst1_u8(c6, y6);
+      vst1_u8(c5, y5);
+      vst1_u8(c4, y4);
+      vst1_u8(c3, y3);
+      vst1_u8(c2, y2);
+      vst1_u8(c1, y1);
+      vst1_u8(c0, y0);
+#define NEXT(i) \
+  c##i += 8;    \
+  a##i -= kc4;
+      Q8RT_FOR8(NEXT)
+#undef NEXT
+      nc -= 8;
+      if (nc == 0) return;
+    } else {
+      q8rt_neon_store_partial8(c7, y7, nc);
+      q8rt_neon_store_partial8(c6, y6, nc);
+      q8rt_neon_store_partial8(c5, y5, nc);
+      q8rt_neon_store_partial8(c4, y4, nc);
+      q8rt_neon_store_partial8(c3, y3, nc);
+      q8rt_neon_store_partial8(c2, y2, nc);
+      q8rt_neon_store_partial8(c1, y1, nc);
+      q8rt_neon_store_partial8(c0, y0, nc);
+      return;
+    }
+  }
+}
+
+void Q8RT_FN(size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c,
+             size_t c_stride, const q8rt_qu8_requant_params *p) {
+  if (nc == 0) return;
+  /* Two copies of the loop: without the activation flip when the input type already is what the
+   * dot product wants (s8 for sdot, u8 for sudot), so those models pay no eor. */
+  if ((uint8_t)(p->x_xor ^ Q8RT_A_SHIFT) != 0)
+    gemm_8x8c4(mr, nc, kc, a, a_stride, w, c, c_stride, p, 1);
+  else
+    gemm_8x8c4(mr, nc, kc, a, a_stride, w, c, c_stride, p, 0);
+}
