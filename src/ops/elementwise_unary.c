@@ -21,6 +21,7 @@
 
 #include "op.h"
 #include "op_util.h"
+#include "q8rt-math.h"
 
 enum un_kind {
   UN_RELU,
@@ -55,47 +56,6 @@ static const char *kind_name(enum un_kind k) {
   static const char *const names[] = {"Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh",
                                       "Exp",  "Sqrt",      "Neg",     "Abs",         "Clip",      "Identity"};
   return names[k];
-}
-
-/* MLAS (onnxruntime/core/mlas/lib/logistic.cpp, tanh.cpp): Eigen's coefficients. */
-static float mlas_logistic(float x) {
-  float v = x < -18.0f ? -18.0f : x;
-  v = v > 18.0f ? 18.0f : v;
-  const float x2 = v * v;
-  float p = 4.37031012579801e-11f;
-  p = fmaf(p, x2, 1.15627324459942e-07f);
-  p = fmaf(p, x2, 6.08574864600143e-05f);
-  p = fmaf(p, x2, 8.51377133304701e-03f);
-  p = fmaf(p, x2, 2.48287947061529e-01f);
-  p = p * v;
-  float q = 6.10247389755681e-13f;
-  q = fmaf(q, x2, 5.76102136993427e-09f);
-  q = fmaf(q, x2, 6.29106785017040e-06f);
-  q = fmaf(q, x2, 1.70198817374094e-03f);
-  q = fmaf(q, x2, 1.16817656904453e-01f);
-  q = fmaf(q, x2, 9.93151921023180e-01f);
-  float r = p / q + 0.5f;
-  r = r < 0.0f ? 0.0f : r;
-  return r > 1.0f ? 1.0f : r;
-}
-
-static float mlas_tanh(float x) {
-  float v = x < -9.0f ? -9.0f : x;
-  v = v > 9.0f ? 9.0f : v;
-  const float x2 = v * v;
-  float p = -2.76076847742355e-16f;
-  p = fmaf(p, x2, 2.00018790482477e-13f);
-  p = fmaf(p, x2, -8.60467152213735e-11f);
-  p = fmaf(p, x2, 5.12229709037114e-08f);
-  p = fmaf(p, x2, 1.48572235717979e-05f);
-  p = fmaf(p, x2, 6.37261928875436e-04f);
-  p = fmaf(p, x2, 4.89352455891786e-03f);
-  p = p * v;
-  float q = 1.19825839466702e-06f;
-  q = fmaf(q, x2, 1.18534705686654e-04f);
-  q = fmaf(q, x2, 2.26843463243900e-03f);
-  q = fmaf(q, x2, 4.89352518554385e-03f);
-  return p / q;
 }
 
 static q8rt_status un_prepare_kind(op_prepare_ctx *ctx, void **out, q8rt_error *err, enum un_kind kind) {
@@ -322,7 +282,7 @@ static void un_run(const void *params, const void *geom, const op_tensor *in, op
       for (size_t i = 0; i < nel; i++) y[i] = x[i] >= 0.0f ? x[i] : alpha * x[i];
       break;
     case UN_SIGMOID:
-      for (size_t i = 0; i < nel; i++) y[i] = mlas_logistic(x[i]);
+      for (size_t i = 0; i < nel; i++) y[i] = q8rt_mlas_logistic(x[i]);
       break;
     case UN_HSIGMOID:
       for (size_t i = 0; i < nel; i++) {
@@ -342,7 +302,7 @@ static void un_run(const void *params, const void *geom, const op_tensor *in, op
       }
       break;
     case UN_TANH:
-      for (size_t i = 0; i < nel; i++) y[i] = mlas_tanh(x[i]);
+      for (size_t i = 0; i < nel; i++) y[i] = q8rt_mlas_tanh(x[i]);
       break;
     case UN_EXP:
       for (size_t i = 0; i < nel; i++) y[i] = expf(x[i]);

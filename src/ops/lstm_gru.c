@@ -1,0 +1,669 @@
+/* LSTM and GRU (float32; forward, reverse, bidirectional; initial states; sequence_lens; peepholes;
+ * clip; LSTM input_forget; GRU linear_before_reset; layout 0 and 1 (opset 14); the activation
+ * functions ONNX Runtime's CPU kernels support).
+ *
+ * Arithmetic follows ONNX Runtime's DeepCPU kernels (deep_cpu_lstm.cc, deep_cpu_gru.cc) operation
+ * by operation, so that results agree with ORT's bit for bit where its GEMMs accumulate the same way:
+ *   xw[j] = sum_k x[k] * W[j][k]     one fused multiply-add chain from 0, k ascending (MLAS SGEMM
+ *   hr[j] = sum_k h[k] * R[j][k]     per element for K within its K block)
+ *   gate  = hr + xw                  (ORT's second GEMM runs with beta = 1 onto the first)
+ *   LSTM:  i/f/o: gate (+ c * P, peepholes) + (Wb + Rb), clipped, then f(); g: + (Wb + Rb), clipped,
+ *          g(); c' = c * f + i * g; h' = h(c') * o. input_forget: f = 1 - i.
+ *   GRU:   z, r: gate + (Wb + Rb), clipped, f(). Candidate without linear_before_reset:
+ *          ((r . h) * Rh^T + x * Wh^T) + (Wbh + Rbh); with it: x * Wh^T + r . (h * Rh^T + Rbh), + Wbh.
+ *          Then g(); h' = (1 - z) * n + z * h.
+ * Sigmoid and Tanh are MLAS's (q8rt-math.h), as ORT calls them; the other activations are written
+ * as ORT's rnn_helpers write them (libm where they use it).
+ *
+ * sequence_lens: steps at or past a batch entry's length leave Y zero and its state unchanged
+ * (Y_h/Y_c are the state after its last step; reverse runs from its last step down). ORT refuses
+ * lengths outside [1, seq_length] at run time; q8rt's run cannot fail, so it clamps them to
+ * [0, seq_length] (a constant sequence_lens is checked at load).
+ *
+ * W and R are transposed into the step's workspace at every run (they may be graph inputs, as in
+ * the ONNX node tests); each batch entry and direction then runs its steps with the f32-vfmac row
+ * kernel, which is the fma chain above on 8 lanes. */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+#include <strings.h>
+
+#include "op.h"
+#include "op_util.h"
+#include "q8rt-isa.h"
+#include "q8rt-kernels.h"
+#include "q8rt-math.h"
+
+enum rnn_kind { RNN_LSTM, RNN_GRU };
+
+enum act_kind {
+  ACT_SIGMOID,
+  ACT_TANH,
+  ACT_RELU,
+  ACT_AFFINE,
+  ACT_LEAKY_RELU,
+  ACT_THRESHOLDED_RELU,
+  ACT_SCALED_TANH,
+  ACT_HARD_SIGMOID,
+  ACT_ELU,
+  ACT_SOFTSIGN,
+  ACT_SOFTPLUS
+};
+
+typedef struct rnn_act {
+  enum act_kind kind;
+  float alpha, beta;
+} rnn_act;
+
+#define RNN_MAX_ACTS 6 /* 3 per direction (LSTM), 2 for GRU */
+
+typedef struct rnn_params {
+  enum rnn_kind kind;
+  int64_t hidden;
+  int dirs;    /* 1 or 2 */
+  int reverse; /* direction "reverse" (dirs == 1) */
+  int layout;  /* 0: [seq, batch, ...]; 1: [batch, seq, ...] */
+  int has_clip;
+  float clip;
+  int input_forget;        /* LSTM */
+  int linear_before_reset; /* GRU */
+  rnn_act acts[RNN_MAX_ACTS];
+  int n_acts_per_dir;
+  int gates; /* 4 (LSTM) or 3 (GRU) */
+  q8rt_f32_vfmac_ukernel_fn fmac;
+} rnn_params;
+
+typedef struct rnn_geom {
+  size_t seq, batch, input, hidden;
+  int has_b, has_len, has_h0, has_c0, has_p;
+  int n_out;                            /* outputs the node declares (Y, Y_h, Y_c) */
+  size_t ws_wt, ws_rt, ws_bias, ws_vec; /* workspace offsets in floats */
+  size_t ws_total;
+} rnn_geom;
+
+_Static_assert(sizeof(rnn_geom) <= Q8RT_GEOM_BYTES, "rnn_geom too large");
+
+/* ---- activations ----------------------------------------------------------------------------- */
+
+static const struct {
+  const char *name;
+  enum act_kind kind;
+  int n_alpha, n_beta;
+  float alpha, beta; /* defaults */
+} act_table[] = {
+    {"Sigmoid", ACT_SIGMOID, 0, 0, 0.0f, 0.0f},
+    {"Tanh", ACT_TANH, 0, 0, 0.0f, 0.0f},
+    {"Relu", ACT_RELU, 0, 0, 0.0f, 0.0f},
+    {"Affine", ACT_AFFINE, 1, 1, 1.0f, 0.0f},
+    {"LeakyRelu", ACT_LEAKY_RELU, 1, 0, 0.01f, 0.0f},
+    {"ThresholdedRelu", ACT_THRESHOLDED_RELU, 1, 0, 1.0f, 0.0f},
+    {"ScaledTanh", ACT_SCALED_TANH, 1, 1, 1.0f, 1.0f},
+    {"HardSigmoid", ACT_HARD_SIGMOID, 1, 1, 0.2f, 0.5f},
+    {"Elu", ACT_ELU, 1, 0, 1.0f, 0.0f},
+    {"Softsign", ACT_SOFTSIGN, 0, 0, 0.0f, 0.0f},
+    {"Softplus", ACT_SOFTPLUS, 0, 0, 0.0f, 0.0f},
+};
+
+static void act_apply(const rnn_act *a, float *v, size_t n) {
+  switch (a->kind) {
+    case ACT_SIGMOID:
+      for (size_t i = 0; i < n; i++) v[i] = q8rt_mlas_logistic(v[i]);
+      break;
+    case ACT_TANH:
+      for (size_t i = 0; i < n; i++) v[i] = q8rt_mlas_tanh(v[i]);
+      break;
+    case ACT_RELU:
+      for (size_t i = 0; i < n; i++) v[i] = v[i] > 0.0f ? v[i] : 0.0f;
+      break;
+    case ACT_AFFINE:
+      for (size_t i = 0; i < n; i++) v[i] = a->alpha * v[i] + a->beta;
+      break;
+    case ACT_LEAKY_RELU:
+      for (size_t i = 0; i < n; i++) v[i] = v[i] >= 0.0f ? v[i] : a->alpha * v[i];
+      break;
+    case ACT_THRESHOLDED_RELU:
+      for (size_t i = 0; i < n; i++) v[i] = v[i] > a->alpha ? v[i] : 0.0f;
+      break;
+    case ACT_SCALED_TANH:
+      for (size_t i = 0; i < n; i++) v[i] = a->alpha * tanhf(a->beta * v[i]);
+      break;
+    case ACT_HARD_SIGMOID:
+      for (size_t i = 0; i < n; i++) {
+        const float x = a->alpha * v[i] + a->beta;
+        v[i] = x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x;
+      }
+      break;
+    case ACT_ELU:
+      for (size_t i = 0; i < n; i++) v[i] = v[i] >= 0.0f ? v[i] : a->alpha * (expf(v[i]) - 1.0f);
+      break;
+    case ACT_SOFTSIGN:
+      for (size_t i = 0; i < n; i++) v[i] = v[i] / (1.0f + fabsf(v[i]));
+      break;
+    case ACT_SOFTPLUS:
+      for (size_t i = 0; i < n; i++) v[i] = logf(1.0f + expf(v[i]));
+      break;
+  }
+}
+
+/* ORT's GRU applies its reset and output gates with its own rational approximation (rnn_helpers.cc:
+ * Eigen's tanh coefficients, plain multiplies and adds, x clamped to +-10 for tanh, +-20 for
+ * sigmoid, which it evaluates as 0.5 * (1 + tanh(x / 2))), fused with the products around them.
+ * The update gate goes through MLAS like every LSTM gate. */
+static float ort_tanh_ratio(float x) {
+  const float x2 = x * x;
+  float p = x2 * -2.76076847742355e-16f + 2.00018790482477e-13f;
+  p = x2 * p + -8.60467152213735e-11f;
+  p = x2 * p + 5.12229709037114e-08f;
+  p = x2 * p + 1.48572235717979e-05f;
+  p = x2 * p + 6.37261928875436e-04f;
+  p = x2 * p + 4.89352455891786e-03f;
+  p = x * p;
+  float q = x2 * 1.19825839466702e-06f + 1.18534705686654e-04f;
+  q = x2 * q + 2.26843463243900e-03f;
+  q = x2 * q + 4.89352518554385e-03f;
+  return p / q;
+}
+
+static float clampf(float v, float b) { return v < -b ? -b : v > b ? b : v; }
+
+/* d = s1 . f(r) */
+static void gru_reset_gate(const rnn_act *a, const float *s1, const float *r, float *d, size_t n) {
+  switch (a->kind) {
+    case ACT_SIGMOID:
+      for (size_t i = 0; i < n; i++) d[i] = s1[i] * 0.5f * (1.0f + ort_tanh_ratio(0.5f * clampf(r[i], 20.0f)));
+      break;
+    case ACT_TANH:
+      for (size_t i = 0; i < n; i++) {
+        /* ORT: ps1 * p / q, i.e. (ps1 * p) / q */
+        const float x = clampf(r[i], 10.0f), x2 = x * x;
+        float p = x2 * -2.76076847742355e-16f + 2.00018790482477e-13f;
+        p = x2 * p + -8.60467152213735e-11f;
+        p = x2 * p + 5.12229709037114e-08f;
+        p = x2 * p + 1.48572235717979e-05f;
+        p = x2 * p + 6.37261928875436e-04f;
+        p = x2 * p + 4.89352455891786e-03f;
+        p = x * p;
+        float q = x2 * 1.19825839466702e-06f + 1.18534705686654e-04f;
+        q = x2 * q + 2.26843463243900e-03f;
+        q = x2 * q + 4.89352518554385e-03f;
+        d[i] = s1[i] * p / q;
+      }
+      break;
+    case ACT_RELU:
+      for (size_t i = 0; i < n; i++) d[i] = s1[i] * (r[i] > 0.0f ? r[i] : 0.0f);
+      break;
+    default:
+      for (size_t i = 0; i < n; i++) {
+        float v = r[i];
+        act_apply(a, &v, 1);
+        d[i] = s1[i] * v;
+      }
+      break;
+  }
+}
+
+/* h = (1 - z) . g(x) + z . h */
+static void gru_output_gate(const rnn_act *a, const float *x, const float *z, float *h, size_t n) {
+  switch (a->kind) {
+    case ACT_SIGMOID:
+      for (size_t i = 0; i < n; i++) {
+        h[i] = (1.0f - z[i]) * 0.5f * (1.0f + ort_tanh_ratio(0.5f * clampf(x[i], 20.0f))) + z[i] * h[i];
+      }
+      break;
+    case ACT_TANH:
+      for (size_t i = 0; i < n; i++) h[i] = (1.0f - z[i]) * ort_tanh_ratio(clampf(x[i], 10.0f)) + z[i] * h[i];
+      break;
+    case ACT_RELU:
+      for (size_t i = 0; i < n; i++) h[i] = (1.0f - z[i]) * (x[i] > 0.0f ? x[i] : 0.0f) + z[i] * h[i];
+      break;
+    default:
+      for (size_t i = 0; i < n; i++) {
+        float v = x[i];
+        act_apply(a, &v, 1);
+        h[i] = (1.0f - z[i]) * v + z[i] * h[i];
+      }
+      break;
+  }
+}
+
+/* activations / activation_alpha / activation_beta: names are matched without regard to case (as
+ * ORT does); each activation that takes an alpha (beta) consumes the next one from the list, else
+ * its default. Bidirectional with one direction's worth of names uses them for both. */
+static q8rt_status parse_acts(const ir_node *n, rnn_params *p, q8rt_error *err) {
+  const int per_dir = p->n_acts_per_dir;
+  static const enum act_kind lstm_def[3] = {ACT_SIGMOID, ACT_TANH, ACT_TANH};
+  static const enum act_kind gru_def[2] = {ACT_SIGMOID, ACT_TANH};
+  for (int d = 0; d < p->dirs; d++) {
+    for (int k = 0; k < per_dir; k++) {
+      rnn_act *a = &p->acts[d * per_dir + k];
+      a->kind = p->kind == RNN_LSTM ? lstm_def[k] : gru_def[k];
+      a->alpha = a->beta = 0.0f;
+    }
+  }
+  const ir_attr *names = ir_node_attr(n, "activations");
+  const ir_attr *alphas = ir_node_attr(n, "activation_alpha");
+  const ir_attr *betas = ir_node_attr(n, "activation_beta");
+  if (names == NULL) {
+    if ((alphas != NULL && alphas->count) || (betas != NULL && betas->count)) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                       "%s node '%s': activation_alpha/activation_beta given without activations", n->op_type, n->name);
+    }
+    return Q8RT_OK;
+  }
+  if (names->type != IR_ATTR_STRINGS) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute 'activations' must be a list of strings",
+                     n->op_type, n->name);
+  }
+  if ((alphas != NULL && alphas->type != IR_ATTR_FLOATS) || (betas != NULL && betas->type != IR_ATTR_FLOATS)) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                     "%s node '%s': attributes 'activation_alpha'/'activation_beta' must be lists of floats",
+                     n->op_type, n->name);
+  }
+  const size_t count = names->count;
+  if (count != (size_t)(per_dir * p->dirs) && !(p->dirs == 2 && count == (size_t)per_dir)) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                     "%s node '%s': %zu activations given, expected %d (%d per direction)", n->op_type, n->name, count,
+                     per_dir * p->dirs, per_dir);
+  }
+  size_t ia = 0, ib = 0;
+  const char *s = names->s;
+  const size_t n_alpha = alphas != NULL ? alphas->count : 0, n_beta = betas != NULL ? betas->count : 0;
+  for (size_t k = 0; k < count; k++) {
+    size_t t = 0;
+    while (t < sizeof(act_table) / sizeof(act_table[0]) && strcasecmp(s, act_table[t].name) != 0) t++;
+    if (t == sizeof(act_table) / sizeof(act_table[0])) {
+      return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': activation '%s' is not supported", n->op_type,
+                       n->name, s);
+    }
+    rnn_act a = {act_table[t].kind, act_table[t].alpha, act_table[t].beta};
+    if (act_table[t].n_alpha && ia < n_alpha) a.alpha = alphas->floats[ia++];
+    if (act_table[t].n_beta && ib < n_beta) a.beta = betas->floats[ib++];
+    p->acts[k] = a;
+    if (count == (size_t)per_dir && p->dirs == 2) p->acts[per_dir + k] = a;
+    s += strlen(s) + 1;
+  }
+  return Q8RT_OK;
+}
+
+/* ---- prepare / infer ------------------------------------------------------------------------- */
+
+static q8rt_status rnn_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, enum rnn_kind kind) {
+  const ir_node *n = ctx->node;
+  const ir_graph *g = ctx->graph;
+  const int max_in = kind == RNN_LSTM ? 8 : 6;
+  if (n->n_inputs < 3 || n->n_inputs > max_in || n->n_outputs < 1 || n->n_outputs > (kind == RNN_LSTM ? 3 : 2)) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': expects 3 to %d inputs and 1 to %d outputs",
+                     n->op_type, n->name, max_in, kind == RNN_LSTM ? 3 : 2);
+  }
+  for (int i = 0; i < 3; i++) {
+    if (n->inputs[i] < 0) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': input %d (%s) is missing", n->op_type, n->name, i,
+                       i == 0   ? "X"
+                       : i == 1 ? "W"
+                                : "R");
+    }
+  }
+  rnn_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
+  if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  memset(p, 0, sizeof(*p));
+  p->kind = kind;
+  p->gates = kind == RNN_LSTM ? 4 : 3;
+  p->n_acts_per_dir = kind == RNN_LSTM ? 3 : 2;
+  q8rt_status st;
+  int64_t hidden, layout = 0, input_forget = 0, lbr = 0;
+  const char *dir;
+  if ((st = ir_attr_int(n, "hidden_size", -1, &hidden, err)) != Q8RT_OK) return st;
+  if ((st = ir_attr_string(n, "direction", "forward", &dir, err)) != Q8RT_OK) return st;
+  if (n->opset >= 14 && (st = ir_attr_int(n, "layout", 0, &layout, err)) != Q8RT_OK) return st;
+  if (kind == RNN_LSTM && (st = ir_attr_int(n, "input_forget", 0, &input_forget, err)) != Q8RT_OK) return st;
+  if (kind == RNN_GRU && (st = ir_attr_int(n, "linear_before_reset", 0, &lbr, err)) != Q8RT_OK) return st;
+  if (strcmp(dir, "forward") == 0) {
+    p->dirs = 1;
+  } else if (strcmp(dir, "reverse") == 0) {
+    p->dirs = 1;
+    p->reverse = 1;
+  } else if (strcmp(dir, "bidirectional") == 0) {
+    p->dirs = 2;
+  } else {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                     "%s node '%s': direction '%s' (expected forward, reverse or bidirectional)", n->op_type, n->name,
+                     dir);
+  }
+  if (layout != 0 && layout != 1) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': layout %lld (expected 0 or 1)", n->op_type, n->name,
+                     (long long)layout);
+  }
+  p->layout = (int)layout;
+  p->input_forget = input_forget != 0;
+  p->linear_before_reset = lbr != 0;
+  if (ir_node_attr(n, "clip") != NULL) {
+    if ((st = ir_attr_float(n, "clip", FLT_MAX, &p->clip, err)) != Q8RT_OK) return st;
+    if (!(p->clip > 0.0f)) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': clip %g must be positive", n->op_type, n->name,
+                       (double)p->clip);
+    }
+    p->has_clip = 1;
+  }
+  if ((st = parse_acts(n, p, err)) != Q8RT_OK) return st;
+  /* hidden_size: from the attribute, else from R's shape; checked against W/R in infer */
+  if (ir_node_attr(n, "hidden_size") == NULL) {
+    const ir_value *r = ir_node_input(g, n, 2);
+    if (r->rank == 3 && r->dims[2] > 0) hidden = r->dims[2];
+  }
+  if (hidden <= 0 || hidden > (INT64_C(1) << 24)) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': hidden_size %lld (must be in 1..2^24)", n->op_type,
+                     n->name, (long long)hidden);
+  }
+  p->hidden = hidden;
+  /* a constant sequence_lens is checked here, as ORT checks it at run time */
+  const ir_value *lens = ir_node_input(g, n, 4);
+  if (lens != NULL && lens->constant != NULL) {
+    const ir_tensor *t = lens->constant;
+    if (t->dtype != Q8RT_DTYPE_INT32) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': sequence_lens is %s (must be int32)", n->op_type,
+                       n->name, op_onnx_type_name(t->dtype));
+    }
+    for (int64_t i = 0; i < t->count; i++) {
+      const int32_t v = ((const int32_t *)t->data)[i];
+      if (v < 1) {
+        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': sequence_lens[%lld] = %d (must be >= 1)",
+                         n->op_type, n->name, (long long)i, (int)v);
+      }
+    }
+  }
+  p->fmac = q8rt_f32_vfmac_ukernel__scalar;
+  ctx->kernel = kind == RNN_LSTM ? "f32-lstm-scalar" : "f32-gru-scalar";
+#if defined(__x86_64__) || defined(_M_X64)
+  if ((ctx->isa & Q8RT_ISA_AVX2) && ctx->backend != Q8RT_BACKEND_REFERENCE) {
+    p->fmac = q8rt_f32_vfmac_ukernel__avx2;
+    ctx->kernel = kind == RNN_LSTM ? "f32-lstm-avx2" : "f32-gru-avx2";
+  }
+#endif
+  ctx->reason = "float32, ONNX Runtime's DeepCPU gate arithmetic (fma chains, MLAS sigmoid/tanh)";
+  *out = p;
+  return Q8RT_OK;
+}
+
+static q8rt_status lstm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  return rnn_prepare(ctx, out, err, RNN_LSTM);
+}
+static q8rt_status gru_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  return rnn_prepare(ctx, out, err, RNN_GRU);
+}
+
+/* Input i must be float32 of rank `rank` with the known dims in want[] (-1: any). */
+static q8rt_status check_input(const ir_node *n, const op_shape *in, int i, const char *what, q8rt_dtype dtype,
+                               int rank, const int64_t *want, q8rt_error *err) {
+  const op_shape *s = &in[i];
+  if (s->dtype != dtype) {
+    return q8rt_fail(err, s->dtype == Q8RT_DTYPE_UNDEFINED ? Q8RT_ERROR_INVALID_MODEL : Q8RT_ERROR_UNSUPPORTED,
+                     "%s node '%s': input %d (%s) is %s (expected %s)", n->op_type, n->name, i, what,
+                     op_onnx_type_name(s->dtype), op_onnx_type_name(dtype));
+  }
+  if (s->rank < 0) return Q8RT_OK;
+  if (s->rank != rank) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': input %d (%s) has rank %d (expected %d)", n->op_type,
+                     n->name, i, what, s->rank, rank);
+  }
+  for (int d = 0; d < rank; d++) {
+    if (want[d] >= 0 && s->dims[d] >= 0 && s->dims[d] != want[d]) {
+      return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': input %d (%s) dimension %d is %lld (expected %lld)",
+                       n->op_type, n->name, i, what, d, (long long)s->dims[d], (long long)want[d]);
+    }
+  }
+  return Q8RT_OK;
+}
+
+static q8rt_status rnn_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+                             void *geom, q8rt_error *err) {
+  const rnn_params *p = params;
+  const int64_t H = p->hidden, G = p->gates, D = p->dirs;
+  const op_shape *x = &in[0];
+  q8rt_status st;
+  int64_t seq = -1, batch = -1, isz = -1;
+  const int64_t any3[3] = {-1, -1, -1};
+  if ((st = check_input(n, in, 0, "X", Q8RT_DTYPE_FLOAT32, 3, any3, err)) != Q8RT_OK) return st;
+  if (x->rank == 3) {
+    seq = x->dims[p->layout ? 1 : 0];
+    batch = x->dims[p->layout ? 0 : 1];
+    isz = x->dims[2];
+  }
+  const int64_t wdims[3] = {D, G * H, isz}, rdims[3] = {D, G * H, H};
+  if ((st = check_input(n, in, 1, "W", Q8RT_DTYPE_FLOAT32, 3, wdims, err)) != Q8RT_OK) return st;
+  if ((st = check_input(n, in, 2, "R", Q8RT_DTYPE_FLOAT32, 3, rdims, err)) != Q8RT_OK) return st;
+  if (isz < 0 && in[1].rank == 3) isz = in[1].dims[2];
+  const int has[8] = {1,
+                      1,
+                      1,
+                      n->n_inputs > 3 && n->inputs[3] >= 0,
+                      n->n_inputs > 4 && n->inputs[4] >= 0,
+                      n->n_inputs > 5 && n->inputs[5] >= 0,
+                      n->n_inputs > 6 && n->inputs[6] >= 0,
+                      n->n_inputs > 7 && n->inputs[7] >= 0};
+  const int64_t bdims[2] = {D, 2 * G * H}, ldims[1] = {batch};
+  const int64_t sdims[3] = {p->layout ? batch : D, p->layout ? D : batch, H};
+  const int64_t pdims[2] = {D, 3 * H};
+  if (has[3] && (st = check_input(n, in, 3, "B", Q8RT_DTYPE_FLOAT32, 2, bdims, err)) != Q8RT_OK) return st;
+  if (has[4] && (st = check_input(n, in, 4, "sequence_lens", Q8RT_DTYPE_INT32, 1, ldims, err)) != Q8RT_OK) return st;
+  if (has[5] && (st = check_input(n, in, 5, "initial_h", Q8RT_DTYPE_FLOAT32, 3, sdims, err)) != Q8RT_OK) return st;
+  if (has[6] && (st = check_input(n, in, 6, "initial_c", Q8RT_DTYPE_FLOAT32, 3, sdims, err)) != Q8RT_OK) return st;
+  if (has[7] && (st = check_input(n, in, 7, "P", Q8RT_DTYPE_FLOAT32, 2, pdims, err)) != Q8RT_OK) return st;
+  /* Y: [seq, D, batch, H] (layout 1: [batch, seq, D, H]); Y_h, Y_c: [D, batch, H] ([batch, D, H]) */
+  for (int k = 0; k < n->n_outputs; k++) {
+    op_shape *o = &out[k];
+    memset(o, 0, sizeof(*o));
+    o->dtype = Q8RT_DTYPE_FLOAT32;
+    if (k == 0) {
+      o->rank = 4;
+      const int64_t yl0[4] = {seq, D, batch, H}, yl1[4] = {batch, seq, D, H};
+      memcpy(o->dims, p->layout ? yl1 : yl0, sizeof(yl0));
+    } else {
+      o->rank = 3;
+      memcpy(o->dims, sdims, sizeof(sdims));
+    }
+  }
+  if (!concrete) return Q8RT_OK;
+  if (seq < 0 || batch < 0 || isz < 0) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': the shape of X is not known", n->op_type, n->name);
+  }
+  /* workspace (floats): W^T [D][I][G*H], R^T [D][H][G*H], bias [D][(G+1)*H], vectors 6*G*H */
+  size_t wt, rt, gh, vec, total;
+  if (!q8rt_mul_size((size_t)G, (size_t)H, &gh) || !q8rt_mul_size(gh, (size_t)isz, &wt) ||
+      !q8rt_mul_size(wt, (size_t)D, &wt) || !q8rt_mul_size(gh, (size_t)H, &rt) || !q8rt_mul_size(rt, (size_t)D, &rt) ||
+      !q8rt_mul_size(gh, 6, &vec) || !q8rt_add_size(wt, rt, &total) ||
+      !q8rt_add_size(total, (size_t)D * (size_t)(G + 1) * (size_t)H, &total) || !q8rt_add_size(total, vec, &total) ||
+      total > (SIZE_MAX / sizeof(float)) / 2) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': weights are too large", n->op_type, n->name);
+  }
+  int64_t count;
+  const int64_t yd[4] = {seq, D, batch, H};
+  if (!q8rt_shape_elements(yd, 4, &count)) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': output Y is too large", n->op_type, n->name);
+  }
+  rnn_geom *gm = geom;
+  gm->seq = (size_t)seq;
+  gm->batch = (size_t)batch;
+  gm->input = (size_t)isz;
+  gm->hidden = (size_t)H;
+  gm->n_out = n->n_outputs;
+  gm->has_b = has[3];
+  gm->has_len = has[4];
+  gm->has_h0 = has[5];
+  gm->has_c0 = p->kind == RNN_LSTM && has[6];
+  gm->has_p = p->kind == RNN_LSTM && has[7];
+  gm->ws_wt = 0;
+  gm->ws_rt = wt;
+  gm->ws_bias = wt + rt;
+  gm->ws_vec = wt + rt + (size_t)D * (size_t)(G + 1) * (size_t)H;
+  gm->ws_total = total;
+  return Q8RT_OK;
+}
+
+static size_t rnn_workspace(const void *params, const void *geom, size_t threads) {
+  (void)params;
+  (void)threads;
+  const rnn_geom *gm = geom;
+  return gm->ws_total * sizeof(float);
+}
+
+/* ---- run ------------------------------------------------------------------------------------- */
+
+static void add_bias_clip(const rnn_params *p, const float *b, float *v, size_t n) {
+  if (b != NULL) {
+    for (size_t i = 0; i < n; i++) v[i] = v[i] + b[i];
+  }
+  if (p->has_clip) {
+    const float c = p->clip;
+    for (size_t i = 0; i < n; i++) v[i] = v[i] > c ? c : v[i] < -c ? -c : v[i];
+  }
+}
+
+/* acc[0..N) = sum_k a[k] * bt[k][0..N), one fma chain per element, k ascending */
+static void row_times(q8rt_f32_vfmac_ukernel_fn fmac, size_t K, size_t N, const float *a, const float *bt, float *acc) {
+  for (size_t j = 0; j < N; j++) acc[j] = 0.0f;
+  for (size_t k = 0; k < K; k++) fmac(N, a[k], bt + k * N, acc);
+}
+
+static void rnn_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                    const op_exec_ctx *ctx) {
+  (void)ctx;
+  const rnn_params *p = params;
+  const rnn_geom *gm = geom;
+  const size_t S = gm->seq, B = gm->batch, I = gm->input, H = gm->hidden, G = (size_t)p->gates;
+  const size_t D = (size_t)p->dirs, GH = G * H;
+  float *ws = workspace;
+  const float *X = in[0].data, *W = in[1].data, *R = in[2].data;
+  const float *Bias = gm->has_b ? in[3].data : NULL;
+  const int32_t *lens = gm->has_len ? in[4].data : NULL;
+  const float *H0 = gm->has_h0 ? in[5].data : NULL;
+  const float *C0 = gm->has_c0 ? in[6].data : NULL;
+  const float *P = gm->has_p ? in[7].data : NULL;
+  float *Y = out[0].data;
+  float *Yh = gm->n_out > 1 ? out[1].data : NULL;
+  float *Yc = p->kind == RNN_LSTM && gm->n_out > 2 ? out[2].data : NULL;
+  float *wt = ws + gm->ws_wt, *rt = ws + gm->ws_rt, *bias = ws + gm->ws_bias, *vec = ws + gm->ws_vec;
+  /* transposes: wt[d][k][j] = W[d][j][k] */
+  for (size_t d = 0; d < D; d++) {
+    for (size_t j = 0; j < GH; j++) {
+      for (size_t k = 0; k < I; k++) wt[(d * I + k) * GH + j] = W[(d * GH + j) * I + k];
+      for (size_t k = 0; k < H; k++) rt[(d * H + k) * GH + j] = R[(d * GH + j) * H + k];
+    }
+    /* bias[d]: LSTM Wb + Rb per gate; GRU Wb + Rb for z, r, and h without linear_before_reset,
+     * else Wbh at [2H, 3H) and Rbh at [3H, 4H) */
+    float *bd = bias + d * (G + 1) * H;
+    if (Bias != NULL) {
+      const float *wb = Bias + d * 2 * GH, *rb = wb + GH;
+      for (size_t j = 0; j < GH; j++) bd[j] = wb[j] + rb[j];
+      if (p->kind == RNN_GRU && p->linear_before_reset) {
+        for (size_t j = 0; j < H; j++) {
+          bd[2 * H + j] = wb[2 * H + j];
+          bd[3 * H + j] = rb[2 * H + j];
+        }
+      }
+    }
+  }
+  if (Y != NULL) memset(Y, 0, S * D * B * H * sizeof(float));
+  float *xw = vec, *hr = vec + GH, *h = vec + 2 * GH, *c = h + H, *tmp = c + H, *tmp2 = tmp + H;
+  for (size_t d = 0; d < D; d++) {
+    const int rev = p->reverse || d == 1;
+    const rnn_act *act = &p->acts[d * (size_t)p->n_acts_per_dir];
+    const float *bd = Bias != NULL ? bias + d * (G + 1) * H : NULL;
+    const float *Pd = P != NULL ? P + d * 3 * H : NULL;
+    for (size_t b = 0; b < B; b++) {
+      size_t len = S;
+      if (lens != NULL) {
+        const int32_t l = lens[b];
+        len = l < 0 ? 0 : (size_t)l > S ? S : (size_t)l;
+      }
+      /* state index [d][b] (layout 1: [b][d]) */
+      const size_t sidx = p->layout ? (b * D + d) * H : (d * B + b) * H;
+      for (size_t j = 0; j < H; j++) {
+        h[j] = H0 != NULL ? H0[sidx + j] : 0.0f;
+        c[j] = C0 != NULL ? C0[sidx + j] : 0.0f;
+      }
+      for (size_t step = 0; step < len; step++) {
+        const size_t t = rev ? len - 1 - step : step;
+        const float *xt = X + (p->layout ? (b * S + t) * I : (t * B + b) * I);
+        row_times(p->fmac, I, GH, xt, wt + d * I * GH, xw);
+        if (p->kind == RNN_LSTM) {
+          row_times(p->fmac, H, GH, h, rt + d * H * GH, hr);
+          for (size_t j = 0; j < GH; j++) hr[j] = hr[j] + xw[j];
+          float *gi = hr, *go = hr + H, *gf = hr + 2 * H, *gc = hr + 3 * H;
+          if (Pd != NULL) {
+            for (size_t j = 0; j < H; j++) gi[j] = gi[j] + c[j] * Pd[j];
+          }
+          add_bias_clip(p, bd, gi, H);
+          act_apply(&act[0], gi, H);
+          if (p->input_forget) {
+            for (size_t j = 0; j < H; j++) gf[j] = 1.0f - gi[j];
+          } else {
+            if (Pd != NULL) {
+              for (size_t j = 0; j < H; j++) gf[j] = gf[j] + c[j] * Pd[2 * H + j];
+            }
+            add_bias_clip(p, bd != NULL ? bd + 2 * H : NULL, gf, H);
+            act_apply(&act[0], gf, H);
+          }
+          add_bias_clip(p, bd != NULL ? bd + 3 * H : NULL, gc, H);
+          act_apply(&act[1], gc, H);
+          for (size_t j = 0; j < H; j++) c[j] = c[j] * gf[j] + gi[j] * gc[j];
+          if (Pd != NULL) {
+            for (size_t j = 0; j < H; j++) go[j] = go[j] + c[j] * Pd[H + j];
+          }
+          add_bias_clip(p, bd != NULL ? bd + H : NULL, go, H);
+          act_apply(&act[0], go, H);
+          memcpy(tmp, c, H * sizeof(float));
+          act_apply(&act[2], tmp, H);
+          for (size_t j = 0; j < H; j++) h[j] = tmp[j] * go[j];
+        } else {
+          /* z and r: h * R[zr]^T + x * W[zr]^T, + (Wb + Rb) */
+          row_times(p->fmac, H, GH, h, rt + d * H * GH, hr); /* all 3 gates; only z, r used here */
+          float *gz = hr, *gr = hr + H, *gh = xw + 2 * H;
+          for (size_t j = 0; j < 2 * H; j++) hr[j] = hr[j] + xw[j];
+          add_bias_clip(p, bd, gz, H);
+          act_apply(&act[0], gz, H);
+          add_bias_clip(p, bd != NULL ? bd + H : NULL, gr, H);
+          if (p->linear_before_reset) {
+            /* hr[2H..3H) holds h * Rh^T; ORT's GEMM adds it onto Rbh */
+            float *lin = hr + 2 * H;
+            if (bd != NULL) {
+              for (size_t j = 0; j < H; j++) lin[j] = lin[j] + bd[3 * H + j];
+            }
+            gru_reset_gate(&act[0], lin, gr, tmp, H);
+            for (size_t j = 0; j < H; j++) gh[j] = gh[j] + tmp[j];
+          } else {
+            gru_reset_gate(&act[0], h, gr, tmp, H);
+            /* (r . h) * Rh^T: the third column block of R^T, added onto x * Wh^T */
+            for (size_t j = 0; j < H; j++) tmp2[j] = 0.0f;
+            const float *rth = rt + d * H * GH + 2 * H;
+            for (size_t k = 0; k < H; k++) p->fmac(H, tmp[k], rth + k * GH, tmp2);
+            for (size_t j = 0; j < H; j++) gh[j] = tmp2[j] + gh[j];
+          }
+          add_bias_clip(p, bd != NULL ? bd + 2 * H : NULL, gh, H);
+          gru_output_gate(&act[1], gh, gz, h, H);
+        }
+        if (Y != NULL) {
+          float *yt = Y + (p->layout ? ((b * S + t) * D + d) * H : ((t * D + d) * B + b) * H);
+          memcpy(yt, h, H * sizeof(float));
+        }
+      }
+      if (Yh != NULL) memcpy(Yh + sidx, h, H * sizeof(float));
+      if (Yc != NULL) memcpy(Yc + sidx, c, H * sizeof(float));
+    }
+  }
+}
+
+const op_def q8rt_op_lstm = {.op_type = "LSTM",
+                             .domain = "",
+                             .min_opset = 7,
+                             .prepare = lstm_prepare,
+                             .infer = rnn_infer,
+                             .workspace = rnn_workspace,
+                             .run = rnn_run};
+
+const op_def q8rt_op_gru = {.op_type = "GRU",
+                            .domain = "",
+                            .min_opset = 7,
+                            .prepare = gru_prepare,
+                            .infer = rnn_infer,
+                            .workspace = rnn_workspace,
+                            .run = rnn_run};
