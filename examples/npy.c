@@ -27,7 +27,7 @@ static const struct {
   q8rt_dtype dtype;
 } npy_types[] = {
     {"<f4", Q8RT_DTYPE_FLOAT32}, {"|u1", Q8RT_DTYPE_UINT8}, {"|i1", Q8RT_DTYPE_INT8},  {"<u2", Q8RT_DTYPE_UINT16},
-    {"<i2", Q8RT_DTYPE_INT16},   {"<i4", Q8RT_DTYPE_INT32}, {"<i8", Q8RT_DTYPE_INT64},
+    {"<i2", Q8RT_DTYPE_INT16},   {"<i4", Q8RT_DTYPE_INT32}, {"<i8", Q8RT_DTYPE_INT64}, {"|b1", Q8RT_DTYPE_BOOL},
 };
 
 const char *npy_descr(q8rt_dtype dtype) {
@@ -39,7 +39,8 @@ const char *npy_descr(q8rt_dtype dtype) {
 static size_t npy_itemsize(q8rt_dtype dtype) {
   switch (dtype) {
     case Q8RT_DTYPE_UINT8:
-    case Q8RT_DTYPE_INT8: return 1;
+    case Q8RT_DTYPE_INT8:
+    case Q8RT_DTYPE_BOOL: return 1;
     case Q8RT_DTYPE_UINT16:
     case Q8RT_DTYPE_INT16: return 2;
     case Q8RT_DTYPE_FLOAT32:
@@ -281,7 +282,7 @@ int npy_parse(const void *bytes, size_t size, npy_array *array, char *err, size_
 
   array->dtype = npy_dtype_from_descr(descr);
   if (array->dtype == Q8RT_DTYPE_UNDEFINED)
-    return npy_fail(err, err_size, "unsupported npy dtype '%s' (supported: <f4 |u1 |i1 <u2 <i2 <i4 <i8)", descr);
+    return npy_fail(err, err_size, "unsupported npy dtype '%s' (supported: <f4 |u1 |i1 <u2 <i2 <i4 <i8 |b1)", descr);
   size_t item = npy_itemsize(array->dtype);
   if (item > 1 && !host_is_little_endian())
     return npy_fail(err, err_size, "little-endian npy data is not supported on this big-endian host");

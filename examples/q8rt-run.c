@@ -278,6 +278,7 @@ static void fill_random(void *data, size_t count, q8rt_dtype dtype, size_t index
         break;
       }
       case Q8RT_DTYPE_INT64: memcpy(out + i * 8, &r, 8); break;
+      case Q8RT_DTYPE_BOOL: out[i] = (uint8_t)(r & 1); break;
       default: break;
     }
   }

@@ -92,6 +92,7 @@ typedef enum q8rt_dtype {
   Q8RT_DTYPE_INT16 = 5,
   Q8RT_DTYPE_INT32 = 6,
   Q8RT_DTYPE_INT64 = 7,
+  Q8RT_DTYPE_BOOL = 9, /* one byte per element, 0 or 1 (Where conditions, comparisons, If) */
 } q8rt_dtype;
 
 /* "float32", "uint8", ...; "undefined" for anything else. */

@@ -43,6 +43,7 @@ const char *q8rt_dtype_name(q8rt_dtype dtype) {
     case Q8RT_DTYPE_INT16: return "int16";
     case Q8RT_DTYPE_INT32: return "int32";
     case Q8RT_DTYPE_INT64: return "int64";
+    case Q8RT_DTYPE_BOOL: return "bool";
     case Q8RT_DTYPE_UNDEFINED: break;
   }
   return "undefined";
@@ -51,7 +52,8 @@ const char *q8rt_dtype_name(q8rt_dtype dtype) {
 size_t q8rt_dtype_size(q8rt_dtype dtype) {
   switch (dtype) {
     case Q8RT_DTYPE_UINT8:
-    case Q8RT_DTYPE_INT8: return 1;
+    case Q8RT_DTYPE_INT8:
+    case Q8RT_DTYPE_BOOL: return 1;
     case Q8RT_DTYPE_UINT16:
     case Q8RT_DTYPE_INT16: return 2;
     case Q8RT_DTYPE_FLOAT32:
@@ -74,7 +76,7 @@ const char *q8rt_backend_name(q8rt_backend backend) {
   return "unknown";
 }
 
-bool q8rt_dtype_known(int32_t dtype) { return dtype > 0 && dtype <= 7; }
+bool q8rt_dtype_known(int32_t dtype) { return (dtype > 0 && dtype <= 7) || dtype == Q8RT_DTYPE_BOOL; }
 
 bool q8rt_dtype_is_quantized(q8rt_dtype dtype) {
   return dtype == Q8RT_DTYPE_UINT8 || dtype == Q8RT_DTYPE_INT8 || dtype == Q8RT_DTYPE_UINT16 ||
@@ -98,6 +100,10 @@ void q8rt_dtype_range(q8rt_dtype dtype, int32_t *qmin, int32_t *qmax) {
     case Q8RT_DTYPE_INT16:
       *qmin = -32768;
       *qmax = 32767;
+      return;
+    case Q8RT_DTYPE_BOOL:
+      *qmin = 0;
+      *qmax = 1;
       return;
     default:
       *qmin = INT32_MIN;

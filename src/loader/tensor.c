@@ -398,6 +398,11 @@ q8rt_status ld_tensor_fill(const Onnx__TensorProto *tp, const char *what, const 
                        what, tp->raw_data.len, d->nbytes, (long long)d->count, q8rt_dtype_name(d->dtype));
     }
     if (dst != NULL && count) copy_le(dst, tp->raw_data.data, count, esize);
+    if (dst != NULL && d->dtype == Q8RT_DTYPE_BOOL) {
+      /* any nonzero byte is true; kernels may then rely on 0/1 */
+      uint8_t *b = dst;
+      for (size_t i = 0; i < count; i++) b[i] = b[i] != 0;
+    }
     return Q8RT_OK;
   }
 
@@ -459,6 +464,7 @@ q8rt_status ld_tensor_fill(const Onnx__TensorProto *tp, const char *what, const 
       case Q8RT_DTYPE_INT8: ((int8_t *)dst)[i] = (int8_t)v; break;
       case Q8RT_DTYPE_UINT16: ((uint16_t *)dst)[i] = (uint16_t)v; break;
       case Q8RT_DTYPE_INT16: ((int16_t *)dst)[i] = (int16_t)v; break;
+      case Q8RT_DTYPE_BOOL: ((uint8_t *)dst)[i] = (uint8_t)v; break;
       default: ((int32_t *)dst)[i] = v; break;
     }
   }

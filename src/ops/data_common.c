@@ -49,6 +49,35 @@ q8rt_status data_const_ints(op_prepare_ctx *ctx, int input, const char *what, in
   return Q8RT_OK;
 }
 
+q8rt_status data_shape_values(const ir_node *n, const op_shape *s, int input, const char *what, int concrete,
+                              int64_t *vals, size_t max, size_t *count, int *known, q8rt_error *err) {
+  *known = 0;
+  *count = 0;
+  if (s->dtype != Q8RT_DTYPE_UNDEFINED && s->dtype != Q8RT_DTYPE_INT64) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': input %d (%s) is %s, expected int64", n->op_type,
+                     n->name, input, what, op_onnx_type_name(s->dtype));
+  }
+  if (s->rank > 1 || s->rank == 0) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': input %d (%s) has rank %d, expected 1", n->op_type,
+                     n->name, input, what, s->rank);
+  }
+  if (s->rank == 1 && s->dims[0] > (int64_t)max) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input %d (%s) has %lld values (q8rt's limit is %zu)",
+                     n->op_type, n->name, input, what, (long long)s->dims[0], max);
+  }
+  if (s->value == NULL || s->rank != 1 || s->dims[0] < 0) {
+    if (!concrete) return Q8RT_OK;
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                     "%s node '%s': input %d (%s) is computed at run time: not supported (q8rt needs its value when "
+                     "shapes are bound)",
+                     n->op_type, n->name, input, what);
+  }
+  *count = (size_t)s->dims[0];
+  if (*count > 0) memcpy(vals, s->value, *count * sizeof(int64_t));
+  *known = 1;
+  return Q8RT_OK;
+}
+
 q8rt_status data_attr_ints(op_prepare_ctx *ctx, const char *name, int64_t **vals, size_t *count, int *present,
                            q8rt_error *err) {
   const int64_t *v;

@@ -14,6 +14,13 @@
 q8rt_status data_const_ints(op_prepare_ctx *ctx, int input, const char *what, int allow_i32, int allow_scalar,
                             int64_t **vals, size_t *count, int *present, q8rt_error *err);
 
+/* The values of a 1-D int64 shape-like input (Expand shape, Tile repeats, ConstantOfShape input)
+ * at infer: a constant, or a small value computed when shapes are bound. At most `max` values
+ * (else a message naming the node). Unknown: at load (concrete = 0) *known = 0 and Q8RT_OK; when
+ * binding, Q8RT_ERROR_UNSUPPORTED ("computed at run time"). */
+q8rt_status data_shape_values(const ir_node *n, const op_shape *s, int input, const char *what, int concrete,
+                              int64_t *vals, size_t max, size_t *count, int *known, q8rt_error *err);
+
 /* An ints attribute copied into the pool (absent: *present = 0). */
 q8rt_status data_attr_ints(op_prepare_ctx *ctx, const char *name, int64_t **vals, size_t *count, int *present,
                            q8rt_error *err);

@@ -228,3 +228,56 @@ void op_span_walk(int rank, const int64_t *dims, const int64_t *sa, const int64_
     }
   }
 }
+
+void op_bcast_geom_init(op_bcast_geom *g, const op_shape *const *in, int count, const op_shape *out) {
+  int64_t st[3][Q8RT_MAX_RANK];
+  memset(g, 0, sizeof(*g));
+  g->count = count;
+  for (int k = 0; k < count; k++) op_broadcast_strides(in[k], out, st[k]);
+  int r = 0;
+  for (int d = 0; d < out->rank; d++) {
+    if (out->dims[d] == 1) continue;
+    int merge = r > 0;
+    for (int k = 0; k < count && merge; k++) merge = st[k][d] * out->dims[d] == g->s[k][r - 1];
+    if (merge) {
+      g->dims[r - 1] *= out->dims[d];
+      for (int k = 0; k < count; k++) g->s[k][r - 1] = st[k][d];
+      continue;
+    }
+    g->dims[r] = out->dims[d];
+    for (int k = 0; k < count; k++) g->s[k][r] = st[k][d];
+    r++;
+  }
+  if (r == 0) {
+    g->dims[0] = 1;
+    r = 1;
+  }
+  g->rank = r;
+  g->total = op_shape_count(out);
+}
+
+void op_bcast_run(const op_bcast_geom *g, op_bcast_row_fn row, const void *ctx, const void *const *src,
+                  const size_t *esize, void *dst, size_t esy) {
+  if (g->total == 0) return;
+  const int r = g->rank, c = g->count;
+  const size_t inner = (size_t)g->dims[r - 1];
+  size_t stride[3] = {0, 0, 0}, off[3] = {0, 0, 0};
+  for (int k = 0; k < c; k++) stride[k] = (size_t)g->s[k][r - 1];
+  int64_t idx[Q8RT_MAX_RANK] = {0};
+  char *y = dst;
+  for (;;) {
+    const void *p[3] = {NULL, NULL, NULL};
+    for (int k = 0; k < c; k++) p[k] = (const char *)src[k] + off[k] * esize[k];
+    row(ctx, inner, p, stride, y);
+    y += inner * esy;
+    int d = r - 2;
+    for (; d >= 0; d--) {
+      idx[d]++;
+      for (int k = 0; k < c; k++) off[k] += (size_t)g->s[k][d];
+      if (idx[d] < g->dims[d]) break;
+      for (int k = 0; k < c; k++) off[k] -= (size_t)(g->s[k][d] * idx[d]);
+      idx[d] = 0;
+    }
+    if (d < 0) break;
+  }
+}

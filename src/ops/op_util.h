@@ -33,6 +33,22 @@ typedef struct op_batch_iter {
 void op_batch_iter_init(op_batch_iter *it, int rank, const int64_t *dims, const int64_t *sa, const int64_t *sb);
 void op_batch_iter_next(op_batch_iter *it);
 
+/* Up to three operands broadcast to one output, with size-1 dims dropped and neighbouring dims
+ * merged where every operand stays contiguous (or stays broadcast), so that the innermost span is
+ * as long as possible. Elementwise ops with 2 or 3 inputs (comparisons, Where, PRelu) walk it
+ * with op_bcast_run, which calls row(ctx, n, src, stride, dst) per innermost span: n elements,
+ * src[k] advancing by stride[k] elements (0: broadcast), dst contiguous. */
+typedef struct op_bcast_geom {
+  int rank, count; /* merged rank (>= 1), operands */
+  int64_t dims[Q8RT_MAX_RANK];
+  int64_t s[3][Q8RT_MAX_RANK];
+  size_t total;
+} op_bcast_geom;
+void op_bcast_geom_init(op_bcast_geom *g, const op_shape *const *in, int count, const op_shape *out);
+typedef void (*op_bcast_row_fn)(const void *ctx, size_t n, const void *const *src, const size_t *stride, void *dst);
+void op_bcast_run(const op_bcast_geom *g, op_bcast_row_fn row, const void *ctx, const void *const *src,
+                  const size_t *esize, void *dst, size_t esy);
+
 /* Normalize an axis in [-rank, rank) to [0, rank); false if out of range. */
 static inline bool op_normalize_axis(int64_t axis, int rank, int64_t *out) {
   if (axis < -rank || axis >= rank) return false;

@@ -269,7 +269,8 @@ static q8rt_status fuse_convs(ir_graph *g, q8rt_error *err) {
  * op ONNX Runtime's optimizer would make of it (the QOperator format's op), run by the same
  * kernels; pass-through ops whose DQ and Q carry the same scale and zero point run on the 8-bit
  * data directly. */
-enum rule_kind { RULE_BINARY, RULE_UNARY, RULE_CONCAT, RULE_PASS };
+enum rule_kind { RULE_BINARY, RULE_UNARY, RULE_CONCAT, RULE_PASS, RULE_PASS_MULTI };
+#define QDQ_MAX_OUTPUTS 64 /* Split outputs (as Q8RT_MAX_IO) */
 
 typedef struct qdq_rule {
   const char *op;
@@ -296,6 +297,11 @@ static const qdq_rule g_rules[] = {
     {"Resize", NULL, NULL, RULE_PASS},
     {"Slice", NULL, NULL, RULE_PASS},
     {"Identity", NULL, NULL, RULE_PASS},
+    {"SpaceToDepth", NULL, NULL, RULE_PASS},
+    {"DepthToSpace", NULL, NULL, RULE_PASS},
+    {"Expand", NULL, NULL, RULE_PASS},
+    {"Tile", NULL, NULL, RULE_PASS},
+    {"Split", NULL, NULL, RULE_PASS_MULTI}, /* every output through its own Q */
 };
 
 /* The 8-bit type a per-tensor DQ reads (from its zero point, else its input's dtype), or 0. */
@@ -338,9 +344,12 @@ static q8rt_status fuse_groups(ir_graph *g, q8rt_error *err) {
       if (strcmp(n->op_type, g_rules[r].op) == 0) rule = &g_rules[r];
     }
     if (rule == NULL) continue;
+    const int multi = rule->kind == RULE_PASS_MULTI;
+    const int pass = rule->kind == RULE_PASS || multi;
     int extra_outputs = 0;
     for (int k = 1; k < n->n_outputs; k++) extra_outputs |= n->outputs[k] >= 0;
-    if (extra_outputs) continue;
+    if (extra_outputs && !multi) continue;
+    if (n->n_outputs > QDQ_MAX_OUTPUTS) continue;
     /* which inputs are the quantized data */
     int n_data = rule->kind == RULE_BINARY ? 2 : rule->kind == RULE_CONCAT ? n->n_inputs : 1;
     if (n->n_inputs < n_data || n_data < 1 || n_data > 16) continue;
@@ -364,11 +373,17 @@ static q8rt_status fuse_groups(ir_graph *g, q8rt_error *err) {
     if (q == NULL) continue;
     const ir_tensor *qz = const_input(g, q, 2);
     if (qz->dtype != t) continue;
-    if (rule->kind == RULE_PASS && !same_qparams(g, dq[0], q)) continue;
+    if (pass && !same_qparams(g, dq[0], q)) continue;
+    /* Split: every output (none omitted) goes to a Q with the DQ's parameters */
+    for (int k = 1; k < n->n_outputs && ok && multi; k++) {
+      ir_node *qk = single_q_consumer(g, n->outputs[k]);
+      ok = qk != NULL && const_input(g, qk, 2)->dtype == t && same_qparams(g, dq[0], qk);
+    }
+    if (!ok) continue;
 
     int n_in = 0;
     int *in;
-    if (rule->kind == RULE_PASS) {
+    if (pass) {
       in = q8rt_pool_array(&g->pool, (size_t)n->n_inputs, sizeof(int));
       if (in == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory fusing '%s'", n->name);
       for (int k = 0; k < n->n_inputs; k++) in[k] = n->inputs[k];
@@ -391,36 +406,42 @@ static q8rt_status fuse_groups(ir_graph *g, q8rt_error *err) {
         in[n_in++] = q->inputs[2];
       }
     }
-    int *out = q8rt_pool_array(&g->pool, 1, sizeof(int));
+    const int n_out = multi ? n->n_outputs : 1;
+    int *out = q8rt_pool_array(&g->pool, (size_t)n_out, sizeof(int));
     if (out == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory fusing '%s'", n->name);
-    out[0] = q->outputs[0];
+    ir_node *qs[QDQ_MAX_OUTPUTS];
+    for (int k = 0; k < n_out; k++) {
+      qs[k] = single_q_consumer(g, n->outputs[k]);
+      out[k] = qs[k]->outputs[0];
+    }
     const int fi = ir_graph_add_node(g);
     if (fi < 0) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory fusing node");
     n = &g->nodes[ni]; /* the node array may have moved */
-    q = single_q_consumer(g, yv);
+    for (int k = 0; k < n_out; k++) qs[k] = single_q_consumer(g, n->outputs[k]);
     ir_node *f = &g->nodes[fi];
     f->name = n->name;
-    f->op_type = rule->kind == RULE_PASS ? n->op_type : rule->qop;
-    f->domain = rule->kind == RULE_PASS ? "" : rule->domain;
-    f->opset = rule->kind == RULE_PASS || rule->domain[0] == '\0' ? n->opset : 1;
+    f->op_type = pass ? n->op_type : rule->qop;
+    f->domain = pass ? "" : rule->domain;
+    f->opset = pass || rule->domain[0] == '\0' ? n->opset : 1;
     f->n_inputs = n_in;
     f->inputs = in;
-    f->n_outputs = 1;
+    f->n_outputs = n_out;
     f->outputs = out;
     f->n_attrs = n->n_attrs;
     f->attrs = n->attrs;
-    f->note = rule->kind == RULE_PASS
-                  ? "DequantizeLinear/QuantizeLinear with equal parameters removed: runs on 8-bit data"
-                  : "fused from DequantizeLinear -> op -> QuantizeLinear";
+    f->note = pass ? "DequantizeLinear/QuantizeLinear with equal parameters removed: runs on 8-bit data"
+                   : "fused from DequantizeLinear -> op -> QuantizeLinear";
     drop_consumers(g, n);
-    drop_consumers(g, q);
+    for (int k = 0; k < n_out; k++) {
+      drop_consumers(g, qs[k]);
+      qs[k]->removed = 1;
+      g->values[n->outputs[k]].producer = -1;
+    }
     n->removed = 1;
-    q->removed = 1;
-    g->values[yv].producer = -1;
     for (int k = 0; k < n_in; k++) {
       if (in[k] >= 0) g->values[in[k]].consumers++;
     }
-    g->values[out[0]].producer = fi;
+    for (int k = 0; k < n_out; k++) g->values[out[k]].producer = fi;
   }
   return Q8RT_OK;
 }

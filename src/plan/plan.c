@@ -222,6 +222,13 @@ static q8rt_status fold_constant_node(builder *b, ir_node *n, const op_def *op, 
   size_t total = 0;
   for (int k = 0; k < n->n_outputs; k++) {
     if (n->outputs[k] < 0) continue;
+    /* checked before allocating: a constant ConstantOfShape/Range/Tile may ask for gigabytes */
+    int64_t count;
+    if (out_shapes[k].rank >= 0 && q8rt_shape_elements(out_shapes[k].dims, out_shapes[k].rank, &count) &&
+        (size_t)count * q8rt_dtype_size(out_shapes[k].dtype) > FOLD_MAX_BYTES - total) {
+      return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "node '%s': folding its constant output needs over %zu bytes",
+                       n->name, FOLD_MAX_BYTES);
+    }
     if ((st = ir_tensor_create(g, out_shapes[k].dtype, out_shapes[k].rank, out_shapes[k].dims, &outs[k], b->err)) !=
         Q8RT_OK) {
       return st;

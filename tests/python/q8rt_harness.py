@@ -33,6 +33,7 @@ NP_TO_ONNX = {
     np.dtype(np.int16): TensorProto.INT16,
     np.dtype(np.int32): TensorProto.INT32,
     np.dtype(np.int64): TensorProto.INT64,
+    np.dtype(np.bool_): TensorProto.BOOL,
 }
 
 

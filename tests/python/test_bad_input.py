@@ -331,3 +331,80 @@ def test_input_unknown_name(tmp_path):
 def test_input_missing_file(tmp_path):
     res = run_bytes(tmp_path, valid_bytes(), {IN: tmp_path / "does_not_exist.npy"})
     h.assert_clean_error(res, ["does_not_exist.npy"])
+
+
+# ---- hostile attributes and shape inputs of Split, SpaceToDepth/DepthToSpace, Tile, Expand, Range,
+# ConstantOfShape, Where, TopK: one error line naming the node and the cause; no crash, no hang,
+# no allocation of the absurd size asked for -----------------------------------------------------
+
+def hostile_cases():
+    from op_check import node_model
+
+    f = np.zeros((2, 6), np.float32)
+    img = np.zeros((1, 4, 6, 6), np.float32)
+    i64 = lambda *v: np.array(v, np.int64)  # noqa: E731
+    c = {}
+
+    def add(name, op, inputs, words, **kw):
+        c[name] = (*node_model(op, inputs, **kw), words)
+
+    add("split_sizes_not_summing", "Split", [("x", f), ("s", i64(2, 3))], ["sum"], n_out=2,
+        attrs={"axis": 1}, inits=["s"], opset=13)
+    add("split_negative_size", "Split", [("x", f), ("s", i64(7, -1))], ["split[1]"], n_out=2,
+        attrs={"axis": 1}, inits=["s"], opset=13)
+    add("split_attr_huge_sizes", "Split", [("x", f)], ["sum"], n_out=2,
+        attrs={"axis": 1, "split": [2**62, 2**62]}, opset=11)
+    add("split_count_mismatch", "Split", [("x", f), ("s", i64(1, 2, 3))], ["3 sizes"], n_out=2,
+        attrs={"axis": 1}, inits=["s"], opset=13)
+    add("split_num_outputs_too_many", "Split", [("x", f)], ["num_outputs"], n_out=5,
+        attrs={"axis": 0, "num_outputs": 5}, opset=18)
+    add("split_num_outputs_and_split", "Split", [("x", f), ("s", i64(3, 3))], ["num_outputs"], n_out=2,
+        attrs={"axis": 1, "num_outputs": 2}, inits=["s"], opset=18)
+    add("split_equal_not_dividing", "Split", [("x", np.zeros((5, 2), np.float32))], ["equal"], n_out=2, opset=13)
+    add("split_axis_out_of_range", "Split", [("x", f)], ["axis"], n_out=2, attrs={"axis": 2}, opset=13)
+    add("split_sizes_runtime", "Split", [("x", f), ("s", i64(3, 3))], ["run time"], n_out=2,
+        attrs={"axis": 1}, opset=13)
+    for b in (0, -2, 2**40):
+        add(f"space_to_depth_blocksize_{b}", "SpaceToDepth", [("x", img)], ["blocksize"], attrs={"blocksize": b})
+        add(f"depth_to_space_blocksize_{b}", "DepthToSpace", [("x", img)], ["blocksize"], attrs={"blocksize": b})
+    add("space_to_depth_not_divisible", "SpaceToDepth", [("x", img)], ["multiple"], attrs={"blocksize": 4})
+    add("space_to_depth_rank3", "SpaceToDepth", [("x", img[0])], ["rank"], attrs={"blocksize": 2})
+    add("depth_to_space_channels", "DepthToSpace", [("x", img)], ["channels"], attrs={"blocksize": 3})
+    add("depth_to_space_mode", "DepthToSpace", [("x", img)], ["mode"], attrs={"blocksize": 2, "mode": "XYZ"})
+    add("tile_negative_repeats", "Tile", [("x", f), ("r", i64(1, -2))], ["repeats"], inits=["r"])
+    add("tile_huge_repeats", "Tile", [("x", f), ("r", i64(10**12, 10**12))], ["large"], inits=["r"])
+    add("tile_repeats_length", "Tile", [("x", f), ("r", i64(2))], ["repeats"], inits=["r"])
+    add("tile_repeats_runtime", "Tile", [("x", f), ("r", i64(2, 2))], ["run time"])
+    add("expand_negative_shape", "Expand", [("x", f), ("s", i64(2, -6))], ["negative"], inits=["s"])
+    add("expand_not_broadcastable", "Expand", [("x", f), ("s", i64(2, 5))], ["broadcast"], inits=["s"])
+    add("expand_huge", "Expand", [("x", f), ("s", i64(10**9, 10**9, 1, 6))], ["elements"], inits=["s"])
+    add("range_zero_delta", "Range", [("a", i64(0)[0]), ("b", i64(5)[0]), ("d", i64(0)[0])], ["delta"],
+        inits=["a", "b", "d"], opset=13)
+    add("range_zero_delta_float", "Range", [("a", np.float32(0)), ("b", np.float32(5)), ("d", np.float32(0))],
+        ["delta"], inits=["a", "b", "d"], opset=13)
+    add("range_10e12_elements", "Range", [("a", i64(0)[0]), ("b", i64(10**12)[0]), ("d", i64(1)[0])],
+        ["elements"], inits=["a", "b", "d"], opset=13)
+    add("range_nan_limit", "Range", [("a", np.float32(0)), ("b", np.float32("nan")), ("d", np.float32(1))],
+        ["elements"], inits=["a", "b", "d"], opset=13)
+    add("range_inputs_runtime", "Range", [("a", i64(0)[0]), ("b", i64(10**12)[0]), ("d", i64(1)[0])],
+        ["run time"], inits=["a", "d"], opset=13)
+    add("constant_of_shape_negative", "ConstantOfShape", [("s", i64(3, -1))], ["negative"], inits=["s"])
+    add("constant_of_shape_huge", "ConstantOfShape", [("s", i64(10**6, 10**6, 10**6))], ["elements"],
+        inits=["s"])
+    add("constant_of_shape_2gb", "ConstantOfShape", [("s", i64(2**29))], ["bytes"], inits=["s"])
+    add("where_condition_float", "Where", [("c", f), ("x", f), ("y", f)], ["bool"])
+    return c
+
+
+HOSTILE = hostile_cases()
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_attributes(tmp_path, name):
+    model, feeds, words = HOSTILE[name]
+    from op_check import save_input
+    inputs = {n: save_input(tmp_path, n, v) for n, v in feeds.items()}
+    res = h.run_q8rt(h.save_model(model, tmp_path / "m.onnx"), inputs, tmp_path / "out", timeout=60)
+    msg = h.assert_clean_error(res, words)
+    node = model.graph.node[0].name
+    assert node in msg, f"error does not name node {node!r}: {msg}"

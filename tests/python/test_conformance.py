@@ -61,14 +61,14 @@ def load_tensor_proto(path) -> onnx.TensorProto:
     return t
 
 
-def freeze(model: onnx.ModelProto, tensors) -> onnx.ModelProto:
-    """Every graph input but the first becomes an initializer: the test's TensorProto as it is
-    (exact type and encoding kept, e.g. packed int4 or float8), renamed to the input's name."""
+def freeze(model: onnx.ModelProto, tensors, keep: int = 1) -> onnx.ModelProto:
+    """Every graph input but the first `keep` becomes an initializer: the test's TensorProto as it
+    is (exact type and encoding kept, e.g. packed int4 or float8), renamed to the input's name."""
     m = onnx.ModelProto()
     m.CopyFrom(model)
     graph_inputs = list(m.graph.input)
-    del m.graph.input[1:]
-    for vi, t in zip(graph_inputs[1:], tensors[1:]):
+    del m.graph.input[keep:]
+    for vi, t in zip(graph_inputs[keep:], tensors[keep:]):
         init = m.graph.initializer.add()
         init.CopyFrom(t)
         init.name = vi.name

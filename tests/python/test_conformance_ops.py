@@ -4,6 +4,8 @@ tests/python/conformance/<family>.txt. A line is
     test_name                 run the node test as it is (every graph input fed from its .pb)
     test_name frozen          turn every graph input but the first into an initializer first
                               (quantized ops whose scales/zero points q8rt requires constant)
+    test_name constant        turn every graph input into an initializer (ops whose inputs all
+                              decide the output's shape: ConstantOfShape, Range)
     test_name refused: why    out of scope: q8rt must refuse the model with one clean error line
 
 Integer outputs must match byte for byte. Float outputs must match within rtol 1e-5 / atol 1e-6
@@ -37,8 +39,8 @@ def read_lists():
             rest = rest.strip()
             if rest.startswith("refused:"):
                 cases.append((name, "refused", rest[len("refused:"):].strip(), f.stem))
-            elif rest == "frozen":
-                cases.append((name, "frozen", "", f.stem))
+            elif rest in ("frozen", "constant"):
+                cases.append((name, rest, "", f.stem))
             else:
                 cases.append((name, "plain", "", f.stem))
     return cases
@@ -64,10 +66,10 @@ def test_onnx_node_op(name, mode, reason, family, tmp_path, q8rt_run):
     for k, ds in enumerate(sets):
         ds = Path(ds)
         n_in = len(glob.glob(str(ds / "input_*.pb")))
-        if mode == "frozen":
+        if mode in ("frozen", "constant"):
             tensors = [load_tensor_proto(ds / f"input_{i}.pb") for i in range(n_in)]
-            path = h.save_model(freeze(model, tensors), tmp_path / f"model{k}.onnx")
-            inputs = {input_names[0]: ds / "input_0.pb"}
+            path = h.save_model(freeze(model, tensors, keep=int(mode == "frozen")), tmp_path / f"model{k}.onnx")
+            inputs = {input_names[0]: ds / "input_0.pb"} if mode == "frozen" else {}
         else:
             path = d / "model.onnx"
             inputs = {input_names[i]: ds / f"input_{i}.pb" for i in range(n_in)}

@@ -782,8 +782,8 @@ Q8RT_TEST(loader_initializer_checks) {
   tmodel_init(&m);
   m.w.data_type = 10;
   EXPECT_FAIL(&m, NULL, Q8RT_ERROR_UNSUPPORTED, "initializer 'w'", "float16");
-  m.w.data_type = 9;
-  EXPECT_FAIL(&m, NULL, Q8RT_ERROR_UNSUPPORTED, "initializer 'w'", "bool");
+  m.w.data_type = 11;
+  EXPECT_FAIL(&m, NULL, Q8RT_ERROR_UNSUPPORTED, "initializer 'w'", "double");
   m.w.data_type = 22;
   EXPECT_FAIL(&m, NULL, Q8RT_ERROR_UNSUPPORTED, "initializer 'w'", "int4");
   m.w.data_type = 8;

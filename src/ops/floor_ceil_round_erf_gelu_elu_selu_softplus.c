@@ -1,0 +1,154 @@
+/* Float32 elementwise math: Floor, Ceil, Round (half to even), Erf, Gelu (opset 20, approximate
+ * "none" or "tanh"), Elu, Selu, Softplus.
+ *
+ * Floor, Ceil and Round are exact. The others follow ONNX Runtime's CPU functors operation by
+ * operation with libm's expf/logf/erff/tanhf where ORT uses its MLAS/Eigen approximations, so
+ * they agree with ORT within a few ulp of max(|y|, 1) (the op tests state the bound; relative to |y|
+ * alone they can differ much more where 1 + erf or exp - 1 cancels, and ORT's approximations are
+ * the less accurate there):
+ *   Elu       x >= 0 ? x : alpha * (expf(x) - 1)
+ *   Selu      x > 0 ? gamma * x : gamma * (alpha * (expf(x) - 1))
+ *   Softplus  x > 0 ? x + log1pf(expf(-x)) : log1pf(expf(x))
+ *   Gelu      0.5 * x * (1 + erff(x * M_SQRT1_2))
+ *             tanh: 0.5 * x * (1 + tanhf(sqrt(2/pi) * (x + 0.044715 * x^3))) */
+#include <math.h>
+#include <string.h>
+
+#include "op.h"
+#include "op_util.h"
+
+enum fm_kind { FM_FLOOR, FM_CEIL, FM_ROUND, FM_ERF, FM_GELU, FM_GELU_TANH, FM_ELU, FM_SELU, FM_SOFTPLUS };
+
+typedef struct fm_params {
+  enum fm_kind kind;
+  float alpha, gamma;
+} fm_params;
+
+typedef struct fm_geom {
+  size_t total;
+} fm_geom;
+
+static q8rt_status fm_prepare_kind(op_prepare_ctx *ctx, void **out, q8rt_error *err, enum fm_kind kind) {
+  const ir_node *n = ctx->node;
+  if (n->n_inputs != 1 || n->n_outputs != 1 || n->inputs[0] < 0 || n->outputs[0] < 0) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': expects 1 input and 1 output (has %d and %d)",
+                     n->op_type, n->name, n->n_inputs, n->n_outputs);
+  }
+  fm_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
+  if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  p->kind = kind;
+  q8rt_status st = Q8RT_OK;
+  switch (kind) {
+    case FM_ELU: st = ir_attr_float(n, "alpha", 1.0f, &p->alpha, err); break;
+    case FM_SELU:
+      if ((st = ir_attr_float(n, "alpha", 1.67326319217681884765625f, &p->alpha, err)) != Q8RT_OK) return st;
+      st = ir_attr_float(n, "gamma", 1.05070102214813232421875f, &p->gamma, err);
+      break;
+    case FM_GELU: {
+      const char *approx;
+      if ((st = ir_attr_string(n, "approximate", "none", &approx, err)) != Q8RT_OK) return st;
+      if (strcmp(approx, "tanh") == 0) {
+        p->kind = FM_GELU_TANH;
+      } else if (strcmp(approx, "none") != 0) {
+        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Gelu node '%s': approximate '%s' is not 'none' or 'tanh'",
+                         n->name, approx);
+      }
+      break;
+    }
+    default: break;
+  }
+  if (st != Q8RT_OK) return st;
+  ctx->kernel = "float-math-scalar";
+  ctx->reason = n->op_type;
+  *out = p;
+  return Q8RT_OK;
+}
+
+static q8rt_status fm_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+                            void *geom, q8rt_error *err) {
+  (void)params;
+  if (in[0].dtype != Q8RT_DTYPE_FLOAT32) {
+    return q8rt_fail(err, in[0].dtype == Q8RT_DTYPE_UNDEFINED ? Q8RT_ERROR_INVALID_MODEL : Q8RT_ERROR_UNSUPPORTED,
+                     "%s node '%s': input X is %s (q8rt supports float32 here)", n->op_type, n->name,
+                     op_onnx_type_name(in[0].dtype));
+  }
+  out[0] = in[0];
+  out[0].value = NULL;
+  if (!concrete || geom == NULL) return Q8RT_OK;
+  int64_t total;
+  if (!q8rt_shape_elements(in[0].dims, in[0].rank, &total)) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': input is too large", n->op_type, n->name);
+  }
+  ((fm_geom *)geom)->total = (size_t)total;
+  return Q8RT_OK;
+}
+
+static void fm_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                   const op_exec_ctx *ctx) {
+  (void)workspace, (void)ctx;
+  const fm_params *p = params;
+  const size_t n = ((const fm_geom *)geom)->total;
+  const float *x = in[0].data;
+  float *y = out[0].data;
+  const float alpha = p->alpha, gamma = p->gamma;
+  switch (p->kind) {
+    case FM_FLOOR:
+      for (size_t i = 0; i < n; i++) y[i] = floorf(x[i]);
+      break;
+    case FM_CEIL:
+      for (size_t i = 0; i < n; i++) y[i] = ceilf(x[i]);
+      break;
+    case FM_ROUND: /* the default rounding mode: to nearest, ties to even */
+      for (size_t i = 0; i < n; i++) y[i] = nearbyintf(x[i]);
+      break;
+    case FM_ERF:
+      for (size_t i = 0; i < n; i++) y[i] = erff(x[i]);
+      break;
+    case FM_GELU:
+      for (size_t i = 0; i < n; i++) {
+        const float v = x[i];
+        y[i] = 0.5f * v * (1.0f + erff(v * (float)M_SQRT1_2));
+      }
+      break;
+    case FM_GELU_TANH: {
+      const float k = 0.7978845608028654f; /* sqrt(2/pi) */
+      for (size_t i = 0; i < n; i++) {
+        const float v = x[i];
+        y[i] = 0.5f * v * (1.0f + tanhf(k * (v + 0.044715f * v * v * v)));
+      }
+      break;
+    }
+    case FM_ELU:
+      for (size_t i = 0; i < n; i++) y[i] = x[i] >= 0.0f ? x[i] : alpha * (expf(x[i]) - 1.0f);
+      break;
+    case FM_SELU:
+      for (size_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? gamma * x[i] : gamma * (alpha * (expf(x[i]) - 1.0f));
+      break;
+    case FM_SOFTPLUS:
+      for (size_t i = 0; i < n; i++) {
+        const float v = x[i];
+        y[i] = v > 0.0f ? v + log1pf(expf(-v)) : log1pf(expf(v));
+      }
+      break;
+  }
+}
+
+#define FM_OP(SYM, NAME, KIND, MIN_OPSET)                                              \
+  static q8rt_status SYM##_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) { \
+    return fm_prepare_kind(ctx, out, err, KIND);                                       \
+  }                                                                                    \
+  const op_def q8rt_op_##SYM = {.op_type = NAME,                                       \
+                                .domain = "",                                          \
+                                .min_opset = MIN_OPSET,                                \
+                                .prepare = SYM##_prepare,                              \
+                                .infer = fm_infer,                                     \
+                                .run = fm_run};
+
+FM_OP(floor, "Floor", FM_FLOOR, 6)
+FM_OP(ceil, "Ceil", FM_CEIL, 6)
+FM_OP(round, "Round", FM_ROUND, 11)
+FM_OP(erf, "Erf", FM_ERF, 9)
+FM_OP(gelu, "Gelu", FM_GELU, 20)
+FM_OP(elu, "Elu", FM_ELU, 6)
+FM_OP(selu, "Selu", FM_SELU, 6)
+FM_OP(softplus, "Softplus", FM_SOFTPLUS, 1)

@@ -1,0 +1,70 @@
+"""8-bit data movement inside QDQ groups (src/passes/qdq_fuse.c): DequantizeLinear -> Split /
+SpaceToDepth / DepthToSpace / Expand / Tile -> QuantizeLinear with equal scale and zero point
+on every side runs on the 8-bit tensor (no float round trip): --explain must say so, and the
+bytes must equal ONNX Runtime's literal run. Unequal parameters
+keep the float path (and still match)."""
+
+import re
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper
+
+import q8rt_harness as h
+from op_check import rng_for, run_ort
+
+NOTE = "runs on 8-bit data"
+
+
+def qdq_model(op, dt, attrs, x_shape, extra_inits=(), n_out=1, q_scale=0.05):
+    zt = np.uint8(128) if dt == np.uint8 else np.int8(-3)
+    nodes = [helper.make_node("DequantizeLinear", ["x", "s", "z"], ["xf"], name="dq")]
+    op_inputs = ["xf"] + [n for n, _ in extra_inits]
+    mids = [f"m{i}" for i in range(n_out)]
+    nodes.append(helper.make_node(op, op_inputs, mids, name="data_node", **attrs))
+    for i, m in enumerate(mids):
+        nodes.append(helper.make_node("QuantizeLinear", [m, "qs", "z"], [f"y{i}"], name=f"q{i}"))
+    inits = [h.tensor("s", np.float32(0.05)), h.tensor("qs", np.float32(q_scale)), h.tensor("z", zt)]
+    inits += [h.tensor(n, v) for n, v in extra_inits]
+    elem = TensorProto.UINT8 if dt == np.uint8 else TensorProto.INT8
+    return h.make_model(nodes, [helper.make_tensor_value_info("x", elem, list(x_shape))],
+                        [helper.make_empty_tensor_value_info(f"y{i}") for i in range(n_out)], inits, opset=13)
+
+
+CASES = [
+    ("Split", {"axis": 1}, (1, 6, 5, 4), [("sp", np.array([1, 2, 3], np.int64))], 3),
+    ("Split", {"axis": 3}, (1, 4, 3, 8), [], 2),
+    ("SpaceToDepth", {"blocksize": 2}, (1, 3, 8, 6), [], 1),
+    ("DepthToSpace", {"blocksize": 2, "mode": "CRD"}, (1, 8, 3, 5), [], 1),
+    ("DepthToSpace", {"blocksize": 2}, (1, 8, 3, 5), [], 1),
+    ("Expand", {}, (1, 3, 1, 4), [("shape", np.array([2, 3, 5, 4], np.int64))], 1),
+    ("Tile", {}, (1, 3, 2, 4), [("rep", np.array([1, 2, 3, 1], np.int64))], 1),
+]
+
+
+@pytest.mark.parametrize("dt", [np.uint8, np.int8])
+@pytest.mark.parametrize("op,attrs,x_shape,inits,n_out", CASES, ids=[f"{c[0]}{i}" for i, c in enumerate(CASES)])
+def test_qdq_data_movement_stays_8bit(op, attrs, x_shape, inits, n_out, dt, tmp_path, q8rt_run):
+    m = qdq_model(op, dt, attrs, x_shape, inits, n_out)
+    r = rng_for(f"{op}{x_shape}{dt}")
+    x = r.integers(np.iinfo(dt).min, int(np.iinfo(dt).max) + 1, x_shape).astype(dt)
+    path = h.save_model(m, tmp_path / "m.onnx")
+    res = h.run_q8rt(path, {"x": h.save_npy(tmp_path / "x.npy", x)}, tmp_path / "out",
+                     extra=["--explain"]).assert_ok()
+    steps = [ln for ln in res.stdout.splitlines() if re.match(r"\s*\d+ ", ln)]
+    assert len(steps) == 1 and "data_node" in steps[0] and NOTE in steps[0], res.stdout
+    want = run_ort(m, {"x": x})
+    for i in range(n_out):
+        h.assert_same_bytes(res.output(f"y{i}"), want[i], f"{op}/y{i}")
+
+
+def test_qdq_split_unequal_scale_stays_float(tmp_path, q8rt_run):
+    """A Q with another scale: the group is not rewritten (float Split, then QuantizeLinear)."""
+    m = qdq_model("Split", np.uint8, {"axis": 1}, (1, 4, 2, 2), [], 2, q_scale=0.1)
+    x = rng_for("unequal").integers(0, 256, (1, 4, 2, 2)).astype(np.uint8)
+    res = h.run_q8rt(h.save_model(m, tmp_path / "m.onnx"), {"x": h.save_npy(tmp_path / "x.npy", x)},
+                     tmp_path / "out", extra=["--explain"]).assert_ok()
+    assert NOTE not in res.stdout, res.stdout
+    want = run_ort(m, {"x": x})
+    for i in range(2):
+        h.assert_same_bytes(res.output(f"y{i}"), want[i], f"y{i}")
