@@ -61,7 +61,7 @@ static q8rt_status cmp_infer(const void *params, const ir_node *n, const op_shap
     if (!cmp_type_ok(p->kind, in[i].dtype)) {
       return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input %d is %s (q8rt supports %s here)", n->op_type,
                        n->name, i, op_onnx_type_name(in[i].dtype),
-                       p->kind >= LOG_AND ? "bool"
+                       p->kind >= LOG_AND  ? "bool"
                        : p->kind == CMP_EQ ? "float32, bool and 8/16/32/64-bit integers"
                                            : "float32 and 8/16/32/64-bit integers");
     }
@@ -86,30 +86,30 @@ static q8rt_status cmp_infer(const void *params, const ir_node *n, const op_shap
   return Q8RT_OK;
 }
 
-#define CMP_ROW(NAME, T, EXPR)                                                                                        \
-  static void NAME(const void *ctx, size_t n, const void *const *src, const size_t *st, void *dst) {                  \
-    (void)ctx;                                                                                                        \
-    const T *a = src[0], *b = src[1];                                                                                 \
-    uint8_t *y = dst;                                                                                                 \
-    const size_t sa = st[0], sb = st[1];                                                                              \
-    if (sa == 1 && sb == 1) {                                                                                         \
-      for (size_t i = 0; i < n; i++) {                                                                                \
-        const T x = a[i], w = b[i];                                                                                   \
-        y[i] = (uint8_t)(EXPR);                                                                                       \
-      }                                                                                                               \
-    } else {                                                                                                          \
-      for (size_t i = 0; i < n; i++) {                                                                                \
-        const T x = a[i * sa], w = b[i * sb];                                                                         \
-        y[i] = (uint8_t)(EXPR);                                                                                       \
-      }                                                                                                               \
-    }                                                                                                                 \
+#define CMP_ROW(NAME, T, EXPR)                                                                       \
+  static void NAME(const void *ctx, size_t n, const void *const *src, const size_t *st, void *dst) { \
+    (void)ctx;                                                                                       \
+    const T *a = src[0], *b = src[1];                                                                \
+    uint8_t *y = dst;                                                                                \
+    const size_t sa = st[0], sb = st[1];                                                             \
+    if (sa == 1 && sb == 1) {                                                                        \
+      for (size_t i = 0; i < n; i++) {                                                               \
+        const T x = a[i], w = b[i];                                                                  \
+        y[i] = (uint8_t)(EXPR);                                                                      \
+      }                                                                                              \
+    } else {                                                                                         \
+      for (size_t i = 0; i < n; i++) {                                                               \
+        const T x = a[i * sa], w = b[i * sb];                                                        \
+        y[i] = (uint8_t)(EXPR);                                                                      \
+      }                                                                                              \
+    }                                                                                                \
   }
 
-#define CMP_FAMILY(SUF, T)             \
-  CMP_ROW(SUF##_eq, T, x == w)         \
-  CMP_ROW(SUF##_lt, T, x < w)          \
-  CMP_ROW(SUF##_gt, T, x > w)          \
-  CMP_ROW(SUF##_le, T, x <= w)         \
+#define CMP_FAMILY(SUF, T)     \
+  CMP_ROW(SUF##_eq, T, x == w) \
+  CMP_ROW(SUF##_lt, T, x < w)  \
+  CMP_ROW(SUF##_gt, T, x > w)  \
+  CMP_ROW(SUF##_le, T, x <= w) \
   CMP_ROW(SUF##_ge, T, x >= w)
 
 CMP_FAMILY(f32, float)

@@ -31,8 +31,8 @@ static q8rt_status et_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) 
   return Q8RT_OK;
 }
 
-static q8rt_status expand_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out,
-                                int concrete, void *geom, q8rt_error *err) {
+static q8rt_status expand_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+                                void *geom, q8rt_error *err) {
   (void)params;
   const op_shape *x = &in[0];
   q8rt_status st;
@@ -40,8 +40,7 @@ static q8rt_status expand_infer(const void *params, const ir_node *n, const op_s
   int64_t shape[Q8RT_MAX_RANK];
   size_t count;
   int known;
-  if ((st = data_shape_values(n, &in[1], 1, "shape", concrete, shape, Q8RT_MAX_RANK, &count, &known, err)) !=
-      Q8RT_OK) {
+  if ((st = data_shape_values(n, &in[1], 1, "shape", concrete, shape, Q8RT_MAX_RANK, &count, &known, err)) != Q8RT_OK) {
     return st;
   }
   out->dtype = x->dtype;
@@ -94,8 +93,7 @@ static q8rt_status tile_infer(const void *params, const ir_node *n, const op_sha
   int64_t rep[Q8RT_MAX_RANK];
   size_t count;
   int known;
-  if ((st = data_shape_values(n, &in[1], 1, "repeats", concrete, rep, Q8RT_MAX_RANK, &count, &known, err)) !=
-      Q8RT_OK) {
+  if ((st = data_shape_values(n, &in[1], 1, "repeats", concrete, rep, Q8RT_MAX_RANK, &count, &known, err)) != Q8RT_OK) {
     return st;
   }
   out->dtype = x->dtype;

@@ -39,8 +39,9 @@ static q8rt_status range_infer(const void *params, const ir_node *n, const op_sh
   const q8rt_dtype t = in[0].dtype;
   if (t != Q8RT_DTYPE_UNDEFINED && t != Q8RT_DTYPE_FLOAT32 && t != Q8RT_DTYPE_INT16 && t != Q8RT_DTYPE_INT32 &&
       t != Q8RT_DTYPE_INT64) {
-    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "Range node '%s': inputs are %s (q8rt supports float32, int16, int32, int64)",
-                     n->name, op_onnx_type_name(t));
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                     "Range node '%s': inputs are %s (q8rt supports float32, int16, int32, int64)", n->name,
+                     op_onnx_type_name(t));
   }
   int known = 1;
   for (int i = 0; i < 3; i++) {
@@ -49,7 +50,8 @@ static q8rt_status range_infer(const void *params, const ir_node *n, const op_sh
                        i, g_names[i], op_onnx_type_name(in[i].dtype), op_onnx_type_name(t));
     }
     if (in[i].rank > 1 || (in[i].rank == 1 && in[i].dims[0] >= 0 && in[i].dims[0] != 1)) {
-      return q8rt_fail(err, Q8RT_ERROR_SHAPE, "Range node '%s': input %d (%s) must be a scalar", n->name, i, g_names[i]);
+      return q8rt_fail(err, Q8RT_ERROR_SHAPE, "Range node '%s': input %d (%s) must be a scalar", n->name, i,
+                       g_names[i]);
     }
     known &= in[i].value != NULL;
   }
@@ -95,16 +97,16 @@ static q8rt_status range_infer(const void *params, const ir_node *n, const op_sh
   return Q8RT_OK;
 }
 
-#define RANGE_LOOP(T, U)                                           \
-  do {                                                             \
-    T v, d;                                                        \
-    memcpy(&v, gm->start, sizeof(T));                              \
-    memcpy(&d, gm->delta, sizeof(T));                              \
-    T *y = out[0].data;                                            \
-    for (size_t i = 0; i < gm->count; i++) {                       \
-      y[i] = v;                                                    \
-      v = (T)((U)v + (U)d);                                        \
-    }                                                              \
+#define RANGE_LOOP(T, U)                     \
+  do {                                       \
+    T v, d;                                  \
+    memcpy(&v, gm->start, sizeof(T));        \
+    memcpy(&d, gm->delta, sizeof(T));        \
+    T *y = out[0].data;                      \
+    for (size_t i = 0; i < gm->count; i++) { \
+      y[i] = v;                              \
+      v = (T)((U)v + (U)d);                  \
+    }                                        \
   } while (0)
 
 static void range_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
@@ -130,5 +132,9 @@ static void range_run(const void *params, const void *geom, const op_tensor *in,
   }
 }
 
-const op_def q8rt_op_range = {
-    .op_type = "Range", .domain = "", .min_opset = 11, .prepare = range_prepare, .infer = range_infer, .run = range_run};
+const op_def q8rt_op_range = {.op_type = "Range",
+                              .domain = "",
+                              .min_opset = 11,
+                              .prepare = range_prepare,
+                              .infer = range_infer,
+                              .run = range_run};

@@ -51,8 +51,9 @@ static q8rt_status split_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
                        n->name);
     }
     if (has_num && (p->num_outputs < 1 || p->num_outputs != n->n_outputs)) {
-      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Split node '%s': num_outputs is %lld but the node has %d outputs",
-                       n->name, (long long)p->num_outputs, n->n_outputs);
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                       "Split node '%s': num_outputs is %lld but the node has %d outputs", n->name,
+                       (long long)p->num_outputs, n->n_outputs);
     }
   }
   if (present) {
@@ -148,8 +149,9 @@ static q8rt_status split_infer(const void *params, const ir_node *n, const op_sh
     for (int k = 0; k < nout; k++) out[k].dims[axis] = k < nout - 1 ? chunk : dim - chunk * (nout - 1);
   } else {
     if (dim % nout != 0) {
-      return q8rt_fail(err, Q8RT_ERROR_SHAPE, "Split node '%s': axis %lld of size %lld does not split into %d equal parts",
-                       n->name, (long long)axis, (long long)dim, nout);
+      return q8rt_fail(err, Q8RT_ERROR_SHAPE,
+                       "Split node '%s': axis %lld of size %lld does not split into %d equal parts", n->name,
+                       (long long)axis, (long long)dim, nout);
     }
     for (int k = 0; k < nout; k++) out[k].dims[axis] = dim / nout;
   }

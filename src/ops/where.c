@@ -39,10 +39,10 @@ static q8rt_status where_infer(const void *params, const ir_node *n, const op_sh
   }
   const q8rt_dtype t = in[1].dtype;
   if (q8rt_dtype_size(t) == 0 || in[2].dtype != t) {
-    return q8rt_fail(err, q8rt_dtype_size(t) == 0 && t != Q8RT_DTYPE_UNDEFINED ? Q8RT_ERROR_UNSUPPORTED
-                                                                               : Q8RT_ERROR_INVALID_MODEL,
-                     "Where node '%s': X is %s and Y is %s (one supported type expected)", n->name,
-                     op_onnx_type_name(t), op_onnx_type_name(in[2].dtype));
+    return q8rt_fail(
+        err, q8rt_dtype_size(t) == 0 && t != Q8RT_DTYPE_UNDEFINED ? Q8RT_ERROR_UNSUPPORTED : Q8RT_ERROR_INVALID_MODEL,
+        "Where node '%s': X is %s and Y is %s (one supported type expected)", n->name, op_onnx_type_name(t),
+        op_onnx_type_name(in[2].dtype));
   }
   const op_shape *shapes[3] = {&in[0], &in[1], &in[2]};
   memset(out, 0, sizeof(*out));
@@ -60,17 +60,17 @@ static q8rt_status where_infer(const void *params, const ir_node *n, const op_sh
   return Q8RT_OK;
 }
 
-#define WHERE_ROW(NAME, T)                                                                     \
+#define WHERE_ROW(NAME, T)                                                                           \
   static void NAME(const void *ctx, size_t n, const void *const *src, const size_t *st, void *dst) { \
-    (void)ctx;                                                                                 \
-    const uint8_t *c = src[0];                                                                 \
-    const T *x = src[1], *w = src[2];                                                          \
-    T *y = dst;                                                                                \
-    if (st[0] == 1 && st[1] == 1 && st[2] == 1) {                                              \
-      for (size_t i = 0; i < n; i++) y[i] = c[i] ? x[i] : w[i];                                \
-    } else {                                                                                   \
-      for (size_t i = 0; i < n; i++) y[i] = c[i * st[0]] ? x[i * st[1]] : w[i * st[2]];        \
-    }                                                                                          \
+    (void)ctx;                                                                                       \
+    const uint8_t *c = src[0];                                                                       \
+    const T *x = src[1], *w = src[2];                                                                \
+    T *y = dst;                                                                                      \
+    if (st[0] == 1 && st[1] == 1 && st[2] == 1) {                                                    \
+      for (size_t i = 0; i < n; i++) y[i] = c[i] ? x[i] : w[i];                                      \
+    } else {                                                                                         \
+      for (size_t i = 0; i < n; i++) y[i] = c[i * st[0]] ? x[i * st[1]] : w[i * st[2]];              \
+    }                                                                                                \
   }
 
 WHERE_ROW(where_1, uint8_t)

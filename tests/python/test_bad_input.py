@@ -393,6 +393,20 @@ def hostile_cases():
         inits=["s"])
     add("constant_of_shape_2gb", "ConstantOfShape", [("s", i64(2**29))], ["bytes"], inits=["s"])
     add("where_condition_float", "Where", [("c", f), ("x", f), ("y", f)], ["bool"])
+    add("topk_k_larger_than_axis", "TopK", [("x", f), ("k", i64(7))], ["larger"], n_out=2, inits=["k"])
+    add("topk_k_negative", "TopK", [("x", f), ("k", i64(-1))], ["k is"], n_out=2, inits=["k"])
+    add("topk_k_huge", "TopK", [("x", f), ("k", i64(2**62))], ["larger"], n_out=2, inits=["k"])
+    add("topk_k_runtime", "TopK", [("x", f), ("k", i64(2))], ["run time"], n_out=2)
+    add("argmax_axis_out_of_range", "ArgMax", [("x", f)], ["axis"], attrs={"axis": 2})
+    add("argmin_empty_axis", "ArgMin", [("x", np.zeros((3, 0), np.float32))], ["empty"], attrs={"axis": 1})
+    add("layernorm_scale_mismatch", "LayerNormalization", [("x", f), ("s", np.ones(5, np.float32))], ["Scale"],
+        inits=["s"], opset=17)
+    add("groupnorm_groups_not_dividing", "GroupNormalization", [("x", img), ("s", np.ones(3, np.float32)),
+                                                                ("b", np.ones(3, np.float32))], ["groups"],
+        attrs={"num_groups": 3}, inits=["s", "b"], opset=18)
+    add("groupnorm_zero_groups", "GroupNormalization", [("x", img), ("s", np.ones(4, np.float32)),
+                                                        ("b", np.ones(4, np.float32))], ["num_groups"],
+        attrs={"num_groups": 0}, inits=["s", "b"], opset=21)
     return c
 
 
