@@ -32,7 +32,7 @@ static q8rt_status arg_prepare_kind(op_prepare_ctx *ctx, void **out, q8rt_error 
   p->keepdims = v != 0;
   if ((st = ir_attr_int(n, "select_last_index", 0, &v, err)) != Q8RT_OK) return st;
   p->last = v != 0;
-  ctx->kernel = "arg-scalar";
+  ctx->kernel = is_max ? "argmax__scalar" : "argmin__scalar";
   ctx->reason = p->last ? "last index of ties" : "first index of ties";
   *out = p;
   return Q8RT_OK;
@@ -93,26 +93,25 @@ static q8rt_status arg_infer(const void *params, const ir_node *n, const op_shap
 }
 
 /* One output row: for every inner position the index of the best along the axis. */
-#define ARG_LOOP(T)                                                       \
-  do {                                                                    \
-    const T *x = in[0].data;                                              \
-    for (size_t o = 0; o < gm->outer; o++) {                              \
-      const T *base = x + o * gm->n * gm->inner;                          \
-      for (size_t j = 0; j < gm->inner; j++) {                            \
-        T best = base[j];                                                 \
-        int64_t bi = 0;                                                   \
-        for (size_t i = 1; i < gm->n; i++) {                              \
-          const T v = base[i * gm->inner + j];                            \
-          const int better = p->is_max ? (p->last ? v >= best : v > best) \
-                                       : (p->last ? v <= best : v < best); \
-          if (better) {                                                   \
-            best = v;                                                     \
-            bi = (int64_t)i;                                              \
-          }                                                               \
-        }                                                                 \
-        *y++ = bi;                                                        \
-      }                                                                   \
-    }                                                                     \
+#define ARG_LOOP(T)                                                                                           \
+  do {                                                                                                        \
+    const T *x = in[0].data;                                                                                  \
+    for (size_t o = 0; o < gm->outer; o++) {                                                                  \
+      const T *base = x + o * gm->n * gm->inner;                                                              \
+      for (size_t j = 0; j < gm->inner; j++) {                                                                \
+        T best = base[j];                                                                                     \
+        int64_t bi = 0;                                                                                       \
+        for (size_t i = 1; i < gm->n; i++) {                                                                  \
+          const T v = base[i * gm->inner + j];                                                                \
+          const int better = p->is_max ? (p->last ? v >= best : v > best) : (p->last ? v <= best : v < best); \
+          if (better) {                                                                                       \
+            best = v;                                                                                         \
+            bi = (int64_t)i;                                                                                  \
+          }                                                                                                   \
+        }                                                                                                     \
+        *y++ = bi;                                                                                            \
+      }                                                                                                       \
+    }                                                                                                         \
   } while (0)
 
 static void arg_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,

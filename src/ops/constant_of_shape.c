@@ -35,7 +35,7 @@ static q8rt_status cos_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err)
     p->dtype = a->t->dtype;
     memcpy(p->value, a->t->data, q8rt_dtype_size(p->dtype));
   }
-  ctx->kernel = "fill";
+  ctx->kernel = "constant_of_shape__scalar";
   ctx->reason = q8rt_dtype_name(p->dtype);
   *out = p;
   return Q8RT_OK;

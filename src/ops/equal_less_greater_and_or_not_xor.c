@@ -35,7 +35,7 @@ static q8rt_status cmp_prepare_kind(op_prepare_ctx *ctx, void **out, q8rt_error 
   cmp_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
   if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
   p->kind = kind;
-  ctx->kernel = "compare-scalar";
+  ctx->kernel = kind >= LOG_AND ? "logical__scalar" : "compare__scalar";
   ctx->reason = "broadcasting";
   *out = p;
   return Q8RT_OK;

@@ -25,8 +25,8 @@ static q8rt_status et_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) 
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': input 1 (%s) is missing", n->op_type, n->name,
                      strcmp(n->op_type, "Tile") == 0 ? "repeats" : "shape");
   }
-  ctx->kernel = "strided-copy";
-  ctx->reason = "broadcast copy";
+  ctx->kernel = strcmp(n->op_type, "Tile") == 0 ? "tile__scalar" : "expand__scalar";
+  ctx->reason = "strided copy";
   *out = NULL;
   return Q8RT_OK;
 }

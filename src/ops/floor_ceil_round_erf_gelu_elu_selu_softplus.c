@@ -58,7 +58,7 @@ static q8rt_status fm_prepare_kind(op_prepare_ctx *ctx, void **out, q8rt_error *
     default: break;
   }
   if (st != Q8RT_OK) return st;
-  ctx->kernel = "float-math-scalar";
+  ctx->kernel = "unary_math_f32__scalar";
   ctx->reason = n->op_type;
   *out = p;
   return Q8RT_OK;

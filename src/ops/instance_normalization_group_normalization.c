@@ -55,7 +55,7 @@ static q8rt_status norm_prepare_kind(op_prepare_ctx *ctx, void **out, q8rt_error
     }
     p->per_group_affine = n->opset < 21;
   }
-  ctx->kernel = "norm-scalar";
+  ctx->kernel = group ? "group_normalization_f32__scalar" : "instance_normalization_f32__scalar";
   ctx->reason = "double sums, float32 affine";
   *out = p;
   return Q8RT_OK;

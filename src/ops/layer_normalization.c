@@ -19,8 +19,8 @@ typedef struct ln_params {
 } ln_params;
 
 typedef struct ln_geom {
-  size_t rows, n;             /* rows of N normalized elements */
-  size_t scale_n, bias_n;     /* elements of Scale and B: they repeat every scale_n / bias_n elements */
+  size_t rows, n;         /* rows of N normalized elements */
+  size_t scale_n, bias_n; /* elements of Scale and B: they repeat every scale_n / bias_n elements */
   int has_bias, nout;
 } ln_geom;
 
@@ -41,10 +41,11 @@ static q8rt_status ln_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) 
   int64_t stash;
   if ((st = ir_attr_int(n, "stash_type", 1, &stash, err)) != Q8RT_OK) return st;
   if (stash != 1) {
-    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "LayerNormalization node '%s': stash_type %lld (q8rt computes in float32)",
-                     n->name, (long long)stash);
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                     "LayerNormalization node '%s': stash_type %lld (q8rt computes in float32)", n->name,
+                     (long long)stash);
   }
-  ctx->kernel = "layernorm-scalar";
+  ctx->kernel = "layer_normalization_f32__scalar";
   ctx->reason = "float32, ONNX Runtime's order";
   *out = p;
   return Q8RT_OK;
@@ -88,8 +89,9 @@ static q8rt_status ln_infer(const void *params, const ir_node *n, const op_shape
   if (x->rank < 0) return Q8RT_OK;
   int64_t axis;
   if (!op_normalize_axis(p->axis, x->rank, &axis)) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "LayerNormalization node '%s': axis %lld is out of range for rank %d",
-                     n->name, (long long)p->axis, x->rank);
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                     "LayerNormalization node '%s': axis %lld is out of range for rank %d", n->name, (long long)p->axis,
+                     x->rank);
   }
   for (int k = 1; k < 3; k++) {
     for (int d = 0; d < x->rank; d++) out[k].dims[d] = d < axis ? x->dims[d] : 1;

@@ -19,7 +19,7 @@ static q8rt_status prelu_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "PRelu node '%s': expects 2 inputs (X, slope) and 1 output",
                      n->name);
   }
-  ctx->kernel = "prelu-scalar";
+  ctx->kernel = "prelu_f32__scalar";
   ctx->reason = "broadcast slope";
   *out = NULL;
   return Q8RT_OK;

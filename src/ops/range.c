@@ -27,7 +27,7 @@ static q8rt_status range_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
                        g_names[i]);
     }
   }
-  ctx->kernel = "range";
+  ctx->kernel = "range__scalar";
   ctx->reason = "accumulating";
   *out = NULL;
   return Q8RT_OK;

@@ -47,7 +47,7 @@ static q8rt_status s2d_prepare_kind(op_prepare_ctx *ctx, void **out, q8rt_error 
     }
     p->crd = strcmp(mode, "CRD") == 0;
   }
-  ctx->kernel = "space-depth-copy";
+  ctx->kernel = to_depth ? "space_to_depth__scalar" : "depth_to_space__scalar";
   ctx->reason = "6-D strided copy";
   *out = p;
   return Q8RT_OK;

@@ -68,7 +68,7 @@ static q8rt_status split_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
       }
     }
   }
-  ctx->kernel = "split-copy";
+  ctx->kernel = "split__scalar";
   ctx->reason = "one copy per outer index and output";
   *out = p;
   return Q8RT_OK;

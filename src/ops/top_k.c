@@ -43,8 +43,8 @@ static q8rt_status topk_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
     }
     if ((st = ir_attr_int(n, "k", 0, &p->k_attr, err)) != Q8RT_OK) return st;
   }
-  ctx->kernel = "topk-heap";
-  ctx->reason = p->largest ? "largest, ties by index" : "smallest, ties by index";
+  ctx->kernel = "top_k__scalar";
+  ctx->reason = p->largest ? "heap selection, largest, ties by index" : "heap selection, smallest, ties by index";
   *out = p;
   return Q8RT_OK;
 }

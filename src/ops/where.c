@@ -23,7 +23,7 @@ static q8rt_status where_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Where node '%s': input %d is missing", n->name, i);
     }
   }
-  ctx->kernel = "where-scalar";
+  ctx->kernel = "where__scalar";
   ctx->reason = "broadcasting";
   *out = NULL;
   return Q8RT_OK;

@@ -9,7 +9,9 @@ ORT runs the node as written), compared
   mix:R   |q8rt - ORT| <= R * max(|ORT|, 1): functions of the form 1 + erf, exp - 1 whose result
           cancels near 0, where ORT's approximations (MLAS) are the less accurate ones.
 
-Used by the test_op_*.py modules of the ops added for issue 10.
+Used by the test_ops_*.py modules of the ops added for issue 10 (float-valued ops need the
+tolerances; single_node.py is the exact quantized counterpart, whose ORT runner and input writer
+are reused here).
 """
 
 from __future__ import annotations
@@ -21,9 +23,10 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
 import q8rt_harness as h
+import single_node
 
 F = TensorProto.FLOAT
 U8 = TensorProto.UINT8
@@ -81,23 +84,11 @@ def case(name: str, op: str, inputs, compare: str = "exact", **kw) -> Case:
 
 
 def run_ort(model: onnx.ModelProto, feeds: Dict[str, np.ndarray]) -> List[np.ndarray]:
-    import onnxruntime as ort
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
-    so.inter_op_num_threads = 1
-    so.log_severity_level = 3
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-    return sess.run(None, feeds)
+    return single_node.run_ort(model, feeds, optimize=False)
 
 
 def save_input(tmp_path: Path, name: str, v: np.ndarray) -> Path:
-    # q8rt-run's .npy reader turns a 0-d array into shape [1]; TensorProto files keep rank 0
-    if v.ndim == 0:  # (not h.save_pb: np.ascontiguousarray makes a 0-d array 1-d)
-        path = tmp_path / f"{name}.pb"
-        path.write_bytes(numpy_helper.from_array(v, name).SerializeToString())
-        return path
-    return h.save_npy(tmp_path / f"{name}.npy", v)
+    return single_node.save_input(tmp_path / name, v)
 
 
 def ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
