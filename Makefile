@@ -91,7 +91,7 @@ EMU ?=
 SRC := $(sort $(wildcard src/*/*.c src/*/*/*.c))
 KSRC_ALL := $(sort $(wildcard kernels/*/*.c))
 KSRC_SCALAR := $(filter %-scalar.c,$(KSRC_ALL))
-KSRC_AVX2 := $(filter %-avx2.c %-avx512vnni.c,$(KSRC_ALL))
+KSRC_AVX2 := $(filter %-avx2.c %-avx512vnni.c %-avx512skx.c,$(KSRC_ALL))
 KSRC_NEON := $(filter %-neon.c %-neondot.c %-neoni8mm.c,$(KSRC_ALL))
 ifeq ($(ARCH),x86_64)
 KSRC := $(KSRC_SCALAR) $(KSRC_AVX2)
@@ -149,6 +149,10 @@ $(BUILD)/obj/%-avx2.o: %-avx2.c | $(DEPS_STAMP)
 $(BUILD)/obj/%-avx512vnni.o: %-avx512vnni.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_Q) -mavx2 -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/%-avx512skx.o: %-avx512skx.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_Q) -mavx2 -mfma -mavx512f -mavx512bw -mavx512vl -mavx512dq -MMD -MP -c $< -o $@
 
 # ARMv8.2 dot product (sdot/udot) and ARMv8.6 int8 matrix multiply (usdot/usmmla), per file: the
 # rest of the library stays ARMv8.0 and the dispatcher calls these only where the CPU has them.

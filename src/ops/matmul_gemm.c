@@ -11,6 +11,7 @@
 #include "op.h"
 #include "op_util.h"
 #include "q8rt-isa.h"
+#include "f32-gemm/f32-gemm.h"
 #include "q8rt-kernels.h"
 
 #define MM_MAX_BATCH (Q8RT_MAX_RANK - 2)
@@ -36,7 +37,37 @@ typedef struct gemm_params {
 
 typedef struct matmul_params {
   q8rt_f32_vfmac_ukernel_fn fmac;
+  /* A constant 2-D B, packed at load for a register-tiled f32-gemm variant (NULL: row kernel) */
+  q8rt_f32_gemm_ukernel_fn gemm;
+  const float *packed_b;
+  size_t nr;
 } matmul_params;
+
+typedef struct f32_gemm_variant {
+  uint32_t isa;
+  q8rt_f32_gemm_ukernel_fn fn;
+  size_t nr;
+  const char *name;
+} f32_gemm_variant;
+
+static const f32_gemm_variant g_f32_gemm[] = {
+#define Q8RT_F32_GEMM_UKERNEL(isa, fn, mr, nr) {isa, fn, nr, #fn},
+#include "f32-gemm/f32-gemm.inc"
+#undef Q8RT_F32_GEMM_UKERNEL
+    {0, NULL, 0, NULL},
+};
+
+/* The first variant of f32-gemm.inc this CPU and backend allow; NULL for the reference backend
+ * and CPUs without one (the row kernel then runs). */
+static const f32_gemm_variant *pick_gemm(const op_prepare_ctx *ctx) {
+  uint32_t allowed = ctx->isa;
+  if (ctx->backend == Q8RT_BACKEND_REFERENCE) allowed = 0;
+  if (ctx->backend == Q8RT_BACKEND_AVX2) allowed &= Q8RT_ISA_AVX2;
+  for (const f32_gemm_variant *v = g_f32_gemm; v->fn != NULL; v++) {
+    if (allowed & v->isa) return v;
+  }
+  return NULL;
+}
 
 /* The row kernel for this CPU: AVX2+FMA gives the same bits as fmaf, eight lanes at a time. */
 static q8rt_f32_vfmac_ukernel_fn pick_fmac(const op_prepare_ctx *ctx, const char **kernel, const char *scalar_name,
@@ -92,6 +123,20 @@ static q8rt_status matmul_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
   if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
   p->fmac = pick_fmac(ctx, &ctx->kernel, "f32_vfmac_ukernel__scalar", "f32_vfmac_ukernel__avx2");
   ctx->reason = "float32 (fma chain over k per output, as ONNX Runtime's SGEMM)";
+  const ir_value *bv = ir_node_input(ctx->graph, n, 1);
+  const ir_tensor *bt = bv != NULL ? bv->constant : NULL;
+  const f32_gemm_variant *v = pick_gemm(ctx);
+  if (v != NULL && bt != NULL && bt->dtype == Q8RT_DTYPE_FLOAT32 && bt->rank == 2 && bt->count > 0) {
+    const size_t K = (size_t)bt->dims[0], N = (size_t)bt->dims[1];
+    float *packed = q8rt_pool_alloc(ctx->pool, q8rt_f32_gemm_packed_size(K, N, v->nr) * sizeof(float), 64);
+    if (packed == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory packing B");
+    q8rt_f32_gemm_pack_b(K, N, v->nr, bt->data, N, packed);
+    p->gemm = v->fn;
+    p->packed_b = packed;
+    p->nr = v->nr;
+    ctx->kernel = v->name + 5; /* without "q8rt_" */
+    ctx->reason = "float32, constant B packed at load, register-tiled (same fma chain over k per output)";
+  }
   *out = p;
   return Q8RT_OK;
 }
@@ -174,43 +219,62 @@ typedef struct matmul_job {
   const mm_geom *gm;
   const float *a, *b;
   float *c;
-  size_t blocks; /* row blocks per batch */
+  size_t rblocks, cblocks; /* row and column blocks per batch */
+  size_t rows, cols;       /* per block (cols: a multiple of the variant's NR) */
 } matmul_job;
 
-#define MM_ROWS 8 /* rows per work item (at least) */
+#define MM_ROWS 8 /* row kernel: rows per work item (at least) */
 
 static void matmul_item(void *arg, size_t item) {
   const matmul_job *j = arg;
   const mm_geom *gm = j->gm;
   const size_t M = gm->M, N = gm->N, K = gm->K;
-  const size_t bi = item / j->blocks, blk = item % j->blocks;
-  const size_t rows = (M + j->blocks - 1) / j->blocks;
-  const size_t r0 = blk * rows, r1 = r0 + rows < M ? r0 + rows : M;
-  if (r0 >= r1) return;
+  const size_t cb = item % j->cblocks, rb = item / j->cblocks % j->rblocks, bi = item / j->cblocks / j->rblocks;
+  const size_t r0 = rb * j->rows, r1 = r0 + j->rows < M ? r0 + j->rows : M;
+  const size_t c0 = cb * j->cols, c1 = c0 + j->cols < N ? c0 + j->cols : N;
+  if (r0 >= r1 || c0 >= c1) return;
   op_batch_iter it;
   op_batch_iter_init(&it, gm->nb, gm->bdims, gm->sa, gm->sb);
   for (size_t i = 0; i < bi; i++) op_batch_iter_next(&it);
-  mm_kernel(j->p->fmac, r1 - r0, N, K, j->a + it.oa * M * K + r0 * K, K, 1, j->b + it.ob * K * N, N, 1,
-            j->c + bi * M * N + r0 * N);
+  const float *a = j->a + it.oa * M * K + r0 * K;
+  float *c = j->c + bi * M * N + r0 * N;
+  if (j->p->gemm != NULL) {
+    j->p->gemm(r1 - r0, c1 - c0, K, a, K, j->p->packed_b + c0 * K, c + c0, N);
+  } else {
+    mm_kernel(j->p->fmac, r1 - r0, N, K, a, K, 1, j->b + it.ob * K * N, N, 1, c);
+  }
 }
 
 static void matmul_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                        const op_exec_ctx *ctx) {
   (void)workspace;
   const mm_geom *gm = geom;
+  const matmul_params *p = params;
   matmul_job j;
-  j.p = params;
+  j.p = p;
   j.gm = gm;
   j.a = in[0].data;
   j.b = in[1].data;
   j.c = out[0].data;
-  /* Items: batches x row blocks, the blocks sized from the shape alone. */
-  size_t blocks = (gm->M + MM_ROWS - 1) / MM_ROWS;
-  if (gm->batches * blocks > OP_MAX_CHUNKS) blocks = (OP_MAX_CHUNKS + gm->batches - 1) / gm->batches;
-  if (blocks < 1) blocks = 1;
-  j.blocks = blocks;
-  const size_t rows = (gm->M + blocks - 1) / blocks;
-  op_parallel_items(ctx, gm->batches * blocks, rows * gm->N * gm->K, 1 << 15, matmul_item, &j);
+  /* Items: batches x row blocks x column blocks, sized from the shape alone. The tiled kernel
+   * takes blocks of up to 64 rows and 4 panels; the row kernel whole rows. */
+  if (p->gemm != NULL) {
+    j.rows = 64;
+    j.cols = 4 * p->nr;
+  } else {
+    size_t blocks = (gm->M + MM_ROWS - 1) / MM_ROWS;
+    if (gm->batches * blocks > OP_MAX_CHUNKS) blocks = (OP_MAX_CHUNKS + gm->batches - 1) / gm->batches;
+    if (blocks < 1) blocks = 1;
+    j.rows = (gm->M + blocks - 1) / blocks;
+    j.cols = gm->N;
+  }
+  if (j.rows < 1) j.rows = 1;
+  if (j.cols < 1) j.cols = 1;
+  j.rblocks = (gm->M + j.rows - 1) / j.rows;
+  j.cblocks = (gm->N + j.cols - 1) / j.cols;
+  if (j.rblocks < 1) j.rblocks = 1;
+  if (j.cblocks < 1) j.cblocks = 1;
+  op_parallel_items(ctx, gm->batches * j.rblocks * j.cblocks, j.rows * j.cols * gm->K, 1 << 15, matmul_item, &j);
 }
 
 const op_def q8rt_op_matmul = {.op_type = "MatMul",

@@ -17,10 +17,10 @@ static void detect(void) {
 #if defined(__x86_64__) || defined(_M_X64)
     /* the AVX2 kernels may use FMA3 intrinsics (exactly rounded, never implicit contraction) */
     if (cpuinfo_has_x86_avx2() && cpuinfo_has_x86_fma3()) isa |= Q8RT_ISA_AVX2;
-    if (cpuinfo_has_x86_avx512f() && cpuinfo_has_x86_avx512bw() && cpuinfo_has_x86_avx512vl() &&
-        cpuinfo_has_x86_avx512dq() && cpuinfo_has_x86_avx512vnni()) {
-      isa |= Q8RT_ISA_AVX512VNNI;
-    }
+    const int skx = cpuinfo_has_x86_avx512f() && cpuinfo_has_x86_avx512bw() && cpuinfo_has_x86_avx512vl() &&
+                    cpuinfo_has_x86_avx512dq();
+    if (skx) isa |= Q8RT_ISA_AVX512SKX;
+    if (skx && cpuinfo_has_x86_avx512vnni()) isa |= Q8RT_ISA_AVX512VNNI;
 #elif defined(__aarch64__)
     if (cpuinfo_has_arm_neon()) isa |= Q8RT_ISA_NEON;
     if (cpuinfo_has_arm_neon_dot()) isa |= Q8RT_ISA_NEONDOT;

@@ -1,0 +1,147 @@
+/* f32-gemm: the scalar twin against a plain fmaf loop written here, and every variant of
+ * f32-gemm.inc (on B packed for its NR) against the scalar twin bit for bit (NaNs compared as
+ * NaN; a C element between rows, past n, must keep its old value), over row and column
+ * edges of the tiles, K from 0, odd row strides, and values of every class (signed zeros,
+ * denormals, infinities, NaNs, huge and tiny). Buffers are sized exactly (no slack) so ASan
+ * catches a read or write outside the contract. */
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "f32-gemm/f32-gemm.h"
+#include "q8rt-isa.h"
+#include "test.h"
+
+typedef struct f32_gemm_variant {
+  const char *name;
+  q8rt_f32_gemm_ukernel_fn fn;
+  unsigned isa;
+  size_t mr, nr;
+} f32_gemm_variant;
+
+static const f32_gemm_variant g_f32_variants[] = {
+#define Q8RT_F32_GEMM_UKERNEL(isa, fn, mr, nr) {#fn, fn, isa, mr, nr},
+#include "f32-gemm/f32-gemm.inc"
+#undef Q8RT_F32_GEMM_UKERNEL
+    {NULL, NULL, 0, 0, 0},
+};
+
+static bool fg_isa_ok(unsigned isa) {
+#if defined(__x86_64__) || defined(_M_X64)
+  __builtin_cpu_init();
+  if (isa & Q8RT_ISA_AVX2 && !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))) return false;
+  if (isa & Q8RT_ISA_AVX512SKX && !(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                                    __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")))
+    return false;
+  return (isa & (Q8RT_ISA_NEON | Q8RT_ISA_NEONDOT)) == 0;
+#else
+  return isa == Q8RT_ISA_SCALAR;
+#endif
+}
+
+static uint32_t fg_rng = 0x9e3779b9u;
+static uint32_t fg_rnd(void) {
+  fg_rng ^= fg_rng << 13;
+  fg_rng ^= fg_rng >> 17;
+  fg_rng ^= fg_rng << 5;
+  return fg_rng;
+}
+
+/* Mostly ordinary values (sums that round), sometimes a special one. */
+static float fg_value(void) {
+  const uint32_t r = fg_rnd() % 64;
+  uint32_t bits;
+  float v;
+  switch (r) {
+    case 0: return 0.0f;
+    case 1: return -0.0f;
+    case 2: return INFINITY;
+    case 3: return -INFINITY;
+    case 4: return NAN;
+    case 5: return 1e-40f;  /* denormal */
+    case 6: return -3e-39f; /* denormal */
+    case 7: return 3e38f;
+    case 8:
+      bits = fg_rnd();
+      memcpy(&v, &bits, sizeof(v));
+      return v;
+    default: return ((float)(int32_t)(fg_rnd() % 2001) - 1000.0f) * (1.0f / 64.0f) * ldexpf(1.0f, (int)(r % 9) - 4);
+  }
+}
+
+static bool fg_same(float x, float y) {
+  if (isnan(x) || isnan(y)) return isnan(x) && isnan(y);
+  uint32_t a, b;
+  memcpy(&a, &x, 4);
+  memcpy(&b, &y, 4);
+  return a == b;
+}
+
+static float *fg_fill(size_t n) {
+  float *p = malloc(n ? n * sizeof(float) : 1);
+  for (size_t i = 0; i < n; i++) p[i] = fg_value();
+  return p;
+}
+
+Q8RT_TEST(f32_gemm_scalar_is_the_fma_chain) {
+  for (int rep = 0; rep < 200; rep++) {
+    const size_t m = 1 + fg_rnd() % 7, n = 1 + fg_rnd() % 40, k = fg_rnd() % 30;
+    const size_t lda = k + fg_rnd() % 3, ldb = n + fg_rnd() % 3, ldc = n + fg_rnd() % 3;
+    float *a = fg_fill(m * lda), *b = fg_fill(k * ldb), *c = fg_fill(m * ldc);
+    q8rt_f32_gemm_ukernel__scalar(m, n, k, a, lda, b, ldb, c, ldc);
+    for (size_t i = 0; i < m; i++) {
+      for (size_t j = 0; j < n; j++) {
+        float want = 0.0f;
+        for (size_t p = 0; p < k; p++) want = fmaf(a[i * lda + p], b[p * ldb + j], want);
+        CHECK(fg_same(c[i * ldc + j], want));
+      }
+    }
+    free(a), free(b), free(c);
+  }
+  return 0;
+}
+
+Q8RT_TEST(f32_gemm_variants_match_scalar) {
+  int tested = 0;
+  for (const f32_gemm_variant *v = g_f32_variants; v->fn != NULL; v++) {
+    if (!fg_isa_ok(v->isa)) {
+      fprintf(stderr, "  skip %s (CPU lacks its ISA)\n", v->name);
+      continue;
+    }
+    tested++;
+    const size_t ms[] = {1, v->mr - 1, v->mr, v->mr + 1, 2 * v->mr + 3, 3 * v->mr};
+    const size_t ns[] = {1, 7, v->nr / 2, v->nr - 1, v->nr, v->nr + 1, 2 * v->nr + 5, 3 * v->nr - 1};
+    const size_t ks[] = {0, 1, 2, 5, 16, 37, 120};
+    for (size_t im = 0; im < sizeof(ms) / sizeof(ms[0]); im++) {
+      for (size_t in = 0; in < sizeof(ns) / sizeof(ns[0]); in++) {
+        for (size_t ik = 0; ik < sizeof(ks) / sizeof(ks[0]); ik++) {
+          const size_t m = ms[im] ? ms[im] : 1, n = ns[in] ? ns[in] : 1, k = ks[ik];
+          const size_t lda = k + fg_rnd() % 3, ldb = n + fg_rnd() % 5, ldc = n + 1 + fg_rnd() % 3;
+          /* exact sizes: the last row of each matrix ends at its last used element */
+          const size_t a_n = (m - 1) * lda + k, b_n = k ? (k - 1) * ldb + n : 0, c_n = (m - 1) * ldc + n;
+          float *a = fg_fill(a_n), *b = fg_fill(b_n);
+          float *c1 = fg_fill(c_n), *c2 = malloc(c_n * sizeof(float));
+          memcpy(c2, c1, c_n * sizeof(float));
+          const size_t pb_n = q8rt_f32_gemm_packed_size(k, n, v->nr);
+          float *pb = malloc(pb_n ? pb_n * sizeof(float) : 1);
+          q8rt_f32_gemm_pack_b(k, n, v->nr, b, ldb, pb);
+          q8rt_f32_gemm_ukernel__scalar(m, n, k, a, lda, b, ldb, c1, ldc);
+          v->fn(m, n, k, a, lda, pb, c2, ldc);
+          free(pb);
+          for (size_t i = 0; i < c_n; i++) {
+            if (!fg_same(c1[i], c2[i])) {
+              fprintf(stderr, "  %s m=%zu n=%zu k=%zu: element %zu differs (%a vs %a)\n", v->name, m, n, k, i,
+                      (double)c1[i], (double)c2[i]);
+              CHECK(0);
+            }
+          }
+          free(a), free(b), free(c1), free(c2);
+        }
+      }
+    }
+  }
+#if defined(__x86_64__)
+  CHECK(tested >= 1);
+#endif
+  return 0;
+}
