@@ -1,12 +1,12 @@
-/* Cast and CastLike between float32, int64, int32, int16, uint16, int8 and uint8.
+/* Cast and CastLike between float32, int64, int32, int16, uint16, int8, uint8 and bool.
  *
  * int -> float rounds to nearest even; int -> int keeps the low bits (two's complement wrap);
  * float -> int truncates toward zero as C++ static_cast does on x86-64 (what ONNX Runtime runs):
  * the conversion goes through cvttss2si, so a value outside the destination's 32-bit (int32 and
  * narrower) or 64-bit (int64) range, and NaN, gives the "integer indefinite" INT_MIN, and the
  * narrow types keep the low bits of the 32-bit result. ONNX leaves out-of-range conversions
- * undefined; this makes them deterministic. Other types (bool, float16, double, string, ...) are
- * refused. */
+ * undefined; this makes them deterministic. To bool: nonzero (NaN too) is true, as C++'s
+ * conversion; from bool: 0 or 1. Other types (float16, double, string, ...) are refused. */
 #include <math.h>
 #include <string.h>
 
@@ -23,10 +23,10 @@ typedef struct cast_geom {
 
 static bool cast_type_ok(int32_t t) {
   return t == Q8RT_DTYPE_FLOAT32 || t == Q8RT_DTYPE_INT64 || t == Q8RT_DTYPE_INT32 || t == Q8RT_DTYPE_INT16 ||
-         t == Q8RT_DTYPE_UINT16 || t == Q8RT_DTYPE_INT8 || t == Q8RT_DTYPE_UINT8;
+         t == Q8RT_DTYPE_UINT16 || t == Q8RT_DTYPE_INT8 || t == Q8RT_DTYPE_UINT8 || t == Q8RT_DTYPE_BOOL;
 }
 
-static const char *const g_supported = "float32, int64, int32, int16, uint16, int8, uint8";
+static const char *const g_supported = "float32, int64, int32, int16, uint16, int8, uint8, bool";
 
 static q8rt_status cast_prepare_common(op_prepare_ctx *ctx, void **out, q8rt_error *err, int like) {
   const ir_node *n = ctx->node;
@@ -105,7 +105,7 @@ static void cast_run(const void *params, const void *geom, const op_tensor *in, 
   (void)ctx;
   const size_t nel = ((const cast_geom *)geom)->total;
   const q8rt_dtype from = in[0].shape->dtype, to = out[0].shape->dtype;
-  if (from == to) {
+  if (from == to && from != Q8RT_DTYPE_BOOL) {
     if (nel > 0 && out[0].data != in[0].data) memcpy(out[0].data, in[0].data, nel * q8rt_dtype_size(from));
     return;
   }
@@ -122,6 +122,7 @@ static void cast_run(const void *params, const void *geom, const op_tensor *in, 
         case Q8RT_DTYPE_UINT16: ((uint16_t *)y)[i] = (uint16_t)(uint32_t)f_to_i32(v); break;
         case Q8RT_DTYPE_INT8: ((int8_t *)y)[i] = (int8_t)(uint8_t)(uint32_t)f_to_i32(v); break;
         case Q8RT_DTYPE_UINT8: ((uint8_t *)y)[i] = (uint8_t)(uint32_t)f_to_i32(v); break;
+        case Q8RT_DTYPE_BOOL: ((uint8_t *)y)[i] = v != 0.0f || isnan(v); break;
         default: break;
       }
     }
@@ -137,6 +138,7 @@ static void cast_run(const void *params, const void *geom, const op_tensor *in, 
       case Q8RT_DTYPE_UINT16: ((uint16_t *)y)[i] = (uint16_t)(uint64_t)v; break;
       case Q8RT_DTYPE_INT8: ((int8_t *)y)[i] = (int8_t)(uint8_t)(uint64_t)v; break;
       case Q8RT_DTYPE_UINT8: ((uint8_t *)y)[i] = (uint8_t)(uint64_t)v; break;
+      case Q8RT_DTYPE_BOOL: ((uint8_t *)y)[i] = v != 0; break;
       default: break;
     }
   }

@@ -88,6 +88,7 @@ double op_load_f64(const void *data, q8rt_dtype dtype, size_t i) {
     case Q8RT_DTYPE_INT16: return ((const int16_t *)data)[i];
     case Q8RT_DTYPE_INT32: return ((const int32_t *)data)[i];
     case Q8RT_DTYPE_INT64: return (double)((const int64_t *)data)[i];
+    case Q8RT_DTYPE_BOOL: return ((const uint8_t *)data)[i] != 0;
     default: return 0.0;
   }
 }
@@ -101,6 +102,7 @@ int64_t op_load_i64(const void *data, q8rt_dtype dtype, size_t i) {
     case Q8RT_DTYPE_INT16: return ((const int16_t *)data)[i];
     case Q8RT_DTYPE_INT32: return ((const int32_t *)data)[i];
     case Q8RT_DTYPE_INT64: return ((const int64_t *)data)[i];
+    case Q8RT_DTYPE_BOOL: return ((const uint8_t *)data)[i] != 0;
     default: return 0;
   }
 }

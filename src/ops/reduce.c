@@ -1,18 +1,20 @@
 /* Reductions on float32.
  *
- * ReduceMean / ReduceSum / ReduceSumSquare / ReduceMax: axes from the attribute (before opset 18;
+ * ReduceMean / ReduceSum / ReduceSumSquare / ReduceMax / ReduceMin / ReduceProd / ReduceL2: axes
+ * from the attribute (before opset 18;
  * ReduceSum before 13) or from the optional constant second input (after); keepdims
  * (default 1); noop_with_empty_axes (input form). No axes reduces everything. The sum runs in
  * float32 in memory order over the reduced elements; the mean divides it by the count (ORT:
  * sum / N; ORT's Eigen sums in vector lanes, so the last bit can differ on long rows). Over an
- * empty set: sum 0, mean NaN (0/0), max -inf. */
+ * empty set: sum 0, mean NaN (0/0), max -inf, min +inf, product 1, L2 0. Max and Min propagate NaN;
+ * the product multiplies in memory order; L2 is sqrtf of the float32 sum of squares. */
 #include <math.h>
 #include <string.h>
 
 #include "op.h"
 #include "op_util.h"
 
-enum red_kind { RED_MEAN, RED_SUM, RED_MAX, RED_SUMSQ };
+enum red_kind { RED_MEAN, RED_SUM, RED_MAX, RED_SUMSQ, RED_MIN, RED_PROD, RED_L2 };
 
 typedef struct red_params {
   enum red_kind kind;
@@ -112,6 +114,15 @@ static q8rt_status reduce_sumsq_prepare(op_prepare_ctx *ctx, void **out, q8rt_er
 static q8rt_status reduce_max_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
   return red_prepare_kind(ctx, out, err, RED_MAX, 18);
 }
+static q8rt_status reduce_min_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  return red_prepare_kind(ctx, out, err, RED_MIN, 18);
+}
+static q8rt_status reduce_prod_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  return red_prepare_kind(ctx, out, err, RED_PROD, 18);
+}
+static q8rt_status reduce_l2_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  return red_prepare_kind(ctx, out, err, RED_L2, 18);
+}
 
 static q8rt_status red_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
                              void *geom, q8rt_error *err) {
@@ -190,6 +201,43 @@ static q8rt_status red_infer(const void *params, const ir_node *n, const op_shap
   return Q8RT_OK;
 }
 
+/* ReduceMin, ReduceProd, ReduceL2: one step per element in memory order (not on a hot path). */
+static inline float red_step(enum red_kind k, float acc, float v) {
+  switch (k) {
+    case RED_MIN: return acc > v || isnan(v) ? v : acc;
+    case RED_PROD: return acc * v;
+    default: return acc + v * v; /* RED_L2 */
+  }
+}
+
+static void red_run_more(const red_params *p, const red_geom *gm, const float *x, float *y) {
+  int64_t kidx[Q8RT_MAX_RANK] = {0};
+  size_t kof = 0;
+  for (size_t o = 0; o < gm->out_total; o++) {
+    float acc = p->kind == RED_MIN ? INFINITY : p->kind == RED_PROD ? 1.0f : 0.0f;
+    int64_t ridx[Q8RT_MAX_RANK] = {0};
+    size_t rof = 0;
+    for (size_t i = 0; i < gm->red_count; i++) {
+      acc = red_step(p->kind, acc, x[kof + rof]);
+      for (int d = gm->nr - 1; d >= 0; d--) {
+        ridx[d]++;
+        rof += (size_t)gm->rstr[d];
+        if (ridx[d] < gm->rdims[d]) break;
+        rof -= (size_t)(gm->rstr[d] * ridx[d]);
+        ridx[d] = 0;
+      }
+    }
+    y[o] = p->kind == RED_L2 ? sqrtf(acc) : acc;
+    for (int d = gm->nk - 1; d >= 0; d--) {
+      kidx[d]++;
+      kof += (size_t)gm->kstr[d];
+      if (kidx[d] < gm->kdims[d]) break;
+      kof -= (size_t)(gm->kstr[d] * kidx[d]);
+      kidx[d] = 0;
+    }
+  }
+}
+
 static void red_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                     const op_exec_ctx *ctx) {
   (void)workspace;
@@ -199,7 +247,16 @@ static void red_run(const void *params, const void *geom, const op_tensor *in, o
   const float *x = in[0].data;
   float *y = out[0].data;
   if (gm->identity) {
-    if (gm->out_total > 0) memcpy(y, x, gm->out_total * sizeof(float));
+    /* no axes with noop_with_empty_axes: ORT still applies the per-element part (x^2, sqrt(x^2)) */
+    if (p->kind == RED_SUMSQ || p->kind == RED_L2) {
+      for (size_t i = 0; i < gm->out_total; i++) y[i] = p->kind == RED_L2 ? sqrtf(x[i] * x[i]) : x[i] * x[i];
+    } else if (gm->out_total > 0) {
+      memcpy(y, x, gm->out_total * sizeof(float));
+    }
+    return;
+  }
+  if (p->kind >= RED_MIN) {
+    red_run_more(p, gm, x, y);
     return;
   }
   int64_t kidx[Q8RT_MAX_RANK] = {0};
@@ -274,3 +331,21 @@ const op_def q8rt_op_reduce_max = {.op_type = "ReduceMax",
                                    .prepare = reduce_max_prepare,
                                    .infer = red_infer,
                                    .run = red_run};
+const op_def q8rt_op_reduce_min = {.op_type = "ReduceMin",
+                                   .domain = "",
+                                   .min_opset = 1,
+                                   .prepare = reduce_min_prepare,
+                                   .infer = red_infer,
+                                   .run = red_run};
+const op_def q8rt_op_reduce_prod = {.op_type = "ReduceProd",
+                                    .domain = "",
+                                    .min_opset = 1,
+                                    .prepare = reduce_prod_prepare,
+                                    .infer = red_infer,
+                                    .run = red_run};
+const op_def q8rt_op_reduce_l2 = {.op_type = "ReduceL2",
+                                  .domain = "",
+                                  .min_opset = 1,
+                                  .prepare = reduce_l2_prepare,
+                                  .infer = red_infer,
+                                  .run = red_run};

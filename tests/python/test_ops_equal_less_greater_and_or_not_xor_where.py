@@ -1,5 +1,6 @@
-"""Comparisons and logic on bool (src/ops/equal_less_greater_and_or_not_xor.c) and Where
-(src/ops/where.c) against ONNX Runtime, exact, with broadcasting, NaN and the type limits."""
+"""Comparisons and logic on bool (src/ops/equal_less_greater_and_or_not_xor.c), Where
+(src/ops/where.c) and Cast to and from bool (src/ops/cast_cast_like.c) against ONNX Runtime,
+exact, with broadcasting, NaN and the type limits."""
 
 import numpy as np
 import pytest
@@ -50,6 +51,13 @@ def cases():
     cond = r.integers(0, 2, (1, 40, 1)).astype(np.bool_)
     c.append(case("Where_cond_bcast_const_y", "Where", [("c", cond), ("x", r.standard_normal((2, 40, 8)).astype(
         np.float32)), ("y", np.array(-1e4, np.float32))], inits=["y"], opset=13))
+    fx = np.array([0.0, -0.0, 0.5, -3.0, np.nan, np.inf, 1e-40], np.float32)
+    c.append(case("Cast_float_to_bool", "Cast", [("x", fx)], attrs={"to": 9}, opset=13))
+    c.append(case("Cast_int64_to_bool", "Cast", [("x", np.array([0, 1, -1, 2**40], np.int64))], attrs={"to": 9},
+                  opset=13))
+    bx = np.array([True, False, True], np.bool_)
+    for to, name in ((1, "float"), (7, "int64"), (2, "uint8"), (9, "bool")):
+        c.append(case(f"Cast_bool_to_{name}", "Cast", [("x", bx)], attrs={"to": to}, opset=13))
     return c
 
 
