@@ -52,19 +52,9 @@ static void dql_run(const void *params, const void *geom, const op_tensor *in, o
   (void)ctx;
   const size_t total = ((const dql_geom *)geom)->total;
   const float *x = in[0].data;
-  float lo = FLT_MAX, hi = -FLT_MAX;
-  for (size_t i = 0; i < total; i++) {
-    if (x[i] < lo) lo = x[i];
-    if (x[i] > hi) hi = x[i];
-  }
-  if (lo > 0.0f) lo = 0.0f;
-  if (hi < 0.0f) hi = 0.0f;
-  if (total == 0) lo = hi = 0.0f;
-  const float scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
-  float izp = 0.0f - lo / scale;
-  if (izp > 255.0f) izp = 255.0f;
-  if (!(izp >= 0.0f)) izp = 0.0f;
-  const int32_t zp = q8rt_round_clamp(izp, 0.0f, 255.0f);
+  float scale;
+  int32_t zp;
+  qk_dynamic_u8_params(x, total, &scale, &zp);
   uint8_t *y = out[0].data;
   const float qlo = (float)(0 - zp), qhi = (float)(255 - zp);
   for (size_t i = 0; i < total; i++) y[i] = (uint8_t)(q8rt_round_clamp(x[i] / scale, qlo, qhi) + zp);

@@ -4,6 +4,7 @@
 #ifndef Q8RT_QLINEAR_COMMON_H
 #define Q8RT_QLINEAR_COMMON_H
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 
@@ -88,6 +89,26 @@ static inline q8rt_status qk_unary_io(const ir_graph *g, const ir_node *n, q8rt_
                      n->name, op_onnx_type_name(*t));
   }
   return Q8RT_OK;
+}
+
+/* uint8 scale and zero point of a float block as ONNX Runtime's GetQuantizationParameter computes
+ * them (DynamicQuantizeLinear, the dynamically quantized GEMMs of DynamicQuantizeLSTM):
+ *   lo = min(min(x), 0), hi = max(max(x), 0), scale = hi == lo ? 1 : (hi - lo) / 255,
+ *   zp = round_half_even(clamp(0 - lo / scale, 0, 255)). NaNs are ignored by the min/max. */
+static inline void qk_dynamic_u8_params(const float *x, size_t n, float *scale, int32_t *zp) {
+  float lo = FLT_MAX, hi = -FLT_MAX;
+  for (size_t i = 0; i < n; i++) {
+    if (x[i] < lo) lo = x[i];
+    if (x[i] > hi) hi = x[i];
+  }
+  if (lo > 0.0f) lo = 0.0f;
+  if (hi < 0.0f) hi = 0.0f;
+  if (n == 0) lo = hi = 0.0f;
+  *scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
+  float izp = 0.0f - lo / *scale;
+  if (izp > 255.0f) izp = 255.0f;
+  if (!(izp >= 0.0f)) izp = 0.0f;
+  *zp = q8rt_round_clamp(izp, 0.0f, 255.0f);
 }
 
 #endif

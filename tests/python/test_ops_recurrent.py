@@ -1,15 +1,16 @@
-"""LSTM and GRU (src/ops/lstm_gru.c): one-node models, q8rt against ONNX Runtime (CPU, one thread).
+"""LSTM and GRU (src/ops/lstm_gru_dynamic_quantize_lstm.c): one-node models, q8rt against ONNX Runtime (CPU, one thread).
 
 Cases cover every direction, initial states, sequence_lens, peepholes, clip, input_forget,
 linear_before_reset, layout 1 (opset 14), constant (initializer) and graph-input weights, and the
 activation functions ORT supports, at sizes below and above the AVX2 row width.
 
 Rule: with the default activations (Sigmoid/Tanh, which q8rt computes with MLAS's own
-approximations, as ORT's DeepCPU kernels do) and Relu, outputs must be bit-identical to ORT for
-input sizes and hidden sizes within MLAS's SGEMM K block (q8rt accumulates each gate as one fma
-chain, as MLAS does within a block); every other case must stay within 1e-5 relative + 1e-6
-absolute (libm vs ORT's activation code for the others; gate sums split at MLAS's K block for
-large K). The counts of bit-identical elements are recorded either way.
+approximations, as ORT's DeepCPU kernels do) and Relu, outputs must be bit-identical to ORT when
+the weights are constant (ORT packs them and its SGEMM runs K in blocks of 256, each an fma chain,
+which q8rt reproduces) or K is at most 128 (weights fed as graph inputs take MLAS's unpacked path,
+whose K blocking depends on the shape); every other case must stay within 1e-5 relative + 1e-6
+absolute (libm vs ORT's activation code for the others). The counts of bit-identical elements are
+recorded either way.
 
 Bad inputs (unknown activation, wrong direction, mismatched W shape, non-positive constant
 sequence_lens, bad layout) must give one clean error line naming the node.
@@ -142,7 +143,8 @@ def test_recurrent_vs_ort(case, tmp_path, q8rt_run):
     acts = set(o.get("acts", ["Sigmoid", "Tanh"]))
     # input_forget: ORT differs from q8rt by an ulp in a few elements (its f = 1 - i path is the
     # same formula; not yet explained), so it is held to the tolerance only
-    exact = acts <= EXACT_ACTS and I < MLAS_K_BLOCK and H < MLAS_K_BLOCK and not o.get("input_forget")
+    exact = acts <= EXACT_ACTS and (o.get("const") or (I <= MLAS_K_BLOCK and H <= MLAS_K_BLOCK)) \
+        and not o.get("input_forget")
     notes = []
     for oname, w in zip([x.name for x in model.graph.output], want):
         got = res.output(oname)
@@ -188,3 +190,150 @@ def test_recurrent_bad(what, kw, expect, tmp_path, q8rt_run):
     res = h.run_q8rt(path, {"X": x}, tmp_path / "out")
     msg = h.assert_clean_error(res, [expect])
     assert "rnn_bad" in msg, msg
+
+
+# ---- com.microsoft DynamicQuantizeLSTM ---------------------------------------------------------
+# Rule: ORT quantizes X (all steps at once) and h (each step) to u8 and runs an exact integer GEMM,
+# then the same float gates as LSTM: q8rt must be bit-identical to ORT. sequence_lens is refused
+# (how ORT puts finished rows into the per-step quantization block is not reproduced yet).
+DQ_CASES = [
+    ("dq_fwd_s8", 6, 1, 16, 8, "forward", {"wt": np.int8}),
+    ("dq_rev_u8", 5, 2, 12, 8, "reverse", {"wt": np.uint8, "bias": True}),
+    ("dq_bidi_pc", 7, 3, 20, 16, "bidirectional", {"wt": np.int8, "bias": True, "h0": True, "c0": True,
+                                                   "per_col": True}),
+    ("dq_peep", 4, 2, 9, 8, "forward", {"wt": np.int8, "bias": True, "peep": True}),
+    ("dq_big", 9, 1, 160, 64, "bidirectional", {"wt": np.uint8, "bias": True}),
+]
+
+
+def dq_build(S, B, I, H, direction, o, seed):
+    rng = np.random.default_rng(seed)
+    D = 2 if direction == "bidirectional" else 1
+    G4 = 4 * H
+    wt = o["wt"]
+    lo, hi = (-127, 127) if wt == np.int8 else (0, 255)
+    x = rng.normal(0, 1, (S, B, I)).astype(np.float32)
+    inits = []
+    nsc = D * G4 if o.get("per_col") else D
+    shape_sc = (D, G4) if o.get("per_col") else (D,)
+
+    def qweight(name, K):
+        w = rng.integers(lo, hi + 1, (D, K, G4)).astype(wt)
+        sc = rng.uniform(0.002, 0.02, nsc).astype(np.float32).reshape(shape_sc)
+        zpv = np.zeros(D, np.int64) if wt == np.int8 else rng.integers(100, 156, D)
+        zp = np.broadcast_to(np.asarray(zpv).reshape((D,) + (1,) * (len(shape_sc) - 1)), shape_sc).astype(wt)
+        inits.extend([h.tensor(name, w), h.tensor(name + "_scale", sc), h.tensor(name + "_zp", zp)])
+
+    qweight("W", I)
+    qweight("R", H)
+    names = ["X", "W", "R", "", "", "", "", ""]
+    if o.get("bias"):
+        inits.append(h.tensor("B", rng.normal(0, 0.3, (D, 8 * H)).astype(np.float32)))
+        names[3] = "B"
+    if "lens" in o:
+        inits.append(h.tensor("sequence_lens", np.array(o["lens"], np.int32)))
+        names[4] = "sequence_lens"
+    if o.get("h0"):
+        inits.append(h.tensor("initial_h", rng.normal(0, 0.5, (D, B, H)).astype(np.float32)))
+        names[5] = "initial_h"
+    if o.get("c0"):
+        inits.append(h.tensor("initial_c", rng.normal(0, 0.5, (D, B, H)).astype(np.float32)))
+        names[6] = "initial_c"
+    if o.get("peep"):
+        inits.append(h.tensor("P", rng.normal(0, 0.3, (D, 3 * H)).astype(np.float32)))
+        names[7] = "P"
+    names += ["W_scale", "W_zp", "R_scale", "R_zp"]
+    node = helper.make_node("DynamicQuantizeLSTM", names, ["Y", "Y_h", "Y_c"], name="dqlstm_node", domain="com.microsoft",
+                            hidden_size=H, direction=direction)
+    outs = [helper.make_tensor_value_info("Y", F, (S, D, B, H)), helper.make_tensor_value_info("Y_h", F, (D, B, H)),
+            helper.make_tensor_value_info("Y_c", F, (D, B, H))]
+    graph = helper.make_graph([node], "dqlstm", [helper.make_tensor_value_info("X", F, x.shape)], outs, initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)])
+    model.ir_version = 8
+    return model, {"X": x}
+
+
+@pytest.mark.parametrize("case", DQ_CASES, ids=[c[0] for c in DQ_CASES])
+def test_dynamic_quantize_lstm_vs_ort(case, tmp_path, q8rt_run):
+    name, S, B, I, H, direction, o = case
+    model, feeds = dq_build(S, B, I, H, direction, o, seed=zlib.crc32(name.encode()))
+    want = h.run_ort(model, feeds)
+    path = h.save_model(model, tmp_path / "m.onnx")
+    res = h.run_q8rt(path, {"X": h.save_npy(tmp_path / "x.npy", feeds["X"])}, tmp_path / "out").assert_ok()
+    exact = True
+    notes = []
+    for oname, w in zip(["Y", "Y_h", "Y_c"], want):
+        got = res.output(oname)
+        assert got.shape == w.shape and got.dtype == w.dtype
+        notes.append(f"{oname}: {h.count_mismatches(got, w)} of {w.size} not bit-identical, "
+                     f"max |diff| {np.max(np.abs(got - w)):.3g}")
+        if exact:
+            h.assert_same_bytes(got, w, f"{name}/{oname}")
+        else:
+            np.testing.assert_allclose(got, w, rtol=1e-4, atol=1e-5, err_msg=f"{name}/{oname}")
+    print(f"{name}: {'exact' if exact else 'tolerance'}: " + "; ".join(notes))
+
+
+def test_dynamic_quantize_lstm_refuses_sequence_lens(tmp_path, q8rt_run):
+    model, feeds = dq_build(6, 3, 10, 8, "bidirectional", {"wt": np.int8, "bias": True, "lens": [6, 3, 5]}, seed=7)
+    path = h.save_model(model, tmp_path / "m.onnx")
+    res = h.run_q8rt(path, {"X": h.save_npy(tmp_path / "x.npy", feeds["X"])}, tmp_path / "out")
+    msg = h.assert_clean_error(res, ["sequence_lens is not supported"])
+    assert "dqlstm_node" in msg
+
+
+# ---- the recurrent nodes of the real CRNN (tests/models/make_families.py), cut out ---------------
+# Until every op of the CRNN runs in q8rt (ConstantOfShape, Floor are another engineer's), its LSTM
+# nodes are checked alone: the node with its initializers, fed the tensor ORT computes for its
+# input X on the sample image (initial states are zeros there). Both the float LSTM and the
+# DynamicQuantizeLSTM (H = I = 512, bidirectional) must be bit-identical to ORT.
+
+
+def _families_dir():
+    import os
+    from pathlib import Path
+    return Path(os.environ.get("Q8RT_FAMILIES", Path(__file__).resolve().parents[2] / "build" / "model-families"))
+
+
+@pytest.mark.parametrize("setting", ["float", "dyn_u8s8", "vendor_dyn"])
+def test_crnn_lstm_node(setting, tmp_path, q8rt_run):
+    d = _families_dir() / "crnn"
+    path = d / f"{setting}.onnx"
+    if not path.is_file():
+        pytest.skip(f"{path} not built (make models)")
+    import onnxruntime as ort
+    m = onnx.load(str(path))
+    node = next(n for n in m.graph.node if n.op_type in ("LSTM", "DynamicQuantizeLSTM"))
+    x_name = node.input[0]
+    # ORT's value of X on the sample input
+    m2 = onnx.ModelProto()
+    m2.CopyFrom(m)
+    m2.graph.output.append(onnx.ValueInfoProto(name=x_name))
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.intra_op_num_threads = 1
+    so.log_severity_level = 3
+    sess = ort.InferenceSession(m2.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    x = sess.run([x_name], {m.graph.input[0].name: np.load(d / "input.npy")})[0]
+    inits = {i.name: i for i in m.graph.initializer}
+    used = [i for i in node.input[1:] if i in inits]
+    n2 = onnx.NodeProto()
+    n2.CopyFrom(node)
+    # the initial states come from ConstantOfShape (zeros) in the model: dropped here, same values
+    for k in range(len(n2.input)):
+        if k > 0 and n2.input[k] and n2.input[k] not in inits:
+            n2.input[k] = ""
+    outs = [o for o in n2.output if o]
+    g = helper.make_graph([n2], "crnn_lstm", [helper.make_tensor_value_info(x_name, F, x.shape)],
+                          [helper.make_tensor_value_info(o, F, None) for o in outs], initializer=[inits[i] for i in used])
+    sub = helper.make_model(g, opset_imports=list(m.opset_import))
+    sub.ir_version = m.ir_version
+    want = h.run_ort(sub, {x_name: x})
+    p = h.save_model(sub, tmp_path / "lstm.onnx")
+    res = h.run_q8rt(p, {x_name: h.save_npy(tmp_path / "x.npy", x)}, tmp_path / "out").assert_ok()
+    for o, w in zip(outs, want):
+        got = res.output("".join(c if c.isalnum() or c in "._-" else "_" for c in o))
+        n_diff = h.count_mismatches(got, w)
+        print(f"crnn/{setting} {node.op_type} {o}: {n_diff} of {w.size} not bit-identical, "
+              f"max |diff| {np.max(np.abs(got - w)):.3g}")
+        h.assert_same_bytes(got, w, f"crnn/{setting}/{o}")

@@ -4,9 +4,10 @@
  *
  * Arithmetic follows ONNX Runtime's DeepCPU kernels (deep_cpu_lstm.cc, deep_cpu_gru.cc) operation
  * by operation, so that results agree with ORT's bit for bit where its GEMMs accumulate the same way:
- *   xw[j] = sum_k x[k] * W[j][k]     one fused multiply-add chain from 0, k ascending (MLAS SGEMM
- *   hr[j] = sum_k h[k] * R[j][k]     per element for K within its K block)
- *   gate  = hr + xw                  (ORT's second GEMM runs with beta = 1 onto the first)
+ *   xw[j] = sum_k x[k] * W[j][k]     per K block of 256 one fused multiply-add chain from 0, k
+ *                                    ascending, blocks added in order (MLAS SGEMM, packed B)
+ *   gate  = xw + h * R^T             (ORT's second GEMM runs with beta = 1: each block's sum is
+ *                                    added onto xw)
  *   LSTM:  i/f/o: gate (+ c * P, peepholes) + (Wb + Rb), clipped, then f(); g: + (Wb + Rb), clipped,
  *          g(); c' = c * f + i * g; h' = h(c') * o. input_forget: f = 1 - i.
  *   GRU:   z, r: gate + (Wb + Rb), clipped, f(). Candidate without linear_before_reset:
@@ -35,6 +36,8 @@
 #include "q8rt-math.h"
 
 enum rnn_kind { RNN_LSTM, RNN_GRU };
+
+#include "qlinear_common.h"
 
 enum act_kind {
   ACT_SIGMOID,
@@ -71,6 +74,13 @@ typedef struct rnn_params {
   int n_acts_per_dir;
   int gates; /* 4 (LSTM) or 3 (GRU) */
   q8rt_f32_vfmac_ukernel_fn fmac;
+  /* DynamicQuantizeLSTM: W [D][I][4H] and R [D][H][4H] as int32 (w - zp), copied at load; scales
+   * per direction ([D]) or per column ([D][4H]) */
+  int quantized;
+  int32_t *qw, *qr;
+  float *w_scale, *r_scale;
+  int w_scale_cols, r_scale_cols; /* 1 or 4H */
+  int64_t q_input;                /* I, from W's shape */
 } rnn_params;
 
 typedef struct rnn_geom {
@@ -285,13 +295,95 @@ static q8rt_status parse_acts(const ir_node *n, rnn_params *p, q8rt_error *err) 
   return Q8RT_OK;
 }
 
+/* DynamicQuantizeLSTM's constant weights: W [D, I, 4H] and R [D, H, 4H] (int8 or uint8), scales [D]
+ * or [D, 4H] (float32), zero points of the weight type, one value per direction (as ORT requires). */
+static q8rt_status dq_weights(op_prepare_ctx *ctx, rnn_params *p, int wi, int si, int zi, int64_t rows, int32_t **qout,
+                              float **scale_out, int *cols_out, q8rt_error *err) {
+  const ir_graph *g = ctx->graph;
+  const ir_node *n = ctx->node;
+  const char *what = wi == 1 ? "W" : "R";
+  const int64_t D = p->dirs, G4 = 4 * p->hidden;
+  const ir_value *w = ir_node_input(g, n, wi);
+  const ir_value *sv = ir_node_input(g, n, si);
+  const ir_value *zv = ir_node_input(g, n, zi);
+  if (w == NULL || w->constant == NULL || sv == NULL || sv->constant == NULL || zv == NULL || zv->constant == NULL) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                     "%s node '%s': %s, its scale and zero point must be constant initializers", n->op_type, n->name,
+                     what);
+  }
+  const ir_tensor *t = w->constant, *sc = sv->constant, *zp = zv->constant;
+  if (!qk_is8(t->dtype) || t->rank != 3 || t->dims[0] != D || t->dims[2] != G4 || (rows >= 0 && t->dims[1] != rows) ||
+      t->dims[1] <= 0) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                     "%s node '%s': %s must be int8/uint8 [%lld, %s, %lld] (has %s of rank %d)", n->op_type, n->name,
+                     what, (long long)D, wi == 1 ? "input_size" : "hidden_size", (long long)G4,
+                     op_onnx_type_name(t->dtype), t->rank);
+  }
+  if (sc->dtype != Q8RT_DTYPE_FLOAT32 || (sc->count != D && sc->count != D * G4)) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': %s_scale must be float32 with %lld or %lld values",
+                     n->op_type, n->name, what, (long long)D, (long long)(D * G4));
+  }
+  if (zp->dtype != t->dtype || zp->count != sc->count) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': %s_zero_point must be %s with %lld values",
+                     n->op_type, n->name, what, op_onnx_type_name(t->dtype), (long long)sc->count);
+  }
+  const int64_t per = sc->count / D;
+  for (int64_t d = 0; d < D; d++) {
+    for (int64_t j = 1; j < per; j++) {
+      if (qk_load8(zp->data, zp->dtype, (size_t)(d * per + j)) != qk_load8(zp->data, zp->dtype, (size_t)(d * per))) {
+        return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                         "%s node '%s': %s_zero_point differs within direction %lld (one zero point per direction)",
+                         n->op_type, n->name, what, (long long)d);
+      }
+    }
+    for (int64_t j = 0; j < per; j++) {
+      const float v = ((const float *)sc->data)[d * per + j];
+      if (!(v > 0.0f) || !isfinite(v)) {
+        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                         "%s node '%s': %s_scale[%lld] = %g (must be positive and finite)", n->op_type, n->name, what,
+                         (long long)(d * per + j), (double)v);
+      }
+    }
+  }
+  int32_t *q = q8rt_pool_array(ctx->pool, (size_t)t->count, sizeof(int32_t));
+  float *s = q8rt_pool_array(ctx->pool, (size_t)sc->count, sizeof(float));
+  if (q == NULL || s == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  const int64_t per_dir = t->count / D;
+  for (int64_t i = 0; i < t->count; i++) {
+    const int32_t z = qk_load8(zp->data, zp->dtype, (size_t)((i / per_dir) * per));
+    q[i] = qk_load8(t->data, t->dtype, (size_t)i) - z;
+  }
+  memcpy(s, sc->data, (size_t)sc->count * sizeof(float));
+  *qout = q;
+  *scale_out = s;
+  *cols_out = (int)per;
+  if (wi == 1) p->q_input = t->dims[1];
+  return Q8RT_OK;
+}
+
+static q8rt_status dq_prepare(op_prepare_ctx *ctx, rnn_params *p, q8rt_error *err) {
+  q8rt_status st;
+  p->quantized = 1;
+  /* ORT quantizes the hidden states of all batch rows as one block per step; how rows that have
+   * finished their sequence enter that block is not reproduced yet, so sequence_lens is refused
+   * rather than risking a different answer */
+  if (ir_node_input(ctx->graph, ctx->node, 4) != NULL) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input sequence_lens is not supported",
+                     ctx->node->op_type, ctx->node->name);
+  }
+  if ((st = dq_weights(ctx, p, 1, 8, 9, -1, &p->qw, &p->w_scale, &p->w_scale_cols, err)) != Q8RT_OK) return st;
+  return dq_weights(ctx, p, 2, 10, 11, p->hidden, &p->qr, &p->r_scale, &p->r_scale_cols, err);
+}
+
 /* ---- prepare / infer ------------------------------------------------------------------------- */
 
 static q8rt_status rnn_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, enum rnn_kind kind) {
   const ir_node *n = ctx->node;
   const ir_graph *g = ctx->graph;
-  const int max_in = kind == RNN_LSTM ? 8 : 6;
-  if (n->n_inputs < 3 || n->n_inputs > max_in || n->n_outputs < 1 || n->n_outputs > (kind == RNN_LSTM ? 3 : 2)) {
+  const int quantized = strcmp(n->op_type, "DynamicQuantizeLSTM") == 0;
+  const int max_in = quantized ? 12 : kind == RNN_LSTM ? 8 : 6;
+  if ((quantized && n->n_inputs != 12) || n->n_inputs < 3 || n->n_inputs > max_in || n->n_outputs < 1 ||
+      n->n_outputs > (kind == RNN_LSTM ? 3 : 2)) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': expects 3 to %d inputs and 1 to %d outputs",
                      n->op_type, n->name, max_in, kind == RNN_LSTM ? 3 : 2);
   }
@@ -350,11 +442,16 @@ static q8rt_status rnn_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err,
     const ir_value *r = ir_node_input(g, n, 2);
     if (r->rank == 3 && r->dims[2] > 0) hidden = r->dims[2];
   }
+  if (ir_node_attr(n, "hidden_size") == NULL && quantized) {
+    const ir_value *r = ir_node_input(g, n, 2);
+    if (r->rank == 3 && r->dims[1] > 0) hidden = r->dims[1];
+  }
   if (hidden <= 0 || hidden > (INT64_C(1) << 24)) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': hidden_size %lld (must be in 1..2^24)", n->op_type,
                      n->name, (long long)hidden);
   }
   p->hidden = hidden;
+  if (quantized && (st = dq_prepare(ctx, p, err)) != Q8RT_OK) return st;
   /* a constant sequence_lens is checked here, as ORT checks it at run time */
   const ir_value *lens = ir_node_input(g, n, 4);
   if (lens != NULL && lens->constant != NULL) {
@@ -380,6 +477,10 @@ static q8rt_status rnn_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err,
   }
 #endif
   ctx->reason = "float32, ONNX Runtime's DeepCPU gate arithmetic (fma chains, MLAS sigmoid/tanh)";
+  if (quantized) {
+    ctx->kernel = "qu8-lstm-scalar";
+    ctx->reason = "ONNX Runtime's dynamic u8 quantization of X and h per GEMM, exact int32 GEMM, float gates";
+  }
   *out = p;
   return Q8RT_OK;
 }
@@ -428,10 +529,19 @@ static q8rt_status rnn_infer(const void *params, const ir_node *n, const op_shap
     batch = x->dims[p->layout ? 0 : 1];
     isz = x->dims[2];
   }
-  const int64_t wdims[3] = {D, G * H, isz}, rdims[3] = {D, G * H, H};
-  if ((st = check_input(n, in, 1, "W", Q8RT_DTYPE_FLOAT32, 3, wdims, err)) != Q8RT_OK) return st;
-  if ((st = check_input(n, in, 2, "R", Q8RT_DTYPE_FLOAT32, 3, rdims, err)) != Q8RT_OK) return st;
-  if (isz < 0 && in[1].rank == 3) isz = in[1].dims[2];
+  if (p->quantized) {
+    /* W, R and their quantization were checked at load */
+    if (isz >= 0 && isz != p->q_input) {
+      return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': input 0 (X) has input size %lld, W has %lld", n->op_type,
+                       n->name, (long long)isz, (long long)p->q_input);
+    }
+    isz = p->q_input;
+  } else {
+    const int64_t wdims[3] = {D, G * H, isz}, rdims[3] = {D, G * H, H};
+    if ((st = check_input(n, in, 1, "W", Q8RT_DTYPE_FLOAT32, 3, wdims, err)) != Q8RT_OK) return st;
+    if ((st = check_input(n, in, 2, "R", Q8RT_DTYPE_FLOAT32, 3, rdims, err)) != Q8RT_OK) return st;
+    if (isz < 0 && in[1].rank == 3) isz = in[1].dims[2];
+  }
   const int has[8] = {1,
                       1,
                       1,
@@ -480,6 +590,17 @@ static q8rt_status rnn_infer(const void *params, const ir_node *n, const op_shap
   if (!q8rt_shape_elements(yd, 4, &count)) {
     return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': output Y is too large", n->op_type, n->name);
   }
+  if (p->quantized) {
+    /* floats: xw [S*B][4H], h and c [B][H], gates [4H], tmp [H], acc [4H] (int32); then bytes: xq
+     * [S*B*I], hq [B*H] */
+    size_t rows, f, bytes;
+    if (!q8rt_mul_size((size_t)seq, (size_t)batch, &rows) || !q8rt_mul_size(rows, gh, &f) ||
+        !q8rt_add_size(f, 3 * (size_t)batch * (size_t)H + 3 * gh + (size_t)H, &f) ||
+        !q8rt_mul_size(rows, (size_t)isz, &bytes) || !q8rt_add_size(bytes, (size_t)batch * (size_t)H, &bytes) ||
+        !q8rt_add_size(f, bytes / sizeof(float) + 1, &total) || total > (SIZE_MAX / sizeof(float)) / 2) {
+      return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': tensors are too large", n->op_type, n->name);
+    }
+  }
   rnn_geom *gm = geom;
   gm->seq = (size_t)seq;
   gm->batch = (size_t)batch;
@@ -518,10 +639,58 @@ static void add_bias_clip(const rnn_params *p, const float *b, float *v, size_t 
   }
 }
 
-/* acc[0..N) = sum_k a[k] * bt[k][0..N), one fma chain per element, k ascending */
-static void row_times(q8rt_f32_vfmac_ukernel_fn fmac, size_t K, size_t N, const float *a, const float *bt, float *acc) {
-  for (size_t j = 0; j < N; j++) acc[j] = 0.0f;
-  for (size_t k = 0; k < K; k++) fmac(N, a[k], bt + k * N, acc);
+/* MLAS's SGEMM on packed B (ORT packs constant W and R) runs K in blocks of 256: each block is one
+ * fma chain from 0, and a block's sum is added onto C (C = acc + C, one rounding). */
+#define RNN_SGEMM_KBLOCK 256
+
+/* c[0..N) (+)= sum_k a[k] * bt[k * ldb + 0..N) as MLAS computes it: zero_first = 1 for a GEMM with
+ * beta 0 (the first block's sum is stored), 0 for beta 1 (every block's sum is added onto c). */
+static void gemm_row(q8rt_f32_vfmac_ukernel_fn fmac, size_t K, size_t N, const float *a, const float *bt, size_t ldb,
+                     float *c, float *blk, int zero_first) {
+  if (K == 0 && zero_first) {
+    for (size_t j = 0; j < N; j++) c[j] = 0.0f;
+  }
+  for (size_t k0 = 0; k0 < K; k0 += RNN_SGEMM_KBLOCK) {
+    const size_t k1 = K - k0 < RNN_SGEMM_KBLOCK ? K : k0 + RNN_SGEMM_KBLOCK;
+    float *acc = k0 == 0 && zero_first ? c : blk;
+    for (size_t j = 0; j < N; j++) acc[j] = 0.0f;
+    for (size_t k = k0; k < k1; k++) fmac(N, a[k], bt + k * ldb, acc);
+    if (acc == blk) {
+      for (size_t j = 0; j < N; j++) c[j] = blk[j] + c[j];
+    }
+  }
+}
+
+/* One LSTM step for one batch row: g holds the gate pre-activations (x * W^T + h * R^T, iofc);
+ * c and h are updated in place. */
+static void lstm_cell(const rnn_params *p, const rnn_act *act, const float *bd, const float *Pd, float *g, float *c,
+                      float *h, float *tmp, size_t H) {
+  float *gi = g, *go = g + H, *gf = g + 2 * H, *gc = g + 3 * H;
+  if (Pd != NULL) {
+    for (size_t j = 0; j < H; j++) gi[j] = gi[j] + c[j] * Pd[j];
+  }
+  add_bias_clip(p, bd, gi, H);
+  act_apply(&act[0], gi, H);
+  if (p->input_forget) {
+    for (size_t j = 0; j < H; j++) gf[j] = 1.0f - gi[j];
+  } else {
+    if (Pd != NULL) {
+      for (size_t j = 0; j < H; j++) gf[j] = gf[j] + c[j] * Pd[2 * H + j];
+    }
+    add_bias_clip(p, bd != NULL ? bd + 2 * H : NULL, gf, H);
+    act_apply(&act[0], gf, H);
+  }
+  add_bias_clip(p, bd != NULL ? bd + 3 * H : NULL, gc, H);
+  act_apply(&act[1], gc, H);
+  for (size_t j = 0; j < H; j++) c[j] = c[j] * gf[j] + gi[j] * gc[j];
+  if (Pd != NULL) {
+    for (size_t j = 0; j < H; j++) go[j] = go[j] + c[j] * Pd[H + j];
+  }
+  add_bias_clip(p, bd != NULL ? bd + H : NULL, go, H);
+  act_apply(&act[0], go, H);
+  memcpy(tmp, c, H * sizeof(float));
+  act_apply(&act[2], tmp, H);
+  for (size_t j = 0; j < H; j++) h[j] = tmp[j] * go[j];
 }
 
 static void rnn_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
@@ -563,7 +732,7 @@ static void rnn_run(const void *params, const void *geom, const op_tensor *in, o
     }
   }
   if (Y != NULL) memset(Y, 0, S * D * B * H * sizeof(float));
-  float *xw = vec, *hr = vec + GH, *h = vec + 2 * GH, *c = h + H, *tmp = c + H, *tmp2 = tmp + H;
+  float *xw = vec, *hr = vec + GH, *h = vec + 2 * GH, *c = h + H, *tmp = c + H, *blk = tmp + H;
   for (size_t d = 0; d < D; d++) {
     const int rev = p->reverse || d == 1;
     const rnn_act *act = &p->acts[d * (size_t)p->n_acts_per_dir];
@@ -584,59 +753,32 @@ static void rnn_run(const void *params, const void *geom, const op_tensor *in, o
       for (size_t step = 0; step < len; step++) {
         const size_t t = rev ? len - 1 - step : step;
         const float *xt = X + (p->layout ? (b * S + t) * I : (t * B + b) * I);
-        row_times(p->fmac, I, GH, xt, wt + d * I * GH, xw);
+        const float *rtd = rt + d * H * GH;
+        gemm_row(p->fmac, I, GH, xt, wt + d * I * GH, GH, xw, blk, 1);
         if (p->kind == RNN_LSTM) {
-          row_times(p->fmac, H, GH, h, rt + d * H * GH, hr);
-          for (size_t j = 0; j < GH; j++) hr[j] = hr[j] + xw[j];
-          float *gi = hr, *go = hr + H, *gf = hr + 2 * H, *gc = hr + 3 * H;
-          if (Pd != NULL) {
-            for (size_t j = 0; j < H; j++) gi[j] = gi[j] + c[j] * Pd[j];
-          }
-          add_bias_clip(p, bd, gi, H);
-          act_apply(&act[0], gi, H);
-          if (p->input_forget) {
-            for (size_t j = 0; j < H; j++) gf[j] = 1.0f - gi[j];
-          } else {
-            if (Pd != NULL) {
-              for (size_t j = 0; j < H; j++) gf[j] = gf[j] + c[j] * Pd[2 * H + j];
-            }
-            add_bias_clip(p, bd != NULL ? bd + 2 * H : NULL, gf, H);
-            act_apply(&act[0], gf, H);
-          }
-          add_bias_clip(p, bd != NULL ? bd + 3 * H : NULL, gc, H);
-          act_apply(&act[1], gc, H);
-          for (size_t j = 0; j < H; j++) c[j] = c[j] * gf[j] + gi[j] * gc[j];
-          if (Pd != NULL) {
-            for (size_t j = 0; j < H; j++) go[j] = go[j] + c[j] * Pd[H + j];
-          }
-          add_bias_clip(p, bd != NULL ? bd + H : NULL, go, H);
-          act_apply(&act[0], go, H);
-          memcpy(tmp, c, H * sizeof(float));
-          act_apply(&act[2], tmp, H);
-          for (size_t j = 0; j < H; j++) h[j] = tmp[j] * go[j];
+          /* h * R^T added onto x * W^T (ORT's second GEMM, beta = 1) */
+          memcpy(hr, xw, GH * sizeof(float));
+          gemm_row(p->fmac, H, GH, h, rtd, GH, hr, blk, 0);
+          lstm_cell(p, act, bd, Pd, hr, c, h, tmp, H);
         } else {
-          /* z and r: h * R[zr]^T + x * W[zr]^T, + (Wb + Rb) */
-          row_times(p->fmac, H, GH, h, rt + d * H * GH, hr); /* all 3 gates; only z, r used here */
+          /* z and r: h * R[zr]^T added onto x * W[zr]^T, then + (Wb + Rb) */
+          memcpy(hr, xw, 2 * H * sizeof(float));
+          gemm_row(p->fmac, H, 2 * H, h, rtd, GH, hr, blk, 0);
           float *gz = hr, *gr = hr + H, *gh = xw + 2 * H;
-          for (size_t j = 0; j < 2 * H; j++) hr[j] = hr[j] + xw[j];
           add_bias_clip(p, bd, gz, H);
           act_apply(&act[0], gz, H);
           add_bias_clip(p, bd != NULL ? bd + H : NULL, gr, H);
           if (p->linear_before_reset) {
-            /* hr[2H..3H) holds h * Rh^T; ORT's GEMM adds it onto Rbh */
+            /* h * Rh^T + Rbh: ORT's GEMM runs onto Rbh (beta 1) when there is a bias, else beta 0 */
             float *lin = hr + 2 * H;
-            if (bd != NULL) {
-              for (size_t j = 0; j < H; j++) lin[j] = lin[j] + bd[3 * H + j];
-            }
+            if (bd != NULL) memcpy(lin, bd + 3 * H, H * sizeof(float));
+            gemm_row(p->fmac, H, H, h, rtd + 2 * H, GH, lin, blk, bd == NULL);
             gru_reset_gate(&act[0], lin, gr, tmp, H);
             for (size_t j = 0; j < H; j++) gh[j] = gh[j] + tmp[j];
           } else {
+            /* (r . h) * Rh^T added onto x * Wh^T */
             gru_reset_gate(&act[0], h, gr, tmp, H);
-            /* (r . h) * Rh^T: the third column block of R^T, added onto x * Wh^T */
-            for (size_t j = 0; j < H; j++) tmp2[j] = 0.0f;
-            const float *rth = rt + d * H * GH + 2 * H;
-            for (size_t k = 0; k < H; k++) p->fmac(H, tmp[k], rth + k * GH, tmp2);
-            for (size_t j = 0; j < H; j++) gh[j] = tmp2[j] + gh[j];
+            gemm_row(p->fmac, H, H, tmp, rtd + 2 * H, GH, gh, blk, 0);
           }
           add_bias_clip(p, bd != NULL ? bd + 2 * H : NULL, gh, H);
           gru_output_gate(&act[1], gh, gz, h, H);
@@ -648,6 +790,106 @@ static void rnn_run(const void *params, const void *geom, const op_tensor *in, o
       }
       if (Yh != NULL) memcpy(Yh + sidx, h, H * sizeof(float));
       if (Yc != NULL) memcpy(Yc + sidx, c, H * sizeof(float));
+    }
+  }
+}
+
+/* u8 parameters of a block as ORT's GetQuantizationParameter and the quantized values (MLAS
+ * QuantizeLinear), the same arithmetic as DynamicQuantizeLinear. */
+static void dq_block(const float *x, size_t n, uint8_t *q, float *scale, int32_t *zp) {
+  qk_dynamic_u8_params(x, n, scale, zp);
+  const float qlo = (float)(0 - *zp), qhi = (float)(255 - *zp);
+  for (size_t i = 0; i < n; i++) q[i] = (uint8_t)(q8rt_round_clamp(x[i] / *scale, qlo, qhi) + *zp);
+}
+
+/* acc[0..N) = sum_k (a[k] - azp) * w[k][0..N) (w already minus its zero point): exact int32 */
+static void dq_row(size_t K, size_t N, const uint8_t *a, int32_t azp, const int32_t *w, int32_t *acc) {
+  for (size_t j = 0; j < N; j++) acc[j] = 0;
+  for (size_t k = 0; k < K; k++) {
+    const int32_t av = (int32_t)a[k] - azp;
+    if (av == 0) continue;
+    const int32_t *wr = w + k * N;
+    for (size_t j = 0; j < N; j++) acc[j] += av * wr[j];
+  }
+}
+
+/* DynamicQuantizeLSTM as ORT runs it (UniDirectionalLstm with uint8 GEMMs): X's rows [0, max_len)
+ * are quantized as one block (one scale and zero point) and multiplied by W once per direction;
+ * each step quantizes the hidden states of all batch rows as one block and adds h * R onto x * W:
+ *   gate = (float)acc_h * (h_scale * r_scale[j]) + (float)acc_x * (x_scale * w_scale[j])
+ * then the float LSTM cell with (Wb + Rb). */
+static void dq_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                   const op_exec_ctx *ctx) {
+  (void)ctx;
+  const rnn_params *p = params;
+  const rnn_geom *gm = geom;
+  const size_t S = gm->seq, B = gm->batch, I = gm->input, H = gm->hidden, GH = 4 * H, D = (size_t)p->dirs;
+  const float *X = in[0].data;
+  const float *Bias = gm->has_b ? in[3].data : NULL;
+  const int32_t *lens = gm->has_len ? in[4].data : NULL;
+  const float *H0 = gm->has_h0 ? in[5].data : NULL;
+  const float *C0 = gm->has_c0 ? in[6].data : NULL;
+  const float *P = gm->has_p ? in[7].data : NULL;
+  float *Y = out[0].data;
+  float *Yh = gm->n_out > 1 ? out[1].data : NULL;
+  float *Yc = gm->n_out > 2 ? out[2].data : NULL;
+  float *xw = workspace;
+  float *hs = xw + S * B * GH, *cs = hs + B * H, *hblk = cs + B * H, *g = hblk + B * H, *bsum = g + GH,
+        *tmp = bsum + GH;
+  int32_t *acc = (int32_t *)(tmp + H);
+  uint8_t *xq = (uint8_t *)(acc + GH), *hq = xq + S * B * I;
+  size_t max_len = 0;
+  for (size_t b = 0; b < B; b++) {
+    const size_t l = lens == NULL ? S : lens[b] < 0 ? 0 : (size_t)lens[b] > S ? S : (size_t)lens[b];
+    if (l > max_len) max_len = l;
+  }
+  if (Y != NULL) memset(Y, 0, S * D * B * H * sizeof(float));
+  float xs;
+  int32_t xzp;
+  dq_block(X, max_len * B * I, xq, &xs, &xzp);
+  for (size_t d = 0; d < D; d++) {
+    const int rev = p->reverse || d == 1;
+    const rnn_act *act = &p->acts[d * 3];
+    const int32_t *qw = p->qw + d * I * GH, *qr = p->qr + d * H * GH;
+    const float *wsc = p->w_scale + d * (size_t)p->w_scale_cols, *rsc = p->r_scale + d * (size_t)p->r_scale_cols;
+    const float *Pd = P != NULL ? P + d * 3 * H : NULL;
+    if (Bias != NULL) {
+      const float *wb = Bias + d * 2 * GH, *rb = wb + GH;
+      for (size_t j = 0; j < GH; j++) bsum[j] = wb[j] + rb[j];
+    }
+    for (size_t r = 0; r < max_len * B; r++) {
+      dq_row(I, GH, xq + r * I, xzp, qw, acc);
+      for (size_t j = 0; j < GH; j++) xw[r * GH + j] = (float)acc[j] * (xs * wsc[p->w_scale_cols == 1 ? 0 : j]);
+    }
+    for (size_t b = 0; b < B; b++) {
+      const size_t sidx = (d * B + b) * H;
+      for (size_t j = 0; j < H; j++) {
+        hs[b * H + j] = H0 != NULL ? H0[sidx + j] : 0.0f;
+        cs[b * H + j] = C0 != NULL ? C0[sidx + j] : 0.0f;
+      }
+    }
+    for (size_t step = 0; step < max_len; step++) {
+      for (size_t b = 0; b < B; b++) {
+        const size_t len = lens == NULL ? S : lens[b] < 0 ? 0 : (size_t)lens[b] > S ? S : (size_t)lens[b];
+        for (size_t j = 0; j < H; j++) hblk[b * H + j] = step < len ? hs[b * H + j] : 0.0f;
+      }
+      float hsc;
+      int32_t hzp;
+      dq_block(hblk, B * H, hq, &hsc, &hzp);
+      for (size_t b = 0; b < B; b++) {
+        const size_t len = lens == NULL ? S : lens[b] < 0 ? 0 : (size_t)lens[b] > S ? S : (size_t)lens[b];
+        if (step >= len) continue;
+        const size_t t = rev ? len - 1 - step : step;
+        dq_row(H, GH, hq + b * H, hzp, qr, acc);
+        const float *xr = xw + (t * B + b) * GH;
+        for (size_t j = 0; j < GH; j++) g[j] = (float)acc[j] * (hsc * rsc[p->r_scale_cols == 1 ? 0 : j]) + xr[j];
+        lstm_cell(p, act, Bias != NULL ? bsum : NULL, Pd, g, cs + b * H, hs + b * H, tmp, H);
+        if (Y != NULL) memcpy(Y + ((t * D + d) * B + b) * H, hs + b * H, H * sizeof(float));
+      }
+    }
+    for (size_t b = 0; b < B; b++) {
+      if (Yh != NULL) memcpy(Yh + (d * B + b) * H, hs + b * H, H * sizeof(float));
+      if (Yc != NULL) memcpy(Yc + (d * B + b) * H, cs + b * H, H * sizeof(float));
     }
   }
 }
@@ -667,3 +909,15 @@ const op_def q8rt_op_gru = {.op_type = "GRU",
                             .infer = rnn_infer,
                             .workspace = rnn_workspace,
                             .run = rnn_run};
+
+static q8rt_status dqlstm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  return rnn_prepare(ctx, out, err, RNN_LSTM);
+}
+
+const op_def q8rt_op_dynamic_quantize_lstm = {.op_type = "DynamicQuantizeLSTM",
+                                              .domain = "com.microsoft",
+                                              .min_opset = 1,
+                                              .prepare = dqlstm_prepare,
+                                              .infer = rnn_infer,
+                                              .workspace = rnn_workspace,
+                                              .run = dq_run};
