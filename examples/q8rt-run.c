@@ -3,6 +3,7 @@
  *
  *   q8rt-run MODEL.onnx [--input NAME=PATH]... [--output-dir DIR] [--threads N]
  *            [--backend auto|reference|avx2|avx512|neon|xnnpack] [--repeat N] [--explain] [--profile]
+ *            [--no-tables]
  *
  * Inputs come from .npy or .pb (ONNX TensorProto) files; inputs not given get deterministic
  * pseudo-random data. Outputs are written as DIR/<name>.npy or summarized on stdout.
@@ -24,6 +25,7 @@
 static const char usage_text[] =
     "usage: q8rt-run MODEL.onnx [--input NAME=PATH]... [--output-dir DIR] [--threads N]\n"
     "                [--backend auto|reference|avx2|avx512|neon|xnnpack] [--repeat N] [--explain] [--profile]\n"
+    "                [--no-tables]\n"
     "\n"
     "  --input NAME=PATH   feed input NAME from PATH (.npy, or .pb ONNX TensorProto); inputs not\n"
     "                      given get deterministic pseudo-random data (symbolic dimensions set to 1)\n"
@@ -33,6 +35,7 @@ static const char usage_text[] =
     "  --repeat N          one warm-up run, then N timed runs; prints latency_ms median/min\n"
     "  --explain           print the execution plan before running\n"
     "  --profile           print per-step timings (median over the timed runs with --repeat)\n"
+    "  --no-tables         run elementwise islands node by node, not as tables (same bytes; for checks)\n"
     "  --help              show this help\n";
 
 /* Exactly one line on stderr, whatever the message contains. */
@@ -73,6 +76,7 @@ typedef struct options {
   long repeat; /* 0: a single run, no timing */
   int explain;
   int profile;
+  int no_tables;
   int help;
 } options;
 
@@ -176,6 +180,10 @@ static int parse_args(int argc, char **argv, options *o) {
     }
     if (strcmp(arg, "--profile") == 0) {
       o->profile = 1;
+      continue;
+    }
+    if (strcmp(arg, "--no-tables") == 0) {
+      o->no_tables = 1;
       continue;
     }
     /* Options with a value: "--opt VALUE" or "--opt=VALUE". */
@@ -533,6 +541,7 @@ static int run(const options *o) {
   q8rt_model_options mopt;
   q8rt_model_options_init(&mopt);
   mopt.backend = o->backend;
+  mopt.no_tables = o->no_tables;
   st = q8rt_model_load_file(o->model_path, &mopt, &r.model, &qerr);
   if (st != Q8RT_OK) {
     report_lib_error(NULL, st, &qerr);

@@ -140,6 +140,9 @@ typedef struct q8rt_model_options {
    * systems) the path is opened one component at a time without following any symlink, and a
    * location that goes through a symlink is refused. */
   const char *external_data_dir;
+  /* 1: run islands of elementwise ops on an 8-bit tensor node by node instead of as one 256-entry
+   * table (the tables give the same bytes; this is for checking them, and slower). */
+  int no_tables;
 } q8rt_model_options;
 
 Q8RT_API void q8rt_model_options_init(q8rt_model_options *options);

@@ -131,6 +131,9 @@ void q8rt_x8_transpose_ukernel__scalar(size_t outer, size_t a, size_t b, const u
 void q8rt_x8_transpose_ukernel_16x16__avx2(size_t outer, size_t a, size_t b, const uint8_t *x, uint8_t *y);
 #endif
 
+/* ---- x8-lut: y[i] = table[x[i]] (the table pass's islands) ---- */
+void q8rt_x8_lut_ukernel__scalar(size_t n, const uint8_t *x, uint8_t *y, const uint8_t table[256]);
+
 /* ---- q8-vbinary: QLinearAdd / QLinearMul rows, ONNX Runtime's MLAS arithmetic in float32 ----
  *   vadd:  y = sat(cvt(fma(x1, r1, fma(x2, r2, f))))
  *   vmul:  y = sat(cvt((float)((x1 - z1) * (x2 - z2)) * ratio + zc))   (no fusion)

@@ -361,6 +361,17 @@ static void im2col(const conv_fast *f, const conv_fast_geom *g, const uint8_t *x
   }
 }
 
+/* A fused island's table, applied to rows just written (still in L1/L2) instead of in a separate
+ * pass over the whole output. */
+static void apply_table(const conv_fast *f, uint8_t *y, size_t rows) {
+  if (f->table == NULL) return;
+  if (f->table_channels == 1) {
+    op_lookup_table_apply(f->table, 1, 1, rows * f->out_c, y, y);
+  } else {
+    op_lookup_table_apply(f->table, f->out_c, rows, 1, y, y);
+  }
+}
+
 static void gemm_rows(const conv_fast *f, const uint8_t *a, size_t a_stride, size_t rows, uint8_t *y) {
   for (size_t r = 0; r < rows; r += f->mr) {
     const size_t mr = rows - r < f->mr ? rows - r : f->mr;
@@ -379,6 +390,7 @@ static void gemm_task(void *context, size_t t) {
   const size_t r1 = r0 + g->tile_rows < g->rows ? r0 + g->tile_rows : g->rows;
   if (g->direct) {
     gemm_rows(f, c->x + r0 * g->in_c, g->in_c, r1 - r0, c->y + r0 * f->out_c);
+    apply_table(f, c->y + r0 * f->out_c, r1 - r0);
     return;
   }
   size_t slot = 0;
@@ -389,6 +401,7 @@ static void gemm_task(void *context, size_t t) {
   uint8_t *tile = c->workspace + slot * tile_bytes(f, g);
   im2col(f, g, c->x, r0, r1, tile);
   gemm_rows(f, tile, f->a_stride, r1 - r0, c->y + r0 * f->out_c);
+  apply_table(f, c->y + r0 * f->out_c, r1 - r0);
   atomic_store_explicit(&c->busy[slot], 0, memory_order_release);
 }
 
@@ -401,6 +414,7 @@ static void dw_task(void *context, size_t t) {
   const size_t p0 = t * DW_TILE;
   const size_t n = g->rows - p0 < DW_TILE ? g->rows - p0 : DW_TILE;
   f->dw(f->out_c, n, g->indirection + p0 * f->taps, f->taps, f->packed, c->y + p0 * f->out_c, f->out_c, &f->rq);
+  apply_table(f, c->y + p0 * f->out_c, n);
 }
 
 void conv_fast_run(const conv_fast *f, const conv_fast_geom *g, const void *x, void *y, void *workspace,

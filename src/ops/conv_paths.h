@@ -39,6 +39,8 @@ typedef struct conv_fast {
   const void *packed;
   q8rt_qu8_requant_params rq;
   uint8_t x_zp_raw; /* the activation zero point as stored (padding value) */
+  const uint8_t *table;  /* applied to each output tile as it is written (a fused island), or NULL */
+  size_t table_channels; /* 1, or out_c tables */
 } conv_fast;
 
 typedef struct conv_fast_geom {

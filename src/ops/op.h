@@ -79,11 +79,25 @@ typedef struct op_def {
   void (*unbind)(const void *params, void *geom);
   void (*run)(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
               const op_exec_ctx *ctx);
+  /* (optional) Apply a table to output 0 as it is written (the table pass's island that follows
+   * this node): `table` holds channels x 256 bytes, channels 1 or output 0's channel count (NCHW
+   * axis 1), and output 0 becomes `out_type`. Returns 1 when the op took it; the planner calls it
+   * right after prepare, before the params are shared. */
+  int (*fuse_table)(void *params, const uint8_t *table, size_t channels, q8rt_dtype out_type);
 } op_def;
 
 /* The planner's layout transpose (NCHW <-> NHWC for 8-bit tensors). */
 extern const op_def q8rt_op_layout_transpose;
 void *op_layout_transpose_params(q8rt_pool *pool, int to_nhwc, uint32_t isa, const char **kernel);
+
+/* The planner's table step (an island of elementwise ops on one 8-bit tensor): `table` holds
+ * channels x 256 bytes; with channels > 1 they are indexed along physical axis `axis`. */
+extern const op_def q8rt_op_lookup_table;
+void *op_lookup_table_params(q8rt_pool *pool, const uint8_t *table, size_t channels, int axis, q8rt_dtype out_type,
+                             const char **kernel);
+/* y = table[x] over x viewed as [outer][channels][inner], table c for index c. */
+void op_lookup_table_apply(const uint8_t *table, size_t channels, size_t outer, size_t inner, const uint8_t *x,
+                           uint8_t *y);
 
 /* The op that runs `node` at its opset, or NULL. */
 const op_def *op_find(const ir_node *node);

@@ -29,6 +29,7 @@ typedef struct qconv_params {
   int16_t *w;           /* [M][C/g][kh][kw], zero point removed */
   int32_t *bias;
   float *scale;
+  q8rt_dtype out_type;    /* y_type, or the type of a fused table's output */
   conv_fast fast;         /* the NHWC path, when path != CONV_PATH_REF */
   q8rt_xnn_conv_desc xnn; /* the XNNPACK description, when path == CONV_PATH_XNN */
 } qconv_params;
@@ -312,7 +313,7 @@ static q8rt_status qconv_infer(const void *params, const ir_node *n, const op_sh
                      n->name, op_onnx_type_name(x->dtype), op_onnx_type_name(p->x_type));
   }
   const int nhwc = p->fast.path != CONV_PATH_REF;
-  out->dtype = p->y_type;
+  out->dtype = p->fast.table != NULL ? p->out_type : p->y_type;
   out->rank = p->spatial + 2;
   for (int i = 0; i < out->rank; i++) out->dims[i] = -1;
   out->dims[nhwc ? out->rank - 1 : 1] = p->out_c;
@@ -445,6 +446,17 @@ static void qconv_run(const void *params, const void *geom, const op_tensor *in,
   }
 }
 
+/* A fused island's table goes into the fast paths' output stage (per output channel or one). */
+static int qconv_fuse_table(void *params, const uint8_t *table, size_t channels, q8rt_dtype out_type) {
+  qconv_params *p = params;
+  if ((p->fast.path != CONV_PATH_GEMM && p->fast.path != CONV_PATH_DW) || p->fast.table != NULL) return 0;
+  if (channels != 1 && channels != (size_t)p->out_c) return 0;
+  p->fast.table = table;
+  p->fast.table_channels = channels;
+  p->out_type = out_type;
+  return 1;
+}
+
 const op_def q8rt_op_qlinear_conv = {
     .op_type = "QLinearConv",
     .domain = "",
@@ -455,4 +467,5 @@ const op_def q8rt_op_qlinear_conv = {
     .bind = qconv_bind,
     .unbind = qconv_unbind,
     .run = qconv_run,
+    .fuse_table = qconv_fuse_table,
 };

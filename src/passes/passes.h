@@ -3,6 +3,7 @@
 #define Q8RT_PASSES_H
 
 #include "graph/ir.h"
+#include "ops/op.h"
 
 /* Check the graph's structure and compute a topological order of its live nodes into `order`
  * (n_nodes entries, *count set to how many): every node input and graph output is produced by
@@ -28,5 +29,48 @@ q8rt_status pass_fold_qdq_weights(ir_graph *g, q8rt_error *err);
 
 /* Remove nodes none of whose outputs is read by a node or is a graph output. */
 void pass_remove_dead_nodes(ir_graph *g);
+
+/* ---- running a node at load (constant folding, tables) ---------------------------------------- */
+typedef struct pass_eval {
+  const op_def *op;
+  void *params;
+  op_shape out[Q8RT_MAX_IO];
+  unsigned char geom[Q8RT_GEOM_BYTES] __attribute__((aligned(16)));
+  void *workspace;
+} pass_eval;
+/* op_find + prepare (params from `pool`). */
+q8rt_status pass_eval_prepare(const ir_graph *g, const ir_node *n, q8rt_pool *pool, q8rt_backend backend, uint32_t isa,
+                              pass_eval *e, q8rt_error *err);
+/* infer with concrete input shapes: fills e->out and the geometry, workspace from `pool`. */
+q8rt_status pass_eval_infer(pass_eval *e, const ir_node *n, const op_shape *in, q8rt_pool *pool, q8rt_error *err);
+void pass_eval_run(const pass_eval *e, const op_tensor *in, op_tensor *out, const q8rt_allocator *allocator);
+
+/* ---- tables: an island of elementwise nodes on one 8-bit tensor becomes one lookup ----------------
+ * The island of value x: the largest connected group of elementwise nodes (QLinearAdd/Mul with a
+ * constant or another branch of x, QLinearSigmoid/LeakyRelu, DequantizeLinear -> float ops ->
+ * QuantizeLinear, ...) whose only non-constant input is x and which has one output y read outside
+ * it, 8-bit like x. Every value inside has x's shape; a constant or quantization parameter that
+ * varies along one axis makes the tables per index of that axis. The table is the island's own
+ * nodes run at load on every byte (for every shape class the run could see: the arithmetic of
+ * QLinearAdd depends on which of its input dims are 1), so it is exact by construction. */
+typedef struct table_island {
+  int x, y;
+  int *nodes; /* node indices, topological order */
+  int n_nodes;
+  int axis; /* logical axis of per-channel tables, -1: one table */
+  size_t channels;
+  uint8_t *table; /* channels x 256 bytes */
+  q8rt_dtype out_type;
+  const char *replaced; /* the replaced nodes' names, for --explain */
+} table_island;
+
+/* Find and evaluate the island of value x among the nodes not marked in `done` (pos: the nodes'
+ * topological positions, -1 for dead ones). *found = 0 (and *why set when there was a candidate
+ * that does not qualify) when there is none. Tables and names come from `pool`. */
+q8rt_status pass_table_island(ir_graph *g, int x, const int *pos, const unsigned char *done, q8rt_pool *pool,
+                              q8rt_backend backend, uint32_t isa, table_island *out, int *found, const char **why,
+                              q8rt_error *err);
+/* 1 when node n could belong to an island (its op is elementwise and tabulable). */
+int pass_table_candidate(const ir_node *n);
 
 #endif

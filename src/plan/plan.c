@@ -72,7 +72,26 @@ typedef struct builder {
   layout_state ls;
   uint32_t isa;
   q8rt_error *err;
+  q8rt_backend backend;
+  int *pos;            /* [n_nodes] topological position, -1 for dead nodes */
+  unsigned char *done; /* [n_nodes] folded, planned or replaced by a table */
+  int tables;          /* replace elementwise islands by tables */
 } builder;
+
+/* The logical (NCHW) value carries the shape the model sees of its NHWC twin. */
+static void set_logical_from_nhwc(ir_graph *g, int logical, int phys) {
+  ir_value *lv = &g->values[logical];
+  const ir_value *pv = &g->values[phys];
+  lv->dtype = pv->dtype;
+  lv->rank = pv->rank;
+  if (pv->rank < 2) {
+    memcpy(lv->dims, pv->dims, sizeof(lv->dims));
+    return;
+  }
+  lv->dims[0] = pv->dims[0];
+  lv->dims[1] = pv->dims[pv->rank - 1];
+  for (int d = 2; d < pv->rank; d++) lv->dims[d] = pv->dims[d - 1];
+}
 
 static q8rt_status infer_step(builder *b, plan_step *s) {
   ir_graph *g = b->g;
@@ -256,7 +275,135 @@ static q8rt_status fold_constant_node(builder *b, ir_node *n, const op_def *op, 
   return Q8RT_OK;
 }
 
-q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint32_t isa, plan *out, q8rt_error *err) {
+/* ---- tables (src/passes/table_fuse.c finds and computes them) -------------------------------- */
+
+static void mark_island_done(builder *b, const table_island *t) {
+  for (int i = 0; i < t->n_nodes; i++) b->done[t->nodes[i]] = 1;
+}
+
+/* NCHW logical axis -> the axis in the physical layout. */
+static int physical_axis(int axis, int rank, int nhwc) {
+  if (!nhwc || axis < 1 || rank < 3) return axis;
+  return axis == 1 ? rank - 1 : axis - 1;
+}
+
+/* Node `ni`, not yet planned, may start an island of its 8-bit input: plan the island as one
+ * table step in the layout its input has. */
+static q8rt_status table_step(builder *b, int ni, int *tabled) {
+  ir_graph *g = b->g;
+  const ir_node *n = &g->nodes[ni];
+  *tabled = 0;
+  if (!b->tables || !pass_table_candidate(n)) return Q8RT_OK;
+  int x = -1;
+  for (int k = 0; k < n->n_inputs; k++) {
+    const int v = n->inputs[k];
+    if (v < 0 || g->values[v].constant != NULL) continue;
+    if (x >= 0 && x != v) return Q8RT_OK;
+    x = v;
+  }
+  if (x < 0) return Q8RT_OK;
+  table_island t;
+  int found = 0;
+  const char *why = NULL;
+  q8rt_status st = pass_table_island(g, x, b->pos, b->done, b->pool, b->backend, b->isa, &t, &found, &why, b->err);
+  if (st != Q8RT_OK || !found) return st;
+  int has_n = 0;
+  for (int i = 0; i < t.n_nodes; i++) has_n |= t.nodes[i] == ni;
+  if (!has_n) return Q8RT_OK;
+
+  const int nhwc = b->ls.nhwc[x] >= 0;
+  const int in = nhwc ? b->ls.nhwc[x] : b->ls.nchw[x];
+  int outv = t.y;
+  if (nhwc) {
+    outv = new_value(b, g->values[t.y].name, "#nhwc");
+    if (outv < 0 || outv >= b->ls.cap) return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
+    b->ls.nchw[outv] = b->ls.nhwc[outv] = -1;
+    b->ls.nchw[t.y] = -1;
+    b->ls.nhwc[t.y] = outv;
+  }
+  plan_step *s = new_step(b);
+  ir_node *tn = q8rt_pool_alloc(b->pool, sizeof(*tn), 16);
+  int *io = q8rt_pool_array(b->pool, 2, sizeof(int));
+  char note[3100];
+  snprintf(note, sizeof(note), "replaces %s", t.replaced);
+  const char *kernel = "";
+  void *params =
+      op_lookup_table_params(b->pool, t.table, t.channels, physical_axis(t.axis, g->values[x].rank, nhwc), t.out_type,
+                             &kernel);
+  if (s == NULL || tn == NULL || io == NULL || params == NULL || (tn->note = q8rt_pool_strdup(b->pool, note)) == NULL) {
+    return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning a table");
+  }
+  tn->name = g->values[t.y].name;
+  tn->op_type = "LookupTable";
+  tn->domain = "q8rt";
+  io[0] = in;
+  io[1] = outv;
+  s->op = &q8rt_op_lookup_table;
+  s->node = tn;
+  s->params = params;
+  s->kernel = kernel;
+  s->reason = nhwc ? "elementwise island as one table (runs in NHWC, the layout of its input)"
+                   : "elementwise island as one table";
+  s->n_inputs = 1;
+  s->inputs = &io[0];
+  s->n_outputs = 1;
+  s->outputs = &io[1];
+  if ((st = infer_step(b, s)) != Q8RT_OK) return st;
+  if (nhwc) set_logical_from_nhwc(g, t.y, outv);
+  mark_island_done(b, &t);
+  *tabled = 1;
+  return Q8RT_OK;
+}
+
+/* After step s (whose op can apply a table as it writes): when every reader of its output is one
+ * island, the op applies the island's table itself and writes the island's output. */
+static q8rt_status fuse_table_into(builder *b, plan_step *s, void *params) {
+  ir_graph *g = b->g;
+  ir_node *n = (ir_node *)s->node;
+  const int x = n->outputs[0];
+  if (!b->tables || x < 0 || g->values[x].graph_output >= 0) return Q8RT_OK;
+  table_island t;
+  int found = 0;
+  const char *why = NULL;
+  q8rt_status st = pass_table_island(g, x, b->pos, b->done, b->pool, b->backend, b->isa, &t, &found, &why, b->err);
+  if (st != Q8RT_OK || !found) return st;
+  if (t.axis >= 0 && t.axis != 1) return Q8RT_OK; /* the op's tables are per output channel */
+  /* every reader of x must be in the island */
+  for (int i = 0; i < g->n_nodes; i++) {
+    if (b->pos[i] < 0) continue;
+    int in_island = 0;
+    for (int k = 0; k < t.n_nodes; k++) in_island |= t.nodes[k] == i;
+    if (in_island) continue;
+    const ir_node *m = &g->nodes[i];
+    for (int k = 0; k < m->n_inputs; k++) {
+      if (m->inputs[k] == x) return Q8RT_OK;
+    }
+  }
+  if (!s->op->fuse_table(params, t.table, t.channels, t.out_type)) return Q8RT_OK;
+  const int phys = s->outputs[0];
+  const int nhwc = phys != x;
+  int outv = t.y;
+  if (nhwc) {
+    outv = new_value(b, g->values[t.y].name, "#nhwc");
+    if (outv < 0 || outv >= b->ls.cap) return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
+    b->ls.nchw[outv] = b->ls.nhwc[outv] = -1;
+    b->ls.nchw[t.y] = -1;
+    b->ls.nhwc[t.y] = outv;
+  }
+  b->ls.nchw[x] = b->ls.nhwc[x] = -1; /* never written */
+  s->outputs[0] = outv;
+  char note[3600];
+  snprintf(note, sizeof(note), "%s%soutput through a table replacing %s", n->note ? n->note : "", n->note ? "; " : "",
+           t.replaced);
+  if ((n->note = q8rt_pool_strdup(b->pool, note)) == NULL) return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  if ((st = infer_step(b, s)) != Q8RT_OK) return st;
+  if (nhwc) set_logical_from_nhwc(g, t.y, outv);
+  mark_island_done(b, &t);
+  return Q8RT_OK;
+}
+
+q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint32_t isa, int tables, plan *out,
+                       q8rt_error *err) {
   memset(out, 0, sizeof(*out));
   int *order = q8rt_pool_array(pool, (size_t)g->n_nodes + 1, sizeof(int));
   if (order == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
@@ -264,20 +411,35 @@ q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint3
   q8rt_status st = pass_topo_order(g, order, &count, err);
   if (st != Q8RT_OK) return st;
 
-  builder b = {g, pool, out, 2 * count + g->n_outputs + 1, {NULL, NULL, 0}, isa, err};
+  builder b = {g, pool, out, 2 * count + g->n_outputs + 1, {NULL, NULL, 0}, isa, err, backend, NULL, NULL, tables};
   out->steps = q8rt_pool_array(pool, (size_t)b.cap_steps, sizeof(plan_step));
   b.ls.cap = 2 * g->n_values + 1;
   b.ls.nchw = q8rt_pool_array(pool, (size_t)b.ls.cap, sizeof(int));
   b.ls.nhwc = q8rt_pool_array(pool, (size_t)b.ls.cap, sizeof(int));
-  if (out->steps == NULL || b.ls.nchw == NULL || b.ls.nhwc == NULL) {
+  b.pos = q8rt_pool_array(pool, (size_t)g->n_nodes + 1, sizeof(int));
+  b.done = q8rt_pool_alloc(pool, (size_t)g->n_nodes + 1, 16);
+  if (out->steps == NULL || b.ls.nchw == NULL || b.ls.nhwc == NULL || b.pos == NULL || b.done == NULL) {
     return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
   }
   for (int v = 0; v < b.ls.cap; v++) {
     b.ls.nchw[v] = v < g->n_values ? v : -1;
     b.ls.nhwc[v] = -1;
   }
+  for (int i = 0; i < g->n_nodes; i++) b.pos[i] = -1;
+  for (int i = 0; i < count; i++) b.pos[order[i]] = i;
+
+  /* Constant folding first, so that islands see every constant. */
+  for (int i = 0; i < count; i++) {
+    ir_node *n = &g->nodes[order[i]];
+    const op_def *op = op_find(n);
+    if (op == NULL || n->n_inputs > Q8RT_MAX_IO || n->n_outputs > Q8RT_MAX_IO) continue; /* refused below */
+    int folded = 0;
+    if ((st = fold_constant_node(&b, n, op, backend, isa, &folded)) != Q8RT_OK) return st;
+    b.done[order[i]] = (unsigned char)folded;
+  }
 
   for (int i = 0; i < count; i++) {
+    if (b.done[order[i]]) continue;
     ir_node *n = &g->nodes[order[i]];
     const op_def *op = op_find(n);
     if (op == NULL) {
@@ -288,9 +450,9 @@ q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint3
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "node '%s' (%s): too many inputs or outputs", n->name,
                        n->op_type);
     }
-    int folded = 0;
-    if ((st = fold_constant_node(&b, n, op, backend, isa, &folded)) != Q8RT_OK) return st;
-    if (folded) continue;
+    int tabled = 0;
+    if ((st = table_step(&b, order[i], &tabled)) != Q8RT_OK) return st;
+    if (tabled) continue;
     op_prepare_ctx ctx = {g, n, pool, backend, isa, "", "", OP_LAYOUT_NCHW, OP_LAYOUT_NCHW};
     void *params = NULL;
     if ((st = op->prepare(&ctx, &params, err)) != Q8RT_OK) return st;
@@ -331,20 +493,13 @@ q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint3
     s->n_outputs = n->n_outputs;
     s->outputs = io + n->n_inputs;
     if ((st = infer_step(&b, s)) != Q8RT_OK) return st;
-    /* The logical NCHW value of an NHWC output carries the shape the model sees. */
     for (int k = 0; k < n->n_outputs; k++) {
       const int v = n->outputs[k];
-      if (v >= 0 && s->outputs[k] != v) {
-        ir_value *lv = &g->values[v];
-        const ir_value *pv = &g->values[s->outputs[k]];
-        lv->dtype = pv->dtype;
-        lv->rank = pv->rank;
-        lv->dims[0] = pv->dims[0];
-        lv->dims[1] = pv->dims[pv->rank - 1];
-        for (int d = 2; d < pv->rank; d++) lv->dims[d] = pv->dims[d - 1];
-      }
+      if (v >= 0 && s->outputs[k] != v) set_logical_from_nhwc(g, v, s->outputs[k]);
     }
     annotate_node(g, n);
+    b.done[order[i]] = 1;
+    if (op->fuse_table != NULL && (st = fuse_table_into(&b, s, (void *)params)) != Q8RT_OK) return st;
   }
   /* Graph outputs are NCHW. */
   for (int i = 0; i < g->n_outputs; i++) {

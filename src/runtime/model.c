@@ -59,7 +59,7 @@ static size_t append(char **buf, size_t *len, size_t *cap, q8rt_pool *pool, cons
 static q8rt_status build_explain(q8rt_model *m, q8rt_error *err) {
   char *buf = NULL;
   size_t len = 0, cap = 0;
-  char line[1024];
+  char line[4096];
   for (int i = 0; i < m->plan.n_steps; i++) {
     const plan_step *s = &m->plan.steps[i];
     snprintf(line, sizeof(line), "%3d %-18s %-24s %s: %s%s%s\n", i, s->node->op_type, s->node->name, s->kernel,
@@ -116,7 +116,7 @@ static q8rt_status load(const void *data, size_t size, const q8rt_model_options 
   if (st == Q8RT_OK) st = pass_fold_qdq_weights(m->graph, err);
   if (st == Q8RT_OK) st = pass_fuse_qdq(m->graph, err);
   if (st == Q8RT_OK) pass_remove_dead_nodes(m->graph);
-  if (st == Q8RT_OK) st = plan_build(m->graph, &m->pool, m->backend, m->isa, &m->plan, err);
+  if (st == Q8RT_OK) st = plan_build(m->graph, &m->pool, m->backend, m->isa, !opts->no_tables, &m->plan, err);
   if (st == Q8RT_OK) {
     const ir_graph *g = m->graph;
     for (int i = 0; i < g->n_outputs && st == Q8RT_OK; i++) {

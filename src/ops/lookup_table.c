@@ -1,0 +1,98 @@
+/* The planner's table step (not an ONNX op): an island of elementwise nodes on one 8-bit tensor,
+ * replaced by the 256-entry table the table pass computed by running those nodes on every input
+ * byte (src/passes/table_fuse.c). One table, or one per index along a physical axis when a
+ * per-channel parameter entered the island. Runs in whatever layout its input has: the planner
+ * passes the table axis as it lies in that layout. */
+#include <string.h>
+
+#include "op.h"
+#include "q8rt-kernels.h"
+
+typedef struct table_params {
+  q8rt_dtype out_type;
+  int axis;        /* physical axis the tables are indexed by, -1: one table */
+  size_t channels; /* tables: 1, or the extent of `axis` */
+  const uint8_t *table;
+} table_params;
+
+typedef struct table_geom {
+  size_t outer, channels, inner; /* the input viewed as [outer][channels][inner] */
+} table_geom;
+
+void *op_lookup_table_params(q8rt_pool *pool, const uint8_t *table, size_t channels, int axis, q8rt_dtype out_type,
+                             const char **kernel) {
+  table_params *p = q8rt_pool_alloc(pool, sizeof(*p), 16);
+  if (p == NULL) return NULL;
+  p->out_type = out_type;
+  p->axis = channels > 1 ? axis : -1;
+  p->channels = channels > 1 ? channels : 1;
+  p->table = table;
+  *kernel = channels > 1 ? "x8-lut-scalar (per channel)" : "x8-lut-scalar";
+  return p;
+}
+
+static q8rt_status table_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+                               void *geom, q8rt_error *err) {
+  const table_params *p = params;
+  const op_shape *x = &in[0];
+  if (q8rt_dtype_size(x->dtype) != 1) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "table step '%s': needs an 8-bit input", n->name);
+  }
+  if (p->axis >= 0 && x->rank >= 0 && (p->axis >= x->rank || (x->dims[p->axis] >= 0 && (size_t)x->dims[p->axis] != p->channels))) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "table step '%s': the input does not have %zu channels on axis %d", n->name,
+                     p->channels, p->axis);
+  }
+  *out = *x;
+  out->dtype = p->out_type;
+  out->value = NULL;
+  if (concrete) {
+    table_geom *g = geom;
+    g->outer = 1;
+    g->inner = 1;
+    g->channels = p->channels;
+    for (int d = 0; d < x->rank; d++) {
+      if (p->axis < 0 || d > p->axis) {
+        g->inner *= (size_t)x->dims[d];
+      } else if (d < p->axis) {
+        g->outer *= (size_t)x->dims[d];
+      }
+    }
+  }
+  return Q8RT_OK;
+}
+
+void op_lookup_table_apply(const uint8_t *table, size_t channels, size_t outer, size_t inner, const uint8_t *x,
+                           uint8_t *y) {
+  if (channels == 1) {
+    q8rt_x8_lut_ukernel__scalar(outer * inner, x, y, table);
+    return;
+  }
+  for (size_t o = 0; o < outer; o++) {
+    if (inner == 1) { /* channels innermost (NHWC): a table per byte */
+      for (size_t c = 0; c < channels; c++) y[c] = table[c * 256 + x[c]];
+    } else {
+      for (size_t c = 0; c < channels; c++) {
+        q8rt_x8_lut_ukernel__scalar(inner, x + c * inner, y + c * inner, table + c * 256);
+      }
+    }
+    x += channels * inner;
+    y += channels * inner;
+  }
+}
+
+static void table_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                      const op_exec_ctx *ctx) {
+  (void)workspace;
+  (void)ctx;
+  const table_params *p = params;
+  const table_geom *g = geom;
+  op_lookup_table_apply(p->table, p->channels, g->outer, g->inner, in[0].data, out[0].data);
+}
+
+const op_def q8rt_op_lookup_table = {
+    .op_type = "LookupTable",
+    .domain = "q8rt",
+    .min_opset = 1,
+    .infer = table_infer,
+    .run = table_run,
+};
