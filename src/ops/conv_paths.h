@@ -38,7 +38,7 @@ typedef struct conv_fast {
   q8rt_qu8_dwconv_ukernel_fn dw;
   const void *packed;
   q8rt_qu8_requant_params rq;
-  uint8_t x_zp_raw; /* the activation zero point as stored (padding value) */
+  uint8_t x_zp_raw;      /* the activation zero point as stored (padding value) */
   const uint8_t *table;  /* applied to each output tile as it is written (a fused island), or NULL */
   size_t table_channels; /* 1, or out_c tables */
 } conv_fast;

@@ -38,7 +38,8 @@ static q8rt_status table_infer(const void *params, const ir_node *n, const op_sh
   if (q8rt_dtype_size(x->dtype) != 1) {
     return q8rt_fail(err, Q8RT_ERROR_SHAPE, "table step '%s': needs an 8-bit input", n->name);
   }
-  if (p->axis >= 0 && x->rank >= 0 && (p->axis >= x->rank || (x->dims[p->axis] >= 0 && (size_t)x->dims[p->axis] != p->channels))) {
+  if (p->axis >= 0 && x->rank >= 0 &&
+      (p->axis >= x->rank || (x->dims[p->axis] >= 0 && (size_t)x->dims[p->axis] != p->channels))) {
     return q8rt_fail(err, Q8RT_ERROR_SHAPE, "table step '%s': the input does not have %zu channels on axis %d", n->name,
                      p->channels, p->axis);
   }

@@ -77,10 +77,10 @@ typedef struct search {
   ir_graph *g;
   const int *pos;
   const unsigned char *done;
-  unsigned char *in_s;  /* [n_nodes] in the grown set */
-  unsigned char *in_a;  /* [n_nodes] in the chosen island */
-  unsigned char *val;   /* [n_values] produced in the set (or x) */
-  int *set;             /* grown set, topological order */
+  unsigned char *in_s; /* [n_nodes] in the grown set */
+  unsigned char *in_a; /* [n_nodes] in the chosen island */
+  unsigned char *val;  /* [n_values] produced in the set (or x) */
+  int *set;            /* grown set, topological order */
   int n_set;
 } search;
 
@@ -412,8 +412,8 @@ static q8rt_status evaluate(island_eval *e, const ir_value *xv, int axis, int64_
       if (d != axis && xs.dims[d] == 2) value_dim = d;
     }
     if (value_dim >= 0) xs.dims[value_dim] = 256;
-    q8rt_status st = eval_shape(e, &xs, value_dim >= 0 ? 1 : 256, value_dim, axis, combo == 0 ? table : other, ok,
-                                why, err);
+    q8rt_status st =
+        eval_shape(e, &xs, value_dim >= 0 ? 1 : 256, value_dim, axis, combo == 0 ? table : other, ok, why, err);
     if (st != Q8RT_OK || !*ok) return st;
     if (combo > 0 && memcmp(table, other, channels * 256) != 0) {
       *ok = 0;

@@ -212,11 +212,10 @@ static q8rt_status fold_constant_node(builder *b, ir_node *n, const op_def *op, 
   for (int k = 0; k < n->n_outputs; k++) {
     if (n->outputs[k] >= 0 && g->values[n->outputs[k]].graph_input >= 0) return Q8RT_OK;
   }
-  op_prepare_ctx ctx = {g, n, b->pool, backend, isa, "", "", OP_LAYOUT_NCHW, OP_LAYOUT_NCHW};
-  void *params = NULL;
-  q8rt_status st = op->prepare(&ctx, &params, b->err);
+  pass_eval e;
+  q8rt_status st = pass_eval_prepare(g, n, b->pool, backend, isa, &e, b->err);
   if (st != Q8RT_OK) return st;
-  op_shape in_shapes[Q8RT_MAX_IO], out_shapes[Q8RT_MAX_IO];
+  op_shape in_shapes[Q8RT_MAX_IO];
   op_tensor in_t[Q8RT_MAX_IO], out_t[Q8RT_MAX_IO];
   for (int k = 0; k < n->n_inputs; k++) {
     memset(&in_shapes[k], 0, sizeof(in_shapes[k]));
@@ -228,28 +227,21 @@ static q8rt_status fold_constant_node(builder *b, ir_node *n, const op_def *op, 
     }
     in_t[k].shape = &in_shapes[k];
   }
-  memset(out_shapes, 0, sizeof(out_shapes));
-  unsigned char geom[Q8RT_GEOM_BYTES] __attribute__((aligned(16)));
-  memset(geom, 0, sizeof(geom));
-  if ((st = op->infer(params, n, in_shapes, out_shapes, 1, geom, b->err)) != Q8RT_OK) return st;
-  size_t ws = op->workspace != NULL ? op->workspace(params, geom, 1) : 0;
-  void *workspace = NULL;
-  if (ws > 0 && (workspace = q8rt_pool_alloc(b->pool, ws, 64)) == NULL) {
-    return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory folding node '%s'", n->name);
-  }
+  if ((st = pass_eval_infer(&e, n, in_shapes, b->pool, b->err)) != Q8RT_OK) return st;
   ir_tensor *outs[Q8RT_MAX_IO] = {NULL};
   size_t total = 0;
   for (int k = 0; k < n->n_outputs; k++) {
+    out_t[k].data = NULL;
+    out_t[k].shape = &e.out[k];
     if (n->outputs[k] < 0) continue;
     /* checked before allocating: a constant ConstantOfShape/Range/Tile may ask for gigabytes */
     int64_t count;
-    if (out_shapes[k].rank >= 0 && q8rt_shape_elements(out_shapes[k].dims, out_shapes[k].rank, &count) &&
-        (size_t)count * q8rt_dtype_size(out_shapes[k].dtype) > FOLD_MAX_BYTES - total) {
+    if (e.out[k].rank >= 0 && q8rt_shape_elements(e.out[k].dims, e.out[k].rank, &count) &&
+        (size_t)count * q8rt_dtype_size(e.out[k].dtype) > FOLD_MAX_BYTES - total) {
       return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "node '%s': folding its constant output needs over %zu bytes",
                        n->name, FOLD_MAX_BYTES);
     }
-    if ((st = ir_tensor_create(g, out_shapes[k].dtype, out_shapes[k].rank, out_shapes[k].dims, &outs[k], b->err)) !=
-        Q8RT_OK) {
+    if ((st = ir_tensor_create(g, e.out[k].dtype, e.out[k].rank, e.out[k].dims, &outs[k], b->err)) != Q8RT_OK) {
       return st;
     }
     total += outs[k]->nbytes;
@@ -258,10 +250,8 @@ static q8rt_status fold_constant_node(builder *b, ir_node *n, const op_def *op, 
                        n->name, FOLD_MAX_BYTES);
     }
     out_t[k].data = outs[k]->data;
-    out_t[k].shape = &out_shapes[k];
   }
-  op_exec_ctx ectx = {NULL, NULL, 1, g->allocator};
-  op->run(params, geom, in_t, out_t, workspace, &ectx);
+  pass_eval_run(&e, in_t, out_t, g->allocator);
   for (int k = 0; k < n->n_outputs; k++) {
     if (n->outputs[k] < 0) continue;
     ir_value *v = &g->values[n->outputs[k]];
@@ -327,9 +317,8 @@ static q8rt_status table_step(builder *b, int ni, int *tabled) {
   char note[3100];
   snprintf(note, sizeof(note), "replaces %s", t.replaced);
   const char *kernel = "";
-  void *params =
-      op_lookup_table_params(b->pool, t.table, t.channels, physical_axis(t.axis, g->values[x].rank, nhwc), t.out_type,
-                             &kernel);
+  void *params = op_lookup_table_params(b->pool, t.table, t.channels, physical_axis(t.axis, g->values[x].rank, nhwc),
+                                        t.out_type, &kernel);
   if (s == NULL || tn == NULL || io == NULL || params == NULL || (tn->note = q8rt_pool_strdup(b->pool, note)) == NULL) {
     return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning a table");
   }
@@ -395,7 +384,8 @@ static q8rt_status fuse_table_into(builder *b, plan_step *s, void *params) {
   char note[3600];
   snprintf(note, sizeof(note), "%s%soutput through a table replacing %s", n->note ? n->note : "", n->note ? "; " : "",
            t.replaced);
-  if ((n->note = q8rt_pool_strdup(b->pool, note)) == NULL) return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  if ((n->note = q8rt_pool_strdup(b->pool, note)) == NULL)
+    return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
   if ((st = infer_step(b, s)) != Q8RT_OK) return st;
   if (nhwc) set_logical_from_nhwc(g, t.y, outv);
   mark_island_done(b, &t);

@@ -1,0 +1,30 @@
+/* x8-lut: the scalar kernel against the definition y[i] = table[x[i]], every length up to 70
+ * (the unrolled body and its tail), in place and out of place. */
+#include <stdlib.h>
+
+#include "q8rt-kernels.h"
+#include "test.h"
+
+Q8RT_TEST(x8_lut_vs_definition) {
+  uint8_t table[256], x[80], y[80];
+  uint32_t r = 0x9E3779B9u;
+  for (int i = 0; i < 256; i++) {
+    r = r * 1664525u + 1013904223u;
+    table[i] = (uint8_t)(r >> 24);
+  }
+  for (size_t n = 0; n <= 70; n++) {
+    for (size_t i = 0; i < sizeof(x); i++) {
+      r = r * 1664525u + 1013904223u;
+      x[i] = (uint8_t)(r >> 24);
+    }
+    memset(y, 0xA5, sizeof(y));
+    q8rt_x8_lut_ukernel__scalar(n, x, y, table);
+    for (size_t i = 0; i < n; i++) CHECK(y[i] == table[x[i]]);
+    for (size_t i = n; i < sizeof(y); i++) CHECK(y[i] == 0xA5); /* nothing past n */
+    uint8_t inplace[80];
+    memcpy(inplace, x, sizeof(x));
+    q8rt_x8_lut_ukernel__scalar(n, inplace, inplace, table);
+    CHECK(memcmp(inplace, y, n) == 0);
+  }
+  return 0;
+}
