@@ -114,6 +114,7 @@ LIB_SO := $(BUILD)/libq8rt.so
 LIB_SO_REAL := $(BUILD)/libq8rt.so.$(VERSION)
 RUNNER := $(BUILD)/q8rt-run
 RUNNER_SRC := examples/q8rt-run.c examples/npy.c
+BENCH_BIN := $(BUILD)/q8rt-bench
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_BIN := $(BUILD)/tests/unit-tests
 EMBED_BIN := $(BUILD)/examples/embed
@@ -128,7 +129,7 @@ DEPS_STAMP ?= build/.deps-ok
 DEPS_SCRIPT ?= third_party/install-deps.sh
 
 .PHONY: all lib liba fuzz-lib models test test-unit test-python test-san fuzz demo install proto deps venv clean help format format-check
-all: $(DEPS_STAMP) $(LIB_A) $(LIB_SO) $(RUNNER) $(EMBED_BIN) $(OCR_DEMO_BIN) $(OCR_LIB)
+all: $(DEPS_STAMP) $(LIB_A) $(LIB_SO) $(RUNNER) $(BENCH_BIN) $(EMBED_BIN) $(OCR_DEMO_BIN) $(OCR_LIB)
 lib: $(LIB_A) $(LIB_SO)
 liba: $(LIB_A)
 
@@ -185,6 +186,10 @@ $(LIB_SO): $(LIB_SO_REAL)
 
 $(RUNNER): $(patsubst %.c,$(BUILD)/obj/%.o,$(RUNNER_SRC)) $(LIB_A)
 	$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Q)
+
+# q8rt-bench: conv timing on every backend and in XNNPACK directly, no Python (examples/bench).
+$(BENCH_BIN): $(BUILD)/obj/examples/bench/q8rt-bench.o $(BUILD)/obj/examples/npy.o $(LIB_A)
+	$(CC) $(SANFLAGS) -o $@ $^ $(LDLIBS_Q)
 
 $(EMBED_BIN): $(BUILD)/obj/examples/embed.o $(LIB_A)
 	@mkdir -p $(dir $@)

@@ -6,11 +6,12 @@
 For every conv shape of /work/shared/design/PEERS.md (plus depthwise 5x5 and 7x7) it builds a
 QLinearConv model (u8 activations, full-range s8 per-channel weights, int32 bias) and its s8s8
 twin, then times and checks:
-  - q8rt-run on each backend (auto, reference, avx2, avx512, xnnpack; a backend q8rt refuses for
-    the node is shown as n/a with its reason), the s8s8 model on auto, and auto with 2 threads on
-    the large shapes;
+  - q8rt on each backend (auto, reference, avx2, avx512, neon, xnnpack; a backend q8rt or the CPU
+    refuses for the node is shown as n/a with its reason) and XNNPACK called directly (qc8 NHWC
+    convolution, one thread), both timed by build/q8rt-bench (C, examples/bench/q8rt-bench.c) on
+    this script's data; q8rt-run for the s8s8 model on auto and auto with 2 threads on the large
+    shapes;
   - ONNX Runtime (CPU EP, 1 thread, all graph optimizations), u8s8 and s8s8 models;
-  - XNNPACK called directly (build/bench/xnn-conv-bench: qc8 NHWC convolution, one thread).
 Every output is compared element by element with an exact NumPy reference. Then whole models
 (E2E_MODELS) run in q8rt and ONNX Runtime with 1 and 2 threads.
 
@@ -22,7 +23,7 @@ Environment:
   BENCH_QUICK=1              fewer and shorter timings, reference backend on small shapes only
   BENCH_E2E=0                skip the whole-model part
   Q8RT_RUN=PATH              q8rt-run to use (default build/q8rt-run)
-  XNN_CONV_BENCH=PATH        xnn-conv-bench to use (default build/bench/xnn-conv-bench)
+  Q8RT_BENCH=PATH            q8rt-bench to use (default build/q8rt-bench)
   BENCH_OUT=DIR              where the files go (default build/bench)
 """
 
@@ -35,6 +36,7 @@ import math
 import os
 import platform
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -51,9 +53,7 @@ sys.path.insert(0, str(REPO / "examples"))
 
 import q8rt_harness as H  # noqa: E402  (exact QLinearConv reference, model builders)
 
-Q8RT_BACKENDS = ["auto", "reference", "avx2", "avx512", "xnnpack"]
-REFERENCE_MAX_MMAC = 20.0        # the scalar reference backend is slow: only on shapes up to this
-REFERENCE_MAX_MMAC_QUICK = 5.0
+Q8RT_BACKENDS = ["auto", "reference", "avx2", "avx512", "neon", "xnnpack"]
 THREADS_MIN_MMAC = 50.0          # 2-thread runs on shapes at least this large
 LATENCY_RE = re.compile(r"latency_ms median=([0-9.eE+-]+) min=([0-9.eE+-]+) runs=(\d+)")
 ERROR_PREFIX = "q8rt-run: error:"
@@ -236,8 +236,8 @@ def q8rt_exe() -> Path:
     return Path(os.environ.get("Q8RT_RUN", REPO / "build" / "q8rt-run")).resolve()
 
 
-def xnn_exe() -> Path:
-    return Path(os.environ.get("XNN_CONV_BENCH", REPO / "build" / "bench" / "xnn-conv-bench")).resolve()
+def bench_exe() -> Path:
+    return Path(os.environ.get("Q8RT_BENCH", REPO / "build" / "q8rt-bench")).resolve()
 
 
 def _run(args: List[str], timeout: float) -> subprocess.CompletedProcess:
@@ -340,33 +340,46 @@ def run_ort(model: Path, feeds: Dict[str, np.ndarray], threads: int, policy: Pol
     return m
 
 
-def run_xnnpack(case: ConvCase, policy: Policy) -> Meas:
-    m = Meas("xnnpack", "XNNPACK qc8 (direct)")
-    exe = xnn_exe()
-    if not exe.exists():
-        m.status, m.reason = "n/a", f"{exe} not built (make bench builds it)"
-        return m
-    p, s = case.params_u8, case.shape
-    out = case.dir / "xnnpack_out.npy"
-    out.unlink(missing_ok=True)
-    args = [str(exe), str(case.x_u8), str(case.w), str(case.w_scale), str(case.bias), str(out),
-            "--stride", str(s.stride), "--pad", str(s.pad), "--group", str(s.group),
-            "--x-scale", float(p.x_scale).hex(), "--x-zp", str(int(p.x_zp)),
-            "--y-scale", float(p.y_scale).hex(), "--y-zp", str(int(p.y_zp)),
-            "--min-runs", str(policy.min_runs), "--min-ms", str(int(policy.target_s * 1e3)),
-            "--max-ms", str(int(policy.cap_s * 1e3))]
+def run_q8rt_bench(case: ConvCase, policy: Policy, quick: bool) -> List[Meas]:
+    """q8rt on every backend and XNNPACK called directly, on this case's data, timed by q8rt-bench
+    (C, no Python in the loop; examples/bench/q8rt-bench.c); every output is checked here against
+    the int64 NumPy reference as well (q8rt-bench itself checks against q8rt's scalar backend)."""
+    s, p = case.shape, case.params_u8
+    (case.dir / "params.txt").write_text(f"{float(p.x_scale).hex()} {int(p.x_zp)} {float(p.y_scale).hex()} {int(p.y_zp)}\n")
+    (case.dir / "x.npy").write_bytes(case.x_u8.read_bytes())
+    outdir = case.dir / "q8rt-bench"
+    shutil.rmtree(outdir, ignore_errors=True)
+    jpath = case.dir / "q8rt-bench.json"
+    args = [str(bench_exe()), "--conv", f"{s.cin},{s.cout},{s.k},{s.stride},{s.hw},{s.group}", "--data", str(case.dir),
+            "--output-dir", str(outdir), "--json", str(jpath), "--min-runs", str(policy.min_runs),
+            "--min-ms", str(int(policy.target_s * 1e3)), "--max-ms", str(int(policy.cap_s * 1e3))]
+    labels = {f"q8rt-{b}": f"q8rt {b}" for b in Q8RT_BACKENDS}
+    labels["xnnpack-direct"] = "XNNPACK qc8 (direct)"
     try:
-        r = _run(args, timeout=600)
-    except (subprocess.TimeoutExpired, OSError) as e:
-        m.status, m.reason = "error", "timed out (600 s)" if isinstance(e, subprocess.TimeoutExpired) else str(e)
-        return m
-    lat = LATENCY_RE.search(r.stdout)
-    if r.returncode != 0 or not lat:
-        m.status, m.reason = "n/a", _error_line(r, "xnn-conv-bench: error:")
-        return m
-    m.median_ms, m.min_ms, m.runs = float(lat.group(1)), float(lat.group(2)), int(lat.group(3))
-    compare(np.load(out) if out.exists() else None, case.ref_u8, m)
-    return m
+        r = _run(args, timeout=1800)
+        data = json.loads(jpath.read_text())
+    except (subprocess.TimeoutExpired, OSError, ValueError) as e:
+        return [Meas(k.replace("-direct", ""), v, status="error", reason=f"q8rt-bench: {e}") for k, v in labels.items()]
+    res = []
+    for row in data["shapes"][0]["results"]:
+        if row["impl"] not in labels:
+            continue
+        m = Meas(row["impl"].replace("-direct", ""), labels[row["impl"]], kernel=row["kernel"], reason=row["reason"])
+        if row["status"] != "ok":
+            m.status = row["status"]
+        elif row["runs"] == 0:
+            m.status = "skipped"
+        else:
+            m.median_ms, m.min_ms, m.runs = row["median_ms"], row["min_ms"], row["runs"]
+            if row["conv_ms"] > 0:
+                m.conv_ms = row["conv_ms"]
+        out = outdir / data["shapes"][0]["name"] / f"{row['impl']}.npy"
+        if row["status"] == "ok":
+            compare(np.load(out) if out.exists() else None, case.ref_u8, m)
+        res.append(m)
+    if r.returncode != 0 and not res:
+        res.append(Meas("q8rt-bench", "q8rt-bench", status="error", reason=_error_line(r, "q8rt-bench: error:")))
+    return res
 
 
 # ---- the conv suite ------------------------------------------------------------------------------
@@ -376,13 +389,7 @@ def bench_shape(case: ConvCase, policy: Policy, quick: bool) -> List[Meas]:
     res: List[Meas] = []
     want_u8, want_s8 = {"y": case.ref_u8}, {"y": case.ref_s8}
     in_u8, in_s8 = {"x": case.x_u8}, {"x": case.x_s8}
-    ref_limit = REFERENCE_MAX_MMAC_QUICK if quick else REFERENCE_MAX_MMAC
-    for b in Q8RT_BACKENDS:
-        impl, label = f"q8rt-{b}", f"q8rt {b}"
-        if b == "reference" and s.mmac > ref_limit:
-            res.append(Meas(impl, label, status="skipped", reason=f"scalar reference: only shapes <= {ref_limit:g} MMAC"))
-            continue
-        res.append(run_q8rt(case.model_u8, in_u8, case.dir / f"out_{b}", b, 1, policy, want_u8, impl, label))
+    res.extend(run_q8rt_bench(case, policy, quick))
     res.append(run_q8rt(case.model_s8, in_s8, case.dir / "out_auto_s8", "auto", 1, policy, want_s8,
                         "q8rt-auto-s8s8", "q8rt auto, s8s8 model"))
     if s.mmac >= THREADS_MIN_MMAC:
@@ -391,7 +398,6 @@ def bench_shape(case: ConvCase, policy: Policy, quick: bool) -> List[Meas]:
     x_u8, x_s8 = np.load(case.x_u8), np.load(case.x_s8)
     res.append(run_ort(case.model_u8, {"x": x_u8}, 1, policy, want_u8, "ort-u8s8", "ORT u8s8"))
     res.append(run_ort(case.model_s8, {"x": x_s8}, 1, policy, want_s8, "ort-s8s8", "ORT s8s8"))
-    res.append(run_xnnpack(case, policy))
     for m in res:
         if m.ok:
             m.gmacs = s.macs / (m.median_ms * 1e-3) / 1e9
@@ -755,7 +761,7 @@ def main(argv: List[str]) -> int:
     load_end = loadavg()
     report = {
         "machine": mach, "versions": vers, "quick": args.quick, "policy": dataclasses.asdict(policy),
-        "q8rt_run": str(q8rt_exe()), "xnn_conv_bench": str(xnn_exe()),
+        "q8rt_run": str(q8rt_exe()), "q8rt_bench": str(bench_exe()),
         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "elapsed_s": round(elapsed, 1),
         "loadavg_start": load_start, "loadavg_end": load_end,
         "ratio_convention": "other_time / q8rt_time (> 1: q8rt faster)",

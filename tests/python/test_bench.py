@@ -1,0 +1,106 @@
+"""q8rt-bench (examples/bench/q8rt-bench.c): the C conv benchmark that needs no Python.
+
+- on data given with --data (random u8 activations, full-range s8 weights, per-channel scales,
+  int32 bias), every implementation's output (q8rt on each backend the CPU and the node allow,
+  XNNPACK called directly) must equal the int64 NumPy reference of q8rt_harness byte for byte;
+  shapes: dense 3x3 stride 2, depthwise 5x5, grouped 3x3 (XNNPACK only among the fast routes);
+- a run of two shapes of the built-in suite writes valid JSON with every output exact, a row per
+  backend (n/a with q8rt's reason where the CPU lacks it) and the XNNPACK row;
+- bad command lines: one error line, exit status 1.
+Short timings (--min-ms 5 --max-ms 20): about 3 s, more under the sanitizers.
+"""
+
+import json
+import subprocess
+
+import numpy as np
+import pytest
+
+import q8rt_harness as h
+
+SHAPES = [  # cin, cout, k, stride, hw, group
+    (16, 24, 3, 2, 13, 1),
+    (32, 32, 5, 1, 11, 32),
+    (16, 32, 3, 1, 9, 4),
+]
+FAST = ["--min-ms", "5", "--max-ms", "20", "--min-runs", "3"]
+
+
+def bench_exe():
+    exe = h.build_dir() / "q8rt-bench"
+    if not exe.exists():
+        pytest.fail(f"{exe} missing: run make", pytrace=False)
+    return exe
+
+
+def run(args):
+    return subprocess.run([str(bench_exe())] + [str(a) for a in args], capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "c{}-{}_k{}s{}_hw{}_g{}".format(*s))
+def test_outputs_equal_numpy_reference(shape, tmp_path):
+    cin, cout, k, stride, hw, group = shape
+    rng = np.random.default_rng(sum(shape))
+    x = rng.integers(0, 256, size=(1, cin, hw, hw)).astype(np.uint8)
+    w = rng.integers(-127, 128, size=(cout, cin // group, k, k)).astype(np.int8)
+    w_scale = rng.uniform(0.002, 0.008, size=cout).astype(np.float32)
+    bias = rng.integers(-20000, 20001, size=cout).astype(np.int32)
+    x_scale = np.float32(0.02)
+    y_scale = np.float32(0.02 * 0.005 * 74 * 73 * np.sqrt(cin // group * k * k) / 40)
+    p = h.ConvParams(w=w, w_scale=w_scale, w_zp=np.zeros(cout, np.int8), x_scale=x_scale, x_zp=np.array(128, np.uint8),
+                     y_scale=y_scale, y_zp=np.array(128, np.uint8), bias=bias, strides=[stride] * 2,
+                     pads=[k // 2] * 4, group=group)
+    want = p.reference(x)
+    assert len(np.unique(want)) > 50  # the outputs spread over the u8 range: a wrong kernel shows
+    for name, a in (("x", x), ("w", w), ("w_scale", w_scale), ("bias", bias)):
+        np.save(tmp_path / f"{name}.npy", a)
+    (tmp_path / "params.txt").write_text(f"{float(x_scale).hex()} 128 {float(y_scale).hex()} 128\n")
+    out = tmp_path / "out"
+    r = run(["--conv", ",".join(map(str, shape)), "--data", tmp_path, "--output-dir", out, "--json", tmp_path / "b.json"]
+            + FAST)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert not any(m in r.stderr for m in h.SANITIZER_MARKERS), r.stderr
+    res = json.loads((tmp_path / "b.json").read_text())["shapes"][0]
+    ok = [row for row in res["results"] if row["status"] == "ok"]
+    names = {row["impl"] for row in ok}
+    assert {"q8rt-reference", "q8rt-auto", "xnnpack-direct"} <= names, res["results"]
+    if group == 1 or group == cin == cout:  # q8rt's own fast kernels take dense and depthwise convs
+        assert "q8rt-avx2" in names or "q8rt-neon" in names, res["results"]
+    for row in ok:
+        got = np.load(out / res["name"] / f"{row['impl']}.npy")
+        assert got.shape == want.shape and np.array_equal(got, want), f"{row['impl']}: " \
+            f"{np.count_nonzero(got != want)} of {want.size} outputs differ"
+        assert row["mismatches"] == 0 and row["runs"] >= 3 and row["median_ms"] > 0
+    for row in res["results"]:
+        assert row["status"] in ("ok", "n/a"), row
+        if row["status"] == "n/a":
+            assert row["reason"], row
+
+
+def test_builtin_suite_json():
+    r = run(["dw3x3s2_144_56", "1x1_144-32_28", "--json", "-"] + FAST)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "q8rt-bench: 2 shapes, every output exact" in r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["failures"] == 0 and [s["name"] for s in doc["shapes"]] == ["dw3x3s2_144_56", "1x1_144-32_28"]
+    for s in doc["shapes"]:
+        impls = [row["impl"] for row in s["results"]]
+        assert impls == ["q8rt-reference", "q8rt-auto", "q8rt-avx2", "q8rt-avx512", "q8rt-neon", "q8rt-xnnpack",
+                         "xnnpack-direct"]
+        for row in s["results"]:
+            assert row["status"] in ("ok", "n/a") and (row["status"] == "n/a") == (row["mismatches"] < 0)
+            if row["status"] == "n/a":
+                assert "cannot run" in row["reason"] or "lacks" in row["reason"], row
+
+
+@pytest.mark.parametrize("args, message", [
+    (["no_such_shape"], "unknown shape 'no_such_shape'"),
+    (["--conv", "3,4"], "--conv expects CIN,COUT,K,STRIDE,HW[,GROUP]"),
+    (["--conv", "6,4,3,1,8,4"], "channels not divisible by the group"),
+    (["--threads", "0"], "--threads: expected an integer"),
+    (["--bogus", "1"], "unknown option --bogus"),
+])
+def test_bad_command_lines(args, message):
+    r = run(args)
+    assert r.returncode == 1 and r.stderr.startswith("q8rt-bench: error: ") and message in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
