@@ -189,7 +189,7 @@ $(RUNNER): $(patsubst %.c,$(BUILD)/obj/%.o,$(RUNNER_SRC)) $(LIB_A)
 
 # q8rt-bench: conv timing on every backend and in XNNPACK directly, no Python (examples/bench).
 $(BENCH_BIN): $(BUILD)/obj/examples/bench/q8rt-bench.o $(BUILD)/obj/examples/npy.o $(LIB_A)
-	$(CC) $(SANFLAGS) -o $@ $^ $(LDLIBS_Q)
+	$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Q)
 
 $(EMBED_BIN): $(BUILD)/obj/examples/embed.o $(LIB_A)
 	@mkdir -p $(dir $@)

@@ -619,10 +619,10 @@ int main(int argc, char **argv) {
   char flags[256] = "";
 #if defined(__x86_64__) || defined(__i386__)
   snprintf(flags, sizeof(flags), "avx2 %s, avx512f %s, avx512vnni %s", cpuinfo_has_x86_avx2() ? "yes" : "no",
-            cpuinfo_has_x86_avx512f() ? "yes" : "no", cpuinfo_has_x86_avx512vnni() ? "yes" : "no");
+           cpuinfo_has_x86_avx512f() ? "yes" : "no", cpuinfo_has_x86_avx512vnni() ? "yes" : "no");
 #elif defined(__aarch64__) || defined(__arm__)
-  snprintf(flags, sizeof(flags), "neon %s, dotprod %s, i8mm %s", cpuinfo_has_arm_neon() ? "yes" : "no",
-            cpuinfo_has_arm_neon_dot() ? "yes" : "no", cpuinfo_has_arm_i8mm() ? "yes" : "no");
+  snprintf(flags, sizeof(flags), "neon %s, dotprod %s", cpuinfo_has_arm_neon() ? "yes" : "no",
+           cpuinfo_has_arm_neon_dot() ? "yes" : "no");
 #endif
   if (xnn_initialize(NULL) != xnn_status_success) die("xnn_initialize failed");
   pthreadpool_t pool = o.threads > 1 ? pthreadpool_create((size_t)o.threads) : NULL;
@@ -688,10 +688,7 @@ int main(int argc, char **argv) {
         failures++;
       }
       char exact[32], gm[32] = "", med[32] = "", mn[32] = "", cv[32] = "", runs[32] = "";
-      snprintf(exact, sizeof(exact), "%s",
-                strcmp(m->status, "ok") ? m->status
-                : m->mismatches == 0    ? "yes"
-                                        : "NO");
+      snprintf(exact, sizeof(exact), "%s", strcmp(m->status, "ok") ? m->status : m->mismatches == 0 ? "yes" : "NO");
       if (m->mismatches > 0) snprintf(exact, sizeof(exact), "NO %ld", m->mismatches);
       if (m->runs > 0) {
         snprintf(med, sizeof(med), "%.4f", m->median_ms);
