@@ -12,7 +12,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "q8rt-isa.h"
 #include "qlinear_common.h"
+#include "x8-rsum/x8-rsum.h"
 
 typedef struct qpool_params {
   int global;
@@ -24,7 +26,40 @@ typedef struct qpool_params {
   int64_t kernel[2], stride[2], pads[4];
   int64_t count_include_pad, ceil_mode;
   int auto_valid;
+  q8rt_x8_rsum_ukernel_fn rsum; /* global sums: NCHW planes */
+  q8rt_x8_csum_ukernel_fn csum; /* global sums: NHWC channels */
+  const char *rsum_name;
 } qpool_params;
+
+typedef struct rsum_variant {
+  uint32_t isa;
+  q8rt_x8_rsum_ukernel_fn rsum;
+  q8rt_x8_csum_ukernel_fn csum;
+  const char *name;
+} rsum_variant;
+
+static const rsum_variant g_rsum[] = {
+#define Q8RT_X8_RSUM_UKERNEL(isa, rsum, csum) {isa, rsum, csum, #rsum},
+#include "x8-rsum/x8-rsum.inc"
+#undef Q8RT_X8_RSUM_UKERNEL
+    {0, NULL, NULL, NULL},
+};
+
+/* The sum kernels for this CPU and backend (the scalar twins for the reference backend). */
+static void pick_rsum(const op_prepare_ctx *ctx, qpool_params *p) {
+  p->rsum = q8rt_x8_rsum_ukernel__scalar;
+  p->csum = q8rt_x8_csum_ukernel__scalar;
+  p->rsum_name = "x8_rsum_ukernel__scalar";
+  if (ctx->backend == Q8RT_BACKEND_REFERENCE) return;
+  for (const rsum_variant *v = g_rsum; v->rsum != NULL; v++) {
+    if (ctx->isa & v->isa) {
+      p->rsum = v->rsum;
+      p->csum = v->csum;
+      p->rsum_name = v->name + 5; /* without "q8rt_" */
+      return;
+    }
+  }
+}
 
 typedef struct qpool_geom {
   int as_global;         /* run the global formula */
@@ -52,6 +87,7 @@ static q8rt_status qpool_common(op_prepare_ctx *ctx, qpool_params *p, q8rt_error
   int64_t cl;
   if ((st = ir_attr_int(n, "channels_last", 0, &cl, err)) != Q8RT_OK) return st;
   p->channels_last = cl != 0;
+  pick_rsum(ctx, p);
   return Q8RT_OK;
 }
 
@@ -61,7 +97,7 @@ static q8rt_status qgap_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
   q8rt_status st = qpool_common(ctx, p, err);
   if (st != Q8RT_OK) return st;
   p->global = 1;
-  ctx->kernel = "qlinear_global_average_pool__scalar";
+  ctx->kernel = p->rsum_name;
   ctx->reason = "ONNX Runtime MLAS formula (int32 sum, float requantization)";
   *out = p;
   return Q8RT_OK;
@@ -234,26 +270,33 @@ typedef struct qpool_job {
 } qpool_job;
 
 /* Channels [begin, end) of the n x c (batch, channel) pairs. */
+/* Channels [begin, end) of the n x c (batch, channel) pairs: exact sums by the x8-rsum kernels,
+ * 256 channels at a time, then the requantization. */
 static void run_global(void *arg, size_t begin, size_t end) {
   const qpool_job *jb = arg;
   const qpool_params *p = jb->p;
   const qpool_geom *gm = jb->gm;
-  const void *X = jb->X;
-  void *Y = jb->Y;
+  const uint8_t *X = jb->X;
   const q8rt_dtype t = p->type;
+  const int is_signed = t == Q8RT_DTYPE_INT8;
   const float lo = (float)(p->qmin - p->y_zp), hi = (float)(p->qmax - p->y_zp);
-  const int32_t bias = -p->x_zp * (int32_t)gm->image;
-  for (size_t bc = begin; bc < end; bc++) {
+  const uint32_t bias = (uint32_t)-p->x_zp * (uint32_t)gm->image;
+  int32_t sums[256];
+  for (size_t bc = begin; bc < end;) {
     const size_t b = bc / gm->c, c = bc % gm->c;
-    {
-      int32_t acc = bias;
-      for (size_t i = 0; i < gm->image; i++) {
-        const size_t idx = p->channels_last ? (b * gm->image + i) * gm->c + c : (b * gm->c + c) * gm->image + i;
-        acc += qk_load8(X, t, idx);
-      }
-      const int32_t q = q8rt_round_clamp((float)acc * gm->gscale, lo, hi) + p->y_zp;
-      qk_store8(Y, t, b * gm->c + c, q);
+    size_t cnt = gm->c - c < end - bc ? gm->c - c : end - bc; /* within one batch */
+    if (cnt > 256) cnt = 256;
+    if (p->channels_last) {
+      p->csum(gm->image, cnt, X + b * gm->image * gm->c + c, gm->c, is_signed, sums);
+    } else {
+      p->rsum(cnt, gm->image, X + bc * gm->image, gm->image, is_signed, sums);
     }
+    for (size_t i = 0; i < cnt; i++) {
+      const int32_t acc = (int32_t)((uint32_t)sums[i] + bias);
+      const int32_t q = q8rt_round_clamp((float)acc * gm->gscale, lo, hi) + p->y_zp;
+      qk_store8(jb->Y, t, bc + i, q);
+    }
+    bc += cnt;
   }
 }
 
