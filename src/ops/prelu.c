@@ -1,7 +1,8 @@
 /* PRelu (float32): y = x < 0 ? x * slope : x, slope broadcast to X (ONNX Runtime's functor; exact).
  * The common per-channel slope [C, 1, 1] makes the slope constant along each merged row, which
- * runs in blocks of 8 through a local array so GCC's vectorizer emits packed code (no
- * contraction: -ffp-contract=off keeps each lane the scalar operation). */
+ * runs in blocks of 8 through a local array, the select written as a bit blend under the
+ * comparison's mask (x < 0 exactly: -0 and NaN keep x), so GCC's -O2 vectorizer emits packed
+ * compare/and/or code; each lane is still the scalar operation (-ffp-contract=off). */
 #include <string.h>
 
 #include "op.h"
@@ -57,6 +58,19 @@ static q8rt_status prelu_infer(const void *params, const ir_node *n, const op_sh
   return Q8RT_OK;
 }
 
+/* x < 0 ? x * a : x, branch-free */
+static inline float prelu1(float x, float a) {
+  const float p = x * a;
+  uint32_t xi, pi;
+  memcpy(&xi, &x, 4);
+  memcpy(&pi, &p, 4);
+  const uint32_t m = 0u - (uint32_t)(x < 0.0f);
+  const uint32_t yi = (pi & m) | (xi & ~m);
+  float y;
+  memcpy(&y, &yi, 4);
+  return y;
+}
+
 static void prelu_row(const void *ctx, size_t n, const void *const *src, const size_t *st, void *dst) {
   (void)ctx;
   const float *x = src[0], *s = src[1];
@@ -66,7 +80,7 @@ static void prelu_row(const void *ctx, size_t n, const void *const *src, const s
     const float a = s[0];
     for (; i + 8 <= n; i += 8) {
       float t[8];
-      for (size_t j = 0; j < 8; j++) t[j] = x[i + j] < 0.0f ? x[i + j] * a : x[i + j];
+      for (size_t j = 0; j < 8; j++) t[j] = prelu1(x[i + j], a);
       memcpy(y + i, t, sizeof(t));
     }
     for (; i < n; i++) y[i] = x[i] < 0.0f ? x[i] * a : x[i];
@@ -75,7 +89,7 @@ static void prelu_row(const void *ctx, size_t n, const void *const *src, const s
   if (st[0] == 1 && st[1] == 1) {
     for (; i + 8 <= n; i += 8) {
       float t[8];
-      for (size_t j = 0; j < 8; j++) t[j] = x[i + j] < 0.0f ? x[i + j] * s[i + j] : x[i + j];
+      for (size_t j = 0; j < 8; j++) t[j] = prelu1(x[i + j], s[i + j]);
       memcpy(y + i, t, sizeof(t));
     }
   }

@@ -60,16 +60,27 @@ static q8rt_status where_infer(const void *params, const ir_node *n, const op_sh
   return Q8RT_OK;
 }
 
+/* The contiguous row as a bit blend under the condition's mask (c != 0 -> all ones), in blocks
+ * of 16 through a local array: GCC's -O2 vectorizer then emits packed code. */
 #define WHERE_ROW(NAME, T)                                                                           \
   static void NAME(const void *ctx, size_t n, const void *const *src, const size_t *st, void *dst) { \
     (void)ctx;                                                                                       \
     const uint8_t *c = src[0];                                                                       \
     const T *x = src[1], *w = src[2];                                                                \
     T *y = dst;                                                                                      \
+    size_t i = 0;                                                                                    \
     if (st[0] == 1 && st[1] == 1 && st[2] == 1) {                                                    \
-      for (size_t i = 0; i < n; i++) y[i] = c[i] ? x[i] : w[i];                                      \
+      for (; i + 16 <= n; i += 16) {                                                                 \
+        T t[16];                                                                                     \
+        for (size_t j = 0; j < 16; j++) {                                                            \
+          const T m = (T)(0u - (T)(c[i + j] != 0));                                                  \
+          t[j] = (T)((x[i + j] & m) | (w[i + j] & (T)~m));                                           \
+        }                                                                                            \
+        memcpy(y + i, t, sizeof(t));                                                                 \
+      }                                                                                              \
+      for (; i < n; i++) y[i] = c[i] ? x[i] : w[i];                                                  \
     } else {                                                                                         \
-      for (size_t i = 0; i < n; i++) y[i] = c[i * st[0]] ? x[i * st[1]] : w[i * st[2]];              \
+      for (; i < n; i++) y[i] = c[i * st[0]] ? x[i * st[1]] : w[i * st[2]];                          \
     }                                                                                                \
   }
 

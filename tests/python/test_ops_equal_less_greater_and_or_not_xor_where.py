@@ -48,6 +48,10 @@ def cases():
         y = r.integers(0, 100, (3, 1)).astype(dt)
         cond = r.integers(0, 2, (3, 5)).astype(np.bool_)
         c.append(case(f"Where_{np.dtype(dt).name}", "Where", [("c", cond), ("x", x), ("y", y)], opset=16))
+        same = r.integers(0, 100, (3, 37)).astype(dt)  # contiguous rows: the blocked blend and its tail
+        c.append(case(f"Where_{np.dtype(dt).name}_same_shape", "Where",
+                      [("c", r.integers(0, 2, (3, 37)).astype(np.bool_)), ("x", same), ("y", same[::-1].copy())],
+                      opset=16))
     cond = r.integers(0, 2, (1, 40, 1)).astype(np.bool_)
     c.append(case("Where_cond_bcast_const_y", "Where", [("c", cond), ("x", r.standard_normal((2, 40, 8)).astype(
         np.float32)), ("y", np.array(-1e4, np.float32))], inits=["y"], opset=13))

@@ -8,6 +8,7 @@ import re
 
 import numpy as np
 import pytest
+import onnx
 from onnx import TensorProto, helper
 
 import q8rt_harness as h
@@ -68,3 +69,60 @@ def test_qdq_split_unequal_scale_stays_float(tmp_path, q8rt_run):
     want = run_ort(m, {"x": x})
     for i in range(2):
         h.assert_same_bytes(res.output(f"y{i}"), want[i], f"y{i}")
+
+
+def yolo_style_float_model():
+    """Focus-like SpaceToDepth, Conv, a YOLOv8-style Split into two halves (one gates the other
+    through Sigmoid/Mul), Conv, DepthToSpace (CRD), Conv."""
+    r = rng_for("yolo_style")
+    inits = []
+
+    def w(name, *shape):
+        inits.append(h.tensor(name, (r.standard_normal(shape) * 0.3).astype(np.float32)))
+        return name
+
+    nodes = [
+        helper.make_node("SpaceToDepth", ["x"], ["s2d"], blocksize=2, name="s2d"),
+        helper.make_node("Conv", ["s2d", w("w1", 16, 12, 3, 3), w("b1", 16)], ["c1"], pads=[1, 1, 1, 1], name="conv1"),
+        helper.make_node("Split", ["c1", "split"], ["sa", "sb"], axis=1, name="split"),
+        helper.make_node("Sigmoid", ["sa"], ["sg"], name="sig"),
+        helper.make_node("Mul", ["sb", "sg"], ["m"], name="mul"),
+        helper.make_node("Conv", ["m", w("w2", 16, 8, 1, 1), w("b2", 16)], ["c2"], name="conv2"),
+        helper.make_node("DepthToSpace", ["c2"], ["d2s"], blocksize=2, mode="CRD", name="d2s"),
+        helper.make_node("Conv", ["d2s", w("w3", 4, 4, 3, 3), w("b3", 4)], ["y"], pads=[1, 1, 1, 1], name="conv3"),
+    ]
+    inits.append(h.tensor("split", np.array([8, 8], np.int64)))
+    return h.make_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 32, 48])],
+                        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits, opset=13)
+
+
+@pytest.mark.parametrize("setting", ["qdq_u8s8", "qdq_s8s8", "qop_u8s8"])
+def test_ort_quantized_yolo_style_model(setting, tmp_path, q8rt_run):
+    """The same ops as ONNX Runtime's own quantizer emits them (per-channel weights, 4 calibration
+    inputs): q8rt's output equals ORT's (optimized and literal runs agree here) byte for byte, and
+    Split and DepthToSpace run on 8-bit data."""
+    pytest.importorskip("ml_dtypes")  # onnxruntime.quantization needs it (tests/models/requirements.txt)
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    r = rng_for(f"yolo_style_{setting}")
+    xs = [r.standard_normal((1, 3, 32, 48)).astype(np.float32) for _ in range(4)]
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.it = iter([{"x": x} for x in xs])
+
+        def get_next(self):
+            return next(self.it, None)
+
+    src = h.save_model(yolo_style_float_model(), tmp_path / "float.onnx")
+    dst = tmp_path / f"{setting}.onnx"
+    quantize_static(str(src), str(dst), Reader(), per_channel=True, weight_type=QuantType.QInt8,
+                    quant_format=QuantFormat.QOperator if setting.startswith("qop") else QuantFormat.QDQ,
+                    activation_type=QuantType.QInt8 if setting == "qdq_s8s8" else QuantType.QUInt8)
+    res = h.run_q8rt(dst, {"x": h.save_npy(tmp_path / "x.npy", xs[0])}, tmp_path / "out",
+                     extra=["--explain"]).assert_ok()
+    for op in ("Split", "DepthToSpace"):
+        line = [ln for ln in res.stdout.splitlines() if re.match(rf"\s*\d+ {op} ", ln)]
+        assert line and (NOTE in line[0] or setting.startswith("qop")), res.stdout
+    want = run_ort(onnx.load(str(dst)), {"x": xs[0]})[0]
+    h.assert_same_bytes(res.output("y"), want, setting)
