@@ -80,7 +80,6 @@ def _load() -> C.CDLL:
     sig = {
         "q8rt_version": (C.c_char_p, []),
         "q8rt_status_string": (C.c_char_p, [C.c_int]),
-        "q8rt_model_options_init": (None, [C.POINTER(_ModelOptions)]),
         "q8rt_model_load_file": (C.c_int, [C.c_char_p, C.POINTER(_ModelOptions), V, E]),
         "q8rt_model_load_memory": (C.c_int, [C.c_char_p, C.c_size_t, C.POINTER(_ModelOptions), V, E]),
         "q8rt_model_free": (None, [P]),
@@ -92,7 +91,6 @@ def _load() -> C.CDLL:
         "q8rt_model_metadata_count": (C.c_size_t, [P]),
         "q8rt_model_metadata_entry": (C.c_int, [P, C.c_size_t, C.POINTER(C.c_char_p), C.POINTER(C.c_void_p),
                                                 C.POINTER(C.c_size_t), E]),
-        "q8rt_session_options_init": (None, [C.POINTER(_SessionOptions)]),
         "q8rt_session_create": (C.c_int, [P, C.POINTER(_SessionOptions), V, E]),
         "q8rt_session_free": (None, [P]),
         "q8rt_session_set_input": (C.c_int, [P, C.c_size_t, C.POINTER(C.c_int64), C.c_int, C.c_void_p,
@@ -217,20 +215,18 @@ class Session:
         self._session = C.c_void_p()
         if backend not in BACKENDS:
             raise InvalidArgument(f"unknown backend {backend!r}; one of {', '.join(BACKENDS)}")
-        mo = _ModelOptions()
-        L.q8rt_model_options_init(C.byref(mo))
-        mo.backend = BACKENDS[backend]
+        # The options structs are filled here, not by *_options_init: .size says how much of the
+        # struct this module knows, and the library takes defaults for fields added after it
+        # (init would write the library's whole, possibly larger, struct into this one).
+        mo = _ModelOptions(size=C.sizeof(_ModelOptions), backend=BACKENDS[backend])
         err = _Error()
         if isinstance(model, (bytes, bytearray, memoryview)):
             data = bytes(model)
             _check(L.q8rt_model_load_memory(data, len(data), C.byref(mo), C.byref(self._model), C.byref(err)), err)
         else:
             _check(L.q8rt_model_load_file(os.fsencode(model), C.byref(mo), C.byref(self._model), C.byref(err)), err)
-        so = _SessionOptions()
-        L.q8rt_session_options_init(C.byref(so))
-        so.threads = int(threads)
-        so.profile = 1 if profile else 0
-        so.max_arena_bytes = int(max_arena_bytes)
+        so = _SessionOptions(size=C.sizeof(_SessionOptions), threads=int(threads), profile=1 if profile else 0,
+                             max_arena_bytes=int(max_arena_bytes))
         try:
             _check(L.q8rt_session_create(self._model, C.byref(so), C.byref(self._session), C.byref(err)), err)
         except Error:
