@@ -6,8 +6,9 @@
 #   DEMO_DET=qdq_u8s8_pc make demo             (another quantization setting of build/models/det;
 #                                               DEMO_CLS, DEMO_REC likewise)
 # Writes build/demo/page.png (the input, with page.txt: its text), build/demo/<image>-ocr.png
-# (boxes and text), build/demo/q8rt.json and ort.json; prints the lines, the latency per stage of
-# both engines and, for the rendered page, the character accuracy.
+# (boxes and text), build/demo/q8rt.json (ocr-demo), q8rt-py.json and ort.json (the side-by-side
+# run); prints the lines, the latency per stage of both engines and, for the rendered page, the
+# character accuracy.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -37,8 +38,15 @@ out=$demo/$(basename "${image%.*}")-ocr.png
 echo "+ $build/examples/ocr-demo $det $cls $rec $image $out --repeat $repeat"
 "$build/examples/ocr-demo" "$det" "$cls" "$rec" "$image" "$out" --repeat "$repeat" --json "$demo/q8rt.json"
 echo
-echo "+ examples/ocr/ocr_ort.py (the same pipeline, ONNX Runtime as the engine)"
+echo "+ examples/ocr/ocr_ort.py: the same C pipeline (libocr.so) over ONNX Runtime and over q8rt (its Python"
+echo "  module), in one process, alternating run by run so that both see the same machine load"
 "$py" examples/ocr/ocr_ort.py build/examples/libocr.so "$det" "$cls" "$rec" "$image" --repeat "$repeat" \
-  --json "$demo/ort.json" | sed -n '1p;$p' >/dev/null
-"$py" examples/ocr/compare.py "$demo/q8rt.json" "$demo/ort.json" "${truth[@]}"
+  --json "$demo/ort.json" --q8rt-json "$demo/q8rt-py.json" >/dev/null
+"$py" - "$demo/q8rt.json" "$demo/q8rt-py.json" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+same = [ln["text"] for ln in a["lines"]] == [ln["text"] for ln in b["lines"]]
+print(f"ocr-demo (C) and the Python-driven q8rt run read the same text: {'yes' if same else 'NO'}")
+PY
+"$py" examples/ocr/compare.py "$demo/q8rt-py.json" "$demo/ort.json" "${truth[@]}"
 echo "demo: open $out to see the boxes and the text read in them"

@@ -9,7 +9,9 @@ through ctypes with ONNX Runtime as its inference callback, so the only differen
 runs is the engine. The character list is read from the recognizer's metadata through ORT's
 modelmeta.custom_metadata_map, as rapidocr does. --no-opt disables ORT's graph optimizations
 (every node runs as written, which is what q8rt's QOperator outputs are bit-identical to).
-Prints and writes the same lines and per-stage medians as ocr-demo."""
+Prints and writes the same lines and per-stage medians as ocr-demo. --q8rt-json FILE also runs the
+pipeline over q8rt (through its Python module, examples/python) in the same process, alternating
+with ONNX Runtime run by run, so the latency comparison sees the same machine load."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import ctypes as C
 import json
 import statistics
 import sys
+from pathlib import Path
 
 import numpy as np
 import onnxruntime as ort
@@ -47,8 +50,7 @@ def load_lib(path: str) -> C.CDLL:
     return lib
 
 
-def run(lib_path: str, models: list[str], image: str, repeat: int = 1, threads: int = 1, no_opt: bool = False) -> dict:
-    lib = load_lib(lib_path)
+def ort_engine(models: list[str], threads: int, no_opt: bool):
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
@@ -56,58 +58,105 @@ def run(lib_path: str, models: list[str], image: str, repeat: int = 1, threads: 
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     sessions = [ort.InferenceSession(m, so, providers=["CPUExecutionProvider"]) for m in models]
     names = [(s.get_inputs()[0].name, s.get_outputs()[0].name) for s in sessions]
-    keep: list = [None] * 3  # each stage's last output stays alive until its next call
+    chars = sessions[2].get_modelmeta().custom_metadata_map["character"]
+    engine = f"onnxruntime {ort.__version__}" + (" (no graph optimizations)" if no_opt else "")
+    return (lambda stage, x: sessions[stage].run([names[stage][1]], {names[stage][0]: x})[0]), chars, engine
 
-    def infer(_ctx, stage, x, shape, out, out_shape, out_rank, err, err_size):
-        try:
-            dims = tuple(shape[i] for i in range(4))
-            arr = np.ctypeslib.as_array(x, shape=dims)  # zero-copy view of ocr.c's buffer
-            y = np.ascontiguousarray(sessions[stage].run([names[stage][1]], {names[stage][0]: arr})[0], np.float32)
-            keep[stage] = y
-            out[0] = y.ctypes.data_as(C.POINTER(C.c_float))
-            out_rank[0] = y.ndim
-            for i, d in enumerate(y.shape):
-                out_shape[i] = d
-            return 0
-        except Exception as e:  # noqa: BLE001 - reported through the pipeline's error
-            C.memmove(err, (str(e)[: err_size - 1]).encode() + b"\0", min(len(str(e)) + 1, err_size))
-            return 1
 
-    cb = INFER(infer)
-    chars = sessions[2].get_modelmeta().custom_metadata_map["character"].encode()
-    err = C.create_string_buffer(640)
-    pipe = lib.ocr_pipeline_create(cb, None, chars, len(chars), None, err, len(err))
-    if not pipe:
-        raise RuntimeError(err.value.decode())
+def q8rt_engine(models: list[str], threads: int):
+    """q8rt through its Python module (examples/python), so both engines can run in one process."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+    import q8rt
+    sessions = [q8rt.Session(m, threads=threads) for m in models]
+    names = [(s.get_inputs()[0].name, s.get_outputs()[0].name) for s in sessions]
+    chars = sessions[2].get_modelmeta().custom_metadata_map["character"]
+    return (lambda stage, x: sessions[stage].run([names[stage][1]], {names[stage][0]: x}, copy_outputs=False)[0],
+            chars, f"q8rt {q8rt.version()} (Python module)")
+
+
+class Pipeline:
+    """ocr.c's pipeline (libocr.so) with `infer(stage, x) -> y` as its engine."""
+
+    def __init__(self, lib, infer, chars: str):
+        self.lib = lib
+        self.keep: list = [None] * 3  # each stage's last output stays alive until its next call
+
+        def cb(_ctx, stage, x, shape, out, out_shape, out_rank, err, err_size):
+            try:
+                dims = tuple(shape[i] for i in range(4))
+                arr = np.ctypeslib.as_array(x, shape=dims)  # zero-copy view of ocr.c's buffer
+                y = np.ascontiguousarray(infer(stage, arr), np.float32)
+                self.keep[stage] = y
+                out[0] = y.ctypes.data_as(C.POINTER(C.c_float))
+                out_rank[0] = y.ndim
+                for i, d in enumerate(y.shape):
+                    out_shape[i] = d
+                return 0
+            except Exception as e:  # noqa: BLE001 - reported through the pipeline's error
+                msg = str(e).encode()[: err_size - 1] + b"\0"
+                C.memmove(err, msg, len(msg))
+                return 1
+
+        self.cb = INFER(cb)
+        self.err = C.create_string_buffer(640)
+        data = chars.encode()
+        self.p = lib.ocr_pipeline_create(self.cb, None, data, len(data), None, self.err, len(self.err))
+        if not self.p:
+            raise RuntimeError(self.err.value.decode())
+        self.times = {s: ([], []) for s in STAGES}
+        self.calls = {}
+
+    def run(self, rgb: bytes, w: int, h: int, record: bool) -> None:
+        if self.lib.ocr_pipeline_run(self.p, rgb, w, h, self.err, len(self.err)) != 0:
+            raise RuntimeError(self.err.value.decode())
+        for i, s in enumerate(STAGES):
+            n, a, b = C.c_int(), C.c_double(), C.c_double()
+            self.lib.ocr_stage_time(self.p, i, C.byref(n), C.byref(a), C.byref(b))
+            self.calls[s] = n.value
+            if record:
+                self.times[s][0].append(a.value)
+                self.times[s][1].append(b.value)
+
+    def result(self, engine: str, threads: int) -> dict:
+        lib, lines = self.lib, []
+        for i in range(lib.ocr_line_count(self.p)):
+            box = (C.c_float * 8)()
+            lib.ocr_line_box(self.p, i, box)
+            lines.append({"text": lib.ocr_line_text(self.p, i).decode(), "score": float(lib.ocr_line_score(self.p, i)),
+                          "flipped": lib.ocr_line_flipped(self.p, i), "box": [float(v) for v in box]})
+        dw, dh = C.c_int(), C.c_int()
+        lib.ocr_det_size(self.p, C.byref(dw), C.byref(dh))
+        return {"engine": engine, "threads": threads, "runs": len(self.times["det"][0]), "det_input": [dw.value, dh.value],
+                "lines": lines, "stages": {s: {"calls": self.calls[s], "model_ms": statistics.median(self.times[s][0]),
+                                               "stage_ms": statistics.median(self.times[s][1])} for s in STAGES}}
+
+    def close(self) -> None:
+        if self.p:
+            self.lib.ocr_pipeline_free(self.p)
+            self.p = None
+
+
+def run(lib_path: str, models: list[str], image: str, repeat: int = 1, threads: int = 1, no_opt: bool = False,
+        with_q8rt: bool = False) -> dict:
+    """The pipeline over ONNX Runtime; with_q8rt: also over q8rt (Python module) in the same
+    process, the two alternating run by run so both see the same machine load. Returns ORT's
+    result, or {"ort": ..., "q8rt": ...} with with_q8rt."""
+    lib = load_lib(lib_path)
     img = Image.open(image).convert("RGB")
     rgb = img.tobytes()
-    times = {s: ([], []) for s in STAGES}
-    calls = {}
+    engines = [("ort",) + ort_engine(models, threads, no_opt)]
+    if with_q8rt:
+        engines.append(("q8rt",) + q8rt_engine(models, threads))
+    pipes = [(key, name, Pipeline(lib, infer, chars)) for key, infer, chars, name in engines]
     try:
         for r in range(-1, repeat):
-            if lib.ocr_pipeline_run(pipe, rgb, img.width, img.height, err, len(err)) != 0:
-                raise RuntimeError(err.value.decode())
-            for i, s in enumerate(STAGES):
-                n, a, b = C.c_int(), C.c_double(), C.c_double()
-                lib.ocr_stage_time(pipe, i, C.byref(n), C.byref(a), C.byref(b))
-                calls[s] = n.value
-                if r >= 0:
-                    times[s][0].append(a.value)
-                    times[s][1].append(b.value)
-        lines = []
-        for i in range(lib.ocr_line_count(pipe)):
-            box = (C.c_float * 8)()
-            lib.ocr_line_box(pipe, i, box)
-            lines.append({"text": lib.ocr_line_text(pipe, i).decode(), "score": float(lib.ocr_line_score(pipe, i)),
-                          "flipped": lib.ocr_line_flipped(pipe, i), "box": [float(v) for v in box]})
-        dw, dh = C.c_int(), C.c_int()
-        lib.ocr_det_size(pipe, C.byref(dw), C.byref(dh))
+            for _, _, p in pipes:
+                p.run(rgb, img.width, img.height, record=r >= 0)
+        res = {key: p.result(name, threads) for key, name, p in pipes}
     finally:
-        lib.ocr_pipeline_free(pipe)
-    return {"engine": f"onnxruntime {ort.__version__}" + (" (no graph optimizations)" if no_opt else ""),
-            "threads": threads, "runs": repeat, "det_input": [dw.value, dh.value], "lines": lines,
-            "stages": {s: {"calls": calls[s], "model_ms": statistics.median(times[s][0]),
-                           "stage_ms": statistics.median(times[s][1])} for s in STAGES}}
+        for _, _, p in pipes:
+            p.close()
+    return res if with_q8rt else res["ort"]
 
 
 def main() -> None:
@@ -121,8 +170,14 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--no-opt", action="store_true")
     ap.add_argument("--json")
+    ap.add_argument("--q8rt-json", help="also run q8rt (Python module) in this process, alternating with ORT "
+                    "run by run, and write its results here")
     a = ap.parse_args()
-    res = run(a.lib, [a.det, a.cls, a.rec], a.image, max(a.repeat, 1), a.threads, a.no_opt)
+    both = run(a.lib, [a.det, a.cls, a.rec], a.image, max(a.repeat, 1), a.threads, a.no_opt, bool(a.q8rt_json))
+    res = both["ort"] if a.q8rt_json else both
+    if a.q8rt_json:
+        with open(a.q8rt_json, "w") as f:
+            json.dump(both["q8rt"], f, indent=1)
     print(f"ocr_ort: {a.image}: {len(res['lines'])} lines")
     for i, ln in enumerate(res["lines"]):
         print(f"{i + 1:3d}  {ln['score']:.3f}  {ln['text']}{'   (turned 180)' if ln['flipped'] else ''}")
