@@ -74,8 +74,8 @@ LDFLAGS ?=
 # The cross build's libraries (and their headers, equal to the host's) come from ARM_SYSROOT; test
 # binaries run through EMU (qemu-aarch64 with the cross glibc and those libraries).
 ARM_SYSROOT ?= build/arm64-sysroot
-ifeq ($(CROSS_BUILD)$(ARCH),1aarch64)
 ARM_LIBDIRS := $(abspath $(ARM_SYSROOT)/usr/lib/aarch64-linux-gnu) $(abspath $(ARM_SYSROOT)/lib/aarch64-linux-gnu)
+ifeq ($(CROSS_BUILD)$(ARCH),1aarch64)
 CPPFLAGS_Q += -isystem $(ARM_SYSROOT)/usr/include
 CFLAGS_Q += -isystem $(ARM_SYSROOT)/usr/include
 LDFLAGS += $(addprefix -L,$(ARM_LIBDIRS)) $(addprefix -Wl$(comma)-rpath-link$(comma),$(ARM_LIBDIRS))
@@ -128,7 +128,7 @@ VENV_PY := $(VENV)/bin/python
 DEPS_STAMP ?= build/.deps-ok
 DEPS_SCRIPT ?= third_party/install-deps.sh
 
-.PHONY: all lib liba fuzz-lib models test test-unit test-python test-san fuzz demo install proto deps venv clean help format format-check
+.PHONY: test-aarch64 all lib liba fuzz-lib models test test-unit test-python test-san fuzz demo install proto deps venv clean help format format-check
 all: $(DEPS_STAMP) $(LIB_A) $(LIB_SO) $(RUNNER) $(BENCH_BIN) $(EMBED_BIN) $(OCR_DEMO_BIN) $(OCR_LIB)
 lib: $(LIB_A) $(LIB_SO)
 liba: $(LIB_A)
@@ -178,7 +178,7 @@ $(LIB_A): $(LIB_OBJ)
 	$(AR) rcs $@ $^
 
 $(LIB_SO_REAL): $(LIB_OBJ)
-	$(CC) -shared $(SANFLAGS) -Wl,-soname,libq8rt.so.$(SOVERSION) -o $@ $^ $(LDLIBS_Q)
+	$(CC) -shared $(SANFLAGS) $(LDFLAGS) -Wl,-soname,libq8rt.so.$(SOVERSION) -o $@ $^ $(LDLIBS_Q)
 
 $(LIB_SO): $(LIB_SO_REAL)
 	ln -sf libq8rt.so.$(VERSION) $(BUILD)/libq8rt.so.$(SOVERSION)
@@ -256,12 +256,28 @@ $(FUZZ_BIN): tests/fuzz/fuzz_load.c fuzz-lib
 fuzz: $(FUZZ_BIN) $(VENV_PY)
 	bash tests/fuzz/run-fuzz.sh $(FUZZ_BIN) $(FUZZ_SECONDS)
 
+# aarch64 under emulation, from an x86-64 host: cross-build into build/aarch64, run the unit and
+# kernel tests under qemu-aarch64 as a Cortex-A53 (NEON), a Cortex-A76 (dot product) and `max`
+# (i8mm), then every parity and real model on x86 and on aarch64, compared byte for byte.
+AARCH64_CPUS := cortex-a53 cortex-a76 max
+test-aarch64: all $(VENV_PY) $(MODELS_STAMP)
+	@bash third_party/install-deps-aarch64.sh check $(ARM_SYSROOT) 2>/dev/null || bash third_party/install-deps-aarch64.sh install $(ARM_SYSROOT)
+	$(MAKE) ARCH=aarch64 all build/aarch64/tests/unit-tests
+	@for cpu in $(AARCH64_CPUS); do echo "== unit tests under qemu-aarch64 -cpu $$cpu"; \
+	  $(MAKE) --no-print-directory ARCH=aarch64 QEMU_CPU=$$cpu test-unit >build/aarch64/unit-$$cpu.log 2>&1 \
+	    || { cat build/aarch64/unit-$$cpu.log; exit 1; }; tail -1 build/aarch64/unit-$$cpu.log; done
+	$(VENV_PY) tests/aarch64/compare_bytes.py $(abspath $(RUNNER)) $(abspath build/aarch64/q8rt-run) \
+	  $(subst $(space),:,$(ARM_LIBDIRS))
+
 test: all $(VENV_PY)
 	$(MAKE) format-check
 	$(MAKE) test-unit
 	$(MAKE) test-python
 	$(MAKE) test-san
 	$(MAKE) fuzz
+ifeq ($(HOST_ARCH)$(CROSS_BUILD),x86_64)
+	$(MAKE) test-aarch64
+endif
 
 # ---- demo ---------------------------------------------------------------------------------------
 demo: all $(VENV_PY) $(MODELS_STAMP)

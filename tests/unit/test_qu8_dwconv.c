@@ -6,6 +6,7 @@
 
 #include "q8rt-isa.h"
 #include "q8rt-kernels.h"
+#include "runtime/isa.h"
 #include "test.h"
 
 typedef void (*dw_fn)(size_t, size_t, const uint8_t *const *, size_t, const void *, void *, size_t,
@@ -32,6 +33,8 @@ static int dw_isa_supported(int isa) {
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
            __builtin_cpu_supports("avx512vnni");
+#elif defined(__aarch64__)
+  return ((uint32_t)isa & ~q8rt_cpu_isa()) == 0; /* the library's own detection */
 #endif
   return isa == Q8RT_ISA_SCALAR;
 }

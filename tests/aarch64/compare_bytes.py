@@ -1,0 +1,144 @@
+"""Same bytes on aarch64 as on x86-64: every parity model (tests/python/gen_parity_models.py) and
+every real model under build/models runs in the x86 q8rt-run and in the aarch64 one under
+qemu-aarch64, and each output file must be identical byte for byte.
+
+The emulated CPU rotates over cortex-a53 (NEON only), cortex-a76 (dot product) and max (i8mm), one
+per model, so every ARM kernel variant meets real data while the emulated time stays bounded.
+Two runs go at a time (the machine has 2 cores).
+
+usage: compare_bytes.py X86_RUN ARM_RUN SYSROOT_LIBDIRS [--models DIR] [--quick]
+  ARM_RUN          the aarch64 q8rt-run; run as qemu-aarch64 -cpu CPU -L /usr/aarch64-linux-gnu
+                   -E LD_LIBRARY_PATH=SYSROOT_LIBDIRS ARM_RUN ...
+Prints one line per model and closes with 'N passed, N failed'; exit status 1 on any failure.
+"""
+
+import argparse
+import concurrent.futures
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "python"))
+
+from gen_parity_models import build, cases  # noqa: E402
+
+CPUS = ("cortex-a53", "cortex-a76", "max")
+
+
+def graph_inputs(model_path: Path):
+    g = onnx.load(str(model_path), load_external_data=False).graph
+    init = {i.name for i in g.initializer}
+    return [i.name for i in g.input if i.name not in init]
+
+
+def run(cmd, out_dir: Path, timeout: float):
+    out_dir.mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    p = subprocess.run(cmd + ["--output-dir", str(out_dir)], capture_output=True, text=True, timeout=timeout,
+                       errors="replace")
+    return p.returncode, p.stderr.strip().splitlines()[-1:] if p.stderr.strip() else [], time.monotonic() - t0
+
+
+def same_outputs(a: Path, b: Path):
+    fa = sorted(p.name for p in a.glob("*.npy"))
+    fb = sorted(p.name for p in b.glob("*.npy"))
+    if fa != fb:
+        return False, f"output files differ: {fa} vs {fb}"
+    if not fa:
+        return False, "no outputs"
+    notes = []
+    for name in fa:
+        ba, bb = (a / name).read_bytes(), (b / name).read_bytes()
+        if ba == bb:
+            continue
+        xa, xb = np.load(a / name), np.load(b / name)
+        if xa.dtype == xb.dtype and xa.shape == xb.shape and xa.dtype.kind == "f":
+            # NaN payload/sign bits differ between the architectures' float units (e.g. -inf * 0):
+            # the same values otherwise are equal for this comparison, and said so.
+            na, nb = np.isnan(xa), np.isnan(xb)
+            if np.array_equal(na, nb) and np.array_equal(xa[~na].view(np.uint8), xb[~nb].view(np.uint8)):
+                notes.append(f"{name}: NaN bits differ only")
+                continue
+        diff = int(np.count_nonzero(xa != xb)) if xa.shape == xb.shape else -1
+        return False, f"{name}: {diff} of {xa.size} values differ"
+    return True, "; ".join(notes)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("x86_run")
+    ap.add_argument("arm_run")
+    ap.add_argument("libdirs")
+    ap.add_argument("--models", default=str(HERE.parents[1] / "build" / "models"))
+    ap.add_argument("--quick", action="store_true", help="parity models only")
+    args = ap.parse_args(argv)
+
+    tmp = Path(tempfile.mkdtemp(prefix="q8rt-aarch64-"))
+    jobs = []  # (label, model path, {input: npy path})
+    try:
+        for c in cases():
+            b = build(c)
+            d = tmp / "parity" / c.name
+            d.mkdir(parents=True)
+            onnx.save(b.model, str(d / "model.onnx"))
+            np.save(d / "x.npy", b.x)
+            jobs.append((f"parity/{c.name}", d / "model.onnx", {"x": d / "x.npy"}))
+        models = Path(args.models)
+        if not args.quick and models.is_dir():
+            for m in sorted(models.glob("*/*.onnx")):
+                if m.stem == "float13":  # the float network again at opset 13 (skipped as in test_models.py)
+                    continue
+                inp = m.parent / "input.npy"
+                if not inp.exists():
+                    continue
+                names = graph_inputs(m)
+                if len(names) != 1:
+                    continue
+                jobs.append((f"{m.parent.name}/{m.stem}", m, {names[0]: inp}))
+
+        def one(i_job):
+            i, (label, model, inputs) = i_job
+            cpu = CPUS[i % len(CPUS)]
+            feed = []
+            for k, v in inputs.items():
+                feed += ["--input", f"{k}={v}"]
+            work = tmp / "out" / str(i)
+            rx, ex, _ = run([args.x86_run, str(model)] + feed, work / "x86", 120)
+            emu = ["qemu-aarch64", "-cpu", cpu, "-L", "/usr/aarch64-linux-gnu", "-E", f"LD_LIBRARY_PATH={args.libdirs}"]
+            ra, ea, t = run(emu + [args.arm_run, str(model)] + feed, work / "arm", 600)
+            if rx != 0 or ra != 0:
+                # a model refused on both sides with the same status is consistent, not a difference
+                ok = rx == ra and rx != 0
+                msg = f"x86 status {rx} {ex}, aarch64 status {ra} {ea}"
+            else:
+                ok, msg = same_outputs(work / "x86", work / "arm")
+            shutil.rmtree(work, ignore_errors=True)
+            return label, cpu, ok, msg, t
+
+        passed = failed = 0
+        t0 = time.monotonic()
+        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
+            for label, cpu, ok, msg, t in ex.map(one, enumerate(jobs)):
+                if ok:
+                    passed += 1
+                else:
+                    failed += 1
+                if not ok or msg or not label.startswith("parity/"):
+                    print(f"{'same' if ok else 'DIFF'}  {label:40s} {cpu:11s} {t:6.1f} s  {msg}", flush=True)
+        print(f"aarch64 vs x86-64 bytes: {len(jobs)} models, {time.monotonic() - t0:.0f} s")
+        print(f"{passed} passed, {failed} failed")
+        return 1 if failed else 0
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
