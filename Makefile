@@ -121,6 +121,7 @@ EMBED_BIN := $(BUILD)/examples/embed
 OCR_DEMO_BIN := $(BUILD)/examples/ocr-demo
 # The OCR pipeline alone (no q8rt inside), loaded by examples/ocr/ocr_ort.py to run the very same
 # pre/post-processing over ONNX Runtime. Never sanitized: a Python process loads it.
+# A host library for Python (ctypes): not part of a cross build.
 OCR_LIB := build/examples/libocr.so
 
 VENV := build/venv
@@ -129,7 +130,7 @@ DEPS_STAMP ?= build/.deps-ok
 DEPS_SCRIPT ?= third_party/install-deps.sh
 
 .PHONY: test-aarch64 all lib liba fuzz-lib models test test-unit test-python test-san fuzz demo install proto deps venv clean help format format-check
-all: $(DEPS_STAMP) $(LIB_A) $(LIB_SO) $(RUNNER) $(BENCH_BIN) $(EMBED_BIN) $(OCR_DEMO_BIN) $(OCR_LIB)
+all: $(DEPS_STAMP) $(LIB_A) $(LIB_SO) $(RUNNER) $(BENCH_BIN) $(EMBED_BIN) $(OCR_DEMO_BIN) $(if $(CROSS_BUILD),,$(OCR_LIB))
 lib: $(LIB_A) $(LIB_SO)
 liba: $(LIB_A)
 
