@@ -125,10 +125,12 @@ void q8rt_qu8_f32_vcvt_ukernel__avx2(size_t n, const uint8_t *x, float *y, const
 void q8rt_qs8_f32_vcvt_ukernel__avx2(size_t n, const int8_t *x, float *y, const q8rt_qint_f32_vcvt_params *p);
 #endif
 
-/* ---- x8-transpose: [outer][a][b] -> [outer][b][a] for bytes (NCHW <-> NHWC) ---- */
-void q8rt_x8_transpose_ukernel__scalar(size_t outer, size_t a, size_t b, const uint8_t *x, uint8_t *y);
+/* ---- x8-transpose: [a][b] (row stride x_stride) -> [b][a] (row stride y_stride) for bytes ---- */
+void q8rt_x8_transpose_ukernel__scalar(size_t a, size_t b, const uint8_t *x, size_t x_stride, uint8_t *y,
+                                       size_t y_stride);
 #if defined(__x86_64__) || defined(_M_X64)
-void q8rt_x8_transpose_ukernel_16x16__avx2(size_t outer, size_t a, size_t b, const uint8_t *x, uint8_t *y);
+void q8rt_x8_transpose_ukernel_16x16__avx2(size_t a, size_t b, const uint8_t *x, size_t x_stride, uint8_t *y,
+                                           size_t y_stride);
 #endif
 
 /* ---- x8-lut: y[i] = table[x[i]] (the table pass's islands) ---- */

@@ -3,10 +3,11 @@
 #include <string.h>
 
 #include "op.h"
+#include "op_util.h"
 #include "q8rt-isa.h"
 #include "q8rt-kernels.h"
 
-typedef void (*transpose_fn)(size_t outer, size_t a, size_t b, const uint8_t *x, uint8_t *y);
+typedef void (*transpose_fn)(size_t a, size_t b, const uint8_t *x, size_t x_stride, uint8_t *y, size_t y_stride);
 
 typedef struct transpose_params {
   int to_nhwc;
@@ -61,13 +62,40 @@ static q8rt_status transpose_infer(const void *params, const ir_node *n, const o
   return Q8RT_OK;
 }
 
+typedef struct transpose_job {
+  const transpose_params *p;
+  const transpose_geom *g;
+  const uint8_t *x;
+  uint8_t *y;
+  size_t blocks; /* blocks of TR_BLOCK per image, along the longer of a and b */
+  int by_rows;   /* split a (rows of x) rather than b (its columns) */
+} transpose_job;
+
+#define TR_BLOCK 256 /* rows or columns of x per work item: a multiple of the 16x16 blocks */
+
+static void transpose_item(void *arg, size_t item) {
+  const transpose_job *j = arg;
+  const transpose_geom *g = j->g;
+  const size_t o = item / j->blocks, k0 = item % j->blocks * TR_BLOCK;
+  const size_t img = o * g->a * g->b;
+  if (j->by_rows) {
+    const size_t h = g->a - k0 < TR_BLOCK ? g->a - k0 : TR_BLOCK;
+    j->p->fn(h, g->b, j->x + img + k0 * g->b, g->b, j->y + img + k0, g->a);
+  } else {
+    const size_t w = g->b - k0 < TR_BLOCK ? g->b - k0 : TR_BLOCK;
+    j->p->fn(g->a, w, j->x + img + k0, g->b, j->y + img + k0 * g->a, g->a);
+  }
+}
+
 static void transpose_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                           const op_exec_ctx *ctx) {
   (void)workspace;
-  (void)ctx;
-  const transpose_params *p = params;
   const transpose_geom *g = geom;
-  p->fn(g->outer, g->a, g->b, in[0].data, out[0].data);
+  if (g->a == 0 || g->b == 0) return;
+  const int by_rows = g->a > g->b;
+  const size_t along = by_rows ? g->a : g->b, across = by_rows ? g->b : g->a;
+  transpose_job j = {params, g, in[0].data, out[0].data, (along + TR_BLOCK - 1) / TR_BLOCK, by_rows};
+  op_parallel_items(ctx, g->outer * j.blocks, across * TR_BLOCK, 32768, transpose_item, &j);
 }
 
 const op_def q8rt_op_layout_transpose = {

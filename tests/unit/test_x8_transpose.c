@@ -27,7 +27,7 @@ Q8RT_TEST(x8_transpose_vs_naive) {
       for (size_t o = 0; o < outer; o++)
         for (size_t i = 0; i < a; i++)
           for (size_t j = 0; j < b; j++) e[o * a * b + j * a + i] = x[o * a * b + i * b + j];
-      q8rt_x8_transpose_ukernel__scalar(outer, a, b, x, y);
+      for (size_t o = 0; o < outer; o++) q8rt_x8_transpose_ukernel__scalar(a, b, x + o * a * b, b, y + o * a * b, a);
       const int ok = memcmp(y, e, total + 1) == 0;
       free(x);
       free(y);
@@ -49,9 +49,19 @@ Q8RT_TEST(transpose_avx2_matches_scalar) {
       const size_t outer = 1 + (ia + ib) % 3, a = sizes[ia], b = sizes[ib], n = outer * a * b;
       uint8_t *x = malloc(n), *y1 = malloc(n), *y2 = malloc(n);
       for (size_t i = 0; i < n; i++) x[i] = (uint8_t)cv_rnd();
-      q8rt_x8_transpose_ukernel__scalar(outer, a, b, x, y1);
-      q8rt_x8_transpose_ukernel_16x16__avx2(outer, a, b, x, y2);
+      for (size_t o = 0; o < outer; o++) {
+        q8rt_x8_transpose_ukernel__scalar(a, b, x + o * a * b, b, y1 + o * a * b, a);
+        q8rt_x8_transpose_ukernel_16x16__avx2(a, b, x + o * a * b, b, y2 + o * a * b, a);
+      }
       int ok = memcmp(y1, y2, n) == 0;
+      /* a column block [j0, j0 + w) with the full strides, as the op splits its work */
+      if (ok && b > 2) {
+        const size_t j0 = b / 3, w = b - j0 - 1;
+        memcpy(y2, y1, n);
+        memset(y2 + j0 * a, 0x5a, w * a);
+        q8rt_x8_transpose_ukernel_16x16__avx2(a, w, x + j0, b, y2 + j0 * a, a);
+        ok = memcmp(y1, y2, n) == 0;
+      }
       /* and the scalar one against the definition */
       for (size_t o = 0; o < outer && ok; o++)
         for (size_t i = 0; i < a && ok; i++)
