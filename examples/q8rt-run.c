@@ -3,7 +3,7 @@
  *
  *   q8rt-run MODEL.onnx [--input NAME=PATH]... [--output-dir DIR] [--threads N]
  *            [--backend auto|reference|avx2|avx512|neon|xnnpack] [--repeat N] [--explain] [--profile]
- *            [--no-tables]
+ *            [--no-tables] [--metadata]
  *
  * Inputs come from .npy or .pb (ONNX TensorProto) files; inputs not given get deterministic
  * pseudo-random data. Outputs are written as DIR/<name>.npy or summarized on stdout.
@@ -25,7 +25,7 @@
 static const char usage_text[] =
     "usage: q8rt-run MODEL.onnx [--input NAME=PATH]... [--output-dir DIR] [--threads N]\n"
     "                [--backend auto|reference|avx2|avx512|neon|xnnpack] [--repeat N] [--explain] [--profile]\n"
-    "                [--no-tables]\n"
+    "                [--no-tables] [--metadata]\n"
     "\n"
     "  --input NAME=PATH   feed input NAME from PATH (.npy, or .pb ONNX TensorProto); inputs not\n"
     "                      given get deterministic pseudo-random data (symbolic dimensions set to 1)\n"
@@ -36,6 +36,8 @@ static const char usage_text[] =
     "  --explain           print the execution plan before running\n"
     "  --profile           print per-step timings (median over the timed runs with --repeat)\n"
     "  --no-tables         run elementwise islands node by node, not as tables (same bytes; for checks)\n"
+    "  --metadata          print the model's metadata_props, one 'metadata KEY bytes=N: VALUE' line each\n"
+    "                      (at most the value's first 60 bytes, control characters as '.')\n"
     "  --help              show this help\n";
 
 /* Exactly one line on stderr, whatever the message contains. */
@@ -75,6 +77,7 @@ typedef struct options {
   q8rt_backend backend;
   long repeat; /* 0: a single run, no timing */
   int explain;
+  int metadata;
   int profile;
   int no_tables;
   int help;
@@ -176,6 +179,10 @@ static int parse_args(int argc, char **argv, options *o) {
     }
     if (strcmp(arg, "--explain") == 0) {
       o->explain = 1;
+      continue;
+    }
+    if (strcmp(arg, "--metadata") == 0) {
+      o->metadata = 1;
       continue;
     }
     if (strcmp(arg, "--profile") == 0) {
@@ -555,6 +562,17 @@ static int run(const options *o) {
       report_error("the model has no input named '%s'", o->inputs[i].name);
       goto done;
     }
+  }
+
+  for (size_t i = 0; o->metadata && i < q8rt_model_metadata_count(r.model); i++) {
+    const char *key, *value;
+    size_t len;
+    if (q8rt_model_metadata_entry(r.model, i, &key, &value, &len, NULL) != Q8RT_OK) continue;
+    printf("metadata %s bytes=%zu: ", key, len);
+    size_t n = len < 60 ? len : 60;
+    while (n > 0 && n < len && ((unsigned char)value[n] & 0xc0) == 0x80) n--; /* whole UTF-8 characters */
+    for (size_t k = 0; k < n; k++) putchar((unsigned char)value[k] < 0x20 ? '.' : value[k]);
+    printf("%s\n", n < len ? "..." : "");
   }
 
   if (o->explain) {

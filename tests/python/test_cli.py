@@ -187,3 +187,21 @@ def test_usage_errors(chain, tmp_path, args):
     p = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     res = h.RunResult(argv, p.returncode, p.stdout, p.stderr, None)
     h.assert_clean_error(res)
+
+
+def test_metadata_lines(chain, tmp_path):
+    """--metadata: one line per metadata_props entry in file order, with the value's byte count
+    and at most 60 bytes of it, cut between UTF-8 characters; control characters as '.'."""
+    import onnx
+    m = onnx.ModelProto()
+    m.CopyFrom(chain.model)
+    long_value = "字" * 30  # 90 bytes: cut at 60 = 20 whole characters
+    for k, v in (("character", "a\nb\nc"), ("empty", ""), ("long", long_value)):
+        m.metadata_props.add(key=k, value=v)
+    path = h.save_model(m, tmp_path / "meta.onnx")
+    res = h.run_q8rt(path, {"x": chain.x_npy}, extra=["--metadata"]).assert_ok()
+    lines = [ln for ln in res.stdout.splitlines() if ln.startswith("metadata ")]
+    assert lines == ["metadata character bytes=5: a.b.c", "metadata empty bytes=0: ",
+                     "metadata long bytes=90: " + "字" * 20 + "..."]
+    plain = h.run_q8rt(chain.model_path, {"x": chain.x_npy}, extra=["--metadata"]).assert_ok()
+    assert not any(ln.startswith("metadata ") for ln in plain.stdout.splitlines())
