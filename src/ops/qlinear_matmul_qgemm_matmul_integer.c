@@ -497,7 +497,21 @@ static void mm_chunk(void *arg, size_t chunk) {
       for (size_t j = 0; j < N; j++) {
         acc[j] = C != NULL ? (uint32_t)C[(int64_t)m * gm->c_sm + (int64_t)j * gm->c_sn] : 0u;
       }
-      for (size_t k = 0; k < K; k++) {
+      if (gm->b_sk == 1 && gm->b_sn != 1) {
+        /* B transposed (QGemm transB = 1): dot products along B's contiguous rows instead of a
+         * column walk with stride K; integer sums, so the order changes nothing */
+        for (size_t j = 0; j < N; j++) {
+          const size_t bj = ob + (size_t)((int64_t)j * gm->b_sn);
+          uint32_t s = 0;
+          for (size_t k = 0; k < K; k++) {
+            const int32_t av =
+                qk_load8(in[0].data, ta, oa + (size_t)((int64_t)m * gm->a_sm + (int64_t)k * gm->a_sk)) - azp;
+            s += (uint32_t)(av * (qk_load8(in[ib].data, tb, bj + k) - bzp[j]));
+          }
+          acc[j] += s;
+        }
+      }
+      for (size_t k = 0; k < ((gm->b_sk == 1 && gm->b_sn != 1) ? 0 : K); k++) {
         const int32_t av = qk_load8(in[0].data, ta, oa + (size_t)((int64_t)m * gm->a_sm + (int64_t)k * gm->a_sk)) - azp;
         if (av == 0) continue;
         const size_t brow = ob + (size_t)((int64_t)k * gm->b_sk);
