@@ -7,7 +7,7 @@
  * int32 lanes [j: k0+k1, j: k2+k3, j+1: k0+k1, j+1: k2+k3]; a final pairwise add folds them per
  * channel. No int16 ever holds a sum of two products, so no weight or activation value is
  * excluded (the smlal route that adds a second product in int16 overflows for (-128)*(-128) twice).
- * Per row and k group: 1 dup, 4 smull, 4 sadalp for 32 MACs. */
+ * Per row and k group: 1 ld1r, 4 smull, 4 sadalp for 32 MACs. */
 #include <arm_neon.h>
 
 #include "q8rt-kernels.h"
@@ -46,40 +46,22 @@ static inline __attribute__((always_inline)) void gemm_4x8c4(size_t mr, size_t n
   acc##i##1 = vpadalq_s16(acc##i##1, vmull_high_s8(w0, va##q));      \
   acc##i##2 = vpadalq_s16(acc##i##2, vmull_s8(vget_low_s8(w1), va)); \
   acc##i##3 = vpadalq_s16(acc##i##3, vmull_high_s8(w1, va##q));
-    size_t k = kc4;
-    for (; k >= 16; k -= 16) {
-#define LOAD_A(i)                                   \
-  int8x16_t va##i = vld1q_s8((const int8_t *)a##i); \
-  a##i += 16;                                       \
-  if (flip) va##i = veorq_s8(va##i, vflip);
-      FOR4(LOAD_A)
-#undef LOAD_A
-#define GROUP(lane)                                                                                            \
-  {                                                                                                            \
-    const int8x16_t w0 = vld1q_s8(pw), w1 = vld1q_s8(pw + 16);                                                 \
-    pw += 32;                                                                                                  \
-    const int8x16_t g0q = vreinterpretq_s8_s32(vdupq_laneq_s32(vreinterpretq_s32_s8(va0), lane));              \
-    const int8x16_t g1q = vreinterpretq_s8_s32(vdupq_laneq_s32(vreinterpretq_s32_s8(va1), lane));              \
-    const int8x16_t g2q = vreinterpretq_s8_s32(vdupq_laneq_s32(vreinterpretq_s32_s8(va2), lane));              \
-    const int8x16_t g3q = vreinterpretq_s8_s32(vdupq_laneq_s32(vreinterpretq_s32_s8(va3), lane));              \
-    const int8x8_t g0 = vget_low_s8(g0q), g1 = vget_low_s8(g1q), g2 = vget_low_s8(g2q), g3 = vget_low_s8(g3q); \
-    MAC_ROW(0, g0) MAC_ROW(1, g1) MAC_ROW(2, g2) MAC_ROW(3, g3)                                                \
+    /* One k group (4 bytes) of each row, replicated to all four 32-bit lanes by ld1r: a load,
+     * not a vector-pipe dup. */
+    for (size_t k = kc4; k != 0; k -= 4) {
+      const int8x16_t w0 = vld1q_s8(pw), w1 = vld1q_s8(pw + 16);
+      pw += 32;
+#define GROUP_ROW(i)                                                                              \
+  {                                                                                               \
+    int8x16_t g##i##q = vreinterpretq_s8_s32(vld1q_dup_s32((const int32_t *)(const void *)a##i)); \
+    a##i += 4;                                                                                    \
+    if (flip) g##i##q = veorq_s8(g##i##q, vflip);                                                 \
+    const int8x8_t g##i = vget_low_s8(g##i##q);                                                   \
+    MAC_ROW(i, g##i)                                                                              \
   }
-      GROUP(0)
-      GROUP(1)
-      GROUP(2)
-      GROUP(3)
+      FOR4(GROUP_ROW)
+#undef GROUP_ROW
     }
-    for (; k != 0; k -= 4) {
-#define LOAD_A4(i)                                                          \
-  int8x16_t va##i = vreinterpretq_s8_u32(vdupq_n_u32(q8rt_load_u32(a##i))); \
-  a##i += 4;                                                                \
-  if (flip) va##i = veorq_s8(va##i, vflip);
-      FOR4(LOAD_A4)
-#undef LOAD_A4
-      GROUP(0)
-    }
-#undef GROUP
 #undef MAC_ROW
     const float32x4_t s_lo = vld1q_f32((const float *)(const void *)pw);
     const float32x4_t s_hi = vld1q_f32((const float *)(const void *)(pw + 16));
