@@ -380,7 +380,8 @@ static int db_boxes(const ocr_pipeline *P, const float *prob, int w, int h, int 
   uint8_t *mask = calloc(npix, 1);
   int *pix = malloc(sizeof(int) * npix);
   int *rmin = malloc(sizeof(int) * (size_t)h), *rmax = malloc(sizeof(int) * (size_t)h);
-  pt *pts = malloc(sizeof(pt) * 2 * (size_t)h), *hull = malloc(sizeof(pt) * (2 * (size_t)h + 1));
+  /* two extreme pixels per row; the monotone chain writes up to twice its input */
+  pt *pts = malloc(sizeof(pt) * 2 * (size_t)h), *hull = malloc(sizeof(pt) * (4 * (size_t)h + 2));
   int cap = 16, n = 0, rc = -1;
   det_box *boxes = malloc(sizeof(det_box) * (size_t)cap);
   if (mask == NULL || pix == NULL || rmin == NULL || rmax == NULL || pts == NULL || hull == NULL || boxes == NULL)

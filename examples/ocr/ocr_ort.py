@@ -74,6 +74,10 @@ def q8rt_engine(models: list[str], threads: int):
             chars, f"q8rt {q8rt.version()} (Python module)")
 
 
+def _median(v: list) -> float:
+    return statistics.median(v) if v else 0.0
+
+
 class Pipeline:
     """ocr.c's pipeline (libocr.so) with `infer(stage, x) -> y` as its engine."""
 
@@ -127,8 +131,8 @@ class Pipeline:
         dw, dh = C.c_int(), C.c_int()
         lib.ocr_det_size(self.p, C.byref(dw), C.byref(dh))
         return {"engine": engine, "threads": threads, "runs": len(self.times["det"][0]), "det_input": [dw.value, dh.value],
-                "lines": lines, "stages": {s: {"calls": self.calls[s], "model_ms": statistics.median(self.times[s][0]),
-                                               "stage_ms": statistics.median(self.times[s][1])} for s in STAGES}}
+                "lines": lines, "stages": {s: {"calls": self.calls[s], "model_ms": _median(self.times[s][0]),
+                                               "stage_ms": _median(self.times[s][1])} for s in STAGES}}
 
     def close(self) -> None:
         if self.p:

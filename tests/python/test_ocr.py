@@ -12,7 +12,9 @@ the same pipeline over ONNX Runtime reads the same text.
   optimizations off (every node as written, as q8rt runs them), on ORT_PAGES of those pages (one
   with the upside-down line, one rotated; ORT's unoptimized recognizer is slow): the same lines,
   text and boxes;
-- a recognizer without the metadata, or an unreadable image: one clean error line.
+- a recognizer without the metadata, or an unreadable image: one clean error line;
+- the pipeline's logic on model outputs made by hand (a Python engine): box geometry (minimum-area
+  rectangle, unclip, scaling), reading order, the 180-degree turn, CTC decoding, text_score.
 The sanitizer build runs ocr-demo on one page (the ctypes part needs the unsanitized libocr.so).
 """
 
@@ -132,3 +134,73 @@ def test_clean_errors(pages, tmp_path):
     r = run_demo(bad, tmp_path / "y.json")
     assert r.returncode == 1 and r.stderr.startswith("ocr-demo: error: cannot read"), r.stderr
     assert not any(m in r.stderr for m in h.SANITIZER_MARKERS)
+
+
+@pytest.mark.skipif(h.is_sanitized_build(), reason="ctypes loads the unsanitized libocr.so into Python")
+def test_pipeline_logic_with_fake_engine():
+    """ocr.c's pre/post-processing on model outputs made by hand (libocr.so with a Python engine):
+    DB boxes (threshold, dilation, minimum-area rectangle, unclip, scaling back), the reading order,
+    the classifier's 180-degree turn, CTC decoding (repeats merged, blanks dropped, the space class)
+    and the text_score filter."""
+    import ctypes as C
+
+    import numpy as np
+    import ocr_ort
+
+    lib = ocr_ort.load_lib(str(REPO / "build" / "examples" / "libocr.so"))
+    W, H = 200, 100                      # the detector input becomes 192 x 96
+    prob = np.zeros((1, 1, 96, 192), np.float32)
+    prob[0, 0, 60:71, 40:121] = 0.9      # a text line: after the 2x2 dilation rows 60..71, columns 40..121
+    for r in range(12):                  # a diamond (its rectangle is turned 45 degrees)
+        prob[0, 0, 10 + r, 150 - r:151 + r] = 0.9
+        prob[0, 0, 33 - r, 150 - r:151 + r] = 0.9
+    prob[0, 0, 90, 5] = 0.9              # a speck: dropped (shorter side < 3)
+    seq = [1, 1, 0, 2, 2, 3, 0, 0, 1, 4]  # a a - b b c - - a space
+    state = {"rec_p": 0.9, "cls": [0.05, 0.95]}
+
+    def infer(stage, x):
+        if stage == ocr_ort.STAGES.index("det"):
+            assert x.shape == (1, 3, 96, 192)
+            return prob
+        if stage == ocr_ort.STAGES.index("cls"):
+            assert x.shape == (1, 3, 48, 192)
+            return np.array([state["cls"]], np.float32)
+        y = np.full((1, len(seq), 5), 0.01, np.float32)
+        for t, c in enumerate(seq):
+            y[0, t, c] = state["rec_p"]
+        return y
+
+    p = ocr_ort.Pipeline(lib, infer, "a\nb\nc")
+    rgb = bytes(W * H * 3)
+    try:
+        p.run(rgb, W, H, record=False)
+        res = p.result("fake", 1)
+        assert res["det_input"] == [192, 96]
+        assert [ln["text"] for ln in res["lines"]] == ["abca ", "abca "]
+        assert all(ln["flipped"] == 1 and abs(ln["score"] - 0.9) < 1e-6 for ln in res["lines"])
+        diamond, line = (ln["box"] for ln in res["lines"])  # reading order: the diamond is higher
+        # the line: rectangle 81 x 11 (pixel centres 40..121, 60..71), grown by d = area * 1.6 / perimeter
+        w, hh = 121 - 40, 71 - 60
+        d = w * hh * 1.6 / (2 * (w + hh))
+        x0, x1, y0, y1 = 40 - d, 121 + d, 60 - d, 71 + d
+        sx, sy = W / 192, H / 96
+        want = [np.round(x0 * sx), np.round(y0 * sy), np.round(x1 * sx), np.round(y0 * sy),
+                np.round(x1 * sx), np.round(y1 * sy), np.round(x0 * sx), np.round(y1 * sy)]
+        assert line == [float(v) for v in want], (line, want)
+        corners = list(zip(diamond[0::2], diamond[1::2]))
+        for k in range(4):  # a turned rectangle: no side is horizontal or vertical
+            (ax, ay), (bx, by) = corners[k], corners[(k + 1) % 4]
+            assert ax != bx and ay != by, diamond
+        state["cls"] = [0.92, 0.08]
+        state["rec_p"] = 0.45             # under text_score 0.5: every line dropped
+        p.run(rgb, W, H, record=False)
+        assert p.result("fake", 1)["lines"] == []
+        state["rec_p"] = 0.8
+        p.run(rgb, W, H, record=False)
+        assert [ln["flipped"] for ln in p.result("fake", 1)["lines"]] == [0, 0]
+        calls = C.c_int()
+        a, b = C.c_double(), C.c_double()
+        lib.ocr_stage_time(p.p, 2, C.byref(calls), C.byref(a), C.byref(b))
+        assert calls.value == 2 and 0 <= a.value <= b.value
+    finally:
+        p.close()
