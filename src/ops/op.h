@@ -84,6 +84,12 @@ typedef struct op_def {
    * axis 1), and output 0 becomes `out_type`. Returns 1 when the op took it; the planner calls it
    * right after prepare, before the params are shared. */
   int (*fuse_table)(void *params, const uint8_t *table, size_t channels, q8rt_dtype out_type);
+  /* (optional) Params to run this node with its activations channels-last (NHWC; NWC for 3-D):
+   * the planner asks when its first non-constant input is NHWC and every non-constant input has
+   * that input's rank (3 or 4). Then all of them are read NHWC and output 0 is written NHWC.
+   * Returns NULL (and *why) when the node cannot; the params are a copy from `pool`. */
+  const void *(*nhwc_params)(const void *params, const ir_graph *g, const ir_node *n, q8rt_pool *pool,
+                             const char **why);
 } op_def;
 
 /* The planner's layout transpose (NCHW <-> NHWC for 8-bit tensors). */

@@ -283,3 +283,15 @@ void op_bcast_run(const op_bcast_geom *g, op_bcast_row_fn row, const void *ctx, 
     if (d < 0) break;
   }
 }
+
+void op_shape_nchw_of_nhwc(op_shape *s) {
+  if (s->rank < 3) return;
+  const int64_t c = s->dims[s->rank - 1];
+  for (int d = s->rank - 1; d > 1; d--) s->dims[d] = s->dims[d - 1];
+  s->dims[1] = c;
+}
+
+int op_axis_nhwc(int axis, int rank) {
+  if (rank < 3 || axis < 1) return axis;
+  return axis == 1 ? rank - 1 : axis - 1;
+}

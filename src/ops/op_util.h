@@ -13,6 +13,11 @@ void op_broadcast_strides(const op_shape *in, const op_shape *out, int64_t strid
 
 /* Number of elements of a concrete shape (0 for rank -1). */
 size_t op_shape_count(const op_shape *s);
+/* [N, S..., C] -> [N, C, S...] in place (rank >= 3; other ranks unchanged): the NCHW shape of a
+ * channels-last tensor. */
+void op_shape_nchw_of_nhwc(op_shape *s);
+/* The channels-last position of NCHW axis `axis` (normalized) for rank `rank` >= 3. */
+int op_axis_nhwc(int axis, int rank);
 
 /* Visit every element of a concrete `out` shape, advancing up to 3 input offsets by their
  * broadcast strides: calls fn(ctx, out_index, off0, off1, off2) in C order. Simple and general;

@@ -34,6 +34,7 @@ enum { BIN_ADD, BIN_MUL };
 
 typedef struct qbin_params {
   int kind;
+  int nhwc; /* activations channels-last: ORT's operand order still follows the NCHW shapes */
   q8rt_dtype type;
   int32_t za, zb, zc;
   float ra, rb; /* add: sA/sC, sB/sC */
@@ -206,7 +207,14 @@ static q8rt_status qbin_infer(const void *params, const ir_node *n, const op_sha
   }
   gm->rank = r;
   gm->total = op_shape_count(&o);
-  gm->b_first = a_is_run_scalar(&in[0], &in[3]);
+  if (p->nhwc) {
+    op_shape la = in[0], lb = in[3];
+    op_shape_nchw_of_nhwc(&la);
+    op_shape_nchw_of_nhwc(&lb);
+    gm->b_first = a_is_run_scalar(&la, &lb);
+  } else {
+    gm->b_first = a_is_run_scalar(&in[0], &in[3]);
+  }
   return Q8RT_OK;
 }
 
@@ -304,6 +312,31 @@ static void qbin_run(const void *params, const void *geom, const op_tensor *in, 
   op_parallel_range(ctx, gm->total, QBIN_GRAIN, qbin_range, &j);
 }
 
+/* Channels-last: elementwise, so the same bytes whenever A and B are activations of one rank or
+ * scalars (broadcasting then pairs the same elements in either layout). */
+static const void *qbin_nhwc(const void *params, const ir_graph *g, const ir_node *n, q8rt_pool *pool,
+                             const char **why) {
+  int rank = -1;
+  for (int k = 0; k < 2; k++) {
+    const ir_value *v = ir_node_input(g, n, 3 * k);
+    if (v == NULL) return NULL;
+    if (v->constant != NULL) {
+      if (v->constant->count != 1) {
+        *why = "a constant operand with more than one element";
+        return NULL;
+      }
+      continue;
+    }
+    if (rank >= 0 && v->rank != rank) return NULL;
+    rank = v->rank;
+  }
+  qbin_params *q = q8rt_pool_alloc(pool, sizeof(*q), 16);
+  if (q == NULL) return NULL;
+  *q = *(const qbin_params *)params;
+  q->nhwc = 1;
+  return q;
+}
+
 const op_def q8rt_op_qlinear_add = {
     .op_type = "QLinearAdd",
     .domain = "com.microsoft",
@@ -311,6 +344,7 @@ const op_def q8rt_op_qlinear_add = {
     .prepare = qadd_prepare,
     .infer = qbin_infer,
     .run = qbin_run,
+    .nhwc_params = qbin_nhwc,
 };
 const op_def q8rt_op_qlinear_mul = {
     .op_type = "QLinearMul",
@@ -319,4 +353,5 @@ const op_def q8rt_op_qlinear_mul = {
     .prepare = qmul_prepare,
     .infer = qbin_infer,
     .run = qbin_run,
+    .nhwc_params = qbin_nhwc,
 };

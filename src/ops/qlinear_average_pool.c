@@ -269,7 +269,6 @@ typedef struct qpool_job {
   void *Y;
 } qpool_job;
 
-/* Channels [begin, end) of the n x c (batch, channel) pairs. */
 /* Channels [begin, end) of the n x c (batch, channel) pairs: exact sums by the x8-rsum kernels,
  * 256 channels at a time, then the requantization. */
 static void run_global(void *arg, size_t begin, size_t end) {
@@ -358,6 +357,23 @@ static void qpool_run(const void *params, const void *geom, const op_tensor *in,
   op_parallel_range(ctx, gm->n * gm->c, 8192 / (per_c + 1) + 1, gm->as_global ? run_global : run_avg, &j);
 }
 
+/* Channels-last: the channels_last form ORT has too; the sums run in the same order. */
+static const void *qpool_nhwc(const void *params, const ir_graph *g, const ir_node *n, q8rt_pool *pool,
+                              const char **why) {
+  (void)g;
+  (void)n;
+  const qpool_params *p = params;
+  if (p->channels_last) {
+    *why = "the node is channels_last already";
+    return NULL;
+  }
+  qpool_params *q = q8rt_pool_alloc(pool, sizeof(*q), 16);
+  if (q == NULL) return NULL;
+  *q = *p;
+  q->channels_last = 1;
+  return q;
+}
+
 const op_def q8rt_op_qlinear_global_average_pool = {
     .op_type = "QLinearGlobalAveragePool",
     .domain = "com.microsoft",
@@ -365,6 +381,7 @@ const op_def q8rt_op_qlinear_global_average_pool = {
     .prepare = qgap_prepare,
     .infer = qpool_infer,
     .run = qpool_run,
+    .nhwc_params = qpool_nhwc,
 };
 const op_def q8rt_op_qlinear_average_pool = {
     .op_type = "QLinearAveragePool",
@@ -373,4 +390,5 @@ const op_def q8rt_op_qlinear_average_pool = {
     .prepare = qap_prepare,
     .infer = qpool_infer,
     .run = qpool_run,
+    .nhwc_params = qpool_nhwc,
 };

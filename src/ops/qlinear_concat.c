@@ -164,6 +164,30 @@ static void qcat_run(const void *params, const void *geom, const op_tensor *in, 
   }
 }
 
+/* Channels-last: a concatenation along the same logical axis, found where NHWC puts it. */
+static const void *qcat_nhwc(const void *params, const ir_graph *g, const ir_node *n, q8rt_pool *pool,
+                             const char **why) {
+  const qcat_params *p = params;
+  const ir_value *x = ir_node_input(g, n, 2);
+  int64_t axis;
+  if (x == NULL || x->rank < 3 || !op_normalize_axis(p->axis, x->rank, &axis)) {
+    *why = "axis or rank unknown at load";
+    return NULL;
+  }
+  for (int k = 0; k < p->count; k++) {
+    const ir_value *v = ir_node_input(g, n, 2 + 3 * k);
+    if (v == NULL || v->constant != NULL) {
+      *why = "a constant tensor among the inputs";
+      return NULL;
+    }
+  }
+  qcat_params *q = q8rt_pool_alloc(pool, sizeof(*q), 16);
+  if (q == NULL) return NULL;
+  *q = *p;
+  q->axis = op_axis_nhwc((int)axis, x->rank);
+  return q;
+}
+
 const op_def q8rt_op_qlinear_concat = {
     .op_type = "QLinearConcat",
     .domain = "com.microsoft",
@@ -171,4 +195,5 @@ const op_def q8rt_op_qlinear_concat = {
     .prepare = qcat_prepare,
     .infer = qcat_infer,
     .run = qcat_run,
+    .nhwc_params = qcat_nhwc,
 };

@@ -73,9 +73,11 @@ typedef struct builder {
   uint32_t isa;
   q8rt_error *err;
   q8rt_backend backend;
-  int *pos;            /* [n_nodes] topological position, -1 for dead nodes */
-  unsigned char *done; /* [n_nodes] folded, planned or replaced by a table */
-  int tables;          /* replace elementwise islands by tables */
+  int *pos;                 /* [n_nodes] topological position, -1 for dead nodes */
+  unsigned char *done;      /* [n_nodes] folded, planned or replaced by a table */
+  int tables;               /* replace elementwise islands by tables */
+  const ir_node *consumer;  /* the node whose inputs are being placed (NULL: graph outputs) */
+  const char *consumer_why; /* why it runs NCHW, when it said */
 } builder;
 
 /* The logical (NCHW) value carries the shape the model sees of its NHWC twin. */
@@ -162,7 +164,19 @@ static q8rt_status add_transpose(builder *b, int from, int to, int to_nhwc) {
   s->node = n;
   s->params = params;
   s->kernel = kernel;
-  s->reason = to_nhwc ? "NCHW -> NHWC for the NHWC kernels that follow" : "NHWC -> NCHW for the ops that follow";
+  char why[512];
+  const ir_node *c = b->consumer;
+  if (c == NULL) {
+    snprintf(why, sizeof(why), "%s", to_nhwc ? "NCHW -> NHWC" : "NHWC -> NCHW: graph outputs are NCHW");
+  } else if (to_nhwc) {
+    snprintf(why, sizeof(why), "NCHW -> NHWC for %s '%.200s'", c->op_type, c->name);
+  } else {
+    snprintf(why, sizeof(why), "NHWC -> NCHW: %s '%.200s' runs in NCHW (%s)", c->op_type, c->name,
+             b->consumer_why != NULL ? b->consumer_why : "it has no channels-last form in q8rt");
+  }
+  if ((s->reason = q8rt_pool_strdup(b->pool, why)) == NULL) {
+    return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning layouts");
+  }
   s->n_inputs = 1;
   s->inputs = &io[0];
   s->n_outputs = 1;
@@ -401,7 +415,8 @@ q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint3
   q8rt_status st = pass_topo_order(g, order, &count, err);
   if (st != Q8RT_OK) return st;
 
-  builder b = {g, pool, out, 2 * count + g->n_outputs + 1, {NULL, NULL, 0}, isa, err, backend, NULL, NULL, tables};
+  builder b = {g,      pool, out, 2 * count + g->n_outputs + 1, {NULL, NULL, 0}, isa, err, backend, NULL, NULL,
+               tables, NULL, NULL};
   out->steps = q8rt_pool_array(pool, (size_t)b.cap_steps, sizeof(plan_step));
   b.ls.cap = 2 * g->n_values + 1;
   b.ls.nchw = q8rt_pool_array(pool, (size_t)b.ls.cap, sizeof(int));
@@ -447,6 +462,45 @@ q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint3
     void *params = NULL;
     if ((st = op->prepare(&ctx, &params, err)) != Q8RT_OK) return st;
 
+    /* Channels-last when the node can and its input already is: no layout change. */
+    int nhwc_all = 0;
+    b.consumer = n;
+    b.consumer_why = NULL;
+    if (op->nhwc_params != NULL && ctx.in_layout == OP_LAYOUT_NCHW) {
+      int first = -1, same_rank = 1, in_nhwc = 0, only_nchw = 0;
+      for (int k = 0; k < n->n_inputs; k++) {
+        const int v = n->inputs[k];
+        if (v < 0 || g->values[v].constant != NULL) continue;
+        if (first < 0) {
+          first = v;
+        } else if (g->values[v].rank != g->values[first].rank) {
+          same_rank = 0;
+        }
+        in_nhwc += b.ls.nhwc[v] >= 0;
+        only_nchw += b.ls.nhwc[v] < 0;
+      }
+      /* channels-last when at least as many inputs are NHWC as are NCHW only */
+      if (first >= 0 && in_nhwc == 0) b.consumer_why = "its inputs are NCHW";
+      if (first >= 0 && in_nhwc > 0 && in_nhwc < only_nchw) b.consumer_why = "most of its inputs are NCHW";
+      if (first >= 0 && in_nhwc > 0 && in_nhwc >= only_nchw) {
+        const int r = g->values[first].rank;
+        if (!same_rank || (r != 3 && r != 4)) {
+          b.consumer_why = "its inputs differ in rank";
+        } else {
+          const void *np = op->nhwc_params(params, g, n, pool, &b.consumer_why);
+          if (np != NULL) {
+            params = (void *)np;
+            nhwc_all = 1;
+            ctx.out_layout = OP_LAYOUT_NHWC;
+            char why[512];
+            snprintf(why, sizeof(why), "%s; channels-last like its input", ctx.reason);
+            if ((ctx.reason = q8rt_pool_strdup(pool, why)) == NULL)
+              return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
+          }
+        }
+      }
+    }
+
     int *io = q8rt_pool_array(pool, (size_t)(n->n_inputs + n->n_outputs) + 1, sizeof(int));
     if (io == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
     for (int k = 0; k < n->n_inputs; k++) {
@@ -455,6 +509,7 @@ q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint3
       if (v < 0) continue;
       const ir_value *val = &g->values[v];
       int want = k == 0 ? ctx.in_layout : OP_LAYOUT_NCHW;
+      if (nhwc_all && val->constant == NULL) want = OP_LAYOUT_NHWC;
       if (val->constant != NULL || want == OP_LAYOUT_ANY) want = b.ls.nchw[v] >= 0 ? OP_LAYOUT_NCHW : OP_LAYOUT_NHWC;
       if ((st = materialize(&b, v, want, &io[k])) != Q8RT_OK) return st;
     }
@@ -492,6 +547,7 @@ q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint3
     if (op->fuse_table != NULL && (st = fuse_table_into(&b, s, (void *)params)) != Q8RT_OK) return st;
   }
   /* Graph outputs are NCHW. */
+  b.consumer = NULL;
   for (int i = 0; i < g->n_outputs; i++) {
     int phys;
     if ((st = materialize(&b, g->outputs[i], OP_LAYOUT_NCHW, &phys)) != Q8RT_OK) return st;

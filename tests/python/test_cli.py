@@ -31,6 +31,10 @@ def chain(tmp_path_factory):
 
 
 def _lines_naming(text, name):
+    """Plan lines whose node column is `name` (a layout change's reason may name the node it serves)."""
+    plan = [ln for ln in text.splitlines() if re.match(r"^ *\d+ ", ln)]
+    if plan:
+        return [ln for ln in plan if len(ln.split()) > 2 and ln.split()[2] == name]
     return [ln for ln in text.splitlines() if re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", ln)]
 
 
