@@ -27,6 +27,7 @@ typedef struct resize_params {
   int64_t *sizes; /* count entries, or NULL */
   int64_t *axes;  /* count entries, or NULL (all axes) */
   size_t count;
+  int nhwc; /* nearest, channels-last: the attributes apply to the NCHW axes */
 } resize_params;
 
 typedef struct resize_geom {
@@ -184,8 +185,8 @@ static q8rt_status resize_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
   return Q8RT_OK;
 }
 
-static q8rt_status resize_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
-                                void *geom, q8rt_error *err) {
+static q8rt_status resize_infer_nchw(const void *params, const ir_node *n, const op_shape *in, op_shape *out,
+                                     int concrete, void *geom, q8rt_error *err) {
   const resize_params *p = params;
   const op_shape *x = &in[0];
   q8rt_status st;
@@ -315,6 +316,56 @@ static q8rt_status resize_infer(const void *params, const ir_node *n, const op_s
   return Q8RT_OK;
 }
 
+/* NHWC -> NCHW position of each axis (rank >= 3): physical d holds logical perm[d]. */
+static void nhwc_perm(int r, int perm[Q8RT_MAX_RANK]) {
+  perm[0] = 0;
+  for (int d = 1; d < r - 1; d++) perm[d] = d + 1;
+  perm[r - 1] = 1;
+}
+
+static q8rt_status resize_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+                                void *geom, q8rt_error *err) {
+  const resize_params *p = params;
+  if (!p->nhwc || in[0].rank < 3) return resize_infer_nchw(params, n, in, out, concrete, geom, err);
+  /* Nearest resizing is one index map per axis: work out the NCHW maps, then lay them out NHWC. */
+  op_shape xl = in[0];
+  op_shape_nchw_of_nhwc(&xl);
+  q8rt_status st = resize_infer_nchw(params, n, &xl, out, concrete, geom, err);
+  if (st != Q8RT_OK || out->rank < 3) return st;
+  const int r = out->rank;
+  int perm[Q8RT_MAX_RANK];
+  nhwc_perm(r, perm);
+  op_shape o = *out;
+  for (int d = 0; d < r; d++) out->dims[d] = o.dims[perm[d]];
+  if (concrete && geom != NULL) {
+    resize_geom *gm = geom;
+    const resize_geom lg = *gm;
+    for (int d = 0; d < r; d++) {
+      gm->in[d] = lg.in[perm[d]];
+      gm->out[d] = lg.out[perm[d]];
+      gm->scale[d] = lg.scale[perm[d]];
+    }
+  }
+  return Q8RT_OK;
+}
+
+/* Channels-last for nearest mode (per-axis index maps commute with the axis order). */
+static const void *resize_nhwc(const void *params, const ir_graph *g, const ir_node *n, q8rt_pool *pool,
+                               const char **why) {
+  (void)g;
+  (void)n;
+  const resize_params *p = params;
+  if (p->mode != RS_NEAREST) {
+    *why = "linear mode runs on float NCHW planes";
+    return NULL;
+  }
+  resize_params *q = q8rt_pool_alloc(pool, sizeof(*q), 16);
+  if (q == NULL) return NULL;
+  *q = *p;
+  q->nhwc = 1;
+  return q;
+}
+
 static size_t resize_workspace(const void *params, const void *geom, size_t threads) {
   (void)params, (void)threads;
   const resize_geom *gm = geom;
@@ -351,4 +402,5 @@ const op_def q8rt_op_resize = {.op_type = "Resize",
                                .prepare = resize_prepare,
                                .infer = resize_infer,
                                .workspace = resize_workspace,
-                               .run = resize_run};
+                               .run = resize_run,
+                               .nhwc_params = resize_nhwc};

@@ -96,3 +96,31 @@ def test_average_pool_channels_last(tmp_path):
     m = model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.UINT8, list(x.shape))],
                  [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
     check(m, x, tmp_path, max_transposes=2)
+
+
+@pytest.mark.parametrize("how", ["scales", "sizes", "half_pixel_down"])
+def test_resize_nearest_channels_last(how, tmp_path):
+    rng = np.random.default_rng(11)
+    c = 8
+    inits, x = base(rng, c)
+    attrs = {"mode": "nearest"}
+    if how == "scales":
+        inits += [h.tensor("roi", np.zeros(0, np.float32)), h.tensor("sc", np.array([1, 1, 2, 2], np.float32))]
+        ins = ["a", "roi", "sc"]
+        attrs["coordinate_transformation_mode"] = "asymmetric"
+        attrs["nearest_mode"] = "floor"
+    elif how == "sizes":
+        inits += [h.tensor("roi", np.zeros(0, np.float32)), h.tensor("sc", np.zeros(0, np.float32)),
+                  h.tensor("sz", np.array([1, c, 17, 29], np.int64))]
+        ins = ["a", "roi", "sc", "sz"]
+    else:
+        inits += [h.tensor("roi", np.zeros(0, np.float32)), h.tensor("sc", np.array([1, 1, 0.6, 0.5], np.float32))]
+        ins = ["a", "roi", "sc"]
+        attrs["coordinate_transformation_mode"] = "half_pixel"
+    nodes = [conv(rng, "c1", "x", "a", c, c, inits),
+             helper.make_node("Resize", ins, ["r"], name="resize", **attrs),
+             conv(rng, "c2", "r", "y", c, c, inits)]
+    nodes[-1].input[1], nodes[-1].input[2] = "c1_ys", "c1_yz"
+    m = model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.UINT8, list(x.shape))],
+                 [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
+    check(m, x, tmp_path, max_transposes=2)
