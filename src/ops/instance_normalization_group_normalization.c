@@ -122,6 +122,7 @@ static void norm_run(const void *params, const void *geom, const op_tensor *in, 
   const norm_geom *gm = geom;
   const float *x = in[0].data, *scale = in[1].data, *bias = in[2].data;
   float *y = out[0].data;
+  if (gm->n == 0 || gm->groups == 0) return; /* empty X (C = 0 included) */
   const size_t cpg = gm->c / gm->groups, set = cpg * gm->spatial;
   for (size_t b = 0; b < gm->n; b++) {
     for (size_t g = 0; g < gm->groups; g++) {

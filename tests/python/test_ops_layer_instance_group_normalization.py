@@ -6,7 +6,8 @@ and variance are sums whose order differs from ORT's vector lanes; bit-identity 
 import numpy as np
 import pytest
 
-from op_check import check, case, rng_for
+import q8rt_harness as h
+from op_check import check, case, node_model, rng_for, save_input
 
 
 def cases():
@@ -28,6 +29,8 @@ def cases():
              inits=["s", "b"], attrs={"num_groups": 3}, compare="mix:1e-5", opset=18),
         case("GroupNorm_opset21", "GroupNormalization", [("x", f(2, 8, 5)), ("s", f(8)), ("b", f(8))],
              inits=["s", "b"], attrs={"num_groups": 2, "epsilon": 1e-3}, compare="mix:1e-5", opset=21),
+        case("InstanceNorm_zero_channels", "InstanceNormalization", [("x", f(2, 0, 3)), ("s", f(0)), ("b", f(0))],
+             compare="mix:1e-5", opset=13),
     ]
     return c
 
@@ -38,3 +41,13 @@ CASES = cases()
 @pytest.mark.parametrize("c", CASES, ids=[c.name for c in CASES])
 def test_normalization(c, tmp_path, q8rt_run):
     check(c, tmp_path)
+
+
+def test_group_normalization_empty_spatial(tmp_path, q8rt_run):
+    """X with no spatial elements: an empty Y (ORT 1.30 fails inside its function body's Reshape)."""
+    m, feeds = node_model("GroupNormalization", [("x", np.zeros((2, 4, 0), np.float32)),
+                                                 ("s", np.ones(4, np.float32)), ("b", np.ones(4, np.float32))],
+                          attrs={"num_groups": 2}, opset=21)
+    inputs = {n: save_input(tmp_path, n, v) for n, v in feeds.items()}
+    res = h.run_q8rt(h.save_model(m, tmp_path / "m.onnx"), inputs, tmp_path / "out").assert_ok()
+    assert res.output("y0").shape == (2, 4, 0)
