@@ -77,7 +77,7 @@ typedef struct rnn_params {
   /* DynamicQuantizeLSTM: W [D][I][4H] and R [D][H][4H] as int32 (w - zp), copied at load; scales
    * per direction ([D]) or per column ([D][4H]) */
   int quantized;
-  int32_t *qw, *qr;
+  int16_t *qw, *qr; /* w - zp: [-255, 255] */
   float *w_scale, *r_scale;
   int w_scale_cols, r_scale_cols; /* 1 or 4H */
   int64_t q_input;                /* I, from W's shape */
@@ -297,7 +297,7 @@ static q8rt_status parse_acts(const ir_node *n, rnn_params *p, q8rt_error *err) 
 
 /* DynamicQuantizeLSTM's constant weights: W [D, I, 4H] and R [D, H, 4H] (int8 or uint8), scales [D]
  * or [D, 4H] (float32), zero points of the weight type, one value per direction (as ORT requires). */
-static q8rt_status dq_weights(op_prepare_ctx *ctx, rnn_params *p, int wi, int si, int zi, int64_t rows, int32_t **qout,
+static q8rt_status dq_weights(op_prepare_ctx *ctx, rnn_params *p, int wi, int si, int zi, int64_t rows, int16_t **qout,
                               float **scale_out, int *cols_out, q8rt_error *err) {
   const ir_graph *g = ctx->graph;
   const ir_node *n = ctx->node;
@@ -345,13 +345,13 @@ static q8rt_status dq_weights(op_prepare_ctx *ctx, rnn_params *p, int wi, int si
       }
     }
   }
-  int32_t *q = q8rt_pool_array(ctx->pool, (size_t)t->count, sizeof(int32_t));
+  int16_t *q = q8rt_pool_array(ctx->pool, (size_t)t->count, sizeof(int16_t));
   float *s = q8rt_pool_array(ctx->pool, (size_t)sc->count, sizeof(float));
   if (q == NULL || s == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
   const int64_t per_dir = t->count / D;
   for (int64_t i = 0; i < t->count; i++) {
     const int32_t z = qk_load8(zp->data, zp->dtype, (size_t)((i / per_dir) * per));
-    q[i] = qk_load8(t->data, t->dtype, (size_t)i) - z;
+    q[i] = (int16_t)(qk_load8(t->data, t->dtype, (size_t)i) - z);
   }
   memcpy(s, sc->data, (size_t)sc->count * sizeof(float));
   *qout = q;
@@ -802,14 +802,16 @@ static void dq_block(const float *x, size_t n, uint8_t *q, float *scale, int32_t
   for (size_t i = 0; i < n; i++) q[i] = (uint8_t)(q8rt_round_clamp(x[i] / *scale, qlo, qhi) + *zp);
 }
 
-/* acc[0..N) = sum_k (a[k] - azp) * w[k][0..N) (w already minus its zero point): exact int32 */
-static void dq_row(size_t K, size_t N, const uint8_t *a, int32_t azp, const int32_t *w, int32_t *acc) {
+/* acc[0..N) = sum_k (a[k] - azp) * w[k][0..N) (w already minus its zero point): exact int32
+ * (products fit in int32; the sums are kept as uint32 so that a hostile K wraps as ORT's int32
+ * does instead of overflowing a signed int) */
+static void dq_row(size_t K, size_t N, const uint8_t *a, int32_t azp, const int16_t *w, uint32_t *restrict acc) {
   for (size_t j = 0; j < N; j++) acc[j] = 0;
   for (size_t k = 0; k < K; k++) {
     const int32_t av = (int32_t)a[k] - azp;
     if (av == 0) continue;
-    const int32_t *wr = w + k * N;
-    for (size_t j = 0; j < N; j++) acc[j] += av * wr[j];
+    const int16_t *restrict wr = w + k * N;
+    for (size_t j = 0; j < N; j++) acc[j] += (uint32_t)(av * (int32_t)wr[j]);
   }
 }
 
@@ -836,7 +838,7 @@ static void dq_run(const void *params, const void *geom, const op_tensor *in, op
   float *xw = workspace;
   float *hs = xw + S * B * GH, *cs = hs + B * H, *hblk = cs + B * H, *g = hblk + B * H, *bsum = g + GH,
         *tmp = bsum + GH;
-  int32_t *acc = (int32_t *)(tmp + H);
+  uint32_t *acc = (uint32_t *)(tmp + H);
   uint8_t *xq = (uint8_t *)(acc + GH), *hq = xq + S * B * I;
   size_t max_len = 0;
   for (size_t b = 0; b < B; b++) {
@@ -850,7 +852,7 @@ static void dq_run(const void *params, const void *geom, const op_tensor *in, op
   for (size_t d = 0; d < D; d++) {
     const int rev = p->reverse || d == 1;
     const rnn_act *act = &p->acts[d * 3];
-    const int32_t *qw = p->qw + d * I * GH, *qr = p->qr + d * H * GH;
+    const int16_t *qw = p->qw + d * I * GH, *qr = p->qr + d * H * GH;
     const float *wsc = p->w_scale + d * (size_t)p->w_scale_cols, *rsc = p->r_scale + d * (size_t)p->r_scale_cols;
     const float *Pd = P != NULL ? P + d * 3 * H : NULL;
     if (Bias != NULL) {
@@ -859,7 +861,8 @@ static void dq_run(const void *params, const void *geom, const op_tensor *in, op
     }
     for (size_t r = 0; r < max_len * B; r++) {
       dq_row(I, GH, xq + r * I, xzp, qw, acc);
-      for (size_t j = 0; j < GH; j++) xw[r * GH + j] = (float)acc[j] * (xs * wsc[p->w_scale_cols == 1 ? 0 : j]);
+      for (size_t j = 0; j < GH; j++)
+        xw[r * GH + j] = (float)(int32_t)acc[j] * (xs * wsc[p->w_scale_cols == 1 ? 0 : j]);
     }
     for (size_t b = 0; b < B; b++) {
       const size_t sidx = (d * B + b) * H;
@@ -882,7 +885,8 @@ static void dq_run(const void *params, const void *geom, const op_tensor *in, op
         const size_t t = rev ? len - 1 - step : step;
         dq_row(H, GH, hq + b * H, hzp, qr, acc);
         const float *xr = xw + (t * B + b) * GH;
-        for (size_t j = 0; j < GH; j++) g[j] = (float)acc[j] * (hsc * rsc[p->r_scale_cols == 1 ? 0 : j]) + xr[j];
+        for (size_t j = 0; j < GH; j++)
+          g[j] = (float)(int32_t)acc[j] * (hsc * rsc[p->r_scale_cols == 1 ? 0 : j]) + xr[j];
         lstm_cell(p, act, Bias != NULL ? bsum : NULL, Pd, g, cs + b * H, hs + b * H, tmp, H);
         if (Y != NULL) memcpy(Y + ((t * D + d) * B + b) * H, hs + b * H, H * sizeof(float));
       }
