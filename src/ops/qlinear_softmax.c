@@ -17,6 +17,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "q8-softmax/q8-softmax.h"
+#include "q8rt-isa.h"
 #include "qlinear_common.h"
 
 typedef struct qsm_params {
@@ -25,7 +27,19 @@ typedef struct qsm_params {
   int32_t y_zp;
   int64_t axis;
   int opset13;
+  q8rt_q8_softmax_ukernel_fn row; /* contiguous rows (the softmax axis is the last) */
 } qsm_params;
+
+static const struct {
+  uint32_t isa;
+  q8rt_q8_softmax_ukernel_fn fn;
+  const char *name;
+} g_q8_softmax[] = {
+#define Q8RT_Q8_SOFTMAX_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "q8-softmax/q8-softmax.inc"
+#undef Q8RT_Q8_SOFTMAX_UKERNEL
+    {0, NULL, NULL},
+};
 
 typedef struct qsm_geom {
   size_t outer, d, inner; /* rows = outer * inner; row elements d apart by inner */
@@ -56,7 +70,15 @@ static q8rt_status qsm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err)
   if ((st = ir_attr_int(n, "opset", 0, &opset, err)) != Q8RT_OK) return st;
   p->opset13 = opset >= 13;
   if ((st = ir_attr_int(n, "axis", -1, &p->axis, err)) != Q8RT_OK) return st;
-  ctx->kernel = "qlinear_softmax__scalar";
+  ctx->kernel = "q8_softmax_ukernel__scalar";
+  p->row = q8rt_q8_softmax_ukernel__scalar;
+  for (int i = 0; g_q8_softmax[i].fn != NULL && ctx->backend != Q8RT_BACKEND_REFERENCE; i++) {
+    if (ctx->isa & g_q8_softmax[i].isa) {
+      p->row = g_q8_softmax[i].fn;
+      ctx->kernel = g_q8_softmax[i].name + 5; /* without "q8rt_" */
+      break;
+    }
+  }
   ctx->reason = p->opset13 ? "ONNX Runtime formula (float table), opset >= 13: one axis"
                            : "ONNX Runtime formula (float table), opset < 13: flattened at axis";
   *out = p;
@@ -120,6 +142,11 @@ static void qsm_range(void *arg, size_t begin, size_t end) {
   const void *X = jb->X;
   void *Y = jb->Y;
   const size_t d = jb->gm->d, inner = jb->gm->inner;
+  if (inner == 1) {
+    const q8rt_q8_softmax_params kp = {p->y_factor, p->y_zp, is_signed ? 127 : 255, is_signed};
+    for (size_t r = begin; r < end; r++) p->row(d, (const uint8_t *)X + r * d, (uint8_t *)Y + r * d, table, &kp);
+    return;
+  }
   for (size_t r = begin; r < end; r++) {
     const size_t o = r / inner, j = r % inner;
     {
