@@ -261,7 +261,8 @@ fuzz: $(FUZZ_BIN) $(VENV_PY)
 
 # aarch64 under emulation, from an x86-64 host: cross-build into build/aarch64, run the unit and
 # kernel tests under qemu-aarch64 as a Cortex-A53 (NEON), a Cortex-A76 (dot product) and `max`
-# (i8mm), then every parity and real model on x86 and on aarch64, compared byte for byte.
+# (i8mm), then every parity and real model on x86 and on aarch64, compared byte for byte
+# (AARCH64_FULL=1: also the float and dynamic det/rec models, ~10 more minutes of emulation).
 AARCH64_CPUS := cortex-a53 cortex-a76 max
 test-aarch64: all $(VENV_PY) $(MODELS_STAMP)
 	@bash third_party/install-deps-aarch64.sh check $(ARM_SYSROOT) 2>/dev/null || bash third_party/install-deps-aarch64.sh install $(ARM_SYSROOT)
@@ -270,7 +271,7 @@ test-aarch64: all $(VENV_PY) $(MODELS_STAMP)
 	  $(MAKE) --no-print-directory ARCH=aarch64 QEMU_CPU=$$cpu test-unit >build/aarch64/unit-$$cpu.log 2>&1 \
 	    || { cat build/aarch64/unit-$$cpu.log; exit 1; }; tail -1 build/aarch64/unit-$$cpu.log; done
 	$(VENV_PY) tests/aarch64/compare_bytes.py $(abspath $(RUNNER)) $(abspath build/aarch64/q8rt-run) \
-	  $(subst $(space),:,$(ARM_LIBDIRS))
+	  $(subst $(space),:,$(ARM_LIBDIRS)) $(if $(AARCH64_FULL),--full)
 
 test: all $(VENV_PY)
 	$(MAKE) format-check
