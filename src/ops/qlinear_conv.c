@@ -74,6 +74,11 @@ static q8rt_status read_scalar_scale(const ir_graph *g, const ir_node *n, int in
   return Q8RT_OK;
 }
 
+static q8rt_status choose_other_path(qconv_params *p, conv_choice *choice_p, const conv_fast_desc *fdp,
+                                     const ir_tensor *w, const ir_tensor *w_scale, const ir_tensor *w_zp,
+                                     const ir_tensor *bias, float x_scale, float y_scale, const ir_node *n,
+                                     q8rt_error *err);
+
 static q8rt_status qconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
   const ir_graph *g = ctx->graph;
   const ir_node *n = ctx->node;
@@ -182,11 +187,16 @@ static q8rt_status qconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
   }
 
   /* ---- packing: int16 weights with the channel's zero point removed, int32 bias, scales ---- */
+  /* The int16 copy is a load-time buffer: the fast paths keep only their packed weights, the
+   * reference path (and only it) keeps the int16 copy (moved into the model's pool below). */
   const size_t per_m = (size_t)(w->count / p->out_c);
-  p->w = q8rt_pool_array(ctx->pool, (size_t)w->count, sizeof(int16_t));
+  const q8rt_allocator *alloc = ctx->pool->allocator;
+  const size_t w16_bytes = (size_t)w->count * sizeof(int16_t);
+  p->w = q8rt_alloc(alloc, w16_bytes, 64);
   p->bias = q8rt_pool_array(ctx->pool, (size_t)p->out_c, sizeof(int32_t));
   p->scale = q8rt_pool_array(ctx->pool, (size_t)p->out_c, sizeof(float));
   if (p->w == NULL || p->bias == NULL || p->scale == NULL) {
+    q8rt_free(alloc, p->w, w16_bytes);
     return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "QLinearConv node '%s': out of memory packing weights", n->name);
   }
   const int w_signed = w->dtype == Q8RT_DTYPE_INT8;
@@ -240,7 +250,38 @@ static q8rt_status qconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
   fd.y_zero_point = p->y_zero_point;
   fd.y_min = p->y_min;
   fd.y_max = p->y_max;
-  if ((st = conv_fast_prepare(&fd, &choice, ctx->pool, &p->fast, err)) != Q8RT_OK) return st;
+  st = conv_fast_prepare(&fd, &choice, ctx->pool, &p->fast, err);
+  if (st == Q8RT_OK) st = choose_other_path(p, &choice, &fd, w, w_scale, w_zp, bias, x_scale, y_scale, n, err);
+  int16_t *w16 = p->w;
+  p->w = NULL;
+  if (st == Q8RT_OK && p->fast.path == CONV_PATH_REF) {
+    p->w = q8rt_pool_alloc(ctx->pool, w16_bytes, 64);
+    if (p->w == NULL) {
+      st = q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "QLinearConv node '%s': out of memory packing weights", n->name);
+    } else {
+      memcpy(p->w, w16, w16_bytes);
+    }
+  }
+  q8rt_free(alloc, w16, w16_bytes);
+  if (st != Q8RT_OK) return st;
+  ctx->kernel = p->fast.kernel;
+  ctx->reason = p->fast.reason;
+  if (p->fast.path != CONV_PATH_REF) {
+    ctx->in_layout = OP_LAYOUT_NHWC;
+    ctx->out_layout = OP_LAYOUT_NHWC;
+  }
+  *out = p;
+  return Q8RT_OK;
+}
+
+/* No q8rt fast kernel: XNNPACK when it is exact for this node and allowed, else the reference. */
+static q8rt_status choose_other_path(qconv_params *p, conv_choice *choice_p, const conv_fast_desc *fdp,
+                                     const ir_tensor *w, const ir_tensor *w_scale, const ir_tensor *w_zp,
+                                     const ir_tensor *bias, float x_scale, float y_scale, const ir_node *n,
+                                     q8rt_error *err) {
+  conv_choice choice = *choice_p;
+  const conv_fast_desc fd = *fdp;
+  const int w_signed = w->dtype == Q8RT_DTYPE_INT8;
   if (p->fast.path == CONV_PATH_NONE) {
     /* Not ours: XNNPACK, if it is exact for this node and allowed. */
     q8rt_xnn_conv_desc *xd = &p->xnn;
@@ -294,13 +335,6 @@ static q8rt_status qconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
       p->fast.kernel = "q8_conv_ref_ukernel__scalar";
     }
   }
-  ctx->kernel = p->fast.kernel;
-  ctx->reason = p->fast.reason;
-  if (p->fast.path != CONV_PATH_REF) {
-    ctx->in_layout = OP_LAYOUT_NHWC;
-    ctx->out_layout = OP_LAYOUT_NHWC;
-  }
-  *out = p;
   return Q8RT_OK;
 }
 

@@ -50,7 +50,7 @@ void pass_eval_run(const pass_eval *e, const op_tensor *in, op_tensor *out, cons
  * constant or another branch of x, QLinearSigmoid/LeakyRelu, DequantizeLinear -> float ops ->
  * QuantizeLinear, ...) whose only non-constant input is x and which has one output y read outside
  * it, 8-bit like x. Every value inside has x's shape; a constant or quantization parameter that
- * varies along one axis makes the tables per index of that axis. The table is the island's own
+ * varies along one axis makes the tables per index of that axis (at most 1024 of them). The table is the island's own
  * nodes run at load on every byte (for every shape class the run could see: the arithmetic of
  * QLinearAdd depends on which of its input dims are 1), so it is exact by construction. */
 typedef struct table_island {
