@@ -1,5 +1,5 @@
 /* Elementwise unary ops: Relu, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Tanh, Exp, Sqrt,
- * Neg, Abs, Clip (float32, and the integer types for Relu/Neg/Abs/Clip where ONNX allows them).
+ * Log, Reciprocal, Neg, Abs, Clip (float32, and the integer types for Relu/Neg/Abs/Clip where ONNX allows them).
  * (Identity is in reshape_flatten_squeeze_unsqueeze_identity_shape.c.)
  *
  * Formulas follow ONNX Runtime's CPU functors, operation by operation (no fusion):
@@ -14,6 +14,8 @@
  *               with AVX2); fmaf keeps it the same on every machine.
  *   Tanh        MLAS's tanh the same way: x clamped to [-9, 9], p(x)/q(x).
  *   Exp, Sqrt   libm expf (ORT: Eigen's exp, within an ulp or two), sqrtf (exact)
+ *   Log         libm logf (ORT: Eigen's log, within an ulp or two)
+ *   Reciprocal  1 / x (exact)
  */
 #include <float.h>
 #include <math.h>
@@ -32,6 +34,8 @@ enum un_kind {
   UN_TANH,
   UN_EXP,
   UN_SQRT,
+  UN_LOG,
+  UN_RECIPROCAL,
   UN_NEG,
   UN_ABS,
   UN_CLIP,
@@ -53,8 +57,9 @@ typedef struct un_geom {
 } un_geom;
 
 static const char *kind_name(enum un_kind k) {
-  static const char *const names[] = {"Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh",
-                                      "Exp",  "Sqrt",      "Neg",     "Abs",         "Clip",      "Identity"};
+  static const char *const names[] = {"Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish",
+                                      "Tanh", "Exp",       "Sqrt",    "Log",         "Reciprocal",
+                                      "Neg",  "Abs",       "Clip",    "Identity"};
   return names[k];
 }
 
@@ -307,6 +312,12 @@ static void un_run(const void *params, const void *geom, const op_tensor *in, op
     case UN_EXP:
       for (size_t i = 0; i < nel; i++) y[i] = expf(x[i]);
       break;
+    case UN_LOG:
+      for (size_t i = 0; i < nel; i++) y[i] = logf(x[i]);
+      break;
+    case UN_RECIPROCAL:
+      for (size_t i = 0; i < nel; i++) y[i] = 1.0f / x[i];
+      break;
     case UN_SQRT:
       for (size_t i = 0; i < nel; i++) y[i] = sqrtf(x[i]);
       break;
@@ -349,6 +360,8 @@ UNARY_OP(hard_swish, "HardSwish", UN_HSWISH, 14)
 UNARY_OP(tanh, "Tanh", UN_TANH, 6)
 UNARY_OP(exp, "Exp", UN_EXP, 6)
 UNARY_OP(sqrt, "Sqrt", UN_SQRT, 6)
+UNARY_OP(log, "Log", UN_LOG, 6)
+UNARY_OP(reciprocal, "Reciprocal", UN_RECIPROCAL, 6)
 UNARY_OP(neg, "Neg", UN_NEG, 6)
 UNARY_OP(abs, "Abs", UN_ABS, 6)
 UNARY_OP(clip, "Clip", UN_CLIP, 6)

@@ -166,6 +166,10 @@ def cases() -> List[Case]:
     c.append(unary("Sqrt", rnd(1, 40, 1, lo=0, hi=100), opset=12, name="Sqrt_layernorm"))
     c.append(unary("Sqrt", np.array([0.0, -0.0, 4.0, np.inf, 1e-38], np.float32), name="Sqrt_specials"))
     c.append(unary("Exp", rnd(4000, lo=-87, hi=88), compare="ulp:2", name="Exp"))
+    c.append(unary("Log", np.concatenate([rnd(4000, lo=1e-6, hi=1e4), np.array(
+        [0.0, -0.0, -1.0, 1.0, np.inf, 1e-40], np.float32)]), compare="ulp:2", name="Log"))
+    c.append(unary("Reciprocal", np.concatenate([rnd(1000, lo=-50, hi=50), np.array(
+        [0.0, -0.0, np.inf, 1e-40, 3.0], np.float32)]), name="Reciprocal"))
     c.append(unary("Sigmoid", np.concatenate([rnd(4000, lo=-25, hi=25), special]), name="Sigmoid_mlas"))
     c.append(unary("Tanh", np.concatenate([rnd(4000, lo=-12, hi=12), special]), name="Tanh_mlas"))
     c.append(unary("Neg", np.concatenate([rnd(8), special]), name="Neg"))
