@@ -15,5 +15,5 @@ bench-deps: $(BENCH_DEPS_STAMP)
 
 $(BENCH_DEPS_STAMP): examples/bench/requirements.txt $(VENV_PY)
 	PIP_DISABLE_PIP_VERSION_CHECK=1 $(VENV_PY) -m pip install --quiet --requirement examples/bench/requirements.txt
-	$(VENV_PY) -c 'import matplotlib'
+	$(VENV_PY) -c 'import matplotlib, openvino'
 	@touch $@

@@ -13,7 +13,9 @@ twin, then times and checks:
     shapes;
   - ONNX Runtime (CPU EP, 1 thread, all graph optimizations), u8s8 and s8s8 models;
 Every output is compared element by element with an exact NumPy reference. Then whole models
-(E2E_MODELS) run in q8rt and ONNX Runtime with 1 and 2 threads.
+(E2E_MODELS: the demo and every PP-OCR setting in build/models) run in q8rt, ONNX Runtime and
+OpenVINO with 1 and 2 threads, then q8rt and ONNX Runtime again with a busy loop pinned to the last
+CPU (another process loading the machine).
 
 Writes a table to the terminal, build/bench/bench.json (all raw numbers, machine, versions) and
 build/bench/bench.png (GMAC/s per shape and implementation).
@@ -22,6 +24,9 @@ Environment:
   BENCH_SHAPES=name1,name2   only these conv shapes (names as printed; `--list` shows them)
   BENCH_QUICK=1              fewer and shorter timings, reference backend on small shapes only
   BENCH_E2E=0                skip the whole-model part
+  BENCH_CONVS=0              skip the conv shapes
+  BENCH_MODELS=a,b           only these whole models (det-qdq_u8s8_pc, ...; "rec-" = every rec setting)
+  BENCH_BASE_RUN=PATH        also time this (older) q8rt-run on the whole models, side by side
   Q8RT_RUN=PATH              q8rt-run to use (default build/q8rt-run)
   Q8RT_BENCH=PATH            q8rt-bench to use (default build/q8rt-bench)
   BENCH_OUT=DIR              where the files go (default build/bench)
@@ -236,6 +241,12 @@ def q8rt_exe() -> Path:
     return Path(os.environ.get("Q8RT_RUN", REPO / "build" / "q8rt-run")).resolve()
 
 
+def base_exe() -> Optional[Path]:
+    """BENCH_BASE_RUN: an older q8rt-run measured side by side (whole models), for before/after."""
+    v = os.environ.get("BENCH_BASE_RUN", "").strip()
+    return Path(v).resolve() if v else None
+
+
 def bench_exe() -> Path:
     return Path(os.environ.get("Q8RT_BENCH", REPO / "build" / "q8rt-bench")).resolve()
 
@@ -253,11 +264,11 @@ def _error_line(p: subprocess.CompletedProcess, prefix: str) -> str:
 
 
 def run_q8rt(model: Path, inputs: Dict[str, Path], outdir: Path, backend: str, threads: int,
-             policy: Policy, want: Dict[str, np.ndarray], impl: str, label: str) -> Meas:
+             policy: Policy, want: Dict[str, np.ndarray], impl: str, label: str, exe: Optional[Path] = None) -> Meas:
     """A short first run (--repeat 1 --explain, outputs written: exactness, kernel name, a time
     estimate), then the timed run with as many repeats as the policy asks for."""
     m = Meas(impl, label, threads=threads)
-    base = [str(q8rt_exe()), str(model), "--backend", backend, "--threads", str(threads)]
+    base = [str(exe or q8rt_exe()), str(model), "--backend", backend, "--threads", str(threads)]
     for name, path in inputs.items():
         base += ["--input", f"{name}={path}"]
     outdir.mkdir(parents=True, exist_ok=True)
@@ -537,15 +548,91 @@ def _real_model(model: str, setting: str):
 
 
 _SIZES = {"det": "1x3x256x384", "rec": "1x3x48x320", "cls": "1x3x48x192"}
+
+
+def _describe_setting(family: str, setting: str) -> str:
+    if setting.startswith("float"):
+        return f"PP-OCR {family} float32 ({setting}), input {_SIZES[family]}"
+    if setting.startswith("dyn"):
+        return f"PP-OCR {family} dynamically quantized ({setting}), input {_SIZES[family]}"
+    fmt = "QOperator" if setting.startswith("qop") else "QDQ"
+    return f"PP-OCR {family} {fmt} {setting}, input {_SIZES[family]}"
+
+
+def _all_real_models() -> List[E2EModel]:
+    """Every PP-OCR setting `make models` built (build/models/<family>/<setting>.onnx)."""
+    out = []
+    for fam in ("det", "rec", "cls"):
+        for f in sorted((REPO / "build" / "models" / fam).glob("*.onnx")):
+            out.append(E2EModel(f"{fam}-{f.stem}", _describe_setting(fam, f.stem), _real_model(fam, f.stem)))
+    return out
+
+
 # Add real models here (name, description, prepare function).
 E2E_MODELS: List[E2EModel] = [
     E2EModel("demo", "examples/make_demo_model.py: Q -> 3x3 s2 conv -> dw 3x3 -> 1x1 -> DQ, 64x64 input",
              _prepare_demo),
-] + [
-    E2EModel(f"{m}-{s}", f"PP-OCR {m} ({'QOperator' if s.startswith('qop') else 'QDQ'}, u8 activations, per-channel "
-             f"s8 weights), input {_SIZES[m]}", _real_model(m, s))
-    for m in ("det", "rec", "cls") for s in ("qop_u8s8_pc", "qdq_u8s8_pc")
-]
+] + _all_real_models()
+
+
+def run_openvino(model: Path, feeds: Dict[str, np.ndarray], threads: int, policy: Policy,
+                 want: Dict[str, np.ndarray], impl: str, label: str) -> Meas:
+    """OpenVINO's CPU plugin, latency hint, one stream, `threads` inference threads. It reads the
+    ONNX file itself; QDQ models run in int8, QOperator models are refused (shown as n/a)."""
+    m = Meas(impl, label, threads=threads)
+    try:
+        import openvino as ov
+    except ImportError as e:
+        m.status, m.reason = "n/a", f"openvino not installed ({e}); pip install -r examples/bench/requirements.txt"
+        return m
+    try:
+        core = ov.Core()
+        cm = core.compile_model(str(model), "CPU", {"PERFORMANCE_HINT": "LATENCY", "NUM_STREAMS": "1",
+                                                    "INFERENCE_NUM_THREADS": str(threads)})
+        req = cm.create_infer_request()
+        res = req.infer(feeds)
+    except Exception as e:  # OpenVINO raises RuntimeError and others for unsupported models
+        m.status, m.reason = "n/a", f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[-1][:160]}"
+        return m
+    outs = {o.get_any_name(): res[o] for o in cm.outputs}
+    for name, ref in want.items():
+        got = outs.get(name)
+        compare(np.asarray(got) if got is not None else None, ref, m)
+    t0 = time.perf_counter()
+    req.infer(feeds)
+    runs = policy.runs_for(time.perf_counter() - t0)
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        req.infer(feeds)
+        times.append(time.perf_counter() - t0)
+    m.median_ms, m.min_ms, m.runs = statistics.median(times) * 1e3, min(times) * 1e3, runs
+    del req, cm, core
+    return m
+
+
+class BusyCore:
+    """A busy loop pinned to the last CPU (`taskset -c N sh -c 'while :; do :; done'`), as another
+    process would load the machine. Context manager; the loop is killed on exit."""
+
+    def __init__(self) -> None:
+        self.proc: Optional[subprocess.Popen] = None
+
+    def __enter__(self) -> "BusyCore":
+        cpu = (os.cpu_count() or 2) - 1
+        self.proc = subprocess.Popen(["taskset", "-c", str(cpu), "sh", "-c", "while :; do :; done"])
+        time.sleep(0.2)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+# Keys of the whole-model measurements, in table order.
+MODEL_IMPLS = ["q8rt-1t", "base-1t", "ort-1t", "ov-1t", "q8rt-2t", "base-2t", "ort-2t", "ov-2t",
+               "q8rt-busy-1t", "q8rt-busy-2t", "base-busy-1t", "base-busy-2t", "ort-busy-1t", "ort-busy-2t"]
 
 
 def bench_model(em: E2EModel, root: Path, policy: Policy) -> List[Meas]:
@@ -554,31 +641,133 @@ def bench_model(em: E2EModel, root: Path, policy: Policy) -> List[Meas]:
     feeds = {k: np.load(v) for k, v in inputs.items()}
     # ONNX Runtime's single-thread output is the reference for whole models (the conv suite checks
     # each node against the exact NumPy reference).
-    want = {o.name: v for o, v in zip(ort_session(model, 1).get_outputs(),
-                                       ort_session(model, 1).run(None, feeds))}
+    ref = ort_session(model, 1)
+    want = {o.name: v for o, v in zip(ref.get_outputs(), ref.run(None, feeds))}
+    del ref
     res = []
+    bexe = base_exe()
     for t in (1, 2):
-        res.append(run_q8rt(model, inputs, d / f"out_t{t}", "auto", t, policy, want, f"q8rt-auto-{t}t",
-                            f"q8rt auto, {t} thread{'s' if t > 1 else ''}"))
-    for t in (1, 2):
+        res.append(run_q8rt(model, inputs, d / f"out_t{t}", "auto", t, policy, want, f"q8rt-{t}t",
+                            f"q8rt, {t} thread{'s' if t > 1 else ''}"))
+        if bexe is not None:
+            res.append(run_q8rt(model, inputs, d / f"out_base_t{t}", "auto", t, policy, want, f"base-{t}t",
+                                f"q8rt base, {t} thread{'s' if t > 1 else ''}", exe=bexe))
         res.append(run_ort(model, feeds, t, policy, want, f"ort-{t}t", f"ORT, {t} thread{'s' if t > 1 else ''}"))
-    return res
+        res.append(run_openvino(model, feeds, t, policy, want, f"ov-{t}t",
+                                f"OpenVINO, {t} thread{'s' if t > 1 else ''}"))
+    with BusyCore():
+        for t in (1, 2):
+            res.append(run_q8rt(model, inputs, d / f"out_busy_t{t}", "auto", t, policy, want, f"q8rt-busy-{t}t",
+                                f"q8rt, {t} thread{'s' if t > 1 else ''}, busy core"))
+            if bexe is not None:
+                res.append(run_q8rt(model, inputs, d / f"out_base_busy_t{t}", "auto", t, policy, want,
+                                    f"base-busy-{t}t", f"q8rt base, {t} thread{'s' if t > 1 else ''}, busy core",
+                                    exe=bexe))
+            res.append(run_ort(model, feeds, t, policy, want, f"ort-busy-{t}t",
+                               f"ORT, {t} thread{'s' if t > 1 else ''}, busy core"))
+    order = {k: i for i, k in enumerate(MODEL_IMPLS)}
+    return sorted(res, key=lambda m: order.get(m.impl, 99))
+
+
+def best_peer(d: Dict[str, Meas], t: int) -> Optional[Meas]:
+    peers = [d.get(f"ort-{t}t"), d.get(f"ov-{t}t")]
+    peers = [p for p in peers if p is not None and p.ok]
+    return min(peers, key=lambda p: p.median_ms) if peers else None
+
+
+def model_ratios(res: List[Meas]) -> Dict[str, Optional[float]]:
+    """Time ratios for one model: > 1 means q8rt is faster (or, for the thread rows, that the
+    second thread helps / a busy core does not hurt)."""
+    d = by_impl(res)
+    return {
+        "ort_1t": speed_ratio(d.get("ort-1t"), d.get("q8rt-1t")),
+        "ort_2t": speed_ratio(d.get("ort-2t"), d.get("q8rt-2t")),
+        "ov_1t": speed_ratio(d.get("ov-1t"), d.get("q8rt-1t")),
+        "ov_2t": speed_ratio(d.get("ov-2t"), d.get("q8rt-2t")),
+        "best_1t": speed_ratio(best_peer(d, 1), d.get("q8rt-1t")),
+        "best_2t": speed_ratio(best_peer(d, 2), d.get("q8rt-2t")),
+        "q8rt_2t_speedup": speed_ratio(d.get("q8rt-1t"), d.get("q8rt-2t")),
+        "ort_2t_speedup": speed_ratio(d.get("ort-1t"), d.get("ort-2t")),
+        "q8rt_busy_2t_vs_1t": speed_ratio(d.get("q8rt-busy-1t"), d.get("q8rt-busy-2t")),
+        "q8rt_busy_2t_vs_quiet_1t": speed_ratio(d.get("q8rt-1t"), d.get("q8rt-busy-2t")),
+        "ort_busy_2t_vs_1t": speed_ratio(d.get("ort-busy-1t"), d.get("ort-busy-2t")),
+        "base_1t": speed_ratio(d.get("base-1t"), d.get("q8rt-1t")),
+        "base_2t": speed_ratio(d.get("base-2t"), d.get("q8rt-2t")),
+        "base_2t_speedup": speed_ratio(d.get("base-1t"), d.get("base-2t")),
+        "base_busy_2t_vs_1t": speed_ratio(d.get("base-busy-1t"), d.get("base-busy-2t")),
+    }
 
 
 def print_model(em: E2EModel, res: List[Meas]) -> None:
     print(f"\nmodel {em.name}: {em.description}")
-    print(f"  {'implementation':<24} {'median ms':>10} {'min ms':>10} {'runs':>5}  {'same as ORT':<12} note")
+    print(f"  {'implementation':<30} {'median ms':>10} {'min ms':>10} {'runs':>5}  {'same as ORT 1T':<16} note")
     for m in res:
         if m.ok:
-            print(f"  {m.label:<24} {fmt_ms(m.median_ms):>10} {fmt_ms(m.min_ms):>10} {m.runs:>5}  "
-                  f"{fmt_exact(m):<12} {m.kernel}")
+            print(f"  {m.label:<30} {fmt_ms(m.median_ms):>10} {fmt_ms(m.min_ms):>10} {m.runs:>5}  "
+                  f"{fmt_exact(m):<16} {m.kernel}")
         else:
-            print(f"  {m.label:<24} {m.status:>10} {'':>10} {'':>5}  {'':<12} {m.reason}")
-    d = by_impl(res)
-    print(f"  speed ratios (ORT time / q8rt time): 1 thread {fmt_x(speed_ratio(d.get('ort-1t'), d.get('q8rt-auto-1t')))}"
-          f", 2 threads {fmt_x(speed_ratio(d.get('ort-2t'), d.get('q8rt-auto-2t')))}"
-          f"  |  q8rt 2-thread speedup {fmt_x(speed_ratio(d.get('q8rt-auto-1t'), d.get('q8rt-auto-2t')))}")
+            print(f"  {m.label:<30} {m.status:>10} {'':>10} {'':>5}  {'':<16} {m.reason}")
+    r = model_ratios(res)
+    print(f"  other time / q8rt time: ORT {fmt_x(r['ort_1t'])} / {fmt_x(r['ort_2t'])}, OpenVINO {fmt_x(r['ov_1t'])}"
+          f" / {fmt_x(r['ov_2t'])} (1T / 2T)  |  q8rt 2T speedup {fmt_x(r['q8rt_2t_speedup'])}, busy core "
+          f"2T vs 1T {fmt_x(r['q8rt_busy_2t_vs_1t'])}")
     sys.stdout.flush()
+
+
+def print_models_summary(names: List[str], models: Dict[str, List[Meas]]) -> None:
+    print("\nwhole models, median ms (ratios: other time / q8rt time, > 1 = q8rt faster; 2T/1T: q8rt 1T time / "
+          "2T time; busy: q8rt 1T / 2T time with a busy loop on the other core)")
+    hdr = (f"  {'model':<22} {'q8rt 1T':>8} {'ORT 1T':>8} {'OV 1T':>8} {'q8rt 2T':>8} {'ORT 2T':>8} {'OV 2T':>8}"
+           f" {'/ORT 1T':>8} {'/ORT 2T':>8} {'/best1T':>8} {'/best2T':>8} {'2T/1T':>6} {'busy':>6} {'ORTbusy':>7}")
+    have_base = any("base-1t" in by_impl(models[n]) for n in names)
+    if have_base:
+        hdr += f" {'base/q8rt 1T':>12} {'2T':>6} {'base 2T/1T':>10} {'base busy':>9}"
+    print(hdr)
+    for n in names:
+        d = by_impl(models[n])
+        r = model_ratios(models[n])
+        ms = [fmt_ms(d[k].median_ms) if k in d and d[k].ok else d[k].status if k in d else "-"
+              for k in ("q8rt-1t", "ort-1t", "ov-1t", "q8rt-2t", "ort-2t", "ov-2t")]
+        print(f"  {n:<22} " + " ".join(f"{v:>8}" for v in ms) + " " +
+              " ".join(f"{fmt_x(r[k]):>8}" for k in ("ort_1t", "ort_2t", "best_1t", "best_2t")) +
+              f" {fmt_x(r['q8rt_2t_speedup']):>6} {fmt_x(r['q8rt_busy_2t_vs_1t']):>6}"
+              f" {fmt_x(r['ort_busy_2t_vs_1t']):>7}" +
+              (f" {fmt_x(r['base_1t']):>12} {fmt_x(r['base_2t']):>6} {fmt_x(r['base_2t_speedup']):>10}"
+               f" {fmt_x(r['base_busy_2t_vs_1t']):>9}" if have_base else ""))
+
+
+def plot_models(names: List[str], models: Dict[str, List[Meas]], path: Path, title: str) -> Optional[str]:
+    """Per model: q8rt's speed relative to each peer (other time / q8rt time, log scale)."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        return f"no chart: {e}"
+    series = [("ort_1t", "vs ORT, 1 thread", "#ff7f0e"), ("ort_2t", "vs ORT, 2 threads", "#ffbb78"),
+              ("ov_1t", "vs OpenVINO, 1 thread", "#2ca02c"), ("ov_2t", "vs OpenVINO, 2 threads", "#98df8a"),
+              ("q8rt_2t_speedup", "q8rt 2 threads vs 1", "#1f77b4"),
+              ("q8rt_busy_2t_vs_1t", "q8rt 2T vs 1T, busy core", "#9467bd")]
+    ratios = {n: model_ratios(models[n]) for n in names}
+    fig, ax = plt.subplots(figsize=(10, 0.45 * len(names) * len(series) / 3 + 2))
+    h = 0.8 / len(series)
+    for k, (key, label, color) in enumerate(series):
+        ys = [i + k * h for i in range(len(names))]
+        vals = [ratios[n][key] or 0.0 for n in names]
+        ax.barh(ys, vals, height=h, color=color, label=label)
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.axvline(1.5, color="gray", linewidth=0.8, linestyle="--")
+    ax.set_xscale("log")
+    ax.set_yticks([i + 0.4 - h / 2 for i in range(len(names))])
+    ax.set_yticklabels(names, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("other time / q8rt time (> 1: q8rt faster); dashed: the 1.5x target")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return None
 
 
 # ---- machine, versions, JSON, chart --------------------------------------------------------------
@@ -614,6 +803,11 @@ def versions() -> dict:
     try:
         import matplotlib
         v["matplotlib"] = matplotlib.__version__
+    except ImportError:
+        pass
+    try:
+        import openvino
+        v["openvino"] = openvino.__version__.split("-")[0]
     except ImportError:
         pass
     m = re.search(r'#define Q8RT_VERSION_STRING "([^"]*)"', (REPO / "include" / "q8rt.h").read_text())
@@ -703,14 +897,18 @@ def main(argv: List[str]) -> int:
                     help="comma-separated shape names (default: all; env BENCH_SHAPES)")
     ap.add_argument("--quick", action="store_true", default=env_flag("BENCH_QUICK"), help="env BENCH_QUICK=1")
     ap.add_argument("--no-e2e", action="store_true", default=os.environ.get("BENCH_E2E", "1") == "0")
+    ap.add_argument("--no-convs", action="store_true", default=os.environ.get("BENCH_CONVS", "1") == "0",
+                    help="skip the conv shapes (env BENCH_CONVS=0)")
     ap.add_argument("--out", default=os.environ.get("BENCH_OUT", str(REPO / "build" / "bench")))
+    ap.add_argument("--models", default=os.environ.get("BENCH_MODELS", ""),
+                    help="comma-separated model names, or prefixes ending in '-' (default: all; env BENCH_MODELS)")
     ap.add_argument("--list", action="store_true", help="list the shapes and exit")
     args = ap.parse_args(argv)
     if args.list:
         for s in SHAPES:
             print(f"{s.name:<16} {s.mmac:7.1f} MMAC  {s.describe()}")
         return 0
-    shapes = SHAPES
+    shapes = [] if args.no_convs else SHAPES
     if args.shapes.strip():
         wanted = [w.strip() for w in args.shapes.split(",") if w.strip()]
         unknown = [w for w in wanted if w not in {s.name for s in SHAPES}]
@@ -749,13 +947,19 @@ def main(argv: List[str]) -> int:
 
     models: Dict[str, List[Meas]] = {}
     if not args.no_e2e:
+        wanted_models = [w.strip() for w in args.models.split(",") if w.strip()]
         for em in E2E_MODELS:
+            if wanted_models and not any(em.name == w or (w.endswith("-") and em.name.startswith(w))
+                                         for w in wanted_models):
+                continue
             try:
                 models[em.name] = bench_model(em, root, policy)
             except FileNotFoundError as e:
                 print(f"\nmodel {em.name}: skipped ({e})")
                 continue
             print_model(em, models[em.name])
+        if models:
+            print_models_summary(list(models), models)
 
     elapsed = time.time() - t_start
     load_end = loadavg()
@@ -771,7 +975,8 @@ def main(argv: List[str]) -> int:
                    "ratios": ratios(results[c.shape.name]),
                    "ratios_by_min": ratios(results[c.shape.name], True)} for c in cases],
         "models": [{"name": em.name, "description": em.description,
-                    "results": [dataclasses.asdict(m) for m in models[em.name]]}
+                    "results": [dataclasses.asdict(m) for m in models[em.name]],
+                    "ratios": model_ratios(models[em.name])}
                    for em in E2E_MODELS if em.name in models],
     }
     (root / "bench.json").write_text(json.dumps(report, indent=1) + "\n")
@@ -781,7 +986,14 @@ def main(argv: List[str]) -> int:
                  f"{mach.get('cpu_model')}, AVX-512 {'yes' if flags.get('avx512f') else 'no'}, "
                  f"VNNI {'yes' if flags.get('avx512_vnni') else 'no'}")
         msg = plot(cases, results, root / "bench.png", title)
-    print(f"\nwrote {root / 'bench.json'}" + (f" and {root / 'bench.png'}" if cases and not msg else "")
+    if models:
+        vers_ov = vers.get("openvino", "?")
+        mmsg = plot_models(list(models), models, root / "bench-models.png",
+                           f"q8rt vs ONNX Runtime {vers['onnxruntime']} vs OpenVINO {vers_ov}: whole models\n"
+                           f"{mach.get('cpu_model')}, {mach.get('cpus')} CPUs")
+        msg = msg or mmsg
+    pngs = [str(root / f) for f, have in (("bench.png", cases), ("bench-models.png", models)) if have]
+    print(f"\nwrote {root / 'bench.json'}" + (f" and {', '.join(pngs)}" if pngs and not msg else "")
           + (f" ({msg})" if msg else "") + f"; {elapsed:.0f} s; load average now {load_end}"
           + (" (busy machine: other processes share the cores, 2-thread numbers suffer most)"
              if max(load_start[0], load_end[0]) > 0.5 * (os.cpu_count() or 1) else ""))

@@ -28,7 +28,7 @@
 #define SPIN_IDLE 4000 /* pause iterations a worker spins for the next region before sleeping */
 #define SPIN_WAIT 2000 /* pause iterations the caller spins for claimed items before yielding */
 #define STALL_NS 30000 /* a wait for claimed items this much beyond their expected time is a stall */
-#define SOLO_MIN 16    /* regions run on the caller alone after a first stall */
+#define SOLO_MIN 32    /* regions run on the caller alone after a first stall */
 #define SOLO_MAX 4096  /* ... and at most, while stalls repeat */
 
 struct q8rt_threadpool {
@@ -203,7 +203,7 @@ void q8rt_parallel_for(q8rt_threadpool *p, size_t n, q8rt_task_fn fn, void *ctx)
   if (atomic_load(&p->sleepers) > 0) wake_all(p);
   const size_t ran = run_items(p, open);
   if (atomic_load_explicit(&p->done, memory_order_acquire) == n) {
-    if (p->solo_len > 0) p->solo_len /= 2;
+    p->solo_len = p->solo_len < 4 ? 0 : p->solo_len - p->solo_len / 4;
     return;
   }
   const int64_t t1 = now_ns();
@@ -217,13 +217,14 @@ void q8rt_parallel_for(q8rt_threadpool *p, size_t n, q8rt_task_fn fn, void *ctx)
   /* The wait is normally at most one item's time (a worker took the last one just before the
    * caller ran out). Much longer means the worker was descheduled holding an item: the core is
    * shared with other work. Then run the next regions on the caller alone, a stretch that doubles
-   * while stalls repeat (up to SOLO_MAX regions) and halves with every region that did not stall. */
+   * while stalls repeat (up to SOLO_MAX regions) and shrinks by a quarter with every region that did
+   * not stall (slowly: on a shared core the next stall is likely to come). */
   const int64_t wait = now_ns() - t1, per_item = ran > 0 ? (t1 - t0) / (int64_t)ran : 0;
   if (wait > 4 * per_item + STALL_NS) {
     p->solo_len = p->solo_len == 0 ? SOLO_MIN : p->solo_len * 2 > SOLO_MAX ? SOLO_MAX : p->solo_len * 2;
     p->solo_left = p->solo_len;
-  } else if (p->solo_len > 0) {
-    p->solo_len /= 2;
+  } else {
+    p->solo_len = p->solo_len < 4 ? 0 : p->solo_len - p->solo_len / 4;
   }
 }
 
