@@ -377,7 +377,6 @@ static size_t resize_workspace(const void *params, const void *geom, size_t thre
 
 static void resize_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                        const op_exec_ctx *ctx) {
-  (void)ctx;
   const resize_params *p = params;
   const resize_geom *gm = geom;
   const int r = gm->rank;
@@ -390,7 +389,7 @@ static void resize_run(const void *params, const void *geom, const op_tensor *in
   }
   const resize_shape s = {.rank = r, .elem = gm->elem, .in = gm->in, .out = gm->out, .scale = gm->scale};
   if (p->mode == RS_NEAREST) {
-    resize_nearest(&s, p->ctm, p->nearest, in[0].data, out[0].data, workspace);
+    resize_nearest(&s, p->ctm, p->nearest, in[0].data, out[0].data, workspace, ctx);
   } else {
     resize_bilinear_f32(&s, p->ctm, in[0].data, out[0].data, workspace);
   }

@@ -2,8 +2,10 @@
 #include "resize_compute.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "op.h"
+#include "op_util.h"
 
 static float original_coordinate(enum rs_ctm ctm, float x, float scale, float len_out, float len_in) {
   switch (ctm) {
@@ -41,8 +43,53 @@ static int64_t nearest_pixel(enum rs_nearest m, float x, int down) {
     for (int64_t j = 0; j < inner; j++) dd[j] = sp_[last[j]]; \
   } while (0)
 
+typedef struct nearest_job {
+  const resize_shape *gm;
+  const int64_t *const *maps; /* per axis: output index -> input element offset */
+  const unsigned char *src;
+  unsigned char *dst;
+  int copy_rows; /* the last axis is not resized: a row is one contiguous copy */
+} nearest_job;
+
+/* Output rows [begin, end) (every axis but the last). */
+static void nearest_rows(void *arg, size_t begin, size_t end) {
+  const nearest_job *jb = arg;
+  const resize_shape *gm = jb->gm;
+  const int r = gm->rank;
+  const int64_t *const *maps = jb->maps;
+  const unsigned char *src = jb->src;
+  const int64_t inner = gm->out[r - 1];
+  const int64_t *last = maps[r - 1];
+  int64_t idx[Q8RT_MAX_RANK] = {0};
+  size_t rest = begin;
+  for (int d = r - 2; d >= 0; d--) {
+    idx[d] = (int64_t)(rest % (size_t)gm->out[d]);
+    rest /= (size_t)gm->out[d];
+  }
+  unsigned char *dst = jb->dst + begin * (size_t)inner * gm->elem;
+  for (size_t row = begin; row < end; row++) {
+    int64_t off = 0;
+    for (int d = 0; d < r - 1; d++) off += maps[d][idx[d]];
+    if (jb->copy_rows) {
+      memcpy(dst, src + (size_t)off * gm->elem, (size_t)inner * gm->elem);
+    } else {
+      switch (gm->elem) {
+        case 1: NEAREST_INNER(uint8_t); break;
+        case 2: NEAREST_INNER(uint16_t); break;
+        case 4: NEAREST_INNER(uint32_t); break;
+        default: NEAREST_INNER(uint64_t); break;
+      }
+    }
+    dst += (size_t)inner * gm->elem;
+    for (int d = r - 2; d >= 0; d--) {
+      if (++idx[d] < gm->out[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
 void resize_nearest(const resize_shape *gm, enum rs_ctm ctm, enum rs_nearest nearest, const void *x, void *y,
-                    void *workspace) {
+                    void *workspace, const op_exec_ctx *ctx) {
   const int r = gm->rank;
   int64_t in_strides[Q8RT_MAX_RANK], s = 1;
   for (int d = r - 1; d >= 0; d--) {
@@ -67,28 +114,11 @@ void resize_nearest(const resize_shape *gm, enum rs_ctm ctm, enum rs_nearest nea
       maps[d][o] = i * in_strides[d];
     }
   }
-  const unsigned char *src = x;
-  unsigned char *dst = y;
-  const int64_t inner = gm->out[r - 1];
-  const int64_t *last = maps[r - 1];
-  int64_t idx[Q8RT_MAX_RANK] = {0};
-  for (;;) {
-    int64_t off = 0;
-    for (int d = 0; d < r - 1; d++) off += maps[d][idx[d]];
-    switch (gm->elem) {
-      case 1: NEAREST_INNER(uint8_t); break;
-      case 2: NEAREST_INNER(uint16_t); break;
-      case 4: NEAREST_INNER(uint32_t); break;
-      default: NEAREST_INNER(uint64_t); break;
-    }
-    dst += (size_t)inner * gm->elem;
-    int d = r - 2;
-    for (; d >= 0; d--) {
-      if (++idx[d] < gm->out[d]) break;
-      idx[d] = 0;
-    }
-    if (d < 0) break;
-  }
+  nearest_job j = {gm, (const int64_t *const *)maps, x, y, 1};
+  for (int64_t o = 0; o < gm->out[r - 1] && j.copy_rows; o++) j.copy_rows = maps[r - 1][o] == o;
+  size_t rows = 1;
+  for (int d = 0; d < r - 1; d++) rows *= (size_t)gm->out[d];
+  op_parallel_range(ctx, rows, 16384 / ((size_t)gm->out[r - 1] * gm->elem + 1) + 1, nearest_rows, &j);
 }
 
 void resize_bilinear_f32(const resize_shape *gm, enum rs_ctm ctm, const float *src, float *dst, void *workspace) {

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "op.h"
+
 enum rs_ctm { CTM_HALF_PIXEL, CTM_HALF_PIXEL_SYM, CTM_PYTORCH, CTM_ALIGN, CTM_ASYM, CTM_TF_NN };
 enum rs_nearest { NM_SIMPLE, NM_ROUND_FLOOR, NM_ROUND_CEIL, NM_FLOOR, NM_CEIL };
 
@@ -17,10 +19,11 @@ typedef struct resize_shape {
   const float *scale;
 } resize_shape;
 
-/* mode nearest, any element size (values are copied). workspace: one int64 per output index of
- * every axis. */
+/* mode nearest, any element size (values are copied; a row whose last axis is not resized, as the
+ * channels of an NHWC tensor, in one copy), rows split over ctx's pool. workspace: one int64 per
+ * output index of every axis. */
 void resize_nearest(const resize_shape *gm, enum rs_ctm ctm, enum rs_nearest nearest, const void *x, void *y,
-                    void *workspace);
+                    void *workspace, const op_exec_ctx *ctx);
 /* mode linear on float32 over the last two axes, as ONNX Runtime's UpsampleBilinear. workspace: two
  * int64 and two floats per output index of the last two axes. */
 void resize_bilinear_f32(const resize_shape *gm, enum rs_ctm ctm, const float *src, float *dst, void *workspace);
