@@ -16,6 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#endif
 
 #include "q8rt-isa.h"
 #include "q8rt-kernels.h"
@@ -27,16 +30,19 @@ typedef struct variant {
   unsigned isa;
   size_t mr, nr;
   bool pairs_safe_only;
+  bool s8a; /* packed with the activation zero point as s8 */
 } variant;
 
-#define Q8RT_GEMM_UKERNEL(isa, fn, mr, nr) {#fn, fn, isa, mr, nr, false},
-#define Q8RT_GEMM_UKERNEL_PAIRS_SAFE(isa, fn, mr, nr) {#fn, fn, isa, mr, nr, true},
+#define Q8RT_GEMM_UKERNEL(isa, fn, mr, nr) {#fn, fn, isa, mr, nr, false, false},
+#define Q8RT_GEMM_UKERNEL_PAIRS_SAFE(isa, fn, mr, nr) {#fn, fn, isa, mr, nr, true, false},
+#define Q8RT_GEMM_UKERNEL_S8A(isa, fn, mr, nr) {#fn, fn, isa, mr, nr, false, true},
 static const variant g_variants[] = {
 #include "qu8-qc8w-gemm/qu8-qc8w-gemm.inc"
-    {"q8rt_qu8_qc8w_gemm_minmax_fp32_ukernel__scalar (nr=16)", NULL, Q8RT_ISA_SCALAR, 4, 16, false},
+    {"q8rt_qu8_qc8w_gemm_minmax_fp32_ukernel__scalar (nr=16)", NULL, Q8RT_ISA_SCALAR, 4, 16, false, false},
 };
 #undef Q8RT_GEMM_UKERNEL
 #undef Q8RT_GEMM_UKERNEL_PAIRS_SAFE
+#undef Q8RT_GEMM_UKERNEL_S8A
 
 typedef struct shape {
   const char *conv;
@@ -57,7 +63,12 @@ static bool isa_supported(unsigned isa) {
       !(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vnni")))
     return false;
-  return (isa & (Q8RT_ISA_NEON | Q8RT_ISA_NEONDOT)) == 0;
+  return (isa & (Q8RT_ISA_NEON | Q8RT_ISA_NEONDOT | Q8RT_ISA_NEONI8MM)) == 0;
+#elif defined(__aarch64__) && defined(__linux__)
+  unsigned have = Q8RT_ISA_SCALAR | Q8RT_ISA_NEON;
+  if (getauxval(AT_HWCAP) & (1ul << 20)) have |= Q8RT_ISA_NEONDOT;   /* HWCAP_ASIMDDP */
+  if (getauxval(AT_HWCAP2) & (1ul << 13)) have |= Q8RT_ISA_NEONI8MM; /* HWCAP2_I8MM */
+  return (isa & ~have) == 0;
 #else
   return isa == Q8RT_ISA_SCALAR;
 #endif
@@ -133,12 +144,14 @@ int main(int argc, char **argv) {
       const int8_t *wv = v->pairs_safe_only ? w_safe : w;
       void *packed = aligned_alloc(64, (q8rt_qu8_qc8w_gemm_packed_size(s->n, s->k, v->nr) + 63) & ~(size_t)63);
       if (!packed) return 1;
+      /* correctness against the scalar twin on this layout (an s8-activation variant's bias folds
+       * the zero point as s8: pack for the twin first, then for the variant) */
       q8rt_qu8_qc8w_gemm_pack(s->n, s->k, v->nr, wv, bias, scale, 128, packed);
-      /* correctness against the scalar twin on this layout */
-      gemm(v, s, a, packed, c, &p);
       variant twin = *v;
       twin.fn = NULL;
       gemm(&twin, s, a, packed, c_ref, &p);
+      if (v->s8a) q8rt_qu8_qc8w_gemm_pack(s->n, s->k, v->nr, wv, bias, scale, 0, packed);
+      gemm(v, s, a, packed, c, &p);
       const bool ok = memcmp(c, c_ref, s->m * s->n) == 0;
       bad |= !ok;
       /* calibrate to ~25 ms per sample, then take the median of the samples */
