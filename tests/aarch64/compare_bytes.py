@@ -129,6 +129,22 @@ def main(argv):
             return label, cpu, ok, msg, t
 
         passed = failed = 0
+        # --explain under each emulated CPU must name the kernel chosen for its instruction set
+        # (u8s8_mobilenet-style chain: a pointwise GEMM and a depthwise conv).
+        chain = next((j for j in jobs if j[0] == "parity/chain_u8s8_mobilenet_block"), None)
+        expect = {"cortex-a53": ("qc8w_gemm_minmax_fp32_ukernel_4x8c4__neon", "dwconv_minmax_fp32_ukernel_16c__neon"),
+                  "cortex-a76": ("qc8w_gemm_minmax_fp32_ukernel_8x8c4__neondot", "dwconv_minmax_fp32_ukernel_16c__neon"),
+                  "max": ("qc8w_gemm_minmax_fp32_ukernel_8x8c4__neoni8mm", "dwconv_minmax_fp32_ukernel_16c__neon")}
+        for cpu, kernels in expect.items():
+            ok = False
+            if chain is not None:
+                emu = ["qemu-aarch64", "-cpu", cpu, "-L", "/usr/aarch64-linux-gnu", "-E",
+                       f"LD_LIBRARY_PATH={args.libdirs}"]
+                p = subprocess.run(emu + [args.arm_run, str(chain[1]), "--explain"], capture_output=True, text=True,
+                                   timeout=300, errors="replace")
+                ok = p.returncode == 0 and all(k in p.stdout + p.stderr for k in kernels)
+            passed, failed = passed + ok, failed + (not ok)
+            print(f"{'ok  ' if ok else 'FAIL'}  --explain under -cpu {cpu}: {', '.join(kernels)}", flush=True)
         t0 = time.monotonic()
         with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
             for label, cpu, ok, msg, t in ex.map(one, enumerate(jobs)):
