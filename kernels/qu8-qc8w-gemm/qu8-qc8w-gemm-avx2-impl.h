@@ -65,7 +65,8 @@ static inline __attribute__((always_inline)) void q8rt_gemm_avx2_body(size_t mr,
                                                                       size_t a_stride, const void *w, void *c,
                                                                       size_t c_stride, const q8rt_qu8_requant_params *p,
                                                                       const size_t MR, const size_t NV /* NR / 8 */,
-                                                                      const bool buffered, int16_t *buf) {
+                                                                      const bool buffered, int16_t *buf,
+                                                                      const bool i32_out) {
   const size_t k4 = (kc + 3) / 4;
   const uint8_t *ar[Q8RT_GEMM_AVX2_MAX_MR];
   uint8_t *cr[Q8RT_GEMM_AVX2_MAX_MR];
@@ -144,6 +145,31 @@ static inline __attribute__((always_inline)) void q8rt_gemm_avx2_body(size_t mr,
         }
       }
     }
+    if (i32_out) {
+      /* the accumulators are the result (ConvInteger, MatMulInteger): no scale, no clamp */
+#pragma GCC unroll 2
+      for (size_t j = 0; j < NV; j++) {
+        const size_t nb = nc < 8 * j ? 0 : nc - 8 * j < 8 ? nc - 8 * j : 8;
+        if (nb == 0) break;
+#pragma GCC unroll 8
+        for (size_t m = 0; m < MR; m++) {
+          uint8_t *dst = cr[m] + 32 * j;
+          if (nb == 8) {
+            _mm256_storeu_si256((__m256i *)dst, acc[m][j]);
+          } else {
+            int32_t tmp[8];
+            _mm256_storeu_si256((__m256i *)tmp, acc[m][j]);
+            memcpy(dst, tmp, nb * sizeof(int32_t));
+          }
+        }
+      }
+      wp += NR * sizeof(float);
+      if (nc <= NR) break;
+      nc -= NR;
+#pragma GCC unroll 8
+      for (size_t m = 0; m < MR; m++) cr[m] += NR * sizeof(int32_t);
+      continue;
+    }
     const __m256 vlo = _mm256_broadcast_ss(&p->y_lo);
     const __m256 vhi = _mm256_broadcast_ss(&p->y_hi);
     const __m256i vzp = _mm256_set1_epi32(p->y_zero_point);
@@ -168,9 +194,21 @@ static inline __attribute__((always_inline)) void q8rt_gemm_avx2_body(size_t mr,
           const q8rt_qu8_requant_params *p) {                                                                          \
     if (MR * ((kc + 3) & ~(size_t)3) <= Q8RT_GEMM_AVX2_BUF_ELEMS) {                                                    \
       int16_t buf[Q8RT_GEMM_AVX2_BUF_ELEMS] __attribute__((aligned(32)));                                              \
-      q8rt_gemm_avx2_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, true, buf);                              \
+      q8rt_gemm_avx2_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, true, buf, false);                       \
     } else {                                                                                                           \
-      q8rt_gemm_avx2_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, false, NULL);                            \
+      q8rt_gemm_avx2_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, false, NULL, false);                     \
+    }                                                                                                                  \
+  }
+
+/* int32 output: c holds int32_t, c_stride in bytes; only p->x_xor is read */
+#define Q8RT_GEMM_I32_AVX2_DEFINE(fn, MR, NV)                                                                          \
+  void fn(size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c, size_t c_stride, \
+          const q8rt_qu8_requant_params *p) {                                                                          \
+    if (MR * ((kc + 3) & ~(size_t)3) <= Q8RT_GEMM_AVX2_BUF_ELEMS) {                                                    \
+      int16_t buf[Q8RT_GEMM_AVX2_BUF_ELEMS] __attribute__((aligned(32)));                                              \
+      q8rt_gemm_avx2_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, true, buf, true);                        \
+    } else {                                                                                                           \
+      q8rt_gemm_avx2_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, false, NULL, true);                      \
     }                                                                                                                  \
   }
 

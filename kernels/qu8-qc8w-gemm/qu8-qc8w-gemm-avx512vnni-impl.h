@@ -29,7 +29,8 @@ static inline int32_t q8rt_gemm_load4(const uint8_t *p) {
 
 static inline __attribute__((always_inline)) void q8rt_gemm_avx512vnni_body(
     size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c, size_t c_stride,
-    const q8rt_qu8_requant_params *p, const size_t MR, const size_t NV /* NR / 16 */, const bool use_xor) {
+    const q8rt_qu8_requant_params *p, const size_t MR, const size_t NV /* NR / 16 */, const bool use_xor,
+    const bool i32_out) {
   const size_t NR = NV * 16;
   const uint8_t *ar[Q8RT_GEMM_VNNI_MAX_MR];
   uint8_t *cr[Q8RT_GEMM_VNNI_MAX_MR];
@@ -68,10 +69,6 @@ static inline __attribute__((always_inline)) void q8rt_gemm_avx512vnni_body(
         for (size_t j = 0; j < NV; j++) acc[m][j] = _mm512_dpbusd_epi32(acc[m][j], va, vw[j]);
       }
     }
-    __m512 vs[Q8RT_GEMM_VNNI_MAX_NV];
-#pragma GCC unroll 4
-    for (size_t j = 0; j < NV; j++) vs[j] = _mm512_loadu_ps(wp + 64 * j);
-    wp += NR * sizeof(float);
     /* per-store masks: all ones for full blocks, the first nc bytes for the last partial one */
     __mmask16 mask[Q8RT_GEMM_VNNI_MAX_NV];
 #pragma GCC unroll 4
@@ -79,6 +76,24 @@ static inline __attribute__((always_inline)) void q8rt_gemm_avx512vnni_body(
       const size_t rem = nc > 16 * j ? nc - 16 * j : 0;
       mask[j] = rem >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << rem) - 1u);
     }
+    if (i32_out) {
+      /* the accumulators are the result (ConvInteger, MatMulInteger): no scale, no clamp */
+      wp += NR * sizeof(float);
+#pragma GCC unroll 16
+      for (size_t m = 0; m < MR; m++) {
+#pragma GCC unroll 4
+        for (size_t j = 0; j < NV; j++) _mm512_mask_storeu_epi32(cr[m] + 64 * j, mask[j], acc[m][j]);
+      }
+      if (nc <= NR) break;
+      nc -= NR;
+#pragma GCC unroll 16
+      for (size_t m = 0; m < MR; m++) cr[m] += NR * sizeof(int32_t);
+      continue;
+    }
+    __m512 vs[Q8RT_GEMM_VNNI_MAX_NV];
+#pragma GCC unroll 4
+    for (size_t j = 0; j < NV; j++) vs[j] = _mm512_loadu_ps(wp + 64 * j);
+    wp += NR * sizeof(float);
 #pragma GCC unroll 16
     for (size_t m = 0; m < MR; m++) {
 #pragma GCC unroll 4
@@ -103,9 +118,20 @@ static inline __attribute__((always_inline)) void q8rt_gemm_avx512vnni_body(
   void fn(size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c, size_t c_stride, \
           const q8rt_qu8_requant_params *p) {                                                                          \
     if (p->x_xor != 0) {                                                                                               \
-      q8rt_gemm_avx512vnni_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, true);                             \
+      q8rt_gemm_avx512vnni_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, true, false);                      \
     } else {                                                                                                           \
-      q8rt_gemm_avx512vnni_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, false);                            \
+      q8rt_gemm_avx512vnni_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, false, false);                     \
+    }                                                                                                                  \
+  }
+
+/* int32 output: c holds int32_t, c_stride in bytes; only p->x_xor is read */
+#define Q8RT_GEMM_I32_AVX512VNNI_DEFINE(fn, MR, NV)                                                                    \
+  void fn(size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c, size_t c_stride, \
+          const q8rt_qu8_requant_params *p) {                                                                          \
+    if (p->x_xor != 0) {                                                                                               \
+      q8rt_gemm_avx512vnni_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, true, true);                       \
+    } else {                                                                                                           \
+      q8rt_gemm_avx512vnni_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, false, true);                      \
     }                                                                                                                  \
   }
 

@@ -25,4 +25,18 @@ bool q8rt_qu8_qc8w_gemm_pairs_safe(size_t n, size_t k, const int8_t *w);
 #undef Q8RT_GEMM_UKERNEL
 #undef Q8RT_GEMM_UKERNEL_PAIRS_SAFE
 
+/* int32-output variants (Q8RT_GEMM_UKERNEL_I32): c is int32_t [mr][nc] with c_stride in bytes,
+ * c[m][n] = the wrapping int32 accumulator bias'[n] + sum_k (a[m][k] ^ x_xor) * w[n][k]; only
+ * p->x_xor is read. The scalar twin takes the packing's NR. */
+void q8rt_qu8_qc8w_gemm_i32_ukernel__scalar(size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride,
+                                            const void *w, void *c, size_t c_stride, const q8rt_qu8_requant_params *p,
+                                            size_t nr);
+#define Q8RT_GEMM_UKERNEL(isa, fn, mr, nr)
+#define Q8RT_GEMM_UKERNEL_I32(isa, fn, mr, nr)                                                         \
+  void fn(size_t mr_, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c, \
+          size_t c_stride, const q8rt_qu8_requant_params *p);
+#include "qu8-qc8w-gemm/qu8-qc8w-gemm.inc"
+#undef Q8RT_GEMM_UKERNEL
+#undef Q8RT_GEMM_UKERNEL_I32
+
 #endif

@@ -4,11 +4,49 @@
  * with padded positions contributing 0 (x = x_zp there), exactly as ONNX defines it and ONNX
  * Runtime computes it (integer arithmetic: any exact order gives the same int32). 1-D and 2-D,
  * group, strides, dilations, explicit pads or auto_pad. w and w_zero_point must be constants;
- * x_zero_point may be computed at run time (DynamicQuantizeLinear's output in dynamic models). */
+ * x_zero_point may be computed at run time (DynamicQuantizeLinear's output in dynamic models).
+ *
+ * Fast paths (any backend but reference; the same int32 as the scalar loop, which is the
+ * reference backend's route):
+ * - GEMM per group on the int32-output qu8-qc8w-gemm kernels, NCHW in and out. Weights are
+ *   packed as int8 w8 = w - o (o = 128 for uint8 weights, 0 for int8), which always fits, with
+ *   no bias; with d[m] = w_zp[m] - o the accumulator acc = sum_k x*w8 (x in the uint8 domain)
+ *   becomes the exact result through
+ *     sum_k (x - x_zp)(w - w_zp) = acc - x_zp * sum_k w8[m] - d[m] * (sum_k x - K * x_zp)
+ *   (modulo 2^32, as the int32 accumulator), so any x_zp known only at run time and uint8
+ *   weights with any zero point stay exact. Rows (output pixels of one image) are gathered
+ *   tile by tile into a per-thread im2col buffer in the weights' own (c, ky, kx) order, with
+ *   their sums when some d[m] != 0; the GEMM tile [rows][Mg] is written back transposed to NCHW
+ *   with the correction. Padded taps hold x_zp: they add (x_zp - x_zp) * w = 0.
+ * - Depthwise (one input and one output channel per group): a direct loop per channel plane,
+ *   output row by output row, each tap over the range of columns it covers.
+ * Tasks are (image, group, tile) or (image, channel): the integer sums do not depend on how
+ * the pool hands them out. */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "op_window.h"
+#include "q8rt-isa.h"
 #include "qlinear_common.h"
+#include "qu8-qc8w-gemm/qu8-qc8w-gemm.h"
+
+typedef struct ci_gemm_variant {
+  uint32_t isa;
+  q8rt_qu8_gemm_ukernel_fn fn;
+  size_t mr, nr;
+  const char *name;
+} ci_gemm_variant;
+
+static const ci_gemm_variant g_ci_gemm[] = {
+#define Q8RT_GEMM_UKERNEL(isa, fn, mr, nr)
+#define Q8RT_GEMM_UKERNEL_I32(isa, fn, mr, nr) {isa, fn, mr, nr, #fn},
+#include "qu8-qc8w-gemm/qu8-qc8w-gemm.inc"
+#undef Q8RT_GEMM_UKERNEL
+#undef Q8RT_GEMM_UKERNEL_I32
+    {0, NULL, 0, 0, NULL},
+};
+
+enum ci_path { CI_PATH_SCALAR = 0, CI_PATH_GEMM, CI_PATH_DW };
 
 typedef struct ci_params {
   q8rt_dtype x_type, w_type;
@@ -19,12 +57,90 @@ typedef struct ci_params {
   int nsp;          /* 1 or 2 */
   int64_t M, Cg, group;
   op_window win; /* 2-D view: a 1-D convolution has kernel, stride and dilation 1 on axis 1 */
+  enum ci_path path;
+  /* GEMM path */
+  q8rt_qu8_gemm_ukernel_fn gemm;
+  size_t mr, nr, k, a_stride, packed_group_bytes;
+  const uint8_t *packed; /* group g at g * packed_group_bytes */
+  uint32_t *wsum;        /* [M] sum_k w8 */
+  uint32_t *d;           /* [M] w_zp - o */
+  int need_rowsum;       /* some d[m] != 0 */
+  /* depthwise path */
+  int32_t *wdw; /* [M][taps] w - w_zp */
 } ci_params;
 
 typedef struct ci_geom {
   size_t n, c;
   int64_t in[2], out[2], pb[2];
+  size_t tile_rows, tiles; /* GEMM: output pixels per tile, tiles per image and group */
 } ci_geom;
+
+static size_t ci_round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
+
+/* The fast routes need the whole weight tensor rearranged once, here. */
+static q8rt_status ci_prepare_fast(op_prepare_ctx *ctx, ci_params *p, q8rt_error *err) {
+  if (ctx->backend == Q8RT_BACKEND_REFERENCE) return Q8RT_OK;
+  const int64_t taps = p->win.kernel[0] * p->win.kernel[1];
+  const int64_t Mg = p->M / p->group;
+  if (p->M == 0) return Q8RT_OK;
+  if (p->Cg == 1 && Mg == 1) {
+    p->wdw = q8rt_pool_array(ctx->pool, (size_t)(p->M * taps), sizeof(int32_t));
+    if (p->wdw == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+    for (int64_t m = 0; m < p->M; m++) {
+      for (int64_t t = 0; t < taps; t++) {
+        p->wdw[m * taps + t] = qk_load8(p->w, p->w_type, (size_t)(m * taps + t)) - p->w_zp[m];
+      }
+    }
+    p->path = CI_PATH_DW;
+    ctx->kernel = "conv_integer_depthwise__scalar";
+    ctx->reason = "depthwise: direct loop per channel plane, exact int32";
+    return Q8RT_OK;
+  }
+  uint32_t allowed = ctx->isa;
+  if (ctx->backend == Q8RT_BACKEND_AVX2) allowed &= Q8RT_ISA_AVX2;
+  if (ctx->backend == Q8RT_BACKEND_AVX512) allowed &= Q8RT_ISA_AVX512VNNI;
+  const ci_gemm_variant *v = NULL;
+  for (const ci_gemm_variant *c = g_ci_gemm; c->fn != NULL && v == NULL; c++) {
+    if (allowed & c->isa) v = c;
+  }
+  if (v == NULL) return Q8RT_OK;
+  const size_t K = (size_t)(p->Cg * taps), G = (size_t)p->group, mg = (size_t)Mg, M = (size_t)p->M;
+  const int o = p->w_type == Q8RT_DTYPE_UINT8 ? 128 : 0;
+  int8_t *w8 = q8rt_pool_array(ctx->pool, M * K + 1, 1);
+  float *zero_scale = q8rt_pool_array(ctx->pool, mg, sizeof(float));
+  p->wsum = q8rt_pool_array(ctx->pool, M, sizeof(uint32_t));
+  p->d = q8rt_pool_array(ctx->pool, M, sizeof(uint32_t));
+  p->packed_group_bytes = ci_round_up(q8rt_qu8_qc8w_gemm_packed_size(mg, K, v->nr), 64);
+  uint8_t *packed = q8rt_pool_alloc(ctx->pool, p->packed_group_bytes * G, 64);
+  if (w8 == NULL || zero_scale == NULL || p->wsum == NULL || p->d == NULL || packed == NULL) {
+    return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory packing %s weights", ctx->node->op_type);
+  }
+  for (size_t m = 0; m < M; m++) {
+    uint32_t sum = 0;
+    for (size_t k = 0; k < K; k++) {
+      const int32_t w = qk_load8(p->w, p->w_type, m * K + k) - o;
+      w8[m * K + k] = (int8_t)w;
+      sum += (uint32_t)w;
+    }
+    p->wsum[m] = sum;
+    p->d[m] = (uint32_t)(p->w_zp[m] - o);
+    if (p->d[m] != 0) p->need_rowsum = 1;
+  }
+  for (size_t g = 0; g < G; g++) {
+    q8rt_qu8_qc8w_gemm_pack(mg, K, v->nr, w8 + g * mg * K, NULL, zero_scale, 0, packed + g * p->packed_group_bytes);
+  }
+  p->packed = packed;
+  p->gemm = v->fn;
+  p->mr = v->mr;
+  p->nr = v->nr;
+  p->k = K;
+  p->a_stride = ci_round_up(K, 4);
+  p->path = CI_PATH_GEMM;
+  ctx->kernel = v->name + 5; /* drop the "q8rt_" prefix */
+  ctx->reason = p->need_rowsum ? "im2col tiles (NCHW) + int32 GEMM; weight zero points corrected with row sums"
+                               : "im2col tiles (NCHW) + int32 GEMM; zero point folded after the GEMM";
+  return Q8RT_OK;
+}
 
 static q8rt_status ci_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
   const ir_graph *g = ctx->graph;
@@ -94,6 +210,7 @@ static q8rt_status ci_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) 
   if ((st = op_window_parse(n, p->nsp, w->dims + 2, 1 << 24, OP_WINDOW_NONEMPTY, &p->win, err)) != Q8RT_OK) return st;
   ctx->kernel = "conv_integer__scalar";
   ctx->reason = "exact int32 accumulation";
+  if ((st = ci_prepare_fast(ctx, p, err)) != Q8RT_OK) return st;
   *out = p;
   return Q8RT_OK;
 }
@@ -139,15 +256,215 @@ static q8rt_status ci_infer(const void *params, const ir_node *n, const op_shape
   gm->out[1] = o[1];
   gm->pb[0] = pb[0];
   gm->pb[1] = pb[1];
+  if (p->path == CI_PATH_GEMM) {
+    const size_t pixels = (size_t)(o[0] * o[1]);
+    /* ~24 KiB of im2col rows per tile, a multiple of MR */
+    size_t t = 24576 / (p->a_stride * p->mr);
+    if (t < 1) t = 1;
+    gm->tile_rows = t * p->mr;
+    gm->tiles = pixels == 0 ? 0 : (pixels + gm->tile_rows - 1) / gm->tile_rows;
+  }
   return Q8RT_OK;
 }
 
+#define CI_MAX_SLOTS 64
+
+/* One thread's buffers: the im2col tile, the GEMM's int32 tile, row sums, per-channel terms. */
+static size_t ci_slot_bytes(const ci_params *p, const ci_geom *gm) {
+  const size_t mg = (size_t)(p->M / p->group);
+  if (p->path == CI_PATH_GEMM) {
+    return ci_round_up(gm->tile_rows * p->a_stride, 64) + ci_round_up(gm->tile_rows * mg * sizeof(int32_t), 64) +
+           ci_round_up(gm->tile_rows * sizeof(uint32_t), 64) + ci_round_up(mg * sizeof(uint32_t), 64);
+  }
+  if (p->path == CI_PATH_DW) return ci_round_up((size_t)gm->out[1] * sizeof(uint32_t), 64);
+  return 0;
+}
+
+static size_t ci_workspace(const void *params, const void *geom, size_t threads) {
+  const size_t slots = threads < 1 ? 1 : threads < CI_MAX_SLOTS ? threads : CI_MAX_SLOTS;
+  return ci_slot_bytes(params, geom) * slots;
+}
+
+typedef struct ci_run_ctx {
+  const ci_params *p;
+  const ci_geom *gm;
+  const uint8_t *x;
+  int32_t *y;
+  uint8_t *workspace;
+  size_t slot_bytes, slots;
+  int32_t xzp;    /* as the type's value */
+  uint32_t xz_u8; /* in the uint8 domain the GEMM computes in */
+  uint8_t xz_raw, x_xor;
+  atomic_int busy[CI_MAX_SLOTS];
+} ci_run_ctx;
+
+static uint8_t *ci_claim(ci_run_ctx *c, size_t *slot) {
+  size_t s = 0;
+  for (;;) {
+    if (atomic_exchange_explicit(&c->busy[s], 1, memory_order_acquire) == 0) break;
+    s = s + 1 < c->slots ? s + 1 : 0;
+  }
+  *slot = s;
+  return c->workspace + s * c->slot_bytes;
+}
+
+static void ci_release(ci_run_ctx *c, size_t slot) { atomic_store_explicit(&c->busy[slot], 0, memory_order_release); }
+
+/* Task (image b, group g, tile): im2col, GEMM, corrected transposed store. */
+static void ci_gemm_task(void *context, size_t task) {
+  ci_run_ctx *c = context;
+  const ci_params *p = c->p;
+  const ci_geom *gm = c->gm;
+  const size_t G = (size_t)p->group, mg = (size_t)(p->M / p->group), cg = (size_t)p->Cg;
+  const size_t tile = task % gm->tiles, g = (task / gm->tiles) % G, b = task / gm->tiles / G;
+  const size_t H = (size_t)gm->in[0], W = (size_t)gm->in[1], OW = (size_t)gm->out[1];
+  const size_t pixels = (size_t)gm->out[0] * OW;
+  const size_t KH = (size_t)p->win.kernel[0], KW = (size_t)p->win.kernel[1];
+  const size_t sh = (size_t)p->win.stride[0], sw = (size_t)p->win.stride[1];
+  const size_t dh = (size_t)p->win.dilation[0], dw = (size_t)p->win.dilation[1];
+  const size_t pt = (size_t)gm->pb[0], pl = (size_t)gm->pb[1];
+  const size_t p0 = tile * gm->tile_rows, rows = pixels - p0 < gm->tile_rows ? pixels - p0 : gm->tile_rows;
+  size_t slot;
+  uint8_t *ws = ci_claim(c, &slot);
+  uint8_t *a = ws;
+  int32_t *acc = (int32_t *)(ws + ci_round_up(gm->tile_rows * p->a_stride, 64));
+  uint32_t *rs = (uint32_t *)((uint8_t *)acc + ci_round_up(gm->tile_rows * mg * sizeof(int32_t), 64));
+  uint32_t *c0 = (uint32_t *)((uint8_t *)rs + ci_round_up(gm->tile_rows * sizeof(uint32_t), 64));
+  const uint8_t *xb = c->x + (b * gm->c + g * cg) * H * W;
+  const size_t K = p->k;
+  if (KH == 1 && KW == 1 && sh == 1 && sw == 1 && pt == 0 && pl == 0 && gm->out[0] == gm->in[0] && OW == W) {
+    /* pointwise: row r is the pixel's channels, read plane by plane */
+    for (size_t ch = 0; ch < cg; ch++) {
+      const uint8_t *src = xb + ch * H * W + p0;
+      for (size_t r = 0; r < rows; r++) a[r * p->a_stride + ch] = src[r];
+    }
+  } else {
+    for (size_t r = 0; r < rows; r++) {
+      const size_t oy = (p0 + r) / OW, ox = (p0 + r) % OW;
+      uint8_t *dst = a + r * p->a_stride;
+      for (size_t ch = 0; ch < cg; ch++) {
+        const uint8_t *plane = xb + ch * H * W;
+        for (size_t ky = 0; ky < KH; ky++) {
+          const size_t iy_p = oy * sh + ky * dh;
+          if (iy_p < pt || iy_p - pt >= H) {
+            memset(dst, c->xz_raw, KW);
+            dst += KW;
+            continue;
+          }
+          const uint8_t *row = plane + (iy_p - pt) * W;
+          for (size_t kx = 0; kx < KW; kx++) {
+            const size_t ix_p = ox * sw + kx * dw;
+            *dst++ = ix_p >= pl && ix_p - pl < W ? row[ix_p - pl] : c->xz_raw;
+          }
+        }
+      }
+    }
+  }
+  for (size_t r = 0; r < rows; r++) memset(a + r * p->a_stride + K, 0, p->a_stride - K);
+  if (p->need_rowsum) {
+    for (size_t r = 0; r < rows; r++) {
+      uint32_t s = 0;
+      const uint8_t *ar = a + r * p->a_stride;
+      for (size_t k = 0; k < K; k++) s += (uint32_t)(ar[k] ^ c->x_xor);
+      rs[r] = s - (uint32_t)K * c->xz_u8;
+    }
+  }
+  const size_t m0 = g * mg;
+  for (size_t m = 0; m < mg; m++) c0[m] = 0u - c->xz_u8 * p->wsum[m0 + m];
+  q8rt_qu8_requant_params rq;
+  memset(&rq, 0, sizeof(rq));
+  rq.x_xor = c->x_xor;
+  const uint8_t *packed = p->packed + g * p->packed_group_bytes;
+  for (size_t r = 0; r < rows; r += p->mr) {
+    const size_t mr = rows - r < p->mr ? rows - r : p->mr;
+    p->gemm(mr, mg, K, a + r * p->a_stride, p->a_stride, packed, acc + r * mg, mg * sizeof(int32_t), &rq);
+  }
+  for (size_t m = 0; m < mg; m++) {
+    int32_t *yr = c->y + (b * (size_t)p->M + m0 + m) * pixels + p0;
+    const uint32_t cm = c0[m], dm = p->d[m0 + m];
+    if (p->need_rowsum) {
+      for (size_t r = 0; r < rows; r++) yr[r] = (int32_t)((uint32_t)acc[r * mg + m] + cm - dm * rs[r]);
+    } else {
+      for (size_t r = 0; r < rows; r++) yr[r] = (int32_t)((uint32_t)acc[r * mg + m] + cm);
+    }
+  }
+  ci_release(c, slot);
+}
+
+/* Task (image b, channel m) of a depthwise convolution. */
+static inline __attribute__((always_inline)) void ci_dw_plane(ci_run_ctx *c, size_t task, const int x_signed) {
+  const ci_params *p = c->p;
+  const ci_geom *gm = c->gm;
+  const size_t m = task % (size_t)p->M, b = task / (size_t)p->M;
+  const int64_t H = gm->in[0], W = gm->in[1], OH = gm->out[0], OW = gm->out[1];
+  const int64_t KH = p->win.kernel[0], KW = p->win.kernel[1];
+  const int64_t sh = p->win.stride[0], sw = p->win.stride[1], dh = p->win.dilation[0], dw = p->win.dilation[1];
+  const uint8_t *plane = c->x + (b * gm->c + m) * (size_t)(H * W);
+  const int32_t *wv = p->wdw + (int64_t)m * KH * KW;
+  int32_t *y = c->y + (b * (size_t)p->M + m) * (size_t)(OH * OW);
+  size_t slot;
+  uint32_t *acc = (uint32_t *)ci_claim(c, &slot);
+  const int32_t xz = c->xzp;
+  for (int64_t oy = 0; oy < OH; oy++) {
+    for (int64_t ox = 0; ox < OW; ox++) acc[ox] = 0;
+    for (int64_t ky = 0; ky < KH; ky++) {
+      const int64_t iy = oy * sh + ky * dh - gm->pb[0];
+      if (iy < 0 || iy >= H) continue;
+      const uint8_t *row = plane + iy * W;
+      for (int64_t kx = 0; kx < KW; kx++) {
+        const uint32_t wk = (uint32_t)wv[ky * KW + kx];
+        const int64_t off = kx * dw - gm->pb[1]; /* ix = ox * sw + off */
+        int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+        int64_t hi = W - off <= 0 ? 0 : (W - off + sw - 1) / sw;
+        if (hi > OW) hi = OW;
+        if (lo >= hi) continue;
+        if (sw == 1) {
+          for (int64_t ox = lo; ox < hi; ox++) {
+            const int32_t xv = x_signed ? (int32_t)(int8_t)row[ox + off] : (int32_t)row[ox + off];
+            acc[ox] += (uint32_t)(xv - xz) * wk;
+          }
+        } else {
+          for (int64_t ox = lo; ox < hi; ox++) {
+            const int32_t xv = x_signed ? (int32_t)(int8_t)row[ox * sw + off] : (int32_t)row[ox * sw + off];
+            acc[ox] += (uint32_t)(xv - xz) * wk;
+          }
+        }
+      }
+    }
+    for (int64_t ox = 0; ox < OW; ox++) y[oy * OW + ox] = (int32_t)acc[ox];
+  }
+  ci_release(c, slot);
+}
+
+static void ci_dw_task_u8(void *context, size_t task) { ci_dw_plane(context, task, 0); }
+static void ci_dw_task_s8(void *context, size_t task) { ci_dw_plane(context, task, 1); }
+
 static void ci_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                    const op_exec_ctx *ctx) {
-  (void)workspace;
-  (void)ctx;
   const ci_params *p = params;
   const ci_geom *gm = geom;
+  if (p->path != CI_PATH_SCALAR) {
+    ci_run_ctx c;
+    c.p = p;
+    c.gm = gm;
+    c.x = in[0].data;
+    c.y = out[0].data;
+    c.workspace = workspace;
+    c.slot_bytes = ci_slot_bytes(p, gm);
+    c.slots = ctx->threads < 1 ? 1 : ctx->threads < CI_MAX_SLOTS ? ctx->threads : CI_MAX_SLOTS;
+    for (size_t i = 0; i < c.slots; i++) atomic_init(&c.busy[i], 0);
+    c.xzp = p->x_zp_dynamic ? qk_load8(in[2].data, p->x_type, 0) : p->x_zp;
+    const int x_signed = p->x_type == Q8RT_DTYPE_INT8;
+    c.xz_raw = (uint8_t)c.xzp;
+    c.x_xor = x_signed ? 0x80 : 0;
+    c.xz_u8 = (uint32_t)(x_signed ? c.xzp + 128 : c.xzp);
+    if (p->path == CI_PATH_GEMM) {
+      q8rt_parallel_for(ctx->pool, gm->n * (size_t)p->group * gm->tiles, ci_gemm_task, &c);
+    } else {
+      q8rt_parallel_for(ctx->pool, gm->n * (size_t)p->M, x_signed ? ci_dw_task_s8 : ci_dw_task_u8, &c);
+    }
+    return;
+  }
   const int64_t H = gm->in[0], W = gm->in[1], OH = gm->out[0], OW = gm->out[1];
   const int64_t KH = p->win.kernel[0], KW = p->win.kernel[1], Mg = p->M / p->group;
   const int32_t xzp = p->x_zp_dynamic ? qk_load8(in[2].data, p->x_type, 0) : p->x_zp;
@@ -187,5 +504,6 @@ const op_def q8rt_op_conv_integer = {
     .min_opset = 10,
     .prepare = ci_prepare,
     .infer = ci_infer,
+    .workspace = ci_workspace,
     .run = ci_run,
 };

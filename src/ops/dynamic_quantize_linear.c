@@ -9,7 +9,13 @@
 #include <math.h>
 #include <string.h>
 
+#include "q8rt-kernels.h"
+#include "q8rt-isa.h"
 #include "qlinear_common.h"
+
+typedef struct dql_params {
+  int avx2;
+} dql_params;
 
 typedef struct dql_geom {
   size_t total;
@@ -20,9 +26,18 @@ static q8rt_status dql_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err)
   if (n->n_inputs != 1 || n->n_outputs != 3) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': expects 1 input and 3 outputs", n->op_type, n->name);
   }
-  ctx->kernel = "dynamic-quantize-linear-scalar";
-  ctx->reason = "ONNX Runtime's min/max parameters, MLAS quantization";
-  *out = NULL;
+  dql_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
+  if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  p->avx2 = 0;
+  ctx->kernel = "f32_qu8_vcvt_ukernel__scalar";
+#if defined(__x86_64__) || defined(_M_X64)
+  if ((ctx->isa & Q8RT_ISA_AVX2) && ctx->backend != Q8RT_BACKEND_REFERENCE) {
+    p->avx2 = 1;
+    ctx->kernel = "f32_qu8_vcvt_ukernel__avx2";
+  }
+#endif
+  ctx->reason = "ONNX Runtime's min/max parameters, MLAS quantization (QuantizeLinear's kernel)";
+  *out = p;
   return Q8RT_OK;
 }
 
@@ -47,7 +62,7 @@ static q8rt_status dql_infer(const void *params, const ir_node *n, const op_shap
 
 static void dql_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                     const op_exec_ctx *ctx) {
-  (void)params;
+  const dql_params *p = params;
   (void)workspace;
   (void)ctx;
   const size_t total = ((const dql_geom *)geom)->total;
@@ -56,8 +71,17 @@ static void dql_run(const void *params, const void *geom, const op_tensor *in, o
   int32_t zp;
   qk_dynamic_u8_params(x, total, &scale, &zp);
   uint8_t *y = out[0].data;
-  const float qlo = (float)(0 - zp), qhi = (float)(255 - zp);
-  for (size_t i = 0; i < total; i++) y[i] = (uint8_t)(q8rt_round_clamp(x[i] / scale, qlo, qhi) + zp);
+  const q8rt_f32_qint_vcvt_params kp = {scale, zp, (float)(0 - zp), (float)(255 - zp)};
+#if defined(__x86_64__) || defined(_M_X64)
+  if (p->avx2) {
+    q8rt_f32_qu8_vcvt_ukernel__avx2(total, x, y, &kp);
+  } else {
+    q8rt_f32_qu8_vcvt_ukernel__scalar(total, x, y, &kp);
+  }
+#else
+  (void)p;
+  q8rt_f32_qu8_vcvt_ukernel__scalar(total, x, y, &kp);
+#endif
   if (out[1].data != NULL) *(float *)out[1].data = scale;
   if (out[2].data != NULL) *(uint8_t *)out[2].data = (uint8_t)zp;
 }

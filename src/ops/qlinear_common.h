@@ -96,10 +96,29 @@ static inline q8rt_status qk_unary_io(const ir_graph *g, const ir_node *n, q8rt_
  *   lo = min(min(x), 0), hi = max(max(x), 0), scale = hi == lo ? 1 : (hi - lo) / 255,
  *   zp = round_half_even(clamp(0 - lo / scale, 0, 255)). NaNs are ignored by the min/max. */
 static inline void qk_dynamic_u8_params(const float *x, size_t n, float *scale, int32_t *zp) {
+  /* 16 independent lanes (the compiler keeps them in registers); NaNs fail both comparisons, and
+   * the minimum and maximum of a set do not depend on the order they are taken in */
+  float lo16[16], hi16[16];
+  for (size_t j = 0; j < 16; j++) {
+    lo16[j] = FLT_MAX;
+    hi16[j] = -FLT_MAX;
+  }
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    for (size_t j = 0; j < 16; j++) {
+      const float v = x[i + j];
+      lo16[j] = v < lo16[j] ? v : lo16[j];
+      hi16[j] = v > hi16[j] ? v : hi16[j];
+    }
+  }
   float lo = FLT_MAX, hi = -FLT_MAX;
-  for (size_t i = 0; i < n; i++) {
+  for (; i < n; i++) {
     if (x[i] < lo) lo = x[i];
     if (x[i] > hi) hi = x[i];
+  }
+  for (size_t j = 0; j < 16; j++) {
+    if (lo16[j] < lo) lo = lo16[j];
+    if (hi16[j] > hi) hi = hi16[j];
   }
   if (lo > 0.0f) lo = 0.0f;
   if (hi < 0.0f) hi = 0.0f;

@@ -156,6 +156,13 @@ CI_CASES = [
     ((2, 6, 7, 7), (4, 3, 1, 3), {"group": 2, "pads": [0, 1, 0, 1], "dilations": [1, 2]}, np.uint8, np.int8, False),
     ((1, 4, 11), (5, 4, 3), {"auto_pad": "SAME_UPPER", "strides": [2]}, np.uint8, np.uint8, False),
     ((1, 16, 6, 6), (24, 16, 1, 1), {}, np.int8, np.int8, False),
+    # several im2col tiles, a partial channel block, uint8 weights with per-channel zero points
+    ((1, 16, 20, 20), (40, 16, 3, 3), {"pads": [1, 1, 1, 1]}, np.uint8, np.uint8, True),
+    ((1, 64, 30, 30), (48, 64, 1, 1), {}, np.uint8, np.uint8, True),
+    ((1, 64, 30, 30), (48, 64, 1, 1), {}, np.uint8, np.int8, False),
+    ((2, 12, 9, 9), (18, 4, 3, 3), {"group": 3, "strides": [2, 2], "pads": [1, 0, 1, 2]}, np.int8, np.uint8, True),
+    ((1, 6, 13, 11), (6, 1, 3, 3), {"group": 6, "strides": [2, 2], "pads": [1, 1, 1, 1], "dilations": [2, 1]},
+     np.int8, np.int8, True),
 ]
 
 
@@ -171,12 +178,37 @@ def test_conv_integer(case, tmp_path):
         wz = rng.integers(wlo, whi + 1, wshape[0]).astype(tw) if pc else zp_of(tw, int(rng.integers(wlo, whi + 1)))
         inits = {"w": w, "xz": zp_of(tx, int(rng.integers(xlo, xhi + 1))), "wz": wz}
         m = single_node_model("ConvInteger", ["x", "w", "xz", "wz"], {"x": x}, inits, attrs=attrs, opset=11)
+        path = h.save_model(m, tmp_path / f"ci{k}.onnx")
         if pc:  # ORT: "Non per-tensor quantization is not supported now": exact NumPy reference
-            path = h.save_model(m, tmp_path / f"ci{k}.onnx")
             res = h.run_q8rt(path, {"x": h.save_npy(tmp_path / f"ci{k}_x.npy", x)}, tmp_path / f"ci{k}_out").assert_ok()
-            h.assert_same_bytes(res.output("y"), conv_integer_ref(x, w, inits["xz"], wz, attrs), "ConvInteger")
+            want = res.output("y")
+            h.assert_same_bytes(want, conv_integer_ref(x, w, inits["xz"], wz, attrs), "ConvInteger")
         else:
-            check(tmp_path, f"ci{k}", m, {"x": x})
+            want = check(tmp_path, f"ci{k}", m, {"x": x})[0]
+        # the GEMM/depthwise routes at any thread count and the reference backend's loop agree
+        for j, extra in enumerate([["--threads", "3"], ["--backend", "reference"], ["--backend", "avx2"]]):
+            res = h.run_q8rt(path, {"x": h.save_npy(tmp_path / f"ci{k}_x.npy", x)}, tmp_path / f"ci{k}_{j}",
+                             extra=extra).assert_ok()
+            h.assert_same_bytes(res.output("y"), want, f"ConvInteger {' '.join(extra)}")
+
+
+def test_conv_integer_dynamic_zero_point(tmp_path):
+    """x_zero_point from DynamicQuantizeLinear (as in dynamically quantized models) vs ORT."""
+    rng = np.random.default_rng(62)
+    x = rng.normal(0.3, 2.0, (1, 24, 14, 14)).astype(np.float32)
+    for tw, shape, group in [(np.uint8, (32, 24, 3, 3), 1), (np.int8, (32, 24, 1, 1), 1), (np.uint8, (24, 1, 5, 5), 24)]:
+        w = rand8(rng, shape, tw)
+        wlo, whi = h.qrange(tw)
+        nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"]),
+                 helper.make_node("ConvInteger", ["xq", "w", "xz", "wz"], ["y"], pads=[1, 1, 1, 1] if shape[2] == 3
+                                  else [2, 2, 2, 2] if shape[2] == 5 else [0, 0, 0, 0], group=group)]
+        g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.INT32, None)],
+                              [numpy_helper.from_array(w, "w"),
+                               numpy_helper.from_array(zp_of(tw, int(rng.integers(wlo, whi + 1))), "wz")])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 11)])
+        m.ir_version = 7
+        check(tmp_path, f"dci{group}{np.dtype(tw).name}", m, {"x": x})
 
 
 def conv_integer_ref(x, w, xz, wz, attrs):

@@ -453,3 +453,130 @@ Q8RT_TEST(gemm_pairs_safe_proof) {
   CHECK(!q8rt_qu8_qc8w_gemm_pairs_safe(64, 64, w));
   return 0;
 }
+
+/* ---- int32-output variants (Q8RT_GEMM_UKERNEL_I32) ---------------------------------------------- */
+
+typedef struct gemm_i32_variant {
+  const char *name;
+  q8rt_qu8_gemm_ukernel_fn fn;
+  unsigned isa;
+  size_t mr, nr;
+} gemm_i32_variant;
+
+#define Q8RT_GEMM_UKERNEL(isa, fn, mr, nr)
+#define Q8RT_GEMM_UKERNEL_I32(isa, fn, mr, nr) {#fn, fn, isa, mr, nr},
+static const gemm_i32_variant g_i32_variants[] = {
+#include "qu8-qc8w-gemm/qu8-qc8w-gemm.inc"
+    {NULL, NULL, 0, 0, 0},
+};
+#undef Q8RT_GEMM_UKERNEL
+#undef Q8RT_GEMM_UKERNEL_I32
+
+/* One case: the scalar twin against an int64 loop wrapped to int32 and, with fn, fn against the
+ * twin; exact-size int32 outputs with sentinels between rows (c_stride in bytes). */
+static int check_i32_case(const gemm_case *t, size_t nr, q8rt_qu8_gemm_ukernel_fn fn, const char *name) {
+  gemm_data d;
+  memset(&d, 0, sizeof(d));
+  int rc = 1;
+  const size_t c_size = (t->mr - 1) * t->c_stride + t->nc * sizeof(int32_t);
+  uint8_t *sc = malloc(c_size), *vc = malloc(c_size);
+  void *packed = malloc(q8rt_qu8_qc8w_gemm_packed_size(t->nc, t->kc, nr));
+  if (!sc || !vc || !packed || !gen_data(t, &d)) goto done;
+  const int32_t x_zp_u8 = t->x_signed ? t->x_zp + 128 : t->x_zp;
+  q8rt_qu8_qc8w_gemm_pack(t->nc, t->kc, nr, d.w, d.bias, d.scale, x_zp_u8, packed);
+  q8rt_qu8_requant_params p;
+  make_params(t, &p);
+  memset(sc, SENTINEL, c_size);
+  memset(vc, SENTINEL, c_size);
+  q8rt_qu8_qc8w_gemm_i32_ukernel__scalar(t->mr, t->nc, t->kc, d.a, t->a_stride, packed, sc, t->c_stride, &p, nr);
+  for (size_t m = 0; m < t->mr; m++) {
+    for (size_t n = 0; n < t->nc; n++) {
+      int64_t acc = d.bias ? d.bias[n] : 0;
+      for (size_t k = 0; k < t->kc; k++) {
+        const uint8_t raw = d.a[m * t->a_stride + k];
+        const int64_t x = t->x_signed ? (int64_t)(int8_t)raw : (int64_t)raw;
+        acc += (x - t->x_zp) * (int64_t)d.w[n * t->kc + k];
+      }
+      int32_t got;
+      memcpy(&got, sc + m * t->c_stride + n * sizeof(int32_t), sizeof(got));
+      if (got != (int32_t)(uint32_t)(uint64_t)acc) {
+        report("i32 scalar != reference", t, nr);
+        goto done;
+      }
+    }
+    for (size_t i = t->nc * sizeof(int32_t); m + 1 < t->mr && i < t->c_stride; i++) {
+      if (sc[m * t->c_stride + i] != SENTINEL) {
+        report("i32 scalar wrote between rows", t, nr);
+        goto done;
+      }
+    }
+  }
+  if (fn != NULL) {
+    fn(t->mr, t->nc, t->kc, d.a, t->a_stride, packed, vc, t->c_stride, &p);
+    if (memcmp(vc, sc, c_size) != 0) {
+      report(name, t, nr);
+      goto done;
+    }
+  }
+  rc = 0;
+done:
+  free(sc);
+  free(vc);
+  free(packed);
+  free_data(&d);
+  return rc;
+}
+
+static int sweep_i32(size_t mr_max, size_t nr, q8rt_qu8_gemm_ukernel_fn fn, const char *name) {
+  const size_t ncs[] = {1, nr - 1, nr, nr + 1, 2 * nr + 3, 3 * nr};
+  for (size_t mr = 1; mr <= mr_max; mr++) {
+    for (size_t ni = 0; ni < sizeof(ncs) / sizeof(ncs[0]); ni++) {
+      if (ncs[ni] == 0) continue;
+      for (size_t ki = 0; ki < sizeof(k_kc) / sizeof(k_kc[0]); ki++) {
+        gemm_case t;
+        t.mr = mr;
+        t.nc = ncs[ni];
+        t.kc = k_kc[ki];
+        t.a_stride = t.kc + ((rnd() & 1) ? 0 : 13);
+        t.c_stride = t.nc * sizeof(int32_t) + ((rnd() & 1) ? 0 : 12);
+        random_quant(&t);
+        if (check_i32_case(&t, nr, fn, name)) return 1;
+      }
+    }
+  }
+  /* extremes, a full-range bias (wrap-around) and a large K */
+  for (int i = 0; i < 8; i++) {
+    gemm_case t;
+    t.mr = mr_max;
+    t.nc = 2 * nr + 3;
+    t.kc = i < 4 ? 67 : 4607 + (size_t)(i & 1);
+    t.a_stride = t.kc + 3;
+    t.c_stride = t.nc * sizeof(int32_t) + 20;
+    random_quant(&t);
+    t.a_mode = i % 2 ? A_MIN_MAX : A_MAX;
+    t.w_mode = i % 4 < 2 ? W_EXTREME : W_MIN;
+    t.b_mode = B_FULL;
+    if (check_i32_case(&t, nr, fn, name)) return 1;
+  }
+  return 0;
+}
+
+Q8RT_TEST(gemm_i32_scalar_vs_reference) {
+  const size_t nrs[] = {1, 8, 16, 32};
+  for (size_t i = 0; i < sizeof(nrs) / sizeof(nrs[0]); i++) CHECK(sweep_i32(3, nrs[i], NULL, "scalar") == 0);
+  return 0;
+}
+
+Q8RT_TEST(gemm_i32_variants_vs_scalar) {
+  for (const gemm_i32_variant *v = g_i32_variants; v->name != NULL; v++) {
+    if (!isa_supported(v->isa)) {
+      printf("     skip %s (CPU lacks its ISA)\n", v->name);
+      continue;
+    }
+    if (sweep_i32(v->mr, v->nr, v->fn, v->name)) {
+      fprintf(stderr, "  variant %s failed\n", v->name);
+      return 1;
+    }
+  }
+  return 0;
+}
