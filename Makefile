@@ -246,18 +246,27 @@ test-san:
 	$(MAKE) SAN=1 test-unit
 	$(MAKE) SAN=1 test-python PYTEST_ARGS="$(SAN_PYTEST_ARGS)"
 
-FUZZ_BIN := build/fuzz/fuzz-load
+# Three libFuzzer targets (tests/fuzz/): load (model bytes), run (valid models x fuzzed bindings,
+# thread counts, arenas), struct (structure-aware mutations of parsed models). `make test` runs
+# each briefly; longer runs: make fuzz FUZZ_SECONDS=600 FUZZ_NICE=1.
+FUZZ_TARGETS := load run struct
+FUZZ_BINS := $(patsubst %,build/fuzz/fuzz-%,$(FUZZ_TARGETS))
 FUZZ_SECONDS ?= 60
+FUZZ_NICE ?= 0
+FUZZ_SECONDS_RUN ?= $(if $(filter 60,$(FUZZ_SECONDS)),45,$(FUZZ_SECONDS))
+FUZZ_SECONDS_STRUCT ?= $(FUZZ_SECONDS_RUN)
 # The library is built with clang and -fsanitize=fuzzer-no-link into build/fuzz (per-file ISA
-# flags as usual); only the target links libFuzzer's main.
+# flags as usual); only the targets link libFuzzer's main.
 fuzz-lib: | $(DEPS_STAMP)
 	$(MAKE) FUZZ=1 liba
-$(FUZZ_BIN): tests/fuzz/fuzz_load.c fuzz-lib
-	clang $(BASEFLAGS) $(CPPFLAGS_Q) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	  -o $@ tests/fuzz/fuzz_load.c build/fuzz/libq8rt.a $(LDLIBS_Q)
+build/fuzz/fuzz-%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_util.h fuzz-lib
+	clang $(BASEFLAGS) $(WARN) $(CPPFLAGS_Q) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	  -o $@ $< build/fuzz/libq8rt.a $(LDLIBS_Q)
 
-fuzz: $(FUZZ_BIN) $(VENV_PY)
-	bash tests/fuzz/run-fuzz.sh $(FUZZ_BIN) $(FUZZ_SECONDS)
+fuzz: $(FUZZ_BINS) $(VENV_PY)
+	FUZZ_NICE=$(FUZZ_NICE) bash tests/fuzz/run-fuzz.sh load build/fuzz/fuzz-load $(FUZZ_SECONDS)
+	FUZZ_NICE=$(FUZZ_NICE) bash tests/fuzz/run-fuzz.sh run build/fuzz/fuzz-run $(FUZZ_SECONDS_RUN)
+	FUZZ_NICE=$(FUZZ_NICE) bash tests/fuzz/run-fuzz.sh struct build/fuzz/fuzz-struct $(FUZZ_SECONDS_STRUCT)
 
 # aarch64 under emulation, from an x86-64 host: cross-build into build/aarch64, run the unit and
 # kernel tests under qemu-aarch64 as a Cortex-A53 (NEON), a Cortex-A76 (dot product) and `max`

@@ -172,6 +172,11 @@ static q8rt_status read_type(loader *L, const Onnx__ValueInfoProto *vi, const ch
           return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "%s '%.200s' has negative dimension %lld at axis %d", kind,
                            name, (long long)dim->dim_value, i);
         }
+        if (dim->dim_value > Q8RT_MAX_ELEMENTS) {
+          return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
+                           "%s '%.200s' has dimension %lld at axis %d, more than a tensor may have (%lld elements)",
+                           kind, name, (long long)dim->dim_value, i, (long long)Q8RT_MAX_ELEMENTS);
+        }
         dims[i] = dim->dim_value;
       } else if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && dim->dim_param != NULL &&
                  dim->dim_param[0] != '\0') {

@@ -107,6 +107,8 @@ void op_lookup_table_apply(const uint8_t *table, size_t channels, size_t outer, 
 
 /* The op that runs `node` at its opset, or NULL. */
 const op_def *op_find(const ir_node *node);
+/* The i-th registered op, NULL past the last (the structure-aware fuzzer draws op types here). */
+const op_def *op_registry_at(size_t i);
 
 /* Name of an ONNX element type number for messages ("float16", "float8e4m3fn", ...). */
 const char *op_onnx_type_name(int32_t dtype);

@@ -73,6 +73,12 @@ q8rt_status op_window_output(const op_window *w, const ir_node *n, int axis, int
                              int64_t *pad_begin, int64_t *pad_end, q8rt_error *err) {
   const int64_t k = w->kernel[axis], s = w->stride[axis], d = w->dilation[axis];
   int64_t o = -1, pb = 0, pe = 0;
+  /* Every operand is at most 2^31 (tensor sizes) or max_value (attributes, <= 2^24 by the
+   * callers), so the sums and products below stay far inside int64. */
+  if (in > Q8RT_MAX_ELEMENTS) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': input size %lld on spatial axis %d is too large", n->op_type,
+                     n->name, (long long)in, axis);
+  }
   if (in >= 0 && k >= 0) {
     const int64_t ek = (k - 1) * d + 1; /* dilated kernel extent */
     int too_small;

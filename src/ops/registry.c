@@ -32,6 +32,8 @@ const op_def *op_find(const ir_node *node) {
   return NULL;
 }
 
+const op_def *op_registry_at(size_t i) { return i < sizeof(g_ops) / sizeof(g_ops[0]) ? g_ops[i] : NULL; }
+
 const char *op_onnx_type_name(int32_t dtype) {
   static const char *const names[] = {"undefined",      "float32",  "uint8",        "int8",           "uint16",
                                       "int16",          "int32",    "int64",        "string",         "bool",

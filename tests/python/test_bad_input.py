@@ -177,6 +177,8 @@ def bad_model_cases():
                                             [NODE])
     c["input_dims_overflow_size_t"] = (quant_model(x_shape=[2**40, 2**40]), [IN, QNODE])
     c["conv_input_dims_overflow"] = (conv_model(x_shape=[2**32, 3, 2**32, 2**32]), [IN, NODE])
+    # found by fuzz_struct: the dim reached the window arithmetic and overflowed int64 there
+    c["conv_input_dim_int64_max"] = (conv_model(x_shape=[1, 3, 2**63 - 1, 8]), [IN])
     c["negative_input_dim"] = (conv_model(x_shape=[1, 3, -8, 8]), [IN, NODE])
     c["weight_dims_huge_tiny_raw_data"] = (conv_model(inits_override={"W_filter": raw_tensor(
         "", TensorProto.INT8, [2**31, 2**31, 3, 3], b"\x01" * 9)}), ["W_filter", NODE])
