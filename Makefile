@@ -5,12 +5,14 @@
 #   make demo       build and run a quantized conv model through q8rt-run
 #   make install PREFIX=/usr/local
 #
-# SAN=1 builds into build/san with -fsanitize=address,undefined.
+# SAN=1 builds into build/san with -fsanitize=address,undefined; TSAN=1 into build/tsan with
+# -fsanitize=thread (make test-tsan runs the threaded unit tests there).
 
 CC ?= cc
 PREFIX ?= /usr/local
 PYTHON ?= python3
 SAN ?= 0
+TSAN ?= 0
 FUZZ ?= 0
 WERROR ?= 1
 
@@ -45,6 +47,10 @@ endif
 ifeq ($(FUZZ),1)
 BUILD ?= build/fuzz
 SANFLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+OPT ?= -O1 -g
+else ifeq ($(TSAN),1)
+BUILD ?= build/tsan
+SANFLAGS := -fsanitize=thread -fno-omit-frame-pointer
 OPT ?= -O1 -g
 else ifeq ($(SAN),1)
 BUILD ?= $(BUILD_ROOT)/san
@@ -129,13 +135,13 @@ VENV_PY := $(VENV)/bin/python
 DEPS_STAMP ?= build/.deps-ok
 DEPS_SCRIPT ?= third_party/install-deps.sh
 
-.PHONY: test-aarch64 all lib liba fuzz-lib models test test-unit test-python test-san fuzz demo install proto deps venv clean help format format-check
+.PHONY: test-aarch64 all lib liba fuzz-lib models test test-unit test-python test-san test-tsan fuzz demo install proto deps venv clean help format format-check
 all: $(DEPS_STAMP) $(LIB_A) $(LIB_SO) $(RUNNER) $(BENCH_BIN) $(EMBED_BIN) $(OCR_DEMO_BIN) $(if $(CROSS_BUILD),,$(OCR_LIB))
 lib: $(LIB_A) $(LIB_SO)
 liba: $(LIB_A)
 
 help:
-	@sed -n '1,12p' Makefile
+	@sed -n '1,9p' Makefile
 
 # ---- system dependencies (Debian packages) -------------------------------------------------------
 $(DEPS_STAMP): $(DEPS_SCRIPT)
@@ -242,6 +248,14 @@ test-unit: $(UNIT_BIN)
 test-python: all $(VENV_PY) $(MODELS_STAMP) $(FAMILIES_STAMP)
 	Q8RT_RUN=$(abspath $(RUNNER)) Q8RT_BUILD=$(abspath $(BUILD)) $(VENV_PY) -m pytest -q tests/python $(PYTEST_ARGS)
 
+# The unit tests that use threads (tests/unit/test_threads.c, the thread pool's, the shared-model
+# one) under ThreadSanitizer. tests/tsan.supp may only name third-party code, with the reason.
+TSAN_TESTS := threads_ threadpool_ model_is_shared_by_threads
+test-tsan:
+	$(MAKE) TSAN=1 build/tsan/tests/unit-tests
+	TSAN_OPTIONS="halt_on_error=1 abort_on_error=0 exitcode=66 second_deadlock_stack=1 suppressions=$(abspath tests/tsan.supp)" \
+	  build/tsan/tests/unit-tests $(TSAN_TESTS)
+
 test-san:
 	$(MAKE) SAN=1 test-unit
 	$(MAKE) SAN=1 test-python PYTEST_ARGS="$(SAN_PYTEST_ARGS)"
@@ -287,6 +301,7 @@ test: all $(VENV_PY)
 	$(MAKE) test-unit
 	$(MAKE) test-python
 	$(MAKE) test-san
+	$(MAKE) test-tsan
 	$(MAKE) fuzz
 ifeq ($(HOST_ARCH)$(CROSS_BUILD),x86_64)
 	$(MAKE) test-aarch64
@@ -325,6 +340,6 @@ format-check: | $(DEPS_STAMP)
 	@clang-format --dry-run -Werror $(FORMAT_FILES) && echo "format-check: $(words $(FORMAT_FILES)) files follow .clang-format"
 
 clean:
-	rm -rf build/obj build/san build/fuzz build/tests build/examples build/*.a build/*.so build/*.so.* build/q8rt-run
+	rm -rf build/obj build/san build/tsan build/fuzz build/tests build/examples build/*.a build/*.so build/*.so.* build/q8rt-run
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

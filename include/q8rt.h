@@ -25,8 +25,9 @@
  *   *_options_init() to fill the defaults. Passing NULL options means all defaults.
  * - The library never prints, never calls abort() or exit(), and keeps no global mutable state
  *   beyond a one-time, thread-safe CPU feature detection.
- * - Memory comes from the allocator in the options (default: malloc/free). A run allocates
- *   nothing: all buffers are planned when input shapes are bound.
+ * - Memory comes from the allocator in the options (default: malloc/free), counted per model and
+ *   per session and optionally capped (see "Memory accounting"). A run allocates nothing: all
+ *   buffers are planned when input shapes are bound.
  */
 #ifndef Q8RT_H
 #define Q8RT_H
@@ -143,6 +144,12 @@ typedef struct q8rt_model_options {
   /* 1: run islands of elementwise ops on an 8-bit tensor node by node instead of as one 256-entry
    * table (the tables give the same bytes; this is for checking them, and slower). */
   int no_tables;
+  /* Cap on the bytes the model holds (graph, constants, packed weights, plan, explain text) and
+   * needs on the way while loading (the decoded protobuf; for q8rt_model_load_file also the file's
+   * bytes), as counted at the allocator (see "Memory accounting" below). 0 (default): no cap.
+   * A load that would exceed it fails with Q8RT_ERROR_OUT_OF_MEMORY and a message giving the
+   * limit and the step that could not allocate. */
+  size_t max_memory_bytes;
 } q8rt_model_options;
 
 Q8RT_API void q8rt_model_options_init(q8rt_model_options *options);
@@ -205,6 +212,10 @@ typedef struct q8rt_session_options {
   int threads;                     /* worker threads; 0 or 1 = run on the caller's thread */
   size_t max_arena_bytes;          /* refuse shapes whose plan needs more; 0 = no limit */
   int profile;                     /* 1: record time per step (q8rt_session_profile) */
+  /* Cap on the bytes the session holds: arena, bookkeeping, thread pool, XNNPACK operators (see
+   * "Memory accounting"). 0 (default): no cap. Creating the session or binding shapes that would
+   * exceed it fails with Q8RT_ERROR_OUT_OF_MEMORY and a message giving the limit. */
+  size_t max_memory_bytes;
 } q8rt_session_options;
 
 Q8RT_API void q8rt_session_options_init(q8rt_session_options *options);
@@ -239,6 +250,28 @@ Q8RT_API q8rt_status q8rt_session_run(q8rt_session *session, q8rt_error *error);
  * valid until the next set_input, run or free. */
 Q8RT_API q8rt_status q8rt_session_get_output(q8rt_session *session, size_t index, q8rt_tensor_info *info,
                                              const void **data, size_t *nbytes, q8rt_error *error);
+
+/* Memory accounting. Each model and each session counts what it holds at its allocator: the
+ * allocator of its options, or for a session without one the model's (the caller's allocator, or
+ * malloc/free). q8rt_model_memory / q8rt_session_memory return the bytes held now; the
+ * max_memory_bytes options cap them. Counted, and passed to the caller's allocator: everything
+ * q8rt allocates (IR, constants, packed weights, plan, protobuf decoding, arena, q8rt's thread
+ * pool) and XNNPACK's operators with their packed weights and indirection buffers — q8rt
+ * initializes XNNPACK with an allocator that hands each of XNNPACK's allocations to the session
+ * whose step is creating, setting up or deleting the operator.
+ * Not counted (the remaining gap):
+ * - pthreadpool's pool object, created with malloc for sessions with threads > 1 whose plan has
+ *   XNNPACK steps (its API takes no allocator; a few cache lines per thread);
+ * - thread stacks of both pools (mapped by the OS, threads - 1 per session);
+ * - process-wide, once: cpuinfo's CPU tables and XNNPACK's initialization; if the application
+ *   initialized XNNPACK itself before q8rt, XNNPACK keeps the application's allocator and its
+ *   operators' memory is not counted either;
+ * - XNNPACK allocations made outside any q8rt session (none in the XNNPACK version q8rt builds
+ *   against) go to malloc and are counted process-wide by q8rt_unaccounted_bytes(). */
+Q8RT_API size_t q8rt_model_memory(const q8rt_model *model);
+Q8RT_API size_t q8rt_session_memory(const q8rt_session *session);
+/* Bytes q8rt knows were allocated outside every allocator hook and are still held (see above). */
+Q8RT_API size_t q8rt_unaccounted_bytes(void);
 
 /* Bytes of activation memory the session's plan uses (after shapes are bound), 0 before. */
 Q8RT_API size_t q8rt_session_arena_size(const q8rt_session *session);

@@ -27,14 +27,90 @@
 
 /* ---- initialization ------------------------------------------------------------------------ */
 
+/* XNNPACK takes one allocator for the whole process (the first xnn_initialize wins) and calls it
+ * without saying for which operator. q8rt gives it this one: each allocation goes to the q8rt
+ * allocator the calling thread has set (tl_owner: the session's, for the duration of an operator's
+ * create, setup, run and delete, all on the session's thread), so XNNPACK's memory is counted by
+ * the session's meter and comes from the caller's allocator. Each block starts with a header
+ * recording where it came from, so frees and reallocations go back to the same allocator whatever
+ * the thread. An allocation with no owner set (none known) goes to malloc and is counted in
+ * g_unowned, reported by q8rt_unaccounted_bytes(). */
+static _Thread_local const q8rt_allocator *tl_owner;
+static _Atomic size_t g_unowned;
+
+typedef struct xnn_block {
+  const q8rt_allocator *owner; /* NULL: the default allocator, counted in g_unowned */
+  void *base;                  /* what the allocator returned */
+  size_t total;                /* bytes asked of it */
+  size_t size;                 /* bytes XNNPACK asked for */
+} xnn_block;
+
+static xnn_block *block_of(void *p) { return (xnn_block *)p - 1; }
+
+static void *xa_aligned_allocate(void *ctx, size_t alignment, size_t size) {
+  (void)ctx;
+  if (alignment < 16) alignment = 16;
+  if (alignment > 4096 || (alignment & (alignment - 1)) != 0) return NULL;
+  const size_t header = (sizeof(xnn_block) + alignment - 1) & ~(alignment - 1);
+  size_t total;
+  if (!q8rt_add_size(header, size, &total)) return NULL;
+  const q8rt_allocator *owner = tl_owner;
+  char *base = q8rt_alloc(owner != NULL ? owner : q8rt_default_allocator(), total, alignment);
+  if (base == NULL) return NULL;
+  if (owner == NULL) atomic_fetch_add(&g_unowned, total);
+  char *p = base + header;
+  xnn_block *b = block_of(p);
+  b->owner = owner;
+  b->base = base;
+  b->total = total;
+  b->size = size;
+  return p;
+}
+
+static void xa_deallocate(void *ctx, void *p) {
+  (void)ctx;
+  if (p == NULL) return;
+  xnn_block *b = block_of(p);
+  const q8rt_allocator *owner = b->owner;
+  void *base = b->base;
+  const size_t total = b->total;
+  if (owner == NULL) atomic_fetch_sub(&g_unowned, total);
+  q8rt_free(owner != NULL ? owner : q8rt_default_allocator(), base, total);
+}
+
+static void *xa_allocate(void *ctx, size_t size) { return xa_aligned_allocate(ctx, 16, size); }
+
+static void *xa_reallocate(void *ctx, void *p, size_t size) {
+  if (p == NULL) return xa_allocate(ctx, size);
+  xnn_block *b = block_of(p);
+  /* the new block goes where the old one came from */
+  const q8rt_allocator *saved = tl_owner;
+  tl_owner = b->owner;
+  void *q = xa_allocate(ctx, size);
+  tl_owner = saved;
+  if (q == NULL) return NULL;
+  memcpy(q, p, b->size < size ? b->size : size);
+  xa_deallocate(ctx, p);
+  return q;
+}
+
+static const struct xnn_allocator g_xnn_allocator = {
+    NULL, xa_allocate, xa_reallocate, xa_deallocate, xa_aligned_allocate, xa_deallocate,
+};
+
+size_t q8rt_unaccounted_bytes(void) { return atomic_load(&g_unowned); }
+
+/* Sets the owner of XNNPACK's allocations on this thread for a scope; returns the previous one. */
+static const q8rt_allocator *owner_enter(const q8rt_allocator *a) {
+  const q8rt_allocator *prev = tl_owner;
+  tl_owner = a;
+  return prev;
+}
+
 static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
 static bool g_init_ok;
 
-static void init_once(void) {
-  /* NULL: XNNPACK's default allocator. XNNPACK keeps the first allocator for the whole process,
-   * so a per-model q8rt allocator could not be honoured anyway. */
-  g_init_ok = xnn_initialize(NULL) == xnn_status_success;
-}
+static void init_once(void) { g_init_ok = xnn_initialize(&g_xnn_allocator) == xnn_status_success; }
 
 bool q8rt_xnn_init(void) {
   if (pthread_once(&g_init_once, init_once) != 0) return false;
@@ -241,11 +317,13 @@ q8rt_status q8rt_xnn_conv_setup(q8rt_xnn_conv *c, const void *x, void *y, pthrea
   c->pool = pool;
   const void *in = c->x_xor ? (const void *)c->x_scratch : x;
   enum xnn_status s;
+  const q8rt_allocator *prev = owner_enter(c->allocator);
   if (c->kind == ROUTE_QC8) {
     s = xnn_setup_convolution2d_nhwc_qc8(c->op, c->batch, c->in_h, c->in_w, (const int8_t *)in, (int8_t *)y, pool);
   } else {
     s = xnn_setup_convolution2d_nhwc_qu8(c->op, c->batch, c->in_h, c->in_w, (const uint8_t *)in, (uint8_t *)y, pool);
   }
+  owner_enter(prev);
   if (s != xnn_status_success) return from_xnn(s, err, "convolution setup");
   c->ready = true;
   return Q8RT_OK;
@@ -299,6 +377,7 @@ q8rt_status q8rt_xnn_conv_create(const q8rt_xnn_conv_desc *d, const q8rt_allocat
   }
 
   enum xnn_status s;
+  const q8rt_allocator *prev = owner_enter(a);
   if (r.kind == ROUTE_QC8) {
     const float *ks = d->w_scale;
     if (d->w_scale_count != r.m) {
@@ -317,6 +396,7 @@ q8rt_status q8rt_xnn_conv_create(const q8rt_xnn_conv_desc *d, const q8rt_allocat
         d->dilation_h, d->dilation_w, (uint32_t)d->groups, d->group_in_c, d->group_out_c, r.c, r.m, (uint8_t)r.x_zp,
         d->x_scale, (uint8_t)r.w_zp, d->w_scale[0], wt, d->bias, (uint8_t)r.y_zp, d->y_scale, 0, UINT8_MAX, 0, &c->op);
   }
+  owner_enter(prev);
   if (s != xnn_status_success) {
     c->op = NULL;
     st = from_xnn(s, err, "convolution create");
@@ -377,7 +457,9 @@ q8rt_status q8rt_xnn_conv_run(q8rt_xnn_conv *c, q8rt_error *err) {
   if (c->x_xor) xor_bytes(c->x_scratch, c->x, c->x_bytes, c->x_xor);
   fp_mode mode;
   enter_nearest(&mode);
+  const q8rt_allocator *prev = owner_enter(c->allocator);
   const enum xnn_status s = xnn_run_operator(c->op, c->pool);
+  owner_enter(prev);
   leave_nearest(&mode);
   if (s != xnn_status_success) return from_xnn(s, err, "convolution run");
   if (c->y_xor) xor_bytes(c->y, c->y, c->y_bytes, c->y_xor);
@@ -391,7 +473,11 @@ const char *q8rt_xnn_conv_route(const q8rt_xnn_conv *c) {
 
 void q8rt_xnn_conv_free(q8rt_xnn_conv *c) {
   if (c == NULL) return;
-  if (c->op != NULL) xnn_delete_operator(c->op);
+  if (c->op != NULL) {
+    const q8rt_allocator *prev = owner_enter(c->allocator);
+    xnn_delete_operator(c->op);
+    owner_enter(prev);
+  }
   if (c->x_scratch != NULL) q8rt_free(c->allocator, c->x_scratch, c->x_bytes + SCRATCH_SLACK);
   q8rt_free(c->allocator, c, sizeof(*c));
 }

@@ -158,6 +158,64 @@ void q8rt_free(const q8rt_allocator *a, void *ptr, size_t size) {
   if (ptr != NULL) a->free(a->user_data, ptr, size);
 }
 
+/* ---- meter --------------------------------------------------------------------------------- */
+
+bool q8rt_meter_charge(q8rt_meter *m, size_t size) {
+  size_t cur = atomic_load_explicit(&m->used, memory_order_relaxed), next;
+  do {
+    if (!q8rt_add_size(cur, size, &next) || (m->limit != 0 && next > m->limit)) {
+      atomic_store_explicit(&m->refused, size, memory_order_relaxed);
+      return false;
+    }
+  } while (!atomic_compare_exchange_weak_explicit(&m->used, &cur, next, memory_order_relaxed, memory_order_relaxed));
+  size_t peak = atomic_load_explicit(&m->peak, memory_order_relaxed);
+  while (next > peak &&
+         !atomic_compare_exchange_weak_explicit(&m->peak, &peak, next, memory_order_relaxed, memory_order_relaxed)) {
+  }
+  return true;
+}
+
+void q8rt_meter_release(q8rt_meter *m, size_t size) { atomic_fetch_sub_explicit(&m->used, size, memory_order_relaxed); }
+
+static void *meter_alloc(void *ud, size_t size, size_t alignment) {
+  q8rt_meter *m = ud;
+  if (!q8rt_meter_charge(m, size)) return NULL;
+  void *p = m->under.alloc(m->under.user_data, size, alignment);
+  if (p == NULL) q8rt_meter_release(m, size);
+  return p;
+}
+
+static void meter_free(void *ud, void *ptr, size_t size) {
+  q8rt_meter *m = ud;
+  m->under.free(m->under.user_data, ptr, size);
+  q8rt_meter_release(m, size);
+}
+
+void q8rt_meter_init(q8rt_meter *m, const q8rt_allocator *under, size_t limit) {
+  m->under = *under;
+  m->limit = limit;
+  atomic_init(&m->used, 0);
+  atomic_init(&m->peak, 0);
+  atomic_init(&m->refused, 0);
+  m->iface.alloc = meter_alloc;
+  m->iface.free = meter_free;
+  m->iface.user_data = m;
+}
+
+q8rt_status q8rt_meter_failure(const q8rt_meter *m, q8rt_status st, const char *what, q8rt_error *err) {
+  const size_t refused = atomic_load(&m->refused);
+  if (st == Q8RT_OK || refused == 0) return st;
+  char was[200] = "";
+  if (err != NULL) {
+    memcpy(was, err->message, sizeof(was) - 1);
+    was[sizeof(was) - 1] = '\0';
+  }
+  return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY,
+                   "%s exceeds its memory limit of %zu bytes (%zu in use, %zu more requested); the step that failed "
+                   "said: %s",
+                   what, m->limit, (size_t)atomic_load(&m->used), refused, was);
+}
+
 /* ---- pool ---------------------------------------------------------------------------------- */
 
 struct q8rt_pool_chunk {

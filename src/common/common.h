@@ -2,6 +2,7 @@
 #ifndef Q8RT_COMMON_H
 #define Q8RT_COMMON_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,6 +28,28 @@ const q8rt_allocator *q8rt_default_allocator(void);
 void *q8rt_alloc(const q8rt_allocator *a, size_t size, size_t alignment);
 void *q8rt_calloc(const q8rt_allocator *a, size_t count, size_t elem_size); /* zeroed, 16-aligned, overflow-checked */
 void q8rt_free(const q8rt_allocator *a, void *ptr, size_t size);
+
+/* An accounting allocator in front of the caller's: what the library allocates through `iface`
+ * is counted in `used` (high-water mark in `peak`) and passed to `under`. With a limit, an
+ * allocation that would take `used` past it fails without reaching `under` and is recorded in
+ * `refused` (so the failing call can say that the limit, not the system, ran out). The counters
+ * are atomic: a session's XNNPACK steps and pool may allocate from other threads. The meter must
+ * not move after q8rt_meter_init (iface.user_data points at it). */
+typedef struct q8rt_meter {
+  q8rt_allocator iface;
+  q8rt_allocator under;
+  size_t limit; /* 0: none */
+  _Atomic size_t used, peak, refused;
+} q8rt_meter;
+
+void q8rt_meter_init(q8rt_meter *m, const q8rt_allocator *under, size_t limit);
+/* Count `size` bytes obtained outside iface (the object holding the meter); false if over the limit. */
+bool q8rt_meter_charge(q8rt_meter *m, size_t size);
+void q8rt_meter_release(q8rt_meter *m, size_t size);
+/* A failure (st != OK) after the meter refused an allocation: rewritten as OUT_OF_MEMORY naming
+ * `what` ("the model", "the session"), the limit and the failing step's own message (whatever
+ * that step reported: "out of memory", a decoding budget, ...). Otherwise st unchanged. */
+q8rt_status q8rt_meter_failure(const q8rt_meter *m, q8rt_status st, const char *what, q8rt_error *err);
 
 /* A bump pool: many small allocations freed together (IR strings, attributes, plan records).
  * Chunks come from the allocator; pool_free releases them all. */

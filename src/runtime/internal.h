@@ -5,9 +5,9 @@
 #include "plan/plan.h"
 
 struct q8rt_model {
-  const q8rt_allocator *allocator;
-  q8rt_allocator allocator_copy; /* the caller's allocator struct, copied */
-  q8rt_pool pool;                /* plan, packed weights, explain text */
+  const q8rt_allocator *allocator; /* &meter.iface: everything the model holds is counted */
+  q8rt_meter meter;                /* over the caller's allocator (copied), with max_memory_bytes */
+  q8rt_pool pool;                  /* plan, packed weights, explain text */
   ir_graph *graph;
   plan plan;
   q8rt_backend backend;
@@ -26,8 +26,8 @@ typedef struct session_step {
 
 struct q8rt_session {
   const q8rt_model *model;
-  const q8rt_allocator *allocator;
-  q8rt_allocator allocator_copy;
+  const q8rt_allocator *allocator; /* &meter.iface */
+  q8rt_meter meter;
   int threads;
   int profile;
   size_t max_arena_bytes;

@@ -75,8 +75,9 @@ static q8rt_status build_explain(q8rt_model *m, q8rt_error *err) {
   return Q8RT_OK;
 }
 
-static q8rt_status load(const void *data, size_t size, const q8rt_model_options *opts, const char *external_dir,
-                        q8rt_model **model, q8rt_error *err) {
+/* `held` bytes (the caller's copy of the file) count against the limit while loading. */
+static q8rt_status load(const void *data, size_t size, size_t held, const q8rt_model_options *opts,
+                        const char *external_dir, q8rt_model **model, q8rt_error *err) {
   const q8rt_allocator *a = opts->allocator != NULL ? opts->allocator : q8rt_default_allocator();
   if (size > opts->max_model_bytes) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "the model is %zu bytes, more than the limit of %zu", size,
@@ -84,8 +85,15 @@ static q8rt_status load(const void *data, size_t size, const q8rt_model_options 
   }
   q8rt_model *m = q8rt_calloc(a, 1, sizeof(*m));
   if (m == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
-  m->allocator_copy = *a;
-  m->allocator = &m->allocator_copy;
+  q8rt_meter_init(&m->meter, a, opts->max_memory_bytes);
+  m->allocator = &m->meter.iface;
+  if (!q8rt_meter_charge(&m->meter, sizeof(*m)) || !q8rt_meter_charge(&m->meter, held)) {
+    const size_t limit = opts->max_memory_bytes;
+    q8rt_free(a, m, sizeof(*m));
+    return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY,
+                     "the model exceeds its memory limit of %zu bytes before decoding (%zu bytes of model data)", limit,
+                     held);
+  }
   q8rt_pool_init(&m->pool, m->allocator);
   m->backend = opts->backend;
 
@@ -128,7 +136,9 @@ static q8rt_status load(const void *data, size_t size, const q8rt_model_options 
     }
   }
   if (st == Q8RT_OK) st = build_explain(m, err);
+  q8rt_meter_release(&m->meter, held);
   if (st != Q8RT_OK) {
+    st = q8rt_meter_failure(&m->meter, st, "the model", err);
     q8rt_model_free(m);
     return st;
   }
@@ -144,7 +154,7 @@ q8rt_status q8rt_model_load_memory(const void *data, size_t size, const q8rt_mod
   q8rt_model_options o;
   q8rt_status st = resolve_options(options, &o, error);
   if (st != Q8RT_OK) return st;
-  return load(data, size, &o, o.external_data_dir, model, error);
+  return load(data, size, 0, &o, o.external_data_dir, model, error);
 }
 
 q8rt_status q8rt_model_load_file(const char *path, const q8rt_model_options *options, q8rt_model **model,
@@ -170,6 +180,11 @@ q8rt_status q8rt_model_load_file(const char *path, const q8rt_model_options *opt
                      (long long)sb.st_size, o.max_model_bytes);
   }
   size_t size = (size_t)sb.st_size;
+  if (o.max_memory_bytes != 0 && size > o.max_memory_bytes) {
+    fclose(f);
+    return q8rt_fail(error, Q8RT_ERROR_OUT_OF_MEMORY, "model '%s' is %zu bytes, more than its memory limit of %zu",
+                     path, size, o.max_memory_bytes);
+  }
   void *buf = q8rt_alloc(a, size ? size : 1, 16);
   if (buf == NULL) {
     fclose(f);
@@ -195,18 +210,20 @@ q8rt_status q8rt_model_load_file(const char *path, const q8rt_model_options *opt
     }
     ext = dir;
   }
-  st = load(buf, size, &o, ext, model, error);
+  st = load(buf, size, size, &o, ext, model, error);
   q8rt_free(a, buf, size ? size : 1);
   return st;
 }
 
 void q8rt_model_free(q8rt_model *m) {
   if (m == NULL) return;
-  const q8rt_allocator a = m->allocator_copy;
+  const q8rt_allocator a = m->meter.under;
   ir_graph_free(m->graph);
   q8rt_pool_free(&m->pool);
   q8rt_free(&a, m, sizeof(*m));
 }
+
+size_t q8rt_model_memory(const q8rt_model *m) { return m != NULL ? atomic_load(&m->meter.used) : 0; }
 
 size_t q8rt_model_input_count(const q8rt_model *m) { return m ? (size_t)m->graph->n_inputs : 0; }
 size_t q8rt_model_output_count(const q8rt_model *m) { return m ? (size_t)m->graph->n_outputs : 0; }

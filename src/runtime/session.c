@@ -61,8 +61,8 @@ void q8rt_session_free(q8rt_session *s) {
   q8rt_free(a, s->steps, (ns + 1) * sizeof(session_step));
   q8rt_free(a, s->views, ((size_t)s->n_views + 1) * sizeof(op_tensor));
   q8rt_free(a, s->step_ms, (ns + 1) * sizeof(double));
-  const q8rt_allocator copy = s->allocator_copy;
-  q8rt_free(&copy, s, sizeof(*s));
+  const q8rt_allocator under = s->meter.under;
+  q8rt_free(&under, s, sizeof(*s));
 }
 
 static op_exec_ctx exec_ctx(const q8rt_session *s) {
@@ -245,7 +245,15 @@ static void *step_workspace(const q8rt_session *s, int i) {
 
 /* Shapes are set for the graph inputs: infer, plan and (re)allocate the arena, point the views,
  * then let the ops bind to their buffers. */
+static q8rt_status bind_plan(q8rt_session *s, q8rt_error *err);
+
+/* A failure because of max_memory_bytes says so (see q8rt_meter_failure). */
 static q8rt_status bind(q8rt_session *s, q8rt_error *err) {
+  atomic_store(&s->meter.refused, 0);
+  return q8rt_meter_failure(&s->meter, bind_plan(s, err), "the session", err);
+}
+
+static q8rt_status bind_plan(q8rt_session *s, q8rt_error *err) {
   const q8rt_model *m = s->model;
   unbind_steps(s);
   s->bound = 0;
@@ -322,11 +330,19 @@ q8rt_status q8rt_session_create(const q8rt_model *model, const q8rt_session_opti
   if (o.threads < 0 || o.threads > 1024) {
     return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "threads is %d (0 to 1024)", o.threads);
   }
-  const q8rt_allocator *a = o.allocator != NULL ? o.allocator : model->allocator;
-  q8rt_session *s = q8rt_calloc(a, 1, sizeof(*s));
+  const q8rt_allocator *under = o.allocator != NULL ? o.allocator : &model->meter.under;
+  q8rt_session *s = q8rt_calloc(under, 1, sizeof(*s));
   if (s == NULL) return q8rt_fail(error, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
-  s->allocator_copy = *a;
-  s->allocator = &s->allocator_copy;
+  /* Everything the session holds goes through its own meter (the model's counts the model). */
+  q8rt_meter_init(&s->meter, under, o.max_memory_bytes);
+  s->allocator = &s->meter.iface;
+  const q8rt_allocator *a = s->allocator;
+  if (!q8rt_meter_charge(&s->meter, sizeof(*s))) {
+    q8rt_free(under, s, sizeof(*s));
+    return q8rt_fail(error, Q8RT_ERROR_OUT_OF_MEMORY,
+                     "the session's memory limit of %zu bytes is below its %zu-byte base", o.max_memory_bytes,
+                     sizeof(*s));
+  }
   s->model = model;
   s->threads = o.threads < 1 ? 1 : o.threads;
   s->profile = o.profile;
@@ -348,8 +364,10 @@ q8rt_status q8rt_session_create(const q8rt_model *model, const q8rt_session_opti
   s->step_ms = q8rt_calloc(a, ns + 1, sizeof(double));
   if ((nv && (!s->shapes || !s->offsets || !s->nbytes || !s->valbuf)) ||
       (nb && (!s->live_tmp || !s->block_size || !s->block_off)) || !s->steps || !s->views || !s->step_ms) {
+    q8rt_status st = q8rt_fail(error, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory creating a session");
+    st = q8rt_meter_failure(&s->meter, st, "the session", error);
     q8rt_session_free(s);
-    return q8rt_fail(error, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory creating a session");
+    return st;
   }
   int xnn_steps = 0;
   for (size_t i = 0; i < ns; i++) {
@@ -366,8 +384,10 @@ q8rt_status q8rt_session_create(const q8rt_model *model, const q8rt_session_opti
       failed = s->threadpool == NULL;
     }
     if (failed) {
+      q8rt_status st = q8rt_fail(error, Q8RT_ERROR_OUT_OF_MEMORY, "cannot create a pool of %d threads", o.threads);
+      st = q8rt_meter_failure(&s->meter, st, "the session", error);
       q8rt_session_free(s);
-      return q8rt_fail(error, Q8RT_ERROR_OUT_OF_MEMORY, "cannot create a pool of %d threads", o.threads);
+      return st;
     }
   }
   for (size_t v = 0; v < nv; v++) plan_value_shape(&g->values[v], &s->shapes[v]);
@@ -559,6 +579,8 @@ q8rt_status q8rt_session_get_output(q8rt_session *s, size_t index, q8rt_tensor_i
   if (nbytes != NULL) *nbytes = s->nbytes[vi];
   return Q8RT_OK;
 }
+
+size_t q8rt_session_memory(const q8rt_session *s) { return s != NULL ? atomic_load(&s->meter.used) : 0; }
 
 size_t q8rt_session_arena_size(const q8rt_session *s) { return s != NULL && s->bound ? s->arena_size : 0; }
 

@@ -15,11 +15,13 @@ static int by_name(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-  const char *filter = argc > 1 ? argv[1] : NULL;
+  /* Arguments are name filters: a test runs when its name contains any of them. */
   qsort(g_tests, (size_t)g_count, sizeof(g_tests[0]), by_name);
   int passed = 0, failed = 0;
   for (int i = 0; i < g_count; i++) {
-    if (filter != NULL && strstr(g_tests[i].name, filter) == NULL) continue;
+    int selected = argc < 2;
+    for (int a = 1; a < argc && !selected; a++) selected = strstr(g_tests[i].name, argv[a]) != NULL;
+    if (!selected) continue;
     int rc = g_tests[i].fn();
     printf("%s %s\n", rc == 0 ? "ok  " : "FAIL", g_tests[i].name);
     if (rc == 0)
