@@ -336,7 +336,8 @@ def test_input_missing_file(tmp_path):
 
 
 # ---- hostile attributes and shape inputs of Split, SpaceToDepth/DepthToSpace, Tile, Expand, Range,
-# ConstantOfShape, Where, TopK: one error line naming the node and the cause; no crash, no hang,
+# ConstantOfShape, Where, TopK, ArgMax/ArgMin, the normalizations, LSTM/GRU, the reductions, casts,
+# data movement and window ops: one error line naming the node and the cause; no crash, no hang,
 # no allocation of the absurd size asked for -----------------------------------------------------
 
 def hostile_cases():
@@ -409,6 +410,80 @@ def hostile_cases():
     add("groupnorm_zero_groups", "GroupNormalization", [("x", img), ("s", np.ones(4, np.float32)),
                                                         ("b", np.ones(4, np.float32))], ["num_groups"],
         attrs={"num_groups": 0}, inits=["s", "b"], opset=21)
+
+    # the recurrent ops (LSTM, GRU): sizes, directions, activations, clip, layout
+    t, i, hs = 3, 4, 5
+    x = np.zeros((t, 1, i), np.float32)
+    lstm = [("x", x), ("W", np.zeros((1, 4 * hs, i), np.float32)), ("R", np.zeros((1, 4 * hs, hs), np.float32))]
+    gru = [("x", x), ("W", np.zeros((1, 3 * hs, i), np.float32)), ("R", np.zeros((1, 3 * hs, hs), np.float32))]
+    wr = dict(inits=["W", "R"], opset=14)
+    add("lstm_hidden_size_mismatch", "LSTM", lstm, ["W", "dimension"], attrs={"hidden_size": 7}, **wr)
+    add("lstm_hidden_size_negative", "LSTM", lstm, ["hidden_size"], attrs={"hidden_size": -5}, **wr)
+    add("lstm_hidden_size_huge", "LSTM", lstm, ["hidden_size"], attrs={"hidden_size": 2**40}, **wr)
+    add("lstm_direction_unknown", "LSTM", lstm, ["direction"], attrs={"hidden_size": hs, "direction": "sideways"},
+        **wr)
+    add("lstm_activation_unknown", "LSTM", lstm, ["Frobnicate"],
+        attrs={"hidden_size": hs, "activations": ["Sigmoid", "Frobnicate", "Tanh"]}, **wr)
+    add("lstm_activations_count", "LSTM", lstm, ["activations"], attrs={"hidden_size": hs, "activations": ["Sigmoid"]},
+        **wr)
+    add("lstm_clip_negative", "LSTM", lstm, ["clip"], attrs={"hidden_size": hs, "clip": -1.0}, **wr)
+    add("lstm_clip_nan", "LSTM", lstm, ["clip"], attrs={"hidden_size": hs, "clip": float("nan")}, **wr)
+    add("lstm_layout_2", "LSTM", lstm, ["layout"], attrs={"hidden_size": hs, "layout": 2}, **wr)
+    add("gru_hidden_size_mismatch", "GRU", gru, ["W", "dimension"], attrs={"hidden_size": 4}, **wr)
+    add("gru_direction_unknown", "GRU", gru, ["direction"], attrs={"hidden_size": hs, "direction": ""}, **wr)
+
+    # reductions, normalizations, element-wise ops with attributes, casts
+    add("reducemin_axis_out_of_range", "ReduceMin", [("x", f), ("a", i64(5))], ["axis 5"], inits=["a"], opset=18)
+    add("reduceprod_axis_repeated", "ReduceProd", [("x", f), ("a", i64(1, -1))], ["repeated"], inits=["a"],
+        opset=18)
+    add("reducel2_axes_runtime", "ReduceL2", [("x", f), ("a", i64(1))], ["axes"], opset=18)
+    add("instancenorm_scale_length", "InstanceNormalization", [("x", img), ("s", np.ones(3, np.float32)),
+                                                               ("b", np.ones(4, np.float32))], ["scale"],
+        inits=["s", "b"])
+    add("gelu_approximate_unknown", "Gelu", [("x", f)], ["approximate"], attrs={"approximate": "cubic"}, opset=20)
+    add("prelu_slope_not_broadcastable", "PRelu", [("x", f), ("s", np.ones(5, np.float32))], ["broadcast"],
+        inits=["s"])
+    add("cast_to_unknown", "Cast", [("x", f)], ["'to'"], attrs={"to": 999})
+    add("cast_to_string", "Cast", [("x", f)], ["'to'", "string"], attrs={"to": 8})
+    add("softmax_axis_out_of_range", "Softmax", [("x", f)], ["axis"], attrs={"axis": 3})
+    add("batchnorm_mean_length", "BatchNormalization",
+        [("x", img), ("s", np.ones(4, np.float32)), ("b", np.zeros(4, np.float32)), ("m", np.zeros(3, np.float32)),
+         ("v", np.ones(4, np.float32))], ["mean"], inits=["s", "b", "m", "v"], opset=15)
+    add("batchnorm_training_mode", "BatchNormalization",
+        [("x", img), ("s", np.ones(4, np.float32)), ("b", np.zeros(4, np.float32)), ("m", np.zeros(4, np.float32)),
+         ("v", np.ones(4, np.float32))], ["training_mode"], inits=["s", "b", "m", "v"], opset=15,
+        attrs={"training_mode": 1})
+
+    # data movement and windows
+    add("transpose_perm_repeated", "Transpose", [("x", f)], ["perm"], attrs={"perm": [0, 0]})
+    add("transpose_perm_huge", "Transpose", [("x", f)], ["perm"], attrs={"perm": [0, 2**40]})
+    add("gather_axis_out_of_range", "Gather", [("x", f), ("i", i64(0))], ["axis"], attrs={"axis": -3}, inits=["i"])
+    add("gather_index_out_of_range", "Gather", [("x", f), ("i", i64(0, 9))], ["index 9"], attrs={"axis": 1},
+        inits=["i"])
+    add("concat_axis_2_pow_33", "Concat", [("x", f), ("z", f)], ["axis"], attrs={"axis": 2**33})
+    add("flatten_axis_out_of_range", "Flatten", [("x", f)], ["axis"], attrs={"axis": 3})
+    add("pad_mode_unknown", "Pad", [("x", f), ("p", i64(0, 1, 0, 1))], ["mode"], attrs={"mode": "mirror"},
+        inits=["p"], opset=13)
+    add("pad_2_pow_40", "Pad", [("x", f), ("p", i64(0, 2**40, 0, 2**40))], ["large"], inits=["p"], opset=13)
+    add("resize_mode_unknown", "Resize", [("x", img), ("", None), ("sc", np.array([1, 1, 2, 2], np.float32))],
+        ["mode"], attrs={"mode": "bicubic_plus"}, inits=["sc"], opset=13)
+    add("resize_scale_1e9", "Resize", [("x", img), ("", None), ("sc", np.array([1, 1, 1e9, 1e9], np.float32))],
+        ["large"], inits=["sc"], opset=13)
+    add("resize_scale_nan", "Resize", [("x", img), ("", None), ("sc", np.array([1, 1, np.nan, 2], np.float32))],
+        ["scales"], inits=["sc"], opset=13)
+    add("squeeze_axis_not_one", "Squeeze", [("x", f), ("a", i64(1))], ["not 1"], inits=["a"], opset=13)
+    add("unsqueeze_axis_repeated", "Unsqueeze", [("x", f), ("a", i64(0, 0))], ["repeated"], inits=["a"], opset=13)
+    add("slice_step_zero", "Slice", [("x", f), ("s", i64(0)), ("e", i64(2)), ("a", i64(1)), ("st", i64(0))],
+        ["steps"], inits=["s", "e", "a", "st"], opset=13)
+    add("reshape_two_minus_one", "Reshape", [("x", f), ("s", i64(-1, -1))], ["-1"], inits=["s"], opset=13)
+    add("maxpool_kernel_2_pow_30", "MaxPool", [("x", img)], ["kernel_shape"], attrs={"kernel_shape": [2**30, 2]})
+    add("maxpool_storage_order_2", "MaxPool", [("x", img)], ["storage_order"],
+        attrs={"kernel_shape": [2, 2], "storage_order": 2})
+    add("averagepool_no_kernel_shape", "AveragePool", [("x", img)], ["kernel_shape"])
+    add("conv_group_2_pow_40", "Conv", [("x", img), ("w", np.zeros((4, 1, 3, 3), np.float32))], ["group"],
+        attrs={"group": 2**40}, inits=["w"])
+    add("gemm_transA_inner_mismatch", "Gemm", [("a", f), ("b", np.zeros((5, 3), np.float32))], ["inner"],
+        attrs={"transA": 1}, inits=["b"])
     return c
 
 
