@@ -1,6 +1,8 @@
 /* ArgMax and ArgMin (float32 and the integer types) to int64: axis, keepdims (default 1),
  * select_last_index (opset 12). Ties give the first index, or the last with select_last_index,
- * as ONNX Runtime. A NaN compares false with everything, so it is never picked unless first. */
+ * as ONNX Runtime. A NaN compares false with everything, so it is never picked unless first
+ * (ORT gives the same; tested). */
+#include <math.h>
 #include <string.h>
 
 #include "op.h"
@@ -114,6 +116,42 @@ static q8rt_status arg_infer(const void *params, const ir_node *n, const op_shap
     }                                                                                                         \
   } while (0)
 
+/* A contiguous float32 row (the class axis last: classifiers, CTC decoding) in two passes that
+ * give the sequential loop's answer: the best value by 8 lanes that each keep
+ * `v > m ? v : m` (or <), which GCC vectorizes, then the first (or, with select_last_index,
+ * the last) index holding a value == that best. A NaN never compares better, so the best is the
+ * sequential loop's; only a NaN in front, which the sequential loop keeps, is taken first. */
+static int64_t arg_row_f32(const float *x, size_t n, int is_max, int last) {
+  if (isnan(x[0])) return 0;
+  float m[8];
+  for (size_t j = 0; j < 8; j++) m[j] = x[0];
+  size_t i = 0;
+  if (is_max) {
+    for (; i + 8 <= n; i += 8) {
+      for (size_t j = 0; j < 8; j++) m[j] = x[i + j] > m[j] ? x[i + j] : m[j];
+    }
+    for (; i < n; i++) m[0] = x[i] > m[0] ? x[i] : m[0];
+    for (size_t j = 1; j < 8; j++) m[0] = m[j] > m[0] ? m[j] : m[0];
+  } else {
+    for (; i + 8 <= n; i += 8) {
+      for (size_t j = 0; j < 8; j++) m[j] = x[i + j] < m[j] ? x[i + j] : m[j];
+    }
+    for (; i < n; i++) m[0] = x[i] < m[0] ? x[i] : m[0];
+    for (size_t j = 1; j < 8; j++) m[0] = m[j] < m[0] ? m[j] : m[0];
+  }
+  const float best = m[0];
+  if (last) {
+    for (size_t k = n; k-- > 0;) {
+      if (x[k] == best) return (int64_t)k;
+    }
+  } else {
+    for (size_t k = 0; k < n; k++) {
+      if (x[k] == best) return (int64_t)k;
+    }
+  }
+  return 0; /* not reached: best is one of the row's values */
+}
+
 static void arg_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                     const op_exec_ctx *ctx) {
   (void)workspace, (void)ctx;
@@ -121,6 +159,11 @@ static void arg_run(const void *params, const void *geom, const op_tensor *in, o
   const arg_geom *gm = geom;
   int64_t *y = out[0].data;
   if (gm->n == 0) return;
+  if (gm->dtype == Q8RT_DTYPE_FLOAT32 && gm->inner == 1) {
+    const float *x = in[0].data;
+    for (size_t o = 0; o < gm->outer; o++) y[o] = arg_row_f32(x + o * gm->n, gm->n, p->is_max, p->last);
+    return;
+  }
   switch (gm->dtype) {
     case Q8RT_DTYPE_FLOAT32: ARG_LOOP(float); break;
     case Q8RT_DTYPE_INT64: ARG_LOOP(int64_t); break;

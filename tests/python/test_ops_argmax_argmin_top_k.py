@@ -25,6 +25,17 @@ def cases():
                           attrs={"axis": 1, "keepdims": 0, "select_last_index": 1}, opset=13))
         c.append(case(f"{op}_ocr_row", op, [("x", r.standard_normal((1, 40, 6625)).astype(np.float32))],
                       attrs={"axis": 2, "keepdims": 0}, opset=13))
+    for n in (1, 7, 8, 9, 17, 40):  # contiguous float rows: the two-pass path, its lanes and tail
+        x = ties(np.float32, (3, n), r)
+        x[0, n // 2] = -0.0  # -0 ties with +0
+        x[1, :] = x[1, 0]  # all equal
+        for op in ("ArgMax", "ArgMin"):
+            for last in (0, 1):
+                c.append(case(f"{op}_row{n}_last{last}", op, [("x", x)], attrs={"axis": 1, "select_last_index": last},
+                              opset=13))
+    x = np.array([[np.nan, 1, 2], [1, np.nan, 2], [3, 2, np.nan], [np.nan, np.nan, 0]], np.float32)
+    for op in ("ArgMax", "ArgMin"):
+        c.append(case(f"{op}_nan", op, [("x", x)], attrs={"axis": 1}, opset=13))
     for dt in (np.float32, np.int64, np.int32, np.uint8):
         x = ties(dt, (4, 6, 9), r)
         for axis, k, largest in ((-1, 3, 1), (-1, 9, 0), (1, 1, 1), (0, 4, 0), (1, 0, 1)):
