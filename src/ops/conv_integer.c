@@ -25,26 +25,9 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "conv_paths.h"
 #include "op_window.h"
-#include "q8rt-isa.h"
 #include "qlinear_common.h"
-#include "qu8-qc8w-gemm/qu8-qc8w-gemm.h"
-
-typedef struct ci_gemm_variant {
-  uint32_t isa;
-  q8rt_qu8_gemm_ukernel_fn fn;
-  size_t mr, nr;
-  const char *name;
-} ci_gemm_variant;
-
-static const ci_gemm_variant g_ci_gemm[] = {
-#define Q8RT_GEMM_UKERNEL(isa, fn, mr, nr)
-#define Q8RT_GEMM_UKERNEL_I32(isa, fn, mr, nr) {isa, fn, mr, nr, #fn},
-#include "qu8-qc8w-gemm/qu8-qc8w-gemm.inc"
-#undef Q8RT_GEMM_UKERNEL
-#undef Q8RT_GEMM_UKERNEL_I32
-    {0, NULL, 0, 0, NULL},
-};
 
 enum ci_path { CI_PATH_SCALAR = 0, CI_PATH_GEMM, CI_PATH_DW };
 
@@ -58,13 +41,7 @@ typedef struct ci_params {
   int64_t M, Cg, group;
   op_window win; /* 2-D view: a 1-D convolution has kernel, stride and dilation 1 on axis 1 */
   enum ci_path path;
-  /* GEMM path */
-  q8rt_qu8_gemm_ukernel_fn gemm;
-  size_t mr, nr, k, a_stride, packed_group_bytes;
-  const uint8_t *packed; /* group g at g * packed_group_bytes */
-  uint32_t *wsum;        /* [M] sum_k w8 */
-  uint32_t *d;           /* [M] w_zp - o */
-  int need_rowsum;       /* some d[m] != 0 */
+  gemm_i32 gemm; /* GEMM path: weights packed per group (conv_paths.h) */
   /* depthwise path */
   int32_t *wdw; /* [M][taps] w - w_zp */
 } ci_params;
@@ -96,49 +73,14 @@ static q8rt_status ci_prepare_fast(op_prepare_ctx *ctx, ci_params *p, q8rt_error
     ctx->reason = "depthwise: direct loop per channel plane, exact int32";
     return Q8RT_OK;
   }
-  uint32_t allowed = ctx->isa;
-  if (ctx->backend == Q8RT_BACKEND_AVX2) allowed &= Q8RT_ISA_AVX2;
-  if (ctx->backend == Q8RT_BACKEND_AVX512) allowed &= Q8RT_ISA_AVX512VNNI;
-  const ci_gemm_variant *v = NULL;
-  for (const ci_gemm_variant *c = g_ci_gemm; c->fn != NULL && v == NULL; c++) {
-    if (allowed & c->isa) v = c;
-  }
-  if (v == NULL) return Q8RT_OK;
-  const size_t K = (size_t)(p->Cg * taps), G = (size_t)p->group, mg = (size_t)Mg, M = (size_t)p->M;
-  const int o = p->w_type == Q8RT_DTYPE_UINT8 ? 128 : 0;
-  int8_t *w8 = q8rt_pool_array(ctx->pool, M * K + 1, 1);
-  float *zero_scale = q8rt_pool_array(ctx->pool, mg, sizeof(float));
-  p->wsum = q8rt_pool_array(ctx->pool, M, sizeof(uint32_t));
-  p->d = q8rt_pool_array(ctx->pool, M, sizeof(uint32_t));
-  p->packed_group_bytes = ci_round_up(q8rt_qu8_qc8w_gemm_packed_size(mg, K, v->nr), 64);
-  uint8_t *packed = q8rt_pool_alloc(ctx->pool, p->packed_group_bytes * G, 64);
-  if (w8 == NULL || zero_scale == NULL || p->wsum == NULL || p->d == NULL || packed == NULL) {
-    return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory packing %s weights", ctx->node->op_type);
-  }
-  for (size_t m = 0; m < M; m++) {
-    uint32_t sum = 0;
-    for (size_t k = 0; k < K; k++) {
-      const int32_t w = qk_load8(p->w, p->w_type, m * K + k) - o;
-      w8[m * K + k] = (int8_t)w;
-      sum += (uint32_t)w;
-    }
-    p->wsum[m] = sum;
-    p->d[m] = (uint32_t)(p->w_zp[m] - o);
-    if (p->d[m] != 0) p->need_rowsum = 1;
-  }
-  for (size_t g = 0; g < G; g++) {
-    q8rt_qu8_qc8w_gemm_pack(mg, K, v->nr, w8 + g * mg * K, NULL, zero_scale, 0, packed + g * p->packed_group_bytes);
-  }
-  p->packed = packed;
-  p->gemm = v->fn;
-  p->mr = v->mr;
-  p->nr = v->nr;
-  p->k = K;
-  p->a_stride = ci_round_up(K, 4);
+  const size_t K = (size_t)(p->Cg * taps);
+  q8rt_status st = gemm_i32_prepare((size_t)p->group, (size_t)Mg, K, p->w, p->w_type, K, 1, p->w_zp, ctx->backend,
+                                    ctx->isa, ctx->pool, &p->gemm, err);
+  if (st != Q8RT_OK || p->gemm.fn == NULL) return st;
   p->path = CI_PATH_GEMM;
-  ctx->kernel = v->name + 5; /* drop the "q8rt_" prefix */
-  ctx->reason = p->need_rowsum ? "im2col tiles (NCHW) + int32 GEMM; weight zero points corrected with row sums"
-                               : "im2col tiles (NCHW) + int32 GEMM; zero point folded after the GEMM";
+  ctx->kernel = p->gemm.kernel;
+  ctx->reason = p->gemm.need_rowsum ? "im2col tiles (NCHW) + int32 GEMM; weight zero points corrected with row sums"
+                                    : "im2col tiles (NCHW) + int32 GEMM; zero point folded after the GEMM";
   return Q8RT_OK;
 }
 
@@ -259,9 +201,9 @@ static q8rt_status ci_infer(const void *params, const ir_node *n, const op_shape
   if (p->path == CI_PATH_GEMM) {
     const size_t pixels = (size_t)(o[0] * o[1]);
     /* ~24 KiB of im2col rows per tile, a multiple of MR */
-    size_t t = 24576 / (p->a_stride * p->mr);
+    size_t t = 24576 / (p->gemm.a_stride * p->gemm.mr);
     if (t < 1) t = 1;
-    gm->tile_rows = t * p->mr;
+    gm->tile_rows = t * p->gemm.mr;
     gm->tiles = pixels == 0 ? 0 : (pixels + gm->tile_rows - 1) / gm->tile_rows;
   }
   return Q8RT_OK;
@@ -273,7 +215,7 @@ static q8rt_status ci_infer(const void *params, const ir_node *n, const op_shape
 static size_t ci_slot_bytes(const ci_params *p, const ci_geom *gm) {
   const size_t mg = (size_t)(p->M / p->group);
   if (p->path == CI_PATH_GEMM) {
-    return ci_round_up(gm->tile_rows * p->a_stride, 64) + ci_round_up(gm->tile_rows * mg * sizeof(int32_t), 64) +
+    return ci_round_up(gm->tile_rows * p->gemm.a_stride, 64) + ci_round_up(gm->tile_rows * mg * sizeof(int32_t), 64) +
            ci_round_up(gm->tile_rows * sizeof(uint32_t), 64) + ci_round_up(mg * sizeof(uint32_t), 64);
   }
   if (p->path == CI_PATH_DW) return ci_round_up((size_t)gm->out[1] * sizeof(uint32_t), 64);
@@ -327,21 +269,21 @@ static void ci_gemm_task(void *context, size_t task) {
   size_t slot;
   uint8_t *ws = ci_claim(c, &slot);
   uint8_t *a = ws;
-  int32_t *acc = (int32_t *)(ws + ci_round_up(gm->tile_rows * p->a_stride, 64));
+  int32_t *acc = (int32_t *)(ws + ci_round_up(gm->tile_rows * p->gemm.a_stride, 64));
   uint32_t *rs = (uint32_t *)((uint8_t *)acc + ci_round_up(gm->tile_rows * mg * sizeof(int32_t), 64));
   uint32_t *c0 = (uint32_t *)((uint8_t *)rs + ci_round_up(gm->tile_rows * sizeof(uint32_t), 64));
   const uint8_t *xb = c->x + (b * gm->c + g * cg) * H * W;
-  const size_t K = p->k;
+  const size_t K = p->gemm.k;
   if (KH == 1 && KW == 1 && sh == 1 && sw == 1 && pt == 0 && pl == 0 && gm->out[0] == gm->in[0] && OW == W) {
     /* pointwise: row r is the pixel's channels, read plane by plane */
     for (size_t ch = 0; ch < cg; ch++) {
       const uint8_t *src = xb + ch * H * W + p0;
-      for (size_t r = 0; r < rows; r++) a[r * p->a_stride + ch] = src[r];
+      for (size_t r = 0; r < rows; r++) a[r * p->gemm.a_stride + ch] = src[r];
     }
   } else {
     for (size_t r = 0; r < rows; r++) {
       const size_t oy = (p0 + r) / OW, ox = (p0 + r) % OW;
-      uint8_t *dst = a + r * p->a_stride;
+      uint8_t *dst = a + r * p->gemm.a_stride;
       for (size_t ch = 0; ch < cg; ch++) {
         const uint8_t *plane = xb + ch * H * W;
         for (size_t ky = 0; ky < KH; ky++) {
@@ -360,29 +302,15 @@ static void ci_gemm_task(void *context, size_t task) {
       }
     }
   }
-  for (size_t r = 0; r < rows; r++) memset(a + r * p->a_stride + K, 0, p->a_stride - K);
-  if (p->need_rowsum) {
-    for (size_t r = 0; r < rows; r++) {
-      uint32_t s = 0;
-      const uint8_t *ar = a + r * p->a_stride;
-      for (size_t k = 0; k < K; k++) s += (uint32_t)(ar[k] ^ c->x_xor);
-      rs[r] = s - (uint32_t)K * c->xz_u8;
-    }
-  }
+  for (size_t r = 0; r < rows; r++) memset(a + r * p->gemm.a_stride + K, 0, p->gemm.a_stride - K);
+  if (p->gemm.need_rowsum) gemm_i32_row_sums(&p->gemm, a, p->gemm.a_stride, rows, c->x_xor, c->xz_u8, rs);
   const size_t m0 = g * mg;
-  for (size_t m = 0; m < mg; m++) c0[m] = 0u - c->xz_u8 * p->wsum[m0 + m];
-  q8rt_qu8_requant_params rq;
-  memset(&rq, 0, sizeof(rq));
-  rq.x_xor = c->x_xor;
-  const uint8_t *packed = p->packed + g * p->packed_group_bytes;
-  for (size_t r = 0; r < rows; r += p->mr) {
-    const size_t mr = rows - r < p->mr ? rows - r : p->mr;
-    p->gemm(mr, mg, K, a + r * p->a_stride, p->a_stride, packed, acc + r * mg, mg * sizeof(int32_t), &rq);
-  }
+  for (size_t m = 0; m < mg; m++) c0[m] = 0u - c->xz_u8 * p->gemm.wsum[m0 + m];
+  gemm_i32_rows(&p->gemm, g, a, p->gemm.a_stride, rows, acc, mg * sizeof(int32_t), c->x_xor);
   for (size_t m = 0; m < mg; m++) {
     int32_t *yr = c->y + (b * (size_t)p->M + m0 + m) * pixels + p0;
-    const uint32_t cm = c0[m], dm = p->d[m0 + m];
-    if (p->need_rowsum) {
+    const uint32_t cm = c0[m], dm = p->gemm.d[m0 + m];
+    if (p->gemm.need_rowsum) {
       for (size_t r = 0; r < rows; r++) yr[r] = (int32_t)((uint32_t)acc[r * mg + m] + cm - dm * rs[r]);
     } else {
       for (size_t r = 0; r < rows; r++) yr[r] = (int32_t)((uint32_t)acc[r * mg + m] + cm);

@@ -53,6 +53,22 @@ static const dw_variant g_dw[] = {
     {0, NULL, 0, NULL},
 };
 
+typedef struct gemm_i32_variant {
+  uint32_t isa;
+  q8rt_qu8_gemm_ukernel_fn fn;
+  size_t mr, nr;
+  const char *name;
+} gemm_i32_variant;
+
+static const gemm_i32_variant g_gemm_i32[] = {
+#define Q8RT_GEMM_UKERNEL(isa, fn, mr, nr)
+#define Q8RT_GEMM_UKERNEL_I32(isa, fn, mr, nr) {isa, fn, mr, nr, #fn},
+#include "qu8-qc8w-gemm/qu8-qc8w-gemm.inc"
+#undef Q8RT_GEMM_UKERNEL
+#undef Q8RT_GEMM_UKERNEL_I32
+    {0, NULL, 0, 0, NULL},
+};
+
 void conv_choice_init(conv_choice *c, q8rt_backend backend, uint32_t isa) {
   c->backend = backend;
   c->isa = isa;
@@ -432,4 +448,85 @@ void conv_fast_run(const conv_fast *f, const conv_fast_geom *g, const void *x, v
   const size_t tiles = dw ? (g->rows + DW_TILE - 1) / DW_TILE : (g->rows + g->tile_rows - 1) / g->tile_rows;
   void (*task)(void *, size_t) = dw ? dw_task : gemm_task;
   q8rt_parallel_for(ctx->pool, tiles, task, &c);
+}
+
+/* ---- int32-output GEMM (ConvInteger, MatMulInteger) ------------------------------------------ */
+
+q8rt_status gemm_i32_prepare(size_t groups, size_t n, size_t k, const void *w, q8rt_dtype w_type, size_t w_sn,
+                             size_t w_sk, const int32_t *w_zp, q8rt_backend backend, uint32_t isa, q8rt_pool *pool,
+                             gemm_i32 *out, q8rt_error *err) {
+  memset(out, 0, sizeof(*out));
+  if (backend == Q8RT_BACKEND_REFERENCE || groups == 0 || n == 0 || k == 0) return Q8RT_OK;
+  uint32_t allowed = isa;
+  if (backend == Q8RT_BACKEND_AVX2) allowed &= Q8RT_ISA_AVX2;
+  if (backend == Q8RT_BACKEND_AVX512) allowed &= Q8RT_ISA_AVX512VNNI;
+  const gemm_i32_variant *v = NULL;
+  for (const gemm_i32_variant *c = g_gemm_i32; c->fn != NULL && v == NULL; c++) {
+    if (allowed & c->isa) v = c;
+  }
+  if (v == NULL) return Q8RT_OK;
+  const size_t total = groups * n;
+  const int o = w_type == Q8RT_DTYPE_UINT8 ? 128 : 0;
+  const q8rt_allocator *a = pool->allocator;
+  int8_t *w8 = q8rt_alloc(a, total * k, 16);
+  float *zero_scale = q8rt_calloc(a, n, sizeof(float));
+  out->wsum = q8rt_pool_array(pool, total, sizeof(uint32_t));
+  out->d = q8rt_pool_array(pool, total, sizeof(uint32_t));
+  out->group_bytes = round_up(q8rt_qu8_qc8w_gemm_packed_size(n, k, v->nr), 64);
+  uint8_t *packed = q8rt_pool_alloc(pool, out->group_bytes * groups, 64);
+  q8rt_status st = Q8RT_OK;
+  if (w8 == NULL || zero_scale == NULL || out->wsum == NULL || out->d == NULL || packed == NULL) {
+    st = q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory packing weights");
+    goto done;
+  }
+  for (size_t j = 0; j < total; j++) {
+    uint32_t sum = 0;
+    for (size_t i = 0; i < k; i++) {
+      const size_t at = j * w_sn + i * w_sk;
+      const int32_t wv =
+          (w_type == Q8RT_DTYPE_UINT8 ? (int32_t)((const uint8_t *)w)[at] : (int32_t)((const int8_t *)w)[at]) - o;
+      w8[j * k + i] = (int8_t)wv;
+      sum += (uint32_t)wv;
+    }
+    out->wsum[j] = sum;
+    out->d[j] = (uint32_t)(w_zp[j] - o);
+    if (out->d[j] != 0) out->need_rowsum = 1;
+  }
+  for (size_t g = 0; g < groups; g++) {
+    q8rt_qu8_qc8w_gemm_pack(n, k, v->nr, w8 + g * n * k, NULL, zero_scale, 0, packed + g * out->group_bytes);
+  }
+  out->packed = packed;
+  out->fn = v->fn;
+  out->kernel = v->name + 5; /* drop the "q8rt_" prefix */
+  out->mr = v->mr;
+  out->nr = v->nr;
+  out->n = n;
+  out->k = k;
+  out->a_stride = round_up(k, 4);
+done:
+  q8rt_free(a, w8, total * k);
+  q8rt_free(a, zero_scale, n * sizeof(float));
+  return st;
+}
+
+void gemm_i32_rows(const gemm_i32 *g, size_t group, const uint8_t *a, size_t a_stride, size_t rows, int32_t *c,
+                   size_t c_stride, uint8_t x_xor) {
+  q8rt_qu8_requant_params rq;
+  memset(&rq, 0, sizeof(rq));
+  rq.x_xor = x_xor;
+  const uint8_t *packed = g->packed + group * g->group_bytes;
+  for (size_t r = 0; r < rows; r += g->mr) {
+    const size_t mr = rows - r < g->mr ? rows - r : g->mr;
+    g->fn(mr, g->n, g->k, a + r * a_stride, a_stride, packed, (uint8_t *)c + r * c_stride, c_stride, &rq);
+  }
+}
+
+void gemm_i32_row_sums(const gemm_i32 *g, const uint8_t *a, size_t a_stride, size_t rows, uint8_t x_xor,
+                       uint32_t x_zp_u8, uint32_t *rs) {
+  for (size_t r = 0; r < rows; r++) {
+    uint32_t s = 0;
+    const uint8_t *ar = a + r * a_stride;
+    for (size_t i = 0; i < g->k; i++) s += (uint32_t)(ar[i] ^ x_xor);
+    rs[r] = s - (uint32_t)g->k * x_zp_u8;
+  }
 }

@@ -62,4 +62,32 @@ void conv_fast_bind(const conv_fast *f, conv_fast_geom *g, const void *x, void *
 void conv_fast_run(const conv_fast *f, const conv_fast_geom *g, const void *x, void *y, void *workspace,
                    const op_exec_ctx *ctx);
 
+/* The int32-output GEMM (ConvInteger, MatMulInteger): weights packed as int8 w8 = w - o (o = 128
+ * for uint8 weights, 0 for int8: always fits) with no bias, so the kernel's accumulator is
+ * acc = sum_k x * w8 with x in the uint8 domain (x ^ x_xor). The exact result is then
+ *   sum_k (x - x_zp)(w - w_zp[n]) = acc - x_zp * wsum[n] - d[n] * (sum_k x - K * x_zp)
+ * with d[n] = w_zp[n] - o, modulo 2^32 as the int32 accumulator: any run-time x_zp and uint8
+ * weights with any zero point stay exact; the row sums are needed only when some d[n] != 0. */
+typedef struct gemm_i32 {
+  q8rt_qu8_gemm_ukernel_fn fn; /* NULL: no kernel for this CPU/backend */
+  const char *kernel;
+  size_t mr, nr, n, k, a_stride; /* n per group; a_stride = round_up(k, 4) */
+  size_t group_bytes;            /* packed bytes per group */
+  const uint8_t *packed;
+  uint32_t *wsum, *d; /* [groups * n] */
+  int need_rowsum;
+} gemm_i32;
+
+/* w[g*n + j][k] at w + (g*n + j) * w_sn + k * w_sk; w_zp[groups * n]. Leaves fn NULL (and
+ * returns Q8RT_OK) for the reference backend or when no variant fits the CPU. */
+q8rt_status gemm_i32_prepare(size_t groups, size_t n, size_t k, const void *w, q8rt_dtype w_type, size_t w_sn,
+                             size_t w_sk, const int32_t *w_zp, q8rt_backend backend, uint32_t isa, q8rt_pool *pool,
+                             gemm_i32 *out, q8rt_error *err);
+/* acc rows [rows][n] (c_stride bytes) of group g from A rows readable to a_stride bytes. */
+void gemm_i32_rows(const gemm_i32 *g, size_t group, const uint8_t *a, size_t a_stride, size_t rows, int32_t *c,
+                   size_t c_stride, uint8_t x_xor);
+/* rs[r] = sum_k (a[r][k] ^ x_xor) - K * x_zp_u8 (mod 2^32) */
+void gemm_i32_row_sums(const gemm_i32 *g, const uint8_t *a, size_t a_stride, size_t rows, uint8_t x_xor,
+                       uint32_t x_zp_u8, uint32_t *rs);
+
 #endif

@@ -34,6 +34,7 @@ typedef struct mm_params {
   int trans_a, trans_b, has_c;
   int fast; /* QLinearMatMul with a constant 2-D B: the packed int8 GEMM kernels */
   conv_fast gemm;
+  gemm_i32 gi; /* MatMulInteger with a constant 2-D B: the int32-output GEMM kernels (fn != NULL) */
 } mm_params;
 
 typedef struct mm_geom {
@@ -46,6 +47,8 @@ typedef struct mm_geom {
   int64_t c_sm, c_sn;             /* QGemm bias strides (0 where broadcast) */
   int use_fast;                   /* A's rows are contiguous: run p->gemm */
   conv_fast_geom fg;
+  int use_i32;      /* A's rows are contiguous: run p->gi */
+  size_t tile_rows; /* p->gi: rows per task */
 } mm_geom;
 
 _Static_assert(sizeof(mm_geom) <= Q8RT_GEOM_BYTES, "geometry must fit");
@@ -195,6 +198,24 @@ static q8rt_status mm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, 
     p->y_type = Q8RT_DTYPE_INT32;
     ctx->kernel = "matmul_integer__scalar";
     ctx->reason = "exact int32 accumulation";
+    const ir_value *bv = ir_node_input(g, n, 1);
+    if (bv->constant != NULL && bv->constant->rank == 2) {
+      const ir_tensor *B = bv->constant;
+      const size_t K = (size_t)B->dims[0], N = (size_t)B->dims[1];
+      if (N > 0 && (p->n_bq == 1 || p->n_bq == N)) {
+        int32_t *wzp = q8rt_pool_array(ctx->pool, N, sizeof(int32_t));
+        if (wzp == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+        for (size_t j = 0; j < N; j++) wzp[j] = p->b_zp[p->n_bq == 1 ? 0 : j];
+        if ((st = gemm_i32_prepare(1, N, K, B->data, B->dtype, 1, N, wzp, ctx->backend, ctx->isa, ctx->pool, &p->gi,
+                                   err)) != Q8RT_OK) {
+          return st;
+        }
+        if (p->gi.fn != NULL) {
+          ctx->kernel = p->gi.kernel;
+          ctx->reason = "constant B packed for the int32-output GEMM kernels; zero points corrected after the GEMM";
+        }
+      }
+    }
     *out = p;
     return Q8RT_OK;
   }
@@ -433,6 +454,12 @@ static q8rt_status mm_infer(const void *params, const ir_node *n, const op_shape
       gm->use_fast = gm->fg.direct;
     }
   }
+  if (concrete && p->gi.fn != NULL && gm->a_sk == 1 && gm->a_sm == gm->K && in[0].rank >= 2 &&
+      op_shape_count(&in[0]) == gm->batches * (size_t)gm->M * (size_t)gm->K && (size_t)gm->K == p->gi.k) {
+    gm->use_i32 = 1;
+    size_t t = 24576 / (p->gi.a_stride * p->gi.mr);
+    gm->tile_rows = (t < 1 ? 1 : t) * p->gi.mr;
+  }
   int64_t N = -1;
   if (out->rank >= 1 && p->kind == MM_QGEMM) N = out->dims[1];
   if (p->kind != MM_QGEMM && in[ib].rank >= 2) N = in[ib].dims[in[ib].rank - 1];
@@ -453,9 +480,19 @@ static q8rt_status mm_infer(const void *params, const ir_node *n, const op_shape
  * accumulates a row in its own N int32 (after the B zero points, shared). */
 static size_t mm_chunks(size_t threads) { return threads > 1 ? 4 * threads : 1; }
 
+/* int32 GEMM route: row sums of all rows, per-column terms and, when K is not a multiple of 4
+ * (the kernels read whole groups of 4), A copied with padded rows. */
+static size_t mmi_rows(const mm_geom *gm) { return gm->batches * (size_t)gm->M; }
+static size_t mmi_copy_bytes(const mm_params *p, const mm_geom *gm) {
+  return p->gi.k % 4 ? (mmi_rows(gm) * p->gi.a_stride + 63) / 64 * 64 : 0;
+}
+
 static size_t mm_workspace(const void *params, const void *geom, size_t threads) {
-  (void)params;
+  const mm_params *p = params;
   const mm_geom *gm = geom;
+  if (gm->use_i32) {
+    return mmi_copy_bytes(p, gm) + (mmi_rows(gm) + (size_t)gm->N) * sizeof(uint32_t);
+  }
   return (size_t)(gm->N > 0 ? gm->N : 1) * (1 + mm_chunks(threads)) * sizeof(int32_t);
 }
 
@@ -541,10 +578,74 @@ static void mm_chunk(void *arg, size_t chunk) {
   }
 }
 
+typedef struct mmi_job {
+  const mm_params *p;
+  const mm_geom *gm;
+  const uint8_t *a;
+  size_t a_stride;
+  uint8_t *copy; /* NULL: A's rows are read in place */
+  uint32_t *rs, *c0;
+  int32_t *y;
+  uint8_t x_xor;
+  uint32_t xz_u8;
+} mmi_job;
+
+static void mmi_tile(void *arg, size_t t) {
+  const mmi_job *jb = arg;
+  const mm_params *p = jb->p;
+  const gemm_i32 *gi = &p->gi;
+  const size_t rows_all = mmi_rows(jb->gm), N = gi->n, K = gi->k;
+  const size_t r0 = t * jb->gm->tile_rows;
+  const size_t rows = rows_all - r0 < jb->gm->tile_rows ? rows_all - r0 : jb->gm->tile_rows;
+  const uint8_t *a = jb->a + r0 * K;
+  size_t a_stride = K;
+  if (jb->copy != NULL) {
+    uint8_t *dst = jb->copy + r0 * gi->a_stride;
+    for (size_t r = 0; r < rows; r++) {
+      memcpy(dst + r * gi->a_stride, a + r * K, K);
+      memset(dst + r * gi->a_stride + K, 0, gi->a_stride - K);
+    }
+    a = dst;
+    a_stride = gi->a_stride;
+  }
+  int32_t *y = jb->y + r0 * N;
+  gemm_i32_rows(gi, 0, a, a_stride, rows, y, N * sizeof(int32_t), jb->x_xor);
+  if (gi->need_rowsum) {
+    uint32_t *rs = jb->rs + r0;
+    gemm_i32_row_sums(gi, a, a_stride, rows, jb->x_xor, jb->xz_u8, rs);
+    for (size_t r = 0; r < rows; r++) {
+      for (size_t j = 0; j < N; j++) y[r * N + j] = (int32_t)((uint32_t)y[r * N + j] + jb->c0[j] - gi->d[j] * rs[r]);
+    }
+  } else {
+    for (size_t r = 0; r < rows; r++) {
+      for (size_t j = 0; j < N; j++) y[r * N + j] = (int32_t)((uint32_t)y[r * N + j] + jb->c0[j]);
+    }
+  }
+}
+
 static void mm_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                    const op_exec_ctx *ctx) {
   const mm_params *p = params;
   const mm_geom *gm = geom;
+  if (gm->use_i32) {
+    mmi_job jb;
+    jb.p = p;
+    jb.gm = gm;
+    jb.a = in[0].data;
+    jb.y = out[0].data;
+    const size_t copy = mmi_copy_bytes(p, gm);
+    jb.copy = copy ? workspace : NULL;
+    jb.rs = (uint32_t *)((uint8_t *)workspace + copy);
+    jb.c0 = jb.rs + mmi_rows(gm);
+    const int32_t azp = p->a_zp_dynamic ? qk_load8(in[2].data, p->a_type, 0) : p->a_zp;
+    const int a_signed = p->a_type == Q8RT_DTYPE_INT8;
+    jb.x_xor = a_signed ? 0x80 : 0;
+    jb.xz_u8 = (uint32_t)(a_signed ? azp + 128 : azp);
+    for (size_t j = 0; j < p->gi.n; j++) jb.c0[j] = 0u - jb.xz_u8 * p->gi.wsum[j];
+    const size_t rows = mmi_rows(gm);
+    q8rt_parallel_for(ctx->pool, (rows + gm->tile_rows - 1) / gm->tile_rows, mmi_tile, &jb);
+    return;
+  }
   if (gm->use_fast) {
     conv_fast_run(&p->gemm, &gm->fg, in[0].data, out[0].data, NULL, ctx);
     return;

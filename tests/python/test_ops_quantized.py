@@ -80,6 +80,9 @@ MMI_CASES = [
     ((4, 3), (3, 2), True, np.uint8, np.uint8, True),
     ((2, 3, 9), (9, 5), False, np.int8, np.int8, True),
     ((2, 1, 4, 9), (3, 9, 5), False, np.uint8, np.int8, False),
+    # several GEMM tiles, K not a multiple of 4 (rows copied with padding), per-column uint8 zero points
+    ((3, 200, 130), (130, 70), True, np.uint8, np.uint8, True),
+    ((2, 50, 36), (36, 40), True, np.int8, np.uint8, False),
 ]
 
 
@@ -101,7 +104,13 @@ def test_matmul_integer(case, tmp_path):
         else:
             feeds["b"] = b
         m = single_node_model("MatMulInteger", ["a", "b", "az", "bz"], feeds, inits, opset=11)
-        check(tmp_path, f"mmi{k}", m, feeds)
+        want = check(tmp_path, f"mmi{k}", m, feeds)[0]
+        path = h.save_model(m, tmp_path / f"mmi{k}.onnx")
+        inputs = {n: h.save_npy(tmp_path / f"mmi{k}_{n}.npy", v) for n, v in feeds.items()}
+        # the int32 GEMM route at any thread count and the reference backend's loop agree
+        for j, extra in enumerate([[], ["--threads", "3"], ["--backend", "reference"], ["--backend", "avx2"]]):
+            res = h.run_q8rt(path, inputs, tmp_path / f"mmi{k}_{j}", extra=extra).assert_ok()
+            h.assert_same_bytes(res.output("y"), want, f"MatMulInteger {' '.join(extra)}")
 
 
 def test_qlinear_matmul_refuses_graph_input_scale(tmp_path):
