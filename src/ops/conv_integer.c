@@ -27,7 +27,9 @@
 
 #include "conv_paths.h"
 #include "op_window.h"
+#include "q8rt-isa.h"
 #include "qlinear_common.h"
+#include "qu8-vmacc-i32/qu8-vmacc-i32.h"
 
 enum ci_path { CI_PATH_SCALAR = 0, CI_PATH_GEMM, CI_PATH_DW };
 
@@ -44,6 +46,7 @@ typedef struct ci_params {
   gemm_i32 gemm; /* GEMM path: weights packed per group (conv_paths.h) */
   /* depthwise path */
   int32_t *wdw; /* [M][taps] w - w_zp */
+  q8rt_qu8_vmacc_i32_ukernel_fn vmacc;
 } ci_params;
 
 typedef struct ci_geom {
@@ -69,8 +72,26 @@ static q8rt_status ci_prepare_fast(op_prepare_ctx *ctx, ci_params *p, q8rt_error
       }
     }
     p->path = CI_PATH_DW;
-    ctx->kernel = "conv_integer_depthwise__scalar";
-    ctx->reason = "depthwise: direct loop per channel plane, exact int32";
+    p->vmacc = q8rt_qu8_vmacc_i32_ukernel__scalar;
+    ctx->kernel = "qu8_vmacc_i32_ukernel__scalar";
+    static const struct {
+      uint32_t isa;
+      q8rt_qu8_vmacc_i32_ukernel_fn fn;
+      const char *name;
+    } vm[] = {
+#define Q8RT_QU8_VMACC_I32_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "qu8-vmacc-i32/qu8-vmacc-i32.inc"
+#undef Q8RT_QU8_VMACC_I32_UKERNEL
+        {0, NULL, NULL},
+    };
+    for (size_t i = 0; vm[i].fn != NULL; i++) {
+      if (ctx->isa & vm[i].isa) {
+        p->vmacc = vm[i].fn;
+        ctx->kernel = vm[i].name + 5; /* drop the "q8rt_" prefix */
+        break;
+      }
+    }
+    ctx->reason = "depthwise: per channel plane, each tap over the output columns it covers, exact int32";
     return Q8RT_OK;
   }
   const size_t K = (size_t)(p->Cg * taps);
@@ -320,7 +341,8 @@ static void ci_gemm_task(void *context, size_t task) {
 }
 
 /* Task (image b, channel m) of a depthwise convolution. */
-static inline __attribute__((always_inline)) void ci_dw_plane(ci_run_ctx *c, size_t task, const int x_signed) {
+static void ci_dw_task(void *context, size_t task) {
+  ci_run_ctx *c = context;
   const ci_params *p = c->p;
   const ci_geom *gm = c->gm;
   const size_t m = task % (size_t)p->M, b = task / (size_t)p->M;
@@ -332,7 +354,6 @@ static inline __attribute__((always_inline)) void ci_dw_plane(ci_run_ctx *c, siz
   int32_t *y = c->y + (b * (size_t)p->M + m) * (size_t)(OH * OW);
   size_t slot;
   uint32_t *acc = (uint32_t *)ci_claim(c, &slot);
-  const int32_t xz = c->xzp;
   for (int64_t oy = 0; oy < OH; oy++) {
     for (int64_t ox = 0; ox < OW; ox++) acc[ox] = 0;
     for (int64_t ky = 0; ky < KH; ky++) {
@@ -340,32 +361,19 @@ static inline __attribute__((always_inline)) void ci_dw_plane(ci_run_ctx *c, siz
       if (iy < 0 || iy >= H) continue;
       const uint8_t *row = plane + iy * W;
       for (int64_t kx = 0; kx < KW; kx++) {
-        const uint32_t wk = (uint32_t)wv[ky * KW + kx];
         const int64_t off = kx * dw - gm->pb[1]; /* ix = ox * sw + off */
         int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
         int64_t hi = W - off <= 0 ? 0 : (W - off + sw - 1) / sw;
         if (hi > OW) hi = OW;
         if (lo >= hi) continue;
-        if (sw == 1) {
-          for (int64_t ox = lo; ox < hi; ox++) {
-            const int32_t xv = x_signed ? (int32_t)(int8_t)row[ox + off] : (int32_t)row[ox + off];
-            acc[ox] += (uint32_t)(xv - xz) * wk;
-          }
-        } else {
-          for (int64_t ox = lo; ox < hi; ox++) {
-            const int32_t xv = x_signed ? (int32_t)(int8_t)row[ox * sw + off] : (int32_t)row[ox * sw + off];
-            acc[ox] += (uint32_t)(xv - xz) * wk;
-          }
-        }
+        p->vmacc((size_t)(hi - lo), row + lo * sw + off, (size_t)sw, c->x_xor, (int32_t)c->xz_u8, wv[ky * KW + kx],
+                 acc + lo);
       }
     }
-    for (int64_t ox = 0; ox < OW; ox++) y[oy * OW + ox] = (int32_t)acc[ox];
+    memcpy(y + oy * OW, acc, (size_t)OW * sizeof(int32_t));
   }
   ci_release(c, slot);
 }
-
-static void ci_dw_task_u8(void *context, size_t task) { ci_dw_plane(context, task, 0); }
-static void ci_dw_task_s8(void *context, size_t task) { ci_dw_plane(context, task, 1); }
 
 static void ci_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                    const op_exec_ctx *ctx) {
@@ -389,7 +397,7 @@ static void ci_run(const void *params, const void *geom, const op_tensor *in, op
     if (p->path == CI_PATH_GEMM) {
       q8rt_parallel_for(ctx->pool, gm->n * (size_t)p->group * gm->tiles, ci_gemm_task, &c);
     } else {
-      q8rt_parallel_for(ctx->pool, gm->n * (size_t)p->M, x_signed ? ci_dw_task_s8 : ci_dw_task_u8, &c);
+      q8rt_parallel_for(ctx->pool, gm->n * (size_t)p->M, ci_dw_task, &c);
     }
     return;
   }
