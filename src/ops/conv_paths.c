@@ -130,6 +130,8 @@ q8rt_status conv_fast_prepare(const conv_fast_desc *d, const conv_choice *choice
                               q8rt_error *err) {
   memset(f, 0, sizeof(*f));
   f->out_c = d->out_c;
+  const char *lut_name;
+  f->lut = op_lookup_table_kernel(choice->backend, choice->isa, &lut_name);
   f->path = CONV_PATH_NONE;
   if (choice->backend == Q8RT_BACKEND_REFERENCE) {
     f->path = CONV_PATH_REF;
@@ -382,9 +384,9 @@ static void im2col(const conv_fast *f, const conv_fast_geom *g, const uint8_t *x
 static void apply_table(const conv_fast *f, uint8_t *y, size_t rows) {
   if (f->table == NULL) return;
   if (f->table_channels == 1) {
-    op_lookup_table_apply(f->table, 1, 1, rows * f->out_c, y, y);
+    op_lookup_table_apply(f->lut, f->table, 1, 1, rows * f->out_c, y, y);
   } else {
-    op_lookup_table_apply(f->table, f->out_c, rows, 1, y, y);
+    op_lookup_table_apply(f->lut, f->table, f->out_c, rows, 1, y, y);
   }
 }
 

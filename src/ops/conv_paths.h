@@ -41,6 +41,7 @@ typedef struct conv_fast {
   uint8_t x_zp_raw;      /* the activation zero point as stored (padding value) */
   const uint8_t *table;  /* applied to each output tile as it is written (a fused island), or NULL */
   size_t table_channels; /* 1, or out_c tables */
+  q8rt_x8_lut_ukernel_fn lut;
 } conv_fast;
 
 typedef struct conv_fast_geom {

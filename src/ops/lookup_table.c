@@ -6,9 +6,11 @@
 #include <string.h>
 
 #include "op.h"
+#include "q8rt-isa.h"
 #include "q8rt-kernels.h"
 
 typedef struct table_params {
+  q8rt_x8_lut_ukernel_fn fn;
   q8rt_dtype out_type;
   int axis;        /* physical axis the tables are indexed by, -1: one table */
   size_t channels; /* tables: 1, or the extent of `axis` */
@@ -19,15 +21,30 @@ typedef struct table_geom {
   size_t outer, channels, inner; /* the input viewed as [outer][channels][inner] */
 } table_geom;
 
+q8rt_x8_lut_ukernel_fn op_lookup_table_kernel(q8rt_backend backend, uint32_t isa, const char **name) {
+#if defined(__x86_64__) || defined(_M_X64)
+  if ((isa & Q8RT_ISA_AVX512VBMI) && (backend == Q8RT_BACKEND_AUTO || backend == Q8RT_BACKEND_AVX512)) {
+    *name = "x8_lut_ukernel_64__avx512vbmi";
+    return q8rt_x8_lut_ukernel_64__avx512vbmi;
+  }
+#else
+  (void)backend;
+  (void)isa;
+#endif
+  *name = "x8_lut_ukernel__scalar";
+  return q8rt_x8_lut_ukernel__scalar;
+}
+
 void *op_lookup_table_params(q8rt_pool *pool, const uint8_t *table, size_t channels, int axis, q8rt_dtype out_type,
-                             const char **kernel) {
+                             q8rt_backend backend, uint32_t isa, const char **kernel) {
   table_params *p = q8rt_pool_alloc(pool, sizeof(*p), 16);
   if (p == NULL) return NULL;
   p->out_type = out_type;
   p->axis = channels > 1 ? axis : -1;
   p->channels = channels > 1 ? channels : 1;
   p->table = table;
-  *kernel = channels > 1 ? "x8-lut-scalar (per channel)" : "x8-lut-scalar";
+  p->fn = op_lookup_table_kernel(backend, isa, kernel);
+  if (channels > 1) *kernel = "x8_lut_ukernel__scalar (per channel)";
   return p;
 }
 
@@ -62,10 +79,10 @@ static q8rt_status table_infer(const void *params, const ir_node *n, const op_sh
   return Q8RT_OK;
 }
 
-void op_lookup_table_apply(const uint8_t *table, size_t channels, size_t outer, size_t inner, const uint8_t *x,
-                           uint8_t *y) {
+void op_lookup_table_apply(q8rt_x8_lut_ukernel_fn fn, const uint8_t *table, size_t channels, size_t outer, size_t inner,
+                           const uint8_t *x, uint8_t *y) {
   if (channels == 1) {
-    q8rt_x8_lut_ukernel__scalar(outer * inner, x, y, table);
+    fn(outer * inner, x, y, table);
     return;
   }
   for (size_t o = 0; o < outer; o++) {
@@ -73,7 +90,7 @@ void op_lookup_table_apply(const uint8_t *table, size_t channels, size_t outer, 
       for (size_t c = 0; c < channels; c++) y[c] = table[c * 256 + x[c]];
     } else {
       for (size_t c = 0; c < channels; c++) {
-        q8rt_x8_lut_ukernel__scalar(inner, x + c * inner, y + c * inner, table + c * 256);
+        fn(inner, x + c * inner, y + c * inner, table + c * 256);
       }
     }
     x += channels * inner;
@@ -87,7 +104,7 @@ static void table_run(const void *params, const void *geom, const op_tensor *in,
   (void)ctx;
   const table_params *p = params;
   const table_geom *g = geom;
-  op_lookup_table_apply(p->table, p->channels, g->outer, g->inner, in[0].data, out[0].data);
+  op_lookup_table_apply(p->fn, p->table, p->channels, g->outer, g->inner, in[0].data, out[0].data);
 }
 
 const op_def q8rt_op_lookup_table = {

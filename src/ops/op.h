@@ -20,6 +20,7 @@
 
 #include "common/threadpool.h"
 #include "graph/ir.h"
+#include "q8rt-kernels.h"
 
 #define Q8RT_GEOM_BYTES 512 /* room for any op's geometry record */
 #define Q8RT_MAX_IO 64      /* most inputs (or outputs) a node may have */
@@ -100,10 +101,12 @@ void *op_layout_transpose_params(q8rt_pool *pool, int to_nhwc, uint32_t isa, con
  * channels x 256 bytes; with channels > 1 they are indexed along physical axis `axis`. */
 extern const op_def q8rt_op_lookup_table;
 void *op_lookup_table_params(q8rt_pool *pool, const uint8_t *table, size_t channels, int axis, q8rt_dtype out_type,
-                             const char **kernel);
+                             q8rt_backend backend, uint32_t isa, const char **kernel);
+/* The x8-lut kernel for this CPU and backend (*name: its name). */
+q8rt_x8_lut_ukernel_fn op_lookup_table_kernel(q8rt_backend backend, uint32_t isa, const char **name);
 /* y = table[x] over x viewed as [outer][channels][inner], table c for index c. */
-void op_lookup_table_apply(const uint8_t *table, size_t channels, size_t outer, size_t inner, const uint8_t *x,
-                           uint8_t *y);
+void op_lookup_table_apply(q8rt_x8_lut_ukernel_fn fn, const uint8_t *table, size_t channels, size_t outer, size_t inner,
+                           const uint8_t *x, uint8_t *y);
 
 /* The op that runs `node` at its opset, or NULL. */
 const op_def *op_find(const ir_node *node);

@@ -21,6 +21,7 @@ static void detect(void) {
                     cpuinfo_has_x86_avx512dq();
     if (skx) isa |= Q8RT_ISA_AVX512SKX;
     if (skx && cpuinfo_has_x86_avx512vnni()) isa |= Q8RT_ISA_AVX512VNNI;
+    if (skx && cpuinfo_has_x86_avx512vbmi()) isa |= Q8RT_ISA_AVX512VBMI;
 #elif defined(__aarch64__)
     if (cpuinfo_has_arm_neon()) isa |= Q8RT_ISA_NEON;
     if (cpuinfo_has_arm_neon_dot()) isa |= Q8RT_ISA_NEONDOT;

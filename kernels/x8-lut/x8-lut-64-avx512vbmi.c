@@ -1,0 +1,23 @@
+/* Byte table lookup, 64 bytes per step: the 256-entry table sits in four zmm registers; two
+ * vpermi2b look up the low 7 bits in each half and the top bit picks the half. Tail: masked. */
+#include <immintrin.h>
+
+#include "q8rt-kernels.h"
+
+void q8rt_x8_lut_ukernel_64__avx512vbmi(size_t n, const uint8_t *x, uint8_t *y, const uint8_t table[256]) {
+  const __m512i t0 = _mm512_loadu_si512(table), t1 = _mm512_loadu_si512(table + 64);
+  const __m512i t2 = _mm512_loadu_si512(table + 128), t3 = _mm512_loadu_si512(table + 192);
+  for (; n >= 64; n -= 64, x += 64, y += 64) {
+    const __m512i v = _mm512_loadu_si512(x);
+    const __m512i lo = _mm512_permutex2var_epi8(t0, v, t1);
+    const __m512i hi = _mm512_permutex2var_epi8(t2, v, t3);
+    _mm512_storeu_si512(y, _mm512_mask_blend_epi8(_mm512_movepi8_mask(v), lo, hi));
+  }
+  if (n > 0) {
+    const __mmask64 m = _bzhi_u64(~UINT64_C(0), (unsigned)n);
+    const __m512i v = _mm512_maskz_loadu_epi8(m, x);
+    const __m512i lo = _mm512_permutex2var_epi8(t0, v, t1);
+    const __m512i hi = _mm512_permutex2var_epi8(t2, v, t3);
+    _mm512_mask_storeu_epi8(y, m, _mm512_mask_blend_epi8(_mm512_movepi8_mask(v), lo, hi));
+  }
+}
