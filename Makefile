@@ -86,8 +86,10 @@ CPPFLAGS_Q += -isystem $(ARM_SYSROOT)/usr/include
 CFLAGS_Q += -isystem $(ARM_SYSROOT)/usr/include
 LDFLAGS += $(addprefix -L,$(ARM_LIBDIRS)) $(addprefix -Wl$(comma)-rpath-link$(comma),$(ARM_LIBDIRS))
 QEMU_CPU ?= max
-EMU ?= qemu-aarch64 -cpu $(QEMU_CPU) -L /usr/aarch64-linux-gnu \
-       -E LD_LIBRARY_PATH=$(subst $(space),:,$(ARM_LIBDIRS))$(if $(SANFLAGS),:/usr/aarch64-linux-gnu/lib -E ASAN_OPTIONS=detect_leaks=0)
+# Sanitizer builds: LeakSanitizer cannot stop the world under qemu-user; ASAN_OPTIONS must be in
+# qemu's own environment (set with -E it comes too late).
+EMU ?= $(if $(SANFLAGS),env ASAN_OPTIONS=detect_leaks=0 )qemu-aarch64 -cpu $(QEMU_CPU) -L /usr/aarch64-linux-gnu \
+       -E LD_LIBRARY_PATH=$(subst $(space),:,$(ARM_LIBDIRS))$(if $(SANFLAGS),:/usr/aarch64-linux-gnu/lib)
 DEPS_SCRIPT := third_party/install-deps-aarch64.sh
 DEPS_STAMP := $(ARM_SYSROOT)/.unpacked
 endif
@@ -288,7 +290,7 @@ fuzz: $(FUZZ_BINS) $(VENV_PY)
 
 # aarch64 under emulation, from an x86-64 host: cross-build into build/aarch64, run the unit and
 # kernel tests under qemu-aarch64 as a Cortex-A53 (NEON), a Cortex-A76 (dot product) and `max`
-# (i8mm), then every parity and real model on x86 and on aarch64, compared byte for byte
+# (i8mm), again under ASan+UBSan as `max`, then every parity and real model on x86 and on aarch64, compared byte for byte
 # (AARCH64_FULL=1: also the float and dynamic det/rec models, ~10 more minutes of emulation).
 AARCH64_CPUS := cortex-a53 cortex-a76 max
 test-aarch64: all $(VENV_PY) $(MODELS_STAMP)
@@ -297,6 +299,9 @@ test-aarch64: all $(VENV_PY) $(MODELS_STAMP)
 	@for cpu in $(AARCH64_CPUS); do echo "== unit tests under qemu-aarch64 -cpu $$cpu"; \
 	  $(MAKE) --no-print-directory ARCH=aarch64 QEMU_CPU=$$cpu test-unit >build/aarch64/unit-$$cpu.log 2>&1 \
 	    || { cat build/aarch64/unit-$$cpu.log; exit 1; }; tail -1 build/aarch64/unit-$$cpu.log; done
+	@echo "== unit tests, ASan+UBSan build, under qemu-aarch64 -cpu max (every NEON/dot/i8mm variant)"
+	$(MAKE) --no-print-directory ARCH=aarch64 SAN=1 QEMU_CPU=max test-unit >build/aarch64/unit-san.log 2>&1 \
+	  || { cat build/aarch64/unit-san.log; exit 1; }; tail -1 build/aarch64/unit-san.log
 	$(VENV_PY) tests/aarch64/compare_bytes.py $(abspath $(RUNNER)) $(abspath build/aarch64/q8rt-run) \
 	  $(subst $(space),:,$(ARM_LIBDIRS)) $(if $(AARCH64_FULL),--full)
 

@@ -53,7 +53,7 @@ static inline __attribute__((always_inline)) void gemm_4x8c4(size_t mr, size_t n
       pw += 32;
 #define GROUP_ROW(i)                                                                              \
   {                                                                                               \
-    int8x16_t g##i##q = vreinterpretq_s8_s32(vld1q_dup_s32((const int32_t *)(const void *)a##i)); \
+    int8x16_t g##i##q = vreinterpretq_s8_u32(vdupq_n_u32(q8rt_load_u32(a##i))); \
     a##i += 4;                                                                                    \
     if (flip) g##i##q = veorq_s8(g##i##q, vflip);                                                 \
     const int8x8_t g##i = vget_low_s8(g##i##q);                                                   \
