@@ -51,13 +51,13 @@ static inline __attribute__((always_inline)) void gemm_4x8c4(size_t mr, size_t n
     for (size_t k = kc4; k != 0; k -= 4) {
       const int8x16_t w0 = vld1q_s8(pw), w1 = vld1q_s8(pw + 16);
       pw += 32;
-#define GROUP_ROW(i)                                                                              \
-  {                                                                                               \
+#define GROUP_ROW(i)                                                            \
+  {                                                                             \
     int8x16_t g##i##q = vreinterpretq_s8_u32(vdupq_n_u32(q8rt_load_u32(a##i))); \
-    a##i += 4;                                                                                    \
-    if (flip) g##i##q = veorq_s8(g##i##q, vflip);                                                 \
-    const int8x8_t g##i = vget_low_s8(g##i##q);                                                   \
-    MAC_ROW(i, g##i)                                                                              \
+    a##i += 4;                                                                  \
+    if (flip) g##i##q = veorq_s8(g##i##q, vflip);                               \
+    const int8x8_t g##i = vget_low_s8(g##i##q);                                 \
+    MAC_ROW(i, g##i)                                                            \
   }
       FOR4(GROUP_ROW)
 #undef GROUP_ROW
