@@ -345,6 +345,53 @@ static void run_avg(void *arg, size_t begin, size_t end) {
   }
 }
 
+/* Channels-last average pool: output pixels [begin, end) of the n x OH x OW pixels, every channel
+ * of a pixel at once (contiguous), 256 channels at a time. Each channel sees the same float
+ * operations in the same window order as run_avg, so the bytes are the same. */
+static void run_avg_nhwc(void *arg, size_t begin, size_t end) {
+  const qpool_job *jb = arg;
+  const qpool_params *p = jb->p;
+  const qpool_geom *gm = jb->gm;
+  const int is_signed = p->type == Q8RT_DTYPE_INT8;
+  const int64_t H = gm->in[0], W = gm->in[1], OH = gm->out[0], OW = gm->out[1];
+  const int64_t kh = p->kernel[0], kw = p->nk > 1 ? p->kernel[1] : 1;
+  const int64_t sh = p->stride[0], sw = p->nk > 1 ? p->stride[1] : 1;
+  const int64_t ph = p->pads[0], pw = p->nk > 1 ? p->pads[1] : 0;
+  const size_t C = gm->c;
+  const float xs = p->x_scale, zp = (float)p->x_zp;
+  float sum[256];
+  for (size_t op = begin; op < end; op++) {
+    const size_t b = op / (size_t)(OH * OW);
+    const int64_t oh = (int64_t)(op % (size_t)(OH * OW)) / OW, ow = (int64_t)(op % (size_t)(OH * OW)) % OW;
+    int64_t hs = oh * sh - ph;
+    const int64_t he = hs + kh < H ? hs + kh : H;
+    if (hs < 0) hs = 0;
+    int64_t ws = ow * sw - pw;
+    const int64_t we = ws + kw < W ? ws + kw : W;
+    if (ws < 0) ws = 0;
+    const int64_t count = p->count_include_pad ? kh * kw : (he - hs) * (we - ws);
+    for (size_t c0 = 0; c0 < C; c0 += 256) {
+      const size_t nc = C - c0 < 256 ? C - c0 : 256;
+      for (size_t c = 0; c < nc; c++) sum[c] = 0.0f;
+      for (int64_t h = hs; h < he; h++) {
+        for (int64_t w = ws; w < we; w++) {
+          const uint8_t *xp = (const uint8_t *)jb->X + (b * (size_t)(H * W) + (size_t)(h * W + w)) * C + c0;
+          if (is_signed) {
+            for (size_t c = 0; c < nc; c++) sum[c] += xs * ((float)(int8_t)xp[c] - zp);
+          } else {
+            for (size_t c = 0; c < nc; c++) sum[c] += xs * ((float)xp[c] - zp);
+          }
+        }
+      }
+      uint8_t *yp = (uint8_t *)jb->Y + op * C + c0;
+      for (size_t c = 0; c < nc; c++) {
+        const float v = sum[c] / (float)count / p->y_scale + (float)p->y_zp;
+        yp[c] = (uint8_t)qk_clamp(qk_cvt_rne(v), p->qmin, p->qmax);
+      }
+    }
+  }
+}
+
 static void qpool_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                       const op_exec_ctx *ctx) {
   (void)workspace;
@@ -354,6 +401,11 @@ static void qpool_run(const void *params, const void *geom, const op_tensor *in,
   /* per channel: the image (global) or the output image times the window (average) */
   const size_t per_c =
       gm->as_global ? gm->image : (size_t)(gm->out[0] * gm->out[1] * p->kernel[0] * (p->nk > 1 ? p->kernel[1] : 1));
+  if (!gm->as_global && p->channels_last) {
+    const size_t per_pixel = gm->c * (size_t)(p->kernel[0] * (p->nk > 1 ? p->kernel[1] : 1));
+    op_parallel_range(ctx, gm->n * (size_t)(gm->out[0] * gm->out[1]), 8192 / (per_pixel + 1) + 1, run_avg_nhwc, &j);
+    return;
+  }
   op_parallel_range(ctx, gm->n * gm->c, 8192 / (per_c + 1) + 1, gm->as_global ? run_global : run_avg, &j);
 }
 
