@@ -111,6 +111,18 @@ static void cast_run(const void *params, const void *geom, const op_tensor *in, 
   }
   const void *x = in[0].data;
   void *y = out[0].data;
+  if (from == Q8RT_DTYPE_INT32 && to == Q8RT_DTYPE_FLOAT32) {
+    /* dynamically quantized models cast every ConvInteger/MatMulInteger output: blocks of 8 the
+     * compiler turns into vector conversions (the same correctly rounded value per element) */
+    const int32_t *xi = x;
+    float *yf = y;
+    size_t i = 0;
+    for (; i + 8 <= nel; i += 8) {
+      for (size_t j = 0; j < 8; j++) yf[i + j] = (float)xi[i + j];
+    }
+    for (; i < nel; i++) yf[i] = (float)xi[i];
+    return;
+  }
   if (from == Q8RT_DTYPE_FLOAT32) {
     const float *xf = x;
     for (size_t i = 0; i < nel; i++) {

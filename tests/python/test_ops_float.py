@@ -262,7 +262,7 @@ def cases() -> List[Case]:
                    out_type=I32, name="Cast_int64_int32"))
     c.append(unary("Cast", np.array([1, 40, -120], np.int32), attrs={"to": I64}, opset=12, out_type=I64,
                    name="Cast_int32_int64"))
-    c.append(unary("Cast", rng.integers(-1 << 31, 1 << 31, 1000).astype(np.int32), attrs={"to": F}, opset=12,
+    c.append(unary("Cast", rng.integers(-1 << 31, 1 << 31, 1003).astype(np.int32), attrs={"to": F}, opset=12,
                    out_type=F, name="Cast_int32_float_dyn"))
     c.append(unary("Cast", np.array([0, 1, (1 << 53) + 1, -(1 << 62), 16777217], np.int64), attrs={"to": F},
                    opset=12, out_type=F, name="Cast_int64_float_rounding"))
