@@ -24,8 +24,7 @@ void q8rt_qu8_vmacc_i32_ukernel__avx2(size_t n, const uint8_t *x, size_t stride,
     const __m128i veven = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, -1, -1, -1, -1, -1, -1, -1, -1);
     /* 16 bytes from x + 2i reach x[2i + 15]; the last byte needed is x[2(n - 1)] */
     for (; i + 9 <= n; i += 8) {
-      const __m128i b =
-          _mm_shuffle_epi8(_mm_xor_si128(_mm_loadu_si128((const __m128i *)(x + 2 * i)), vxor), veven);
+      const __m128i b = _mm_shuffle_epi8(_mm_xor_si128(_mm_loadu_si128((const __m128i *)(x + 2 * i)), vxor), veven);
       const __m256i p = _mm256_add_epi32(_mm256_madd_epi16(_mm256_cvtepu8_epi32(b), vw), vc);
       __m256i *a = (__m256i *)(acc + i);
       _mm256_storeu_si256(a, _mm256_add_epi32(_mm256_loadu_si256(a), p));

@@ -10,12 +10,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef void (*q8rt_qu8_vmacc_i32_ukernel_fn)(size_t n, const uint8_t *x, size_t stride, uint8_t x_xor,
-                                              int32_t x_zp_u8, int32_t w, uint32_t *acc);
+typedef void (*q8rt_qu8_vmacc_i32_ukernel_fn)(size_t n, const uint8_t *x, size_t stride, uint8_t x_xor, int32_t x_zp_u8,
+                                              int32_t w, uint32_t *acc);
 
 void q8rt_qu8_vmacc_i32_ukernel__scalar(size_t n, const uint8_t *x, size_t stride, uint8_t x_xor, int32_t x_zp_u8,
                                         int32_t w, uint32_t *acc);
-#define Q8RT_QU8_VMACC_I32_UKERNEL(isa, fn)                                                                  \
+#define Q8RT_QU8_VMACC_I32_UKERNEL(isa, fn) \
   void fn(size_t n, const uint8_t *x, size_t stride, uint8_t x_xor, int32_t x_zp_u8, int32_t w, uint32_t *acc);
 #include "qu8-vmacc-i32/qu8-vmacc-i32.inc"
 #undef Q8RT_QU8_VMACC_I32_UKERNEL
