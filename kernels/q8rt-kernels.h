@@ -14,10 +14,24 @@ typedef struct q8rt_f32_qint_vcvt_params {
   float hi; /* qmax - zero_point */
 } q8rt_f32_qint_vcvt_params;
 
-void q8rt_f32_qu8_vcvt_ukernel__scalar(size_t n, const float *x, uint8_t *y, const q8rt_f32_qint_vcvt_params *p);
-void q8rt_f32_qs8_vcvt_ukernel__scalar(size_t n, const float *x, int8_t *y, const q8rt_f32_qint_vcvt_params *p);
-void q8rt_f32_qu16_vcvt_ukernel__scalar(size_t n, const float *x, uint16_t *y, const q8rt_f32_qint_vcvt_params *p);
-void q8rt_f32_qs16_vcvt_ukernel__scalar(size_t n, const float *x, int16_t *y, const q8rt_f32_qint_vcvt_params *p);
+/* The C element type of each quantized type name the vcvt lists use. */
+#define Q8RT_CTYPE_qu8 uint8_t
+#define Q8RT_CTYPE_qs8 int8_t
+#define Q8RT_CTYPE_qu16 uint16_t
+#define Q8RT_CTYPE_qs16 int16_t
+#define Q8RT_CTYPE_qs32 int32_t
+
+/* One function of the family, typed by its output type (the member named like the list's type). */
+typedef union q8rt_f32_qint_vcvt_ukernel_fn {
+  void (*qu8)(size_t n, const float *x, uint8_t *y, const q8rt_f32_qint_vcvt_params *p);
+  void (*qs8)(size_t n, const float *x, int8_t *y, const q8rt_f32_qint_vcvt_params *p);
+  void (*qu16)(size_t n, const float *x, uint16_t *y, const q8rt_f32_qint_vcvt_params *p);
+  void (*qs16)(size_t n, const float *x, int16_t *y, const q8rt_f32_qint_vcvt_params *p);
+} q8rt_f32_qint_vcvt_ukernel_fn;
+#define Q8RT_F32_QINT_VCVT_UKERNEL(isa, fn, qt) \
+  void fn(size_t n, const float *x, Q8RT_CTYPE_##qt *y, const q8rt_f32_qint_vcvt_params *p);
+#include "f32-qint-vcvt/f32-qint-vcvt.inc"
+#undef Q8RT_F32_QINT_VCVT_UKERNEL
 
 /* ---- qint-f32-vcvt: DequantizeLinear, y = (float)(x - zp) * scale ----------------------------- */
 typedef struct q8rt_qint_f32_vcvt_params {
@@ -25,11 +39,17 @@ typedef struct q8rt_qint_f32_vcvt_params {
   int32_t zero_point;
 } q8rt_qint_f32_vcvt_params;
 
-void q8rt_qu8_f32_vcvt_ukernel__scalar(size_t n, const uint8_t *x, float *y, const q8rt_qint_f32_vcvt_params *p);
-void q8rt_qs8_f32_vcvt_ukernel__scalar(size_t n, const int8_t *x, float *y, const q8rt_qint_f32_vcvt_params *p);
-void q8rt_qu16_f32_vcvt_ukernel__scalar(size_t n, const uint16_t *x, float *y, const q8rt_qint_f32_vcvt_params *p);
-void q8rt_qs16_f32_vcvt_ukernel__scalar(size_t n, const int16_t *x, float *y, const q8rt_qint_f32_vcvt_params *p);
-void q8rt_qs32_f32_vcvt_ukernel__scalar(size_t n, const int32_t *x, float *y, const q8rt_qint_f32_vcvt_params *p);
+typedef union q8rt_qint_f32_vcvt_ukernel_fn {
+  void (*qu8)(size_t n, const uint8_t *x, float *y, const q8rt_qint_f32_vcvt_params *p);
+  void (*qs8)(size_t n, const int8_t *x, float *y, const q8rt_qint_f32_vcvt_params *p);
+  void (*qu16)(size_t n, const uint16_t *x, float *y, const q8rt_qint_f32_vcvt_params *p);
+  void (*qs16)(size_t n, const int16_t *x, float *y, const q8rt_qint_f32_vcvt_params *p);
+  void (*qs32)(size_t n, const int32_t *x, float *y, const q8rt_qint_f32_vcvt_params *p);
+} q8rt_qint_f32_vcvt_ukernel_fn;
+#define Q8RT_QINT_F32_VCVT_UKERNEL(isa, fn, qt) \
+  void fn(size_t n, const Q8RT_CTYPE_##qt *x, float *y, const q8rt_qint_f32_vcvt_params *p);
+#include "qint-f32-vcvt/qint-f32-vcvt.inc"
+#undef Q8RT_QINT_F32_VCVT_UKERNEL
 
 /* ---- q8-conv-ref: direct QLinearConv, NCHW, any group/stride/dilation/padding ---------------
  * acc = sum (x - x_zp) * wq + bias[m] in int32 (two's complement wrap, as ONNX Runtime), where
@@ -49,7 +69,10 @@ typedef struct q8rt_q8_conv_ref_params {
   const float *scale;  /* [out_c] */
 } q8rt_q8_conv_ref_params;
 
-void q8rt_q8_conv_ref_ukernel__scalar(const q8rt_q8_conv_ref_params *p, const void *x, void *y);
+typedef void (*q8rt_q8_conv_ref_ukernel_fn)(const q8rt_q8_conv_ref_params *p, const void *x, void *y);
+#define Q8RT_Q8_CONV_REF_UKERNEL(isa, fn) void fn(const q8rt_q8_conv_ref_params *p, const void *x, void *y);
+#include "q8-conv-ref/q8-conv-ref.inc"
+#undef Q8RT_Q8_CONV_REF_UKERNEL
 
 /* ==== Fast paths: NHWC, u8 activations (s8 ones mapped exactly by x ^ 0x80), weights packed once ====
  *
@@ -117,21 +140,13 @@ void q8rt_qu8_dwconv_minmax_fp32_ukernel__scalar(size_t channels, size_t pixels,
 #include "qu8-dwconv/qu8-dwconv.inc"
 #undef Q8RT_DWCONV_UKERNEL
 
-/* ---- vectorized QuantizeLinear / DequantizeLinear: same contracts as the scalar variants ---- */
-#if defined(__x86_64__) || defined(_M_X64)
-void q8rt_f32_qu8_vcvt_ukernel__avx2(size_t n, const float *x, uint8_t *y, const q8rt_f32_qint_vcvt_params *p);
-void q8rt_f32_qs8_vcvt_ukernel__avx2(size_t n, const float *x, int8_t *y, const q8rt_f32_qint_vcvt_params *p);
-void q8rt_qu8_f32_vcvt_ukernel__avx2(size_t n, const uint8_t *x, float *y, const q8rt_qint_f32_vcvt_params *p);
-void q8rt_qs8_f32_vcvt_ukernel__avx2(size_t n, const int8_t *x, float *y, const q8rt_qint_f32_vcvt_params *p);
-#endif
-
 /* ---- x8-transpose: [a][b] (row stride x_stride) -> [b][a] (row stride y_stride) for bytes ---- */
-void q8rt_x8_transpose_ukernel__scalar(size_t a, size_t b, const uint8_t *x, size_t x_stride, uint8_t *y,
-                                       size_t y_stride);
-#if defined(__x86_64__) || defined(_M_X64)
-void q8rt_x8_transpose_ukernel_16x16__avx2(size_t a, size_t b, const uint8_t *x, size_t x_stride, uint8_t *y,
-                                           size_t y_stride);
-#endif
+typedef void (*q8rt_x8_transpose_ukernel_fn)(size_t a, size_t b, const uint8_t *x, size_t x_stride, uint8_t *y,
+                                             size_t y_stride);
+#define Q8RT_X8_TRANSPOSE_UKERNEL(isa, fn) \
+  void fn(size_t a, size_t b, const uint8_t *x, size_t x_stride, uint8_t *y, size_t y_stride);
+#include "x8-transpose/x8-transpose.inc"
+#undef Q8RT_X8_TRANSPOSE_UKERNEL
 
 /* ---- x8-lut: y[i] = table[x[i]] (the table pass's islands) ---- */
 typedef void (*q8rt_x8_lut_ukernel_fn)(size_t n, const uint8_t *x, uint8_t *y, const uint8_t table[256]);
@@ -152,7 +167,11 @@ typedef struct q8rt_q8_vbinary_params {
   int32_t z1, z2;  /* vmul */
 } q8rt_q8_vbinary_params;
 
-#define Q8RT_VBINARY_UKERNELS(isa)                                                               \
+typedef void (*q8rt_qu8_vbinary_ukernel_fn)(size_t n, const uint8_t *x1, const uint8_t *x2, uint8_t *y,
+                                            const q8rt_q8_vbinary_params *p);
+typedef void (*q8rt_qs8_vbinary_ukernel_fn)(size_t n, const int8_t *x1, const int8_t *x2, int8_t *y,
+                                            const q8rt_q8_vbinary_params *p);
+#define Q8RT_VBINARY_UKERNELS(isa_flag, isa)                                                     \
   void q8rt_qu8_vadd_ukernel__##isa(size_t n, const uint8_t *x1, const uint8_t *x2, uint8_t *y,  \
                                     const q8rt_q8_vbinary_params *p);                            \
   void q8rt_qu8_vaddc_ukernel__##isa(size_t n, const uint8_t *x1, const uint8_t *x2, uint8_t *y, \
@@ -169,17 +188,13 @@ typedef struct q8rt_q8_vbinary_params {
                                     const q8rt_q8_vbinary_params *p);                            \
   void q8rt_qs8_vmulc_ukernel__##isa(size_t n, const int8_t *x1, const int8_t *x2, int8_t *y,    \
                                      const q8rt_q8_vbinary_params *p);
-Q8RT_VBINARY_UKERNELS(scalar)
-#if defined(__x86_64__) || defined(_M_X64)
-Q8RT_VBINARY_UKERNELS(avx2) /* AVX2 + FMA3 */
-#endif
+#include "q8-vbinary/q8-vbinary.inc"
 #undef Q8RT_VBINARY_UKERNELS
 
 /* ---- f32-vfmac: c[j] = fma(a, b[j], c[j]) (float MatMul/Gemm inner step, exact per element) ---- */
 typedef void (*q8rt_f32_vfmac_ukernel_fn)(size_t n, float a, const float *b, float *c);
-void q8rt_f32_vfmac_ukernel__scalar(size_t n, float a, const float *b, float *c);
-#if defined(__x86_64__) || defined(_M_X64)
-void q8rt_f32_vfmac_ukernel__avx2(size_t n, float a, const float *b, float *c);
-#endif
+#define Q8RT_F32_VFMAC_UKERNEL(isa, fn) void fn(size_t n, float a, const float *b, float *c);
+#include "f32-vfmac/f32-vfmac.inc"
+#undef Q8RT_F32_VFMAC_UKERNEL
 
 #endif

@@ -17,3 +17,9 @@ $(BENCH_DEPS_STAMP): examples/bench/requirements.txt $(VENV_PY)
 	PIP_DISABLE_PIP_VERSION_CHECK=1 $(VENV_PY) -m pip install --quiet --requirement examples/bench/requirements.txt
 	$(VENV_PY) -c 'import matplotlib, openvino'
 	@touch $@
+
+# Micro-benchmark of every kernel family's .inc entries (examples/bench/ukernel-bench.c); built by
+# test-unit, run by hand: build/ukernel-bench [substring of a variant name].
+$(UKERNEL_BENCH): examples/bench/ukernel-bench.c $(LIB_A) $(wildcard kernels/*/*.inc) kernels/q8rt-kernels.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(WARN) -Iinclude -Ikernels $(SANFLAGS) $(LDFLAGS) -o $@ examples/bench/ukernel-bench.c $(LIB_A) $(LDLIBS_Q)

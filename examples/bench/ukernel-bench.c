@@ -1,15 +1,17 @@
-/* Micro-benchmark of the qu8-qc8w-gemm variants (every entry of qu8-qc8w-gemm.inc the CPU can run,
- * plus the scalar twin) on the im2col GEMM shapes of the convolutions in PEERS.md: M = output
- * pixels, N = output channels, K = kernel_h * kernel_w * in_channels. Single thread; the driver
- * walks M in steps of MR and hands each call all N channels, as the conv front-end does.
+/* Micro-benchmark of the kernel families, every entry of each family's .inc the CPU can run.
+ * qu8-qc8w-gemm (plus its scalar twin) on the im2col GEMM shapes of the convolutions in PEERS.md:
+ * M = output pixels, N = output channels, K = kernel_h * kernel_w * in_channels; the driver walks M
+ * in steps of MR and hands each call all N channels, as the conv front-end does. Then the row
+ * families (q8-vbinary, f32-qint-vcvt, qint-f32-vcvt, f32-vfmac: 64 Ki elements), x8-transpose
+ * (56x56 pixels x 144 channels) and q8-conv-ref (3x3, 16->16 channels, 28x28) in elements or MACs
+ * per second. qu8-dwconv has its own driver beside XNNPACK's: dwconv-ubench.c. Single thread.
  * Prints the median over repeated timed runs as GMAC/s, and the best run. Runs are timed in
  * thread CPU time, so time spent descheduled on a shared machine does not count; other load on
  * the same core (SMT sibling, shared cache) still does, so compare variants within one run. Output bytes are checked
  * against the scalar twin once per shape, so a fast but wrong kernel cannot go unnoticed here either.
  *
- *   gcc -std=c11 -O2 -Iinclude -Ikernels -o build/ukernel-bench examples/bench/ukernel-bench.c \
- *       build/libq8rt.a -lm
- *   build/ukernel-bench [substring of a variant name] */
+ *   make build/ukernel-bench   (test-unit builds it too)
+ *   build/ukernel-bench [substring of a variant name] (gemm variants: the scalar twin always runs) */
 #define _POSIX_C_SOURCE 200809L
 #include <stdbool.h>
 #include <stdio.h>
@@ -106,8 +108,311 @@ static int cmp_double(const void *x, const void *y) {
   return (a > b) - (a < b);
 }
 
+/* ---- the other families ------------------------------------------------------------------- */
+
+/* Median seconds per call of `stmt` over 9 samples of ~20 ms each. */
+#define TIME_MEDIAN(out, stmt)                             \
+  do {                                                     \
+    size_t reps_ = 1;                                      \
+    for (;;) {                                             \
+      const double t0_ = now();                            \
+      for (size_t r_ = 0; r_ < reps_; r_++) stmt;          \
+      if (now() - t0_ > 0.02 || reps_ > (1u << 24)) break; \
+      reps_ *= 2;                                          \
+    }                                                      \
+    double ts_[9];                                         \
+    for (int i_ = 0; i_ < 9; i_++) {                       \
+      const double t0_ = now();                            \
+      for (size_t r_ = 0; r_ < reps_; r_++) stmt;          \
+      ts_[i_] = (now() - t0_) / (double)reps_;             \
+    }                                                      \
+    qsort(ts_, 9, sizeof(double), cmp_double);             \
+    (out) = ts_[4];                                        \
+  } while (0)
+
+#define ROW_N 65536
+static uint8_t g_u8a[ROW_N * 4 + 64], g_u8b[ROW_N * 4 + 64], g_out[ROW_N * 4 + 64], g_ref[ROW_N * 4 + 64];
+static float g_fa[ROW_N + 16], g_fb[ROW_N + 16];
+
+static void report(const char *name, double seconds, double units, const char *unit, bool ok) {
+  printf("  %-62s %8.2f G%s/s%s\n", name, units / seconds * 1e-9, unit, ok ? "" : "  MISMATCH");
+}
+
+static bool wanted(const char *filter, const char *name) { return filter == NULL || strstr(name, filter) != NULL; }
+
+static const struct vb_set {
+  unsigned isa;
+  const char *name;
+  q8rt_qu8_vbinary_ukernel_fn u8[4];
+  q8rt_qs8_vbinary_ukernel_fn s8[4];
+} g_vbinary[] = {
+#define Q8RT_VBINARY_UKERNELS(isa_flag, isa)                                                   \
+  {isa_flag,                                                                                   \
+   "q8_vbinary__" #isa,                                                                        \
+   {q8rt_qu8_vadd_ukernel__##isa, q8rt_qu8_vaddc_ukernel__##isa, q8rt_qu8_vmul_ukernel__##isa, \
+    q8rt_qu8_vmulc_ukernel__##isa},                                                            \
+   {q8rt_qs8_vadd_ukernel__##isa, q8rt_qs8_vaddc_ukernel__##isa, q8rt_qs8_vmul_ukernel__##isa, \
+    q8rt_qs8_vmulc_ukernel__##isa}},
+#include "q8-vbinary/q8-vbinary.inc"
+#undef Q8RT_VBINARY_UKERNELS
+};
+
+static int bench_vbinary(const char *filter) {
+  static const char *const fn_names[4] = {"vadd", "vaddc", "vmul", "vmulc"};
+  const size_t nsets = sizeof(g_vbinary) / sizeof(g_vbinary[0]);
+  const struct vb_set *scalar = &g_vbinary[nsets - 1]; /* the list ends with the scalar twin */
+  const q8rt_q8_vbinary_params p = {.r1 = 0.37f, .r2 = 0.61f, .f = 3.2f, .ratio = 0.013f, .zc = 7.0f, .z1 = 5, .z2 = 9};
+  int bad = 0;
+  printf("q8-vbinary, %d elements\n", ROW_N);
+  for (size_t k = 0; k < nsets; k++) {
+    const struct vb_set *v = &g_vbinary[k];
+    if (!wanted(filter, v->name)) continue;
+    if (!isa_supported(v->isa)) {
+      printf("  %-62s skipped (CPU lacks its ISA)\n", v->name);
+      continue;
+    }
+    for (int f = 0; f < 4; f++) {
+      char name[96];
+      snprintf(name, sizeof(name), "qu8_%s_ukernel (%s)", fn_names[f], v->name);
+      scalar->u8[f](ROW_N, g_u8a, g_u8b, g_ref, &p);
+      v->u8[f](ROW_N, g_u8a, g_u8b, g_out, &p);
+      const bool ok = memcmp(g_out, g_ref, ROW_N) == 0;
+      bad |= !ok;
+      double t;
+      TIME_MEDIAN(t, v->u8[f](ROW_N, g_u8a, g_u8b, g_out, &p));
+      report(name, t, ROW_N, "elem", ok);
+      snprintf(name, sizeof(name), "qs8_%s_ukernel (%s)", fn_names[f], v->name);
+      scalar->s8[f](ROW_N, (const int8_t *)g_u8a, (const int8_t *)g_u8b, (int8_t *)g_ref, &p);
+      v->s8[f](ROW_N, (const int8_t *)g_u8a, (const int8_t *)g_u8b, (int8_t *)g_out, &p);
+      const bool ok_s = memcmp(g_out, g_ref, ROW_N) == 0;
+      bad |= !ok_s;
+      TIME_MEDIAN(t, v->s8[f](ROW_N, (const int8_t *)g_u8a, (const int8_t *)g_u8b, (int8_t *)g_out, &p));
+      report(name, t, ROW_N, "elem", ok_s);
+    }
+  }
+  return bad;
+}
+
+enum qt { QT_qu8, QT_qs8, QT_qu16, QT_qs16, QT_qs32 };
+static const struct q_variant {
+  unsigned isa;
+  enum qt type;
+  q8rt_f32_qint_vcvt_ukernel_fn fn;
+  const char *name;
+} g_quantize[] = {
+#define Q8RT_F32_QINT_VCVT_UKERNEL(isa, fn, qt) {isa, QT_##qt, {.qt = fn}, #fn},
+#include "f32-qint-vcvt/f32-qint-vcvt.inc"
+#undef Q8RT_F32_QINT_VCVT_UKERNEL
+};
+static const struct dq_variant {
+  unsigned isa;
+  enum qt type;
+  q8rt_qint_f32_vcvt_ukernel_fn fn;
+  const char *name;
+} g_dequantize[] = {
+#define Q8RT_QINT_F32_VCVT_UKERNEL(isa, fn, qt) {isa, QT_##qt, {.qt = fn}, #fn},
+#include "qint-f32-vcvt/qint-f32-vcvt.inc"
+#undef Q8RT_QINT_F32_VCVT_UKERNEL
+};
+
+static void run_q(const struct q_variant *v, void *y) {
+  static const float qmin[] = {0.0f, -128.0f, 0.0f, -32768.0f}, qmax[] = {255.0f, 127.0f, 65535.0f, 32767.0f};
+  const q8rt_f32_qint_vcvt_params p = {0.02f, 3, qmin[v->type] - 3.0f, qmax[v->type] - 3.0f};
+  switch (v->type) {
+    case QT_qu8: v->fn.qu8(ROW_N, g_fa, y, &p); break;
+    case QT_qs8: v->fn.qs8(ROW_N, g_fa, y, &p); break;
+    case QT_qu16: v->fn.qu16(ROW_N, g_fa, y, &p); break;
+    case QT_qs16: v->fn.qs16(ROW_N, g_fa, y, &p); break;
+    default: break;
+  }
+}
+
+static void run_dq(const struct dq_variant *v, float *y) {
+  const q8rt_qint_f32_vcvt_params p = {0.02f, 3};
+  switch (v->type) {
+    case QT_qu8: v->fn.qu8(ROW_N, g_u8a, y, &p); break;
+    case QT_qs8: v->fn.qs8(ROW_N, (const int8_t *)g_u8a, y, &p); break;
+    case QT_qu16: v->fn.qu16(ROW_N, (const uint16_t *)(const void *)g_u8a, y, &p); break;
+    case QT_qs16: v->fn.qs16(ROW_N, (const int16_t *)(const void *)g_u8a, y, &p); break;
+    case QT_qs32: v->fn.qs32(ROW_N, (const int32_t *)(const void *)g_u8a, y, &p); break;
+  }
+}
+
+static int bench_vcvt(const char *filter) {
+  int bad = 0;
+  printf("f32-qint-vcvt / qint-f32-vcvt, %d elements\n", ROW_N);
+  const size_t nq = sizeof(g_quantize) / sizeof(g_quantize[0]), ndq = sizeof(g_dequantize) / sizeof(g_dequantize[0]);
+  for (size_t k = 0; k < nq; k++) {
+    const struct q_variant *v = &g_quantize[k];
+    if (!wanted(filter, v->name)) continue;
+    if (!isa_supported(v->isa)) {
+      printf("  %-62s skipped (CPU lacks its ISA)\n", v->name);
+      continue;
+    }
+    bool ok = true;
+    for (size_t j = 0; j < nq; j++) { /* against the scalar twin of the type */
+      if (g_quantize[j].isa == Q8RT_ISA_SCALAR && g_quantize[j].type == v->type) {
+        run_q(&g_quantize[j], g_ref);
+        run_q(v, g_out);
+        ok = memcmp(g_out, g_ref, ROW_N * (v->type <= QT_qs8 ? 1 : 2)) == 0;
+      }
+    }
+    bad |= !ok;
+    double t;
+    TIME_MEDIAN(t, run_q(v, g_out));
+    report(v->name, t, ROW_N, "elem", ok);
+  }
+  static float y0[ROW_N], y1[ROW_N];
+  for (size_t k = 0; k < ndq; k++) {
+    const struct dq_variant *v = &g_dequantize[k];
+    if (!wanted(filter, v->name)) continue;
+    if (!isa_supported(v->isa)) {
+      printf("  %-62s skipped (CPU lacks its ISA)\n", v->name);
+      continue;
+    }
+    bool ok = true;
+    for (size_t j = 0; j < ndq; j++) {
+      if (g_dequantize[j].isa == Q8RT_ISA_SCALAR && g_dequantize[j].type == v->type) {
+        run_dq(&g_dequantize[j], y0);
+        run_dq(v, y1);
+        ok = memcmp(y0, y1, sizeof(y0)) == 0;
+      }
+    }
+    bad |= !ok;
+    double t;
+    TIME_MEDIAN(t, run_dq(v, y1));
+    report(v->name, t, ROW_N, "elem", ok);
+  }
+  return bad;
+}
+
+static const struct {
+  unsigned isa;
+  q8rt_f32_vfmac_ukernel_fn fn;
+  const char *name;
+} g_vfmac[] = {
+#define Q8RT_F32_VFMAC_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "f32-vfmac/f32-vfmac.inc"
+#undef Q8RT_F32_VFMAC_UKERNEL
+};
+
+static const struct {
+  unsigned isa;
+  q8rt_x8_transpose_ukernel_fn fn;
+  const char *name;
+} g_transpose[] = {
+#define Q8RT_X8_TRANSPOSE_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "x8-transpose/x8-transpose.inc"
+#undef Q8RT_X8_TRANSPOSE_UKERNEL
+};
+
+static const struct {
+  unsigned isa;
+  q8rt_q8_conv_ref_ukernel_fn fn;
+  const char *name;
+} g_conv_ref[] = {
+#define Q8RT_Q8_CONV_REF_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "q8-conv-ref/q8-conv-ref.inc"
+#undef Q8RT_Q8_CONV_REF_UKERNEL
+};
+
+static int bench_small_families(const char *filter) {
+  int bad = 0;
+  double t;
+  static float c0[ROW_N], c1[ROW_N];
+  printf("f32-vfmac, %d elements\n", ROW_N);
+  const size_t nf = sizeof(g_vfmac) / sizeof(g_vfmac[0]);
+  for (size_t k = 0; k < nf; k++) {
+    if (!wanted(filter, g_vfmac[k].name)) continue;
+    if (!isa_supported(g_vfmac[k].isa)) {
+      printf("  %-62s skipped (CPU lacks its ISA)\n", g_vfmac[k].name);
+      continue;
+    }
+    memcpy(c0, g_fb, sizeof(c0));
+    memcpy(c1, g_fb, sizeof(c1));
+    g_vfmac[nf - 1].fn(ROW_N, 0.5f, g_fa, c0); /* the list ends with the scalar twin */
+    g_vfmac[k].fn(ROW_N, 0.5f, g_fa, c1);
+    const bool ok = memcmp(c0, c1, sizeof(c0)) == 0;
+    bad |= !ok;
+    TIME_MEDIAN(t, g_vfmac[k].fn(ROW_N, 1e-9f, g_fa, c1));
+    report(g_vfmac[k].name, t, ROW_N, "FMA", ok);
+  }
+  enum { TR_PIX = 56 * 56, TR_CH = 144 };
+  static uint8_t tx[TR_PIX * TR_CH], ty0[TR_PIX * TR_CH], ty1[TR_PIX * TR_CH];
+  for (size_t i = 0; i < sizeof(tx); i++) tx[i] = (uint8_t)rnd();
+  printf("x8-transpose, [%d][%d] -> [%d][%d] bytes\n", TR_CH, TR_PIX, TR_PIX, TR_CH);
+  const size_t nt = sizeof(g_transpose) / sizeof(g_transpose[0]);
+  for (size_t k = 0; k < nt; k++) {
+    if (!wanted(filter, g_transpose[k].name)) continue;
+    if (!isa_supported(g_transpose[k].isa)) {
+      printf("  %-62s skipped (CPU lacks its ISA)\n", g_transpose[k].name);
+      continue;
+    }
+    g_transpose[nt - 1].fn(TR_CH, TR_PIX, tx, TR_PIX, ty0, TR_CH);
+    g_transpose[k].fn(TR_CH, TR_PIX, tx, TR_PIX, ty1, TR_CH);
+    const bool ok = memcmp(ty0, ty1, sizeof(ty0)) == 0;
+    bad |= !ok;
+    TIME_MEDIAN(t, g_transpose[k].fn(TR_CH, TR_PIX, tx, TR_PIX, ty1, TR_CH));
+    report(g_transpose[k].name, t, (double)sizeof(tx), "B", ok);
+  }
+  enum { CR_C = 16, CR_HW = 28 };
+  static uint8_t cx[CR_C * CR_HW * CR_HW], cy0[CR_C * CR_HW * CR_HW], cy1[CR_C * CR_HW * CR_HW];
+  static int16_t cw[CR_C * CR_C * 9];
+  static int32_t cbias[CR_C];
+  static float cscale[CR_C];
+  for (size_t i = 0; i < sizeof(cx); i++) cx[i] = (uint8_t)rnd();
+  for (size_t i = 0; i < CR_C * CR_C * 9; i++) cw[i] = (int16_t)((int32_t)(rnd() % 255) - 127);
+  for (size_t i = 0; i < CR_C; i++) cbias[i] = (int32_t)(rnd() % 2001) - 1000, cscale[i] = 1e-3f;
+  const q8rt_q8_conv_ref_params cp = {.batch = 1,
+                                      .groups = 1,
+                                      .in_c = CR_C,
+                                      .in_h = CR_HW,
+                                      .in_w = CR_HW,
+                                      .out_c = CR_C,
+                                      .out_h = CR_HW,
+                                      .out_w = CR_HW,
+                                      .kernel_h = 3,
+                                      .kernel_w = 3,
+                                      .stride_h = 1,
+                                      .stride_w = 1,
+                                      .dilation_h = 1,
+                                      .dilation_w = 1,
+                                      .pad_top = 1,
+                                      .pad_left = 1,
+                                      .x_zero_point = 128,
+                                      .y_lo = -128.0f,
+                                      .y_hi = 127.0f,
+                                      .w = cw,
+                                      .bias = cbias,
+                                      .scale = cscale,
+                                      .x_signed = 0,
+                                      .y_signed = 0};
+  const double cmacs = (double)CR_C * CR_C * 9 * CR_HW * CR_HW;
+  printf("q8-conv-ref, 3x3 %d->%d, %dx%d (%.1f MMAC)\n", CR_C, CR_C, CR_HW, CR_HW, cmacs * 1e-6);
+  const size_t nc = sizeof(g_conv_ref) / sizeof(g_conv_ref[0]);
+  for (size_t k = 0; k < nc; k++) {
+    if (!wanted(filter, g_conv_ref[k].name)) continue;
+    if (!isa_supported(g_conv_ref[k].isa)) {
+      printf("  %-62s skipped (CPU lacks its ISA)\n", g_conv_ref[k].name);
+      continue;
+    }
+    g_conv_ref[nc - 1].fn(&cp, cx, cy0);
+    g_conv_ref[k].fn(&cp, cx, cy1);
+    const bool ok = memcmp(cy0, cy1, sizeof(cy0)) == 0;
+    bad |= !ok;
+    TIME_MEDIAN(t, g_conv_ref[k].fn(&cp, cx, cy1));
+    report(g_conv_ref[k].name, t, cmacs, "MAC", ok);
+  }
+  return bad;
+}
+
 int main(int argc, char **argv) {
   const char *filter = argc > 1 ? argv[1] : NULL;
+  for (size_t i = 0; i < sizeof(g_u8a); i++) g_u8a[i] = (uint8_t)rnd(), g_u8b[i] = (uint8_t)rnd();
+  for (size_t i = 0; i < ROW_N + 16; i++) {
+    g_fa[i] = (float)(int32_t)(rnd() % 20001 - 10000) * 0.01f;
+    g_fb[i] = (float)(int32_t)(rnd() % 20001 - 10000) * 0.001f;
+  }
   const size_t nv = sizeof(g_variants) / sizeof(g_variants[0]);
   const size_t ns = sizeof(g_shapes) / sizeof(g_shapes[0]);
   q8rt_qu8_requant_params p = {
@@ -182,5 +487,8 @@ int main(int argc, char **argv) {
     free(c);
     free(c_ref);
   }
+  bad |= bench_vbinary(filter);
+  bad |= bench_vcvt(filter);
+  bad |= bench_small_families(filter);
   return bad;
 }

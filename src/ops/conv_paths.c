@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "op_util.h"
 #include "q8rt-isa.h"
 #include "qu8-qc8w-gemm/qu8-qc8w-gemm.h"
 
@@ -68,6 +69,24 @@ static const gemm_i32_variant g_gemm_i32[] = {
 #undef Q8RT_GEMM_UKERNEL_I32
     {0, NULL, 0, 0, NULL},
 };
+
+static const struct {
+  uint32_t isa;
+  q8rt_q8_conv_ref_ukernel_fn fn;
+  const char *name;
+} g_ref[] = {
+#define Q8RT_Q8_CONV_REF_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "q8-conv-ref/q8-conv-ref.inc"
+#undef Q8RT_Q8_CONV_REF_UKERNEL
+};
+
+void conv_ref_choose(const conv_choice *choice, conv_fast *f) {
+  size_t i = 0; /* the list ends with the scalar twin */
+  while (!op_isa_usable(g_ref[i].isa, choice->isa, choice->backend)) i++;
+  f->path = CONV_PATH_REF;
+  f->ref = g_ref[i].fn;
+  f->kernel = g_ref[i].name + 5; /* drop the "q8rt_" prefix */
+}
 
 void conv_choice_init(conv_choice *c, q8rt_backend backend, uint32_t isa) {
   c->backend = backend;
@@ -134,8 +153,7 @@ q8rt_status conv_fast_prepare(const conv_fast_desc *d, const conv_choice *choice
   f->lut = op_lookup_table_kernel(choice->backend, choice->isa, &lut_name);
   f->path = CONV_PATH_NONE;
   if (choice->backend == Q8RT_BACKEND_REFERENCE) {
-    f->path = CONV_PATH_REF;
-    f->kernel = "q8_conv_ref_ukernel__scalar";
+    conv_ref_choose(choice, f);
     f->reason = "forced: --backend reference";
     return Q8RT_OK;
   }

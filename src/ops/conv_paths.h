@@ -1,5 +1,6 @@
-/* QLinearConv's fast paths: NHWC GEMM (with im2col where needed) and depthwise, on the kernels
- * listed in kernels/qu8-qc8w-gemm and kernels/qu8-dwconv, chosen per node at load. */
+/* QLinearConv's paths: NHWC GEMM (with im2col where needed) and depthwise, on the kernels listed
+ * in kernels/qu8-qc8w-gemm and kernels/qu8-dwconv, and the direct NCHW kernels of
+ * kernels/q8-conv-ref, chosen per node at load. */
 #ifndef Q8RT_CONV_PATHS_H
 #define Q8RT_CONV_PATHS_H
 
@@ -36,6 +37,7 @@ typedef struct conv_fast {
   size_t mr, nr, cb, taps;
   q8rt_qu8_gemm_ukernel_fn gemm;
   q8rt_qu8_dwconv_ukernel_fn dw;
+  q8rt_q8_conv_ref_ukernel_fn ref; /* CONV_PATH_REF */
   const void *packed;
   q8rt_qu8_requant_params rq;
   uint8_t x_zp_raw;      /* the activation zero point as stored (padding value) */
@@ -54,6 +56,9 @@ typedef struct conv_fast_geom {
   const uint8_t **indirection;  /* depthwise: rows * taps pointers (workspace) */
   q8rt_xnn_conv *xnn;
 } conv_fast_geom;
+
+/* Sets f to the direct NCHW path (CONV_PATH_REF) on the first usable kernel of q8-conv-ref.inc. */
+void conv_ref_choose(const conv_choice *choice, conv_fast *f);
 
 q8rt_status conv_fast_prepare(const conv_fast_desc *d, const conv_choice *choice, q8rt_pool *pool, conv_fast *out,
                               q8rt_error *err);

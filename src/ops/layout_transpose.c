@@ -7,30 +7,33 @@
 #include "q8rt-isa.h"
 #include "q8rt-kernels.h"
 
-typedef void (*transpose_fn)(size_t a, size_t b, const uint8_t *x, size_t x_stride, uint8_t *y, size_t y_stride);
-
 typedef struct transpose_params {
   int to_nhwc;
-  transpose_fn fn;
+  q8rt_x8_transpose_ukernel_fn fn;
 } transpose_params;
 
 typedef struct transpose_geom {
   size_t outer, a, b; /* [outer][a][b] -> [outer][b][a] */
 } transpose_geom;
 
+static const struct {
+  uint32_t isa;
+  q8rt_x8_transpose_ukernel_fn fn;
+  const char *name;
+} g_transpose[] = {
+#define Q8RT_X8_TRANSPOSE_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "x8-transpose/x8-transpose.inc"
+#undef Q8RT_X8_TRANSPOSE_UKERNEL
+};
+
 void *op_layout_transpose_params(q8rt_pool *pool, int to_nhwc, uint32_t isa, const char **kernel) {
   transpose_params *p = q8rt_pool_alloc(pool, sizeof(*p), 16);
   if (p == NULL) return NULL;
   p->to_nhwc = to_nhwc;
-  p->fn = q8rt_x8_transpose_ukernel__scalar;
-  *kernel = "x8_transpose_ukernel__scalar";
-  (void)isa;
-#if defined(__x86_64__) || defined(_M_X64)
-  if (isa & Q8RT_ISA_AVX2) {
-    p->fn = q8rt_x8_transpose_ukernel_16x16__avx2;
-    *kernel = "x8_transpose_ukernel_16x16__avx2";
-  }
-#endif
+  size_t i = 0; /* the first usable entry of the list; it ends with the scalar twin */
+  while (!op_isa_usable(g_transpose[i].isa, isa, Q8RT_BACKEND_AUTO)) i++;
+  p->fn = g_transpose[i].fn;
+  *kernel = g_transpose[i].name + 5; /* drop the "q8rt_" prefix */
   return p;
 }
 

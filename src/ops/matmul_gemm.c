@@ -69,22 +69,25 @@ static const f32_gemm_variant *pick_gemm(const op_prepare_ctx *ctx) {
   return NULL;
 }
 
-/* The row kernel for this CPU: AVX2+FMA gives the same bits as fmaf, eight lanes at a time. */
-static q8rt_f32_vfmac_ukernel_fn pick_fmac(const op_prepare_ctx *ctx, const char **kernel, const char *scalar_name,
-                                           const char *avx2_name) {
-  *kernel = scalar_name;
-  (void)ctx;
-  (void)avx2_name;
-#if defined(__x86_64__) || defined(_M_X64)
-  if ((ctx->isa & Q8RT_ISA_AVX2) && ctx->backend != Q8RT_BACKEND_REFERENCE) {
-    *kernel = avx2_name;
-    return q8rt_f32_vfmac_ukernel__avx2;
-  }
-#endif
-  return q8rt_f32_vfmac_ukernel__scalar;
+static const struct {
+  uint32_t isa;
+  q8rt_f32_vfmac_ukernel_fn fn;
+  const char *name;
+} g_vfmac[] = {
+#define Q8RT_F32_VFMAC_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "f32-vfmac/f32-vfmac.inc"
+#undef Q8RT_F32_VFMAC_UKERNEL
+};
+
+/* The row kernel for this CPU: the first usable entry of f32-vfmac.inc (every variant gives the
+ * bits of fmaf). */
+static q8rt_f32_vfmac_ukernel_fn pick_fmac(op_prepare_ctx *ctx) {
+  size_t i = 0; /* the list ends with the scalar twin */
+  while (!op_isa_usable(g_vfmac[i].isa, ctx->isa, ctx->backend)) i++;
+  ctx->kernel = g_vfmac[i].name + 5; /* drop the "q8rt_" prefix */
+  return g_vfmac[i].fn;
 }
 
-/* C[M,N] = A[M,K] * B[K,N] with arbitrary element strides for A and B (transposes). */
 static void mm_kernel(q8rt_f32_vfmac_ukernel_fn fmac, size_t M, size_t N, size_t K, const float *a, size_t a_rs,
                       size_t a_cs, const float *b, size_t b_rs, size_t b_cs, float *c) {
   if (b_cs != 1 && b_rs == 1) {
@@ -135,7 +138,7 @@ static q8rt_status matmul_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
   }
   matmul_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
   if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
-  p->fmac = pick_fmac(ctx, &ctx->kernel, "f32_vfmac_ukernel__scalar", "f32_vfmac_ukernel__avx2");
+  p->fmac = pick_fmac(ctx);
   ctx->reason = "float32 (fma chain over k per output, as ONNX Runtime's SGEMM)";
   const ir_value *bv = ir_node_input(ctx->graph, n, 1);
   const ir_tensor *bt = bv != NULL ? bv->constant : NULL;
@@ -320,7 +323,7 @@ static q8rt_status gemm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
   if ((st = ir_attr_int(n, "transB", 0, &tb, err)) != Q8RT_OK) return st;
   p->trans_a = ta != 0;
   p->trans_b = tb != 0;
-  p->fmac = pick_fmac(ctx, &ctx->kernel, "f32_vfmac_ukernel__scalar", "f32_vfmac_ukernel__avx2");
+  p->fmac = pick_fmac(ctx);
   ctx->reason = "float32 reference (fma chain over k)";
   *out = p;
   return Q8RT_OK;

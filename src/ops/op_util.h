@@ -3,6 +3,13 @@
 #define Q8RT_OP_UTIL_H
 
 #include "op.h"
+#include "q8rt-isa.h"
+
+/* Whether a kernel-list entry (kernels/<family>/<family>.inc) for instruction set `isa` may run:
+ * the scalar twin always; another when the CPU has it and the backend is not the reference. */
+static inline bool op_isa_usable(uint32_t isa, uint32_t cpu_isa, q8rt_backend backend) {
+  return isa == Q8RT_ISA_SCALAR || ((cpu_isa & isa) == isa && backend != Q8RT_BACKEND_REFERENCE);
+}
 
 /* Numpy-style (multidirectional) broadcasting of n shapes into *out (rank = max rank; a dim of
  * -1 stays -1 unless another input fixes it). Fails naming the node when dims disagree. */

@@ -45,11 +45,34 @@ typedef struct qbin_params {
   int32_t qmin, qmax;
   /* row kernels: x1 = A, x2 = B (ab) or x1 = B, x2 = A (ba) */
   q8rt_q8_vbinary_params k_ab, k_ba;
-  void (*u8_full)(size_t, const uint8_t *, const uint8_t *, uint8_t *, const q8rt_q8_vbinary_params *);
-  void (*u8_bcast)(size_t, const uint8_t *, const uint8_t *, uint8_t *, const q8rt_q8_vbinary_params *);
-  void (*s8_full)(size_t, const int8_t *, const int8_t *, int8_t *, const q8rt_q8_vbinary_params *);
-  void (*s8_bcast)(size_t, const int8_t *, const int8_t *, int8_t *, const q8rt_q8_vbinary_params *);
+  q8rt_qu8_vbinary_ukernel_fn u8_full, u8_bcast;
+  q8rt_qs8_vbinary_ukernel_fn s8_full, s8_bcast;
 } qbin_params;
+
+/* One ISA's q8-vbinary functions, from kernels/q8-vbinary/q8-vbinary.inc (best first). */
+typedef struct vbinary_set {
+  uint32_t isa;
+  const char *add_name, *mul_name;
+  q8rt_qu8_vbinary_ukernel_fn u8_add, u8_addc, u8_mul, u8_mulc;
+  q8rt_qs8_vbinary_ukernel_fn s8_add, s8_addc, s8_mul, s8_mulc;
+} vbinary_set;
+
+static const vbinary_set g_vbinary[] = {
+#define Q8RT_VBINARY_UKERNELS(isa_flag, isa) \
+  {isa_flag,                                 \
+   "q8_vadd_ukernel__" #isa,                 \
+   "q8_vmul_ukernel__" #isa,                 \
+   q8rt_qu8_vadd_ukernel__##isa,             \
+   q8rt_qu8_vaddc_ukernel__##isa,            \
+   q8rt_qu8_vmul_ukernel__##isa,             \
+   q8rt_qu8_vmulc_ukernel__##isa,            \
+   q8rt_qs8_vadd_ukernel__##isa,             \
+   q8rt_qs8_vaddc_ukernel__##isa,            \
+   q8rt_qs8_vmul_ukernel__##isa,             \
+   q8rt_qs8_vmulc_ukernel__##isa},
+#include "q8-vbinary/q8-vbinary.inc"
+#undef Q8RT_VBINARY_UKERNELS
+};
 
 typedef struct qbin_geom {
   int rank;    /* merged rank (>= 1): size-1 dims dropped, continuing dims merged */
@@ -103,32 +126,16 @@ static q8rt_status qbin_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
       .r1 = p->ra, .r2 = p->rb, .f = p->f_ab, .ratio = p->ratio, .zc = p->zcf, .z1 = p->za, .z2 = p->zb};
   p->k_ba = (q8rt_q8_vbinary_params){
       .r1 = p->rb, .r2 = p->ra, .f = p->f_ba, .ratio = p->ratio, .zc = p->zcf, .z1 = p->zb, .z2 = p->za};
-  const bool simd = (ctx->isa & Q8RT_ISA_AVX2) && ctx->backend != Q8RT_BACKEND_REFERENCE;
-#if defined(__x86_64__) || defined(_M_X64)
-  if (simd) {
-    if (kind == BIN_ADD) {
-      p->u8_full = q8rt_qu8_vadd_ukernel__avx2, p->u8_bcast = q8rt_qu8_vaddc_ukernel__avx2;
-      p->s8_full = q8rt_qs8_vadd_ukernel__avx2, p->s8_bcast = q8rt_qs8_vaddc_ukernel__avx2;
-    } else {
-      p->u8_full = q8rt_qu8_vmul_ukernel__avx2, p->u8_bcast = q8rt_qu8_vmulc_ukernel__avx2;
-      p->s8_full = q8rt_qs8_vmul_ukernel__avx2, p->s8_bcast = q8rt_qs8_vmulc_ukernel__avx2;
-    }
-    ctx->kernel = kind == BIN_ADD ? "q8_vadd_ukernel__avx2" : "q8_vmul_ukernel__avx2";
-    ctx->reason = "ONNX Runtime MLAS formula, AVX2+FMA rows (exact)";
-  } else
-#endif
-  {
-    (void)simd;
-    if (kind == BIN_ADD) {
-      p->u8_full = q8rt_qu8_vadd_ukernel__scalar, p->u8_bcast = q8rt_qu8_vaddc_ukernel__scalar;
-      p->s8_full = q8rt_qs8_vadd_ukernel__scalar, p->s8_bcast = q8rt_qs8_vaddc_ukernel__scalar;
-    } else {
-      p->u8_full = q8rt_qu8_vmul_ukernel__scalar, p->u8_bcast = q8rt_qu8_vmulc_ukernel__scalar;
-      p->s8_full = q8rt_qs8_vmul_ukernel__scalar, p->s8_bcast = q8rt_qs8_vmulc_ukernel__scalar;
-    }
-    ctx->kernel = kind == BIN_ADD ? "q8_vadd_ukernel__scalar" : "q8_vmul_ukernel__scalar";
-    ctx->reason = "ONNX Runtime MLAS formula";
+  const vbinary_set *k = &g_vbinary[0];
+  while (!op_isa_usable(k->isa, ctx->isa, ctx->backend)) k++; /* the list ends with the scalar twin */
+  if (kind == BIN_ADD) {
+    p->u8_full = k->u8_add, p->u8_bcast = k->u8_addc, p->s8_full = k->s8_add, p->s8_bcast = k->s8_addc;
+  } else {
+    p->u8_full = k->u8_mul, p->u8_bcast = k->u8_mulc, p->s8_full = k->s8_mul, p->s8_bcast = k->s8_mulc;
   }
+  ctx->kernel = kind == BIN_ADD ? k->add_name : k->mul_name;
+  ctx->reason =
+      k->isa == Q8RT_ISA_SCALAR ? "ONNX Runtime MLAS formula" : "ONNX Runtime MLAS formula, vectorized rows (exact)";
   *out = p;
   return Q8RT_OK;
 }

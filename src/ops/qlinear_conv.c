@@ -331,8 +331,7 @@ static q8rt_status choose_other_path(qconv_params *p, conv_choice *choice_p, con
           q8rt_backend_name(choice.backend),
           choice.backend == Q8RT_BACKEND_XNNPACK ? (why != NULL ? why : "XNNPACK is not available") : p->fast.reason);
     } else {
-      p->fast.path = CONV_PATH_REF;
-      p->fast.kernel = "q8_conv_ref_ukernel__scalar";
+      conv_ref_choose(&choice, &p->fast);
     }
   }
   return Q8RT_OK;
@@ -476,7 +475,7 @@ static void qconv_run(const void *params, const void *geom, const op_tensor *in,
     case CONV_PATH_XNN: q8rt_xnn_conv_run(gm->fast.xnn, NULL); break;
     case CONV_PATH_GEMM:
     case CONV_PATH_DW: conv_fast_run(&p->fast, &gm->fast, in[0].data, out[0].data, workspace, ctx); break;
-    default: q8rt_q8_conv_ref_ukernel__scalar(&gm->ref, in[0].data, out[0].data); break;
+    default: p->fast.ref(&gm->ref, in[0].data, out[0].data); break;
   }
 }
 

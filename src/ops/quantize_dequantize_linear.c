@@ -20,9 +20,39 @@ typedef struct qdq_params {
   const ir_tensor *scale;
   int64_t count; /* number of scales */
   const float *scales;
-  int32_t *zero_points; /* [count] */
-  int avx2;             /* use the AVX2 kernels for 8-bit types */
+  int32_t *zero_points;                /* [count] */
+  q8rt_f32_qint_vcvt_ukernel_fn q_fn;  /* QuantizeLinear: the member of qtype */
+  q8rt_qint_f32_vcvt_ukernel_fn dq_fn; /* DequantizeLinear: the member of qtype */
 } qdq_params;
+
+/* The kernel lists of both vcvt families (best first per type). */
+#define QT_DTYPE_qu8 Q8RT_DTYPE_UINT8
+#define QT_DTYPE_qs8 Q8RT_DTYPE_INT8
+#define QT_DTYPE_qu16 Q8RT_DTYPE_UINT16
+#define QT_DTYPE_qs16 Q8RT_DTYPE_INT16
+#define QT_DTYPE_qs32 Q8RT_DTYPE_INT32
+
+static const struct {
+  uint32_t isa;
+  int32_t qtype;
+  q8rt_f32_qint_vcvt_ukernel_fn fn;
+  const char *name;
+} g_quantize[] = {
+#define Q8RT_F32_QINT_VCVT_UKERNEL(isa, fn, qt) {isa, QT_DTYPE_##qt, {.qt = fn}, #fn},
+#include "f32-qint-vcvt/f32-qint-vcvt.inc"
+#undef Q8RT_F32_QINT_VCVT_UKERNEL
+};
+
+static const struct {
+  uint32_t isa;
+  int32_t qtype;
+  q8rt_qint_f32_vcvt_ukernel_fn fn;
+  const char *name;
+} g_dequantize[] = {
+#define Q8RT_QINT_F32_VCVT_UKERNEL(isa, fn, qt) {isa, QT_DTYPE_##qt, {.qt = fn}, #fn},
+#include "qint-f32-vcvt/qint-f32-vcvt.inc"
+#undef Q8RT_QINT_F32_VCVT_UKERNEL
+};
 
 typedef struct qdq_geom {
   size_t outer, axis_dim, inner; /* x viewed as [outer][axis_dim][inner] */
@@ -31,22 +61,6 @@ typedef struct qdq_geom {
 
 static bool is_q_output_type(int32_t t) {
   return t == Q8RT_DTYPE_UINT8 || t == Q8RT_DTYPE_INT8 || t == Q8RT_DTYPE_UINT16 || t == Q8RT_DTYPE_INT16;
-}
-
-/* The --explain name of the vcvt kernel run_* calls: its symbol without the q8rt_ prefix (AVX2
- * variants exist for the 8-bit types only). */
-static const char *vcvt_kernel_name(int quantize, int32_t qtype, int avx2) {
-  switch (qtype) {
-    case Q8RT_DTYPE_UINT8:
-      if (avx2) return quantize ? "f32_qu8_vcvt_ukernel__avx2" : "qu8_f32_vcvt_ukernel__avx2";
-      return quantize ? "f32_qu8_vcvt_ukernel__scalar" : "qu8_f32_vcvt_ukernel__scalar";
-    case Q8RT_DTYPE_INT8:
-      if (avx2) return quantize ? "f32_qs8_vcvt_ukernel__avx2" : "qs8_f32_vcvt_ukernel__avx2";
-      return quantize ? "f32_qs8_vcvt_ukernel__scalar" : "qs8_f32_vcvt_ukernel__scalar";
-    case Q8RT_DTYPE_UINT16: return quantize ? "f32_qu16_vcvt_ukernel__scalar" : "qu16_f32_vcvt_ukernel__scalar";
-    case Q8RT_DTYPE_INT16: return quantize ? "f32_qs16_vcvt_ukernel__scalar" : "qs16_f32_vcvt_ukernel__scalar";
-    default: return "qs32_f32_vcvt_ukernel__scalar"; /* int32: DequantizeLinear only */
-  }
 }
 
 static q8rt_status qdq_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, int quantize) {
@@ -159,13 +173,28 @@ static q8rt_status qdq_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err,
       p->zero_points[i] = v;
     }
   }
-  const int eight_bit = qtype == Q8RT_DTYPE_UINT8 || qtype == Q8RT_DTYPE_INT8;
-#if defined(__x86_64__) || defined(_M_X64)
-  p->avx2 = eight_bit && (ctx->isa & Q8RT_ISA_AVX2) && ctx->backend != Q8RT_BACKEND_REFERENCE;
-#else
-  (void)eight_bit;
-#endif
-  ctx->kernel = vcvt_kernel_name(quantize, qtype, p->avx2);
+  /* The first usable entry for the type: every type has a scalar twin at the end of its list. */
+  const char *name = NULL;
+  if (quantize) {
+    for (size_t i = 0; i < sizeof(g_quantize) / sizeof(g_quantize[0]) && name == NULL; i++) {
+      if (g_quantize[i].qtype == qtype && op_isa_usable(g_quantize[i].isa, ctx->isa, ctx->backend)) {
+        p->q_fn = g_quantize[i].fn;
+        name = g_quantize[i].name;
+      }
+    }
+  } else {
+    for (size_t i = 0; i < sizeof(g_dequantize) / sizeof(g_dequantize[0]) && name == NULL; i++) {
+      if (g_dequantize[i].qtype == qtype && op_isa_usable(g_dequantize[i].isa, ctx->isa, ctx->backend)) {
+        p->dq_fn = g_dequantize[i].fn;
+        name = g_dequantize[i].name;
+      }
+    }
+  }
+  if (name == NULL) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': no kernel for %s", n->op_type, n->name,
+                     op_onnx_type_name(qtype));
+  }
+  ctx->kernel = name + 5; /* drop the "q8rt_" prefix */
   ctx->reason = p->mode == QDQ_PER_TENSOR ? "per-tensor" : p->mode == QDQ_PER_AXIS ? "per-axis" : "blocked";
   *out = p;
   return Q8RT_OK;
@@ -250,43 +279,23 @@ static void quantize_run_span(const qdq_params *p, size_t s, const float *x, voi
   kp.zero_point = p->zero_points[s];
   kp.lo = (float)(qmin - kp.zero_point);
   kp.hi = (float)(qmax - kp.zero_point);
-#if defined(__x86_64__) || defined(_M_X64)
-  if (p->avx2) {
-    if (p->qtype == Q8RT_DTYPE_UINT8) {
-      q8rt_f32_qu8_vcvt_ukernel__avx2(n, x, y, &kp);
-    } else {
-      q8rt_f32_qs8_vcvt_ukernel__avx2(n, x, y, &kp);
-    }
-    return;
-  }
-#endif
   switch (p->qtype) {
-    case Q8RT_DTYPE_UINT8: q8rt_f32_qu8_vcvt_ukernel__scalar(n, x, y, &kp); break;
-    case Q8RT_DTYPE_INT8: q8rt_f32_qs8_vcvt_ukernel__scalar(n, x, y, &kp); break;
-    case Q8RT_DTYPE_UINT16: q8rt_f32_qu16_vcvt_ukernel__scalar(n, x, y, &kp); break;
-    case Q8RT_DTYPE_INT16: q8rt_f32_qs16_vcvt_ukernel__scalar(n, x, y, &kp); break;
+    case Q8RT_DTYPE_UINT8: p->q_fn.qu8(n, x, y, &kp); break;
+    case Q8RT_DTYPE_INT8: p->q_fn.qs8(n, x, y, &kp); break;
+    case Q8RT_DTYPE_UINT16: p->q_fn.qu16(n, x, y, &kp); break;
+    case Q8RT_DTYPE_INT16: p->q_fn.qs16(n, x, y, &kp); break;
     default: break;
   }
 }
 
 static void dequantize_run_span(const qdq_params *p, size_t s, const void *x, float *y, size_t n) {
   q8rt_qint_f32_vcvt_params kp = {p->scales[s], p->zero_points[s]};
-#if defined(__x86_64__) || defined(_M_X64)
-  if (p->avx2) {
-    if (p->qtype == Q8RT_DTYPE_UINT8) {
-      q8rt_qu8_f32_vcvt_ukernel__avx2(n, x, y, &kp);
-    } else {
-      q8rt_qs8_f32_vcvt_ukernel__avx2(n, x, y, &kp);
-    }
-    return;
-  }
-#endif
   switch (p->qtype) {
-    case Q8RT_DTYPE_UINT8: q8rt_qu8_f32_vcvt_ukernel__scalar(n, x, y, &kp); break;
-    case Q8RT_DTYPE_INT8: q8rt_qs8_f32_vcvt_ukernel__scalar(n, x, y, &kp); break;
-    case Q8RT_DTYPE_UINT16: q8rt_qu16_f32_vcvt_ukernel__scalar(n, x, y, &kp); break;
-    case Q8RT_DTYPE_INT16: q8rt_qs16_f32_vcvt_ukernel__scalar(n, x, y, &kp); break;
-    case Q8RT_DTYPE_INT32: q8rt_qs32_f32_vcvt_ukernel__scalar(n, x, y, &kp); break;
+    case Q8RT_DTYPE_UINT8: p->dq_fn.qu8(n, x, y, &kp); break;
+    case Q8RT_DTYPE_INT8: p->dq_fn.qs8(n, x, y, &kp); break;
+    case Q8RT_DTYPE_UINT16: p->dq_fn.qu16(n, x, y, &kp); break;
+    case Q8RT_DTYPE_INT16: p->dq_fn.qs16(n, x, y, &kp); break;
+    case Q8RT_DTYPE_INT32: p->dq_fn.qs32(n, x, y, &kp); break;
     default: break;
   }
 }

@@ -4,9 +4,12 @@
 #define Q8RT_TEST_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include "q8rt-isa.h"
+#include "runtime/isa.h"
 
 typedef struct q8rt_test_case {
   const char *name;
@@ -48,5 +51,10 @@ static inline int32_t test_ref_round_clamp(float v, float lo, float hi) {
   if (r > hi) r = hi;
   return (int32_t)r;
 }
+
+/* Whether this CPU runs a kernel-list entry's instruction set (enum q8rt_isa flags), so the kernel
+ * tests can walk every line of a family's .inc and skip what the machine lacks: the library's own
+ * detection (cpuinfo, HWCAP2), the one the dispatchers use. */
+static inline bool test_isa_supported(unsigned isa) { return (isa & ~q8rt_cpu_isa()) == 0; }
 
 #endif

@@ -1,9 +1,10 @@
-/* f32-qint-vcvt (QuantizeLinear): the scalar kernels against hand-computed values, the AVX2 ones
- * against the scalar ones byte for byte. */
+/* f32-qint-vcvt (QuantizeLinear): the scalar kernels against hand-computed values, every other
+ * variant of f32-qint-vcvt.inc against the scalar twin of its type byte for byte. */
 #include <fenv.h>
 #include <math.h>
 #include <stdlib.h>
 
+#include "q8rt-isa.h"
 #include "q8rt-kernels.h"
 #include "test.h"
 
@@ -15,10 +16,31 @@ static inline uint32_t cv_rnd(void) { /* inline: unused where the AVX2 test is c
   return cv_rng;
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-static int cv_have_avx2(void) {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2");
+/* Every line of f32-qint-vcvt.inc, with its output type. */
+enum cv_type { CV_QU8, CV_QS8, CV_QU16, CV_QS16 };
+#define CV_TYPE_qu8 CV_QU8
+#define CV_TYPE_qs8 CV_QS8
+#define CV_TYPE_qu16 CV_QU16
+#define CV_TYPE_qs16 CV_QS16
+static const struct cv_variant {
+  unsigned isa;
+  enum cv_type type;
+  q8rt_f32_qint_vcvt_ukernel_fn fn;
+  const char *name;
+} cv_variants[] = {
+#define Q8RT_F32_QINT_VCVT_UKERNEL(isa, fn, qt) {isa, CV_TYPE_##qt, {.qt = fn}, #fn},
+#include "f32-qint-vcvt/f32-qint-vcvt.inc"
+#undef Q8RT_F32_QINT_VCVT_UKERNEL
+};
+#define CV_NVARIANTS (sizeof(cv_variants) / sizeof(cv_variants[0]))
+
+static void cv_call(const struct cv_variant *v, size_t n, const float *x, void *y, const q8rt_f32_qint_vcvt_params *p) {
+  switch (v->type) {
+    case CV_QU8: v->fn.qu8(n, x, y, p); break;
+    case CV_QS8: v->fn.qs8(n, x, y, p); break;
+    case CV_QU16: v->fn.qu16(n, x, y, p); break;
+    case CV_QS16: v->fn.qs16(n, x, y, p); break;
+  }
 }
 
 static const float cv_odd_scales[] = {0.1f, 1.0f / 3.0f, 0.0235294122f, 3.0f, 7.5f, 0.00390625f, 1.7f, 123.456f};
@@ -50,52 +72,57 @@ static float cv_float(float scale) {
   }
 }
 
-Q8RT_TEST(vcvt_avx2_quantize_vs_scalar) {
-  if (!cv_have_avx2()) {
-    printf("  skip: CPU lacks AVX2\n");
-    return 0;
-  }
-  for (int trial = 0; trial < 400; trial++) {
-    const size_t n = trial < 280 ? (size_t)(trial % 71) : 2000 + cv_rnd() % 3000;
-    const int is_signed = (int)(cv_rnd() & 1);
-    const int32_t qmin = is_signed ? -128 : 0, qmax = qmin + 255;
-    int32_t zp = qmin + (int32_t)(cv_rnd() % 256);
-    if (cv_rnd() % 3 == 0) zp = cv_rnd() & 1 ? qmin : qmax;
-    q8rt_f32_qint_vcvt_params p = {cv_scale(), zp, (float)(qmin - zp), (float)(qmax - zp)};
-    float *x = malloc((n ? n : 1) * sizeof(float));
-    uint8_t *y0 = malloc(n + 64), *y1 = malloc(n + 64);
-    CHECK(x != NULL && y0 != NULL && y1 != NULL);
-    for (size_t i = 0; i < n; i++) x[i] = cv_float(p.scale);
-    memset(y0, 0xA5, n + 64);
-    memset(y1, 0xA5, n + 64);
-    /* Some trials in another rounding mode: the final rounding must not follow MXCSR (the
-     * division does, identically in both). */
-    const int mode = trial % 4 == 3 ? FE_UPWARD : trial % 4 == 2 ? FE_TOWARDZERO : FE_TONEAREST;
-    fesetround(mode);
-    if (is_signed) {
-      q8rt_f32_qs8_vcvt_ukernel__scalar(n, x, (int8_t *)y0, &p);
-      q8rt_f32_qs8_vcvt_ukernel__avx2(n, x, (int8_t *)y1, &p);
-    } else {
-      q8rt_f32_qu8_vcvt_ukernel__scalar(n, x, y0, &p);
-      q8rt_f32_qu8_vcvt_ukernel__avx2(n, x, y1, &p);
+/* Every non-scalar variant of the list against the scalar twin of its type, byte for byte. */
+Q8RT_TEST(vcvt_quantize_variants_vs_scalar) {
+  for (size_t k = 0; k < CV_NVARIANTS; k++) {
+    const struct cv_variant *v = &cv_variants[k], *twin = NULL;
+    if (v->isa == Q8RT_ISA_SCALAR) continue;
+    for (size_t j = 0; j < CV_NVARIANTS; j++) {
+      if (cv_variants[j].isa == Q8RT_ISA_SCALAR && cv_variants[j].type == v->type) twin = &cv_variants[j];
     }
-    fesetround(FE_TONEAREST);
-    int ok = memcmp(y0, y1, n + 64) == 0;
-    if (!ok) {
-      size_t i = 0;
-      while (y0[i] == y1[i]) i++;
-      fprintf(stderr, "  n %zu signed %d scale %a zp %d: [%zu] x=%a %u != %u\n", n, is_signed, (double)p.scale, zp, i,
-              i < n ? (double)x[i] : 0.0, y1[i], y0[i]);
+    CHECK(twin != NULL);
+    if (!test_isa_supported(v->isa)) {
+      printf("  skip %s: CPU lacks its ISA\n", v->name);
+      continue;
     }
-    free(x);
-    free(y0);
-    free(y1);
-    CHECK(ok);
+    const int is_signed = v->type == CV_QS8 || v->type == CV_QS16;
+    const size_t es = v->type == CV_QU8 || v->type == CV_QS8 ? 1 : 2;
+    const int32_t span = es == 1 ? 255 : 65535;
+    for (int trial = 0; trial < 400; trial++) {
+      const size_t n = trial < 280 ? (size_t)(trial % 71) : 2000 + cv_rnd() % 3000;
+      const int32_t qmin = is_signed ? -(span + 1) / 2 : 0, qmax = qmin + span;
+      int32_t zp = qmin + (int32_t)(cv_rnd() % (uint32_t)(span + 1));
+      if (cv_rnd() % 3 == 0) zp = cv_rnd() & 1 ? qmin : qmax;
+      q8rt_f32_qint_vcvt_params p = {cv_scale(), zp, (float)(qmin - zp), (float)(qmax - zp)};
+      const size_t bytes = n * es + 64;
+      float *x = malloc((n ? n : 1) * sizeof(float));
+      uint8_t *y0 = malloc(bytes), *y1 = malloc(bytes);
+      CHECK(x != NULL && y0 != NULL && y1 != NULL);
+      for (size_t i = 0; i < n; i++) x[i] = cv_float(p.scale);
+      memset(y0, 0xA5, bytes);
+      memset(y1, 0xA5, bytes);
+      /* Some trials in another rounding mode: the final rounding must not follow MXCSR (the
+       * division does, identically in both). */
+      const int mode = trial % 4 == 3 ? FE_UPWARD : trial % 4 == 2 ? FE_TOWARDZERO : FE_TONEAREST;
+      fesetround(mode);
+      cv_call(twin, n, x, y0, &p);
+      cv_call(v, n, x, y1, &p);
+      fesetround(FE_TONEAREST);
+      int ok = memcmp(y0, y1, bytes) == 0;
+      if (!ok) {
+        size_t i = 0;
+        while (y0[i] == y1[i]) i++;
+        fprintf(stderr, "  %s n %zu scale %a zp %d: byte %zu (x=%a) %u != %u\n", v->name, n, (double)p.scale, zp, i,
+                i / es < n ? (double)x[i / es] : 0.0, y1[i], y0[i]);
+      }
+      free(x);
+      free(y0);
+      free(y1);
+      CHECK(ok);
+    }
   }
   return 0;
 }
-
-#endif
 
 Q8RT_TEST(quantize_kernels) {
   const float x[] = {0.0f, 0.25f, 0.75f, -0.25f, 1000.0f, -1000.0f, 0.125f, 0.375f};

@@ -1,7 +1,9 @@
-/* q8-conv-ref: the scalar direct convolution against an independent formulation. */
+/* q8-conv-ref: every variant of q8-conv-ref.inc (the direct convolution) against an independent
+ * formulation. */
 #include <math.h>
 #include <stdlib.h>
 
+#include "q8rt-isa.h"
 #include "q8rt-kernels.h"
 #include "test.h"
 
@@ -44,7 +46,31 @@ static void ref_conv(const q8rt_q8_conv_ref_params *p, const void *x, void *y, c
         }
 }
 
+static int conv_reference_sweep_one(q8rt_q8_conv_ref_ukernel_fn fn, const char *name);
+
+static const struct {
+  unsigned isa;
+  q8rt_q8_conv_ref_ukernel_fn fn;
+  const char *name;
+} cr_variants[] = {
+#define Q8RT_Q8_CONV_REF_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "q8-conv-ref/q8-conv-ref.inc"
+#undef Q8RT_Q8_CONV_REF_UKERNEL
+};
+
+/* Every variant of q8-conv-ref.inc against the independent formulation. */
 Q8RT_TEST(conv_reference_sweep) {
+  for (size_t k = 0; k < sizeof(cr_variants) / sizeof(cr_variants[0]); k++) {
+    if (!test_isa_supported(cr_variants[k].isa)) {
+      printf("  skip %s: CPU lacks its ISA\n", cr_variants[k].name);
+      continue;
+    }
+    if (conv_reference_sweep_one(cr_variants[k].fn, cr_variants[k].name) != 0) return 1;
+  }
+  return 0;
+}
+
+static int conv_reference_sweep_one(q8rt_q8_conv_ref_ukernel_fn fn, const char *name) {
   for (int trial = 0; trial < 300; trial++) {
     q8rt_q8_conv_ref_params p;
     memset(&p, 0, sizeof(p));
@@ -92,7 +118,7 @@ Q8RT_TEST(conv_reference_sweep) {
     p.w = w;
     p.bias = bias;
     p.scale = scale;
-    q8rt_q8_conv_ref_ukernel__scalar(&p, x, y1);
+    fn(&p, x, y1);
     ref_conv(&p, x, y2, w);
     int same = memcmp(y1, y2, yn) == 0;
     free(w);
@@ -102,7 +128,7 @@ Q8RT_TEST(conv_reference_sweep) {
     free(y1);
     free(y2);
     if (!same) {
-      fprintf(stderr, "  trial %d differs\n", trial);
+      fprintf(stderr, "  %s trial %d differs\n", name, trial);
       return 1;
     }
   }

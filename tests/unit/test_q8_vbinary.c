@@ -1,11 +1,12 @@
-/* q8-vbinary (QLinearAdd / QLinearMul rows): the AVX2+FMA kernels against their scalar twins byte
- * for byte, and the scalar twins against the formulas written out here (ONNX Runtime's MLAS
+/* q8-vbinary (QLinearAdd / QLinearMul rows): every variant of q8-vbinary.inc against the scalar twin
+ * byte for byte, and the scalar twins against the formulas written out here (ONNX Runtime's MLAS
  * arithmetic, as src/ops/qlinear_add_mul.c states it). Lengths 0..70 and long rows, u8 and s8,
  * zero points at the limits, scales that make exact .5 ties, saturation, NaN/inf ratios, both
  * operand orders, contiguous and broadcast second operand, in place. */
 #include <math.h>
 #include <stdlib.h>
 
+#include "q8rt-isa.h"
 #include "q8rt-kernels.h"
 #include "test.h"
 
@@ -17,8 +18,33 @@ static uint32_t vb_rnd(void) {
   return vb_rng;
 }
 
-typedef void (*vb_u8_fn)(size_t, const uint8_t *, const uint8_t *, uint8_t *, const q8rt_q8_vbinary_params *);
-typedef void (*vb_s8_fn)(size_t, const int8_t *, const int8_t *, int8_t *, const q8rt_q8_vbinary_params *);
+/* Every line of q8-vbinary.inc: {vadd, vaddc, vmul, vmulc} for u8 and s8. */
+typedef struct vb_set {
+  unsigned isa;
+  const char *name;
+  q8rt_qu8_vbinary_ukernel_fn u8[4];
+  q8rt_qs8_vbinary_ukernel_fn s8[4];
+} vb_set;
+
+static const vb_set vb_sets[] = {
+#define Q8RT_VBINARY_UKERNELS(isa_flag, isa)                                                   \
+  {isa_flag,                                                                                   \
+   #isa,                                                                                       \
+   {q8rt_qu8_vadd_ukernel__##isa, q8rt_qu8_vaddc_ukernel__##isa, q8rt_qu8_vmul_ukernel__##isa, \
+    q8rt_qu8_vmulc_ukernel__##isa},                                                            \
+   {q8rt_qs8_vadd_ukernel__##isa, q8rt_qs8_vaddc_ukernel__##isa, q8rt_qs8_vmul_ukernel__##isa, \
+    q8rt_qs8_vmulc_ukernel__##isa}},
+#include "q8-vbinary/q8-vbinary.inc"
+#undef Q8RT_VBINARY_UKERNELS
+};
+#define VB_NSETS (sizeof(vb_sets) / sizeof(vb_sets[0]))
+
+static const vb_set *vb_scalar(void) {
+  for (size_t i = 0; i < VB_NSETS; i++) {
+    if (vb_sets[i].isa == Q8RT_ISA_SCALAR) return &vb_sets[i];
+  }
+  return NULL;
+}
 
 /* The formulas, independently: cvtps2dq (round half even, NaN/out of range -> INT32_MIN) then
  * clamp to the type. nearbyintf follows the rounding mode, which the tests leave at nearest. */
@@ -101,10 +127,10 @@ static size_t vb_len(int trial) {
 /* The scalar twins (u8 and s8, four variants each) against the written-out formulas. */
 Q8RT_TEST(vbinary_scalar_vs_formula) {
   static uint8_t x1[VB_MAXN], x2[VB_MAXN], y[VB_MAXN];
-  const vb_u8_fn u8[4] = {q8rt_qu8_vadd_ukernel__scalar, q8rt_qu8_vaddc_ukernel__scalar, q8rt_qu8_vmul_ukernel__scalar,
-                          q8rt_qu8_vmulc_ukernel__scalar};
-  const vb_s8_fn s8[4] = {q8rt_qs8_vadd_ukernel__scalar, q8rt_qs8_vaddc_ukernel__scalar, q8rt_qs8_vmul_ukernel__scalar,
-                          q8rt_qs8_vmulc_ukernel__scalar};
+  const vb_set *sc = vb_scalar();
+  CHECK(sc != NULL);
+  const q8rt_qu8_vbinary_ukernel_fn *u8 = sc->u8;
+  const q8rt_qs8_vbinary_ukernel_fn *s8 = sc->s8;
   for (int trial = 0; trial < 600; trial++) {
     const size_t n = vb_len(trial);
     const int is_signed = (int)(vb_rnd() & 1), v = (int)(vb_rnd() % 4), op = v / 2, bcast = v & 1;
@@ -130,102 +156,93 @@ Q8RT_TEST(vbinary_scalar_vs_formula) {
   return 0;
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-static int vb_have_avx2_fma(void) {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
-
-/* AVX2 vs scalar, byte for byte: every variant, both types, both operand orders (the parameter
- * sets of A-first and B-first), odd offsets, in place, and no write past n. */
-Q8RT_TEST(vbinary_avx2_vs_scalar) {
-  if (!vb_have_avx2_fma()) {
-    printf("  skip: CPU lacks AVX2/FMA\n");
-    return 0;
-  }
+/* Every other variant of the list vs the scalar twin, byte for byte: every function, both types,
+ * both operand orders (the parameter sets of A-first and B-first), odd offsets, in place, and no
+ * write past n. */
+Q8RT_TEST(vbinary_variants_vs_scalar) {
   static uint8_t x1[VB_MAXN + 64], x2[VB_MAXN + 64], ys[VB_MAXN + 64], yv[VB_MAXN + 64], xi[VB_MAXN + 64];
-  const vb_u8_fn u8s[4] = {q8rt_qu8_vadd_ukernel__scalar, q8rt_qu8_vaddc_ukernel__scalar, q8rt_qu8_vmul_ukernel__scalar,
-                           q8rt_qu8_vmulc_ukernel__scalar};
-  const vb_u8_fn u8v[4] = {q8rt_qu8_vadd_ukernel__avx2, q8rt_qu8_vaddc_ukernel__avx2, q8rt_qu8_vmul_ukernel__avx2,
-                           q8rt_qu8_vmulc_ukernel__avx2};
-  const vb_s8_fn s8s[4] = {q8rt_qs8_vadd_ukernel__scalar, q8rt_qs8_vaddc_ukernel__scalar, q8rt_qs8_vmul_ukernel__scalar,
-                           q8rt_qs8_vmulc_ukernel__scalar};
-  const vb_s8_fn s8v[4] = {q8rt_qs8_vadd_ukernel__avx2, q8rt_qs8_vaddc_ukernel__avx2, q8rt_qs8_vmul_ukernel__avx2,
-                           q8rt_qs8_vmulc_ukernel__avx2};
-  size_t total = 0;
-  for (int trial = 0; trial < 4000; trial++) {
-    const size_t n = vb_len(trial % 700);
-    const size_t off = vb_rnd() % 8;
-    const int is_signed = (int)(vb_rnd() & 1), v = (int)(vb_rnd() % 4);
-    const q8rt_q8_vbinary_params p = vb_params(is_signed, (int)(vb_rnd() & 1));
-    vb_fill(x1 + off, n);
-    vb_fill(x2 + off, n == 0 ? 1 : n);
-    memset(ys, 0xA5, sizeof(ys));
-    memset(yv, 0xA5, sizeof(yv));
-    if (is_signed) {
-      s8s[v](n, (const int8_t *)x1 + off, (const int8_t *)x2 + off, (int8_t *)ys + off, &p);
-      s8v[v](n, (const int8_t *)x1 + off, (const int8_t *)x2 + off, (int8_t *)yv + off, &p);
-    } else {
-      u8s[v](n, x1 + off, x2 + off, ys + off, &p);
-      u8v[v](n, x1 + off, x2 + off, yv + off, &p);
+  const vb_set *sc = vb_scalar();
+  CHECK(sc != NULL);
+  for (size_t k = 0; k < VB_NSETS; k++) {
+    const vb_set *vs = &vb_sets[k];
+    if (vs == sc) continue;
+    if (!test_isa_supported(vs->isa)) {
+      printf("  skip %s: CPU lacks its ISA\n", vs->name);
+      continue;
     }
-    if (memcmp(ys, yv, sizeof(ys)) != 0) {
-      for (size_t i = 0; i < sizeof(ys); i++) {
-        if (ys[i] != yv[i]) {
-          fprintf(stderr, "  trial %d variant %d signed %d n %zu off %zu: byte %zu scalar %d avx2 %d\n", trial, v,
-                  is_signed, n, off, i, ys[i], yv[i]);
-          break;
-        }
+    size_t total = 0;
+    for (int trial = 0; trial < 4000; trial++) {
+      const size_t n = vb_len(trial % 700);
+      const size_t off = vb_rnd() % 8;
+      const int is_signed = (int)(vb_rnd() & 1), v = (int)(vb_rnd() % 4);
+      const q8rt_q8_vbinary_params p = vb_params(is_signed, (int)(vb_rnd() & 1));
+      vb_fill(x1 + off, n);
+      vb_fill(x2 + off, n == 0 ? 1 : n);
+      memset(ys, 0xA5, sizeof(ys));
+      memset(yv, 0xA5, sizeof(yv));
+      if (is_signed) {
+        sc->s8[v](n, (const int8_t *)x1 + off, (const int8_t *)x2 + off, (int8_t *)ys + off, &p);
+        vs->s8[v](n, (const int8_t *)x1 + off, (const int8_t *)x2 + off, (int8_t *)yv + off, &p);
+      } else {
+        sc->u8[v](n, x1 + off, x2 + off, ys + off, &p);
+        vs->u8[v](n, x1 + off, x2 + off, yv + off, &p);
       }
-      CHECK(0);
+      if (memcmp(ys, yv, sizeof(ys)) != 0) {
+        for (size_t i = 0; i < sizeof(ys); i++) {
+          if (ys[i] != yv[i]) {
+            fprintf(stderr, "  %s trial %d variant %d signed %d n %zu off %zu: byte %zu scalar %d %s %d\n", vs->name,
+                    trial, v, is_signed, n, off, i, ys[i], vs->name, yv[i]);
+            break;
+          }
+        }
+        CHECK(0);
+      }
+      /* in place: y = x1 */
+      memcpy(xi, x1, sizeof(xi));
+      if (is_signed) {
+        vs->s8[v](n, (const int8_t *)xi + off, (const int8_t *)x2 + off, (int8_t *)xi + off, &p);
+      } else {
+        vs->u8[v](n, xi + off, x2 + off, xi + off, &p);
+      }
+      CHECK(memcmp(xi + off, ys + off, n) == 0);
+      total += n;
     }
-    /* in place: y = x1 */
-    memcpy(xi, x1, sizeof(xi));
-    if (is_signed) {
-      s8v[v](n, (const int8_t *)xi + off, (const int8_t *)x2 + off, (int8_t *)xi + off, &p);
-    } else {
-      u8v[v](n, xi + off, x2 + off, xi + off, &p);
-    }
-    CHECK(memcmp(xi + off, ys + off, n) == 0);
-    total += n;
+    CHECK(total > 1000000);
   }
-  CHECK(total > 1000000);
   return 0;
 }
 
-/* Exhaustive over all 256 x 256 operand pairs for a few parameter sets per type and variant. */
-Q8RT_TEST(vbinary_avx2_all_pairs) {
-  if (!vb_have_avx2_fma()) {
-    printf("  skip: CPU lacks AVX2/FMA\n");
-    return 0;
-  }
+/* Exhaustive over all 256 x 256 operand pairs for a few parameter sets per type and function, for
+ * every other variant of the list vs the scalar twin. */
+Q8RT_TEST(vbinary_variants_all_pairs) {
   static uint8_t x1[256], x2[256], ys[256], yv[256];
+  const vb_set *sc = vb_scalar();
+  CHECK(sc != NULL);
   for (int i = 0; i < 256; i++) x1[i] = (uint8_t)i;
-  for (int set = 0; set < 24; set++) {
-    const int is_signed = set & 1;
-    const q8rt_q8_vbinary_params p = vb_params(is_signed, (set >> 1) & 1);
-    for (int b = 0; b < 256; b++) {
-      memset(x2, b, sizeof(x2));
-      for (int v = 0; v < 4; v++) {
-        if (is_signed) {
-          const vb_s8_fn s[4] = {q8rt_qs8_vadd_ukernel__scalar, q8rt_qs8_vaddc_ukernel__scalar,
-                                 q8rt_qs8_vmul_ukernel__scalar, q8rt_qs8_vmulc_ukernel__scalar};
-          const vb_s8_fn a[4] = {q8rt_qs8_vadd_ukernel__avx2, q8rt_qs8_vaddc_ukernel__avx2, q8rt_qs8_vmul_ukernel__avx2,
-                                 q8rt_qs8_vmulc_ukernel__avx2};
-          s[v](256, (const int8_t *)x1, (const int8_t *)x2, (int8_t *)ys, &p);
-          a[v](256, (const int8_t *)x1, (const int8_t *)x2, (int8_t *)yv, &p);
-        } else {
-          const vb_u8_fn s[4] = {q8rt_qu8_vadd_ukernel__scalar, q8rt_qu8_vaddc_ukernel__scalar,
-                                 q8rt_qu8_vmul_ukernel__scalar, q8rt_qu8_vmulc_ukernel__scalar};
-          const vb_u8_fn a[4] = {q8rt_qu8_vadd_ukernel__avx2, q8rt_qu8_vaddc_ukernel__avx2, q8rt_qu8_vmul_ukernel__avx2,
-                                 q8rt_qu8_vmulc_ukernel__avx2};
-          s[v](256, x1, x2, ys, &p);
-          a[v](256, x1, x2, yv, &p);
+  for (size_t k = 0; k < VB_NSETS; k++) {
+    const vb_set *vs = &vb_sets[k];
+    if (vs == sc) continue;
+    if (!test_isa_supported(vs->isa)) {
+      printf("  skip %s: CPU lacks its ISA\n", vs->name);
+      continue;
+    }
+    for (int set = 0; set < 24; set++) {
+      const int is_signed = set & 1;
+      const q8rt_q8_vbinary_params p = vb_params(is_signed, (set >> 1) & 1);
+      for (int b = 0; b < 256; b++) {
+        memset(x2, b, sizeof(x2));
+        for (int v = 0; v < 4; v++) {
+          if (is_signed) {
+            sc->s8[v](256, (const int8_t *)x1, (const int8_t *)x2, (int8_t *)ys, &p);
+            vs->s8[v](256, (const int8_t *)x1, (const int8_t *)x2, (int8_t *)yv, &p);
+          } else {
+            sc->u8[v](256, x1, x2, ys, &p);
+            vs->u8[v](256, x1, x2, yv, &p);
+          }
+          CHECK(memcmp(ys, yv, sizeof(ys)) == 0);
         }
-        CHECK(memcmp(ys, yv, sizeof(ys)) == 0);
       }
     }
   }
   return 0;
 }
-#endif

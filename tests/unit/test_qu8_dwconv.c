@@ -25,20 +25,6 @@ static const dw_variant dw_variants[] = {
     {0, NULL, 0, NULL},
 };
 
-static int dw_isa_supported(int isa) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  __builtin_cpu_init();
-  if (isa == Q8RT_ISA_AVX2) return __builtin_cpu_supports("avx2");
-  if (isa == Q8RT_ISA_AVX512VNNI)
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-           __builtin_cpu_supports("avx512vnni");
-#elif defined(__aarch64__)
-  return ((uint32_t)isa & ~q8rt_cpu_isa()) == 0; /* the library's own detection */
-#endif
-  return isa == Q8RT_ISA_SCALAR;
-}
-
 static uint32_t dw_rng = 0x2545f491u;
 static uint32_t dw_rnd(void) {
   dw_rng ^= dw_rng << 13;
@@ -271,7 +257,7 @@ Q8RT_TEST(dwconv_pack_layout) {
 
 Q8RT_TEST(dwconv_variants_vs_scalar) {
   for (const dw_variant *v = dw_variants; v->fn != NULL; v++) {
-    if (!dw_isa_supported(v->isa)) {
+    if (!test_isa_supported((unsigned)v->isa)) {
       printf("  skip %s: CPU lacks the ISA\n", v->name);
       continue;
     }
@@ -310,7 +296,7 @@ Q8RT_TEST(dwconv_variants_vs_scalar) {
 /* Pixels == 0 and an extreme requantization: NaN/inf scale and the tightest clamp. */
 Q8RT_TEST(dwconv_variants_edge_params) {
   for (const dw_variant *v = dw_variants; v->fn != NULL; v++) {
-    if (!dw_isa_supported(v->isa)) continue;
+    if (!test_isa_supported((unsigned)v->isa)) continue;
     const q8rt_qu8_requant_params none = {0.0f, 255.0f, 0, 0, 0};
     v->fn(5, 0, NULL, 3, NULL, NULL, 5, &none); /* no pixels: touches nothing */
     for (int trial = 0; trial < 40; trial++) {

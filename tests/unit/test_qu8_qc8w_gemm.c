@@ -32,20 +32,6 @@ static const gemm_variant g_variants[] = {
 #undef Q8RT_GEMM_UKERNEL_PAIRS_SAFE
 #undef Q8RT_GEMM_UKERNEL_S8A
 
-static bool isa_supported(unsigned isa) {
-#if defined(__x86_64__) || defined(_M_X64)
-  __builtin_cpu_init();
-  if (isa & Q8RT_ISA_AVX2 && !__builtin_cpu_supports("avx2")) return false;
-  if (isa & Q8RT_ISA_AVX512VNNI &&
-      !(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vnni")))
-    return false;
-  return (isa & (Q8RT_ISA_NEON | Q8RT_ISA_NEONDOT | Q8RT_ISA_NEONI8MM)) == 0;
-#else
-  return (isa & ~q8rt_cpu_isa()) == 0; /* the library's own detection (cpuinfo, HWCAP2) */
-#endif
-}
-
 static uint32_t g_rng = 0x2545f491u;
 static uint32_t rnd(void) {
   g_rng ^= g_rng << 13;
@@ -418,7 +404,7 @@ Q8RT_TEST(gemm_scalar_vs_reference) {
 
 Q8RT_TEST(gemm_variants_vs_scalar) {
   for (const gemm_variant *v = g_variants; v->name != NULL; v++) {
-    if (!isa_supported(v->isa)) {
+    if (!test_isa_supported(v->isa)) {
       printf("     skip %s (CPU lacks its ISA)\n", v->name);
       continue;
     }
@@ -569,7 +555,7 @@ Q8RT_TEST(gemm_i32_scalar_vs_reference) {
 
 Q8RT_TEST(gemm_i32_variants_vs_scalar) {
   for (const gemm_i32_variant *v = g_i32_variants; v->name != NULL; v++) {
-    if (!isa_supported(v->isa)) {
+    if (!test_isa_supported(v->isa)) {
       printf("     skip %s (CPU lacks its ISA)\n", v->name);
       continue;
     }

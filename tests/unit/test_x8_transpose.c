@@ -1,6 +1,8 @@
-/* x8-transpose: the scalar kernel against a naive loop, the AVX2 one against the scalar one. */
+/* x8-transpose: the scalar kernel against a naive loop, every other variant of x8-transpose.inc
+ * against the scalar one. */
 #include <stdlib.h>
 
+#include "q8rt-isa.h"
 #include "q8rt-kernels.h"
 #include "test.h"
 
@@ -37,41 +39,56 @@ Q8RT_TEST(x8_transpose_vs_naive) {
   return 0;
 }
 
-Q8RT_TEST(transpose_avx2_matches_scalar) {
-#if defined(__x86_64__)
-  if (!__builtin_cpu_supports("avx2")) {
-    printf("  (skipped: no AVX2)\n");
-    return 0;
-  }
-  const size_t sizes[] = {1, 3, 15, 16, 17, 31, 32, 33, 48, 144};
-  for (size_t ia = 0; ia < sizeof(sizes) / sizeof(sizes[0]); ia++) {
-    for (size_t ib = 0; ib < sizeof(sizes) / sizeof(sizes[0]); ib++) {
-      const size_t outer = 1 + (ia + ib) % 3, a = sizes[ia], b = sizes[ib], n = outer * a * b;
-      uint8_t *x = malloc(n), *y1 = malloc(n), *y2 = malloc(n);
-      for (size_t i = 0; i < n; i++) x[i] = (uint8_t)cv_rnd();
-      for (size_t o = 0; o < outer; o++) {
-        q8rt_x8_transpose_ukernel__scalar(a, b, x + o * a * b, b, y1 + o * a * b, a);
-        q8rt_x8_transpose_ukernel_16x16__avx2(a, b, x + o * a * b, b, y2 + o * a * b, a);
+static const struct {
+  unsigned isa;
+  q8rt_x8_transpose_ukernel_fn fn;
+  const char *name;
+} tr_variants[] = {
+#define Q8RT_X8_TRANSPOSE_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "x8-transpose/x8-transpose.inc"
+#undef Q8RT_X8_TRANSPOSE_UKERNEL
+};
+
+/* Every other variant of x8-transpose.inc against the scalar twin (and the twin against the
+ * definition), whole images and a column block with the full strides, as the op splits its work. */
+Q8RT_TEST(transpose_variants_match_scalar) {
+  for (size_t k = 0; k < sizeof(tr_variants) / sizeof(tr_variants[0]); k++) {
+    if (tr_variants[k].isa == Q8RT_ISA_SCALAR) continue;
+    if (!test_isa_supported(tr_variants[k].isa)) {
+      printf("  skip %s: CPU lacks its ISA\n", tr_variants[k].name);
+      continue;
+    }
+    const q8rt_x8_transpose_ukernel_fn fn = tr_variants[k].fn;
+    const size_t sizes[] = {1, 3, 15, 16, 17, 31, 32, 33, 48, 144};
+    for (size_t ia = 0; ia < sizeof(sizes) / sizeof(sizes[0]); ia++) {
+      for (size_t ib = 0; ib < sizeof(sizes) / sizeof(sizes[0]); ib++) {
+        const size_t outer = 1 + (ia + ib) % 3, a = sizes[ia], b = sizes[ib], n = outer * a * b;
+        uint8_t *x = malloc(n), *y1 = malloc(n), *y2 = malloc(n);
+        CHECK(x != NULL && y1 != NULL && y2 != NULL);
+        for (size_t i = 0; i < n; i++) x[i] = (uint8_t)cv_rnd();
+        for (size_t o = 0; o < outer; o++) {
+          q8rt_x8_transpose_ukernel__scalar(a, b, x + o * a * b, b, y1 + o * a * b, a);
+          fn(a, b, x + o * a * b, b, y2 + o * a * b, a);
+        }
+        int ok = memcmp(y1, y2, n) == 0;
+        if (ok && b > 2) {
+          const size_t j0 = b / 3, w = b - j0 - 1;
+          memcpy(y2, y1, n);
+          memset(y2 + j0 * a, 0x5a, w * a);
+          fn(a, w, x + j0, b, y2 + j0 * a, a);
+          ok = memcmp(y1, y2, n) == 0;
+        }
+        /* and the scalar one against the definition */
+        for (size_t o = 0; o < outer && ok; o++)
+          for (size_t i = 0; i < a && ok; i++)
+            for (size_t j = 0; j < b && ok; j++) ok = y1[o * a * b + j * a + i] == x[o * a * b + i * b + j];
+        free(x);
+        free(y1);
+        free(y2);
+        if (!ok) fprintf(stderr, "  %s outer %zu a %zu b %zu differs\n", tr_variants[k].name, outer, a, b);
+        CHECK(ok);
       }
-      int ok = memcmp(y1, y2, n) == 0;
-      /* a column block [j0, j0 + w) with the full strides, as the op splits its work */
-      if (ok && b > 2) {
-        const size_t j0 = b / 3, w = b - j0 - 1;
-        memcpy(y2, y1, n);
-        memset(y2 + j0 * a, 0x5a, w * a);
-        q8rt_x8_transpose_ukernel_16x16__avx2(a, w, x + j0, b, y2 + j0 * a, a);
-        ok = memcmp(y1, y2, n) == 0;
-      }
-      /* and the scalar one against the definition */
-      for (size_t o = 0; o < outer && ok; o++)
-        for (size_t i = 0; i < a && ok; i++)
-          for (size_t j = 0; j < b && ok; j++) ok = y1[o * a * b + j * a + i] == x[o * a * b + i * b + j];
-      free(x);
-      free(y1);
-      free(y2);
-      CHECK(ok);
     }
   }
-#endif
   return 0;
 }
