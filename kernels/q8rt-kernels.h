@@ -150,10 +150,9 @@ typedef void (*q8rt_x8_transpose_ukernel_fn)(size_t a, size_t b, const uint8_t *
 
 /* ---- x8-lut: y[i] = table[x[i]] (the table pass's islands) ---- */
 typedef void (*q8rt_x8_lut_ukernel_fn)(size_t n, const uint8_t *x, uint8_t *y, const uint8_t table[256]);
-void q8rt_x8_lut_ukernel__scalar(size_t n, const uint8_t *x, uint8_t *y, const uint8_t table[256]);
-#if defined(__x86_64__) || defined(_M_X64)
-void q8rt_x8_lut_ukernel_64__avx512vbmi(size_t n, const uint8_t *x, uint8_t *y, const uint8_t table[256]);
-#endif
+#define Q8RT_X8_LUT_UKERNEL(isa, fn) void fn(size_t n, const uint8_t *x, uint8_t *y, const uint8_t table[256]);
+#include "x8-lut/x8-lut.inc"
+#undef Q8RT_X8_LUT_UKERNEL
 
 /* ---- q8-vbinary: QLinearAdd / QLinearMul rows, ONNX Runtime's MLAS arithmetic in float32 ----
  *   vadd:  y = sat(cvt(fma(x1, r1, fma(x2, r2, f))))

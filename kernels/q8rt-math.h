@@ -1,20 +1,18 @@
-/* Rounding and clamping shared by every kernel's epilogue, written so that they do not depend on
- * the caller's floating-point environment (no rint/nearbyint, which follow the rounding mode). */
+/* Float -> int32 rounding shared by every kernel's epilogue and by the op front-ends (one
+ * round-half-even core and its two policies, independent of the caller's floating-point
+ * environment: no rint/nearbyint, which follow the rounding mode), and MLAS's logistic/tanh. */
 #ifndef Q8RT_MATH_H
 #define Q8RT_MATH_H
 
 #include <math.h>
 #include <stdint.h>
 
-/* round_half_even(clamp(v, lo, hi)) for integral lo <= hi with |lo|, |hi| < 2^24.
- * Clamping first is exact: both bounds are integers, so clamp and rounding commute. NaN maps to lo
- * (what ONNX Runtime's max/min sequence does).
- * Differs on purpose from qk_cvt_rne (qlinear_common.h): clamps first and maps NaN to lo; that one mirrors cvtps2dq. */
-static inline int32_t q8rt_round_clamp(float v, float lo, float hi) {
-  if (!(v >= lo)) v = lo;
-  if (v > hi) v = hi;
-  int32_t i = (int32_t)v;    /* truncation toward zero */
-  float frac = v - (float)i; /* exact: |v| < 2^24 */
+/* round_half_even(v) for a v that is not NaN and lies in [-2^31, 2^31). Floats of magnitude
+ * >= 2^23 are integral already; below, truncation and the fraction are exact. */
+static inline int32_t q8rt_round_half_even_core(float v) {
+  if (v >= 8388608.0f || v <= -8388608.0f) return (int32_t)v;
+  int32_t i = (int32_t)v;          /* truncation toward zero */
+  const float frac = v - (float)i; /* exact */
   if (frac > 0.5f) {
     i += 1;
   } else if (frac < -0.5f) {
@@ -25,6 +23,26 @@ static inline int32_t q8rt_round_clamp(float v, float lo, float hi) {
     i -= i & 1;
   }
   return i;
+}
+
+/* round_half_even(clamp(v, lo, hi)) for integral lo <= hi with |lo|, |hi| < 2^24; NaN gives lo
+ * (what ONNX Runtime's max/min sequence does). Clamping first is exact: both bounds are integers,
+ * so clamp and rounding commute. NaN is tested on its own before the clamps: written as
+ * `!(v >= lo)`, a compiler may turn the clamps into fmaxnm/fminnm-style instructions that let NaN
+ * through to the conversion (clang 14 for aarch64 does). Differs on purpose from q8rt_cvt_rne. */
+static inline int32_t q8rt_round_clamp(float v, float lo, float hi) {
+  if (v != v) return (int32_t)lo;
+  if (v < lo) v = lo;
+  if (v > hi) v = hi;
+  return q8rt_round_half_even_core(v);
+}
+
+/* round_half_even to int32 as x86's cvtps2dq does (what ONNX Runtime's MLAS kernels end with): NaN
+ * or a value outside [-2^31, 2^31) gives INT32_MIN; no clamp. Differs on purpose from
+ * q8rt_round_clamp. */
+static inline int32_t q8rt_cvt_rne(float v) {
+  if (!(v >= -2147483648.0f && v < 2147483648.0f)) return INT32_MIN;
+  return q8rt_round_half_even_core(v);
 }
 
 /* ONNX Runtime's MLAS logistic and tanh (onnxruntime/core/mlas/lib/logistic.cpp, tanh.cpp; Eigen's

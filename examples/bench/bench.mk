@@ -22,4 +22,4 @@ $(BENCH_DEPS_STAMP): examples/bench/requirements.txt $(VENV_PY)
 # test-unit, run by hand: build/ukernel-bench [substring of a variant name].
 $(UKERNEL_BENCH): examples/bench/ukernel-bench.c $(LIB_A) $(wildcard kernels/*/*.inc) kernels/q8rt-kernels.h
 	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) $(WARN) -Iinclude -Ikernels $(SANFLAGS) $(LDFLAGS) -o $@ examples/bench/ukernel-bench.c $(LIB_A) $(LDLIBS_Q)
+	$(CC) $(BASEFLAGS) $(WARN) -Iinclude -Isrc -Ikernels $(SANFLAGS) $(LDFLAGS) -o $@ examples/bench/ukernel-bench.c $(LIB_A) $(LDLIBS_Q)

@@ -3,7 +3,7 @@
 
     build/venv/bin/python examples/bench/bench.py        (make bench runs it)
 
-For every conv shape of /work/shared/design/PEERS.md (plus depthwise 5x5 and 7x7) it builds a
+For every conv shape of the peer comparison (SHAPES below, plus depthwise 5x5 and 7x7) it builds a
 QLinearConv model (u8 activations, full-range s8 per-channel weights, int32 bias) and its s8s8
 twin, then times and checks:
   - q8rt on each backend (auto, reference, avx2, avx512, neon, xnnpack; a backend q8rt or the CPU

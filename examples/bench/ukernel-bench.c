@@ -3,28 +3,30 @@
  * M = output pixels, N = output channels, K = kernel_h * kernel_w * in_channels; the driver walks M
  * in steps of MR and hands each call all N channels, as the conv front-end does. Then the row
  * families (q8-vbinary, f32-qint-vcvt, qint-f32-vcvt, f32-vfmac: 64 Ki elements), x8-transpose
- * (56x56 pixels x 144 channels) and q8-conv-ref (3x3, 16->16 channels, 28x28) in elements or MACs
- * per second. qu8-dwconv has its own driver beside XNNPACK's: dwconv-ubench.c. Single thread.
- * Prints the median over repeated timed runs as GMAC/s, and the best run. Runs are timed in
- * thread CPU time, so time spent descheduled on a shared machine does not count; other load on
- * the same core (SMT sibling, shared cache) still does, so compare variants within one run. Output bytes are checked
- * against the scalar twin once per shape, so a fast but wrong kernel cannot go unnoticed here either.
+ * (56x56 pixels x 144 channels), q8-conv-ref (3x3, 16->16 channels, 28x28), f32-gemm, x8-lut, x8-rsum and q8-softmax
+ * in elements, bytes or MACs per second. qu8-dwconv has its own driver beside XNNPACK's: dwconv-ubench.c. Single
+ * thread. Prints the median over repeated timed runs as GMAC/s, and the best run. Runs are timed in thread CPU time, so
+ * time spent descheduled on a shared machine does not count; other load on the same core (SMT sibling, shared cache)
+ * still does, so compare variants within one run. Output bytes are checked against the scalar twin once per shape, so a
+ * fast but wrong kernel cannot go unnoticed here either.
  *
  *   make build/ukernel-bench   (test-unit builds it too)
  *   build/ukernel-bench [substring of a variant name] (gemm variants: the scalar twin always runs) */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#if defined(__aarch64__) && defined(__linux__)
-#include <sys/auxv.h>
-#endif
 
 #include "q8rt-isa.h"
 #include "q8rt-kernels.h"
+#include "f32-gemm/f32-gemm.h"
+#include "q8-softmax/q8-softmax.h"
+#include "x8-rsum/x8-rsum.h"
 #include "qu8-qc8w-gemm/qu8-qc8w-gemm.h"
+#include "runtime/isa.h"
 
 typedef struct variant {
   const char *name;
@@ -57,24 +59,8 @@ static const shape g_shapes[] = {
     {"1x1 24->144 56^2", 3136, 144, 24},           {"1x1 144->32 28^2", 784, 32, 144},
 };
 
-static bool isa_supported(unsigned isa) {
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  if (isa & Q8RT_ISA_AVX2 && !__builtin_cpu_supports("avx2")) return false;
-  if (isa & Q8RT_ISA_AVX512VNNI &&
-      !(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vnni")))
-    return false;
-  return (isa & (Q8RT_ISA_NEON | Q8RT_ISA_NEONDOT | Q8RT_ISA_NEONI8MM)) == 0;
-#elif defined(__aarch64__) && defined(__linux__)
-  unsigned have = Q8RT_ISA_SCALAR | Q8RT_ISA_NEON;
-  if (getauxval(AT_HWCAP) & (1ul << 20)) have |= Q8RT_ISA_NEONDOT;   /* HWCAP_ASIMDDP */
-  if (getauxval(AT_HWCAP2) & (1ul << 13)) have |= Q8RT_ISA_NEONI8MM; /* HWCAP2_I8MM */
-  return (isa & ~have) == 0;
-#else
-  return isa == Q8RT_ISA_SCALAR;
-#endif
-}
+/* The library's own CPU detection, the one its dispatchers use. */
+static bool isa_supported(unsigned isa) { return (isa & ~q8rt_cpu_isa()) == 0; }
 
 static uint32_t g_rng = 12345u;
 static uint32_t rnd(void) {
@@ -316,6 +302,162 @@ static const struct {
 #undef Q8RT_Q8_CONV_REF_UKERNEL
 };
 
+static const struct {
+  unsigned isa;
+  q8rt_f32_gemm_ukernel_fn fn;
+  size_t nr;
+  const char *name;
+} g_f32_gemm[] = {
+#define Q8RT_F32_GEMM_UKERNEL(isa, fn, mr, nr) {isa, fn, nr, #fn},
+#include "f32-gemm/f32-gemm.inc"
+#undef Q8RT_F32_GEMM_UKERNEL
+};
+
+static const struct {
+  unsigned isa;
+  q8rt_x8_lut_ukernel_fn fn;
+  const char *name;
+} g_lut[] = {
+#define Q8RT_X8_LUT_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "x8-lut/x8-lut.inc"
+#undef Q8RT_X8_LUT_UKERNEL
+};
+
+/* f32-gemm (M=196, K=N=256; B packed per variant, checked against the scalar twin on unpacked B)
+ * and x8-lut (64 Ki bytes). */
+static int bench_f32_gemm_lut(const char *filter) {
+  enum { GM = 196, GK = 256, GN = 256 };
+  static float a[GM * GK], b[GK * GN], c0[GM * GN], c1[GM * GN], packed[GK * (GN + 64)];
+  int bad = 0;
+  double t;
+  for (size_t i = 0; i < GM * GK; i++) a[i] = (float)(int32_t)(rnd() % 2001 - 1000) * 1e-3f;
+  for (size_t i = 0; i < GK * GN; i++) b[i] = (float)(int32_t)(rnd() % 2001 - 1000) * 1e-3f;
+  q8rt_f32_gemm_ukernel__scalar(GM, GN, GK, a, GK, b, GN, c0, GN);
+  const double macs = (double)GM * GN * GK;
+  printf("f32-gemm, M=%d K=%d N=%d\n", GM, GK, GN);
+  for (size_t k = 0; k < sizeof(g_f32_gemm) / sizeof(g_f32_gemm[0]); k++) {
+    if (!wanted(filter, g_f32_gemm[k].name)) continue;
+    if (!isa_supported(g_f32_gemm[k].isa)) {
+      printf("  %-62s skipped (CPU lacks its ISA)\n", g_f32_gemm[k].name);
+      continue;
+    }
+    if (q8rt_f32_gemm_packed_size(GK, GN, g_f32_gemm[k].nr) > sizeof(packed) / sizeof(float)) continue;
+    q8rt_f32_gemm_pack(GK, GN, g_f32_gemm[k].nr, b, GN, packed);
+    g_f32_gemm[k].fn(GM, GN, GK, a, GK, packed, c1, GN);
+    const bool ok = memcmp(c0, c1, sizeof(c0)) == 0;
+    bad |= !ok;
+    TIME_MEDIAN(t, g_f32_gemm[k].fn(GM, GN, GK, a, GK, packed, c1, GN));
+    report(g_f32_gemm[k].name, t, macs, "FMA", ok);
+  }
+  if (wanted(filter, "q8rt_f32_gemm_ukernel__scalar")) {
+    TIME_MEDIAN(t, q8rt_f32_gemm_ukernel__scalar(GM, GN, GK, a, GK, b, GN, c1, GN));
+    report("q8rt_f32_gemm_ukernel__scalar", t, macs, "FMA", true);
+  }
+  static uint8_t table[256];
+  for (size_t i = 0; i < 256; i++) table[i] = (uint8_t)rnd();
+  const size_t nl = sizeof(g_lut) / sizeof(g_lut[0]);
+  printf("x8-lut, %d bytes\n", ROW_N);
+  for (size_t k = 0; k < nl; k++) {
+    if (!wanted(filter, g_lut[k].name)) continue;
+    if (!isa_supported(g_lut[k].isa)) {
+      printf("  %-62s skipped (CPU lacks its ISA)\n", g_lut[k].name);
+      continue;
+    }
+    g_lut[nl - 1].fn(ROW_N, g_u8a, g_ref, table); /* the list ends with the scalar twin */
+    g_lut[k].fn(ROW_N, g_u8a, g_out, table);
+    const bool ok = memcmp(g_out, g_ref, ROW_N) == 0;
+    bad |= !ok;
+    TIME_MEDIAN(t, g_lut[k].fn(ROW_N, g_u8a, g_out, table));
+    report(g_lut[k].name, t, ROW_N, "B", ok);
+  }
+  return bad;
+}
+
+static const struct {
+  unsigned isa;
+  q8rt_x8_rsum_ukernel_fn rsum;
+  q8rt_x8_csum_ukernel_fn csum;
+  const char *name;
+} g_rsum[] = {
+#define Q8RT_X8_RSUM_UKERNEL(isa, rsum, csum) {isa, rsum, csum, #rsum},
+#include "x8-rsum/x8-rsum.inc"
+#undef Q8RT_X8_RSUM_UKERNEL
+    {Q8RT_ISA_SCALAR, q8rt_x8_rsum_ukernel__scalar, q8rt_x8_csum_ukernel__scalar, "q8rt_x8_rsum_ukernel__scalar"},
+};
+
+/* x8-rsum: row sums of 144 NCHW planes of 56x56 and column sums of the same bytes as 3136 NHWC
+ * pixels of 144 channels, checked against the scalar twins (the list's readers add them last). */
+static int bench_rsum(const char *filter) {
+  enum { RS_C = 144, RS_P = 56 * 56 };
+  static int32_t s0[RS_C], s1[RS_C];
+  static uint8_t xb[RS_C * RS_P];
+  for (size_t i = 0; i < sizeof(xb); i++) xb[i] = (uint8_t)rnd();
+  int bad = 0;
+  double t;
+  const size_t nr = sizeof(g_rsum) / sizeof(g_rsum[0]);
+  printf("x8-rsum / x8-csum, %d x %d bytes\n", RS_C, RS_P);
+  for (size_t k = 0; k < nr; k++) {
+    if (!wanted(filter, g_rsum[k].name)) continue;
+    if (!isa_supported(g_rsum[k].isa)) {
+      printf("  %-62s skipped (CPU lacks its ISA)\n", g_rsum[k].name);
+      continue;
+    }
+    g_rsum[nr - 1].rsum(RS_C, RS_P, xb, RS_P, 0, s0);
+    g_rsum[k].rsum(RS_C, RS_P, xb, RS_P, 0, s1);
+    bool ok = memcmp(s0, s1, sizeof(s0)) == 0;
+    bad |= !ok;
+    TIME_MEDIAN(t, g_rsum[k].rsum(RS_C, RS_P, xb, RS_P, 0, s1));
+    report(g_rsum[k].name, t, (double)RS_C * RS_P, "B", ok);
+    g_rsum[nr - 1].csum(RS_P, RS_C, xb, RS_C, 1, s0);
+    g_rsum[k].csum(RS_P, RS_C, xb, RS_C, 1, s1);
+    ok = memcmp(s0, s1, sizeof(s0)) == 0;
+    bad |= !ok;
+    TIME_MEDIAN(t, g_rsum[k].csum(RS_P, RS_C, xb, RS_C, 1, s1));
+    char name[96];
+    snprintf(name, sizeof(name), "%s (csum)", g_rsum[k].name);
+    report(name, t, (double)RS_C * RS_P, "B", ok);
+  }
+  return bad;
+}
+
+static const struct {
+  unsigned isa;
+  q8rt_q8_softmax_ukernel_fn fn;
+  const char *name;
+} g_softmax[] = {
+#define Q8RT_Q8_SOFTMAX_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "q8-softmax/q8-softmax.inc"
+#undef Q8RT_Q8_SOFTMAX_UKERNEL
+    {Q8RT_ISA_SCALAR, q8rt_q8_softmax_ukernel__scalar, "q8rt_q8_softmax_ukernel__scalar"},
+};
+
+/* q8-softmax: rows of 6625 (the recognizer's classes) with an exp table, checked against the
+ * scalar twin (the list's readers add it last). */
+static int bench_softmax(const char *filter) {
+  enum { SM_D = 6625 };
+  static float table[256];
+  for (int i = 0; i < 256; i++) table[i] = expf((float)(i - 255) * 0.05f);
+  const q8rt_q8_softmax_params p = {.y_factor = 256.0f, .y_zp = 0, .qmax = 255};
+  const size_t ns = sizeof(g_softmax) / sizeof(g_softmax[0]);
+  int bad = 0;
+  double t;
+  printf("q8-softmax, rows of %d\n", SM_D);
+  for (size_t k = 0; k < ns; k++) {
+    if (!wanted(filter, g_softmax[k].name)) continue;
+    if (!isa_supported(g_softmax[k].isa)) {
+      printf("  %-62s skipped (CPU lacks its ISA)\n", g_softmax[k].name);
+      continue;
+    }
+    g_softmax[ns - 1].fn(SM_D, g_u8a, g_ref, table, &p);
+    g_softmax[k].fn(SM_D, g_u8a, g_out, table, &p);
+    const bool ok = memcmp(g_out, g_ref, SM_D) == 0;
+    bad |= !ok;
+    TIME_MEDIAN(t, g_softmax[k].fn(SM_D, g_u8a, g_out, table, &p));
+    report(g_softmax[k].name, t, SM_D, "elem", ok);
+  }
+  return bad;
+}
+
 static int bench_small_families(const char *filter) {
   int bad = 0;
   double t;
@@ -490,5 +632,8 @@ int main(int argc, char **argv) {
   bad |= bench_vbinary(filter);
   bad |= bench_vcvt(filter);
   bad |= bench_small_families(filter);
+  bad |= bench_f32_gemm_lut(filter);
+  bad |= bench_rsum(filter);
+  bad |= bench_softmax(filter);
   return bad;
 }

@@ -4,23 +4,12 @@
 #include <math.h>
 
 #include "q8rt-kernels.h"
+#include "q8rt-math.h"
 
-/* cvtps2dq with round-half-even: NaN and |v| >= 2^31 give INT32_MIN; then saturation to the
- * 8-bit range (what MLAS' packs do). Independent of the floating-point environment. */
+/* cvtps2dq (q8rt_cvt_rne: NaN and |v| >= 2^31 give INT32_MIN), then saturation to the 8-bit
+ * range (what MLAS' packs do). */
 static inline int32_t vb_cvt_sat(float v, int32_t lo, int32_t hi) {
-  int32_t i;
-  if (!(v >= -2147483648.0f && v < 2147483648.0f)) {
-    i = INT32_MIN;
-  } else if (v >= 8388608.0f || v <= -8388608.0f) {
-    i = (int32_t)v; /* already integral */
-  } else {
-    i = (int32_t)v;                  /* toward zero */
-    const float frac = v - (float)i; /* exact */
-    if (frac > 0.5f || (frac == 0.5f && (i & 1)))
-      i += 1;
-    else if (frac < -0.5f || (frac == -0.5f && (i & 1)))
-      i -= 1;
-  }
+  const int32_t i = q8rt_cvt_rne(v);
   return i < lo ? lo : i > hi ? hi : i;
 }
 

@@ -34,19 +34,20 @@ const char *q8rt_status_string(q8rt_status status) {
   return "unknown status";
 }
 
+const char *q8rt_onnx_type_name(int32_t data_type) {
+  static const char *const names[] = {
+      "undefined", "float32",    "uint8",      "int8",         "uint16",         "int16",      "int32",
+      "int64",     "string",     "bool",       "float16",      "double",         "uint32",     "uint64",
+      "complex64", "complex128", "bfloat16",   "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz",
+      "uint4",     "int4",       "float4e2m1", "float8e8m0",
+  };
+  if (data_type >= 0 && (size_t)data_type < sizeof(names) / sizeof(names[0])) return names[data_type];
+  return "unknown";
+}
+
+/* q8rt_dtype values are ONNX's element type numbers (FLOAT = 1 ... INT64 = 7, BOOL = 9). */
 const char *q8rt_dtype_name(q8rt_dtype dtype) {
-  switch (dtype) {
-    case Q8RT_DTYPE_FLOAT32: return "float32";
-    case Q8RT_DTYPE_UINT8: return "uint8";
-    case Q8RT_DTYPE_INT8: return "int8";
-    case Q8RT_DTYPE_UINT16: return "uint16";
-    case Q8RT_DTYPE_INT16: return "int16";
-    case Q8RT_DTYPE_INT32: return "int32";
-    case Q8RT_DTYPE_INT64: return "int64";
-    case Q8RT_DTYPE_BOOL: return "bool";
-    case Q8RT_DTYPE_UNDEFINED: break;
-  }
-  return "undefined";
+  return q8rt_dtype_known((int32_t)dtype) ? q8rt_onnx_type_name((int32_t)dtype) : "undefined";
 }
 
 size_t q8rt_dtype_size(q8rt_dtype dtype) {
@@ -77,11 +78,6 @@ const char *q8rt_backend_name(q8rt_backend backend) {
 }
 
 bool q8rt_dtype_known(int32_t dtype) { return (dtype > 0 && dtype <= 7) || dtype == Q8RT_DTYPE_BOOL; }
-
-bool q8rt_dtype_is_quantized(q8rt_dtype dtype) {
-  return dtype == Q8RT_DTYPE_UINT8 || dtype == Q8RT_DTYPE_INT8 || dtype == Q8RT_DTYPE_UINT16 ||
-         dtype == Q8RT_DTYPE_INT16;
-}
 
 void q8rt_dtype_range(q8rt_dtype dtype, int32_t *qmin, int32_t *qmax) {
   switch (dtype) {

@@ -84,7 +84,10 @@ bool q8rt_shape_elements(const int64_t *dims, int rank, int64_t *count);
 
 /* True for the dtypes q8rt_dtype lists (size > 0). */
 bool q8rt_dtype_known(int32_t dtype);
-bool q8rt_dtype_is_quantized(q8rt_dtype dtype); /* u8, s8, u16, s16 */
+/* Name of an ONNX element type number for messages ("float32", "float16", "float8e4m3fn", ...;
+ * "unknown" past the table): the one table; q8rt_dtype_name is its q8rt subset. */
+const char *q8rt_onnx_type_name(int32_t data_type);
+static inline bool q8rt_dtype_is_8bit(int32_t t) { return t == Q8RT_DTYPE_UINT8 || t == Q8RT_DTYPE_INT8; }
 void q8rt_dtype_range(q8rt_dtype dtype, int32_t *qmin, int32_t *qmax);
 
 /* Little-endian loads from byte streams (protobuf raw_data is little-endian). */

@@ -6,6 +6,8 @@
 #ifndef Q8RT_IR_H
 #define Q8RT_IR_H
 
+#include <string.h>
+
 #include "../common/common.h"
 
 typedef struct ir_tensor {
@@ -150,6 +152,16 @@ static inline ir_value *ir_node_input(const ir_graph *g, const ir_node *n, int i
 }
 static inline ir_value *ir_node_output(const ir_graph *g, const ir_node *n, int i) {
   return (i < n->n_outputs && n->outputs[i] >= 0) ? &g->values[n->outputs[i]] : NULL;
+}
+/* The live node producing value v, or NULL (v < 0, a graph input or constant, or a removed node). */
+static inline ir_node *ir_value_producer(ir_graph *g, int v) {
+  if (v < 0 || g->values[v].producer < 0) return NULL;
+  ir_node *n = &g->nodes[g->values[v].producer];
+  return n->removed ? NULL : n;
+}
+/* Whether n (may be NULL) is a node of ai.onnx op `op`. */
+static inline int ir_is_onnx_op(const ir_node *n, const char *op) {
+  return n != NULL && n->domain[0] == '\0' && strcmp(n->op_type, op) == 0;
 }
 
 #endif /* Q8RT_IR_H */

@@ -149,7 +149,7 @@ static q8rt_status read_type(loader *L, const Onnx__ValueInfoProto *vi, const ch
     if (!q8rt_dtype_known(tt->elem_type)) {
       if (!strict) return Q8RT_OK;
       return q8rt_fail(L->err, Q8RT_ERROR_UNSUPPORTED, "%s '%.200s' has data type %s (%d), which q8rt does not support",
-                       kind, name, ld_onnx_type_name(tt->elem_type), (int)tt->elem_type);
+                       kind, name, q8rt_onnx_type_name(tt->elem_type), (int)tt->elem_type);
     }
     dtype = (q8rt_dtype)tt->elem_type;
   }
@@ -215,7 +215,7 @@ static q8rt_status read_inputs(loader *L, const Onnx__GraphProto *gp) {
           type->tensor_type->elem_type != (int32_t)g->values[idx].dtype) {
         return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
                          "graph input '%.200s' is declared as %s but its initializer is %s", name,
-                         ld_onnx_type_name(type->tensor_type->elem_type), q8rt_dtype_name(g->values[idx].dtype));
+                         q8rt_onnx_type_name(type->tensor_type->elem_type), q8rt_dtype_name(g->values[idx].dtype));
       }
       continue;
     }
@@ -675,7 +675,7 @@ q8rt_status q8rt_load_graph(const void *data, size_t size, const q8rt_load_confi
   q8rt_load_config defaults = {NULL, 0, NULL};
   if (cfg == NULL) cfg = &defaults;
   const q8rt_allocator *a = cfg->allocator != NULL ? cfg->allocator : q8rt_default_allocator();
-  size_t budget = cfg->max_unpack_bytes != 0 ? cfg->max_unpack_bytes : ld_default_budget(size);
+  size_t budget = cfg->max_unpack_bytes != 0 ? cfg->max_unpack_bytes : q8rt_default_unpack_budget(size);
 
   ld_meter m;
   ld_meter_init(&m, a, budget);

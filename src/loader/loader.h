@@ -15,6 +15,10 @@ typedef struct q8rt_load_config {
   const char *external_data_dir; /* NULL: external data refused */
 } q8rt_load_config;
 
+/* The unpack budget when the caller gives none: 4x the encoded size + 1 MiB (as q8rt.h documents),
+ * SIZE_MAX on overflow. */
+size_t q8rt_default_unpack_budget(size_t encoded_size);
+
 /* Decode a ModelProto and convert it into a new graph:
  * - opset imports (ai.onnx 10..22 accepted; other domains recorded, checked per op later),
  * - graph inputs (those that are also initializers become constants, not inputs), outputs,

@@ -22,8 +22,6 @@ typedef struct ld_meter {
 } ld_meter;
 
 void ld_meter_init(ld_meter *m, const q8rt_allocator *allocator, size_t budget);
-/* Budget when the caller gives none: 4x the encoded size + 1 MiB (as q8rt.h documents). */
-size_t ld_default_budget(size_t encoded_size);
 /* The status for a failed unpack, from what the meter saw. `what` is "model" or "tensor". */
 q8rt_status ld_unpack_failure(const ld_meter *m, const char *what, q8rt_error *err);
 
@@ -37,9 +35,6 @@ typedef struct ld_tensor_desc {
   size_t nbytes;
   bool external; /* data_location == EXTERNAL */
 } ld_tensor_desc;
-
-/* Name of an ONNX TensorProto.DataType value ("float16", "bool", ...) for messages. */
-const char *ld_onnx_type_name(int32_t data_type);
 
 /* Check data type, rank and dims of a TensorProto; `what` names it in messages
  * ("initializer 'w'", "attribute 'value' of node 'c1' (Constant)", "tensor"). */

@@ -57,7 +57,7 @@ void ld_meter_init(ld_meter *m, const q8rt_allocator *allocator, size_t budget) 
   m->pb.allocator_data = m;
 }
 
-size_t ld_default_budget(size_t encoded_size) {
+size_t q8rt_default_unpack_budget(size_t encoded_size) {
   size_t b;
   if (!q8rt_mul_size(encoded_size, 4, &b) || !q8rt_add_size(b, (size_t)1 << 20, &b)) return SIZE_MAX;
   return b;
@@ -80,17 +80,6 @@ q8rt_status ld_unpack_failure(const ld_meter *m, const char *what, q8rt_error *e
 
 /* ---- data types ---------------------------------------------------------------------------- */
 
-const char *ld_onnx_type_name(int32_t data_type) {
-  static const char *const names[] = {
-      "undefined", "float32",    "uint8",      "int8",         "uint16",         "int16",      "int32",
-      "int64",     "string",     "bool",       "float16",      "double",         "uint32",     "uint64",
-      "complex64", "complex128", "bfloat16",   "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz",
-      "uint4",     "int4",       "float4e2m1", "float8e8m0",
-  };
-  if (data_type >= 0 && (size_t)data_type < sizeof(names) / sizeof(names[0])) return names[data_type];
-  return "unknown";
-}
-
 q8rt_status ld_tensor_desc_read(const Onnx__TensorProto *tp, const char *what, ld_tensor_desc *d, q8rt_error *err) {
   memset(d, 0, sizeof(*d));
   if (!tp->has_data_type || tp->data_type == 0) {
@@ -98,7 +87,7 @@ q8rt_status ld_tensor_desc_read(const Onnx__TensorProto *tp, const char *what, l
   }
   if (!q8rt_dtype_known(tp->data_type)) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s has data type %s (%d), which q8rt does not support", what,
-                     ld_onnx_type_name(tp->data_type), (int)tp->data_type);
+                     q8rt_onnx_type_name(tp->data_type), (int)tp->data_type);
   }
   if (tp->n_dims > Q8RT_MAX_RANK) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s has rank %zu (q8rt supports up to %d)", what, tp->n_dims,
@@ -481,7 +470,7 @@ q8rt_status q8rt_load_tensor_proto(const void *bytes, size_t size, const q8rt_al
   }
   if (allocator == NULL) allocator = q8rt_default_allocator();
   ld_meter m;
-  ld_meter_init(&m, allocator, ld_default_budget(size));
+  ld_meter_init(&m, allocator, q8rt_default_unpack_budget(size));
   Onnx__TensorProto *tp = onnx__tensor_proto__unpack(&m.pb, size, bytes);
   if (tp == NULL) return ld_unpack_failure(&m, "tensor", err);
 

@@ -56,7 +56,7 @@ static q8rt_status arg_infer(const void *params, const ir_node *n, const op_shap
       t != Q8RT_DTYPE_UINT16 && t != Q8RT_DTYPE_INT8 && t != Q8RT_DTYPE_UINT8) {
     return q8rt_fail(err, t == Q8RT_DTYPE_UNDEFINED ? Q8RT_ERROR_INVALID_MODEL : Q8RT_ERROR_UNSUPPORTED,
                      "%s node '%s': input is %s (q8rt supports float32 and integers)", n->op_type, n->name,
-                     op_onnx_type_name(t));
+                     q8rt_onnx_type_name(t));
   }
   memset(out, 0, sizeof(*out));
   out->dtype = Q8RT_DTYPE_INT64;

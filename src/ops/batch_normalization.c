@@ -67,7 +67,7 @@ static q8rt_status bn_infer(const void *params, const ir_node *n, const op_shape
     if (in[i].dtype != Q8RT_DTYPE_FLOAT32) {
       return q8rt_fail(err, in[i].dtype == Q8RT_DTYPE_UNDEFINED ? Q8RT_ERROR_INVALID_MODEL : Q8RT_ERROR_UNSUPPORTED,
                        "%s node '%s': input %s is %s (q8rt supports float32)", n->op_type, n->name, g_bn_inputs[i],
-                       op_onnx_type_name(in[i].dtype));
+                       q8rt_onnx_type_name(in[i].dtype));
     }
   }
   const op_shape *x = &in[0];

@@ -46,7 +46,7 @@ static q8rt_status cast_prepare_common(op_prepare_ctx *ctx, void **out, q8rt_err
     if (st != Q8RT_OK) return st;
     if (to < 0 || to > 0x7fffffff || !cast_type_ok((int32_t)to)) {
       return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': attribute 'to' is %s (q8rt casts to %s)", n->op_type,
-                       n->name, op_onnx_type_name((int32_t)to), g_supported);
+                       n->name, q8rt_onnx_type_name((int32_t)to), g_supported);
     }
     p->to = (q8rt_dtype)to;
   }
@@ -69,7 +69,7 @@ static q8rt_status cast_infer(const void *params, const ir_node *n, const op_sha
   const q8rt_dtype from = in[0].dtype;
   if (!cast_type_ok(from)) {
     return q8rt_fail(err, from == Q8RT_DTYPE_UNDEFINED ? Q8RT_ERROR_INVALID_MODEL : Q8RT_ERROR_UNSUPPORTED,
-                     "%s node '%s': input is %s (q8rt casts from %s)", n->op_type, n->name, op_onnx_type_name(from),
+                     "%s node '%s': input is %s (q8rt casts from %s)", n->op_type, n->name, q8rt_onnx_type_name(from),
                      g_supported);
   }
   q8rt_dtype to = p->to;
@@ -77,7 +77,7 @@ static q8rt_status cast_infer(const void *params, const ir_node *n, const op_sha
     to = in[1].dtype;
     if (!cast_type_ok(to)) {
       return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': target_type is %s (q8rt casts to %s)", n->op_type,
-                       n->name, op_onnx_type_name(to), g_supported);
+                       n->name, q8rt_onnx_type_name(to), g_supported);
     }
   }
   out[0] = in[0];

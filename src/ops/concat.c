@@ -53,7 +53,7 @@ static q8rt_status concat_infer(const void *params, const ir_node *n, const op_s
     if (in[i].dtype != Q8RT_DTYPE_UNDEFINED) {
       if (dt != Q8RT_DTYPE_UNDEFINED && dt != in[i].dtype) {
         return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Concat node '%s': input %d is %s, input 0 is %s", n->name, i,
-                         op_onnx_type_name(in[i].dtype), op_onnx_type_name(dt));
+                         q8rt_onnx_type_name(in[i].dtype), q8rt_onnx_type_name(dt));
       }
       dt = in[i].dtype;
     }

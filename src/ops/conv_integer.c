@@ -117,9 +117,9 @@ static q8rt_status ci_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) 
   q8rt_status st;
   const ir_tensor *w;
   if ((st = op_require_constant(g, n, 1, "w", &w, err)) != Q8RT_OK) return st;
-  if (!qk_is8(w->dtype)) {
+  if (!q8rt_dtype_is_8bit(w->dtype)) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': w is %s (uint8 or int8 expected)", n->op_type, n->name,
-                     op_onnx_type_name(w->dtype));
+                     q8rt_onnx_type_name(w->dtype));
   }
   if (w->rank != 3 && w->rank != 4) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': w has rank %d (1-D and 2-D convolutions only)",
@@ -131,17 +131,17 @@ static q8rt_status ci_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) 
   p->M = w->dims[0];
   p->Cg = w->dims[1];
   q8rt_dtype tx = qk_input_type(g, n, 0);
-  if (tx != Q8RT_DTYPE_UNDEFINED && !qk_is8(tx)) {
+  if (tx != Q8RT_DTYPE_UNDEFINED && !q8rt_dtype_is_8bit(tx)) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': x is %s (uint8 or int8 expected)", n->op_type, n->name,
-                     op_onnx_type_name(tx));
+                     q8rt_onnx_type_name(tx));
   }
   const ir_value *xzv = ir_node_input(g, n, 2);
   if (xzv != NULL && xzv->constant == NULL) {
     /* A run-time zero point (dynamic quantization): one element of x's type, read by run. */
     if (xzv->dtype != Q8RT_DTYPE_UNDEFINED &&
-        (!qk_is8(xzv->dtype) || (tx != Q8RT_DTYPE_UNDEFINED && xzv->dtype != tx))) {
+        (!q8rt_dtype_is_8bit(xzv->dtype) || (tx != Q8RT_DTYPE_UNDEFINED && xzv->dtype != tx))) {
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': x_zero_point is %s, x is %s", n->op_type, n->name,
-                       op_onnx_type_name(xzv->dtype), op_onnx_type_name(tx));
+                       q8rt_onnx_type_name(xzv->dtype), q8rt_onnx_type_name(tx));
     }
     if (tx == Q8RT_DTYPE_UNDEFINED) tx = xzv->dtype;
     p->x_zp_dynamic = 1;
@@ -157,7 +157,7 @@ static q8rt_status ci_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) 
     if ((st = op_require_constant(g, n, 3, "w_zero_point", &wz, err)) != Q8RT_OK) return st;
     if (wz->dtype != w->dtype) {
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': w_zero_point is %s, w is %s", n->op_type, n->name,
-                       op_onnx_type_name(wz->dtype), op_onnx_type_name(w->dtype));
+                       q8rt_onnx_type_name(wz->dtype), q8rt_onnx_type_name(w->dtype));
     }
     if (wz->count != 1 && wz->count != p->M) {
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': w_zero_point has %lld values (1 or %lld expected)",
@@ -184,7 +184,7 @@ static q8rt_status ci_infer(const void *params, const ir_node *n, const op_shape
   const op_shape *x = &in[0];
   if (x->dtype != Q8RT_DTYPE_UNDEFINED && x->dtype != p->x_type) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': x is %s, expected %s", n->op_type, n->name,
-                     op_onnx_type_name(x->dtype), op_onnx_type_name(p->x_type));
+                     q8rt_onnx_type_name(x->dtype), q8rt_onnx_type_name(p->x_type));
   }
   out->dtype = Q8RT_DTYPE_INT32;
   out->rank = -1;

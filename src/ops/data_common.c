@@ -34,7 +34,7 @@ q8rt_status data_const_ints(op_prepare_ctx *ctx, int input, const char *what, in
   const ir_tensor *t = v->constant;
   if (t->dtype != Q8RT_DTYPE_INT64 && !(allow_i32 && t->dtype == Q8RT_DTYPE_INT32)) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': input %d (%s) is %s, expected int64%s", n->op_type,
-                     n->name, input, what, op_onnx_type_name(t->dtype), allow_i32 ? " or int32" : "");
+                     n->name, input, what, q8rt_onnx_type_name(t->dtype), allow_i32 ? " or int32" : "");
   }
   if (t->rank > 1 || (t->rank == 0 && !allow_scalar)) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': input %d (%s) has rank %d, expected 1", n->op_type,
@@ -55,7 +55,7 @@ q8rt_status data_shape_values(const ir_node *n, const op_shape *s, int input, co
   *count = 0;
   if (s->dtype != Q8RT_DTYPE_UNDEFINED && s->dtype != Q8RT_DTYPE_INT64) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': input %d (%s) is %s, expected int64", n->op_type,
-                     n->name, input, what, op_onnx_type_name(s->dtype));
+                     n->name, input, what, q8rt_onnx_type_name(s->dtype));
   }
   if (s->rank > 1 || s->rank == 0) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': input %d (%s) has rank %d, expected 1", n->op_type,
@@ -100,14 +100,14 @@ q8rt_status data_attr_ints(op_prepare_ctx *ctx, const char *name, int64_t **vals
 q8rt_status data_check_movable(const ir_node *n, const op_shape *s, const char *what, q8rt_error *err) {
   if (s->dtype == Q8RT_DTYPE_UNDEFINED || q8rt_dtype_size(s->dtype) > 0) return Q8RT_OK;
   return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input %s has type %s, which q8rt does not support",
-                   n->op_type, n->name, what, op_onnx_type_name((int32_t)s->dtype));
+                   n->op_type, n->name, what, q8rt_onnx_type_name((int32_t)s->dtype));
 }
 
 q8rt_status data_check_float(const ir_node *n, const op_shape *s, const char *what, int allow_8bit, q8rt_error *err) {
   if (s->dtype == Q8RT_DTYPE_UNDEFINED || s->dtype == Q8RT_DTYPE_FLOAT32) return Q8RT_OK;
   if (allow_8bit && (s->dtype == Q8RT_DTYPE_UINT8 || s->dtype == Q8RT_DTYPE_INT8)) return Q8RT_OK;
   return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input %s is %s (q8rt runs it on float32%s)", n->op_type,
-                   n->name, what, op_onnx_type_name((int32_t)s->dtype), allow_8bit ? ", uint8 and int8" : " only");
+                   n->name, what, q8rt_onnx_type_name((int32_t)s->dtype), allow_8bit ? ", uint8 and int8" : " only");
 }
 
 q8rt_status data_count(const ir_node *n, const op_shape *s, int64_t *count, q8rt_error *err) {

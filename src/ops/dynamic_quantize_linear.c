@@ -46,7 +46,7 @@ static q8rt_status dql_infer(const void *params, const ir_node *n, const op_shap
   (void)params;
   if (in[0].dtype != Q8RT_DTYPE_UNDEFINED && in[0].dtype != Q8RT_DTYPE_FLOAT32) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input x is %s (float32 expected)", n->op_type, n->name,
-                     op_onnx_type_name(in[0].dtype));
+                     q8rt_onnx_type_name(in[0].dtype));
   }
   out[0] = in[0];
   out[0].dtype = Q8RT_DTYPE_UINT8;

@@ -338,30 +338,7 @@ PREP(mean_prepare, BIN_MEAN, 1)
 
 /* Fill the merged geometry of out = f(a, b). */
 static void bin_geometry(const op_shape *a, const op_shape *b, const op_shape *out, bin_geom *gm) {
-  int64_t sa[Q8RT_MAX_RANK], sb[Q8RT_MAX_RANK];
-  op_broadcast_strides(a, out, sa);
-  op_broadcast_strides(b, out, sb);
-  int r = 0;
-  for (int d = 0; d < out->rank; d++) {
-    if (out->dims[d] == 1) continue;
-    if (r > 0 && sa[d] * out->dims[d] == gm->sa[r - 1] && sb[d] * out->dims[d] == gm->sb[r - 1]) {
-      /* previous (outer) dim continues this one for both operands: merge */
-      gm->dims[r - 1] *= out->dims[d];
-      gm->sa[r - 1] = sa[d];
-      gm->sb[r - 1] = sb[d];
-      continue;
-    }
-    gm->dims[r] = out->dims[d];
-    gm->sa[r] = sa[d];
-    gm->sb[r] = sb[d];
-    r++;
-  }
-  if (r == 0) {
-    gm->dims[0] = 1;
-    gm->sa[0] = gm->sb[0] = 0;
-    r = 1;
-  }
-  gm->rank = r;
+  gm->rank = op_broadcast_merge(a, b, out, gm->dims, gm->sa, gm->sb);
   gm->total = op_shape_count(out);
 }
 
@@ -387,19 +364,19 @@ static q8rt_status bin_infer(const void *params, const ir_node *n, const op_shap
       if (!ok) {
         return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
                          "%s node '%s': input %s is %s (q8rt supports float32, int32, int64)", n->op_type, n->name,
-                         what, op_onnx_type_name(t));
+                         what, q8rt_onnx_type_name(t));
       }
       continue;
     }
     const bool float_only = p->kind == BIN_SUM || p->kind == BIN_MEAN;
     if (float_only ? t != Q8RT_DTYPE_FLOAT32 : !int_or_float(t)) {
       return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input %d (%s) is %s (q8rt supports %s)", n->op_type,
-                       n->name, i, what, op_onnx_type_name(t),
+                       n->name, i, what, q8rt_onnx_type_name(t),
                        float_only ? "float32" : "float32 and 8/16/32/64-bit integers");
     }
     if (t != t0) {
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': input %d (%s) is %s but input 0 is %s", n->op_type,
-                       n->name, i, what, op_onnx_type_name(t), op_onnx_type_name(t0));
+                       n->name, i, what, q8rt_onnx_type_name(t), q8rt_onnx_type_name(t0));
     }
   }
   const op_shape *shapes[16];

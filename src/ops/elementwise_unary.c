@@ -163,7 +163,7 @@ static q8rt_status un_infer(const void *params, const ir_node *n, const op_shape
   }
   if (!ok) {
     return q8rt_fail(err, t == Q8RT_DTYPE_UNDEFINED ? Q8RT_ERROR_INVALID_MODEL : Q8RT_ERROR_UNSUPPORTED,
-                     "%s node '%s': input X is %s (q8rt supports %s here)", n->op_type, n->name, op_onnx_type_name(t),
+                     "%s node '%s': input X is %s (q8rt supports %s here)", n->op_type, n->name, q8rt_onnx_type_name(t),
                      p->kind == UN_CLIP || p->kind == UN_ABS   ? "float32 and integers"
                      : p->kind == UN_RELU || p->kind == UN_NEG ? "float32 and signed integers"
                                                                : "float32");
@@ -173,7 +173,7 @@ static q8rt_status un_infer(const void *params, const ir_node *n, const op_shape
       if (in[i].rank < 0 && in[i].dtype == Q8RT_DTYPE_UNDEFINED) continue; /* omitted */
       if (in[i].dtype != t) {
         return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': input %d (%s) is %s but X is %s", n->op_type,
-                         n->name, i, i == 1 ? "min" : "max", op_onnx_type_name(in[i].dtype), op_onnx_type_name(t));
+                         n->name, i, i == 1 ? "min" : "max", q8rt_onnx_type_name(in[i].dtype), q8rt_onnx_type_name(t));
       }
       if (in[i].rank > 1 || (in[i].rank == 1 && in[i].dims[0] >= 0 && in[i].dims[0] != 1)) {
         return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': input %d (%s) must be a scalar", n->op_type, n->name, i,

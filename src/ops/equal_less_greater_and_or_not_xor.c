@@ -60,14 +60,14 @@ static q8rt_status cmp_infer(const void *params, const ir_node *n, const op_shap
     }
     if (!cmp_type_ok(p->kind, in[i].dtype)) {
       return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input %d is %s (q8rt supports %s here)", n->op_type,
-                       n->name, i, op_onnx_type_name(in[i].dtype),
+                       n->name, i, q8rt_onnx_type_name(in[i].dtype),
                        p->kind >= LOG_AND  ? "bool"
                        : p->kind == CMP_EQ ? "float32, bool and 8/16/32/64-bit integers"
                                            : "float32 and 8/16/32/64-bit integers");
     }
     if (in[i].dtype != t) {
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': input %d is %s but input 0 is %s", n->op_type,
-                       n->name, i, op_onnx_type_name(in[i].dtype), op_onnx_type_name(t));
+                       n->name, i, q8rt_onnx_type_name(in[i].dtype), q8rt_onnx_type_name(t));
     }
   }
   const op_shape *shapes[2] = {&in[0], &in[nin - 1]};

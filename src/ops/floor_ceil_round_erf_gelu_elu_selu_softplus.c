@@ -70,7 +70,7 @@ static q8rt_status fm_infer(const void *params, const ir_node *n, const op_shape
   if (in[0].dtype != Q8RT_DTYPE_FLOAT32) {
     return q8rt_fail(err, in[0].dtype == Q8RT_DTYPE_UNDEFINED ? Q8RT_ERROR_INVALID_MODEL : Q8RT_ERROR_UNSUPPORTED,
                      "%s node '%s': input X is %s (q8rt supports float32 here)", n->op_type, n->name,
-                     op_onnx_type_name(in[0].dtype));
+                     q8rt_onnx_type_name(in[0].dtype));
   }
   out[0] = in[0];
   out[0].value = NULL;

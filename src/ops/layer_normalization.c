@@ -77,7 +77,7 @@ static q8rt_status ln_infer(const void *params, const ir_node *n, const op_shape
     if (in[i].dtype != Q8RT_DTYPE_FLOAT32) {
       return q8rt_fail(err, in[i].dtype == Q8RT_DTYPE_UNDEFINED ? Q8RT_ERROR_INVALID_MODEL : Q8RT_ERROR_UNSUPPORTED,
                        "LayerNormalization node '%s': input %d is %s (q8rt supports float32)", n->name, i,
-                       op_onnx_type_name(in[i].dtype));
+                       q8rt_onnx_type_name(in[i].dtype));
     }
   }
   out[0] = *x;

@@ -3,9 +3,11 @@
  * byte (src/passes/table_fuse.c). One table, or one per index along a physical axis when a
  * per-channel parameter entered the island. Runs in whatever layout its input has: the planner
  * passes the table axis as it lies in that layout. */
+#include <stdio.h>
 #include <string.h>
 
 #include "op.h"
+#include "op_util.h"
 #include "q8rt-isa.h"
 #include "q8rt-kernels.h"
 
@@ -21,18 +23,21 @@ typedef struct table_geom {
   size_t outer, channels, inner; /* the input viewed as [outer][channels][inner] */
 } table_geom;
 
+static const struct {
+  uint32_t isa;
+  q8rt_x8_lut_ukernel_fn fn;
+  const char *name;
+} g_lut[] = {
+#define Q8RT_X8_LUT_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "x8-lut/x8-lut.inc"
+#undef Q8RT_X8_LUT_UKERNEL
+};
+
 q8rt_x8_lut_ukernel_fn op_lookup_table_kernel(q8rt_backend backend, uint32_t isa, const char **name) {
-#if defined(__x86_64__) || defined(_M_X64)
-  if ((isa & Q8RT_ISA_AVX512VBMI) && (backend == Q8RT_BACKEND_AUTO || backend == Q8RT_BACKEND_AVX512)) {
-    *name = "x8_lut_ukernel_64__avx512vbmi";
-    return q8rt_x8_lut_ukernel_64__avx512vbmi;
-  }
-#else
-  (void)backend;
-  (void)isa;
-#endif
-  *name = "x8_lut_ukernel__scalar";
-  return q8rt_x8_lut_ukernel__scalar;
+  size_t i = 0; /* the first usable line of x8-lut.inc; the list ends with the scalar twin */
+  while (!op_isa_usable(g_lut[i].isa, isa, backend)) i++;
+  *name = g_lut[i].name + 5; /* drop the "q8rt_" prefix */
+  return g_lut[i].fn;
 }
 
 void *op_lookup_table_params(q8rt_pool *pool, const uint8_t *table, size_t channels, int axis, q8rt_dtype out_type,
@@ -43,8 +48,16 @@ void *op_lookup_table_params(q8rt_pool *pool, const uint8_t *table, size_t chann
   p->axis = channels > 1 ? axis : -1;
   p->channels = channels > 1 ? channels : 1;
   p->table = table;
-  p->fn = op_lookup_table_kernel(backend, isa, kernel);
-  if (channels > 1) *kernel = "x8_lut_ukernel__scalar (per channel)";
+  const char *name = "";
+  p->fn = op_lookup_table_kernel(backend, isa, &name);
+  *kernel = name;
+  if (channels > 1) { /* one table per channel: say so beside the kernel's name */
+    const size_t len = strlen(name) + sizeof(" (per channel)");
+    char *s = q8rt_pool_alloc(pool, len, 1);
+    if (s == NULL) return NULL;
+    snprintf(s, len, "%s (per channel)", name);
+    *kernel = s;
+  }
   return p;
 }
 

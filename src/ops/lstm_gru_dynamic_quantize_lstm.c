@@ -312,12 +312,12 @@ static q8rt_status dq_weights(op_prepare_ctx *ctx, rnn_params *p, int wi, int si
                      what);
   }
   const ir_tensor *t = w->constant, *sc = sv->constant, *zp = zv->constant;
-  if (!qk_is8(t->dtype) || t->rank != 3 || t->dims[0] != D || t->dims[2] != G4 || (rows >= 0 && t->dims[1] != rows) ||
-      t->dims[1] <= 0) {
+  if (!q8rt_dtype_is_8bit(t->dtype) || t->rank != 3 || t->dims[0] != D || t->dims[2] != G4 ||
+      (rows >= 0 && t->dims[1] != rows) || t->dims[1] <= 0) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
                      "%s node '%s': %s must be int8/uint8 [%lld, %s, %lld] (has %s of rank %d)", n->op_type, n->name,
                      what, (long long)D, wi == 1 ? "input_size" : "hidden_size", (long long)G4,
-                     op_onnx_type_name(t->dtype), t->rank);
+                     q8rt_onnx_type_name(t->dtype), t->rank);
   }
   if (sc->dtype != Q8RT_DTYPE_FLOAT32 || (sc->count != D && sc->count != D * G4)) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': %s_scale must be float32 with %lld or %lld values",
@@ -325,7 +325,7 @@ static q8rt_status dq_weights(op_prepare_ctx *ctx, rnn_params *p, int wi, int si
   }
   if (zp->dtype != t->dtype || zp->count != sc->count) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': %s_zero_point must be %s with %lld values",
-                     n->op_type, n->name, what, op_onnx_type_name(t->dtype), (long long)sc->count);
+                     n->op_type, n->name, what, q8rt_onnx_type_name(t->dtype), (long long)sc->count);
   }
   const int64_t per = sc->count / D;
   for (int64_t d = 0; d < D; d++) {
@@ -458,7 +458,7 @@ static q8rt_status rnn_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err,
     const ir_tensor *t = lens->constant;
     if (t->dtype != Q8RT_DTYPE_INT32) {
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': sequence_lens is %s (must be int32)", n->op_type,
-                       n->name, op_onnx_type_name(t->dtype));
+                       n->name, q8rt_onnx_type_name(t->dtype));
     }
     for (int64_t i = 0; i < t->count; i++) {
       const int32_t v = ((const int32_t *)t->data)[i];
@@ -469,16 +469,16 @@ static q8rt_status rnn_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err,
     }
   }
   p->fmac = q8rt_f32_vfmac_ukernel__scalar;
-  ctx->kernel = kind == RNN_LSTM ? "f32-lstm-scalar" : "f32-gru-scalar";
+  ctx->kernel = kind == RNN_LSTM ? "lstm_f32__scalar" : "gru_f32__scalar";
 #if defined(__x86_64__) || defined(_M_X64)
   if ((ctx->isa & Q8RT_ISA_AVX2) && ctx->backend != Q8RT_BACKEND_REFERENCE) {
     p->fmac = q8rt_f32_vfmac_ukernel__avx2;
-    ctx->kernel = kind == RNN_LSTM ? "f32-lstm-avx2" : "f32-gru-avx2";
+    ctx->kernel = kind == RNN_LSTM ? "lstm_f32__avx2" : "gru_f32__avx2";
   }
 #endif
   ctx->reason = "float32, ONNX Runtime's DeepCPU gate arithmetic (fma chains, MLAS sigmoid/tanh)";
   if (quantized) {
-    ctx->kernel = "qu8-lstm-scalar";
+    ctx->kernel = "dynamic_quantize_lstm__scalar";
     ctx->reason = "ONNX Runtime's dynamic u8 quantization of X and h per GEMM, exact int32 GEMM, float gates";
   }
   *out = p;
@@ -499,7 +499,7 @@ static q8rt_status check_input(const ir_node *n, const op_shape *in, int i, cons
   if (s->dtype != dtype) {
     return q8rt_fail(err, s->dtype == Q8RT_DTYPE_UNDEFINED ? Q8RT_ERROR_INVALID_MODEL : Q8RT_ERROR_UNSUPPORTED,
                      "%s node '%s': input %d (%s) is %s (expected %s)", n->op_type, n->name, i, what,
-                     op_onnx_type_name(s->dtype), op_onnx_type_name(dtype));
+                     q8rt_onnx_type_name(s->dtype), q8rt_onnx_type_name(dtype));
   }
   if (s->rank < 0) return Q8RT_OK;
   if (s->rank != rank) {

@@ -123,7 +123,7 @@ static q8rt_status check_float(const ir_node *n, const op_shape *s, const char *
   if (s->dtype != Q8RT_DTYPE_FLOAT32) {
     return q8rt_fail(err, s->dtype == Q8RT_DTYPE_UNDEFINED ? Q8RT_ERROR_INVALID_MODEL : Q8RT_ERROR_UNSUPPORTED,
                      "%s node '%s': input %s is %s (q8rt supports float32)", n->op_type, n->name, what,
-                     op_onnx_type_name(s->dtype));
+                     q8rt_onnx_type_name(s->dtype));
   }
   return Q8RT_OK;
 }
@@ -147,7 +147,7 @@ static q8rt_status matmul_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
     const size_t K = (size_t)bt->dims[0], N = (size_t)bt->dims[1];
     float *packed = q8rt_pool_alloc(ctx->pool, q8rt_f32_gemm_packed_size(K, N, v->nr) * sizeof(float), 64);
     if (packed == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory packing B");
-    q8rt_f32_gemm_pack_b(K, N, v->nr, bt->data, N, packed);
+    q8rt_f32_gemm_pack(K, N, v->nr, bt->data, N, packed);
     p->gemm = v->fn;
     p->packed_b = packed;
     p->nr = v->nr;

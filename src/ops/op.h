@@ -113,9 +113,6 @@ const op_def *op_find(const ir_node *node);
 /* The i-th registered op, NULL past the last (the structure-aware fuzzer draws op types here). */
 const op_def *op_registry_at(size_t i);
 
-/* Name of an ONNX element type number for messages ("float16", "float8e4m3fn", ...). */
-const char *op_onnx_type_name(int32_t dtype);
-
 /* Shared checks for scale / zero-point initializers, messages name node and input. */
 q8rt_status op_require_constant(const ir_graph *g, const ir_node *n, int input, const char *what, const ir_tensor **out,
                                 q8rt_error *err);

@@ -50,33 +50,38 @@ void op_broadcast_strides(const op_shape *in, const op_shape *out, int64_t strid
   }
 }
 
+int op_broadcast_merge(const op_shape *a, const op_shape *b, const op_shape *out, int64_t dims[Q8RT_MAX_RANK],
+                       int64_t sa[Q8RT_MAX_RANK], int64_t sb[Q8RT_MAX_RANK]) {
+  int64_t ta[Q8RT_MAX_RANK], tb[Q8RT_MAX_RANK];
+  op_broadcast_strides(a, out, ta);
+  op_broadcast_strides(b, out, tb);
+  int r = 0;
+  for (int d = 0; d < out->rank; d++) {
+    if (out->dims[d] == 1) continue;
+    if (r > 0 && ta[d] * out->dims[d] == sa[r - 1] && tb[d] * out->dims[d] == sb[r - 1]) {
+      dims[r - 1] *= out->dims[d]; /* the outer dim continues this one for both operands */
+      sa[r - 1] = ta[d];
+      sb[r - 1] = tb[d];
+      continue;
+    }
+    dims[r] = out->dims[d];
+    sa[r] = ta[d];
+    sb[r] = tb[d];
+    r++;
+  }
+  if (r == 0) {
+    dims[0] = 1;
+    sa[0] = sb[0] = 0;
+    r = 1;
+  }
+  return r;
+}
+
 size_t op_shape_count(const op_shape *s) {
   if (s->rank < 0) return 0;
   size_t n = 1;
   for (int d = 0; d < s->rank; d++) n *= (size_t)s->dims[d];
   return n;
-}
-
-void op_broadcast_walk(const op_shape *out, const int64_t *s0, const int64_t *s1, const int64_t *s2, op_broadcast_fn fn,
-                       void *ctx) {
-  const int r = out->rank;
-  const size_t total = op_shape_count(out);
-  int64_t idx[Q8RT_MAX_RANK] = {0};
-  size_t o0 = 0, o1 = 0, o2 = 0;
-  for (size_t i = 0; i < total; i++) {
-    fn(ctx, i, o0, o1, o2);
-    for (int d = r - 1; d >= 0; d--) {
-      idx[d]++;
-      o0 += (size_t)(s0 ? s0[d] : 0);
-      o1 += (size_t)(s1 ? s1[d] : 0);
-      o2 += (size_t)(s2 ? s2[d] : 0);
-      if (idx[d] < out->dims[d]) break;
-      o0 -= (size_t)((s0 ? s0[d] : 0) * idx[d]);
-      o1 -= (size_t)((s1 ? s1[d] : 0) * idx[d]);
-      o2 -= (size_t)((s2 ? s2[d] : 0) * idx[d]);
-      idx[d] = 0;
-    }
-  }
 }
 
 double op_load_f64(const void *data, q8rt_dtype dtype, size_t i) {
@@ -134,7 +139,7 @@ q8rt_status op_const_zero_point(const ir_graph *g, const ir_node *n, int input, 
   }
   if (t->dtype != Q8RT_DTYPE_UINT8 && t->dtype != Q8RT_DTYPE_INT8) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': %s is %s (uint8 or int8 expected)", n->op_type,
-                     n->name, what, op_onnx_type_name(t->dtype));
+                     n->name, what, q8rt_onnx_type_name(t->dtype));
   }
   *dtype = t->dtype;
   *out = t->dtype == Q8RT_DTYPE_UINT8 ? ((const uint8_t *)t->data)[0] : ((const int8_t *)t->data)[0];

@@ -6,9 +6,12 @@
 #include "q8rt-isa.h"
 
 /* Whether a kernel-list entry (kernels/<family>/<family>.inc) for instruction set `isa` may run:
- * the scalar twin always; another when the CPU has it and the backend is not the reference. */
+ * the scalar twin always; another when the CPU has it and the backend allows it (reference: none;
+ * a forced avx2: AVX2 kernels only; the others: any). */
 static inline bool op_isa_usable(uint32_t isa, uint32_t cpu_isa, q8rt_backend backend) {
-  return isa == Q8RT_ISA_SCALAR || ((cpu_isa & isa) == isa && backend != Q8RT_BACKEND_REFERENCE);
+  if (isa == Q8RT_ISA_SCALAR) return true;
+  if ((cpu_isa & isa) != isa || backend == Q8RT_BACKEND_REFERENCE) return false;
+  return backend != Q8RT_BACKEND_AVX2 || isa == Q8RT_ISA_AVX2;
 }
 
 /* Numpy-style (multidirectional) broadcasting of n shapes into *out (rank = max rank; a dim of
@@ -18,6 +21,13 @@ q8rt_status op_broadcast_shapes(const ir_node *n, const op_shape *const *in, int
 /* Element strides of `in` aligned to `out` (right-aligned; 0 where `in` broadcasts). */
 void op_broadcast_strides(const op_shape *in, const op_shape *out, int64_t strides[Q8RT_MAX_RANK]);
 
+/* The broadcast walk of out = f(a, b) as rows: out's size-1 dims are dropped and a dim is merged
+ * into the next outer one where both operands continue it (stride * dim equals the outer stride:
+ * contiguous or broadcast alike). Fills dims and the element strides sa, sb of the merged dims,
+ * innermost last; returns the merged rank (>= 1: [1] with strides 0 when every dim is 1). */
+int op_broadcast_merge(const op_shape *a, const op_shape *b, const op_shape *out, int64_t dims[Q8RT_MAX_RANK],
+                       int64_t sa[Q8RT_MAX_RANK], int64_t sb[Q8RT_MAX_RANK]);
+
 /* Number of elements of a concrete shape (0 for rank -1). */
 size_t op_shape_count(const op_shape *s);
 /* [N, S..., C] -> [N, C, S...] in place (rank >= 3; other ranks unchanged): the NCHW shape of a
@@ -25,13 +35,6 @@ size_t op_shape_count(const op_shape *s);
 void op_shape_nchw_of_nhwc(op_shape *s);
 /* The channels-last position of NCHW axis `axis` (normalized) for rank `rank` >= 3. */
 int op_axis_nhwc(int axis, int rank);
-
-/* Visit every element of a concrete `out` shape, advancing up to 3 input offsets by their
- * broadcast strides: calls fn(ctx, out_index, off0, off1, off2) in C order. Simple and general;
- * ops with hot loops should special-case equal shapes / scalars first. */
-typedef void (*op_broadcast_fn)(void *ctx, size_t out_index, size_t off0, size_t off1, size_t off2);
-void op_broadcast_walk(const op_shape *out, const int64_t *s0, const int64_t *s1, const int64_t *s2, op_broadcast_fn fn,
-                       void *ctx);
 
 /* Steps through the batch dims of a batched op (MatMul and its quantized forms) in C order, keeping
  * two input offsets that advance by their own batch strides (0 where that input broadcasts). The

@@ -138,7 +138,7 @@ static q8rt_status pad_infer(const void *params, const ir_node *n, const op_shap
   if ((st = data_check_movable(n, x, "data", err)) != Q8RT_OK) return st;
   if (p->value != NULL && x->dtype != Q8RT_DTYPE_UNDEFINED && p->value->dtype != x->dtype) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Pad node '%s': input 2 (constant_value) is %s, data is %s",
-                     n->name, op_onnx_type_name(p->value->dtype), op_onnx_type_name(x->dtype));
+                     n->name, q8rt_onnx_type_name(p->value->dtype), q8rt_onnx_type_name(x->dtype));
   }
   out->dtype = x->dtype;
   out->rank = x->rank;

@@ -33,7 +33,7 @@ static q8rt_status prelu_infer(const void *params, const ir_node *n, const op_sh
     if (in[i].dtype != Q8RT_DTYPE_FLOAT32) {
       return q8rt_fail(err, in[i].dtype == Q8RT_DTYPE_UNDEFINED ? Q8RT_ERROR_INVALID_MODEL : Q8RT_ERROR_UNSUPPORTED,
                        "PRelu node '%s': input %d (%s) is %s (q8rt supports float32 here)", n->name, i,
-                       i ? "slope" : "X", op_onnx_type_name(in[i].dtype));
+                       i ? "slope" : "X", q8rt_onnx_type_name(in[i].dtype));
     }
   }
   const op_shape *shapes[2] = {&in[0], &in[1]};

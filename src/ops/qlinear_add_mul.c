@@ -100,15 +100,15 @@ static q8rt_status qbin_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
   float sa, sb, sc;
   q8rt_status st;
   q8rt_dtype t = qk_input_type(g, n, 0);
-  if (t != Q8RT_DTYPE_UNDEFINED && !qk_is8(t)) {
+  if (t != Q8RT_DTYPE_UNDEFINED && !q8rt_dtype_is_8bit(t)) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input A is %s (uint8 or int8 expected)", n->op_type,
-                     n->name, op_onnx_type_name(t));
+                     n->name, q8rt_onnx_type_name(t));
   }
-  if ((st = qk_scale(g, n, 1, "A_scale", &sa, err)) != Q8RT_OK) return st;
+  if ((st = op_const_scale(g, n, 1, "A_scale", &sa, err)) != Q8RT_OK) return st;
   if ((st = qk_zero_point(g, n, 2, "A_zero_point", t, &p->za, &t, err)) != Q8RT_OK) return st;
-  if ((st = qk_scale(g, n, 4, "B_scale", &sb, err)) != Q8RT_OK) return st;
+  if ((st = op_const_scale(g, n, 4, "B_scale", &sb, err)) != Q8RT_OK) return st;
   if ((st = qk_zero_point(g, n, 5, "B_zero_point", t, &p->zb, &t, err)) != Q8RT_OK) return st;
-  if ((st = qk_scale(g, n, 6, "C_scale", &sc, err)) != Q8RT_OK) return st;
+  if ((st = op_const_scale(g, n, 6, "C_scale", &sc, err)) != Q8RT_OK) return st;
   if ((st = qk_zero_point(g, n, 7, "C_zero_point", t, &p->zc, &t, err)) != Q8RT_OK) return st;
   if (t == Q8RT_DTYPE_UNDEFINED) t = Q8RT_DTYPE_UINT8;
   p->type = t;
@@ -174,7 +174,7 @@ static q8rt_status qbin_infer(const void *params, const ir_node *n, const op_sha
     const op_shape *s = &in[k * 3];
     if (s->dtype != Q8RT_DTYPE_UNDEFINED && s->dtype != p->type) {
       return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input %s is %s, expected %s (its zero point's type)",
-                       n->op_type, n->name, names[k], op_onnx_type_name(s->dtype), op_onnx_type_name(p->type));
+                       n->op_type, n->name, names[k], q8rt_onnx_type_name(s->dtype), q8rt_onnx_type_name(p->type));
     }
   }
   const op_shape *shapes[2] = {&in[0], &in[3]};
@@ -189,30 +189,7 @@ static q8rt_status qbin_infer(const void *params, const ir_node *n, const op_sha
     o.rank = 1;
     o.dims[0] = 1;
   }
-  op_shape a = in[0], b = in[3];
-  int64_t sa[Q8RT_MAX_RANK], sb[Q8RT_MAX_RANK];
-  op_broadcast_strides(&a, &o, sa);
-  op_broadcast_strides(&b, &o, sb);
-  int r = 0;
-  for (int d = 0; d < o.rank; d++) {
-    if (o.dims[d] == 1) continue;
-    if (r > 0 && sa[d] * o.dims[d] == gm->sa[r - 1] && sb[d] * o.dims[d] == gm->sb[r - 1]) {
-      gm->dims[r - 1] *= o.dims[d]; /* the outer dim continues this one for both operands */
-      gm->sa[r - 1] = sa[d];
-      gm->sb[r - 1] = sb[d];
-      continue;
-    }
-    gm->dims[r] = o.dims[d];
-    gm->sa[r] = sa[d];
-    gm->sb[r] = sb[d];
-    r++;
-  }
-  if (r == 0) {
-    gm->dims[0] = 1;
-    gm->sa[0] = gm->sb[0] = 0;
-    r = 1;
-  }
-  gm->rank = r;
+  gm->rank = op_broadcast_merge(&in[0], &in[3], &o, gm->dims, gm->sa, gm->sb);
   gm->total = op_shape_count(&o);
   if (p->nhwc) {
     op_shape la = in[0], lb = in[3];
@@ -232,13 +209,13 @@ static inline int32_t add_elem(const qbin_params *p, int b_first, int32_t a, int
   } else {
     v = fmaf((float)a, p->ra, fmaf((float)b, p->rb, p->f_ab));
   }
-  return qk_clamp(qk_cvt_rne(v), p->qmin, p->qmax);
+  return qk_clamp(q8rt_cvt_rne(v), p->qmin, p->qmax);
 }
 
 static inline int32_t mul_elem(const qbin_params *p, int32_t a, int32_t b) {
   const int32_t prod = (int32_t)(int16_t)(a - p->za) * (int32_t)(int16_t)(b - p->zb);
   const float v = (float)prod * p->ratio + p->zcf;
-  return qk_clamp(qk_cvt_rne(v), p->qmin, p->qmax);
+  return qk_clamp(q8rt_cvt_rne(v), p->qmin, p->qmax);
 }
 
 /* Per-element loop for rows the kernels do not take, specialized per type (is_signed constant). */

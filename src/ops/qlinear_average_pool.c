@@ -77,9 +77,9 @@ static q8rt_status qpool_common(op_prepare_ctx *ctx, qpool_params *p, q8rt_error
   q8rt_status st;
   q8rt_dtype t = Q8RT_DTYPE_UNDEFINED;
   if ((st = qk_unary_io(g, n, &t, err)) != Q8RT_OK) return st;
-  if ((st = qk_scale(g, n, 1, "x_scale", &p->x_scale, err)) != Q8RT_OK) return st;
+  if ((st = op_const_scale(g, n, 1, "x_scale", &p->x_scale, err)) != Q8RT_OK) return st;
   if ((st = qk_zero_point(g, n, 2, "x_zero_point", t, &p->x_zp, &t, err)) != Q8RT_OK) return st;
-  if ((st = qk_scale(g, n, 3, "y_scale", &p->y_scale, err)) != Q8RT_OK) return st;
+  if ((st = op_const_scale(g, n, 3, "y_scale", &p->y_scale, err)) != Q8RT_OK) return st;
   if ((st = qk_zero_point(g, n, 4, "y_zero_point", t, &p->y_zp, &t, err)) != Q8RT_OK) return st;
   if (t == Q8RT_DTYPE_UNDEFINED) t = Q8RT_DTYPE_UINT8;
   p->type = t;
@@ -202,7 +202,7 @@ static q8rt_status qpool_infer(const void *params, const ir_node *n, const op_sh
   const op_shape *x = &in[0];
   if (x->dtype != Q8RT_DTYPE_UNDEFINED && x->dtype != p->type) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input X is %s, expected %s (its zero point's type)",
-                     n->op_type, n->name, op_onnx_type_name(x->dtype), op_onnx_type_name(p->type));
+                     n->op_type, n->name, q8rt_onnx_type_name(x->dtype), q8rt_onnx_type_name(p->type));
   }
   *out = *x;
   out->dtype = p->type;
@@ -334,7 +334,7 @@ static void run_avg(void *arg, size_t begin, size_t end) {
           const int64_t count = p->count_include_pad ? kh * kw : (he - hs) * (we - ws);
           sum /= (float)count;
           const float v = sum / p->y_scale + (float)p->y_zp;
-          const int32_t q = qk_clamp(qk_cvt_rne(v), p->qmin, p->qmax);
+          const int32_t q = qk_clamp(q8rt_cvt_rne(v), p->qmin, p->qmax);
           const size_t opix = (size_t)(oh * OW + ow);
           const size_t oidx =
               p->channels_last ? (b * (size_t)(OH * OW) + opix) * C + c : (b * C + c) * (size_t)(OH * OW) + opix;

@@ -1,6 +1,6 @@
 /* Helpers shared by the com.microsoft QLinear* front-ends (qlinear_*.c): constant scale / zero
- * point reading with the element type checked, and the float -> int32 conversion of the x86
- * `cvtps2dq` instruction that ONNX Runtime's MLAS kernels end with. */
+ * point reading with the element type checked, 8-bit loads and stores. The float -> int32
+ * conversions (q8rt_cvt_rne, q8rt_round_clamp) are in kernels/q8rt-math.h. */
 #ifndef Q8RT_QLINEAR_COMMON_H
 #define Q8RT_QLINEAR_COMMON_H
 
@@ -11,26 +11,6 @@
 #include "op.h"
 #include "op_util.h"
 #include "q8rt-math.h"
-
-/* round-half-even to int32 as cvtps2dq does: out of range or NaN gives INT32_MIN. Independent
- * of the floating-point environment. Differs on purpose from q8rt_round_clamp (q8rt-math.h): no clamp, INT32_MIN like
- * the instruction. */
-static inline int32_t qk_cvt_rne(float v) {
-  if (!(v >= -2147483648.0f && v < 2147483648.0f)) return INT32_MIN;
-  if (v >= 8388608.0f || v <= -8388608.0f) return (int32_t)v; /* already integral */
-  int32_t i = (int32_t)v;                                     /* toward zero */
-  const float frac = v - (float)i;                            /* exact */
-  if (frac > 0.5f) {
-    i += 1;
-  } else if (frac < -0.5f) {
-    i -= 1;
-  } else if (frac == 0.5f) {
-    i += i & 1;
-  } else if (frac == -0.5f) {
-    i -= i & 1;
-  }
-  return i;
-}
 
 static inline int32_t qk_clamp(int32_t v, int32_t lo, int32_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
@@ -46,12 +26,6 @@ static inline void qk_store8(void *p, q8rt_dtype t, size_t i, int32_t v) {
   }
 }
 
-/* A scalar scale input (float32, one element, constant). */
-static inline q8rt_status qk_scale(const ir_graph *g, const ir_node *n, int input, const char *what, float *out,
-                                   q8rt_error *err) {
-  return op_const_scale(g, n, input, what, out, err);
-}
-
 /* A scalar 8-bit zero point; omitted -> 0 with the type `*dtype` unchanged. When `want` is not
  * UNDEFINED the zero point must be of that type. */
 static inline q8rt_status qk_zero_point(const ir_graph *g, const ir_node *n, int input, const char *what,
@@ -61,13 +35,11 @@ static inline q8rt_status qk_zero_point(const ir_graph *g, const ir_node *n, int
   if (st != Q8RT_OK) return st;
   if (want != Q8RT_DTYPE_UNDEFINED && t != want) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': %s is %s, expected %s", n->op_type, n->name, what,
-                     op_onnx_type_name(t), op_onnx_type_name(want));
+                     q8rt_onnx_type_name(t), q8rt_onnx_type_name(want));
   }
   if (dtype != NULL) *dtype = t;
   return Q8RT_OK;
 }
-
-static inline bool qk_is8(q8rt_dtype t) { return t == Q8RT_DTYPE_UINT8 || t == Q8RT_DTYPE_INT8; }
 
 /* The element type of input `input` as the graph declares it (UNDEFINED if not known at load). */
 static inline q8rt_dtype qk_input_type(const ir_graph *g, const ir_node *n, int input) {
@@ -84,9 +56,9 @@ static inline q8rt_status qk_unary_io(const ir_graph *g, const ir_node *n, q8rt_
                      n->op_type, n->name);
   }
   *t = qk_input_type(g, n, 0);
-  if (*t != Q8RT_DTYPE_UNDEFINED && !qk_is8(*t)) {
+  if (*t != Q8RT_DTYPE_UNDEFINED && !q8rt_dtype_is_8bit(*t)) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input X is %s (uint8 or int8 expected)", n->op_type,
-                     n->name, op_onnx_type_name(*t));
+                     n->name, q8rt_onnx_type_name(*t));
   }
   return Q8RT_OK;
 }

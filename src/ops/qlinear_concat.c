@@ -44,7 +44,7 @@ static q8rt_status qcat_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
   float ys;
   int32_t yz;
   q8rt_dtype t = Q8RT_DTYPE_UNDEFINED;
-  if ((st = qk_scale(g, n, 0, "y_scale", &ys, err)) != Q8RT_OK) return st;
+  if ((st = op_const_scale(g, n, 0, "y_scale", &ys, err)) != Q8RT_OK) return st;
   if (ir_node_input(g, n, 1) == NULL) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': y_zero_point is required", n->op_type, n->name);
   }
@@ -68,11 +68,11 @@ static q8rt_status qcat_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
     const q8rt_dtype tx = qk_input_type(g, n, base);
     if (tx != Q8RT_DTYPE_UNDEFINED && tx != t) {
       return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': tensor %d is %s, expected %s (y_zero_point's type)",
-                       n->op_type, n->name, k, op_onnx_type_name(tx), op_onnx_type_name(t));
+                       n->op_type, n->name, k, q8rt_onnx_type_name(tx), q8rt_onnx_type_name(t));
     }
     float xs;
     int32_t xz;
-    if ((st = qk_scale(g, n, base + 1, what[0], &xs, err)) != Q8RT_OK) return st;
+    if ((st = op_const_scale(g, n, base + 1, what[0], &xs, err)) != Q8RT_OK) return st;
     if (ir_node_input(g, n, base + 2) == NULL) {
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': %s is required", n->op_type, n->name, what[1]);
     }
@@ -100,7 +100,7 @@ static q8rt_status qcat_infer(const void *params, const ir_node *n, const op_sha
     const op_shape *s = &in[2 + 3 * k];
     if (s->dtype != Q8RT_DTYPE_UNDEFINED && s->dtype != p->type) {
       return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': tensor %d is %s, expected %s", n->op_type, n->name,
-                       k, op_onnx_type_name(s->dtype), op_onnx_type_name(p->type));
+                       k, q8rt_onnx_type_name(s->dtype), q8rt_onnx_type_name(p->type));
     }
     if (s->rank < 0) return Q8RT_OK;
   }

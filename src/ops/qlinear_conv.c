@@ -12,6 +12,7 @@
 #include "backends/xnnpack.h"
 #include "conv_paths.h"
 #include "op.h"
+#include "op_util.h"
 #include "op_window.h"
 #include "q8rt-isa.h"
 #include "q8rt-kernels.h"
@@ -54,23 +55,9 @@ static q8rt_status read_scalar_zp(const ir_graph *g, const ir_node *n, int input
   }
   if (t->dtype != want) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "QLinearConv node '%s': %s is %s, expected %s", n->name, what,
-                     op_onnx_type_name(t->dtype), op_onnx_type_name(want));
+                     q8rt_onnx_type_name(t->dtype), q8rt_onnx_type_name(want));
   }
   *out = want == Q8RT_DTYPE_UINT8 ? (int32_t)((const uint8_t *)t->data)[0] : (int32_t)((const int8_t *)t->data)[0];
-  return Q8RT_OK;
-}
-
-static q8rt_status read_scalar_scale(const ir_graph *g, const ir_node *n, int input, const char *what, float *out,
-                                     q8rt_error *err) {
-  const ir_tensor *t;
-  q8rt_status st = op_require_constant(g, n, input, what, &t, err);
-  if (st != Q8RT_OK) return st;
-  if ((st = op_check_scales(n, what, t, err)) != Q8RT_OK) return st;
-  if (t->count != 1) {
-    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "QLinearConv node '%s': %s must have one element (has %lld)", n->name,
-                     what, (long long)t->count);
-  }
-  *out = ((const float *)t->data)[0];
   return Q8RT_OK;
 }
 
@@ -97,18 +84,18 @@ static q8rt_status qconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
   p->x_type = xzp != NULL && xzp->constant != NULL ? xzp->constant->dtype : x->dtype;
   if (p->x_type != Q8RT_DTYPE_UINT8 && p->x_type != Q8RT_DTYPE_INT8) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "QLinearConv node '%s': %s is %s (uint8 or int8 expected)", n->name,
-                     xzp != NULL && xzp->constant != NULL ? "x_zero_point" : "input x", op_onnx_type_name(p->x_type));
+                     xzp != NULL && xzp->constant != NULL ? "x_zero_point" : "input x", q8rt_onnx_type_name(p->x_type));
   }
   const ir_value *yzp = ir_node_input(g, n, 7);
   p->y_type = yzp != NULL && yzp->constant != NULL ? yzp->constant->dtype : p->x_type;
   if (p->y_type != Q8RT_DTYPE_UINT8 && p->y_type != Q8RT_DTYPE_INT8) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "QLinearConv node '%s': y_zero_point is %s (uint8 or int8 expected)",
-                     n->name, op_onnx_type_name(p->y_type));
+                     n->name, q8rt_onnx_type_name(p->y_type));
   }
   float x_scale, y_scale;
-  if ((st = read_scalar_scale(g, n, 1, "x_scale", &x_scale, err)) != Q8RT_OK) return st;
+  if ((st = op_const_scale(g, n, 1, "x_scale", &x_scale, err)) != Q8RT_OK) return st;
   if ((st = read_scalar_zp(g, n, 2, "x_zero_point", p->x_type, &p->x_zero_point, err)) != Q8RT_OK) return st;
-  if ((st = read_scalar_scale(g, n, 6, "y_scale", &y_scale, err)) != Q8RT_OK) return st;
+  if ((st = op_const_scale(g, n, 6, "y_scale", &y_scale, err)) != Q8RT_OK) return st;
   if ((st = read_scalar_zp(g, n, 7, "y_zero_point", p->y_type, &p->y_zero_point, err)) != Q8RT_OK) return st;
 
   /* ---- weights ---- */
@@ -116,7 +103,7 @@ static q8rt_status qconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
   if ((st = op_require_constant(g, n, 3, "w", &w, err)) != Q8RT_OK) return st;
   if (w->dtype != Q8RT_DTYPE_UINT8 && w->dtype != Q8RT_DTYPE_INT8) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "QLinearConv node '%s': weights are %s (uint8 or int8 expected)",
-                     n->name, op_onnx_type_name(w->dtype));
+                     n->name, q8rt_onnx_type_name(w->dtype));
   }
   if (w->rank != 3 && w->rank != 4) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
@@ -149,7 +136,7 @@ static q8rt_status qconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
     if ((st = op_require_constant(g, n, 5, "w_zero_point", &w_zp, err)) != Q8RT_OK) return st;
     if (w_zp->dtype != w->dtype) {
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "QLinearConv node '%s': w_zero_point is %s, weights are %s",
-                       n->name, op_onnx_type_name(w_zp->dtype), op_onnx_type_name(w->dtype));
+                       n->name, q8rt_onnx_type_name(w_zp->dtype), q8rt_onnx_type_name(w->dtype));
     }
     if (w_zp->count != 1 && w_zp->count != p->out_c) {
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
@@ -163,7 +150,7 @@ static q8rt_status qconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
     if (bias->dtype != Q8RT_DTYPE_INT32 || bias->count != p->out_c) {
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
                        "QLinearConv node '%s': bias B must be int32 with %lld elements (is %s with %lld)", n->name,
-                       (long long)p->out_c, op_onnx_type_name(bias->dtype), (long long)bias->count);
+                       (long long)p->out_c, q8rt_onnx_type_name(bias->dtype), (long long)bias->count);
     }
   }
 
@@ -343,7 +330,7 @@ static q8rt_status qconv_infer(const void *params, const ir_node *n, const op_sh
   const op_shape *x = &in[0];
   if (x->dtype != Q8RT_DTYPE_UNDEFINED && x->dtype != p->x_type) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "QLinearConv node '%s': input x is %s but x_zero_point is %s",
-                     n->name, op_onnx_type_name(x->dtype), op_onnx_type_name(p->x_type));
+                     n->name, q8rt_onnx_type_name(x->dtype), q8rt_onnx_type_name(p->x_type));
   }
   const int nhwc = p->fast.path != CONV_PATH_REF;
   out->dtype = p->fast.table != NULL ? p->out_type : p->y_type;

@@ -79,7 +79,7 @@ static q8rt_status mm_prepare_fast(op_prepare_ctx *ctx, mm_params *p, q8rt_error
   const ir_node *n = ctx->node;
   const ir_value *bv = ir_node_input(g, n, 3);
   if (p->kind != MM_QLINEAR || bv == NULL || bv->constant == NULL || bv->constant->rank != 2 || p->a_zp_dynamic ||
-      !qk_is8(p->y_type) || !qk_is8(p->a_type)) {
+      !q8rt_dtype_is_8bit(p->y_type) || !q8rt_dtype_is_8bit(p->a_type)) {
     return Q8RT_OK;
   }
   const ir_tensor *B = bv->constant;
@@ -147,13 +147,13 @@ static q8rt_status mm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, 
   p->kind = kind;
   q8rt_status st;
   q8rt_dtype ta = qk_input_type(g, n, ia), tb = qk_input_type(g, n, ib);
-  if (ta != Q8RT_DTYPE_UNDEFINED && !qk_is8(ta)) {
+  if (ta != Q8RT_DTYPE_UNDEFINED && !q8rt_dtype_is_8bit(ta)) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input A is %s (uint8 or int8 expected)", n->op_type,
-                     n->name, op_onnx_type_name(ta));
+                     n->name, q8rt_onnx_type_name(ta));
   }
-  if (tb != Q8RT_DTYPE_UNDEFINED && !qk_is8(tb)) {
+  if (tb != Q8RT_DTYPE_UNDEFINED && !q8rt_dtype_is_8bit(tb)) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input B is %s (uint8 or int8 expected)", n->op_type,
-                     n->name, op_onnx_type_name(tb));
+                     n->name, q8rt_onnx_type_name(tb));
   }
   const int i_azp = 2;
   const int i_bzp = kind == MM_INTEGER ? 3 : 5;
@@ -161,9 +161,9 @@ static q8rt_status mm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, 
   if (kind == MM_INTEGER && azv != NULL && azv->constant == NULL) {
     /* A run-time zero point (dynamic quantization): one element of A's type, read by run. */
     if (azv->dtype != Q8RT_DTYPE_UNDEFINED &&
-        (!qk_is8(azv->dtype) || (ta != Q8RT_DTYPE_UNDEFINED && azv->dtype != ta))) {
+        (!q8rt_dtype_is_8bit(azv->dtype) || (ta != Q8RT_DTYPE_UNDEFINED && azv->dtype != ta))) {
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': a_zero_point is %s, A is %s", n->op_type, n->name,
-                       op_onnx_type_name(azv->dtype), op_onnx_type_name(ta));
+                       q8rt_onnx_type_name(azv->dtype), q8rt_onnx_type_name(ta));
     }
     if (ta == Q8RT_DTYPE_UNDEFINED) ta = azv->dtype;
     p->a_zp_dynamic = 1;
@@ -174,9 +174,9 @@ static q8rt_status mm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, 
   const ir_tensor *bz = NULL;
   if (ir_node_input(g, n, i_bzp) != NULL) {
     if ((st = read_b_param(g, n, i_bzp, "b_zero_point", &bz, err)) != Q8RT_OK) return st;
-    if (!qk_is8(bz->dtype) || (tb != Q8RT_DTYPE_UNDEFINED && bz->dtype != tb)) {
+    if (!q8rt_dtype_is_8bit(bz->dtype) || (tb != Q8RT_DTYPE_UNDEFINED && bz->dtype != tb)) {
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': b_zero_point is %s, expected %s", n->op_type,
-                       n->name, op_onnx_type_name(bz->dtype), op_onnx_type_name(tb));
+                       n->name, q8rt_onnx_type_name(bz->dtype), q8rt_onnx_type_name(tb));
     }
     tb = bz->dtype;
   }
@@ -221,7 +221,7 @@ static q8rt_status mm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, 
   }
 
   float a_scale, y_scale = 1.0f;
-  if ((st = qk_scale(g, n, 1, "a_scale", &a_scale, err)) != Q8RT_OK) return st;
+  if ((st = op_const_scale(g, n, 1, "a_scale", &a_scale, err)) != Q8RT_OK) return st;
   const ir_tensor *bs;
   if ((st = read_b_param(g, n, 4, "b_scale", &bs, err)) != Q8RT_OK) return st;
   if ((st = op_check_scales(n, "b_scale", bs, err)) != Q8RT_OK) return st;
@@ -242,7 +242,7 @@ static q8rt_status mm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, 
     p->has_c = ir_node_input(g, n, 6) != NULL;
     if (p->has_c && qk_input_type(g, n, 6) != Q8RT_DTYPE_UNDEFINED && qk_input_type(g, n, 6) != Q8RT_DTYPE_INT32) {
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': input C is %s (int32 expected)", n->op_type,
-                       n->name, op_onnx_type_name(qk_input_type(g, n, 6)));
+                       n->name, q8rt_onnx_type_name(qk_input_type(g, n, 6)));
     }
     if (quant_out && (ir_node_input(g, n, i_ys) == NULL || ir_node_input(g, n, i_yzp) == NULL)) {
       return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
@@ -253,7 +253,7 @@ static q8rt_status mm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, 
   }
   if (kind == MM_QLINEAR || quant_out) {
     q8rt_dtype ty = Q8RT_DTYPE_UNDEFINED;
-    if ((st = qk_scale(g, n, i_ys, "y_scale", &y_scale, err)) != Q8RT_OK) return st;
+    if ((st = op_const_scale(g, n, i_ys, "y_scale", &y_scale, err)) != Q8RT_OK) return st;
     if ((st = qk_zero_point(g, n, i_yzp, "y_zero_point", Q8RT_DTYPE_UNDEFINED, &p->y_zp, &ty, err)) != Q8RT_OK) {
       return st;
     }
@@ -296,7 +296,7 @@ static q8rt_status qgemm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
 static q8rt_status check_type(const ir_node *n, const op_shape *s, const char *what, q8rt_dtype want, q8rt_error *err) {
   if (s->dtype != Q8RT_DTYPE_UNDEFINED && s->dtype != want) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input %s is %s, expected %s", n->op_type, n->name,
-                     what, op_onnx_type_name(s->dtype), op_onnx_type_name(want));
+                     what, q8rt_onnx_type_name(s->dtype), q8rt_onnx_type_name(want));
   }
   return Q8RT_OK;
 }

@@ -49,9 +49,9 @@ static q8rt_status qlut_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
   if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
   float xs, ys, alpha = 0.01f;
   int32_t xz, yz;
-  if ((st = qk_scale(g, n, 1, "X_scale", &xs, err)) != Q8RT_OK) return st;
+  if ((st = op_const_scale(g, n, 1, "X_scale", &xs, err)) != Q8RT_OK) return st;
   if ((st = qk_zero_point(g, n, 2, "X_zero_point", t, &xz, &t, err)) != Q8RT_OK) return st;
-  if ((st = qk_scale(g, n, 3, "Y_scale", &ys, err)) != Q8RT_OK) return st;
+  if ((st = op_const_scale(g, n, 3, "Y_scale", &ys, err)) != Q8RT_OK) return st;
   if ((st = qk_zero_point(g, n, 4, "Y_zero_point", t, &yz, &t, err)) != Q8RT_OK) return st;
   if (t == Q8RT_DTYPE_UNDEFINED) t = Q8RT_DTYPE_UINT8;
   p->type = t;
@@ -88,7 +88,7 @@ static q8rt_status qlut_infer(const void *params, const ir_node *n, const op_sha
   const qlut_params *p = params;
   if (in[0].dtype != Q8RT_DTYPE_UNDEFINED && in[0].dtype != p->type) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input X is %s, expected %s (its zero point's type)",
-                     n->op_type, n->name, op_onnx_type_name(in[0].dtype), op_onnx_type_name(p->type));
+                     n->op_type, n->name, q8rt_onnx_type_name(in[0].dtype), q8rt_onnx_type_name(p->type));
   }
   *out = in[0];
   out->dtype = p->type;

@@ -55,9 +55,9 @@ static q8rt_status qsm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err)
   if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
   float ys;
   int32_t xzp;
-  if ((st = qk_scale(g, n, 1, "x_scale", &p->x_scale, err)) != Q8RT_OK) return st;
+  if ((st = op_const_scale(g, n, 1, "x_scale", &p->x_scale, err)) != Q8RT_OK) return st;
   if ((st = qk_zero_point(g, n, 2, "x_zero_point", t, &xzp, &t, err)) != Q8RT_OK) return st;
-  if ((st = qk_scale(g, n, 3, "y_scale", &ys, err)) != Q8RT_OK) return st;
+  if ((st = op_const_scale(g, n, 3, "y_scale", &ys, err)) != Q8RT_OK) return st;
   if ((st = qk_zero_point(g, n, 4, "y_zero_point", t, &p->y_zp, &t, err)) != Q8RT_OK) return st;
   if (t == Q8RT_DTYPE_UNDEFINED) t = Q8RT_DTYPE_UINT8;
   p->type = t;
@@ -91,7 +91,7 @@ static q8rt_status qsm_infer(const void *params, const ir_node *n, const op_shap
   const op_shape *x = &in[0];
   if (x->dtype != Q8RT_DTYPE_UNDEFINED && x->dtype != p->type) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input X is %s, expected %s (its zero point's type)",
-                     n->op_type, n->name, op_onnx_type_name(x->dtype), op_onnx_type_name(p->type));
+                     n->op_type, n->name, q8rt_onnx_type_name(x->dtype), q8rt_onnx_type_name(p->type));
   }
   *out = *x;
   out->dtype = p->type;
@@ -161,7 +161,7 @@ static void qsm_range(void *arg, size_t begin, size_t end) {
       for (size_t k = 0; k < d; k++) sum += table[(uint8_t)(adj + qk_load8(X, t, base + k * inner))];
       for (size_t k = 0; k < d; k++) {
         const float e = table[(uint8_t)(adj + qk_load8(X, t, base + k * inner))];
-        int32_t q = qk_cvt_rne(e * p->y_factor / sum) + p->y_zp;
+        int32_t q = q8rt_cvt_rne(e * p->y_factor / sum) + p->y_zp;
         if (is_signed) {
           if (q > 127) q = 127;
         } else {

@@ -133,17 +133,17 @@ static q8rt_status qdq_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err,
   if (quantize && output_dtype != 0 && output_dtype != qtype) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
                      "%s node '%s': output_dtype %s differs from the zero point's type %s", n->op_type, n->name,
-                     op_onnx_type_name((int32_t)output_dtype), op_onnx_type_name(qtype));
+                     q8rt_onnx_type_name((int32_t)output_dtype), q8rt_onnx_type_name(qtype));
   }
   bool ok_type = is_q_output_type(qtype) || (!quantize && qtype == Q8RT_DTYPE_INT32);
   if (!ok_type) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
                      "%s node '%s': quantized type %s is not supported (q8rt supports uint8, int8, uint16, int16%s)",
-                     n->op_type, n->name, op_onnx_type_name(qtype), quantize ? "" : ", int32");
+                     n->op_type, n->name, q8rt_onnx_type_name(qtype), quantize ? "" : ", int32");
   }
   if ((qtype == Q8RT_DTYPE_UINT16 || qtype == Q8RT_DTYPE_INT16) && n->opset < 21) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': type %s needs opset 21 (model: %d)", n->op_type,
-                     n->name, op_onnx_type_name(qtype), n->opset);
+                     n->name, q8rt_onnx_type_name(qtype), n->opset);
   }
   p->qtype = (q8rt_dtype)qtype;
 
@@ -192,7 +192,7 @@ static q8rt_status qdq_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err,
   }
   if (name == NULL) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': no kernel for %s", n->op_type, n->name,
-                     op_onnx_type_name(qtype));
+                     q8rt_onnx_type_name(qtype));
   }
   ctx->kernel = name + 5; /* drop the "q8rt_" prefix */
   ctx->reason = p->mode == QDQ_PER_TENSOR ? "per-tensor" : p->mode == QDQ_PER_AXIS ? "per-axis" : "blocked";
@@ -214,7 +214,7 @@ static q8rt_status qdq_infer(const void *params, const ir_node *n, const op_shap
   q8rt_dtype want_in = p->quantize ? Q8RT_DTYPE_FLOAT32 : p->qtype;
   if (x->dtype != Q8RT_DTYPE_UNDEFINED && x->dtype != want_in) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input x is %s, expected %s", n->op_type, n->name,
-                     op_onnx_type_name(x->dtype), op_onnx_type_name(want_in));
+                     q8rt_onnx_type_name(x->dtype), q8rt_onnx_type_name(want_in));
   }
   *out = *x;
   out->dtype = p->quantize ? p->qtype : Q8RT_DTYPE_FLOAT32;

@@ -41,13 +41,13 @@ static q8rt_status range_infer(const void *params, const ir_node *n, const op_sh
       t != Q8RT_DTYPE_INT64) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
                      "Range node '%s': inputs are %s (q8rt supports float32, int16, int32, int64)", n->name,
-                     op_onnx_type_name(t));
+                     q8rt_onnx_type_name(t));
   }
   int known = 1;
   for (int i = 0; i < 3; i++) {
     if (in[i].dtype != t) {
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Range node '%s': input %d (%s) is %s but start is %s", n->name,
-                       i, g_names[i], op_onnx_type_name(in[i].dtype), op_onnx_type_name(t));
+                       i, g_names[i], q8rt_onnx_type_name(in[i].dtype), q8rt_onnx_type_name(t));
     }
     if (in[i].rank > 1 || (in[i].rank == 1 && in[i].dims[0] >= 0 && in[i].dims[0] != 1)) {
       return q8rt_fail(err, Q8RT_ERROR_SHAPE, "Range node '%s': input %d (%s) must be a scalar", n->name, i,

@@ -131,7 +131,7 @@ static q8rt_status red_infer(const void *params, const ir_node *n, const op_shap
   if (x->dtype != Q8RT_DTYPE_FLOAT32) {
     return q8rt_fail(err, x->dtype == Q8RT_DTYPE_UNDEFINED ? Q8RT_ERROR_INVALID_MODEL : Q8RT_ERROR_UNSUPPORTED,
                      "%s node '%s': input data is %s (q8rt supports float32)", n->op_type, n->name,
-                     op_onnx_type_name(x->dtype));
+                     q8rt_onnx_type_name(x->dtype));
   }
   memset(out, 0, sizeof(*out));
   out->dtype = Q8RT_DTYPE_FLOAT32;

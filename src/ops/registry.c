@@ -34,16 +34,6 @@ const op_def *op_find(const ir_node *node) {
 
 const op_def *op_registry_at(size_t i) { return i < sizeof(g_ops) / sizeof(g_ops[0]) ? g_ops[i] : NULL; }
 
-const char *op_onnx_type_name(int32_t dtype) {
-  static const char *const names[] = {"undefined",      "float32",  "uint8",        "int8",           "uint16",
-                                      "int16",          "int32",    "int64",        "string",         "bool",
-                                      "float16",        "double",   "uint32",       "uint64",         "complex64",
-                                      "complex128",     "bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2",
-                                      "float8e5m2fnuz", "uint4",    "int4",         "float4e2m1"};
-  if (dtype >= 0 && (size_t)dtype < sizeof(names) / sizeof(names[0])) return names[dtype];
-  return "unknown";
-}
-
 q8rt_status op_require_constant(const ir_graph *g, const ir_node *n, int input, const char *what, const ir_tensor **out,
                                 q8rt_error *err) {
   const ir_value *v = ir_node_input(g, n, input);
@@ -63,7 +53,7 @@ q8rt_status op_require_constant(const ir_graph *g, const ir_node *n, int input, 
 q8rt_status op_check_scales(const ir_node *n, const char *what, const ir_tensor *t, q8rt_error *err) {
   if (t->dtype != Q8RT_DTYPE_FLOAT32) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': %s must be float32, not %s", n->op_type, n->name, what,
-                     op_onnx_type_name(t->dtype));
+                     q8rt_onnx_type_name(t->dtype));
   }
   const float *s = t->data;
   for (int64_t i = 0; i < t->count; i++) {

@@ -111,7 +111,7 @@ static q8rt_status reshape_infer(const void *params, const ir_node *n, const op_
   if (shape == NULL) {
     if (sh->dtype != Q8RT_DTYPE_UNDEFINED && sh->dtype != Q8RT_DTYPE_INT64) {
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Reshape node '%s': input 1 (shape) is %s, expected int64",
-                       n->name, op_onnx_type_name(sh->dtype));
+                       n->name, q8rt_onnx_type_name(sh->dtype));
     }
     if (sh->rank >= 0 && sh->rank != 1) {
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Reshape node '%s': input 1 (shape) has rank %d, expected 1",

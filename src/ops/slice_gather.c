@@ -189,7 +189,7 @@ static q8rt_status gather_infer(const void *params, const ir_node *n, const op_s
   if (ix->dtype != Q8RT_DTYPE_UNDEFINED && ix->dtype != Q8RT_DTYPE_INT64 && ix->dtype != Q8RT_DTYPE_INT32) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
                      "Gather node '%s': input 1 (indices) is %s, expected int32 or int64", n->name,
-                     op_onnx_type_name(ix->dtype));
+                     q8rt_onnx_type_name(ix->dtype));
   }
   out->dtype = x->dtype;
   out->rank = -1;

@@ -38,7 +38,7 @@ static q8rt_status softmax_infer(const void *params, const ir_node *n, const op_
   if (x->dtype != Q8RT_DTYPE_FLOAT32) {
     return q8rt_fail(err, x->dtype == Q8RT_DTYPE_UNDEFINED ? Q8RT_ERROR_INVALID_MODEL : Q8RT_ERROR_UNSUPPORTED,
                      "%s node '%s': input is %s (q8rt supports float32)", n->op_type, n->name,
-                     op_onnx_type_name(x->dtype));
+                     q8rt_onnx_type_name(x->dtype));
   }
   *out = *x;
   if (x->rank < 0) return Q8RT_OK;

@@ -99,7 +99,7 @@ static q8rt_status split_infer(const void *params, const ir_node *n, const op_sh
     const op_shape *s = &in[1];
     if (s->dtype != Q8RT_DTYPE_UNDEFINED && s->dtype != Q8RT_DTYPE_INT64) {
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Split node '%s': input 1 (split) is %s, expected int64", n->name,
-                       op_onnx_type_name(s->dtype));
+                       q8rt_onnx_type_name(s->dtype));
     }
     if (s->value == NULL) {
       if (!concrete) {

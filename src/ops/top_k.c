@@ -58,7 +58,7 @@ static q8rt_status topk_infer(const void *params, const ir_node *n, const op_sha
       t != Q8RT_DTYPE_UINT16 && t != Q8RT_DTYPE_INT8 && t != Q8RT_DTYPE_UINT8) {
     return q8rt_fail(err, t == Q8RT_DTYPE_UNDEFINED ? Q8RT_ERROR_INVALID_MODEL : Q8RT_ERROR_UNSUPPORTED,
                      "TopK node '%s': input X is %s (q8rt supports float32 and integers)", n->name,
-                     op_onnx_type_name(t));
+                     q8rt_onnx_type_name(t));
   }
   out[0].dtype = t;
   out[1].dtype = Q8RT_DTYPE_INT64;
@@ -74,7 +74,7 @@ static q8rt_status topk_infer(const void *params, const ir_node *n, const op_sha
     const op_shape *ks = &in[1];
     if (ks->dtype != Q8RT_DTYPE_UNDEFINED && ks->dtype != Q8RT_DTYPE_INT64) {
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "TopK node '%s': input 1 (K) is %s, expected int64", n->name,
-                       op_onnx_type_name(ks->dtype));
+                       q8rt_onnx_type_name(ks->dtype));
     }
     if (ks->rank > 1 || (ks->rank == 1 && ks->dims[0] >= 0 && ks->dims[0] != 1)) {
       return q8rt_fail(err, Q8RT_ERROR_SHAPE, "TopK node '%s': input 1 (K) must hold one value", n->name);

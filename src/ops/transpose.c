@@ -38,7 +38,7 @@ static q8rt_status transpose_prepare(op_prepare_ctx *ctx, void **out, q8rt_error
       seen[p->perm[i]] = 1;
     }
   }
-  ctx->kernel = "transpose-scalar";
+  ctx->kernel = "transpose__scalar";
   ctx->reason = "strided copy";
   *out = p;
   return Q8RT_OK;

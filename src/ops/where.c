@@ -35,14 +35,14 @@ static q8rt_status where_infer(const void *params, const ir_node *n, const op_sh
   if (in[0].dtype != Q8RT_DTYPE_BOOL) {
     return q8rt_fail(err, in[0].dtype == Q8RT_DTYPE_UNDEFINED ? Q8RT_ERROR_INVALID_MODEL : Q8RT_ERROR_INVALID_MODEL,
                      "Where node '%s': input 0 (condition) is %s, expected bool", n->name,
-                     op_onnx_type_name(in[0].dtype));
+                     q8rt_onnx_type_name(in[0].dtype));
   }
   const q8rt_dtype t = in[1].dtype;
   if (q8rt_dtype_size(t) == 0 || in[2].dtype != t) {
     return q8rt_fail(
         err, q8rt_dtype_size(t) == 0 && t != Q8RT_DTYPE_UNDEFINED ? Q8RT_ERROR_UNSUPPORTED : Q8RT_ERROR_INVALID_MODEL,
-        "Where node '%s': X is %s and Y is %s (one supported type expected)", n->name, op_onnx_type_name(t),
-        op_onnx_type_name(in[2].dtype));
+        "Where node '%s': X is %s and Y is %s (one supported type expected)", n->name, q8rt_onnx_type_name(t),
+        q8rt_onnx_type_name(in[2].dtype));
   }
   const op_shape *shapes[3] = {&in[0], &in[1], &in[2]};
   memset(out, 0, sizeof(*out));

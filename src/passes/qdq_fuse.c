@@ -4,23 +4,12 @@
 #include <string.h>
 
 #include "passes.h"
-
-static ir_node *producer(ir_graph *g, int v) {
-  if (v < 0 || g->values[v].producer < 0) return NULL;
-  ir_node *n = &g->nodes[g->values[v].producer];
-  return n->removed ? NULL : n;
-}
-
-static int is_op(const ir_node *n, const char *op) {
-  return n != NULL && strcmp(n->op_type, op) == 0 && n->domain[0] == '\0';
-}
+#include "q8rt-math.h"
 
 static const ir_tensor *const_input(const ir_graph *g, const ir_node *n, int k) {
   const ir_value *v = ir_node_input(g, n, k);
   return v != NULL ? v->constant : NULL;
 }
-
-static int is_8bit(q8rt_dtype t) { return t == Q8RT_DTYPE_UINT8 || t == Q8RT_DTYPE_INT8; }
 
 /* A per-tensor Q or DQ: constant float scalar scale, constant 8-bit scalar zero point (or none). */
 static int per_tensor_qdq(const ir_graph *g, const ir_node *n) {
@@ -28,18 +17,9 @@ static int per_tensor_qdq(const ir_graph *g, const ir_node *n) {
   if (s == NULL || s->dtype != Q8RT_DTYPE_FLOAT32 || s->count != 1) return 0;
   if (ir_node_input(g, n, 2) != NULL) {
     const ir_tensor *z = const_input(g, n, 2);
-    if (z == NULL || z->count != 1 || !is_8bit(z->dtype)) return 0;
+    if (z == NULL || z->count != 1 || !q8rt_dtype_is_8bit(z->dtype)) return 0;
   }
   return 1;
-}
-
-/* Round half to even of a float, for any magnitude, without the FP environment. */
-static double round_half_even(double v) {
-  double f = floor(v);
-  double d = v - f;
-  if (d > 0.5) return f + 1.0;
-  if (d < 0.5) return f;
-  return fmod(f, 2.0) == 0.0 ? f : f + 1.0;
 }
 
 /* The int32 bias for scale x_scale * w_scale[c]: the DQ'd int32 bias as it is when its scale is
@@ -54,8 +34,8 @@ static ir_tensor *fused_bias(ir_graph *g, const ir_node *conv, float xs, const i
       bf = g->values[bv].constant;
       if (bf->dtype != Q8RT_DTYPE_FLOAT32 || bf->count != m) return NULL;
     } else {
-      ir_node *dq = producer(g, bv);
-      if (!is_op(dq, "DequantizeLinear")) return NULL;
+      ir_node *dq = ir_value_producer(g, bv);
+      if (!ir_is_onnx_op(dq, "DequantizeLinear")) return NULL;
       bq = const_input(g, dq, 0);
       bs = const_input(g, dq, 1);
       if (bq == NULL || bs == NULL || bq->dtype != Q8RT_DTYPE_INT32 || bq->count != m ||
@@ -91,15 +71,15 @@ static ir_tensor *fused_bias(ir_graph *g, const ir_node *conv, float xs, const i
         continue;
       }
       const float real = (float)q * bsc; /* what the DequantizeLinear gives */
-      const double r = round_half_even((double)(real / s));
-      if (!isfinite(r) || r < -2147483648.0 || r > 2147483647.0) return NULL;
-      o[c] = (int32_t)r;
+      const float r = real / s;
+      if (!(r >= -2147483648.0f && r < 2147483648.0f)) return NULL; /* non-finite or out of int32 */
+      o[c] = q8rt_cvt_rne(r);
       requantized = 1;
     } else {
       const float real = ((const float *)bf->data)[c];
-      const double r = round_half_even((double)(real / s)); /* float32 division, as PyTorch */
-      if (!isfinite(r) || r < -2147483648.0 || r > 2147483647.0) return NULL;
-      o[c] = (int32_t)r;
+      const float r = real / s;                                     /* float32 division, as PyTorch */
+      if (!(r >= -2147483648.0f && r < 2147483648.0f)) return NULL; /* non-finite or out of int32 */
+      o[c] = q8rt_cvt_rne(r);
       requantized = 1;
     }
   }
@@ -154,18 +134,19 @@ static q8rt_status fuse_convs(ir_graph *g, q8rt_error *err) {
   const int n_nodes = g->n_nodes;
   for (int ci = 0; ci < n_nodes; ci++) {
     ir_node *conv = &g->nodes[ci];
-    if (conv->removed || !is_op(conv, "Conv") || conv->n_inputs < 2 || conv->n_outputs != 1) continue;
-    ir_node *dqx = producer(g, conv->inputs[0]);
-    ir_node *dqw = producer(g, conv->inputs[1]);
-    if (!is_op(dqx, "DequantizeLinear") || !is_op(dqw, "DequantizeLinear")) continue;
+    if (conv->removed || !ir_is_onnx_op(conv, "Conv") || conv->n_inputs < 2 || conv->n_outputs != 1) continue;
+    ir_node *dqx = ir_value_producer(g, conv->inputs[0]);
+    ir_node *dqw = ir_value_producer(g, conv->inputs[1]);
+    if (!ir_is_onnx_op(dqx, "DequantizeLinear") || !ir_is_onnx_op(dqw, "DequantizeLinear")) continue;
     if (!per_tensor_qdq(g, dqx)) continue;
     /* the activation's quantized type: its zero point's, else the value's known dtype */
     const ir_tensor *xz = const_input(g, dqx, 2);
     const ir_value *xq = ir_node_input(g, dqx, 0);
-    if (xq == NULL || !(xz != NULL ? is_8bit(xz->dtype) : is_8bit(xq->dtype))) continue;
+    if (xq == NULL || !(xz != NULL ? q8rt_dtype_is_8bit(xz->dtype) : q8rt_dtype_is_8bit(xq->dtype))) continue;
     /* weights: constant 8-bit, scale per tensor or per output channel (axis 0) */
     const ir_tensor *wq = const_input(g, dqw, 0), *ws = const_input(g, dqw, 1), *wz = const_input(g, dqw, 2);
-    if (wq == NULL || ws == NULL || !is_8bit(wq->dtype) || wq->rank < 3 || ws->dtype != Q8RT_DTYPE_FLOAT32) continue;
+    if (wq == NULL || ws == NULL || !q8rt_dtype_is_8bit(wq->dtype) || wq->rank < 3 || ws->dtype != Q8RT_DTYPE_FLOAT32)
+      continue;
     const int64_t m = wq->dims[0];
     if (ws->count != 1) {
       int64_t axis = 1;
@@ -179,15 +160,16 @@ static q8rt_status fuse_convs(ir_graph *g, q8rt_error *err) {
     ir_node *act = NULL;
     float act_lo = -INFINITY, act_hi = INFINITY;
     ir_node *q = only_consumer(g, yv);
-    if (is_op(q, "Relu") && q->n_outputs == 1) {
+    if (ir_is_onnx_op(q, "Relu") && q->n_outputs == 1) {
       act = q;
       act_lo = 0.0f;
-    } else if (is_op(q, "Clip") && q->n_outputs == 1 && clip_bounds(g, q, &act_lo, &act_hi)) {
+    } else if (ir_is_onnx_op(q, "Clip") && q->n_outputs == 1 && clip_bounds(g, q, &act_lo, &act_hi)) {
       act = q;
     }
     if (act != NULL) q = only_consumer(g, act->outputs[0]);
     const int qin = act != NULL ? act->outputs[0] : yv;
-    if (!is_op(q, "QuantizeLinear") || q->inputs[0] != qin || !per_tensor_qdq(g, q) || ir_node_input(g, q, 2) == NULL)
+    if (!ir_is_onnx_op(q, "QuantizeLinear") || q->inputs[0] != qin || !per_tensor_qdq(g, q) ||
+        ir_node_input(g, q, 2) == NULL)
       continue;
 
     const float xs = *(const float *)const_input(g, dqx, 1)->data;
@@ -244,7 +226,7 @@ static q8rt_status fuse_convs(ir_graph *g, q8rt_error *err) {
       f->clamp_fused = 1;
       f->clamp_min = act_lo;
       f->clamp_max = act_hi;
-      f->note = is_op(act, "Relu")
+      f->note = ir_is_onnx_op(act, "Relu")
                     ? "fused from DequantizeLinear -> Conv -> Relu -> QuantizeLinear (Relu as the clamp)"
                     : "fused from DequantizeLinear -> Conv -> Clip -> QuantizeLinear (Clip as the clamp)";
       drop_consumers(g, act);
@@ -307,9 +289,9 @@ static const qdq_rule g_rules[] = {
 /* The 8-bit type a per-tensor DQ reads (from its zero point, else its input's dtype), or 0. */
 static q8rt_dtype dq_type(const ir_graph *g, const ir_node *dq) {
   const ir_tensor *z = const_input(g, dq, 2);
-  if (z != NULL) return is_8bit(z->dtype) ? z->dtype : Q8RT_DTYPE_UNDEFINED;
+  if (z != NULL) return q8rt_dtype_is_8bit(z->dtype) ? z->dtype : Q8RT_DTYPE_UNDEFINED;
   const ir_value *x = ir_node_input(g, dq, 0);
-  return x != NULL && is_8bit(x->dtype) ? x->dtype : Q8RT_DTYPE_UNDEFINED;
+  return x != NULL && q8rt_dtype_is_8bit(x->dtype) ? x->dtype : Q8RT_DTYPE_UNDEFINED;
 }
 
 static int same_qparams(const ir_graph *g, const ir_node *dq, const ir_node *q) {
@@ -326,8 +308,9 @@ static ir_node *single_q_consumer(ir_graph *g, int v) {
     if (c->removed) continue;
     for (int j = 0; j < c->n_inputs; j++) {
       if (c->inputs[j] == v) {
-        return is_op(c, "QuantizeLinear") && j == 0 && per_tensor_qdq(g, c) && ir_node_input(g, c, 2) != NULL ? c
-                                                                                                              : NULL;
+        return ir_is_onnx_op(c, "QuantizeLinear") && j == 0 && per_tensor_qdq(g, c) && ir_node_input(g, c, 2) != NULL
+                   ? c
+                   : NULL;
       }
     }
   }
@@ -359,8 +342,8 @@ static q8rt_status fuse_groups(ir_graph *g, q8rt_error *err) {
     q8rt_dtype t = Q8RT_DTYPE_UNDEFINED;
     int ok = 1;
     for (int k = 0; k < n_data && ok; k++) {
-      dq[k] = producer(g, n->inputs[k]);
-      ok = is_op(dq[k], "DequantizeLinear") && per_tensor_qdq(g, dq[k]);
+      dq[k] = ir_value_producer(g, n->inputs[k]);
+      ok = ir_is_onnx_op(dq[k], "DequantizeLinear") && per_tensor_qdq(g, dq[k]);
       if (ok) {
         const q8rt_dtype tk = dq_type(g, dq[k]);
         ok = tk != Q8RT_DTYPE_UNDEFINED && (t == Q8RT_DTYPE_UNDEFINED || tk == t);
@@ -453,7 +436,7 @@ static q8rt_status fuse_gemms(ir_graph *g, q8rt_error *err) {
   const int n_nodes = g->n_nodes;
   for (int gi = 0; gi < n_nodes; gi++) {
     ir_node *gm = &g->nodes[gi];
-    if (gm->removed || !is_op(gm, "Gemm") || gm->n_inputs < 2 || gm->n_outputs != 1) continue;
+    if (gm->removed || !ir_is_onnx_op(gm, "Gemm") || gm->n_inputs < 2 || gm->n_outputs != 1) continue;
     float alpha = 1.0f, beta = 1.0f;
     int64_t ta = 0, tb = 0;
     if (ir_attr_float(gm, "alpha", 1.0f, &alpha, NULL) != Q8RT_OK ||
@@ -461,11 +444,12 @@ static q8rt_status fuse_gemms(ir_graph *g, q8rt_error *err) {
         ir_attr_int(gm, "transB", 0, &tb, NULL) != Q8RT_OK || alpha != 1.0f || beta != 1.0f) {
       continue;
     }
-    ir_node *dqa = producer(g, gm->inputs[0]), *dqb = producer(g, gm->inputs[1]);
-    if (!is_op(dqa, "DequantizeLinear") || !is_op(dqb, "DequantizeLinear") || !per_tensor_qdq(g, dqa)) continue;
+    ir_node *dqa = ir_value_producer(g, gm->inputs[0]), *dqb = ir_value_producer(g, gm->inputs[1]);
+    if (!ir_is_onnx_op(dqa, "DequantizeLinear") || !ir_is_onnx_op(dqb, "DequantizeLinear") || !per_tensor_qdq(g, dqa))
+      continue;
     const q8rt_dtype t = dq_type(g, dqa);
     const ir_tensor *bq = const_input(g, dqb, 0), *bs = const_input(g, dqb, 1), *bz = const_input(g, dqb, 2);
-    if (t == Q8RT_DTYPE_UNDEFINED || bq == NULL || bs == NULL || !is_8bit(bq->dtype) || bq->rank != 2 ||
+    if (t == Q8RT_DTYPE_UNDEFINED || bq == NULL || bs == NULL || !q8rt_dtype_is_8bit(bq->dtype) || bq->rank != 2 ||
         bs->dtype != Q8RT_DTYPE_FLOAT32) {
       continue;
     }
@@ -477,8 +461,8 @@ static q8rt_status fuse_gemms(ir_graph *g, q8rt_error *err) {
     if (ir_node_input(g, dqb, 2) != NULL && (bz == NULL || bz->dtype != bq->dtype || bz->count != bs->count)) continue;
     const int yv = gm->outputs[0];
     ir_node *q = only_consumer(g, yv);
-    if (!is_op(q, "QuantizeLinear") || q->inputs[0] != yv || !per_tensor_qdq(g, q) || ir_node_input(g, q, 2) == NULL ||
-        const_input(g, q, 2)->dtype != t) {
+    if (!ir_is_onnx_op(q, "QuantizeLinear") || q->inputs[0] != yv || !per_tensor_qdq(g, q) ||
+        ir_node_input(g, q, 2) == NULL || const_input(g, q, 2)->dtype != t) {
       continue;
     }
     const float as = *(const float *)const_input(g, dqa, 1)->data;

@@ -4,22 +4,10 @@
 
 #include "passes.h"
 
-static ir_node *live_producer(ir_graph *g, int v) {
-  if (v < 0 || g->values[v].producer < 0) return NULL;
-  ir_node *n = &g->nodes[g->values[v].producer];
-  return n->removed ? NULL : n;
-}
-
-static int is_ai_onnx(const ir_node *n, const char *op) {
-  return n != NULL && n->domain[0] == '\0' && strcmp(n->op_type, op) == 0;
-}
-
 static int is_shape_op(const ir_node *n) {
-  return is_ai_onnx(n, "Transpose") || is_ai_onnx(n, "Reshape") || is_ai_onnx(n, "Squeeze") ||
-         is_ai_onnx(n, "Unsqueeze") || is_ai_onnx(n, "Flatten");
+  return ir_is_onnx_op(n, "Transpose") || ir_is_onnx_op(n, "Reshape") || ir_is_onnx_op(n, "Squeeze") ||
+         ir_is_onnx_op(n, "Unsqueeze") || ir_is_onnx_op(n, "Flatten");
 }
-
-static int is_8bit(q8rt_dtype t) { return t == Q8RT_DTYPE_UINT8 || t == Q8RT_DTYPE_INT8; }
 
 /* The constant int64 list given by input k or, when that input is absent, attribute `attr`.
  * Returns 0 when the list is not known at load (a non-constant input, a wrong type). */
@@ -53,7 +41,7 @@ static int shape_op_result(const ir_graph *g, const ir_node *n, const int64_t *i
   for (int i = 0; i < rank; i++) total *= in[i];
   *is_transpose = 0;
   const int opset = n->opset;
-  if (is_ai_onnx(n, "Transpose")) {
+  if (ir_is_onnx_op(n, "Transpose")) {
     const int64_t *p;
     size_t cnt;
     if (ir_attr_ints(n, "perm", &p, &cnt, NULL) != Q8RT_OK) return 0;
@@ -70,7 +58,7 @@ static int shape_op_result(const ir_graph *g, const ir_node *n, const int64_t *i
     *is_transpose = 1;
     return 1;
   }
-  if (is_ai_onnx(n, "Reshape")) {
+  if (ir_is_onnx_op(n, "Reshape")) {
     const int64_t *s;
     size_t cnt;
     if (ir_node_input(g, n, 1) == NULL || !int_list(g, n, 1, NULL, &s, &cnt) || cnt > Q8RT_MAX_RANK) return 0;
@@ -103,8 +91,8 @@ static int shape_op_result(const ir_graph *g, const ir_node *n, const int64_t *i
     *out_rank = (int)cnt;
     return 1;
   }
-  if (is_ai_onnx(n, "Squeeze") || is_ai_onnx(n, "Unsqueeze")) {
-    const int squeeze = is_ai_onnx(n, "Squeeze");
+  if (ir_is_onnx_op(n, "Squeeze") || ir_is_onnx_op(n, "Unsqueeze")) {
+    const int squeeze = ir_is_onnx_op(n, "Squeeze");
     const int64_t *axes;
     size_t cnt;
     if (!int_list(g, n, 1, opset >= 13 ? NULL : "axes", &axes, &cnt)) return 0;
@@ -135,7 +123,7 @@ static int shape_op_result(const ir_graph *g, const ir_node *n, const int64_t *i
     *out_rank = r;
     return 1;
   }
-  if (is_ai_onnx(n, "Flatten")) {
+  if (ir_is_onnx_op(n, "Flatten")) {
     int64_t axis = 1;
     if (ir_attr_int(n, "axis", 1, &axis, NULL) != Q8RT_OK) return 0;
     if (axis < 0) axis += rank;
@@ -208,9 +196,9 @@ static void fmt_dims(char *buf, size_t cap, const int64_t *d, int rank) {
 
 /* A DQ whose data, scale and (optional) zero point are constants, 8-bit data, not blocked. */
 static int const_weight_dq(const ir_graph *g, const ir_node *dq) {
-  if (!is_ai_onnx(dq, "DequantizeLinear") || dq->n_outputs != 1) return 0;
+  if (!ir_is_onnx_op(dq, "DequantizeLinear") || dq->n_outputs != 1) return 0;
   const ir_value *w = ir_node_input(g, dq, 0), *s = ir_node_input(g, dq, 1), *z = ir_node_input(g, dq, 2);
-  if (w == NULL || w->constant == NULL || !is_8bit(w->constant->dtype) || w->constant->rank < 1) return 0;
+  if (w == NULL || w->constant == NULL || !q8rt_dtype_is_8bit(w->constant->dtype) || w->constant->rank < 1) return 0;
   if (s == NULL || s->constant == NULL || s->constant->dtype != Q8RT_DTYPE_FLOAT32 || s->constant->rank > 1) return 0;
   if (z != NULL && z->constant == NULL) return 0;
   int64_t block = 0;
@@ -252,12 +240,12 @@ static q8rt_status fold_before_dq(ir_graph *g, int *changed, q8rt_error *err) {
   const int n_nodes = g->n_nodes;
   for (int di = 0; di < n_nodes; di++) {
     ir_node *dq = &g->nodes[di];
-    if (dq->removed || !is_ai_onnx(dq, "DequantizeLinear") || dq->n_inputs < 1 || dq->inputs[0] < 0) continue;
+    if (dq->removed || !ir_is_onnx_op(dq, "DequantizeLinear") || dq->n_inputs < 1 || dq->inputs[0] < 0) continue;
     const int sv = dq->inputs[0];
-    ir_node *s = live_producer(g, sv);
+    ir_node *s = ir_value_producer(g, sv);
     if (!is_shape_op(s) || s->n_outputs != 1 || g->values[sv].graph_output >= 0) continue;
     const ir_value *wv = ir_node_input(g, s, 0);
-    if (wv == NULL || wv->constant == NULL || !is_8bit(wv->constant->dtype)) continue;
+    if (wv == NULL || wv->constant == NULL || !q8rt_dtype_is_8bit(wv->constant->dtype)) continue;
     const ir_tensor *w = wv->constant;
     int64_t out[Q8RT_MAX_RANK], perm[Q8RT_MAX_RANK];
     int out_rank = 0, is_t = 0;
@@ -285,12 +273,12 @@ static q8rt_status fold_after_dq(ir_graph *g, int ci, int *changed, q8rt_error *
   for (int guard = 0; guard < 64; guard++) {
     /* walk back from the Conv's weights through shape ops to the first one after a DQ */
     int sv = g->nodes[ci].inputs[1];
-    ir_node *s = live_producer(g, sv);
+    ir_node *s = ir_value_producer(g, sv);
     if (!is_shape_op(s)) return Q8RT_OK;
     ir_node *dq = NULL;
     for (int depth = 0; depth < 64; depth++) {
       if (s->n_inputs < 1 || s->n_outputs != 1) return Q8RT_OK;
-      ir_node *p = live_producer(g, s->inputs[0]);
+      ir_node *p = ir_value_producer(g, s->inputs[0]);
       if (is_shape_op(p)) {
         sv = s->inputs[0];
         s = p;
@@ -407,7 +395,7 @@ q8rt_status pass_fold_qdq_weights(ir_graph *g, q8rt_error *err) {
     const int n_nodes = g->n_nodes;
     for (int ci = 0; ci < n_nodes; ci++) {
       ir_node *conv = &g->nodes[ci];
-      if (conv->removed || !is_ai_onnx(conv, "Conv") || conv->n_inputs < 2 || conv->inputs[1] < 0) continue;
+      if (conv->removed || !ir_is_onnx_op(conv, "Conv") || conv->n_inputs < 2 || conv->inputs[1] < 0) continue;
       if ((st = fold_after_dq(g, ci, &changed, err)) != Q8RT_OK) return st;
     }
     if (!changed) break;

@@ -70,8 +70,6 @@ int pass_table_candidate(const ir_node *n) {
   return op != NULL && op->bind == NULL && op->prepare != NULL;
 }
 
-static int is_8bit(q8rt_dtype t) { return t == Q8RT_DTYPE_UINT8 || t == Q8RT_DTYPE_INT8; }
-
 /* Scratch of one search: marks over nodes and values. */
 typedef struct search {
   ir_graph *g;
@@ -314,7 +312,7 @@ static q8rt_status eval_shape(island_eval *e, const op_shape *xs, int runs, int 
   }
   e->prepared = 1;
   const int last = node_of_value(e, e->y);
-  if (!is_8bit(e->ev[last].out[0].dtype)) {
+  if (!q8rt_dtype_is_8bit(e->ev[last].out[0].dtype)) {
     *why = "the island's output is not 8-bit";
     return Q8RT_OK;
   }
@@ -432,7 +430,7 @@ q8rt_status pass_table_island(ir_graph *g, int x, const int *pos, const unsigned
   *why = NULL;
   const ir_value *xv = &g->values[x];
   const q8rt_dtype x_type = xv->constant != NULL ? Q8RT_DTYPE_UNDEFINED : xv->dtype;
-  if (!is_8bit(x_type) || xv->rank < 0) return Q8RT_OK;
+  if (!q8rt_dtype_is_8bit(x_type) || xv->rank < 0) return Q8RT_OK;
   q8rt_pool tmp;
   q8rt_pool_init(&tmp, g->allocator);
   q8rt_status st = Q8RT_OK;

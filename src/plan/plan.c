@@ -114,7 +114,7 @@ static q8rt_status infer_step(builder *b, plan_step *s) {
     ir_value *v = &g->values[s->outputs[k]];
     if (v->graph_output >= 0 && v->dtype != Q8RT_DTYPE_UNDEFINED && v->dtype != out_shapes[k].dtype) {
       return q8rt_fail(b->err, Q8RT_ERROR_INVALID_MODEL, "graph output '%s' is declared %s but node '%s' produces %s",
-                       v->name, op_onnx_type_name(v->dtype), s->node->name, op_onnx_type_name(out_shapes[k].dtype));
+                       v->name, q8rt_onnx_type_name(v->dtype), s->node->name, q8rt_onnx_type_name(out_shapes[k].dtype));
     }
     v->dtype = out_shapes[k].dtype;
     v->rank = out_shapes[k].rank;

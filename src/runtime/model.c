@@ -100,9 +100,7 @@ static q8rt_status load(const void *data, size_t size, size_t held, const q8rt_m
   q8rt_load_config cfg;
   cfg.allocator = m->allocator;
   cfg.max_unpack_bytes = opts->max_unpack_bytes;
-  if (cfg.max_unpack_bytes == 0) {
-    cfg.max_unpack_bytes = size > (SIZE_MAX - (1u << 20)) / 4 ? SIZE_MAX : size * 4 + (1u << 20);
-  }
+  if (cfg.max_unpack_bytes == 0) cfg.max_unpack_bytes = q8rt_default_unpack_budget(size);
   cfg.external_data_dir = external_dir;
   q8rt_status st = q8rt_load_graph(data, size, &cfg, &m->graph, err);
   if (st == Q8RT_OK) {
@@ -112,7 +110,7 @@ static q8rt_status load(const void *data, size_t size, size_t held, const q8rt_m
       const ir_value *v = &g->values[g->inputs[i]];
       if (q8rt_dtype_size(v->dtype) == 0) {
         st = q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "graph input '%s' has type %s, which q8rt does not support",
-                       v->name, op_onnx_type_name(v->dtype));
+                       v->name, q8rt_onnx_type_name(v->dtype));
       }
       if (v->rank < 0) m->all_inputs_static = 0;
       for (int d = 0; d < v->rank; d++) {
@@ -131,7 +129,7 @@ static q8rt_status load(const void *data, size_t size, size_t held, const q8rt_m
       const ir_value *v = &g->values[g->outputs[i]];
       if (q8rt_dtype_size(v->constant ? v->constant->dtype : v->dtype) == 0) {
         st = q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "graph output '%s' has type %s, which q8rt does not support",
-                       v->name, op_onnx_type_name(v->dtype));
+                       v->name, q8rt_onnx_type_name(v->dtype));
       }
     }
   }

@@ -3,7 +3,7 @@
 - locating and running q8rt-run (``run_q8rt``), with checks for clean errors;
 - .npy / TensorProto input and output files;
 - exact reference implementations of QuantizeLinear, DequantizeLinear and QLinearConv that follow
-  the numerics contract of /work/shared/design/ARCHITECTURE.md bit for bit (int64 accumulation,
+  the numerics contract of README.md ("Numerics contract") bit for bit (int64 accumulation,
   then float32 arithmetic, round half to even);
 - small ONNX model builders (onnx.helper) for QLinearConv and Q/DQ chains;
 - running the same model in ONNX Runtime (single thread).

@@ -26,19 +26,6 @@ static const f32_gemm_variant g_f32_variants[] = {
     {NULL, NULL, 0, 0, 0},
 };
 
-static bool fg_isa_ok(unsigned isa) {
-#if defined(__x86_64__) || defined(_M_X64)
-  __builtin_cpu_init();
-  if (isa & Q8RT_ISA_AVX2 && !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))) return false;
-  if (isa & Q8RT_ISA_AVX512SKX && !(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                                    __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")))
-    return false;
-  return (isa & (Q8RT_ISA_NEON | Q8RT_ISA_NEONDOT)) == 0;
-#else
-  return isa == Q8RT_ISA_SCALAR;
-#endif
-}
-
 static uint32_t fg_rng = 0x9e3779b9u;
 static uint32_t fg_rnd(void) {
   fg_rng ^= fg_rng << 13;
@@ -104,7 +91,7 @@ Q8RT_TEST(f32_gemm_scalar_is_the_fma_chain) {
 Q8RT_TEST(f32_gemm_variants_match_scalar) {
   int tested = 0;
   for (const f32_gemm_variant *v = g_f32_variants; v->fn != NULL; v++) {
-    if (!fg_isa_ok(v->isa)) {
+    if (!test_isa_supported(v->isa)) {
       fprintf(stderr, "  skip %s (CPU lacks its ISA)\n", v->name);
       continue;
     }
@@ -124,7 +111,7 @@ Q8RT_TEST(f32_gemm_variants_match_scalar) {
           memcpy(c2, c1, c_n * sizeof(float));
           const size_t pb_n = q8rt_f32_gemm_packed_size(k, n, v->nr);
           float *pb = malloc(pb_n ? pb_n * sizeof(float) : 1);
-          q8rt_f32_gemm_pack_b(k, n, v->nr, b, ldb, pb);
+          q8rt_f32_gemm_pack(k, n, v->nr, b, ldb, pb);
           q8rt_f32_gemm_ukernel__scalar(m, n, k, a, lda, b, ldb, c1, ldc);
           v->fn(m, n, k, a, lda, pb, c2, ldc);
           free(pb);

@@ -23,16 +23,6 @@ static const sm_variant g_sm_variants[] = {
     {NULL, 0, NULL},
 };
 
-static bool sm_isa_ok(unsigned isa) {
-#if defined(__x86_64__) || defined(_M_X64)
-  __builtin_cpu_init();
-  if (isa & Q8RT_ISA_AVX2 && !__builtin_cpu_supports("avx2")) return false;
-  return (isa & (Q8RT_ISA_NEON | Q8RT_ISA_NEONDOT)) == 0;
-#else
-  return isa == Q8RT_ISA_SCALAR;
-#endif
-}
-
 static uint32_t sm_rng = 0x2468aceu;
 static uint32_t sm_rnd(void) {
   sm_rng ^= sm_rng << 13;
@@ -73,7 +63,7 @@ Q8RT_TEST(q8_softmax_variants_match_scalar) {
   uint8_t *x = malloc(6625), *y1 = malloc(6625), *y2 = malloc(6625);
   float t[256];
   for (const sm_variant *v = g_sm_variants; v->fn != NULL; v++) {
-    if (!sm_isa_ok(v->isa)) continue;
+    if (!test_isa_supported(v->isa)) continue;
     tested++;
     for (int is_signed = 0; is_signed < 2; is_signed++) {
       for (int mode = 0; mode < 4; mode++) {

@@ -1,11 +1,35 @@
-/* x8-lut: the scalar kernel against the definition y[i] = table[x[i]], every length up to 70
+/* x8-lut: every variant of x8-lut.inc against the definition y[i] = table[x[i]], every length up to 70
  * (the unrolled body and its tail), in place and out of place. */
 #include <stdlib.h>
 
 #include "q8rt-kernels.h"
 #include "test.h"
 
+static int lut_one(q8rt_x8_lut_ukernel_fn lut);
+
+static const struct {
+  unsigned isa;
+  q8rt_x8_lut_ukernel_fn fn;
+  const char *name;
+} lut_variants[] = {
+#define Q8RT_X8_LUT_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "x8-lut/x8-lut.inc"
+#undef Q8RT_X8_LUT_UKERNEL
+};
+
+/* Every variant of x8-lut.inc against the definition. */
 Q8RT_TEST(x8_lut_vs_definition) {
+  for (size_t k = 0; k < sizeof(lut_variants) / sizeof(lut_variants[0]); k++) {
+    if (!test_isa_supported(lut_variants[k].isa)) {
+      printf("  skip %s: CPU lacks its ISA\n", lut_variants[k].name);
+      continue;
+    }
+    if (lut_one(lut_variants[k].fn) != 0) return 1;
+  }
+  return 0;
+}
+
+static int lut_one(q8rt_x8_lut_ukernel_fn lut) {
   uint8_t table[256], x[80], y[80];
   uint32_t r = 0x9E3779B9u;
   for (int i = 0; i < 256; i++) {
@@ -18,12 +42,12 @@ Q8RT_TEST(x8_lut_vs_definition) {
       x[i] = (uint8_t)(r >> 24);
     }
     memset(y, 0xA5, sizeof(y));
-    q8rt_x8_lut_ukernel__scalar(n, x, y, table);
+    lut(n, x, y, table);
     for (size_t i = 0; i < n; i++) CHECK(y[i] == table[x[i]]);
     for (size_t i = n; i < sizeof(y); i++) CHECK(y[i] == 0xA5); /* nothing past n */
     uint8_t inplace[80];
     memcpy(inplace, x, sizeof(x));
-    q8rt_x8_lut_ukernel__scalar(n, inplace, inplace, table);
+    lut(n, inplace, inplace, table);
     CHECK(memcmp(inplace, y, n) == 0);
   }
   return 0;

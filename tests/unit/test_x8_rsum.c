@@ -23,16 +23,6 @@ static const rsum_variant g_rsum_variants[] = {
     {NULL, 0, NULL, NULL},
 };
 
-static bool rs_isa_ok(unsigned isa) {
-#if defined(__x86_64__) || defined(_M_X64)
-  __builtin_cpu_init();
-  if (isa & Q8RT_ISA_AVX2 && !__builtin_cpu_supports("avx2")) return false;
-  return (isa & (Q8RT_ISA_NEON | Q8RT_ISA_NEONDOT)) == 0;
-#else
-  return isa == Q8RT_ISA_SCALAR;
-#endif
-}
-
 static uint32_t rs_rng = 0x51ed270bu;
 static uint32_t rs_rnd(void) {
   rs_rng ^= rs_rng << 13;
@@ -66,7 +56,7 @@ Q8RT_TEST(x8_rsum_variants_match_scalar) {
   const size_t lens[] = {1, 7, 31, 32, 33, 64, 95, 255, 256, 257, 600};
   const size_t widths[] = {1, 5, 31, 32, 33, 64, 70};
   for (const rsum_variant *v = g_rsum_variants; v->rsum != NULL; v++) {
-    if (!rs_isa_ok(v->isa)) continue;
+    if (!test_isa_supported(v->isa)) continue;
     tested++;
     for (int is_signed = 0; is_signed < 2; is_signed++) {
       for (int mode = 0; mode < 3; mode++) {
