@@ -7,14 +7,27 @@
  * taps (row-major), from 0, then adds the bias; ConvTranspose sums each kernel tap's channel dot
  * product (channel order) and adds the taps in row-major order (ONNX Runtime's col2im order), then
  * the bias. ONNX Runtime uses a blocked SGEMM with FMA, so results agree to a few ulps, not
- * bitwise. */
+ * bitwise.
+ *
+ * Conv's fast route (any backend but reference, on CPUs with an f32-gemm variant, output channels
+ * per group >= 4): per (image, group, tile of 128 output pixels) the tile's im2col columns
+ * [K = C/g * taps][pixels] (0.0f at padded taps) are packed for the f32-gemm kernels and the
+ * weights [M/g][K] are its A, written straight into the NCHW output; the bias is added after the
+ * chain. Each output is then an fma chain over k ascending (ONNX Runtime's SGEMM order) instead
+ * of separate multiplies and adds: within the float tolerances, and the same bits for any thread
+ * count (tiles do not depend on it). */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "data_common.h"
+#include "f32-gemm/f32-gemm.h"
 #include "op_window.h"
+#include "q8rt-isa.h"
 
 typedef struct fconv_params {
   int transpose;
+  q8rt_f32_gemm_ukernel_fn gemm; /* Conv's fast route, or NULL */
+  size_t nr;
   int64_t group;
   const int64_t *output_padding, *output_shape; /* ConvTranspose */
   size_t n_output_padding, n_output_shape;
@@ -62,6 +75,34 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
   }
   ctx->kernel = transpose ? "conv_transpose_f32__scalar" : "conv_f32__scalar";
   ctx->reason = "float32 reference";
+  /* constant weights with >= 4 output channels per group (the GEMM's A rows) take the fast route */
+  const ir_value *wv = ir_node_input(ctx->graph, n, 1);
+  const int wide = wv != NULL && wv->constant != NULL && wv->constant->rank >= 3 &&
+                   wv->constant->dims[0] / p->group >= 4 && wv->constant->dims[0] % p->group == 0;
+  if (!transpose && wide && ctx->backend != Q8RT_BACKEND_REFERENCE) {
+    static const struct {
+      uint32_t isa;
+      q8rt_f32_gemm_ukernel_fn fn;
+      size_t nr;
+      const char *name;
+    } fv[] = {
+#define Q8RT_F32_GEMM_UKERNEL(isa, fn, mr, nr) {isa, fn, nr, #fn},
+#include "f32-gemm/f32-gemm.inc"
+#undef Q8RT_F32_GEMM_UKERNEL
+        {0, NULL, 0, NULL},
+    };
+    uint32_t allowed = ctx->isa;
+    if (ctx->backend == Q8RT_BACKEND_AVX2) allowed &= Q8RT_ISA_AVX2;
+    for (size_t i = 0; fv[i].fn != NULL; i++) {
+      if (allowed & fv[i].isa) {
+        p->gemm = fv[i].fn;
+        p->nr = fv[i].nr;
+        ctx->kernel = fv[i].name + 5; /* drop the "q8rt_" prefix */
+        ctx->reason = "im2col tiles packed for the f32 GEMM (fma chains; depthwise-like groups stay on the loop)";
+        break;
+      }
+    }
+  }
   *out = p;
   return Q8RT_OK;
 }
@@ -188,10 +229,102 @@ static q8rt_status fconv_infer(const void *params, const ir_node *n, const op_sh
   return Q8RT_OK;
 }
 
+#define FC_TILE 128 /* output pixels per task: a multiple of every NR */
+#define FC_MAX_SLOTS 64
+
+static int fc_use_gemm(const fconv_params *p, const fconv_geom *g) { return p->gemm != NULL && g->M / g->group >= 1; }
+
+static size_t fc_slot_floats(const fconv_params *p, const fconv_geom *g) {
+  const size_t K = (size_t)(g->C / g->group * g->k[0] * g->k[1] * g->k[2]);
+  return K * FC_TILE + q8rt_f32_gemm_packed_size(K, FC_TILE, p->nr) + 16;
+}
+
+static size_t conv_workspace(const void *params, const void *geom, size_t threads) {
+  const fconv_params *p = params;
+  const fconv_geom *g = geom;
+  if (!fc_use_gemm(p, g)) return 0;
+  const size_t slots = threads < 1 ? 1 : threads < FC_MAX_SLOTS ? threads : FC_MAX_SLOTS;
+  return slots * fc_slot_floats(p, g) * sizeof(float);
+}
+
+typedef struct fc_job {
+  const fconv_params *p;
+  const fconv_geom *g;
+  const float *x, *w, *bias;
+  float *y, *ws;
+  size_t tiles, slots, slot_floats;
+  atomic_int busy[FC_MAX_SLOTS];
+} fc_job;
+
+static void fc_task(void *arg, size_t task) {
+  fc_job *j = arg;
+  const fconv_geom *g = j->g;
+  const size_t G = (size_t)g->group, tile = task % j->tiles, grp = (task / j->tiles) % G, nb = task / j->tiles / G;
+  const int64_t Cg = g->C / g->group, Mg = g->M / g->group;
+  const size_t P = (size_t)(g->out[0] * g->out[1] * g->out[2]);
+  const size_t K = (size_t)(Cg * g->k[0] * g->k[1] * g->k[2]);
+  const size_t p0 = tile * FC_TILE, T = P - p0 < FC_TILE ? P - p0 : FC_TILE;
+  size_t slot = 0;
+  for (;;) {
+    if (atomic_exchange_explicit(&j->busy[slot], 1, memory_order_acquire) == 0) break;
+    slot = slot + 1 < j->slots ? slot + 1 : 0;
+  }
+  float *col = j->ws + slot * j->slot_floats;
+  float *packed = col + K * FC_TILE;
+  const int64_t in_plane = g->in[0] * g->in[1] * g->in[2];
+  const float *xg = j->x + ((int64_t)nb * g->C + (int64_t)grp * Cg) * in_plane;
+  size_t k = 0;
+  for (int64_t c = 0; c < Cg; c++) {
+    for (int64_t t0 = 0; t0 < g->k[0]; t0++) {
+      for (int64_t t1 = 0; t1 < g->k[1]; t1++) {
+        for (int64_t t2 = 0; t2 < g->k[2]; t2++, k++) {
+          float *dst = col + k * T;
+          for (size_t q = 0; q < T; q++) {
+            const int64_t pix = (int64_t)(p0 + q);
+            const int64_t o2 = pix % g->out[2], o1 = (pix / g->out[2]) % g->out[1], o0 = pix / g->out[2] / g->out[1];
+            const int64_t i0 = o0 * g->s[0] - g->pb[0] + t0 * g->d[0];
+            const int64_t i1 = o1 * g->s[1] - g->pb[1] + t1 * g->d[1];
+            const int64_t i2 = o2 * g->s[2] - g->pb[2] + t2 * g->d[2];
+            const int ok = i0 >= 0 && i0 < g->in[0] && i1 >= 0 && i1 < g->in[1] && i2 >= 0 && i2 < g->in[2];
+            dst[q] = ok ? xg[c * in_plane + (i0 * g->in[1] + i1) * g->in[2] + i2] : 0.0f;
+          }
+        }
+      }
+    }
+  }
+  q8rt_f32_gemm_pack_b(K, T, j->p->nr, col, T, packed);
+  float *y = j->y + ((size_t)nb * (size_t)g->M + grp * (size_t)Mg) * P + p0;
+  j->p->gemm((size_t)Mg, T, K, j->w + grp * (size_t)Mg * K, K, packed, y, P);
+  if (j->bias != NULL) {
+    for (int64_t m = 0; m < Mg; m++) {
+      const float b = j->bias[grp * (size_t)Mg + (size_t)m];
+      for (size_t q = 0; q < T; q++) y[(size_t)m * P + q] += b;
+    }
+  }
+  atomic_store_explicit(&j->busy[slot], 0, memory_order_release);
+}
+
 static void conv_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                      const op_exec_ctx *ctx) {
-  (void)params, (void)workspace, (void)ctx;
+  const fconv_params *p = params;
   const fconv_geom *g = geom;
+  if (fc_use_gemm(p, g)) {
+    fc_job j;
+    j.p = p;
+    j.g = g;
+    j.x = in[0].data;
+    j.w = in[1].data;
+    j.bias = g->has_bias ? in[2].data : NULL;
+    j.y = out[0].data;
+    j.ws = workspace;
+    const size_t P = (size_t)(g->out[0] * g->out[1] * g->out[2]);
+    j.tiles = (P + FC_TILE - 1) / FC_TILE;
+    j.slots = ctx->threads < 1 ? 1 : ctx->threads < FC_MAX_SLOTS ? ctx->threads : FC_MAX_SLOTS;
+    j.slot_floats = fc_slot_floats(p, g);
+    for (size_t i = 0; i < j.slots; i++) atomic_init(&j.busy[i], 0);
+    q8rt_parallel_for(ctx->pool, (size_t)g->N * (size_t)g->group * j.tiles, fc_task, &j);
+    return;
+  }
   const float *x = in[0].data, *w = in[1].data, *bias = g->has_bias ? in[2].data : NULL;
   float *y = out[0].data;
   const int64_t Cg = g->C / g->group, Mg = g->M / g->group;
@@ -354,8 +487,13 @@ static void convt_run(const void *params, const void *geom, const op_tensor *in,
   op_parallel_items(ctx, rows, cost, 1 << 16, convt_row, &jb);
 }
 
-const op_def q8rt_op_conv = {
-    .op_type = "Conv", .domain = "", .min_opset = 1, .prepare = conv_prepare, .infer = fconv_infer, .run = conv_run};
+const op_def q8rt_op_conv = {.op_type = "Conv",
+                             .domain = "",
+                             .min_opset = 1,
+                             .prepare = conv_prepare,
+                             .infer = fconv_infer,
+                             .workspace = conv_workspace,
+                             .run = conv_run};
 const op_def q8rt_op_conv_transpose = {.op_type = "ConvTranspose",
                                        .domain = "",
                                        .min_opset = 1,

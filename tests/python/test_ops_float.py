@@ -440,3 +440,48 @@ def test_bad_input(name, model, feeds, words, tmp_path, q8rt_run):
     assert node in msg, f"error does not name node {node!r}: {msg}"
     if len(words) > 1:
         assert any(w.lower() in msg.lower() for w in words[1:]), f"error names none of {words[1:]}: {msg}"
+
+
+# ---- float Conv on the f32 GEMM (im2col tiles) -----------------------------------------------------
+
+FCONV_CASES = [
+    # (x shape, w shape, attrs, bias)
+    ((1, 3, 37, 29), (8, 3, 3, 3), {"strides": [2, 2], "pads": [1, 1, 1, 1]}, True),
+    ((2, 8, 12, 13), (12, 4, 3, 3), {"group": 2, "pads": [0, 1, 2, 1], "dilations": [2, 1]}, True),
+    ((1, 16, 20, 20), (40, 16, 1, 1), {}, False),
+    ((1, 6, 50), (10, 6, 5), {"strides": [3], "auto_pad": "SAME_UPPER"}, True),
+]
+
+
+@pytest.mark.parametrize("case", FCONV_CASES, ids=[f"{c[0]}w{c[1]}" for c in FCONV_CASES])
+def test_float_conv_gemm_route(case, tmp_path):
+    """Float Conv through im2col tiles + the f32 GEMM: within the float tolerance of ORT and of the
+    reference backend's loop, and the same bytes at any thread count."""
+    from single_node import run_ort
+    xshape, wshape, attrs, has_bias = case
+    rng = np.random.default_rng(71)
+    x = rng.normal(0, 1, xshape).astype(np.float32)
+    w = rng.normal(0, 0.5, wshape).astype(np.float32)
+    inits = [onnx.numpy_helper.from_array(w, "w")]
+    ins = ["x", "w"]
+    if has_bias:
+        inits.append(onnx.numpy_helper.from_array(rng.normal(0, 1, wshape[0]).astype(np.float32), "b"))
+        ins.append("b")
+    node = helper.make_node("Conv", ins, ["y"], **attrs)
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, xshape)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    path = h.save_model(m, tmp_path / "c.onnx")
+    xin = h.save_npy(tmp_path / "x.npy", x)
+    want = run_ort(m, {"x": x}, optimize=False)[0]
+    outs, explain = [], ""
+    for j, extra in enumerate([["--explain"], ["--threads", "3"], ["--backend", "reference"]]):
+        res = h.run_q8rt(path, {"x": xin}, tmp_path / f"o{j}", extra=extra).assert_ok()
+        explain = explain or res.stdout
+        outs.append(res.output("y"))
+        np.testing.assert_allclose(outs[-1], want, rtol=1e-4, atol=1e-4)
+    import platform
+    if platform.machine() == "x86_64":  # an AVX2 or AVX-512 f32 GEMM variant is picked on this suite's machines
+        assert "f32_gemm_ukernel" in explain, explain
+    h.assert_same_bytes(outs[1], outs[0], "Conv --threads 3")
