@@ -292,7 +292,7 @@ static void fc_task(void *arg, size_t task) {
       }
     }
   }
-  q8rt_f32_gemm_pack_b(K, T, j->p->nr, col, T, packed);
+  q8rt_f32_gemm_pack(K, T, j->p->nr, col, T, packed);
   float *y = j->y + ((size_t)nb * (size_t)g->M + grp * (size_t)Mg) * P + p0;
   j->p->gemm((size_t)Mg, T, K, j->w + grp * (size_t)Mg * K, K, packed, y, P);
   if (j->bias != NULL) {
