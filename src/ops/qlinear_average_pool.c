@@ -386,7 +386,7 @@ static void run_avg_nhwc(void *arg, size_t begin, size_t end) {
       uint8_t *yp = (uint8_t *)jb->Y + op * C + c0;
       for (size_t c = 0; c < nc; c++) {
         const float v = sum[c] / (float)count / p->y_scale + (float)p->y_zp;
-        yp[c] = (uint8_t)qk_clamp(qk_cvt_rne(v), p->qmin, p->qmax);
+        yp[c] = (uint8_t)qk_clamp(q8rt_cvt_rne(v), p->qmin, p->qmax);
       }
     }
   }
