@@ -3,12 +3,12 @@
  * M = output pixels, N = output channels, K = kernel_h * kernel_w * in_channels; the driver walks M
  * in steps of MR and hands each call all N channels, as the conv front-end does. Then the row
  * families (q8-vbinary, f32-qint-vcvt, qint-f32-vcvt, f32-vfmac: 64 Ki elements), x8-transpose
- * (56x56 pixels x 144 channels), q8-conv-ref (3x3, 16->16 channels, 28x28), f32-gemm, x8-lut, x8-rsum and q8-softmax
- * in elements, bytes or MACs per second. qu8-dwconv has its own driver beside XNNPACK's: dwconv-ubench.c. Single
- * thread. Prints the median over repeated timed runs as GMAC/s, and the best run. Runs are timed in thread CPU time, so
- * time spent descheduled on a shared machine does not count; other load on the same core (SMT sibling, shared cache)
- * still does, so compare variants within one run. Output bytes are checked against the scalar twin once per shape, so a
- * fast but wrong kernel cannot go unnoticed here either.
+ * (56x56 pixels x 144 channels), q8-conv-ref (3x3, 16->16 channels, 28x28), f32-gemm, x8-lut, x8-rsum, q8-softmax and
+ * qu8-vmacc-i32 in elements, bytes or MACs per second. qu8-dwconv has its own driver beside XNNPACK's: dwconv-ubench.c.
+ * Single thread. Prints the median over repeated timed runs as GMAC/s, and the best run. Runs are timed in thread CPU
+ * time, so time spent descheduled on a shared machine does not count; other load on the same core (SMT sibling, shared
+ * cache) still does, so compare variants within one run. Output bytes are checked against the scalar twin once per
+ * shape, so a fast but wrong kernel cannot go unnoticed here either.
  *
  *   make build/ukernel-bench   (test-unit builds it too)
  *   build/ukernel-bench [substring of a variant name] (gemm variants: the scalar twin always runs) */
@@ -24,6 +24,7 @@
 #include "q8rt-kernels.h"
 #include "f32-gemm/f32-gemm.h"
 #include "q8-softmax/q8-softmax.h"
+#include "qu8-vmacc-i32/qu8-vmacc-i32.h"
 #include "x8-rsum/x8-rsum.h"
 #include "qu8-qc8w-gemm/qu8-qc8w-gemm.h"
 #include "runtime/isa.h"
@@ -458,6 +459,43 @@ static int bench_softmax(const char *filter) {
   return bad;
 }
 
+static const struct {
+  unsigned isa;
+  q8rt_qu8_vmacc_i32_ukernel_fn fn;
+  const char *name;
+} g_vmacc[] = {
+#define Q8RT_QU8_VMACC_I32_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "qu8-vmacc-i32/qu8-vmacc-i32.inc"
+#undef Q8RT_QU8_VMACC_I32_UKERNEL
+    {Q8RT_ISA_SCALAR, q8rt_qu8_vmacc_i32_ukernel__scalar, "q8rt_qu8_vmacc_i32_ukernel__scalar"},
+};
+
+/* qu8-vmacc-i32: 64 Ki accumulators, contiguous x, checked against the scalar twin (the list's
+ * readers add it last). */
+static int bench_vmacc(const char *filter) {
+  static uint32_t a0[ROW_N], a1[ROW_N];
+  const size_t nv = sizeof(g_vmacc) / sizeof(g_vmacc[0]);
+  int bad = 0;
+  double t;
+  printf("qu8-vmacc-i32, %d elements\n", ROW_N);
+  for (size_t k = 0; k < nv; k++) {
+    if (!wanted(filter, g_vmacc[k].name)) continue;
+    if (!isa_supported(g_vmacc[k].isa)) {
+      printf("  %-62s skipped (CPU lacks its ISA)\n", g_vmacc[k].name);
+      continue;
+    }
+    memset(a0, 0, sizeof(a0));
+    memset(a1, 0, sizeof(a1));
+    g_vmacc[nv - 1].fn(ROW_N, g_u8a, 1, 0x80, 3, -77, a0);
+    g_vmacc[k].fn(ROW_N, g_u8a, 1, 0x80, 3, -77, a1);
+    const bool ok = memcmp(a0, a1, sizeof(a0)) == 0;
+    bad |= !ok;
+    TIME_MEDIAN(t, g_vmacc[k].fn(ROW_N, g_u8a, 1, 0x80, 3, -77, a1));
+    report(g_vmacc[k].name, t, ROW_N, "MAC", ok);
+  }
+  return bad;
+}
+
 static int bench_small_families(const char *filter) {
   int bad = 0;
   double t;
@@ -635,5 +673,6 @@ int main(int argc, char **argv) {
   bad |= bench_f32_gemm_lut(filter);
   bad |= bench_rsum(filter);
   bad |= bench_softmax(filter);
+  bad |= bench_vmacc(filter);
   return bad;
 }

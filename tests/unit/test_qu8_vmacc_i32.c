@@ -22,16 +22,6 @@ static const vmacc_variant g_vmacc_variants[] = {
     {NULL, 0, NULL},
 };
 
-static bool vm_isa_ok(unsigned isa) {
-#if defined(__x86_64__) || defined(_M_X64)
-  __builtin_cpu_init();
-  if (isa & Q8RT_ISA_AVX2 && !__builtin_cpu_supports("avx2")) return false;
-  return (isa & (Q8RT_ISA_NEON | Q8RT_ISA_NEONDOT | Q8RT_ISA_NEONI8MM)) == 0;
-#else
-  return isa == Q8RT_ISA_SCALAR;
-#endif
-}
-
 static uint32_t vm_rng = 0x3c6ef372u;
 static uint32_t vm_rnd(void) {
   vm_rng ^= vm_rng << 13;
@@ -54,7 +44,7 @@ Q8RT_TEST(qu8_vmacc_i32_scalar_products) {
 
 Q8RT_TEST(qu8_vmacc_i32_variants_vs_scalar) {
   for (const vmacc_variant *v = g_vmacc_variants; v->name != NULL; v++) {
-    if (!vm_isa_ok(v->isa)) {
+    if (!test_isa_supported(v->isa)) {
       printf("     skip %s (CPU lacks its ISA)\n", v->name);
       continue;
     }
