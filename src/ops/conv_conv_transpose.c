@@ -236,7 +236,8 @@ static int fc_use_gemm(const fconv_params *p, const fconv_geom *g) { return p->g
 
 static size_t fc_slot_floats(const fconv_params *p, const fconv_geom *g) {
   const size_t K = (size_t)(g->C / g->group * g->k[0] * g->k[1] * g->k[2]);
-  return K * FC_TILE + q8rt_f32_gemm_packed_size(K, FC_TILE, p->nr) + 16;
+  /* im2col tile, packed tile, 3 coordinate rows of int64 */
+  return K * FC_TILE + q8rt_f32_gemm_packed_size(K, FC_TILE, p->nr) + 6 * FC_TILE + 16;
 }
 
 static size_t conv_workspace(const void *params, const void *geom, size_t threads) {
@@ -273,26 +274,42 @@ static void fc_task(void *arg, size_t task) {
   float *packed = col + K * FC_TILE;
   const int64_t in_plane = g->in[0] * g->in[1] * g->in[2];
   const float *xg = j->x + ((int64_t)nb * g->C + (int64_t)grp * Cg) * in_plane;
-  size_t k = 0;
-  for (int64_t c = 0; c < Cg; c++) {
-    for (int64_t t0 = 0; t0 < g->k[0]; t0++) {
-      for (int64_t t1 = 0; t1 < g->k[1]; t1++) {
-        for (int64_t t2 = 0; t2 < g->k[2]; t2++, k++) {
-          float *dst = col + k * T;
-          for (size_t q = 0; q < T; q++) {
-            const int64_t pix = (int64_t)(p0 + q);
-            const int64_t o2 = pix % g->out[2], o1 = (pix / g->out[2]) % g->out[1], o0 = pix / g->out[2] / g->out[1];
-            const int64_t i0 = o0 * g->s[0] - g->pb[0] + t0 * g->d[0];
-            const int64_t i1 = o1 * g->s[1] - g->pb[1] + t1 * g->d[1];
-            const int64_t i2 = o2 * g->s[2] - g->pb[2] + t2 * g->d[2];
-            const int ok = i0 >= 0 && i0 < g->in[0] && i1 >= 0 && i1 < g->in[1] && i2 >= 0 && i2 < g->in[2];
-            dst[q] = ok ? xg[c * in_plane + (i0 * g->in[1] + i1) * g->in[2] + i2] : 0.0f;
+  const int pointwise = g->k[0] * g->k[1] * g->k[2] == 1 && g->s[0] == 1 && g->s[1] == 1 && g->s[2] == 1 &&
+                        g->pb[0] == 0 && g->pb[1] == 0 && g->pb[2] == 0 && g->out[0] == g->in[0] &&
+                        g->out[1] == g->in[1] && g->out[2] == g->in[2];
+  if (pointwise) {
+    /* the input planes are B itself: [C/g][pixels] with row stride P */
+    q8rt_f32_gemm_pack(K, T, j->p->nr, xg + p0, P, packed);
+  } else {
+    /* the tile's pixels' first input coordinates, once; then each k row is a gather */
+    int64_t *b0 = (int64_t *)(packed + q8rt_f32_gemm_packed_size(K, FC_TILE, j->p->nr));
+    int64_t *b1 = b0 + FC_TILE, *b2 = b1 + FC_TILE;
+    for (size_t q = 0; q < T; q++) {
+      const int64_t pix = (int64_t)(p0 + q);
+      const int64_t o2 = pix % g->out[2], o1 = (pix / g->out[2]) % g->out[1], o0 = pix / g->out[2] / g->out[1];
+      b0[q] = o0 * g->s[0] - g->pb[0];
+      b1[q] = o1 * g->s[1] - g->pb[1];
+      b2[q] = o2 * g->s[2] - g->pb[2];
+    }
+    size_t k = 0;
+    for (int64_t c = 0; c < Cg; c++) {
+      const float *xc = xg + c * in_plane;
+      for (int64_t t0 = 0; t0 < g->k[0]; t0++) {
+        for (int64_t t1 = 0; t1 < g->k[1]; t1++) {
+          for (int64_t t2 = 0; t2 < g->k[2]; t2++, k++) {
+            float *dst = col + k * T;
+            const int64_t d0 = t0 * g->d[0], d1 = t1 * g->d[1], d2 = t2 * g->d[2];
+            for (size_t q = 0; q < T; q++) {
+              const int64_t i0 = b0[q] + d0, i1 = b1[q] + d1, i2 = b2[q] + d2;
+              const int ok = i0 >= 0 && i0 < g->in[0] && i1 >= 0 && i1 < g->in[1] && i2 >= 0 && i2 < g->in[2];
+              dst[q] = ok ? xc[(i0 * g->in[1] + i1) * g->in[2] + i2] : 0.0f;
+            }
           }
         }
       }
     }
+    q8rt_f32_gemm_pack(K, T, j->p->nr, col, T, packed);
   }
-  q8rt_f32_gemm_pack(K, T, j->p->nr, col, T, packed);
   float *y = j->y + ((size_t)nb * (size_t)g->M + grp * (size_t)Mg) * P + p0;
   j->p->gemm((size_t)Mg, T, K, j->w + grp * (size_t)Mg * K, K, packed, y, P);
   if (j->bias != NULL) {
