@@ -27,6 +27,7 @@
 typedef struct fconv_params {
   int transpose;
   q8rt_f32_gemm_ukernel_fn gemm; /* Conv's fast route, or NULL */
+  int dw;                        /* Conv's depthwise planes (any backend but reference) */
   size_t nr;
   int64_t group;
   const int64_t *output_padding, *output_shape; /* ConvTranspose */
@@ -79,6 +80,9 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
   const ir_value *wv = ir_node_input(ctx->graph, n, 1);
   const int wide = wv != NULL && wv->constant != NULL && wv->constant->rank >= 3 &&
                    wv->constant->dims[0] / p->group >= 4 && wv->constant->dims[0] % p->group == 0;
+  if (!transpose && !wide && ctx->backend != Q8RT_BACKEND_REFERENCE) {
+    p->dw = 1; /* taken at run time when the group is depthwise */
+  }
   if (!transpose && wide && ctx->backend != Q8RT_BACKEND_REFERENCE) {
     static const struct {
       uint32_t isa;
@@ -321,6 +325,56 @@ static void fc_task(void *arg, size_t task) {
   atomic_store_explicit(&j->busy[slot], 0, memory_order_release);
 }
 
+/* Depthwise (one input and one output channel per group): per plane and output row, each tap
+ * adds x * w over the output columns it reaches, taps in row-major order from 0.0f, then the
+ * bias: per output the same multiplies and adds in the same order as the loop below, so the same
+ * bits, with the column loop contiguous for the compiler. */
+typedef struct fdw_job {
+  const fconv_geom *g;
+  const float *x, *w, *bias;
+  float *y;
+} fdw_job;
+
+static void fdw_plane(void *arg, size_t task) {
+  const fdw_job *j = arg;
+  const fconv_geom *g = j->g;
+  const int64_t m = (int64_t)task % g->M, nb = (int64_t)task / g->M;
+  const int64_t in_plane = g->in[0] * g->in[1] * g->in[2], ktaps = g->k[0] * g->k[1] * g->k[2];
+  const float *xc = j->x + (nb * g->C + m) * in_plane, *wm = j->w + m * ktaps;
+  float *y = j->y + (nb * g->M + m) * g->out[0] * g->out[1] * g->out[2];
+  const int64_t O2 = g->out[2];
+  for (int64_t o0 = 0; o0 < g->out[0]; o0++) {
+    for (int64_t o1 = 0; o1 < g->out[1]; o1++, y += O2) {
+      for (int64_t o2 = 0; o2 < O2; o2++) y[o2] = 0.0f;
+      for (int64_t t0 = 0; t0 < g->k[0]; t0++) {
+        const int64_t i0 = o0 * g->s[0] - g->pb[0] + t0 * g->d[0];
+        if (i0 < 0 || i0 >= g->in[0]) continue;
+        for (int64_t t1 = 0; t1 < g->k[1]; t1++) {
+          const int64_t i1 = o1 * g->s[1] - g->pb[1] + t1 * g->d[1];
+          if (i1 < 0 || i1 >= g->in[1]) continue;
+          const float *row = xc + (i0 * g->in[1] + i1) * g->in[2];
+          for (int64_t t2 = 0; t2 < g->k[2]; t2++) {
+            const float wv = wm[(t0 * g->k[1] + t1) * g->k[2] + t2];
+            const int64_t off = t2 * g->d[2] - g->pb[2], s2 = g->s[2]; /* i2 = o2 * s2 + off */
+            int64_t lo = off >= 0 ? 0 : (-off + s2 - 1) / s2;
+            int64_t hi = g->in[2] - off <= 0 ? 0 : (g->in[2] - off + s2 - 1) / s2;
+            if (hi > O2) hi = O2;
+            if (s2 == 1) {
+              for (int64_t o2 = lo; o2 < hi; o2++) y[o2] += row[o2 + off] * wv;
+            } else {
+              for (int64_t o2 = lo; o2 < hi; o2++) y[o2] += row[o2 * s2 + off] * wv;
+            }
+          }
+        }
+      }
+      if (j->bias != NULL) {
+        const float b = j->bias[m];
+        for (int64_t o2 = 0; o2 < O2; o2++) y[o2] += b;
+      }
+    }
+  }
+}
+
 static void conv_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                      const op_exec_ctx *ctx) {
   const fconv_params *p = params;
@@ -340,6 +394,11 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
     j.slot_floats = fc_slot_floats(p, g);
     for (size_t i = 0; i < j.slots; i++) atomic_init(&j.busy[i], 0);
     q8rt_parallel_for(ctx->pool, (size_t)g->N * (size_t)g->group * j.tiles, fc_task, &j);
+    return;
+  }
+  if (p->dw && g->group == g->C && g->M == g->C) {
+    fdw_job j = {g, in[0].data, in[1].data, g->has_bias ? in[2].data : NULL, out[0].data};
+    q8rt_parallel_for(ctx->pool, (size_t)(g->N * g->M), fdw_plane, &j);
     return;
   }
   const float *x = in[0].data, *w = in[1].data, *bias = g->has_bias ? in[2].data : NULL;

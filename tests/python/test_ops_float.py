@@ -450,6 +450,9 @@ FCONV_CASES = [
     ((2, 8, 12, 13), (12, 4, 3, 3), {"group": 2, "pads": [0, 1, 2, 1], "dilations": [2, 1]}, True),
     ((1, 16, 20, 20), (40, 16, 1, 1), {}, False),
     ((1, 6, 50), (10, 6, 5), {"strides": [3], "auto_pad": "SAME_UPPER"}, True),
+    # depthwise: planes with the reference loop's operation order (same bytes as --backend reference)
+    ((2, 6, 15, 17), (6, 1, 3, 3), {"group": 6, "strides": [2, 1], "pads": [1, 2, 1, 0]}, True),
+    ((1, 5, 9, 40), (5, 1, 5, 5), {"group": 5, "strides": [1, 2], "pads": [2, 2, 2, 2], "dilations": [1, 2]}, False),
 ]
 
 
@@ -482,6 +485,9 @@ def test_float_conv_gemm_route(case, tmp_path):
         outs.append(res.output("y"))
         np.testing.assert_allclose(outs[-1], want, rtol=1e-4, atol=1e-4)
     import platform
-    if platform.machine() == "x86_64":  # an AVX2 or AVX-512 f32 GEMM variant is picked on this suite's machines
+    depthwise = attrs.get("group", 1) == wshape[0] == xshape[1]
+    if platform.machine() == "x86_64" and not depthwise:  # AVX2 or AVX-512 on this suite's machines
         assert "f32_gemm_ukernel" in explain, explain
     h.assert_same_bytes(outs[1], outs[0], "Conv --threads 3")
+    if depthwise:
+        h.assert_same_bytes(outs[2], outs[0], "depthwise Conv vs --backend reference")
