@@ -14,7 +14,7 @@
 #include "qlinear_common.h"
 
 typedef struct dql_params {
-  int avx2;
+  q8rt_f32_qint_vcvt_ukernel_fn q; /* .qu8: QuantizeLinear's uint8 kernel */
 } dql_params;
 
 typedef struct dql_geom {
@@ -28,14 +28,10 @@ static q8rt_status dql_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err)
   }
   dql_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
   if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
-  p->avx2 = 0;
-  ctx->kernel = "f32_qu8_vcvt_ukernel__scalar";
-#if defined(__x86_64__) || defined(_M_X64)
-  if ((ctx->isa & Q8RT_ISA_AVX2) && ctx->backend != Q8RT_BACKEND_REFERENCE) {
-    p->avx2 = 1;
-    ctx->kernel = "f32_qu8_vcvt_ukernel__avx2";
-  }
-#endif
+  const char *name = NULL;
+  p->q = op_quantize_kernel(Q8RT_DTYPE_UINT8, ctx->isa, ctx->backend, &name);
+  if (name == NULL) return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': no uint8 kernel", n->op_type, n->name);
+  ctx->kernel = name + 5; /* drop the "q8rt_" prefix */
   ctx->reason = "ONNX Runtime's min/max parameters, MLAS quantization (QuantizeLinear's kernel)";
   *out = p;
   return Q8RT_OK;
@@ -72,16 +68,7 @@ static void dql_run(const void *params, const void *geom, const op_tensor *in, o
   qk_dynamic_u8_params(x, total, &scale, &zp);
   uint8_t *y = out[0].data;
   const q8rt_f32_qint_vcvt_params kp = {scale, zp, (float)(0 - zp), (float)(255 - zp)};
-#if defined(__x86_64__) || defined(_M_X64)
-  if (p->avx2) {
-    q8rt_f32_qu8_vcvt_ukernel__avx2(total, x, y, &kp);
-  } else {
-    q8rt_f32_qu8_vcvt_ukernel__scalar(total, x, y, &kp);
-  }
-#else
-  (void)p;
-  q8rt_f32_qu8_vcvt_ukernel__scalar(total, x, y, &kp);
-#endif
+  p->q.qu8(total, x, y, &kp);
   if (out[1].data != NULL) *(float *)out[1].data = scale;
   if (out[2].data != NULL) *(uint8_t *)out[2].data = (uint8_t)zp;
 }

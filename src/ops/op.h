@@ -108,6 +108,10 @@ q8rt_x8_lut_ukernel_fn op_lookup_table_kernel(q8rt_backend backend, uint32_t isa
 void op_lookup_table_apply(q8rt_x8_lut_ukernel_fn fn, const uint8_t *table, size_t channels, size_t outer, size_t inner,
                            const uint8_t *x, uint8_t *y);
 
+/* QuantizeLinear's kernel for quantized type `qtype` (the first usable line of f32-qint-vcvt.inc;
+ * *name: its symbol, NULL when the list has none for the type). */
+q8rt_f32_qint_vcvt_ukernel_fn op_quantize_kernel(int32_t qtype, uint32_t isa, q8rt_backend backend, const char **name);
+
 /* The op that runs `node` at its opset, or NULL. */
 const op_def *op_find(const ir_node *node);
 /* The i-th registered op, NULL past the last (the structure-aware fuzzer draws op types here). */

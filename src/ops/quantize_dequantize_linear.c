@@ -63,6 +63,17 @@ static bool is_q_output_type(int32_t t) {
   return t == Q8RT_DTYPE_UINT8 || t == Q8RT_DTYPE_INT8 || t == Q8RT_DTYPE_UINT16 || t == Q8RT_DTYPE_INT16;
 }
 
+q8rt_f32_qint_vcvt_ukernel_fn op_quantize_kernel(int32_t qtype, uint32_t isa, q8rt_backend backend, const char **name) {
+  for (size_t i = 0; i < sizeof(g_quantize) / sizeof(g_quantize[0]); i++) {
+    if (g_quantize[i].qtype == qtype && op_isa_usable(g_quantize[i].isa, isa, backend)) {
+      *name = g_quantize[i].name;
+      return g_quantize[i].fn;
+    }
+  }
+  *name = NULL;
+  return (q8rt_f32_qint_vcvt_ukernel_fn){.qu8 = NULL};
+}
+
 static q8rt_status qdq_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, int quantize) {
   const ir_graph *g = ctx->graph;
   const ir_node *n = ctx->node;
@@ -176,12 +187,7 @@ static q8rt_status qdq_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err,
   /* The first usable entry for the type: every type has a scalar twin at the end of its list. */
   const char *name = NULL;
   if (quantize) {
-    for (size_t i = 0; i < sizeof(g_quantize) / sizeof(g_quantize[0]) && name == NULL; i++) {
-      if (g_quantize[i].qtype == qtype && op_isa_usable(g_quantize[i].isa, ctx->isa, ctx->backend)) {
-        p->q_fn = g_quantize[i].fn;
-        name = g_quantize[i].name;
-      }
-    }
+    p->q_fn = op_quantize_kernel(qtype, ctx->isa, ctx->backend, &name);
   } else {
     for (size_t i = 0; i < sizeof(g_dequantize) / sizeof(g_dequantize[0]) && name == NULL; i++) {
       if (g_dequantize[i].qtype == qtype && op_isa_usable(g_dequantize[i].isa, ctx->isa, ctx->backend)) {
