@@ -45,7 +45,8 @@ typedef struct ci_params {
   enum ci_path path;
   gemm_i32 gemm; /* GEMM path: weights packed per group (conv_paths.h) */
   /* depthwise path */
-  int32_t *wdw; /* [M][taps] w - w_zp */
+  int32_t *wdw;                           /* [M][taps] w - w_zp */
+  q8rt_x8_transpose_ukernel_fn transpose; /* pointwise im2col: [C/g][pixels] -> [pixels][C/g] */
   q8rt_qu8_vmacc_i32_ukernel_fn vmacc;
 } ci_params;
 
@@ -99,6 +100,11 @@ static q8rt_status ci_prepare_fast(op_prepare_ctx *ctx, ci_params *p, q8rt_error
                                     ctx->isa, ctx->pool, &p->gemm, err);
   if (st != Q8RT_OK || p->gemm.fn == NULL) return st;
   p->path = CI_PATH_GEMM;
+  p->transpose = q8rt_x8_transpose_ukernel__scalar;
+#define Q8RT_X8_TRANSPOSE_UKERNEL(tisa, fn) \
+  if (p->transpose == q8rt_x8_transpose_ukernel__scalar && (ctx->isa & (tisa))) p->transpose = fn;
+#include "x8-transpose/x8-transpose.inc"
+#undef Q8RT_X8_TRANSPOSE_UKERNEL
   ctx->kernel = p->gemm.kernel;
   ctx->reason = p->gemm.need_rowsum ? "im2col tiles (NCHW) + int32 GEMM; weight zero points corrected with row sums"
                                     : "im2col tiles (NCHW) + int32 GEMM; zero point folded after the GEMM";
@@ -297,10 +303,7 @@ static void ci_gemm_task(void *context, size_t task) {
   const size_t K = p->gemm.k;
   if (KH == 1 && KW == 1 && sh == 1 && sw == 1 && pt == 0 && pl == 0 && gm->out[0] == gm->in[0] && OW == W) {
     /* pointwise: row r is the pixel's channels, read plane by plane */
-    for (size_t ch = 0; ch < cg; ch++) {
-      const uint8_t *src = xb + ch * H * W + p0;
-      for (size_t r = 0; r < rows; r++) a[r * p->gemm.a_stride + ch] = src[r];
-    }
+    p->transpose(cg, rows, xb + p0, H * W, a, p->gemm.a_stride);
   } else {
     for (size_t r = 0; r < rows; r++) {
       const size_t oy = (p0 + r) / OW, ox = (p0 + r) % OW;

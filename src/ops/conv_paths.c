@@ -19,6 +19,7 @@
 #include "op_util.h"
 #include "q8rt-isa.h"
 #include "qu8-qc8w-gemm/qu8-qc8w-gemm.h"
+#include "x8-rsum/x8-rsum.h"
 
 typedef struct gemm_variant {
   uint32_t isa;
@@ -517,6 +518,11 @@ q8rt_status gemm_i32_prepare(size_t groups, size_t n, size_t k, const void *w, q
   }
   out->packed = packed;
   out->fn = v->fn;
+  out->rsum = q8rt_x8_rsum_ukernel__scalar;
+#define Q8RT_X8_RSUM_UKERNEL(risa, rs, cs) \
+  if (out->rsum == q8rt_x8_rsum_ukernel__scalar && (allowed & (risa))) out->rsum = rs;
+#include "x8-rsum/x8-rsum.inc"
+#undef Q8RT_X8_RSUM_UKERNEL
   out->kernel = v->name + 5; /* drop the "q8rt_" prefix */
   out->mr = v->mr;
   out->nr = v->nr;
@@ -543,10 +549,8 @@ void gemm_i32_rows(const gemm_i32 *g, size_t group, const uint8_t *a, size_t a_s
 
 void gemm_i32_row_sums(const gemm_i32 *g, const uint8_t *a, size_t a_stride, size_t rows, uint8_t x_xor,
                        uint32_t x_zp_u8, uint32_t *rs) {
-  for (size_t r = 0; r < rows; r++) {
-    uint32_t s = 0;
-    const uint8_t *ar = a + r * a_stride;
-    for (size_t i = 0; i < g->k; i++) s += (uint32_t)(ar[i] ^ x_xor);
-    rs[r] = s - (uint32_t)g->k * x_zp_u8;
-  }
+  /* x8-rsum sums the bytes as their type (int8 when x_xor is set): + 128 per byte is the uint8 domain */
+  g->rsum(rows, g->k, a, a_stride, x_xor != 0, (int32_t *)rs);
+  const uint32_t adj = (x_xor ? 128u * (uint32_t)g->k : 0u) - (uint32_t)g->k * x_zp_u8;
+  for (size_t r = 0; r < rows; r++) rs[r] += adj;
 }

@@ -82,6 +82,7 @@ typedef struct gemm_i32 {
   const uint8_t *packed;
   uint32_t *wsum, *d; /* [groups * n] */
   int need_rowsum;
+  void (*rsum)(size_t rows, size_t n, const uint8_t *x, size_t stride, int is_signed, int32_t *out); /* x8-rsum */
 } gemm_i32;
 
 /* w[g*n + j][k] at w + (g*n + j) * w_sn + k * w_sk; w_zp[groups * n]. Leaves fn NULL (and
