@@ -305,22 +305,23 @@ static void ci_gemm_task(void *context, size_t task) {
     /* pointwise: row r is the pixel's channels, read plane by plane */
     p->transpose(cg, rows, xb + p0, H * W, a, p->gemm.a_stride);
   } else {
-    for (size_t r = 0; r < rows; r++) {
-      const size_t oy = (p0 + r) / OW, ox = (p0 + r) % OW;
-      uint8_t *dst = a + r * p->gemm.a_stride;
-      for (size_t ch = 0; ch < cg; ch++) {
-        const uint8_t *plane = xb + ch * H * W;
-        for (size_t ky = 0; ky < KH; ky++) {
-          const size_t iy_p = oy * sh + ky * dh;
-          if (iy_p < pt || iy_p - pt >= H) {
-            memset(dst, c->xz_raw, KW);
-            dst += KW;
-            continue;
-          }
-          const uint8_t *row = plane + (iy_p - pt) * W;
-          for (size_t kx = 0; kx < KW; kx++) {
-            const size_t ix_p = ox * sw + kx * dw;
-            *dst++ = ix_p >= pl && ix_p - pl < W ? row[ix_p - pl] : c->xz_raw;
+    /* k outer, rows inner: each (c, ky, kx) reads its plane along the tile's pixels (mostly
+     * consecutive bytes) instead of every row hopping across all the planes */
+    size_t k = 0;
+    for (size_t ch = 0; ch < cg; ch++) {
+      const uint8_t *plane = xb + ch * H * W;
+      for (size_t ky = 0; ky < KH; ky++) {
+        for (size_t kx = 0; kx < KW; kx++, k++) {
+          uint8_t *dst = a + k;
+          size_t oy = p0 / OW, ox = p0 % OW;
+          for (size_t r = 0; r < rows; r++, dst += p->gemm.a_stride) {
+            const size_t iy_p = oy * sh + ky * dh, ix_p = ox * sw + kx * dw;
+            *dst = iy_p >= pt && iy_p - pt < H && ix_p >= pl && ix_p - pl < W ? plane[(iy_p - pt) * W + (ix_p - pl)]
+                                                                              : c->xz_raw;
+            if (++ox == OW) {
+              ox = 0;
+              oy++;
+            }
           }
         }
       }
