@@ -313,15 +313,36 @@ static void ci_gemm_task(void *context, size_t task) {
       for (size_t ky = 0; ky < KH; ky++) {
         for (size_t kx = 0; kx < KW; kx++, k++) {
           uint8_t *dst = a + k;
+          const size_t as = p->gemm.a_stride;
           size_t oy = p0 / OW, ox = p0 % OW;
-          for (size_t r = 0; r < rows; r++, dst += p->gemm.a_stride) {
-            const size_t iy_p = oy * sh + ky * dh, ix_p = ox * sw + kx * dw;
-            *dst = iy_p >= pt && iy_p - pt < H && ix_p >= pl && ix_p - pl < W ? plane[(iy_p - pt) * W + (ix_p - pl)]
-                                                                              : c->xz_raw;
-            if (++ox == OW) {
-              ox = 0;
-              oy++;
+          /* segments of one output row: one bounds check per segment, then a strided copy */
+          for (size_t r = 0; r < rows;) {
+            const size_t seg = OW - ox < rows - r ? OW - ox : rows - r;
+            const size_t iy_p = oy * sh + ky * dh;
+            size_t lo = seg, hi = seg; /* columns [lo, hi) of the segment read the plane */
+            if (iy_p >= pt && iy_p - pt < H) {
+              const int64_t off = (int64_t)(kx * dw) - (int64_t)pl; /* ix = (ox + j) * sw + off */
+              const int64_t base = (int64_t)(ox * sw) + off;
+              int64_t l = base >= 0 ? 0 : (-base + (int64_t)sw - 1) / (int64_t)sw;
+              int64_t h = (int64_t)W - base <= 0 ? 0 : ((int64_t)W - base + (int64_t)sw - 1) / (int64_t)sw;
+              if (h > (int64_t)seg) h = (int64_t)seg;
+              if (l < h) {
+                lo = (size_t)l;
+                hi = (size_t)h;
+              }
             }
+            for (size_t j = 0; j < lo; j++) dst[j * as] = c->xz_raw;
+            if (lo < hi) {
+              /* from column lo on: never a pointer before the row */
+              const uint8_t *src =
+                  plane + (iy_p - pt) * W + (size_t)((int64_t)((ox + lo) * sw) + (int64_t)(kx * dw) - (int64_t)pl);
+              for (size_t j = lo; j < hi; j++) dst[j * as] = src[(j - lo) * sw];
+            }
+            for (size_t j = hi; j < seg; j++) dst[j * as] = c->xz_raw;
+            dst += seg * as;
+            r += seg;
+            ox = 0;
+            oy++;
           }
         }
       }
