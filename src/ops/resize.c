@@ -246,7 +246,13 @@ static q8rt_status resize_infer_nchw(const void *params, const ir_node *n, const
       if (x->dims[d] < 0) {
         out->dims[d] = -1;
       } else if (p->scales != NULL) {
-        out->dims[d] = (int64_t)(scale[d] * (float)x->dims[d]);
+        const float want = scale[d] * (float)x->dims[d];
+        /* checked before the conversion: a float out of int64's range converts to nothing defined */
+        if (!(want < (float)Q8RT_MAX_ELEMENTS)) {
+          return q8rt_fail(err, Q8RT_ERROR_SHAPE, "Resize node '%s': output axis %d is too large (scale %g)", n->name,
+                           d, (double)scale[d]);
+        }
+        out->dims[d] = (int64_t)want;
       } else {
         out->dims[d] = p->policy == POL_STRETCH ? size[d] : -1;
       }
@@ -256,6 +262,10 @@ static q8rt_status resize_infer_nchw(const void *params, const ir_node *n, const
   if (p->scales != NULL) {
     for (int d = 0; d < r; d++) {
       const float want = scale[d] * (float)x->dims[d];
+      if (!(want < (float)Q8RT_MAX_ELEMENTS)) {
+        return q8rt_fail(err, Q8RT_ERROR_SHAPE, "Resize node '%s': output axis %d is too large (scale %g)", n->name, d,
+                         (double)scale[d]);
+      }
       size[d] = (int64_t)want;
       if (p->ctm == CTM_ALIGN && (float)size[d] != want) {
         return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
