@@ -159,13 +159,22 @@ static q8rt_status fconv_infer(const void *params, const ir_node *n, const op_sh
                        "Conv node '%s': %lld output channels are not divisible by group %lld", n->name, (long long)M,
                        (long long)G);
     }
-    if (C >= 0 && w->dims[1] >= 0 && C != w->dims[1] * G) {
+    int64_t wc = -1; /* input channels the weights expect; a product past int64 matches no input */
+    if (w->dims[1] >= 0 && __builtin_mul_overflow(w->dims[1], G, &wc)) {
+      return q8rt_fail(err, Q8RT_ERROR_SHAPE, "Conv node '%s': weights' %lld channels times group %lld overflow",
+                       n->name, (long long)w->dims[1], (long long)G);
+    }
+    if (C >= 0 && wc >= 0 && C != wc) {
       return q8rt_fail(err, Q8RT_ERROR_SHAPE,
                        "Conv node '%s': input has %lld channels, weights expect %lld (group %lld)", n->name,
-                       (long long)C, (long long)(w->dims[1] * G), (long long)G);
+                       (long long)C, (long long)wc, (long long)G);
     }
   } else {
-    if (w->dims[1] >= 0) M = w->dims[1] * G;
+    if (w->dims[1] >= 0 && __builtin_mul_overflow(w->dims[1], G, &M)) {
+      return q8rt_fail(err, Q8RT_ERROR_SHAPE,
+                       "ConvTranspose node '%s': weights' %lld output channels times group %lld overflow", n->name,
+                       (long long)w->dims[1], (long long)G);
+    }
     if (C >= 0 && w->dims[0] >= 0 && C != w->dims[0]) {
       return q8rt_fail(err, Q8RT_ERROR_SHAPE, "ConvTranspose node '%s': input has %lld channels, weights expect %lld",
                        n->name, (long long)C, (long long)w->dims[0]);

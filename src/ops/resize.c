@@ -295,7 +295,12 @@ static q8rt_status resize_infer_nchw(const void *params, const ir_node *n, const
       for (int d = 0; d < r; d++) {
         if (!given[d]) continue;
         scale[d] = s;
-        size[d] = (int64_t)roundf(s * (float)x->dims[d]);
+        const float want = roundf(s * (float)x->dims[d]);
+        if (!(want < (float)Q8RT_MAX_ELEMENTS)) {
+          return q8rt_fail(err, Q8RT_ERROR_SHAPE, "Resize node '%s': output axis %d is too large (scale %g)", n->name,
+                           d, (double)s);
+        }
+        size[d] = (int64_t)want;
       }
     }
     for (int d = 0; d < r; d++) {

@@ -70,7 +70,11 @@ fi
 NICE=()
 [ "${FUZZ_NICE:-0}" = 1 ] && NICE=(nice -n 19)
 # -malloc_limit_mb: one allocation above it is a finding (the budgets must stop it first)
-if ! "${NICE[@]}" "$BIN" "$CORPUS" -max_total_time="$SECONDS_TO_RUN" -timeout=20 -rss_limit_mb=4096 \
+# FUZZ_SEED (make test sets 1): the same mutation sequence on every run, so a finding in the brief
+# run of `make test` reproduces; unset (make fuzz), libFuzzer picks a new seed each time.
+SEED=()
+[ -n "${FUZZ_SEED:-}" ] && SEED=(-seed="$FUZZ_SEED")
+if ! "${NICE[@]}" "$BIN" "$CORPUS" "${SEED[@]}" -max_total_time="$SECONDS_TO_RUN" -timeout=20 -rss_limit_mb=4096 \
       -malloc_limit_mb=1024 -max_len=65536 -artifact_prefix="$CRASHES/" -print_final_stats=1 \
       >"$WORK/fuzz-$TARGET.log" 2>&1; then
   tail -60 "$WORK/fuzz-$TARGET.log"
