@@ -285,10 +285,15 @@ build/fuzz/fuzz-%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_util.h fuzz-lib
 	clang $(BASEFLAGS) $(WARN) $(CPPFLAGS_Q) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	  -o $@ $< build/fuzz/libq8rt.a $(LDLIBS_Q)
 
+# FUZZ_FIXED=1 (make test): a fixed number of inputs per target from a fresh corpus, seed 1, instead
+# of a time limit — the same inputs on every machine, so CI cannot go further than the run here.
+FUZZ_RUNS_LOAD ?= 400000
+FUZZ_RUNS_RUN ?= 8000
+FUZZ_RUNS_STRUCT ?= 120000
 fuzz: $(FUZZ_BINS) $(VENV_PY)
-	FUZZ_NICE=$(FUZZ_NICE) FUZZ_SEED=$(FUZZ_SEED) bash tests/fuzz/run-fuzz.sh load build/fuzz/fuzz-load $(FUZZ_SECONDS)
-	FUZZ_NICE=$(FUZZ_NICE) FUZZ_SEED=$(FUZZ_SEED) bash tests/fuzz/run-fuzz.sh run build/fuzz/fuzz-run $(FUZZ_SECONDS_RUN)
-	FUZZ_NICE=$(FUZZ_NICE) FUZZ_SEED=$(FUZZ_SEED) bash tests/fuzz/run-fuzz.sh struct build/fuzz/fuzz-struct $(FUZZ_SECONDS_STRUCT)
+	FUZZ_NICE=$(FUZZ_NICE) FUZZ_SEED=$(FUZZ_SEED) $(if $(FUZZ_FIXED),FUZZ_RUNS=$(FUZZ_RUNS_LOAD)) bash tests/fuzz/run-fuzz.sh load build/fuzz/fuzz-load $(FUZZ_SECONDS)
+	FUZZ_NICE=$(FUZZ_NICE) FUZZ_SEED=$(FUZZ_SEED) $(if $(FUZZ_FIXED),FUZZ_RUNS=$(FUZZ_RUNS_RUN)) bash tests/fuzz/run-fuzz.sh run build/fuzz/fuzz-run $(FUZZ_SECONDS_RUN)
+	FUZZ_NICE=$(FUZZ_NICE) FUZZ_SEED=$(FUZZ_SEED) $(if $(FUZZ_FIXED),FUZZ_RUNS=$(FUZZ_RUNS_STRUCT)) bash tests/fuzz/run-fuzz.sh struct build/fuzz/fuzz-struct $(FUZZ_SECONDS_STRUCT)
 
 # aarch64 under emulation, from an x86-64 host: cross-build into build/aarch64, run the unit and
 # kernel tests under qemu-aarch64 as a Cortex-A53 (NEON), a Cortex-A76 (dot product) and `max`
@@ -313,7 +318,7 @@ test: all $(VENV_PY)
 	$(MAKE) test-python
 	$(MAKE) test-san
 	$(MAKE) test-tsan
-	$(MAKE) fuzz FUZZ_SEED=1
+	$(MAKE) fuzz FUZZ_SEED=1 FUZZ_FIXED=1
 ifeq ($(HOST_ARCH)$(CROSS_BUILD),x86_64)
 	$(MAKE) test-aarch64
 endif

@@ -91,12 +91,6 @@ static q8rt_status cast_infer(const void *params, const ir_node *n, const op_sha
   return Q8RT_OK;
 }
 
-/* float -> integer as x86-64 cvttss2si */
-static inline int32_t f_to_i32(float v) { return (v > -2147483904.0f && v < 2147483648.0f) ? (int32_t)v : INT32_MIN; }
-static inline int64_t f_to_i64(float v) {
-  return (v >= -9223372036854775808.0f && v < 9223372036854775808.0f) ? (int64_t)v : INT64_MIN;
-}
-
 /* Load element i as int64 (integers) or float (float32). */
 static void cast_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                      const op_exec_ctx *ctx) {
@@ -128,12 +122,12 @@ static void cast_run(const void *params, const void *geom, const op_tensor *in, 
     for (size_t i = 0; i < nel; i++) {
       const float v = xf[i];
       switch (to) {
-        case Q8RT_DTYPE_INT64: ((int64_t *)y)[i] = f_to_i64(v); break;
-        case Q8RT_DTYPE_INT32: ((int32_t *)y)[i] = f_to_i32(v); break;
-        case Q8RT_DTYPE_INT16: ((int16_t *)y)[i] = (int16_t)(uint16_t)(uint32_t)f_to_i32(v); break;
-        case Q8RT_DTYPE_UINT16: ((uint16_t *)y)[i] = (uint16_t)(uint32_t)f_to_i32(v); break;
-        case Q8RT_DTYPE_INT8: ((int8_t *)y)[i] = (int8_t)(uint8_t)(uint32_t)f_to_i32(v); break;
-        case Q8RT_DTYPE_UINT8: ((uint8_t *)y)[i] = (uint8_t)(uint32_t)f_to_i32(v); break;
+        case Q8RT_DTYPE_INT64: ((int64_t *)y)[i] = op_f64_to_i64(v); break;
+        case Q8RT_DTYPE_INT32: ((int32_t *)y)[i] = op_f64_to_i32(v); break;
+        case Q8RT_DTYPE_INT16: ((int16_t *)y)[i] = (int16_t)(uint16_t)(uint32_t)op_f64_to_i32(v); break;
+        case Q8RT_DTYPE_UINT16: ((uint16_t *)y)[i] = (uint16_t)(uint32_t)op_f64_to_i32(v); break;
+        case Q8RT_DTYPE_INT8: ((int8_t *)y)[i] = (int8_t)(uint8_t)(uint32_t)op_f64_to_i32(v); break;
+        case Q8RT_DTYPE_UINT8: ((uint8_t *)y)[i] = (uint8_t)(uint32_t)op_f64_to_i32(v); break;
         case Q8RT_DTYPE_BOOL: ((uint8_t *)y)[i] = v != 0.0f || isnan(v); break;
         default: break;
       }

@@ -152,15 +152,9 @@ DEF_INT(u16, uint16_t, uint32_t, 0)
 DEF_INT(i8, int8_t, uint32_t, 1)
 DEF_INT(u8, uint8_t, uint32_t, 0)
 
-/* Double -> integer as x86's cvttsd2si: truncation, out of range / NaN give INT_MIN. */
-static inline int64_t d_to_i64(double v) {
-  return (v >= -9223372036854775808.0 && v < 9223372036854775808.0) ? (int64_t)v : INT64_MIN;
-}
-static inline int32_t d_to_i32(double v) { return (v > -2147483649.0 && v < 2147483648.0) ? (int32_t)v : INT32_MIN; }
-
 DEF_BIN(pow_f32_f32, float, powf(x, w))
-DEF_BIN(pow_i64_i64, int64_t, d_to_i64(pow((double)x, (double)w)))
-DEF_BIN(pow_i32_i32, int32_t, d_to_i32(pow((double)x, (double)w)))
+DEF_BIN(pow_i64_i64, int64_t, op_f64_to_i64(pow((double)x, (double)w)))
+DEF_BIN(pow_i32_i32, int32_t, op_f64_to_i32(pow((double)x, (double)w)))
 
 #define DEF_POW_MIXED(NAME, TA, TB, CONV)                                                     \
   static void NAME(size_t n, const void *a, size_t sa, const void *b, size_t sb, void *y) {   \
@@ -172,10 +166,10 @@ DEF_BIN(pow_i32_i32, int32_t, d_to_i32(pow((double)x, (double)w)))
 #define F32_CONV(v) ((float)(v))
 DEF_POW_MIXED(pow_f32_i64, float, int64_t, F32_CONV)
 DEF_POW_MIXED(pow_f32_i32, float, int32_t, F32_CONV)
-DEF_POW_MIXED(pow_i64_f32, int64_t, float, d_to_i64)
-DEF_POW_MIXED(pow_i64_i32, int64_t, int32_t, d_to_i64)
-DEF_POW_MIXED(pow_i32_f32, int32_t, float, d_to_i32)
-DEF_POW_MIXED(pow_i32_i64, int32_t, int64_t, d_to_i32)
+DEF_POW_MIXED(pow_i64_f32, int64_t, float, op_f64_to_i64)
+DEF_POW_MIXED(pow_i64_i32, int64_t, int32_t, op_f64_to_i64)
+DEF_POW_MIXED(pow_i32_f32, int32_t, float, op_f64_to_i32)
+DEF_POW_MIXED(pow_i32_i64, int32_t, int64_t, op_f64_to_i32)
 
 /* x^2 and x^3 for a scalar exponent (ORT's shortcut), in the base type */
 static void sq_f32(size_t n, const void *a, size_t sa, void *y) {

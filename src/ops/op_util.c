@@ -100,7 +100,7 @@ double op_load_f64(const void *data, q8rt_dtype dtype, size_t i) {
 
 int64_t op_load_i64(const void *data, q8rt_dtype dtype, size_t i) {
   switch (dtype) {
-    case Q8RT_DTYPE_FLOAT32: return (int64_t)((const float *)data)[i];
+    case Q8RT_DTYPE_FLOAT32: return op_f64_to_i64(((const float *)data)[i]);
     case Q8RT_DTYPE_UINT8: return ((const uint8_t *)data)[i];
     case Q8RT_DTYPE_INT8: return ((const int8_t *)data)[i];
     case Q8RT_DTYPE_UINT16: return ((const uint16_t *)data)[i];

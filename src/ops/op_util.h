@@ -65,6 +65,16 @@ void op_bcast_run(const op_bcast_geom *g, op_bcast_row_fn row, const void *ctx, 
                   const size_t *esize, void *dst, size_t esy);
 
 /* Normalize an axis in [-rank, rank) to [0, rank); false if out of range. */
+/* Double -> integer as x86-64's cvttsd2si (and ORT on x86): truncation; NaN and out of range give
+   INT_MIN. Every float -> integer conversion of model-supplied values goes through these: a plain
+   C cast of an out-of-range value is undefined behaviour. Floats convert exactly to double. */
+static inline int64_t op_f64_to_i64(double v) {
+  return (v >= -9223372036854775808.0 && v < 9223372036854775808.0) ? (int64_t)v : INT64_MIN;
+}
+static inline int32_t op_f64_to_i32(double v) {
+  return (v > -2147483649.0 && v < 2147483648.0) ? (int32_t)v : INT32_MIN;
+}
+
 static inline bool op_normalize_axis(int64_t axis, int rank, int64_t *out) {
   if (axis < -rank || axis >= rank) return false;
   *out = axis < 0 ? axis + rank : axis;

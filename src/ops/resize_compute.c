@@ -25,6 +25,10 @@ static float original_coordinate(enum rs_ctm ctm, float x, float scale, float le
 }
 
 static int64_t nearest_pixel(enum rs_nearest m, float x, int down) {
+  /* The caller clamps the index to the axis; clamp the coordinate first so that a NaN or huge
+     coordinate (scales, roi from the model) never reaches a float -> int64 conversion. */
+  if (!(x > -1e18f)) x = -1e18f;
+  if (x > 1e18f) x = 1e18f;
   switch (m) {
     case NM_SIMPLE: return down ? (int64_t)ceilf(x) : (int64_t)x;
     case NM_ROUND_CEIL: return (int64_t)roundf(x);

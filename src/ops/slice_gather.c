@@ -122,6 +122,10 @@ static q8rt_status slice_infer(const void *params, const ir_node *n, const op_sh
     }
     start[a] = s;
     out->dims[a] = cnt;
+    /* A step is only ever multiplied into a stride when two or more elements are taken, and then
+       |step| < dim, so the stride stays within the element count; a huge step taking one
+       element must not reach that product (int64 overflow). */
+    if (cnt <= 1) step[a] = 1;
   }
   if (!concrete || geom == NULL) return Q8RT_OK;
   int64_t total;

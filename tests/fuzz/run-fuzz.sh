@@ -14,6 +14,13 @@ SECONDS_TO_RUN=${3:-60}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 WORK=$ROOT/build/fuzz
 CORPUS=$WORK/corpus-$TARGET
+# FUZZ_RUNS=N (make test): a fixed number of inputs from a fresh corpus with a fixed seed instead
+# of a time limit, so the brief run does the same work on every machine — a finding there
+# reproduces here, and a faster CI machine does not go further than the run that passed here.
+if [ -n "${FUZZ_RUNS:-}" ]; then
+  CORPUS=$WORK/corpus-$TARGET-fixed
+  rm -rf "$CORPUS"
+fi
 CRASHES=$WORK/crashes-$TARGET
 mkdir -p "$CORPUS" "$CRASHES"
 PY=$ROOT/build/venv/bin/python
@@ -74,7 +81,9 @@ NICE=()
 # run of `make test` reproduces; unset (make fuzz), libFuzzer picks a new seed each time.
 SEED=()
 [ -n "${FUZZ_SEED:-}" ] && SEED=(-seed="$FUZZ_SEED")
-if ! "${NICE[@]}" "$BIN" "$CORPUS" "${SEED[@]}" -max_total_time="$SECONDS_TO_RUN" -timeout=20 -rss_limit_mb=4096 \
+LIMIT=(-max_total_time="$SECONDS_TO_RUN")
+[ -n "${FUZZ_RUNS:-}" ] && LIMIT=(-runs="$FUZZ_RUNS")
+if ! "${NICE[@]}" "$BIN" "$CORPUS" "${SEED[@]}" "${LIMIT[@]}" -reload=0 -timeout=20 -rss_limit_mb=4096 \
       -malloc_limit_mb=1024 -max_len=65536 -artifact_prefix="$CRASHES/" -print_final_stats=1 \
       >"$WORK/fuzz-$TARGET.log" 2>&1; then
   tail -60 "$WORK/fuzz-$TARGET.log"
@@ -82,4 +91,5 @@ if ! "${NICE[@]}" "$BIN" "$CORPUS" "${SEED[@]}" -max_total_time="$SECONDS_TO_RUN
   exit 1
 fi
 grep -E "stat::number_of_executed_units|stat::new_units_added" "$WORK/fuzz-$TARGET.log" | sed "s/^/fuzz-$TARGET: /"
-echo "fuzz-$TARGET: no crash in ${SECONDS_TO_RUN}s"
+if [ -n "${FUZZ_RUNS:-}" ]; then echo "fuzz-$TARGET: no crash in $FUZZ_RUNS inputs (seed ${FUZZ_SEED:-random})"
+else echo "fuzz-$TARGET: no crash in ${SECONDS_TO_RUN}s"; fi
