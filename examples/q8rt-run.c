@@ -3,7 +3,7 @@
  *
  *   q8rt-run MODEL.onnx [--input NAME=PATH]... [--output-dir DIR] [--threads N]
  *            [--backend auto|reference|avx2|avx512|neon|xnnpack] [--repeat N] [--explain] [--profile]
- *            [--no-tables] [--metadata]
+ *            [--no-tables] [--metadata] [--max-memory MIB]
  *
  * Inputs come from .npy or .pb (ONNX TensorProto) files; inputs not given get deterministic
  * pseudo-random data. Outputs are written as DIR/<name>.npy or summarized on stdout.
@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "npy.h"
 #include "q8rt.h"
@@ -25,7 +26,7 @@
 static const char usage_text[] =
     "usage: q8rt-run MODEL.onnx [--input NAME=PATH]... [--output-dir DIR] [--threads N]\n"
     "                [--backend auto|reference|avx2|avx512|neon|xnnpack] [--repeat N] [--explain] [--profile]\n"
-    "                [--no-tables] [--metadata]\n"
+    "                [--no-tables] [--metadata] [--max-memory MIB]\n"
     "\n"
     "  --input NAME=PATH   feed input NAME from PATH (.npy, or .pb ONNX TensorProto); inputs not\n"
     "                      given get deterministic pseudo-random data (symbolic dimensions set to 1)\n"
@@ -38,6 +39,9 @@ static const char usage_text[] =
     "  --no-tables         run elementwise islands node by node, not as tables (same bytes; for checks)\n"
     "  --metadata          print the model's metadata_props, one 'metadata KEY bytes=N: VALUE' line each\n"
     "                      (at most the value's first 60 bytes, control characters as '.')\n"
+    "  --max-memory MIB    cap on the model's and the session's memory, each (default: the machine's\n"
+    "                      physical memory, so a model or shape that cannot fit fails with a message\n"
+    "                      instead of meeting the out-of-memory killer; 0: no cap)\n"
     "  --help              show this help\n";
 
 /* Exactly one line on stderr, whatever the message contains. */
@@ -80,6 +84,7 @@ typedef struct options {
   int metadata;
   int profile;
   int no_tables;
+  long max_memory_mib; /* -1: the default (physical memory) */
   int help;
 } options;
 
@@ -158,6 +163,7 @@ static int add_input_arg(options *o, const char *spec) {
 static int parse_args(int argc, char **argv, options *o) {
   memset(o, 0, sizeof(*o));
   o->backend = Q8RT_BACKEND_AUTO;
+  o->max_memory_mib = -1;
   int only_positional = 0;
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i];
@@ -194,7 +200,7 @@ static int parse_args(int argc, char **argv, options *o) {
       continue;
     }
     /* Options with a value: "--opt VALUE" or "--opt=VALUE". */
-    static const char *const valued[] = {"--input", "--output-dir", "--threads", "--backend", "--repeat"};
+    static const char *const valued[] = {"--input", "--output-dir", "--threads", "--backend", "--repeat", "--max-memory"};
     const char *opt = NULL, *value = NULL;
     for (size_t k = 0; k < sizeof(valued) / sizeof(valued[0]); k++) {
       size_t n = strlen(valued[k]);
@@ -229,6 +235,8 @@ static int parse_args(int argc, char **argv, options *o) {
       o->threads = (int)v;
     } else if (strcmp(opt, "--backend") == 0) {
       if (parse_backend(value, &o->backend) != 0) return -1;
+    } else if (strcmp(opt, "--max-memory") == 0) {
+      if (parse_long(opt, value, 0, (long)(SIZE_MAX >> 21), &o->max_memory_mib) != 0) return -1;
     } else { /* --repeat */
       if (parse_long(opt, value, 1, 1000000, &o->repeat) != 0) return -1;
     }
@@ -538,6 +546,14 @@ static void sanitize_name(const char *name, char *out, size_t size) {
   out[n] = '\0';
 }
 
+/* The cap for --max-memory: the option in MiB, else the machine's physical memory (0: unknown, no cap). */
+static size_t memory_cap(const options *o) {
+  if (o->max_memory_mib >= 0) return (size_t)o->max_memory_mib << 20;
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0 || (unsigned long)pages > SIZE_MAX / (unsigned long)page) return 0;
+  return (size_t)pages * (size_t)page;
+}
+
 static int run(const options *o) {
   runner r;
   memset(&r, 0, sizeof(r));
@@ -549,6 +565,7 @@ static int run(const options *o) {
   q8rt_model_options_init(&mopt);
   mopt.backend = o->backend;
   mopt.no_tables = o->no_tables;
+  mopt.max_memory_bytes = memory_cap(o);
   st = q8rt_model_load_file(o->model_path, &mopt, &r.model, &qerr);
   if (st != Q8RT_OK) {
     report_lib_error(NULL, st, &qerr);
@@ -593,6 +610,7 @@ static int run(const options *o) {
   q8rt_session_options_init(&sopt);
   sopt.threads = o->threads;
   sopt.profile = o->profile;
+  sopt.max_memory_bytes = memory_cap(o);
   st = q8rt_session_create(r.model, &sopt, &r.session, &qerr);
   if (st != Q8RT_OK) {
     report_lib_error(NULL, st, &qerr);

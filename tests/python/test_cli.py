@@ -183,14 +183,39 @@ def test_model_path_is_directory(tmp_path):
     ["MODEL", "--input"],
     ["MODEL", "--output-dir"],
     ["MODEL", "MODEL"],
+    ["MODEL", "--max-memory", "-5"],
+    ["MODEL", "--max-memory", "1e3"],
 ], ids=["no-args", "unknown-option", "negative-repeat", "repeat-not-int", "threads-not-int",
-        "input-without-equals", "input-without-value", "output-dir-without-value", "two-models"])
+        "input-without-equals", "input-without-value", "output-dir-without-value", "two-models",
+        "negative-max-memory", "max-memory-not-int"])
 def test_usage_errors(chain, tmp_path, args):
     import subprocess
     argv = [str(h.runner_path())] + [str(chain.model_path) if a == "MODEL" else a for a in args]
     p = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     res = h.RunResult(argv, p.returncode, p.stdout, p.stderr, None)
     h.assert_clean_error(res)
+
+
+def test_max_memory_caps_model_and_session(chain, tmp_path):
+    """--max-memory MIB caps the model's and the session's bytes: too small a cap is one error line
+    naming the limit; the default (physical memory) and 0 (no cap) run."""
+    import subprocess
+    base = [str(h.runner_path()), str(chain.model_path), "--input", f"x={chain.x_npy}"]
+    p = subprocess.run(base + ["--max-memory", "0"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    p = subprocess.run(base, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    # the chain's model is a few KiB, its session well under 1 MiB: a 1 MiB cap refuses a model
+    # padded with a 2 MiB initializer (the load counts every byte it holds)
+    import onnx
+    m = onnx.load(str(chain.model_path))
+    m.graph.initializer.append(onnx.numpy_helper.from_array(np.zeros(2 << 20, np.uint8), "padding"))
+    big = h.save_model(m, tmp_path / "padded.onnx")
+    p = subprocess.run([str(h.runner_path()), str(big), "--max-memory", "1"], capture_output=True, text=True,
+                       timeout=60)
+    res = h.RunResult([], p.returncode, p.stdout, p.stderr, None)
+    h.assert_clean_error(res)
+    assert "1048576" in p.stderr, p.stderr
 
 
 def test_metadata_lines(chain, tmp_path):
