@@ -200,7 +200,8 @@ static int parse_args(int argc, char **argv, options *o) {
       continue;
     }
     /* Options with a value: "--opt VALUE" or "--opt=VALUE". */
-    static const char *const valued[] = {"--input", "--output-dir", "--threads", "--backend", "--repeat", "--max-memory"};
+    static const char *const valued[] = {"--input",   "--output-dir", "--threads",
+                                         "--backend", "--repeat",     "--max-memory"};
     const char *opt = NULL, *value = NULL;
     for (size_t k = 0; k < sizeof(valued) / sizeof(valued[0]); k++) {
       size_t n = strlen(valued[k]);
