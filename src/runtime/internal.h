@@ -21,6 +21,7 @@ typedef struct session_step {
   int in_base, out_base; /* offsets into session->views */
   size_t workspace_offset, workspace_bytes;
   int bound; /* the op's bind hook ran (unbind due) */
+  int empty; /* every output has zero elements at the bound shapes: nothing to run */
   unsigned char geom[Q8RT_GEOM_BYTES] __attribute__((aligned(16)));
 } session_step;
 

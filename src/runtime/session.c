@@ -289,11 +289,23 @@ static q8rt_status bind_plan(q8rt_session *s, q8rt_error *err) {
       s->views[vi].shape = v >= 0 ? &s->shapes[v] : NULL;
     }
     s->steps[i].out_base = vi;
+    int outputs = 0, empty = 0;
     for (int k = 0; k < ps->n_outputs; k++, vi++) {
       const int v = ps->outputs[k];
       s->views[vi].data = v >= 0 ? value_data(s, v) : NULL;
       s->views[vi].shape = v >= 0 ? &s->shapes[v] : NULL;
+      if (v < 0) continue;
+      outputs++;
+      for (int d = 0; d < s->shapes[v].rank; d++) {
+        if (s->shapes[v].dims[d] == 0) {
+          empty++;
+          break;
+        }
+      }
     }
+    /* An op's loops over the other axes would still run (2^31 empty rows of a Concat whose inner
+       axis is 0, say): a step with nothing to write is skipped. */
+    s->steps[i].empty = outputs > 0 && empty == outputs;
   }
   const op_exec_ctx ctx = exec_ctx(s);
   for (int i = 0; i < m->plan.n_steps; i++) {
@@ -545,6 +557,10 @@ q8rt_status q8rt_session_run(q8rt_session *s, q8rt_error *error) {
   for (int i = 0; i < p->n_steps; i++) {
     const plan_step *ps = &p->steps[i];
     const session_step *ss = &s->steps[i];
+    if (ss->empty) {
+      if (s->profile) s->step_ms[i] = 0.0;
+      continue;
+    }
     const double t0 = s->profile ? now_ms() : 0.0;
     ps->op->run(ps->params, ss->geom, &s->views[ss->in_base], &s->views[ss->out_base], step_workspace(s, i), &ctx);
     if (s->profile) s->step_ms[i] = now_ms() - t0;
