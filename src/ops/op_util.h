@@ -36,6 +36,20 @@ void op_shape_nchw_of_nhwc(op_shape *s);
 /* The channels-last position of NCHW axis `axis` (normalized) for rank `rank` >= 3. */
 int op_axis_nhwc(int axis, int rank);
 
+/* One step of a row-major walk over `rank` dims: advances the multi-index idx and the element
+ * offset *off (stride str[d] per dim) to the next element, wrapping a finished dim back to 0.
+ * Returns false after the last element (idx and *off are then back at 0). */
+static inline bool op_index_next(int rank, const int64_t *dims, const int64_t *str, int64_t *idx, size_t *off) {
+  for (int d = rank - 1; d >= 0; d--) {
+    idx[d]++;
+    *off += (size_t)str[d];
+    if (idx[d] < dims[d]) return true;
+    *off -= (size_t)(str[d] * idx[d]);
+    idx[d] = 0;
+  }
+  return false;
+}
+
 /* Steps through the batch dims of a batched op (MatMul and its quantized forms) in C order, keeping
  * two input offsets that advance by their own batch strides (0 where that input broadcasts). The
  * dims and strides are read, not copied: they must outlive the iterator. */

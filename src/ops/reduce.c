@@ -102,28 +102,6 @@ static q8rt_status red_prepare_kind(op_prepare_ctx *ctx, void **out, q8rt_error 
   return Q8RT_OK;
 }
 
-static q8rt_status reduce_mean_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
-  return red_prepare_kind(ctx, out, err, RED_MEAN, 18);
-}
-static q8rt_status reduce_sum_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
-  return red_prepare_kind(ctx, out, err, RED_SUM, 13);
-}
-static q8rt_status reduce_sumsq_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
-  return red_prepare_kind(ctx, out, err, RED_SUMSQ, 18);
-}
-static q8rt_status reduce_max_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
-  return red_prepare_kind(ctx, out, err, RED_MAX, 18);
-}
-static q8rt_status reduce_min_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
-  return red_prepare_kind(ctx, out, err, RED_MIN, 18);
-}
-static q8rt_status reduce_prod_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
-  return red_prepare_kind(ctx, out, err, RED_PROD, 18);
-}
-static q8rt_status reduce_l2_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
-  return red_prepare_kind(ctx, out, err, RED_L2, 18);
-}
-
 static q8rt_status red_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
                              void *geom, q8rt_error *err) {
   const red_params *p = params;
@@ -201,40 +179,16 @@ static q8rt_status red_infer(const void *params, const ir_node *n, const op_shap
   return Q8RT_OK;
 }
 
-/* ReduceMin, ReduceProd, ReduceL2: one step per element in memory order (not on a hot path). */
+/* One element into the accumulator, for every kind (the contiguous fast path of red_run repeats
+ * the Sum/Mean, SumSquare and Max steps as plain loops). */
 static inline float red_step(enum red_kind k, float acc, float v) {
   switch (k) {
+    case RED_MAX: return acc < v || isnan(v) ? v : acc;
     case RED_MIN: return acc > v || isnan(v) ? v : acc;
     case RED_PROD: return acc * v;
-    default: return acc + v * v; /* RED_L2 */
-  }
-}
-
-static void red_run_more(const red_params *p, const red_geom *gm, const float *x, float *y) {
-  int64_t kidx[Q8RT_MAX_RANK] = {0};
-  size_t kof = 0;
-  for (size_t o = 0; o < gm->out_total; o++) {
-    float acc = p->kind == RED_MIN ? INFINITY : p->kind == RED_PROD ? 1.0f : 0.0f;
-    int64_t ridx[Q8RT_MAX_RANK] = {0};
-    size_t rof = 0;
-    for (size_t i = 0; i < gm->red_count; i++) {
-      acc = red_step(p->kind, acc, x[kof + rof]);
-      for (int d = gm->nr - 1; d >= 0; d--) {
-        ridx[d]++;
-        rof += (size_t)gm->rstr[d];
-        if (ridx[d] < gm->rdims[d]) break;
-        rof -= (size_t)(gm->rstr[d] * ridx[d]);
-        ridx[d] = 0;
-      }
-    }
-    y[o] = p->kind == RED_L2 ? sqrtf(acc) : acc;
-    for (int d = gm->nk - 1; d >= 0; d--) {
-      kidx[d]++;
-      kof += (size_t)gm->kstr[d];
-      if (kidx[d] < gm->kdims[d]) break;
-      kof -= (size_t)(gm->kstr[d] * kidx[d]);
-      kidx[d] = 0;
-    }
+    case RED_SUMSQ:
+    case RED_L2: return acc + v * v;
+    default: return acc + v; /* RED_SUM, RED_MEAN */
   }
 }
 
@@ -246,31 +200,29 @@ static void red_run(const void *params, const void *geom, const op_tensor *in, o
   const red_geom *gm = geom;
   const float *x = in[0].data;
   float *y = out[0].data;
+  const enum red_kind k = p->kind;
   if (gm->identity) {
     /* no axes with noop_with_empty_axes: ORT still applies the per-element part (x^2, sqrt(x^2)) */
-    if (p->kind == RED_SUMSQ || p->kind == RED_L2) {
-      for (size_t i = 0; i < gm->out_total; i++) y[i] = p->kind == RED_L2 ? sqrtf(x[i] * x[i]) : x[i] * x[i];
+    if (k == RED_SUMSQ || k == RED_L2) {
+      for (size_t i = 0; i < gm->out_total; i++) y[i] = k == RED_L2 ? sqrtf(x[i] * x[i]) : x[i] * x[i];
     } else if (gm->out_total > 0) {
       memcpy(y, x, gm->out_total * sizeof(float));
     }
     return;
   }
-  if (p->kind >= RED_MIN) {
-    red_run_more(p, gm, x, y);
-    return;
-  }
+  const float init = k == RED_MAX ? -INFINITY : k == RED_MIN ? INFINITY : k == RED_PROD ? 1.0f : 0.0f;
   int64_t kidx[Q8RT_MAX_RANK] = {0};
   size_t kof = 0;
-  /* contiguous fast path: the reduced dims are the innermost ones */
-  const int inner_contig =
-      gm->nr > 0 && gm->rstr[gm->nr - 1] == 1 && (gm->nk == 0 || (size_t)gm->kstr[gm->nk - 1] == gm->red_count);
+  /* contiguous fast path (Sum, Mean, SumSquare, Max): the reduced dims are the innermost ones */
+  const int inner_contig = k < RED_MIN && gm->nr > 0 && gm->rstr[gm->nr - 1] == 1 &&
+                           (gm->nk == 0 || (size_t)gm->kstr[gm->nk - 1] == gm->red_count);
   for (size_t o = 0; o < gm->out_total; o++) {
-    float acc = p->kind == RED_MAX ? -INFINITY : 0.0f;
+    float acc = init;
     if (inner_contig) {
       const float *row = x + kof;
-      if (p->kind == RED_MAX) {
+      if (k == RED_MAX) {
         for (size_t i = 0; i < gm->red_count; i++) acc = acc < row[i] || isnan(row[i]) ? row[i] : acc;
-      } else if (p->kind == RED_SUMSQ) {
+      } else if (k == RED_SUMSQ) {
         for (size_t i = 0; i < gm->red_count; i++) acc += row[i] * row[i];
       } else {
         for (size_t i = 0; i < gm->red_count; i++) acc += row[i];
@@ -279,73 +231,27 @@ static void red_run(const void *params, const void *geom, const op_tensor *in, o
       int64_t ridx[Q8RT_MAX_RANK] = {0};
       size_t rof = 0;
       for (size_t i = 0; i < gm->red_count; i++) {
-        const float v = x[kof + rof];
-        if (p->kind == RED_MAX) {
-          acc = acc < v || isnan(v) ? v : acc;
-        } else if (p->kind == RED_SUMSQ) {
-          acc += v * v;
-        } else {
-          acc += v;
-        }
-        for (int d = gm->nr - 1; d >= 0; d--) {
-          ridx[d]++;
-          rof += (size_t)gm->rstr[d];
-          if (ridx[d] < gm->rdims[d]) break;
-          rof -= (size_t)(gm->rstr[d] * ridx[d]);
-          ridx[d] = 0;
-        }
+        acc = red_step(k, acc, x[kof + rof]);
+        op_index_next(gm->nr, gm->rdims, gm->rstr, ridx, &rof);
       }
     }
-    y[o] = p->kind == RED_MEAN ? acc / (float)gm->red_count : acc;
-    for (int d = gm->nk - 1; d >= 0; d--) {
-      kidx[d]++;
-      kof += (size_t)gm->kstr[d];
-      if (kidx[d] < gm->kdims[d]) break;
-      kof -= (size_t)(gm->kstr[d] * kidx[d]);
-      kidx[d] = 0;
-    }
+    y[o] = k == RED_MEAN ? acc / (float)gm->red_count : k == RED_L2 ? sqrtf(acc) : acc;
+    op_index_next(gm->nk, gm->kdims, gm->kstr, kidx, &kof);
   }
 }
 
-const op_def q8rt_op_reduce_mean = {.op_type = "ReduceMean",
-                                    .domain = "",
-                                    .min_opset = 1,
-                                    .prepare = reduce_mean_prepare,
-                                    .infer = red_infer,
-                                    .run = red_run};
-const op_def q8rt_op_reduce_sum = {.op_type = "ReduceSum",
-                                   .domain = "",
-                                   .min_opset = 1,
-                                   .prepare = reduce_sum_prepare,
-                                   .infer = red_infer,
-                                   .run = red_run};
-const op_def q8rt_op_reduce_sum_square = {.op_type = "ReduceSumSquare",
-                                          .domain = "",
-                                          .min_opset = 1,
-                                          .prepare = reduce_sumsq_prepare,
-                                          .infer = red_infer,
-                                          .run = red_run};
-const op_def q8rt_op_reduce_max = {.op_type = "ReduceMax",
-                                   .domain = "",
-                                   .min_opset = 1,
-                                   .prepare = reduce_max_prepare,
-                                   .infer = red_infer,
-                                   .run = red_run};
-const op_def q8rt_op_reduce_min = {.op_type = "ReduceMin",
-                                   .domain = "",
-                                   .min_opset = 1,
-                                   .prepare = reduce_min_prepare,
-                                   .infer = red_infer,
-                                   .run = red_run};
-const op_def q8rt_op_reduce_prod = {.op_type = "ReduceProd",
-                                    .domain = "",
-                                    .min_opset = 1,
-                                    .prepare = reduce_prod_prepare,
-                                    .infer = red_infer,
-                                    .run = red_run};
-const op_def q8rt_op_reduce_l2 = {.op_type = "ReduceL2",
-                                  .domain = "",
-                                  .min_opset = 1,
-                                  .prepare = reduce_l2_prepare,
-                                  .infer = red_infer,
-                                  .run = red_run};
+/* INPUT_OPSET: the opset from which axes is the optional second input instead of an attribute. */
+#define RED_OP(SYM, NAME, KIND, INPUT_OPSET)                                           \
+  static q8rt_status SYM##_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) { \
+    return red_prepare_kind(ctx, out, err, KIND, INPUT_OPSET);                         \
+  }                                                                                    \
+  const op_def q8rt_op_##SYM = {                                                       \
+      .op_type = NAME, .domain = "", .min_opset = 1, .prepare = SYM##_prepare, .infer = red_infer, .run = red_run};
+
+RED_OP(reduce_mean, "ReduceMean", RED_MEAN, 18)
+RED_OP(reduce_sum, "ReduceSum", RED_SUM, 13)
+RED_OP(reduce_sum_square, "ReduceSumSquare", RED_SUMSQ, 18)
+RED_OP(reduce_max, "ReduceMax", RED_MAX, 18)
+RED_OP(reduce_min, "ReduceMin", RED_MIN, 18)
+RED_OP(reduce_prod, "ReduceProd", RED_PROD, 18)
+RED_OP(reduce_l2, "ReduceL2", RED_L2, 18)
