@@ -21,10 +21,7 @@ typedef struct cast_geom {
   size_t total;
 } cast_geom;
 
-static bool cast_type_ok(int32_t t) {
-  return t == Q8RT_DTYPE_FLOAT32 || t == Q8RT_DTYPE_INT64 || t == Q8RT_DTYPE_INT32 || t == Q8RT_DTYPE_INT16 ||
-         t == Q8RT_DTYPE_UINT16 || t == Q8RT_DTYPE_INT8 || t == Q8RT_DTYPE_UINT8 || t == Q8RT_DTYPE_BOOL;
-}
+static bool cast_type_ok(int32_t t) { return t == Q8RT_DTYPE_BOOL || op_dtype_is_numeric((q8rt_dtype)t); }
 
 static const char *const g_supported = "float32, int64, int32, int16, uint16, int8, uint8, bool";
 

@@ -171,55 +171,23 @@ DEF_POW_MIXED(pow_i64_i32, int64_t, int32_t, op_f64_to_i64)
 DEF_POW_MIXED(pow_i32_f32, int32_t, float, op_f64_to_i32)
 DEF_POW_MIXED(pow_i32_i64, int32_t, int64_t, op_f64_to_i32)
 
-/* x^2 and x^3 for a scalar exponent (ORT's shortcut), in the base type */
-static void sq_f32(size_t n, const void *a, size_t sa, void *y) {
-  const float *A_ = a;
-  float *Y_ = y;
-  for (size_t i = 0; i < n; i++) {
-    const float x = A_[i * sa];
-    Y_[i] = x * x;
+/* x^2 and x^3 for a scalar exponent (ORT's shortcut), in the base type; U: the type the product is
+ * formed in (integers wrap through the unsigned type) */
+#define DEF_POWN(NAME, T, U, EXPR)                                \
+  static void NAME(size_t n, const void *a, size_t sa, void *y) { \
+    const T *A_ = a;                                              \
+    T *Y_ = y;                                                    \
+    for (size_t i = 0; i < n; i++) {                              \
+      const U x = (U)A_[i * sa];                                  \
+      Y_[i] = (T)(EXPR);                                          \
+    }                                                             \
   }
-}
-static void cube_f32(size_t n, const void *a, size_t sa, void *y) {
-  const float *A_ = a;
-  float *Y_ = y;
-  for (size_t i = 0; i < n; i++) {
-    const float x = A_[i * sa];
-    Y_[i] = x * x * x;
-  }
-}
-static void sq_i64(size_t n, const void *a, size_t sa, void *y) {
-  const int64_t *A_ = a;
-  int64_t *Y_ = y;
-  for (size_t i = 0; i < n; i++) {
-    const uint64_t x = (uint64_t)A_[i * sa];
-    Y_[i] = (int64_t)(x * x);
-  }
-}
-static void cube_i64(size_t n, const void *a, size_t sa, void *y) {
-  const int64_t *A_ = a;
-  int64_t *Y_ = y;
-  for (size_t i = 0; i < n; i++) {
-    const uint64_t x = (uint64_t)A_[i * sa];
-    Y_[i] = (int64_t)(x * x * x);
-  }
-}
-static void sq_i32(size_t n, const void *a, size_t sa, void *y) {
-  const int32_t *A_ = a;
-  int32_t *Y_ = y;
-  for (size_t i = 0; i < n; i++) {
-    const uint32_t x = (uint32_t)A_[i * sa];
-    Y_[i] = (int32_t)(x * x);
-  }
-}
-static void cube_i32(size_t n, const void *a, size_t sa, void *y) {
-  const int32_t *A_ = a;
-  int32_t *Y_ = y;
-  for (size_t i = 0; i < n; i++) {
-    const uint32_t x = (uint32_t)A_[i * sa];
-    Y_[i] = (int32_t)(x * x * x);
-  }
-}
+DEF_POWN(sq_f32, float, float, x *x)
+DEF_POWN(cube_f32, float, float, x *x *x)
+DEF_POWN(sq_i64, int64_t, uint64_t, x *x)
+DEF_POWN(cube_i64, int64_t, uint64_t, x *x *x)
+DEF_POWN(sq_i32, int32_t, uint32_t, x *x)
+DEF_POWN(cube_i32, int32_t, uint32_t, x *x *x)
 
 static bin_fn pick_fn(enum bin_kind k, q8rt_dtype t) {
 #define PICK(SUF)                    \
@@ -234,16 +202,13 @@ static bin_fn pick_fn(enum bin_kind k, q8rt_dtype t) {
     case BIN_MIN: return SUF##_min;  \
     default: return NULL;            \
   }
+#define CASE(DT, SUF, T) \
+  case DT: PICK(SUF)
   switch (t) {
-    case Q8RT_DTYPE_FLOAT32: PICK(f32)
-    case Q8RT_DTYPE_INT64: PICK(i64)
-    case Q8RT_DTYPE_INT32: PICK(i32)
-    case Q8RT_DTYPE_INT16: PICK(i16)
-    case Q8RT_DTYPE_UINT16: PICK(u16)
-    case Q8RT_DTYPE_INT8: PICK(i8)
-    case Q8RT_DTYPE_UINT8: PICK(u8)
+    OP_NUMERIC_TYPES(CASE)
     default: return NULL;
   }
+#undef CASE
 #undef PICK
 }
 
@@ -336,11 +301,6 @@ static void bin_geometry(const op_shape *a, const op_shape *b, const op_shape *o
   gm->total = op_shape_count(out);
 }
 
-static bool int_or_float(q8rt_dtype t) {
-  return t == Q8RT_DTYPE_FLOAT32 || t == Q8RT_DTYPE_INT64 || t == Q8RT_DTYPE_INT32 || t == Q8RT_DTYPE_INT16 ||
-         t == Q8RT_DTYPE_UINT16 || t == Q8RT_DTYPE_INT8 || t == Q8RT_DTYPE_UINT8;
-}
-
 static q8rt_status bin_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
                              void *geom, q8rt_error *err) {
   const bin_params *p = params;
@@ -363,7 +323,7 @@ static q8rt_status bin_infer(const void *params, const ir_node *n, const op_shap
       continue;
     }
     const bool float_only = p->kind == BIN_SUM || p->kind == BIN_MEAN;
-    if (float_only ? t != Q8RT_DTYPE_FLOAT32 : !int_or_float(t)) {
+    if (float_only ? t != Q8RT_DTYPE_FLOAT32 : !op_dtype_is_numeric(t)) {
       return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input %d (%s) is %s (q8rt supports %s)", n->op_type,
                        n->name, i, what, q8rt_onnx_type_name(t),
                        float_only ? "float32" : "float32 and 8/16/32/64-bit integers");
@@ -434,19 +394,10 @@ static void pow_scalar_walk(const bin_geom *gm, unary_fn fn, const char *a, size
   if (gm->total == 0) return;
   int64_t idx[Q8RT_MAX_RANK] = {0};
   size_t oa = 0, oy = 0;
-  for (;;) {
+  do {
     fn(inner, a + oa * esa, (size_t)gm->sa[r - 1], y + oy * esy);
     oy += inner;
-    int d = r - 2;
-    for (; d >= 0; d--) {
-      idx[d]++;
-      oa += (size_t)gm->sa[d];
-      if (idx[d] < gm->dims[d]) break;
-      oa -= (size_t)(gm->sa[d] * idx[d]);
-      idx[d] = 0;
-    }
-    if (d < 0) break;
-  }
+  } while (op_index_next(r - 1, gm->dims, gm->sa, idx, &oa));
 }
 
 static void bin_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,

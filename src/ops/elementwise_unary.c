@@ -137,11 +137,6 @@ static q8rt_status un_prepare_kind(op_prepare_ctx *ctx, void **out, q8rt_error *
   return Q8RT_OK;
 }
 
-static bool is_int_type(q8rt_dtype t) {
-  return t == Q8RT_DTYPE_INT64 || t == Q8RT_DTYPE_INT32 || t == Q8RT_DTYPE_INT16 || t == Q8RT_DTYPE_UINT16 ||
-         t == Q8RT_DTYPE_INT8 || t == Q8RT_DTYPE_UINT8;
-}
-
 static q8rt_status un_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
                             void *geom, q8rt_error *err) {
   const un_params *p = params;
@@ -157,8 +152,8 @@ static q8rt_status un_infer(const void *params, const ir_node *n, const op_shape
       ok = t == Q8RT_DTYPE_FLOAT32 || t == Q8RT_DTYPE_INT8 || t == Q8RT_DTYPE_INT16 || t == Q8RT_DTYPE_INT32 ||
            t == Q8RT_DTYPE_INT64;
       break;
-    case UN_ABS: ok = t == Q8RT_DTYPE_FLOAT32 || is_int_type(t); break;
-    case UN_CLIP: ok = t == Q8RT_DTYPE_FLOAT32 || (n->opset >= 12 && is_int_type(t)); break;
+    case UN_ABS: ok = op_dtype_is_numeric(t); break;
+    case UN_CLIP: ok = t == Q8RT_DTYPE_FLOAT32 || (n->opset >= 12 && op_dtype_is_numeric(t)); break;
     default: ok = t == Q8RT_DTYPE_FLOAT32; break;
   }
   if (!ok) {

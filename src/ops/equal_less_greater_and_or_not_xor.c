@@ -44,8 +44,7 @@ static q8rt_status cmp_prepare_kind(op_prepare_ctx *ctx, void **out, q8rt_error 
 static bool cmp_type_ok(enum cmp_kind k, q8rt_dtype t) {
   if (k >= LOG_AND) return t == Q8RT_DTYPE_BOOL;
   if (t == Q8RT_DTYPE_BOOL) return k == CMP_EQ;
-  return t == Q8RT_DTYPE_FLOAT32 || t == Q8RT_DTYPE_INT64 || t == Q8RT_DTYPE_INT32 || t == Q8RT_DTYPE_INT16 ||
-         t == Q8RT_DTYPE_UINT16 || t == Q8RT_DTYPE_INT8 || t == Q8RT_DTYPE_UINT8;
+  return op_dtype_is_numeric(t);
 }
 
 static q8rt_status cmp_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
@@ -105,20 +104,14 @@ static q8rt_status cmp_infer(const void *params, const ir_node *n, const op_shap
     }                                                                                                \
   }
 
-#define CMP_FAMILY(SUF, T)     \
+#define CMP_FAMILY(DT, SUF, T) \
   CMP_ROW(SUF##_eq, T, x == w) \
   CMP_ROW(SUF##_lt, T, x < w)  \
   CMP_ROW(SUF##_gt, T, x > w)  \
   CMP_ROW(SUF##_le, T, x <= w) \
   CMP_ROW(SUF##_ge, T, x >= w)
 
-CMP_FAMILY(f32, float)
-CMP_FAMILY(i64, int64_t)
-CMP_FAMILY(i32, int32_t)
-CMP_FAMILY(i16, int16_t)
-CMP_FAMILY(u16, uint16_t)
-CMP_FAMILY(i8, int8_t)
-CMP_FAMILY(u8, uint8_t)
+OP_NUMERIC_TYPES(CMP_FAMILY)
 CMP_ROW(b_eq, uint8_t, (x != 0) == (w != 0))
 CMP_ROW(b_and, uint8_t, (x != 0) & (w != 0))
 CMP_ROW(b_or, uint8_t, (x != 0) | (w != 0))
@@ -140,17 +133,14 @@ static op_bcast_row_fn pick(enum cmp_kind k, q8rt_dtype t) {
     case LOG_XOR: return b_xor;
     default: break;
   }
+#define CASE(DT, SUF, T) \
+  case DT: PICK(SUF)
   switch (t) {
-    case Q8RT_DTYPE_FLOAT32: PICK(f32)
-    case Q8RT_DTYPE_INT64: PICK(i64)
-    case Q8RT_DTYPE_INT32: PICK(i32)
-    case Q8RT_DTYPE_INT16: PICK(i16)
-    case Q8RT_DTYPE_UINT16: PICK(u16)
-    case Q8RT_DTYPE_INT8: PICK(i8)
-    case Q8RT_DTYPE_UINT8: PICK(u8)
+    OP_NUMERIC_TYPES(CASE)
     case Q8RT_DTYPE_BOOL: return b_eq;
     default: return NULL;
   }
+#undef CASE
 #undef PICK
 }
 

@@ -52,29 +52,13 @@ void op_broadcast_strides(const op_shape *in, const op_shape *out, int64_t strid
 
 int op_broadcast_merge(const op_shape *a, const op_shape *b, const op_shape *out, int64_t dims[Q8RT_MAX_RANK],
                        int64_t sa[Q8RT_MAX_RANK], int64_t sb[Q8RT_MAX_RANK]) {
-  int64_t ta[Q8RT_MAX_RANK], tb[Q8RT_MAX_RANK];
-  op_broadcast_strides(a, out, ta);
-  op_broadcast_strides(b, out, tb);
-  int r = 0;
-  for (int d = 0; d < out->rank; d++) {
-    if (out->dims[d] == 1) continue;
-    if (r > 0 && ta[d] * out->dims[d] == sa[r - 1] && tb[d] * out->dims[d] == sb[r - 1]) {
-      dims[r - 1] *= out->dims[d]; /* the outer dim continues this one for both operands */
-      sa[r - 1] = ta[d];
-      sb[r - 1] = tb[d];
-      continue;
-    }
-    dims[r] = out->dims[d];
-    sa[r] = ta[d];
-    sb[r] = tb[d];
-    r++;
-  }
-  if (r == 0) {
-    dims[0] = 1;
-    sa[0] = sb[0] = 0;
-    r = 1;
-  }
-  return r;
+  const op_shape *in[2] = {a, b};
+  op_bcast_geom g;
+  op_bcast_geom_init(&g, in, 2, out);
+  memcpy(dims, g.dims, sizeof(g.dims));
+  memcpy(sa, g.s[0], sizeof(g.s[0]));
+  memcpy(sb, g.s[1], sizeof(g.s[1]));
+  return g.rank;
 }
 
 size_t op_shape_count(const op_shape *s) {

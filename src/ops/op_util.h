@@ -28,6 +28,29 @@ void op_broadcast_strides(const op_shape *in, const op_shape *out, int64_t strid
 int op_broadcast_merge(const op_shape *a, const op_shape *b, const op_shape *out, int64_t dims[Q8RT_MAX_RANK],
                        int64_t sa[Q8RT_MAX_RANK], int64_t sb[Q8RT_MAX_RANK]);
 
+/* The numeric types (float32 and the 8/16/32/64-bit integers: what the arithmetic and comparison
+ * ops take) as X(dtype, suffix, C type), so that an op's per-type kernels are defined and picked
+ * from the one list: `switch (t) { OP_NUMERIC_TYPES(CASE) }`. */
+/* clang-format off */
+#define OP_NUMERIC_TYPES(X)           \
+  X(Q8RT_DTYPE_FLOAT32, f32, float)   \
+  X(Q8RT_DTYPE_INT64, i64, int64_t)   \
+  X(Q8RT_DTYPE_INT32, i32, int32_t)   \
+  X(Q8RT_DTYPE_INT16, i16, int16_t)   \
+  X(Q8RT_DTYPE_UINT16, u16, uint16_t) \
+  X(Q8RT_DTYPE_INT8, i8, int8_t)      \
+  X(Q8RT_DTYPE_UINT8, u8, uint8_t)
+/* clang-format on */
+
+static inline bool op_dtype_is_numeric(q8rt_dtype t) {
+  switch (t) {
+#define OP_NUMERIC_CASE_(DT, SUF, T) case DT:
+    OP_NUMERIC_TYPES(OP_NUMERIC_CASE_) return true;
+#undef OP_NUMERIC_CASE_
+    default: return false;
+  }
+}
+
 /* Number of elements of a concrete shape (0 for rank -1). */
 size_t op_shape_count(const op_shape *s);
 /* [N, S..., C] -> [N, C, S...] in place (rank >= 3; other ranks unchanged): the NCHW shape of a
