@@ -42,6 +42,24 @@ static int all_known(const op_shape *s) {
   return 1;
 }
 
+/* A copy op: SYM##_shape(params, n, in, out, concrete, err) gives the output's dims (x = in[0] is
+ * already checked movable, IN_NAME names it in that message); the dtype, the element count check
+ * and the run are the same for all. */
+#define COPY_OP(SYM, NAME, MIN_OPSET, IN_NAME)                                                            \
+  static q8rt_status SYM##_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, \
+                                 int concrete, void *geom, q8rt_error *err) {                             \
+    q8rt_status st;                                                                                       \
+    if ((st = data_check_movable(n, &in[0], IN_NAME, err)) != Q8RT_OK) return st;                         \
+    if ((st = SYM##_shape(params, n, in, out, concrete, err)) != Q8RT_OK) return st;                      \
+    return copy_finish(n, &in[0], out, concrete, geom, err);                                              \
+  }                                                                                                       \
+  const op_def q8rt_op_##SYM = {.op_type = NAME,                                                          \
+                                .domain = "",                                                             \
+                                .min_opset = MIN_OPSET,                                                   \
+                                .prepare = SYM##_prepare,                                                 \
+                                .infer = SYM##_infer,                                                     \
+                                .run = copy_run};
+
 /* ---- Reshape -------------------------------------------------------------------------------- */
 
 typedef struct reshape_params {
@@ -100,12 +118,11 @@ static q8rt_status reshape_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *
   return check_shape_values(n, p->shape, p->count, p->allowzero, err);
 }
 
-static q8rt_status reshape_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
-                                 void *geom, q8rt_error *err) {
+static q8rt_status reshape_shape(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+                                 q8rt_error *err) {
   const reshape_params *p = params;
   const op_shape *x = &in[0], *sh = &in[1];
   q8rt_status st;
-  if ((st = data_check_movable(n, x, "data", err)) != Q8RT_OK) return st;
   const int64_t *shape = p->shape;
   size_t count = p->count;
   if (shape == NULL) {
@@ -124,7 +141,6 @@ static q8rt_status reshape_infer(const void *params, const ir_node *n, const op_
                          "supported (q8rt needs it constant or computed from shapes alone)",
                          n->name);
       }
-      out->dtype = x->dtype;
       out->rank = sh->rank == 1 && sh->dims[0] >= 0 && sh->dims[0] <= Q8RT_MAX_RANK ? (int)sh->dims[0] : -1;
       for (int i = 0; i < Q8RT_MAX_RANK; i++) out->dims[i] = -1;
       return Q8RT_OK;
@@ -172,15 +188,10 @@ static q8rt_status reshape_infer(const void *params, const ir_node *n, const op_
     return q8rt_fail(err, Q8RT_ERROR_SHAPE, "Reshape node '%s': cannot reshape %lld elements into %lld", n->name,
                      (long long)total, (long long)product);
   }
-  return copy_finish(n, x, out, concrete, geom, err);
+  return Q8RT_OK;
 }
 
-const op_def q8rt_op_reshape = {.op_type = "Reshape",
-                                .domain = "",
-                                .min_opset = 5,
-                                .prepare = reshape_prepare,
-                                .infer = reshape_infer,
-                                .run = copy_run};
+COPY_OP(reshape, "Reshape", 5, "data")
 
 /* ---- Flatten -------------------------------------------------------------------------------- */
 
@@ -201,12 +212,11 @@ static q8rt_status flatten_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *
   return Q8RT_OK;
 }
 
-static q8rt_status flatten_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
-                                 void *geom, q8rt_error *err) {
+static q8rt_status flatten_shape(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+                                 q8rt_error *err) {
+  (void)concrete;
   const axis_params *p = params;
   const op_shape *x = &in[0];
-  q8rt_status st;
-  if ((st = data_check_movable(n, x, "input", err)) != Q8RT_OK) return st;
   out->rank = 2;
   out->dims[0] = out->dims[1] = -1;
   if (x->rank >= 0) {
@@ -229,15 +239,10 @@ static q8rt_status flatten_infer(const void *params, const ir_node *n, const op_
     out->dims[0] = a;
     out->dims[1] = b;
   }
-  return copy_finish(n, x, out, concrete, geom, err);
+  return Q8RT_OK;
 }
 
-const op_def q8rt_op_flatten = {.op_type = "Flatten",
-                                .domain = "",
-                                .min_opset = 1,
-                                .prepare = flatten_prepare,
-                                .infer = flatten_infer,
-                                .run = copy_run};
+COPY_OP(flatten, "Flatten", 1, "input")
 
 /* ---- Squeeze / Unsqueeze -------------------------------------------------------------------- */
 
@@ -304,12 +309,12 @@ static q8rt_status mark_axes(const ir_node *n, const axes_params *p, int rank, i
   return Q8RT_OK;
 }
 
-static q8rt_status squeeze_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
-                                 void *geom, q8rt_error *err) {
+static q8rt_status squeeze_shape(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+                                 q8rt_error *err) {
+  (void)concrete;
   const axes_params *p = params;
   const op_shape *x = &in[0];
   q8rt_status st;
-  if ((st = data_check_movable(n, x, "data", err)) != Q8RT_OK) return st;
   out->rank = -1;
   if (x->rank >= 0) {
     int mark[Q8RT_MAX_RANK + 1];
@@ -331,15 +336,15 @@ static q8rt_status squeeze_infer(const void *params, const ir_node *n, const op_
       }
     }
   }
-  return copy_finish(n, x, out, concrete, geom, err);
+  return Q8RT_OK;
 }
 
-static q8rt_status unsqueeze_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out,
-                                   int concrete, void *geom, q8rt_error *err) {
+static q8rt_status unsqueeze_shape(const void *params, const ir_node *n, const op_shape *in, op_shape *out,
+                                   int concrete, q8rt_error *err) {
+  (void)concrete;
   const axes_params *p = params;
   const op_shape *x = &in[0];
   q8rt_status st;
-  if ((st = data_check_movable(n, x, "data", err)) != Q8RT_OK) return st;
   out->rank = -1;
   if (x->rank >= 0) {
     const int r = x->rank + (int)p->count;
@@ -352,21 +357,11 @@ static q8rt_status unsqueeze_infer(const void *params, const ir_node *n, const o
     out->rank = r;
     for (int i = 0, j = 0; i < r; i++) out->dims[i] = mark[i] ? 1 : x->dims[j++];
   }
-  return copy_finish(n, x, out, concrete, geom, err);
+  return Q8RT_OK;
 }
 
-const op_def q8rt_op_squeeze = {.op_type = "Squeeze",
-                                .domain = "",
-                                .min_opset = 1,
-                                .prepare = squeeze_prepare,
-                                .infer = squeeze_infer,
-                                .run = copy_run};
-const op_def q8rt_op_unsqueeze = {.op_type = "Unsqueeze",
-                                  .domain = "",
-                                  .min_opset = 1,
-                                  .prepare = unsqueeze_prepare,
-                                  .infer = unsqueeze_infer,
-                                  .run = copy_run};
+COPY_OP(squeeze, "Squeeze", 1, "data")
+COPY_OP(unsqueeze, "Unsqueeze", 1, "data")
 
 /* ---- Identity ------------------------------------------------------------------------------- */
 
@@ -379,21 +374,14 @@ static q8rt_status identity_prepare(op_prepare_ctx *ctx, void **out, q8rt_error 
   return Q8RT_OK;
 }
 
-static q8rt_status identity_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
-                                  void *geom, q8rt_error *err) {
-  (void)params;
-  q8rt_status st;
-  if ((st = data_check_movable(n, &in[0], "input", err)) != Q8RT_OK) return st;
+static q8rt_status identity_shape(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+                                  q8rt_error *err) {
+  (void)params, (void)n, (void)concrete, (void)err;
   *out = in[0];
-  return copy_finish(n, &in[0], out, concrete, geom, err);
+  return Q8RT_OK;
 }
 
-const op_def q8rt_op_identity = {.op_type = "Identity",
-                                 .domain = "",
-                                 .min_opset = 1,
-                                 .prepare = identity_prepare,
-                                 .infer = identity_infer,
-                                 .run = copy_run};
+COPY_OP(identity, "Identity", 1, "input")
 
 /* ---- Shape ---------------------------------------------------------------------------------- */
 
