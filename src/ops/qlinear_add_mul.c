@@ -172,10 +172,8 @@ static q8rt_status qbin_infer(const void *params, const ir_node *n, const op_sha
   static const char *const names[2] = {"A", "B"};
   for (int k = 0; k < 2; k++) {
     const op_shape *s = &in[k * 3];
-    if (s->dtype != Q8RT_DTYPE_UNDEFINED && s->dtype != p->type) {
-      return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input %s is %s, expected %s (its zero point's type)",
-                       n->op_type, n->name, names[k], q8rt_onnx_type_name(s->dtype), q8rt_onnx_type_name(p->type));
-    }
+    q8rt_status st = qk_check_input_type(n, names[k], s->dtype, p->type, err);
+    if (st != Q8RT_OK) return st;
   }
   const op_shape *shapes[2] = {&in[0], &in[3]};
   q8rt_status st = op_broadcast_shapes(n, shapes, 2, out, err);

@@ -200,10 +200,8 @@ static q8rt_status qpool_infer(const void *params, const ir_node *n, const op_sh
                                void *geom, q8rt_error *err) {
   const qpool_params *p = params;
   const op_shape *x = &in[0];
-  if (x->dtype != Q8RT_DTYPE_UNDEFINED && x->dtype != p->type) {
-    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input X is %s, expected %s (its zero point's type)",
-                     n->op_type, n->name, q8rt_onnx_type_name(x->dtype), q8rt_onnx_type_name(p->type));
-  }
+  q8rt_status st = qk_check_input_type(n, "X", x->dtype, p->type, err);
+  if (st != Q8RT_OK) return st;
   *out = *x;
   out->dtype = p->type;
   if (x->rank < 0) return Q8RT_OK;

@@ -47,6 +47,16 @@ static inline q8rt_dtype qk_input_type(const ir_graph *g, const ir_node *n, int 
   return v == NULL ? Q8RT_DTYPE_UNDEFINED : v->dtype;
 }
 
+/* Input `what` (X, A, B) at bind: of its zero point's type `want`, or not known yet. */
+static inline q8rt_status qk_check_input_type(const ir_node *n, const char *what, q8rt_dtype t, q8rt_dtype want,
+                                              q8rt_error *err) {
+  if (t != Q8RT_DTYPE_UNDEFINED && t != want) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input %s is %s, expected %s (its zero point's type)",
+                     n->op_type, n->name, what, q8rt_onnx_type_name(t), q8rt_onnx_type_name(want));
+  }
+  return Q8RT_OK;
+}
+
 /* The inputs of the unary quantized ops (X, x_scale, x_zero_point, y_scale[, y_zero_point]; one
  * output): checks the arity and X's type (8-bit, or not known yet) and returns that type. */
 static inline q8rt_status qk_unary_io(const ir_graph *g, const ir_node *n, q8rt_dtype *t, q8rt_error *err) {

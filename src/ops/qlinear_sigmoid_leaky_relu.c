@@ -86,10 +86,8 @@ typedef struct qlut_geom {
 static q8rt_status qlut_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
                               void *geom, q8rt_error *err) {
   const qlut_params *p = params;
-  if (in[0].dtype != Q8RT_DTYPE_UNDEFINED && in[0].dtype != p->type) {
-    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input X is %s, expected %s (its zero point's type)",
-                     n->op_type, n->name, q8rt_onnx_type_name(in[0].dtype), q8rt_onnx_type_name(p->type));
-  }
+  q8rt_status st = qk_check_input_type(n, "X", in[0].dtype, p->type, err);
+  if (st != Q8RT_OK) return st;
   *out = in[0];
   out->dtype = p->type;
   if (concrete) ((qlut_geom *)geom)->total = op_shape_count(&in[0]);
