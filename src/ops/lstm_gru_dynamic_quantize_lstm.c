@@ -159,7 +159,7 @@ static void act_apply(const rnn_act *a, float *v, size_t n) {
  * Eigen's tanh coefficients, plain multiplies and adds, x clamped to +-10 for tanh, +-20 for
  * sigmoid, which it evaluates as 0.5 * (1 + tanh(x / 2))), fused with the products around them.
  * The update gate goes through MLAS like every LSTM gate. */
-static float ort_tanh_ratio(float x) {
+static void ort_tanh_pq(float x, float *pp, float *qq) {
   const float x2 = x * x;
   float p = x2 * -2.76076847742355e-16f + 2.00018790482477e-13f;
   p = x2 * p + -8.60467152213735e-11f;
@@ -167,10 +167,15 @@ static float ort_tanh_ratio(float x) {
   p = x2 * p + 1.48572235717979e-05f;
   p = x2 * p + 6.37261928875436e-04f;
   p = x2 * p + 4.89352455891786e-03f;
-  p = x * p;
+  *pp = x * p;
   float q = x2 * 1.19825839466702e-06f + 1.18534705686654e-04f;
   q = x2 * q + 2.26843463243900e-03f;
-  q = x2 * q + 4.89352518554385e-03f;
+  *qq = x2 * q + 4.89352518554385e-03f;
+}
+
+static float ort_tanh_ratio(float x) {
+  float p, q;
+  ort_tanh_pq(x, &p, &q);
   return p / q;
 }
 
@@ -185,17 +190,8 @@ static void gru_reset_gate(const rnn_act *a, const float *s1, const float *r, fl
     case ACT_TANH:
       for (size_t i = 0; i < n; i++) {
         /* ORT: ps1 * p / q, i.e. (ps1 * p) / q */
-        const float x = clampf(r[i], 10.0f), x2 = x * x;
-        float p = x2 * -2.76076847742355e-16f + 2.00018790482477e-13f;
-        p = x2 * p + -8.60467152213735e-11f;
-        p = x2 * p + 5.12229709037114e-08f;
-        p = x2 * p + 1.48572235717979e-05f;
-        p = x2 * p + 6.37261928875436e-04f;
-        p = x2 * p + 4.89352455891786e-03f;
-        p = x * p;
-        float q = x2 * 1.19825839466702e-06f + 1.18534705686654e-04f;
-        q = x2 * q + 2.26843463243900e-03f;
-        q = x2 * q + 4.89352518554385e-03f;
+        float p, q;
+        ort_tanh_pq(clampf(r[i], 10.0f), &p, &q);
         d[i] = s1[i] * p / q;
       }
       break;
@@ -693,6 +689,31 @@ static void lstm_cell(const rnn_params *p, const rnn_act *act, const float *bd, 
   for (size_t j = 0; j < H; j++) h[j] = tmp[j] * go[j];
 }
 
+/* A run's inputs and outputs by name; NULL where the model leaves them out. */
+typedef struct rnn_io {
+  const float *X, *Bias, *H0, *C0, *P;
+  const int32_t *lens;
+  float *Y, *Yh, *Yc;
+} rnn_io;
+
+static void rnn_io_get(const rnn_params *p, const rnn_geom *gm, const op_tensor *in, op_tensor *out, rnn_io *io) {
+  io->X = in[0].data;
+  io->Bias = gm->has_b ? in[3].data : NULL;
+  io->lens = gm->has_len ? in[4].data : NULL;
+  io->H0 = gm->has_h0 ? in[5].data : NULL;
+  io->C0 = gm->has_c0 ? in[6].data : NULL;
+  io->P = gm->has_p ? in[7].data : NULL;
+  io->Y = out[0].data;
+  io->Yh = gm->n_out > 1 ? out[1].data : NULL;
+  io->Yc = p->kind == RNN_LSTM && gm->n_out > 2 ? out[2].data : NULL;
+}
+
+/* Batch row b's sequence length: sequence_lens[b] clamped to [0, S]; S without sequence_lens. */
+static size_t rnn_seq_len(const int32_t *lens, size_t b, size_t S) {
+  if (lens == NULL) return S;
+  return lens[b] < 0 ? 0 : (size_t)lens[b] > S ? S : (size_t)lens[b];
+}
+
 static void rnn_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                     const op_exec_ctx *ctx) {
   (void)ctx;
@@ -701,15 +722,9 @@ static void rnn_run(const void *params, const void *geom, const op_tensor *in, o
   const size_t S = gm->seq, B = gm->batch, I = gm->input, H = gm->hidden, G = (size_t)p->gates;
   const size_t D = (size_t)p->dirs, GH = G * H;
   float *ws = workspace;
-  const float *X = in[0].data, *W = in[1].data, *R = in[2].data;
-  const float *Bias = gm->has_b ? in[3].data : NULL;
-  const int32_t *lens = gm->has_len ? in[4].data : NULL;
-  const float *H0 = gm->has_h0 ? in[5].data : NULL;
-  const float *C0 = gm->has_c0 ? in[6].data : NULL;
-  const float *P = gm->has_p ? in[7].data : NULL;
-  float *Y = out[0].data;
-  float *Yh = gm->n_out > 1 ? out[1].data : NULL;
-  float *Yc = p->kind == RNN_LSTM && gm->n_out > 2 ? out[2].data : NULL;
+  const float *W = in[1].data, *R = in[2].data;
+  rnn_io io;
+  rnn_io_get(p, gm, in, out, &io);
   float *wt = ws + gm->ws_wt, *rt = ws + gm->ws_rt, *bias = ws + gm->ws_bias, *vec = ws + gm->ws_vec;
   /* transposes: wt[d][k][j] = W[d][j][k] */
   for (size_t d = 0; d < D; d++) {
@@ -720,8 +735,8 @@ static void rnn_run(const void *params, const void *geom, const op_tensor *in, o
     /* bias[d]: LSTM Wb + Rb per gate; GRU Wb + Rb for z, r, and h without linear_before_reset,
      * else Wbh at [2H, 3H) and Rbh at [3H, 4H) */
     float *bd = bias + d * (G + 1) * H;
-    if (Bias != NULL) {
-      const float *wb = Bias + d * 2 * GH, *rb = wb + GH;
+    if (io.Bias != NULL) {
+      const float *wb = io.Bias + d * 2 * GH, *rb = wb + GH;
       for (size_t j = 0; j < GH; j++) bd[j] = wb[j] + rb[j];
       if (p->kind == RNN_GRU && p->linear_before_reset) {
         for (size_t j = 0; j < H; j++) {
@@ -731,28 +746,24 @@ static void rnn_run(const void *params, const void *geom, const op_tensor *in, o
       }
     }
   }
-  if (Y != NULL) memset(Y, 0, S * D * B * H * sizeof(float));
+  if (io.Y != NULL) memset(io.Y, 0, S * D * B * H * sizeof(float));
   float *xw = vec, *hr = vec + GH, *h = vec + 2 * GH, *c = h + H, *tmp = c + H, *blk = tmp + H;
   for (size_t d = 0; d < D; d++) {
     const int rev = p->reverse || d == 1;
     const rnn_act *act = &p->acts[d * (size_t)p->n_acts_per_dir];
-    const float *bd = Bias != NULL ? bias + d * (G + 1) * H : NULL;
-    const float *Pd = P != NULL ? P + d * 3 * H : NULL;
+    const float *bd = io.Bias != NULL ? bias + d * (G + 1) * H : NULL;
+    const float *Pd = io.P != NULL ? io.P + d * 3 * H : NULL;
     for (size_t b = 0; b < B; b++) {
-      size_t len = S;
-      if (lens != NULL) {
-        const int32_t l = lens[b];
-        len = l < 0 ? 0 : (size_t)l > S ? S : (size_t)l;
-      }
+      const size_t len = rnn_seq_len(io.lens, b, S);
       /* state index [d][b] (layout 1: [b][d]) */
       const size_t sidx = p->layout ? (b * D + d) * H : (d * B + b) * H;
       for (size_t j = 0; j < H; j++) {
-        h[j] = H0 != NULL ? H0[sidx + j] : 0.0f;
-        c[j] = C0 != NULL ? C0[sidx + j] : 0.0f;
+        h[j] = io.H0 != NULL ? io.H0[sidx + j] : 0.0f;
+        c[j] = io.C0 != NULL ? io.C0[sidx + j] : 0.0f;
       }
       for (size_t step = 0; step < len; step++) {
         const size_t t = rev ? len - 1 - step : step;
-        const float *xt = X + (p->layout ? (b * S + t) * I : (t * B + b) * I);
+        const float *xt = io.X + (p->layout ? (b * S + t) * I : (t * B + b) * I);
         const float *rtd = rt + d * H * GH;
         gemm_row(p->fmac, I, GH, xt, wt + d * I * GH, GH, xw, blk, 1);
         if (p->kind == RNN_LSTM) {
@@ -783,13 +794,13 @@ static void rnn_run(const void *params, const void *geom, const op_tensor *in, o
           add_bias_clip(p, bd != NULL ? bd + 2 * H : NULL, gh, H);
           gru_output_gate(&act[1], gh, gz, h, H);
         }
-        if (Y != NULL) {
-          float *yt = Y + (p->layout ? ((b * S + t) * D + d) * H : ((t * D + d) * B + b) * H);
+        if (io.Y != NULL) {
+          float *yt = io.Y + (p->layout ? ((b * S + t) * D + d) * H : ((t * D + d) * B + b) * H);
           memcpy(yt, h, H * sizeof(float));
         }
       }
-      if (Yh != NULL) memcpy(Yh + sidx, h, H * sizeof(float));
-      if (Yc != NULL) memcpy(Yc + sidx, c, H * sizeof(float));
+      if (io.Yh != NULL) memcpy(io.Yh + sidx, h, H * sizeof(float));
+      if (io.Yc != NULL) memcpy(io.Yc + sidx, c, H * sizeof(float));
     }
   }
 }
@@ -826,15 +837,8 @@ static void dq_run(const void *params, const void *geom, const op_tensor *in, op
   const rnn_params *p = params;
   const rnn_geom *gm = geom;
   const size_t S = gm->seq, B = gm->batch, I = gm->input, H = gm->hidden, GH = 4 * H, D = (size_t)p->dirs;
-  const float *X = in[0].data;
-  const float *Bias = gm->has_b ? in[3].data : NULL;
-  const int32_t *lens = gm->has_len ? in[4].data : NULL;
-  const float *H0 = gm->has_h0 ? in[5].data : NULL;
-  const float *C0 = gm->has_c0 ? in[6].data : NULL;
-  const float *P = gm->has_p ? in[7].data : NULL;
-  float *Y = out[0].data;
-  float *Yh = gm->n_out > 1 ? out[1].data : NULL;
-  float *Yc = gm->n_out > 2 ? out[2].data : NULL;
+  rnn_io io;
+  rnn_io_get(p, gm, in, out, &io);
   float *xw = workspace;
   float *hs = xw + S * B * GH, *cs = hs + B * H, *hblk = cs + B * H, *g = hblk + B * H, *bsum = g + GH,
         *tmp = bsum + GH;
@@ -842,21 +846,21 @@ static void dq_run(const void *params, const void *geom, const op_tensor *in, op
   uint8_t *xq = (uint8_t *)(acc + GH), *hq = xq + S * B * I;
   size_t max_len = 0;
   for (size_t b = 0; b < B; b++) {
-    const size_t l = lens == NULL ? S : lens[b] < 0 ? 0 : (size_t)lens[b] > S ? S : (size_t)lens[b];
+    const size_t l = rnn_seq_len(io.lens, b, S);
     if (l > max_len) max_len = l;
   }
-  if (Y != NULL) memset(Y, 0, S * D * B * H * sizeof(float));
+  if (io.Y != NULL) memset(io.Y, 0, S * D * B * H * sizeof(float));
   float xs;
   int32_t xzp;
-  dq_block(X, max_len * B * I, xq, &xs, &xzp);
+  dq_block(io.X, max_len * B * I, xq, &xs, &xzp);
   for (size_t d = 0; d < D; d++) {
     const int rev = p->reverse || d == 1;
     const rnn_act *act = &p->acts[d * 3];
     const int16_t *qw = p->qw + d * I * GH, *qr = p->qr + d * H * GH;
     const float *wsc = p->w_scale + d * (size_t)p->w_scale_cols, *rsc = p->r_scale + d * (size_t)p->r_scale_cols;
-    const float *Pd = P != NULL ? P + d * 3 * H : NULL;
-    if (Bias != NULL) {
-      const float *wb = Bias + d * 2 * GH, *rb = wb + GH;
+    const float *Pd = io.P != NULL ? io.P + d * 3 * H : NULL;
+    if (io.Bias != NULL) {
+      const float *wb = io.Bias + d * 2 * GH, *rb = wb + GH;
       for (size_t j = 0; j < GH; j++) bsum[j] = wb[j] + rb[j];
     }
     for (size_t r = 0; r < max_len * B; r++) {
@@ -867,33 +871,33 @@ static void dq_run(const void *params, const void *geom, const op_tensor *in, op
     for (size_t b = 0; b < B; b++) {
       const size_t sidx = (d * B + b) * H;
       for (size_t j = 0; j < H; j++) {
-        hs[b * H + j] = H0 != NULL ? H0[sidx + j] : 0.0f;
-        cs[b * H + j] = C0 != NULL ? C0[sidx + j] : 0.0f;
+        hs[b * H + j] = io.H0 != NULL ? io.H0[sidx + j] : 0.0f;
+        cs[b * H + j] = io.C0 != NULL ? io.C0[sidx + j] : 0.0f;
       }
     }
     for (size_t step = 0; step < max_len; step++) {
       for (size_t b = 0; b < B; b++) {
-        const size_t len = lens == NULL ? S : lens[b] < 0 ? 0 : (size_t)lens[b] > S ? S : (size_t)lens[b];
+        const size_t len = rnn_seq_len(io.lens, b, S);
         for (size_t j = 0; j < H; j++) hblk[b * H + j] = step < len ? hs[b * H + j] : 0.0f;
       }
       float hsc;
       int32_t hzp;
       dq_block(hblk, B * H, hq, &hsc, &hzp);
       for (size_t b = 0; b < B; b++) {
-        const size_t len = lens == NULL ? S : lens[b] < 0 ? 0 : (size_t)lens[b] > S ? S : (size_t)lens[b];
+        const size_t len = rnn_seq_len(io.lens, b, S);
         if (step >= len) continue;
         const size_t t = rev ? len - 1 - step : step;
         dq_row(H, GH, hq + b * H, hzp, qr, acc);
         const float *xr = xw + (t * B + b) * GH;
         for (size_t j = 0; j < GH; j++)
           g[j] = (float)(int32_t)acc[j] * (hsc * rsc[p->r_scale_cols == 1 ? 0 : j]) + xr[j];
-        lstm_cell(p, act, Bias != NULL ? bsum : NULL, Pd, g, cs + b * H, hs + b * H, tmp, H);
-        if (Y != NULL) memcpy(Y + ((t * D + d) * B + b) * H, hs + b * H, H * sizeof(float));
+        lstm_cell(p, act, io.Bias != NULL ? bsum : NULL, Pd, g, cs + b * H, hs + b * H, tmp, H);
+        if (io.Y != NULL) memcpy(io.Y + ((t * D + d) * B + b) * H, hs + b * H, H * sizeof(float));
       }
     }
     for (size_t b = 0; b < B; b++) {
-      if (Yh != NULL) memcpy(Yh + (d * B + b) * H, hs + b * H, H * sizeof(float));
-      if (Yc != NULL) memcpy(Yc + (d * B + b) * H, cs + b * H, H * sizeof(float));
+      if (io.Yh != NULL) memcpy(io.Yh + (d * B + b) * H, hs + b * H, H * sizeof(float));
+      if (io.Yc != NULL) memcpy(io.Yc + (d * B + b) * H, cs + b * H, H * sizeof(float));
     }
   }
 }
