@@ -36,20 +36,6 @@ const char *npy_descr(q8rt_dtype dtype) {
   return NULL;
 }
 
-static size_t npy_itemsize(q8rt_dtype dtype) {
-  switch (dtype) {
-    case Q8RT_DTYPE_UINT8:
-    case Q8RT_DTYPE_INT8:
-    case Q8RT_DTYPE_BOOL: return 1;
-    case Q8RT_DTYPE_UINT16:
-    case Q8RT_DTYPE_INT16: return 2;
-    case Q8RT_DTYPE_FLOAT32:
-    case Q8RT_DTYPE_INT32: return 4;
-    case Q8RT_DTYPE_INT64: return 8;
-    default: return 0;
-  }
-}
-
 static q8rt_dtype npy_dtype_from_descr(const char *descr) {
   for (size_t i = 0; i < sizeof(npy_types) / sizeof(npy_types[0]); i++)
     if (strcmp(npy_types[i].descr, descr) == 0) return npy_types[i].dtype;
@@ -283,7 +269,7 @@ int npy_parse(const void *bytes, size_t size, npy_array *array, char *err, size_
   array->dtype = npy_dtype_from_descr(descr);
   if (array->dtype == Q8RT_DTYPE_UNDEFINED)
     return npy_fail(err, err_size, "unsupported npy dtype '%s' (supported: <f4 |u1 |i1 <u2 <i2 <i4 <i8 |b1)", descr);
-  size_t item = npy_itemsize(array->dtype);
+  size_t item = q8rt_dtype_size(array->dtype);
   if (item > 1 && !host_is_little_endian())
     return npy_fail(err, err_size, "little-endian npy data is not supported on this big-endian host");
 
@@ -318,7 +304,7 @@ int npy_write_file(const char *path, q8rt_dtype dtype, const int64_t *shape, int
   const char *descr = npy_descr(dtype);
   if (!descr) return npy_fail(err, err_size, "cannot write '%s': dtype %d has no npy equivalent", path, (int)dtype);
   if (rank < 0 || rank > Q8RT_MAX_RANK) return npy_fail(err, err_size, "cannot write '%s': bad rank %d", path, rank);
-  size_t item = npy_itemsize(dtype);
+  size_t item = q8rt_dtype_size(dtype);
   if (item > 1 && !host_is_little_endian())
     return npy_fail(err, err_size, "cannot write '%s': big-endian hosts are not supported", path);
   uint64_t count = 1;
