@@ -42,6 +42,25 @@ void q8rt_test_register(const char *name, int (*fn)(void));
     }                                                                     \
   } while (0)
 
+/* Xorshift32 (Marsaglia): the kernel tests' reproducible random numbers, one state per test file
+ * (seeded there) so that each file draws the same sequence whatever runs before it. */
+static inline uint32_t test_xorshift32(uint32_t *state) {
+  uint32_t x = *state;
+  x ^= x << 13;
+  x ^= x >> 17;
+  x ^= x << 5;
+  *state = x;
+  return x;
+}
+
+/* A quantization scale for the conversion tests: a power of two in [2^-10, 2^10] (exact ties) or
+ * one of a few values that are not. */
+static inline float test_quant_scale(uint32_t *state) {
+  static const float odd[] = {0.1f, 1.0f / 3.0f, 0.0235294122f, 3.0f, 7.5f, 0.00390625f, 1.7f, 123.456f};
+  if (test_xorshift32(state) & 1) return ldexpf(1.0f, (int)(test_xorshift32(state) % 21) - 10);
+  return odd[test_xorshift32(state) % (sizeof(odd) / sizeof(odd[0]))];
+}
+
 /* nearbyintf in the default rounding mode is round-half-even: an independent twin of
  * q8rt_round_clamp (NaN -> lo) for the kernel tests. */
 static inline int32_t test_ref_round_clamp(float v, float lo, float hi) {

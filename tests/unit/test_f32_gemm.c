@@ -27,12 +27,7 @@ static const f32_gemm_variant g_f32_variants[] = {
 };
 
 static uint32_t fg_rng = 0x9e3779b9u;
-static uint32_t fg_rnd(void) {
-  fg_rng ^= fg_rng << 13;
-  fg_rng ^= fg_rng >> 17;
-  fg_rng ^= fg_rng << 5;
-  return fg_rng;
-}
+static uint32_t fg_rnd(void) { return test_xorshift32(&fg_rng); }
 
 /* Mostly ordinary values (sums that round), sometimes a special one. */
 static float fg_value(void) {

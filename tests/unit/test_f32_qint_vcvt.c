@@ -9,12 +9,8 @@
 #include "test.h"
 
 static uint32_t cv_rng = 0x1234567u;
-static inline uint32_t cv_rnd(void) { /* inline: unused where the AVX2 test is compiled out */
-  cv_rng ^= cv_rng << 13;
-  cv_rng ^= cv_rng >> 17;
-  cv_rng ^= cv_rng << 5;
-  return cv_rng;
-}
+/* inline: unused where the AVX2 test is compiled out */
+static inline uint32_t cv_rnd(void) { return test_xorshift32(&cv_rng); }
 
 /* Every line of f32-qint-vcvt.inc, with its output type. */
 enum cv_type { CV_QU8, CV_QS8, CV_QU16, CV_QS16 };
@@ -41,13 +37,6 @@ static void cv_call(const struct cv_variant *v, size_t n, const float *x, void *
     case CV_QU16: v->fn.qu16(n, x, y, p); break;
     case CV_QS16: v->fn.qs16(n, x, y, p); break;
   }
-}
-
-static const float cv_odd_scales[] = {0.1f, 1.0f / 3.0f, 0.0235294122f, 3.0f, 7.5f, 0.00390625f, 1.7f, 123.456f};
-
-static float cv_scale(void) {
-  if (cv_rnd() & 1) return ldexpf(1.0f, (int)(cv_rnd() % 21) - 10); /* 2^-10 .. 2^10 */
-  return cv_odd_scales[cv_rnd() % (sizeof(cv_odd_scales) / sizeof(cv_odd_scales[0]))];
 }
 
 /* Floats from every class: ties k/2 * scale (exact when scale is a power of two), random bits
@@ -93,7 +82,7 @@ Q8RT_TEST(vcvt_quantize_variants_vs_scalar) {
       const int32_t qmin = is_signed ? -(span + 1) / 2 : 0, qmax = qmin + span;
       int32_t zp = qmin + (int32_t)(cv_rnd() % (uint32_t)(span + 1));
       if (cv_rnd() % 3 == 0) zp = cv_rnd() & 1 ? qmin : qmax;
-      q8rt_f32_qint_vcvt_params p = {cv_scale(), zp, (float)(qmin - zp), (float)(qmax - zp)};
+      q8rt_f32_qint_vcvt_params p = {test_quant_scale(&cv_rng), zp, (float)(qmin - zp), (float)(qmax - zp)};
       const size_t bytes = n * es + 64;
       float *x = malloc((n ? n : 1) * sizeof(float));
       uint8_t *y0 = malloc(bytes), *y1 = malloc(bytes);

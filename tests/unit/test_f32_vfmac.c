@@ -4,12 +4,8 @@
 #include "test.h"
 
 static uint32_t rng_state = 0x9e3779b9u;
-static inline uint32_t rnd(void) { /* inline: unused where the AVX2 test is compiled out */
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 17;
-  rng_state ^= rng_state << 5;
-  return rng_state;
-}
+/* inline: unused where the AVX2 test is compiled out */
+static inline uint32_t rnd(void) { return test_xorshift32(&rng_state); }
 
 static const struct {
   unsigned isa;

@@ -24,12 +24,7 @@ static const sm_variant g_sm_variants[] = {
 };
 
 static uint32_t sm_rng = 0x2468aceu;
-static uint32_t sm_rnd(void) {
-  sm_rng ^= sm_rng << 13;
-  sm_rng ^= sm_rng >> 17;
-  sm_rng ^= sm_rng << 5;
-  return sm_rng;
-}
+static uint32_t sm_rnd(void) { return test_xorshift32(&sm_rng); }
 
 static void sm_table(float t[256], int mode) {
   for (int i = 0; i < 256; i++) {

@@ -11,12 +11,7 @@
 #include "test.h"
 
 static uint32_t vb_rng = 0x9e3779b9u;
-static uint32_t vb_rnd(void) {
-  vb_rng ^= vb_rng << 13;
-  vb_rng ^= vb_rng >> 17;
-  vb_rng ^= vb_rng << 5;
-  return vb_rng;
-}
+static uint32_t vb_rnd(void) { return test_xorshift32(&vb_rng); }
 
 /* Every line of q8-vbinary.inc: {vadd, vaddc, vmul, vmulc} for u8 and s8. */
 typedef struct vb_set {

@@ -6,12 +6,7 @@
 #include "test.h"
 
 static uint32_t rng_state = 0x9e3779b9u;
-static uint32_t rnd(void) {
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 17;
-  rng_state ^= rng_state << 5;
-  return rng_state;
-}
+static uint32_t rnd(void) { return test_xorshift32(&rng_state); }
 
 Q8RT_TEST(round_clamp_matches_round_half_even) {
   CHECK(fegetround() == FE_TONEAREST);

@@ -8,12 +8,8 @@
 #include "test.h"
 
 static uint32_t cv_rng = 0x1234567u;
-static inline uint32_t cv_rnd(void) { /* inline: unused where the AVX2 test is compiled out */
-  cv_rng ^= cv_rng << 13;
-  cv_rng ^= cv_rng >> 17;
-  cv_rng ^= cv_rng << 5;
-  return cv_rng;
-}
+/* inline: unused where the AVX2 test is compiled out */
+static inline uint32_t cv_rnd(void) { return test_xorshift32(&cv_rng); }
 
 /* Every line of qint-f32-vcvt.inc, with its input type. */
 enum cv_type { CV_QU8, CV_QS8, CV_QU16, CV_QS16, CV_QS32 };
@@ -44,13 +40,6 @@ static void cv_call(const struct cv_variant *v, size_t n, const void *x, float *
   }
 }
 
-static const float cv_odd_scales[] = {0.1f, 1.0f / 3.0f, 0.0235294122f, 3.0f, 7.5f, 0.00390625f, 1.7f, 123.456f};
-
-static float cv_scale(void) {
-  if (cv_rnd() & 1) return ldexpf(1.0f, (int)(cv_rnd() % 21) - 10); /* 2^-10 .. 2^10 */
-  return cv_odd_scales[cv_rnd() % (sizeof(cv_odd_scales) / sizeof(cv_odd_scales[0]))];
-}
-
 /* Every non-scalar variant of the list against the scalar twin of its type, bit for bit. */
 Q8RT_TEST(vcvt_dequantize_variants_vs_scalar) {
   for (size_t k = 0; k < CV_NVARIANTS; k++) {
@@ -74,7 +63,7 @@ Q8RT_TEST(vcvt_dequantize_variants_vs_scalar) {
         zp = qmin + (int32_t)(cv_rnd() % (uint32_t)(span + 1));
         if (cv_rnd() % 3 == 0) zp = cv_rnd() & 1 ? qmin : qmin + span;
       }
-      float scale = cv_scale();
+      float scale = test_quant_scale(&cv_rng);
       if (trial % 50 == 0) scale = trial % 100 == 0 ? INFINITY : 1e-45f; /* inf * 0 = NaN; denormal products */
       q8rt_qint_f32_vcvt_params p = {scale, zp};
       uint8_t *x = malloc(n ? n * es : 1);

@@ -26,12 +26,7 @@ static const dw_variant dw_variants[] = {
 };
 
 static uint32_t dw_rng = 0x2545f491u;
-static uint32_t dw_rnd(void) {
-  dw_rng ^= dw_rng << 13;
-  dw_rng ^= dw_rng >> 17;
-  dw_rng ^= dw_rng << 5;
-  return dw_rng;
-}
+static uint32_t dw_rnd(void) { return test_xorshift32(&dw_rng); }
 
 /* One test problem, with the raw (unpacked, per-channel zero point) weights kept for the plain
  * loop. Every input row is its own allocation of exactly `channels` bytes, so ASan sees any

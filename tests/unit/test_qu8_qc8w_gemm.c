@@ -33,12 +33,7 @@ static const gemm_variant g_variants[] = {
 #undef Q8RT_GEMM_UKERNEL_S8A
 
 static uint32_t g_rng = 0x2545f491u;
-static uint32_t rnd(void) {
-  g_rng ^= g_rng << 13;
-  g_rng ^= g_rng >> 17;
-  g_rng ^= g_rng << 5;
-  return g_rng;
-}
+static uint32_t rnd(void) { return test_xorshift32(&g_rng); }
 
 /* One problem: raw activations (u8, or s8 when x_xor = 0x80), weights [n][k], per-channel
  * bias and scale, and the output quantization. */

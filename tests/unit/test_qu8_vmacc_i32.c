@@ -23,12 +23,7 @@ static const vmacc_variant g_vmacc_variants[] = {
 };
 
 static uint32_t vm_rng = 0x3c6ef372u;
-static uint32_t vm_rnd(void) {
-  vm_rng ^= vm_rng << 13;
-  vm_rng ^= vm_rng >> 17;
-  vm_rng ^= vm_rng << 5;
-  return vm_rng;
-}
+static uint32_t vm_rnd(void) { return test_xorshift32(&vm_rng); }
 
 Q8RT_TEST(qu8_vmacc_i32_scalar_products) {
   const uint8_t x[5] = {0, 255, 128, 7, 200};

@@ -24,12 +24,7 @@ static const rsum_variant g_rsum_variants[] = {
 };
 
 static uint32_t rs_rng = 0x51ed270bu;
-static uint32_t rs_rnd(void) {
-  rs_rng ^= rs_rng << 13;
-  rs_rng ^= rs_rng >> 17;
-  rs_rng ^= rs_rng << 5;
-  return rs_rng;
-}
+static uint32_t rs_rnd(void) { return test_xorshift32(&rs_rng); }
 
 static uint8_t *rs_fill(size_t n, int mode) {
   uint8_t *p = malloc(n ? n : 1);

@@ -7,12 +7,7 @@
 #include "test.h"
 
 static uint32_t cv_rng = 0x1234567u;
-static uint32_t cv_rnd(void) {
-  cv_rng ^= cv_rng << 13;
-  cv_rng ^= cv_rng >> 17;
-  cv_rng ^= cv_rng << 5;
-  return cv_rng;
-}
+static uint32_t cv_rnd(void) { return test_xorshift32(&cv_rng); }
 
 Q8RT_TEST(x8_transpose_vs_naive) {
   const size_t sizes[] = {0, 1, 2, 3, 7, 15, 16, 17, 31, 32, 33, 63, 65, 100};

@@ -10,12 +10,7 @@
 #include "test.h"
 
 static uint32_t xs_state = 0x2545f491u;
-static uint32_t rnd(void) {
-  xs_state ^= xs_state << 13;
-  xs_state ^= xs_state >> 17;
-  xs_state ^= xs_state << 5;
-  return xs_state;
-}
+static uint32_t rnd(void) { return test_xorshift32(&xs_state); }
 static int32_t rnd_range(int32_t lo, int32_t hi) { return lo + (int32_t)(rnd() % (uint32_t)(hi - lo + 1)); }
 
 enum { X_RANDOM, X_EXTREME, X_SPARSE, X_MAX };
