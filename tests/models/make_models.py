@@ -175,8 +175,15 @@ def opset_of(model: onnx.ModelProto) -> int:
     return next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
 
 
-def probe_shapes(path: Path, x: np.ndarray) -> dict[str, tuple]:
-    """Concrete shape of every tensor of a model for input x (ORT, no graph optimizations)."""
+def first_input_feed(mdir: Path, model: onnx.ModelProto) -> dict[str, np.ndarray]:
+    """The sample feed of a one-input model: input.npy for its first graph input (initializers
+    listed as inputs are not inputs)."""
+    inits = {i.name for i in model.graph.initializer}
+    return {next(i.name for i in model.graph.input if i.name not in inits): np.load(mdir / "input.npy")}
+
+
+def probe_shapes(path: Path, feed: dict[str, np.ndarray]) -> dict[str, tuple]:
+    """Concrete shape of every tensor of a model for the inputs in feed (ORT, no graph optimizations)."""
     m = onnx.load(str(path))
     have = {o.name for o in m.graph.output}
     for n in m.graph.node:
@@ -189,9 +196,9 @@ def probe_shapes(path: Path, x: np.ndarray) -> dict[str, tuple]:
     so.intra_op_num_threads = 1
     so.log_severity_level = 3
     sess = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
-    outs = sess.run(None, {sess.get_inputs()[0].name: x})
+    outs = sess.run(None, feed)
     shapes = {o.name: tuple(v.shape) for o, v in zip(sess.get_outputs(), outs)}
-    shapes[sess.get_inputs()[0].name] = tuple(x.shape)
+    shapes.update({k: tuple(v.shape) for k, v in feed.items()})
     for init in m.graph.initializer:
         shapes[init.name] = tuple(init.dims)
     return shapes
@@ -238,18 +245,19 @@ def upgrade_to_13(model: onnx.ModelProto, shapes: dict[str, tuple]) -> onnx.Mode
     return m
 
 
-def float_for_setting(mdir: Path, setting: dict) -> Path:
+def float_for_setting(mdir: Path, setting: dict, load_feed=first_input_feed) -> Path:
     """The prepared float model a setting quantizes. ONNX gave DequantizeLinear/QuantizeLinear an
     `axis` (per-channel) only in opset 13, and ORT's QDQ quantizer does not raise the opset itself
     (it would write `axis` on an opset-12 DequantizeLinear, which the ONNX checker rejects), so the
-    per-channel QDQ settings quantize float13.onnx: float.onnx raised to opset 13 by upgrade_to_13."""
+    per-channel QDQ settings quantize float13.onnx: float.onnx raised to opset 13 by upgrade_to_13.
+    load_feed(mdir, model) gives the sample inputs the shapes are probed with."""
     base = mdir / "float.onnx"
     if setting["fmt"] == "qdq" and setting["pc"]:
         m = onnx.load(str(base))
         if opset_of(m) < 13:
             f13 = mdir / "float13.onnx"
             if not f13.is_file():
-                shapes = probe_shapes(base, np.load(mdir / "input.npy"))
+                shapes = probe_shapes(base, load_feed(mdir, m))
                 save(upgrade_to_13(m, shapes), f13)
             return f13
     return base
@@ -258,11 +266,16 @@ def float_for_setting(mdir: Path, setting: dict) -> Path:
 # ------------------------------------------------------------------------------------ quantization
 
 class Reader:
-    """CalibrationDataReader over rendered images 1..n (index 0 is the sample input)."""
+    """CalibrationDataReader over a list of feeds."""
 
-    def __init__(self, kind: str, input_name: str, n: int):
-        self.items = [{input_name: render.model_input(kind, i)} for i in range(1, n + 1)]
+    def __init__(self, items: list[dict]):
+        self.items = items
         self.pos = 0
+
+    @classmethod
+    def rendered(cls, kind: str, input_name: str, n: int) -> "Reader":
+        """Over rendered images 1..n (index 0 is the sample input)."""
+        return cls([{input_name: render.model_input(kind, i)} for i in range(1, n + 1)])
 
     def get_next(self):
         if self.pos >= len(self.items):
@@ -282,18 +295,22 @@ def qtype(s: str):
     return {"u8": QuantType.QUInt8, "s8": QuantType.QInt8}[s]
 
 
-def quantize(kind: str, mdir: Path, name: str, setting: dict, ncalib: int) -> None:
+def quantize(kind: str, mdir: Path, name: str, setting: dict, ncalib: int, reader=None,
+             load_feed=first_input_feed) -> None:
+    """Quantize mdir's float model with a setting; static settings calibrate on `reader` (default:
+    ncalib rendered images of `kind`), load_feed as for float_for_setting."""
     from onnxruntime.quantization import CalibrationMethod, QuantFormat, quantize_dynamic, quantize_static
 
-    src = float_for_setting(mdir, setting)
+    src = float_for_setting(mdir, setting, load_feed)
     dst = mdir / f"{name}.onnx"
     tmp = mdir / f"{name}.onnx.tmp"
     if setting["fmt"] == "dyn":
         quantize_dynamic(str(src), str(tmp), per_channel=setting["pc"], reduce_range=setting["rr"],
                          weight_type=qtype(setting["wt"]))
     else:
-        model = onnx.load(str(src), load_external_data=False)
-        reader = Reader(kind, model.graph.input[0].name, ncalib)
+        if reader is None:
+            model = onnx.load(str(src), load_external_data=False)
+            reader = Reader.rendered(kind, model.graph.input[0].name, ncalib)
         quantize_static(
             str(src), str(tmp), reader,
             quant_format=QuantFormat.QOperator if setting["fmt"] == "qop" else QuantFormat.QDQ,
@@ -317,10 +334,12 @@ def session(path: Path, opt: bool = True) -> ort.InferenceSession:
     return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
 
 
-def run_ort(mdir: Path, name: str, runs: int, budget_s: float) -> dict:
-    x = np.load(mdir / "input.npy")
+def run_ort(mdir: Path, name: str, runs: int, budget_s: float, load_feed=first_input_feed,
+            latency_digits: int = 2) -> dict:
+    """ORT's outputs for mdir's sample inputs, optimized and not (saved as .ort.npz /
+    .ort_noopt.npz), and the median latency of the optimized session."""
     sess = session(mdir / f"{name}.onnx")
-    feed = {sess.get_inputs()[0].name: x}
+    feed = load_feed(mdir, onnx.load(str(mdir / f"{name}.onnx"), load_external_data=False))
     outs = sess.run(None, feed)
     times = []
     start = time.perf_counter()
@@ -339,11 +358,20 @@ def run_ort(mdir: Path, name: str, runs: int, budget_s: float) -> dict:
             np.savez(f, **dict(zip(names, vals)))
         os.replace(tmp, mdir / f"{name}{suffix}")
     return {
-        "latency_ms": round(1000 * float(np.median(times)), 2) if times else None,
+        "latency_ms": round(1000 * float(np.median(times)), latency_digits) if times else None,
         "outputs": {n: list(o.shape) for n, o in zip(names, outs)},
         "opt_vs_noopt_max_abs": float(max(np.abs(a.astype(np.float64) - b).max() for a, b in zip(outs, ref))),
         "opt_vs_noopt_mean_abs": float(max(np.abs(a.astype(np.float64) - b).mean() for a, b in zip(outs, ref))),
     }
+
+
+def model_dir(mdir: Path, force: bool) -> None:
+    """Create a model's build folder; with force, delete what an earlier build left there."""
+    mdir.mkdir(parents=True, exist_ok=True)
+    if force:
+        for p in mdir.iterdir():
+            if p.suffix in (".onnx", ".npz", ".json", ".npy", ".tmp"):
+                p.unlink()
 
 
 def build(out: Path, kinds: list[str], names: list[str], quick: bool, force: bool) -> None:
@@ -352,12 +380,8 @@ def build(out: Path, kinds: list[str], names: list[str], quick: bool, force: boo
     runs = LATENCY_RUNS_QUICK if quick else LATENCY_RUNS
     for kind in kinds:
         mdir = out / kind
-        mdir.mkdir(parents=True, exist_ok=True)
         t0 = time.perf_counter()
-        if force:
-            for p in mdir.iterdir():
-                if p.suffix in (".onnx", ".npz", ".json", ".npy", ".tmp"):
-                    p.unlink()
+        model_dir(mdir, force)
         if not (mdir / "float.onnx").is_file():
             prepare(out / "float" / MODELS[kind], mdir / "float.onnx")
         if not (mdir / "input.npy").is_file():
@@ -683,9 +707,8 @@ def inventory(out: Path, kinds: list[str]) -> str:
         if not (mdir / "float.onnx").is_file():
             raise SystemExit(f"make_models: {mdir}/float.onnx missing: build first")
         names = ["float"] + [s for s in SETTINGS if (mdir / f"{s}.onnx").is_file()]
-        x = np.load(mdir / "input.npy")
         fg = Graph(mdir / "float.onnx")
-        shapes = probe_shapes(mdir / "float.onnx", x)
+        shapes = probe_shapes(mdir / "float.onnx", first_input_feed(mdir, fg.m))
         orig = onnx.load(str(out / "float" / MODELS[kind]))
         ref = dict(np.load(mdir / "float.ort.npz"))
         L.append(f"### {kind}: {MODELS[kind]}")
