@@ -138,12 +138,12 @@ static q8rt_status fconv_infer(const void *params, const ir_node *n, const op_sh
   }
   op_window win;
   if ((st = op_window_parse(n, sp, w->dims + 2, 1 << 24, OP_WINDOW_SAME_UNDILATED, &win, err)) != Q8RT_OK) return st;
-  if (p->n_output_padding != 0 && p->n_output_padding != (size_t)sp) {
+  if (p->output_padding != NULL && p->n_output_padding != (size_t)sp) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
                      "%s node '%s': attribute 'output_padding' has %zu values, expected %d", n->op_type, n->name,
                      p->n_output_padding, sp);
   }
-  if (p->n_output_shape != 0 && p->n_output_shape != (size_t)sp && p->n_output_shape != (size_t)sp + 2) {
+  if (p->output_shape != NULL && p->n_output_shape != (size_t)sp && p->n_output_shape != (size_t)sp + 2) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
                      "%s node '%s': attribute 'output_shape' has %zu values, expected %d", n->op_type, n->name,
                      p->n_output_shape, sp);
@@ -204,11 +204,11 @@ static q8rt_status fconv_infer(const void *params, const ir_node *n, const op_sh
     if (!p->transpose) {
       if ((st = op_window_output(&win, n, i, len, &o, &pb, NULL, err)) != Q8RT_OK) return st;
     } else {
-      const int64_t ek = (k - 1) * d + 1, adj = p->output_padding ? p->output_padding[i] : 0;
+      const int64_t ek = (k - 1) * d + 1, adj = p->n_output_padding != 0 ? p->output_padding[i] : 0;
       const int64_t full = (len - 1) * s + adj + ek;
       pb = win.pads[i]; /* 0 unless auto_pad is NOTSET */
-      if (p->output_shape != NULL || win.auto_pad == OP_PAD_SAME_UPPER || win.auto_pad == OP_PAD_SAME_LOWER) {
-        o = p->output_shape != NULL ? p->output_shape[p->n_output_shape - (size_t)sp + (size_t)i] : len * s;
+      if (p->n_output_shape != 0 || win.auto_pad == OP_PAD_SAME_UPPER || win.auto_pad == OP_PAD_SAME_LOWER) {
+        o = p->n_output_shape != 0 ? p->output_shape[p->n_output_shape - (size_t)sp + (size_t)i] : len * s;
         int64_t total = full - o;
         if (total < 0) total = 0;
         pb = win.auto_pad == OP_PAD_SAME_UPPER ? total / 2 : total - total / 2;
