@@ -16,6 +16,7 @@ void ir_graph_free(ir_graph *g) {
   const q8rt_allocator *a = g->allocator;
   q8rt_free(a, g->values, (size_t)g->cap_values * sizeof(ir_value));
   q8rt_free(a, g->nodes, (size_t)g->cap_nodes * sizeof(ir_node));
+  q8rt_free(a, g->guards, (size_t)g->cap_guards * sizeof(ir_guard));
   q8rt_pool_free(&g->pool);
   q8rt_free(a, g, sizeof(*g));
 }
@@ -35,6 +36,19 @@ static bool grow(const q8rt_allocator *a, void **arr, int *cap, int need, size_t
   *arr = p;
   *cap = ncap;
   return true;
+}
+
+int ir_graph_add_guard(ir_graph *g) {
+  if (!grow(g->allocator, (void **)&g->guards, &g->cap_guards, g->n_guards + 1, sizeof(ir_guard))) return -1;
+  memset(&g->guards[g->n_guards], 0, sizeof(ir_guard));
+  return ++g->n_guards;
+}
+
+int ir_guard_within(const ir_graph *g, int inner, int outer) {
+  for (int id = inner; id > 0; id = ir_graph_guard(g, id)->parent) {
+    if (id == outer) return 1;
+  }
+  return outer == 0;
 }
 
 int ir_graph_find_value(const ir_graph *g, const char *name) {

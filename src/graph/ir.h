@@ -25,7 +25,7 @@ typedef enum ir_attr_type {
   IR_ATTR_INT = 2,
   IR_ATTR_STRING = 3,
   IR_ATTR_TENSOR = 4,
-  IR_ATTR_GRAPH = 5, /* present only so the loader can name it when refusing */
+  IR_ATTR_GRAPH = 5, /* present only so the loader can name it when refusing (If's are inlined) */
   IR_ATTR_FLOATS = 6,
   IR_ATTR_INTS = 7,
   IR_ATTR_STRINGS = 8,
@@ -61,6 +61,7 @@ typedef struct ir_value {
   int graph_input;                       /* index among graph inputs, or -1 */
   int graph_output;                      /* index among graph outputs, or -1 */
   int consumers;                         /* number of node inputs that read this value */
+  int scope;                             /* guard of the If branch that defines it, 0: the main graph */
   ir_quant quant;
 } ir_value;
 
@@ -80,7 +81,22 @@ typedef struct ir_node {
   int clamp_fused;  /* QLinearConv made from DQ -> Conv -> Relu/Clip -> Q: the activation's */
   float clamp_min;  /* real-valued bounds, applied as the requantization clamp */
   float clamp_max;
+  int guard;    /* 0, or the If branch (ir_guard id) the node was inlined from: it runs only there */
+  int if_guard; /* an If: the id of its then_branch's guard (else_branch: if_guard + 1); 0 otherwise */
 } ir_node;
+
+/* The subgraphs of If are inlined into the one graph: a branch's nodes carry the branch's guard
+ * and run only when the If's condition (a bool scalar) equals `side` and the enclosing guard
+ * holds. The If node itself (inputs: cond, then outputs..., else outputs...) selects the taken
+ * branch's outputs. Ids are 1-based (0: no guard); a parent's id is smaller than its children's. */
+#define IR_MAX_SUBGRAPH_DEPTH 8
+typedef struct ir_guard {
+  int parent;  /* enclosing guard id, 0 for a branch of an If of the main graph */
+  int cond;    /* value index of the If's condition */
+  int side;    /* 1: then_branch, 0: else_branch */
+  int if_node; /* the If node */
+  int depth;   /* 1 for the branches of a main-graph If */
+} ir_guard;
 
 typedef struct ir_opset {
   const char *domain;
@@ -116,6 +132,9 @@ typedef struct ir_graph {
 
   ir_metadata *metadata;
   size_t n_metadata;
+
+  ir_guard *guards; /* guards[id - 1] */
+  int n_guards, cap_guards;
 } ir_graph;
 
 /* Create an empty graph whose memory comes from `allocator`. NULL on allocation failure. */
@@ -128,6 +147,12 @@ int ir_graph_find_value(const ir_graph *g, const char *name);
 int ir_graph_intern_value(ir_graph *g, const char *name);
 /* Append a node (zeroed; caller fills fields from the pool). -1 on allocation failure. */
 int ir_graph_add_node(ir_graph *g);
+
+/* Append a guard (zeroed); its id (1-based), or -1 on allocation failure. */
+int ir_graph_add_guard(ir_graph *g);
+static inline const ir_guard *ir_graph_guard(const ir_graph *g, int id) { return &g->guards[id - 1]; }
+/* Whether guard `outer` (0: the main graph) is `inner` or encloses it. */
+int ir_guard_within(const ir_graph *g, int inner, int outer);
 
 /* Allocate a constant tensor in the graph's pool. Checks the element count for overflow. */
 q8rt_status ir_tensor_create(ir_graph *g, q8rt_dtype dtype, int rank, const int64_t *dims, ir_tensor **out,

@@ -16,7 +16,19 @@ typedef struct loader {
   ir_graph *g;
   const q8rt_load_config *cfg;
   q8rt_error *err;
+  char *scratch; /* prefixed names being looked up */
+  size_t scratch_cap;
 } loader;
+
+/* Where names resolve. The main graph's values keep their names; a branch of an If defines its
+ * values under a prefix (the If's name and the branch), so then and else may use the same names.
+ * A name a branch does not define is looked up in the enclosing scopes, innermost first. */
+typedef struct ld_scope {
+  const struct ld_scope *parent;
+  const char *prefix; /* "" for the main graph */
+  int guard;          /* 0 for the main graph */
+  int depth;
+} ld_scope;
 
 static const char *str_or_empty(const char *s) { return s != NULL ? s : ""; }
 
@@ -24,6 +36,170 @@ static bool is_ai_onnx(const char *domain) { return domain[0] == '\0' || strcmp(
 
 static q8rt_status oom(loader *L) {
   return q8rt_fail(L->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory while building the graph");
+}
+
+/* prefix + name in L->scratch, or NULL when out of memory. */
+static const char *scoped_name(loader *L, const ld_scope *S, const char *name) {
+  size_t plen = strlen(S->prefix), nlen = strlen(name), need;
+  if (!q8rt_add_size(plen, nlen, &need) || !q8rt_add_size(need, 1, &need)) return NULL;
+  if (need > L->scratch_cap) {
+    char *b = q8rt_alloc(L->g->allocator, need, 1);
+    if (b == NULL) return NULL;
+    q8rt_free(L->g->allocator, L->scratch, L->scratch_cap);
+    L->scratch = b;
+    L->scratch_cap = need;
+  }
+  memcpy(L->scratch, S->prefix, plen);
+  memcpy(L->scratch + plen, name, nlen + 1);
+  return L->scratch;
+}
+
+/* The value `name` defined in scope S (created on first sight). A value of that (prefixed) name
+ * that belongs to another scope is a collision, refused. *created: whether it is new. */
+static q8rt_status define_value(loader *L, const ld_scope *S, const char *name, int *out, bool *created) {
+  const char *full = scoped_name(L, S, name);
+  if (full == NULL) return oom(L);
+  const int before = L->g->n_values;
+  const int idx = ir_graph_intern_value(L->g, full);
+  if (idx < 0) return oom(L);
+  if (idx >= before) {
+    L->g->values[idx].scope = S->guard;
+  } else if (L->g->values[idx].scope != S->guard) {
+    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
+                     "value '%.200s' of an If branch has the same name as a value of another scope", full);
+  }
+  if (created != NULL) *created = idx >= before;
+  *out = idx;
+  return Q8RT_OK;
+}
+
+/* The value `name` read in scope S: the innermost scope that defines it; names no branch defines
+ * are the main graph's (created on first sight, checked for a source once all is read). */
+static q8rt_status resolve_value(loader *L, const ld_scope *S, const char *name, int *out) {
+  for (; S != NULL && S->guard != 0; S = S->parent) {
+    const char *full = scoped_name(L, S, name);
+    if (full == NULL) return oom(L);
+    const int idx = ir_graph_find_value(L->g, full);
+    if (idx >= 0 && L->g->values[idx].scope == S->guard) {
+      *out = idx;
+      return Q8RT_OK;
+    }
+  }
+  *out = ir_graph_intern_value(L->g, name);
+  return *out < 0 ? oom(L) : Q8RT_OK;
+}
+
+/* ---- subgraph nesting, before protobuf-c decodes ----------------------------------------------
+ * protobuf-c recurses once per nested message without a limit, and subgraphs (If/Loop/Scan
+ * attributes) nest GraphProto in GraphProto. This scan of the wire format follows only
+ * ModelProto.graph (7) -> GraphProto.node (1) -> NodeProto.attribute (5) -> AttributeProto.g (6) /
+ * .graphs (11) -> GraphProto ..., at most IR_MAX_SUBGRAPH_DEPTH levels deep (its own recursion is
+ * bounded by that), and refuses a deeper model naming the node. Malformed bytes end the scan
+ * quietly: protobuf-c then reports them. */
+enum { WIRE_OK = 0, WIRE_STOP = 1, WIRE_DEEP = 2 };
+
+static int wire_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
+  uint64_t r = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (*p >= end) return 0;
+    const uint8_t b = *(*p)++;
+    r |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80)) {
+      *v = r;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Next field of the message in [*p, end): its number, and for length-delimited fields its bytes. */
+static int wire_next(const uint8_t **p, const uint8_t *end, uint64_t *field, const uint8_t **sub, size_t *sub_len) {
+  uint64_t tag, v;
+  if (!wire_varint(p, end, &tag)) return 0;
+  *field = tag >> 3;
+  *sub = NULL;
+  switch (tag & 7) {
+    case 0: return wire_varint(p, end, &v);
+    case 1:
+      if ((size_t)(end - *p) < 8) return 0;
+      *p += 8;
+      return 1;
+    case 5:
+      if ((size_t)(end - *p) < 4) return 0;
+      *p += 4;
+      return 1;
+    case 2:
+      if (!wire_varint(p, end, &v) || v > (uint64_t)(end - *p)) return 0;
+      *sub = *p;
+      *sub_len = (size_t)v;
+      *p += v;
+      return 1;
+    default: return 0;
+  }
+}
+
+static int wire_graph(const uint8_t *p, const uint8_t *end, int depth, q8rt_error *err);
+
+static int wire_node(const uint8_t *p, const uint8_t *end, int depth, q8rt_error *err) {
+  const uint8_t *node = p, *sub;
+  size_t len;
+  uint64_t f;
+  while (p < end) {
+    if (!wire_next(&p, end, &f, &sub, &len)) return WIRE_STOP;
+    if (f != 5 || sub == NULL) continue;
+    const uint8_t *a = sub, *aend = sub + len, *gsub;
+    size_t glen;
+    uint64_t af;
+    while (a < aend) {
+      if (!wire_next(&a, aend, &af, &gsub, &glen)) return WIRE_STOP;
+      if ((af != 6 && af != 11) || gsub == NULL) continue;
+      if (depth + 1 > IR_MAX_SUBGRAPH_DEPTH) {
+        /* name the node: its name (3), else its op_type (4) */
+        const uint8_t *q = node, *s3 = NULL, *s4 = NULL, *nsub;
+        size_t l3 = 0, l4 = 0, nlen;
+        uint64_t nf;
+        while (q < end && wire_next(&q, end, &nf, &nsub, &nlen)) {
+          if (nf == 3 && nsub != NULL) s3 = nsub, l3 = nlen;
+          if (nf == 4 && nsub != NULL) s4 = nsub, l4 = nlen;
+        }
+        q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                  "node '%.*s' (%.*s) nests subgraphs more than %d deep, q8rt's limit", (int)(l3 < 200 ? l3 : 200),
+                  s3 ? (const char *)s3 : "", (int)(l4 < 60 ? l4 : 60), s4 ? (const char *)s4 : "",
+                  IR_MAX_SUBGRAPH_DEPTH);
+        return WIRE_DEEP;
+      }
+      const int r = wire_graph(gsub, gsub + glen, depth + 1, err);
+      if (r != WIRE_OK) return r;
+    }
+  }
+  return WIRE_OK;
+}
+
+static int wire_graph(const uint8_t *p, const uint8_t *end, int depth, q8rt_error *err) {
+  const uint8_t *sub;
+  size_t len;
+  uint64_t f;
+  while (p < end) {
+    if (!wire_next(&p, end, &f, &sub, &len)) return WIRE_STOP;
+    if (f != 1 || sub == NULL) continue;
+    const int r = wire_node(sub, sub + len, depth, err);
+    if (r != WIRE_OK) return r;
+  }
+  return WIRE_OK;
+}
+
+static q8rt_status check_subgraph_depth(const void *data, size_t size, q8rt_error *err) {
+  const uint8_t *p = data, *end = p + size, *sub;
+  size_t len;
+  uint64_t f;
+  while (p < end) {
+    if (!wire_next(&p, end, &f, &sub, &len)) return Q8RT_OK;
+    if (f != 7 || sub == NULL) continue;
+    const int r = wire_graph(sub, sub + len, 0, err);
+    if (r == WIRE_DEEP) return Q8RT_ERROR_UNSUPPORTED;
+    if (r == WIRE_STOP) return Q8RT_OK;
+  }
+  return Q8RT_OK;
 }
 
 /* ---- opsets -------------------------------------------------------------------------------- */
@@ -101,23 +277,25 @@ static void set_constant(ir_value *v, ir_tensor *t) {
   }
 }
 
-static q8rt_status read_initializers(loader *L, const Onnx__GraphProto *gp) {
+static q8rt_status read_initializers(loader *L, const Onnx__GraphProto *gp, const ld_scope *S) {
   for (size_t i = 0; i < gp->n_initializer; i++) {
     const Onnx__TensorProto *tp = gp->initializer[i];
     const char *name = str_or_empty(tp->name);
     if (name[0] == '\0') {
       return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "initializer #%zu has no name", i);
     }
-    if (ir_graph_find_value(L->g, name) >= 0) {
+    int vi;
+    bool created;
+    q8rt_status st = define_value(L, S, name, &vi, &created);
+    if (st != Q8RT_OK) return st;
+    if (!created) {
       return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "initializer '%.200s' appears twice", name);
     }
     char what[256];
     snprintf(what, sizeof(what), "initializer '%.200s'", name);
     ir_tensor *t;
-    q8rt_status st = convert_tensor(L, tp, what, &t);
+    st = convert_tensor(L, tp, what, &t);
     if (st != Q8RT_OK) return st;
-    int vi = ir_graph_intern_value(L->g, name);
-    if (vi < 0) return oom(L);
     set_constant(&L->g->values[vi], t);
   }
   return Q8RT_OK;
@@ -369,8 +547,12 @@ static q8rt_status convert_attr(loader *L, const ir_node *n, const Onnx__Attribu
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTOS:
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSORS:
       return q8rt_fail(L->err, Q8RT_ERROR_UNSUPPORTED,
-                       "node '%.200s' (%.100s) attribute '%.100s' is of type %s, which q8rt does not support", n->name,
-                       n->op_type, aname, attr_type_name((int)ap->type));
+                       "node '%.200s' (%.100s) attribute '%.100s' is of type %s, which q8rt does not support%s", n->name,
+                       n->op_type, aname, attr_type_name((int)ap->type),
+                       ap->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH ||
+                               ap->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS
+                           ? " (q8rt runs the subgraphs of If only)"
+                           : "");
     default:
       return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
                        "node '%.200s' (%.100s) attribute '%.100s' has no valid type (%d)", n->name, n->op_type, aname,
@@ -402,7 +584,7 @@ static q8rt_status claim_value(loader *L, int vidx, int node_idx, const char *no
 }
 
 /* A Constant node becomes a constant on its output value; no node is added. */
-static q8rt_status read_constant_node(loader *L, const Onnx__NodeProto *np, const char *name) {
+static q8rt_status read_constant_node(loader *L, const Onnx__NodeProto *np, const char *name, const ld_scope *S) {
   ir_graph *g = L->g;
   if (np->n_output != 1 || np->output[0] == NULL || np->output[0][0] == '\0') {
     return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "Constant node '%.200s' must have exactly one named output",
@@ -475,15 +657,115 @@ static q8rt_status read_constant_node(loader *L, const Onnx__NodeProto *np, cons
     }
   }
   if (st != Q8RT_OK) return st;
-  int vidx = ir_graph_intern_value(g, np->output[0]);
-  if (vidx < 0) return oom(L);
+  int vidx;
+  if ((st = define_value(L, S, np->output[0], &vidx, NULL)) != Q8RT_OK) return st;
   st = claim_value(L, vidx, -1, name, "Constant");
   if (st != Q8RT_OK) return st;
   set_constant(&g->values[vidx], t);
   return Q8RT_OK;
 }
 
-static q8rt_status read_node(loader *L, const Onnx__NodeProto *np, size_t index) {
+static q8rt_status read_graph_nodes(loader *L, const Onnx__GraphProto *gp, const ld_scope *S);
+
+/* cond + both branches' outputs must fit a step's inputs (Q8RT_MAX_IO = 64, src/ops/op.h) */
+#define IF_MAX_OUTPUTS 31
+
+/* An If: both branches are read into the graph under their guards (src/graph/ir.h); the node's
+ * inputs become cond, then_branch's outputs, else_branch's outputs. */
+static q8rt_status read_if(loader *L, const Onnx__NodeProto *np, int node_idx, const ld_scope *S) {
+  ir_graph *g = L->g;
+  const char *name = g->nodes[node_idx].name;
+  const Onnx__GraphProto *branch[2] = {NULL, NULL}; /* then, else */
+  static const char *const branch_name[2] = {"then_branch", "else_branch"};
+  for (size_t i = 0; i < np->n_attribute; i++) {
+    const Onnx__AttributeProto *ap = np->attribute[i];
+    const char *aname = str_or_empty(ap->name);
+    int k = strcmp(aname, "then_branch") == 0 ? 0 : strcmp(aname, "else_branch") == 0 ? 1 : -1;
+    if (k < 0) {
+      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "If node '%.200s' has unknown attribute '%.100s'", name,
+                       aname);
+    }
+    if ((int)ap->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH || ap->g == NULL) {
+      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "If node '%.200s' attribute '%s' is not a graph", name,
+                       aname);
+    }
+    branch[k] = ap->g;
+  }
+  for (int k = 0; k < 2; k++) {
+    if (branch[k] == NULL) {
+      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "If node '%.200s' has no %s", name, branch_name[k]);
+    }
+  }
+  if (np->n_input != 1 || g->nodes[node_idx].inputs[0] < 0) {
+    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "If node '%.200s' must have one input (cond), has %zu", name,
+                     np->n_input);
+  }
+  const size_t nout = np->n_output;
+  if (nout == 0 || nout > IF_MAX_OUTPUTS) {
+    return q8rt_fail(L->err, Q8RT_ERROR_UNSUPPORTED, "If node '%.200s' has %zu outputs (q8rt runs 1 to %d)", name, nout,
+                     IF_MAX_OUTPUTS);
+  }
+  if (S->depth + 1 > IR_MAX_SUBGRAPH_DEPTH) {
+    return q8rt_fail(L->err, Q8RT_ERROR_UNSUPPORTED, "node '%.200s' (If) nests subgraphs more than %d deep, q8rt's limit",
+                     name, IR_MAX_SUBGRAPH_DEPTH);
+  }
+  for (int k = 0; k < 2; k++) {
+    const Onnx__GraphProto *gp = branch[k];
+    if (gp->n_output != nout) {
+      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "If node '%.200s': %s has %zu outputs, the node %zu", name,
+                       branch_name[k], gp->n_output, nout);
+    }
+    if (gp->n_input != 0) {
+      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
+                       "If node '%.200s': %s declares %zu inputs (If branches take none)", name, branch_name[k],
+                       gp->n_input);
+    }
+  }
+  int *inputs = q8rt_pool_array(&g->pool, 1 + 2 * nout, sizeof(int));
+  if (inputs == NULL) return oom(L);
+  inputs[0] = g->nodes[node_idx].inputs[0];
+  /* then's guard and else's next to it (if_guard, if_guard + 1), before the branches add theirs */
+  int guards[2];
+  for (int k = 0; k < 2; k++) {
+    if ((guards[k] = ir_graph_add_guard(g)) < 0) return oom(L);
+    ir_guard *gd = &g->guards[guards[k] - 1];
+    gd->parent = S->guard;
+    gd->cond = inputs[0];
+    gd->side = k == 0;
+    gd->if_node = node_idx;
+    gd->depth = S->depth + 1;
+  }
+  g->nodes[node_idx].if_guard = guards[0];
+  for (int k = 0; k < 2; k++) {
+    const Onnx__GraphProto *gp = branch[k];
+    const int guard = guards[k];
+    size_t plen = strlen(S->prefix), nlen = strlen(name), len;
+    if (!q8rt_add_size(plen, nlen, &len) || !q8rt_add_size(len, 16, &len)) return oom(L);
+    char *prefix = q8rt_pool_alloc(&g->pool, len, 1);
+    if (prefix == NULL) return oom(L);
+    snprintf(prefix, len, "%s%s/%s/", S->prefix, name, branch_name[k]);
+    const ld_scope C = {S, prefix, guard, S->depth + 1};
+    q8rt_status st = read_graph_nodes(L, gp, &C);
+    if (st != Q8RT_OK) return st;
+    for (size_t i = 0; i < nout; i++) {
+      const char *oname = str_or_empty(gp->output[i]->name);
+      if (oname[0] == '\0') {
+        return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "If node '%.200s': %s output #%zu has no name", name,
+                         branch_name[k], i);
+      }
+      int v;
+      if ((st = resolve_value(L, &C, oname, &v)) != Q8RT_OK) return st;
+      g->values[v].consumers++;
+      inputs[1 + (size_t)k * nout + i] = v;
+    }
+  }
+  ir_node *n = &g->nodes[node_idx]; /* the branches' nodes may have moved the array */
+  n->inputs = inputs;
+  n->n_inputs = (int)(1 + 2 * nout);
+  return Q8RT_OK;
+}
+
+static q8rt_status read_node(loader *L, const Onnx__NodeProto *np, size_t index, const ld_scope *S) {
   ir_graph *g = L->g;
   const char *op_type = str_or_empty(np->op_type);
   if (op_type[0] == '\0') {
@@ -499,9 +781,11 @@ static q8rt_status read_node(loader *L, const Onnx__NodeProto *np, size_t index)
   if (np->name != NULL && np->name[0] != '\0') {
     name = q8rt_pool_strdup(&g->pool, np->name);
   } else {
-    size_t len = strlen(op_type) + 24;
+    /* a branch's anonymous nodes are numbered in their branch: prefixed like its values */
+    size_t len;
+    if (!q8rt_add_size(strlen(op_type), strlen(S->prefix), &len) || !q8rt_add_size(len, 24, &len)) return oom(L);
     char *buf = q8rt_pool_alloc(&g->pool, len, 1);
-    if (buf != NULL) snprintf(buf, len, "%s_%zu", op_type, index);
+    if (buf != NULL) snprintf(buf, len, "%s%s_%zu", S->prefix, op_type, index);
     name = buf;
   }
   if (name == NULL) return oom(L);
@@ -517,7 +801,7 @@ static q8rt_status read_node(loader *L, const Onnx__NodeProto *np, size_t index)
                      "node '%.200s' (%.100s): opset %lld of domain '%.100s' is too large", name, op_type,
                      (long long)opset, domain);
   }
-  if (domain[0] == '\0' && strcmp(op_type, "Constant") == 0) return read_constant_node(L, np, name);
+  if (domain[0] == '\0' && strcmp(op_type, "Constant") == 0) return read_constant_node(L, np, name, S);
 
   if (np->n_input > INT_MAX / 2 || np->n_output > INT_MAX / 2 || np->n_attribute > INT_MAX / 2) {
     return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "node '%.200s' has too many inputs, outputs or attributes",
@@ -530,6 +814,7 @@ static q8rt_status read_node(loader *L, const Onnx__NodeProto *np, size_t index)
   n->op_type = q8rt_pool_strdup(&g->pool, op_type);
   n->domain = q8rt_pool_strdup(&g->pool, domain);
   n->opset = (int)opset;
+  n->guard = S->guard;
   n->inputs = q8rt_pool_array(&g->pool, np->n_input, sizeof(int));
   n->outputs = q8rt_pool_array(&g->pool, np->n_output, sizeof(int));
   n->attrs = q8rt_pool_array(&g->pool, np->n_attribute, sizeof(ir_attr));
@@ -541,8 +826,8 @@ static q8rt_status read_node(loader *L, const Onnx__NodeProto *np, size_t index)
     const char *in = str_or_empty(np->input[i]);
     int vidx = -1;
     if (in[0] != '\0') {
-      vidx = ir_graph_intern_value(g, in);
-      if (vidx < 0) return oom(L);
+      q8rt_status st = resolve_value(L, S, in, &vidx);
+      if (st != Q8RT_OK) return st;
       g->values[vidx].consumers++;
     }
     n->inputs[n->n_inputs++] = vidx;
@@ -551,13 +836,13 @@ static q8rt_status read_node(loader *L, const Onnx__NodeProto *np, size_t index)
     const char *outname = str_or_empty(np->output[i]);
     int vidx = -1;
     if (outname[0] != '\0') {
-      vidx = ir_graph_intern_value(g, outname);
-      if (vidx < 0) return oom(L);
-      q8rt_status st = claim_value(L, vidx, node_idx, n->name, n->op_type);
+      q8rt_status st = define_value(L, S, outname, &vidx, NULL);
       if (st != Q8RT_OK) return st;
+      if ((st = claim_value(L, vidx, node_idx, n->name, n->op_type)) != Q8RT_OK) return st;
     }
     n->outputs[n->n_outputs++] = vidx;
   }
+  if (domain[0] == '\0' && strcmp(op_type, "If") == 0) return read_if(L, np, node_idx, S);
   for (size_t i = 0; i < np->n_attribute; i++) {
     const char *aname = str_or_empty(np->attribute[i]->name);
     for (size_t k = 0; k < i; k++) {
@@ -569,6 +854,29 @@ static q8rt_status read_node(loader *L, const Onnx__NodeProto *np, size_t index)
     q8rt_status st = convert_attr(L, n, np->attribute[i], &n->attrs[n->n_attrs]);
     if (st != Q8RT_OK) return st;
     n->n_attrs++;
+  }
+  return Q8RT_OK;
+}
+
+/* A graph's initializers and nodes into scope S. A branch's own values are defined before its
+ * nodes are read, so that its names win over the enclosing scopes' wherever they appear. */
+static q8rt_status read_graph_nodes(loader *L, const Onnx__GraphProto *gp, const ld_scope *S) {
+  q8rt_status st;
+  if (S->guard != 0) {
+    if ((st = read_initializers(L, gp, S)) != Q8RT_OK) return st;
+    for (size_t i = 0; i < gp->n_node; i++) {
+      const Onnx__NodeProto *np = gp->node[i];
+      for (size_t k = 0; k < np->n_output; k++) {
+        int v;
+        if (np->output[k] != NULL && np->output[k][0] != '\0' &&
+            (st = define_value(L, S, np->output[k], &v, NULL)) != Q8RT_OK) {
+          return st;
+        }
+      }
+    }
+  }
+  for (size_t i = 0; i < gp->n_node; i++) {
+    if ((st = read_node(L, gp->node[i], i, S)) != Q8RT_OK) return st;
   }
   return Q8RT_OK;
 }
@@ -588,6 +896,16 @@ static q8rt_status check_sources(loader *L) {
                          "node '%.150s' (%.60s) input '%.150s' is not produced by any node, graph input or initializer",
                          n->name, n->op_type, v->name);
       }
+      /* A node reads values of its own scope and the enclosing ones; an If also reads its
+       * branches' outputs. Anything else (a name that happens to equal a branch value's
+       * prefixed name) would read a value that may never be computed. */
+      int scope = n->guard;
+      if (n->if_guard > 0 && k > 0) scope = n->if_guard + (k - 1 >= (n->n_inputs - 1) / 2);
+      if (!ir_guard_within(g, scope, v->scope)) {
+        return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
+                         "node '%.150s' (%.60s) input '%.150s' is a value of an If branch the node is not in", n->name,
+                         n->op_type, v->name);
+      }
     }
   }
   for (int i = 0; i < g->n_outputs; i++) {
@@ -605,7 +923,7 @@ static q8rt_status read_value_infos(loader *L, const Onnx__GraphProto *gp) {
     const Onnx__ValueInfoProto *vi = gp->value_info[i];
     /* Only values the graph uses: value_info may describe names nothing refers to. */
     int idx = ir_graph_find_value(L->g, str_or_empty(vi->name));
-    if (idx < 0 || L->g->values[idx].constant != NULL) continue;
+    if (idx < 0 || L->g->values[idx].constant != NULL || L->g->values[idx].scope != 0) continue;
     q8rt_status st = read_type(L, vi, "value", false, idx);
     if (st != Q8RT_OK) return st;
   }
@@ -657,12 +975,11 @@ static q8rt_status build_graph(loader *L, const Onnx__ModelProto *mp) {
     L->g->name = q8rt_pool_strdup(&L->g->pool, gp->name);
     if (L->g->name == NULL) return oom(L);
   }
-  if ((st = read_initializers(L, gp)) != Q8RT_OK) return st;
+  const ld_scope main_scope = {NULL, "", 0, 0};
+  if ((st = read_initializers(L, gp, &main_scope)) != Q8RT_OK) return st;
   if ((st = read_inputs(L, gp)) != Q8RT_OK) return st;
   if ((st = read_outputs(L, gp)) != Q8RT_OK) return st;
-  for (size_t i = 0; i < gp->n_node; i++) {
-    if ((st = read_node(L, gp->node[i], i)) != Q8RT_OK) return st;
-  }
+  if ((st = read_graph_nodes(L, gp, &main_scope)) != Q8RT_OK) return st;
   if ((st = check_sources(L)) != Q8RT_OK) return st;
   return read_value_infos(L, gp);
 }
@@ -677,6 +994,8 @@ q8rt_status q8rt_load_graph(const void *data, size_t size, const q8rt_load_confi
   const q8rt_allocator *a = cfg->allocator != NULL ? cfg->allocator : q8rt_default_allocator();
   size_t budget = cfg->max_unpack_bytes != 0 ? cfg->max_unpack_bytes : q8rt_default_unpack_budget(size);
 
+  q8rt_status st = check_subgraph_depth(data, size, err);
+  if (st != Q8RT_OK) return st;
   ld_meter m;
   ld_meter_init(&m, a, budget);
   Onnx__ModelProto *mp = onnx__model_proto__unpack(&m.pb, size, data);
@@ -687,8 +1006,9 @@ q8rt_status q8rt_load_graph(const void *data, size_t size, const q8rt_load_confi
     onnx__model_proto__free_unpacked(mp, &m.pb);
     return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory creating the graph");
   }
-  loader L = {g, cfg, err};
-  q8rt_status st = build_graph(&L, mp);
+  loader L = {g, cfg, err, NULL, 0};
+  st = build_graph(&L, mp);
+  q8rt_free(a, L.scratch, L.scratch_cap);
   onnx__model_proto__free_unpacked(mp, &m.pb);
   if (st != Q8RT_OK) {
     ir_graph_free(g);

@@ -35,6 +35,10 @@ q8rt_status pass_topo_order(const ir_graph *g, int *order, int *count, q8rt_erro
       for (int k = 0; k < n->n_inputs && ok; k++) {
         if (n->inputs[k] >= 0 && !ready[n->inputs[k]]) ok = 0;
       }
+      /* a branch's node runs only once the conditions of its If (and the enclosing Ifs) are known */
+      for (int id = n->guard; id > 0 && ok; id = ir_graph_guard(g, id)->parent) {
+        if (!ready[ir_graph_guard(g, id)->cond]) ok = 0;
+      }
       if (!ok) continue;
       placed[ni] = 1;
       order[done_count++] = ni;

@@ -78,6 +78,7 @@ typedef struct builder {
   int tables;               /* replace elementwise islands by tables */
   const ir_node *consumer;  /* the node whose inputs are being placed (NULL: graph outputs) */
   const char *consumer_why; /* why it runs NCHW, when it said */
+  int *vguard;              /* [ls.cap] guard of the step writing each physical value (0: none) */
 } builder;
 
 /* The logical (NCHW) value carries the shape the model sees of its NHWC twin. */
@@ -181,6 +182,9 @@ static q8rt_status add_transpose(builder *b, int from, int to, int to_nhwc) {
   s->inputs = &io[0];
   s->n_outputs = 1;
   s->outputs = &io[1];
+  /* computed where its input is: a later reader in another branch may reuse it */
+  s->guard = b->vguard[from];
+  b->vguard[to] = s->guard;
   return infer_step(b, s);
 }
 
@@ -351,6 +355,9 @@ static q8rt_status table_step(builder *b, int ni, int *tabled) {
   s->inputs = &io[0];
   s->n_outputs = 1;
   s->outputs = &io[1];
+  /* n heads the island (it reads x): the island's later nodes are in n's branch or inner ones */
+  s->guard = n->guard;
+  b->vguard[outv] = s->guard;
   if ((st = infer_step(b, s)) != Q8RT_OK) return st;
   if (nhwc) set_logical_from_nhwc(g, t.y, outv);
   mark_island_done(b, &t);
@@ -395,6 +402,7 @@ static q8rt_status fuse_table_into(builder *b, plan_step *s, void *params) {
   }
   b->ls.nchw[x] = b->ls.nhwc[x] = -1; /* never written */
   s->outputs[0] = outv;
+  b->vguard[outv] = s->guard;
   char note[3600];
   snprintf(note, sizeof(note), "%s%soutput through a table replacing %s", n->note ? n->note : "", n->note ? "; " : "",
            t.replaced);
@@ -404,6 +412,141 @@ static q8rt_status fuse_table_into(builder *b, plan_step *s, void *params) {
   if (nhwc) set_logical_from_nhwc(g, t.y, outv);
   mark_island_done(b, &t);
   return Q8RT_OK;
+}
+
+/* Plan node ni: prepare, layouts, the step, its shapes. */
+static q8rt_status plan_node(builder *b, int ni) {
+  ir_graph *g = b->g;
+  q8rt_status st;
+  ir_node *n = &g->nodes[ni];
+  const op_def *op = op_find(n);
+  if (op == NULL) {
+    return q8rt_fail(b->err, Q8RT_ERROR_UNSUPPORTED, "node '%s': op %s%s%s (opset %d) is not supported by q8rt", n->name,
+                     n->domain[0] ? n->domain : "", n->domain[0] ? "." : "", n->op_type, n->opset);
+  }
+  if (n->n_inputs > Q8RT_MAX_IO || n->n_outputs > Q8RT_MAX_IO) {
+    return q8rt_fail(b->err, Q8RT_ERROR_INVALID_MODEL, "node '%s' (%s): too many inputs or outputs", n->name,
+                     n->op_type);
+  }
+  int tabled = 0;
+  if ((st = table_step(b, ni, &tabled)) != Q8RT_OK) return st;
+  if (tabled) return Q8RT_OK;
+  op_prepare_ctx ctx = {g, n, b->pool, b->backend, b->isa, "", "", OP_LAYOUT_NCHW, OP_LAYOUT_NCHW};
+  void *params = NULL;
+  if ((st = op->prepare(&ctx, &params, b->err)) != Q8RT_OK) return st;
+
+  /* Channels-last when the node can and its input already is: no layout change. */
+  int nhwc_all = 0;
+  b->consumer = n;
+  b->consumer_why = NULL;
+  if (op->nhwc_params != NULL && ctx.in_layout == OP_LAYOUT_NCHW) {
+    int first = -1, same_rank = 1, in_nhwc = 0, only_nchw = 0;
+    for (int k = 0; k < n->n_inputs; k++) {
+      const int v = n->inputs[k];
+      if (v < 0 || g->values[v].constant != NULL) continue;
+      if (first < 0) {
+        first = v;
+      } else if (g->values[v].rank != g->values[first].rank) {
+        same_rank = 0;
+      }
+      in_nhwc += b->ls.nhwc[v] >= 0;
+      only_nchw += b->ls.nhwc[v] < 0;
+    }
+    /* channels-last when at least as many inputs are NHWC as are NCHW only */
+    if (first >= 0 && in_nhwc == 0) b->consumer_why = "its inputs are NCHW";
+    if (first >= 0 && in_nhwc > 0 && in_nhwc < only_nchw) b->consumer_why = "most of its inputs are NCHW";
+    if (first >= 0 && in_nhwc > 0 && in_nhwc >= only_nchw) {
+      const int r = g->values[first].rank;
+      if (!same_rank || (r != 3 && r != 4)) {
+        b->consumer_why = "its inputs differ in rank";
+      } else {
+        const void *np = op->nhwc_params(params, g, n, b->pool, &b->consumer_why);
+        if (np != NULL) {
+          params = (void *)np;
+          nhwc_all = 1;
+          ctx.out_layout = OP_LAYOUT_NHWC;
+          char why[512];
+          snprintf(why, sizeof(why), "%s; channels-last like its input", ctx.reason);
+          if ((ctx.reason = q8rt_pool_strdup(b->pool, why)) == NULL)
+            return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
+        }
+      }
+    }
+  }
+
+  int *io = q8rt_pool_array(b->pool, (size_t)(n->n_inputs + n->n_outputs) + 1, sizeof(int));
+  if (io == NULL) return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
+  for (int k = 0; k < n->n_inputs; k++) {
+    const int v = n->inputs[k];
+    io[k] = -1;
+    if (v < 0) continue;
+    const ir_value *val = &g->values[v];
+    int want = k == 0 ? ctx.in_layout : OP_LAYOUT_NCHW;
+    if (nhwc_all && val->constant == NULL) want = OP_LAYOUT_NHWC;
+    if (val->constant != NULL || want == OP_LAYOUT_ANY) want = b->ls.nchw[v] >= 0 ? OP_LAYOUT_NCHW : OP_LAYOUT_NHWC;
+    if ((st = materialize(b, v, want, &io[k])) != Q8RT_OK) return st;
+  }
+  for (int k = 0; k < n->n_outputs; k++) {
+    const int v = n->outputs[k];
+    io[n->n_inputs + k] = v;
+    if (v < 0) continue;
+    if (k == 0 && ctx.out_layout == OP_LAYOUT_NHWC) {
+      const int twin = new_value(b, g->values[v].name, "#nhwc");
+      if (twin < 0 || twin >= b->ls.cap) return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
+      b->ls.nchw[v] = -1;
+      b->ls.nhwc[v] = twin;
+      io[n->n_inputs + k] = twin;
+    }
+  }
+  n = &g->nodes[ni]; /* values may have moved; nodes did not, but keep the pattern obvious */
+  plan_step *s = new_step(b);
+  if (s == NULL) return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
+  s->op = op;
+  s->node = n;
+  s->params = params;
+  s->kernel = ctx.kernel;
+  s->reason = ctx.reason;
+  s->n_inputs = n->n_inputs;
+  s->inputs = io;
+  s->n_outputs = n->n_outputs;
+  s->outputs = io + n->n_inputs;
+  s->guard = n->guard;
+  for (int k = 0; k < n->n_outputs; k++) {
+    if (s->outputs[k] >= 0) b->vguard[s->outputs[k]] = n->guard;
+  }
+  if ((st = infer_step(b, s)) != Q8RT_OK) return st;
+  for (int k = 0; k < n->n_outputs; k++) {
+    const int v = n->outputs[k];
+    if (v >= 0 && s->outputs[k] != v) set_logical_from_nhwc(g, v, s->outputs[k]);
+  }
+  annotate_node(g, n);
+  b->done[ni] = 1;
+  if (op->fuse_table != NULL && (st = fuse_table_into(b, s, (void *)params)) != Q8RT_OK) return st;
+  return Q8RT_OK;
+}
+
+/* What the load knows of a branch: DEAD when a condition on its chain is a constant that rules
+ * it out, LIVE when every one is a constant that selects it, else OPEN (decided at bind or run). */
+enum { GUARD_OPEN = 0, GUARD_DEAD = 1, GUARD_LIVE = 2 };
+static int guard_at_load(const ir_graph *g, int id) {
+  int live = 1;
+  for (; id > 0; id = ir_graph_guard(g, id)->parent) {
+    const ir_guard *gd = ir_graph_guard(g, id);
+    const ir_tensor *c = g->values[gd->cond].constant;
+    if (c == NULL || c->count < 1) {
+      live = 0;
+      continue;
+    }
+    if ((*(const uint8_t *)c->data != 0) != gd->side) return GUARD_DEAD;
+  }
+  return live ? GUARD_LIVE : GUARD_OPEN;
+}
+
+static int guard_broken(const plan *p, const ir_graph *g, int id) {
+  for (; id > 0; id = ir_graph_guard(g, id)->parent) {
+    if (p->guard_errors[id].status != Q8RT_OK) return 1;
+  }
+  return 0;
 }
 
 q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint32_t isa, int tables, plan *out,
@@ -416,135 +559,76 @@ q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint3
   if (st != Q8RT_OK) return st;
 
   builder b = {g,      pool, out, 2 * count + g->n_outputs + 1, {NULL, NULL, 0}, isa, err, backend, NULL, NULL,
-               tables, NULL, NULL};
+               tables, NULL, NULL, NULL};
   out->steps = q8rt_pool_array(pool, (size_t)b.cap_steps, sizeof(plan_step));
   b.ls.cap = 2 * g->n_values + 1;
   b.ls.nchw = q8rt_pool_array(pool, (size_t)b.ls.cap, sizeof(int));
   b.ls.nhwc = q8rt_pool_array(pool, (size_t)b.ls.cap, sizeof(int));
   b.pos = q8rt_pool_array(pool, (size_t)g->n_nodes + 1, sizeof(int));
   b.done = q8rt_pool_alloc(pool, (size_t)g->n_nodes + 1, 16);
-  if (out->steps == NULL || b.ls.nchw == NULL || b.ls.nhwc == NULL || b.pos == NULL || b.done == NULL) {
+  b.vguard = q8rt_pool_array(pool, (size_t)b.ls.cap, sizeof(int));
+  out->n_guards = g->n_guards;
+  out->guard_errors = q8rt_pool_array(pool, (size_t)g->n_guards + 1, sizeof(q8rt_error));
+  if (out->steps == NULL || b.ls.nchw == NULL || b.ls.nhwc == NULL || b.pos == NULL || b.done == NULL ||
+      b.vguard == NULL || out->guard_errors == NULL) {
     return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
   }
   for (int v = 0; v < b.ls.cap; v++) {
     b.ls.nchw[v] = v < g->n_values ? v : -1;
     b.ls.nhwc[v] = -1;
+    b.vguard[v] = 0;
   }
+  for (int id = 0; id <= g->n_guards; id++) out->guard_errors[id].status = Q8RT_OK;
   for (int i = 0; i < g->n_nodes; i++) b.pos[i] = -1;
   for (int i = 0; i < count; i++) b.pos[order[i]] = i;
 
-  /* Constant folding first, so that islands see every constant. */
+  /* Constant folding first, so that islands see every constant. A branch whose condition is a
+   * constant by then is folded too: the untaken one is dropped below. A node in a branch that may
+   * not be taken is left unfolded when folding fails: the error is the branch's (see below). */
   for (int i = 0; i < count; i++) {
     ir_node *n = &g->nodes[order[i]];
     const op_def *op = op_find(n);
     if (op == NULL || n->n_inputs > Q8RT_MAX_IO || n->n_outputs > Q8RT_MAX_IO) continue; /* refused below */
+    const int gs = n->guard ? guard_at_load(g, n->guard) : GUARD_LIVE;
+    if (gs == GUARD_DEAD) continue;
     int folded = 0;
-    if ((st = fold_constant_node(&b, n, op, backend, isa, &folded)) != Q8RT_OK) return st;
-    b.done[order[i]] = (unsigned char)folded;
+    q8rt_error fold_err = {Q8RT_OK, ""};
+    b.err = &fold_err;
+    st = fold_constant_node(&b, n, op, backend, isa, &folded);
+    b.err = err;
+    if (st != Q8RT_OK && (gs != GUARD_OPEN || st == Q8RT_ERROR_OUT_OF_MEMORY)) {
+      if (err != NULL) *err = fold_err;
+      return st;
+    }
+    b.done[order[i]] = (unsigned char)(st == Q8RT_OK && folded);
   }
 
   for (int i = 0; i < count; i++) {
     if (b.done[order[i]]) continue;
     ir_node *n = &g->nodes[order[i]];
-    const op_def *op = op_find(n);
-    if (op == NULL) {
-      return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "node '%s': op %s%s%s (opset %d) is not supported by q8rt", n->name,
-                       n->domain[0] ? n->domain : "", n->domain[0] ? "." : "", n->op_type, n->opset);
+    const int gs = n->guard ? guard_at_load(g, n->guard) : GUARD_LIVE;
+    if (gs == GUARD_DEAD || guard_broken(out, g, n->guard)) {
+      b.done[order[i]] = 1; /* never runs (folded If), or its branch already reports an error */
+      continue;
     }
-    if (n->n_inputs > Q8RT_MAX_IO || n->n_outputs > Q8RT_MAX_IO) {
-      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "node '%s' (%s): too many inputs or outputs", n->name,
-                       n->op_type);
+    const int steps_before = out->n_steps;
+    q8rt_error node_err = {Q8RT_OK, ""};
+    b.err = &node_err;
+    st = plan_node(&b, order[i]);
+    b.err = err;
+    if (st == Q8RT_OK) continue;
+    if (gs != GUARD_OPEN || st == Q8RT_ERROR_OUT_OF_MEMORY) {
+      if (err != NULL) *err = node_err;
+      return st;
     }
-    int tabled = 0;
-    if ((st = table_step(&b, order[i], &tabled)) != Q8RT_OK) return st;
-    if (tabled) continue;
-    op_prepare_ctx ctx = {g, n, pool, backend, isa, "", "", OP_LAYOUT_NCHW, OP_LAYOUT_NCHW};
-    void *params = NULL;
-    if ((st = op->prepare(&ctx, &params, err)) != Q8RT_OK) return st;
-
-    /* Channels-last when the node can and its input already is: no layout change. */
-    int nhwc_all = 0;
-    b.consumer = n;
-    b.consumer_why = NULL;
-    if (op->nhwc_params != NULL && ctx.in_layout == OP_LAYOUT_NCHW) {
-      int first = -1, same_rank = 1, in_nhwc = 0, only_nchw = 0;
-      for (int k = 0; k < n->n_inputs; k++) {
-        const int v = n->inputs[k];
-        if (v < 0 || g->values[v].constant != NULL) continue;
-        if (first < 0) {
-          first = v;
-        } else if (g->values[v].rank != g->values[first].rank) {
-          same_rank = 0;
-        }
-        in_nhwc += b.ls.nhwc[v] >= 0;
-        only_nchw += b.ls.nhwc[v] < 0;
-      }
-      /* channels-last when at least as many inputs are NHWC as are NCHW only */
-      if (first >= 0 && in_nhwc == 0) b.consumer_why = "its inputs are NCHW";
-      if (first >= 0 && in_nhwc > 0 && in_nhwc < only_nchw) b.consumer_why = "most of its inputs are NCHW";
-      if (first >= 0 && in_nhwc > 0 && in_nhwc >= only_nchw) {
-        const int r = g->values[first].rank;
-        if (!same_rank || (r != 3 && r != 4)) {
-          b.consumer_why = "its inputs differ in rank";
-        } else {
-          const void *np = op->nhwc_params(params, g, n, pool, &b.consumer_why);
-          if (np != NULL) {
-            params = (void *)np;
-            nhwc_all = 1;
-            ctx.out_layout = OP_LAYOUT_NHWC;
-            char why[512];
-            snprintf(why, sizeof(why), "%s; channels-last like its input", ctx.reason);
-            if ((ctx.reason = q8rt_pool_strdup(pool, why)) == NULL)
-              return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
-          }
-        }
-      }
-    }
-
-    int *io = q8rt_pool_array(pool, (size_t)(n->n_inputs + n->n_outputs) + 1, sizeof(int));
-    if (io == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
-    for (int k = 0; k < n->n_inputs; k++) {
-      const int v = n->inputs[k];
-      io[k] = -1;
-      if (v < 0) continue;
-      const ir_value *val = &g->values[v];
-      int want = k == 0 ? ctx.in_layout : OP_LAYOUT_NCHW;
-      if (nhwc_all && val->constant == NULL) want = OP_LAYOUT_NHWC;
-      if (val->constant != NULL || want == OP_LAYOUT_ANY) want = b.ls.nchw[v] >= 0 ? OP_LAYOUT_NCHW : OP_LAYOUT_NHWC;
-      if ((st = materialize(&b, v, want, &io[k])) != Q8RT_OK) return st;
-    }
+    /* A branch that may never be taken: its error waits for the bind or run that takes it. The
+     * node's own step (the last one, if made) goes; transposes made for it stay, harmless. */
+    out->guard_errors[n->guard] = node_err;
+    if (out->n_steps > steps_before && out->steps[out->n_steps - 1].node == n) out->n_steps--;
     for (int k = 0; k < n->n_outputs; k++) {
-      const int v = n->outputs[k];
-      io[n->n_inputs + k] = v;
-      if (v < 0) continue;
-      if (k == 0 && ctx.out_layout == OP_LAYOUT_NHWC) {
-        const int twin = new_value(&b, g->values[v].name, "#nhwc");
-        if (twin < 0 || twin >= b.ls.cap) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
-        b.ls.nchw[v] = -1;
-        b.ls.nhwc[v] = twin;
-        io[n->n_inputs + k] = twin;
-      }
+      if (n->outputs[k] >= 0 && g->values[n->outputs[k]].constant == NULL) g->values[n->outputs[k]].rank = -1;
     }
-    n = &g->nodes[order[i]]; /* values may have moved; nodes did not, but keep the pattern obvious */
-    plan_step *s = new_step(&b);
-    if (s == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
-    s->op = op;
-    s->node = n;
-    s->params = params;
-    s->kernel = ctx.kernel;
-    s->reason = ctx.reason;
-    s->n_inputs = n->n_inputs;
-    s->inputs = io;
-    s->n_outputs = n->n_outputs;
-    s->outputs = io + n->n_inputs;
-    if ((st = infer_step(&b, s)) != Q8RT_OK) return st;
-    for (int k = 0; k < n->n_outputs; k++) {
-      const int v = n->outputs[k];
-      if (v >= 0 && s->outputs[k] != v) set_logical_from_nhwc(g, v, s->outputs[k]);
-    }
-    annotate_node(g, n);
     b.done[order[i]] = 1;
-    if (op->fuse_table != NULL && (st = fuse_table_into(&b, s, (void *)params)) != Q8RT_OK) return st;
   }
   /* Graph outputs are NCHW. */
   b.consumer = NULL;

@@ -16,6 +16,7 @@ typedef struct plan_step {
   int n_inputs, n_outputs;
   int *inputs; /* value indices, -1 for an omitted optional input */
   int *outputs;
+  int guard; /* the If branch it belongs to (ir_guard id), 0: always runs */
 } plan_step;
 
 typedef struct plan {
@@ -23,6 +24,10 @@ typedef struct plan {
   int n_steps;
   int max_inputs;  /* largest n_inputs of any step */
   int max_outputs; /* largest n_outputs of any step */
+  /* [n_guards + 1]: why a branch whose condition is not known at load could not be planned
+   * (status 0: it could). Reported at bind if the branch is sure to run, else at run if taken. */
+  q8rt_error *guard_errors;
+  int n_guards;
 } plan;
 
 /* Order the nodes, fold constants, replace elementwise islands by tables (tables = 1), prepare each (attribute checks,

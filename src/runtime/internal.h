@@ -22,6 +22,8 @@ typedef struct session_step {
   size_t workspace_offset, workspace_bytes;
   int bound; /* the op's bind hook ran (unbind due) */
   int empty; /* every output has zero elements at the bound shapes: nothing to run */
+  int skip;  /* in an If branch that cannot run at these shapes, or that could not bind */
+  int check; /* in an If branch decided at run: its conditions are read before it runs */
   unsigned char geom[Q8RT_GEOM_BYTES] __attribute__((aligned(16)));
 } session_step;
 
@@ -46,6 +48,9 @@ struct q8rt_session {
   size_t *block_off;        /* planner scratch, [n_values + n_steps] */
   q8rt_threadpool *pool;    /* NULL: one thread */
   pthreadpool_t threadpool; /* only when a step runs on XNNPACK */
+
+  unsigned char *gstate; /* [n_guards + 1] each If branch at the bound shapes (session.c: GUARD_*) */
+  q8rt_error *gerr;      /* [n_guards + 1] why a branch could not bind (reported if taken at run) */
 
   void *arena;
   size_t arena_size;     /* bytes in use by the plan */

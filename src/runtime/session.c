@@ -61,6 +61,8 @@ void q8rt_session_free(q8rt_session *s) {
   q8rt_free(a, s->steps, (ns + 1) * sizeof(session_step));
   q8rt_free(a, s->views, ((size_t)s->n_views + 1) * sizeof(op_tensor));
   q8rt_free(a, s->step_ms, (ns + 1) * sizeof(double));
+  q8rt_free(a, s->gstate, (size_t)s->model->plan.n_guards + 1);
+  q8rt_free(a, s->gerr, ((size_t)s->model->plan.n_guards + 1) * sizeof(q8rt_error));
   const q8rt_allocator under = s->meter.under;
   q8rt_free(&under, s, sizeof(*s));
 }
@@ -106,13 +108,63 @@ static void eval_small_values(q8rt_session *s, int i) {
   }
 }
 
+/* An If branch at the bound shapes: LIVE (runs), DEAD (cannot run: a condition known now rules
+ * it out, or an enclosing branch cannot run or bind), RUN (its conditions are read at run time),
+ * BROKEN (could not be planned or bound: an error if taken at run). 0: not yet known. */
+enum { GUARD_LIVE = 1, GUARD_RUN = 2, GUARD_DEAD = 3, GUARD_BROKEN = 4 };
+
+static q8rt_status guard_state(q8rt_session *s, int id, int *state, q8rt_error *err) {
+  if (id == 0) {
+    *state = GUARD_LIVE;
+    return Q8RT_OK;
+  }
+  if (s->gstate[id] == 0) {
+    const ir_guard *gd = ir_graph_guard(s->model->graph, id);
+    int p;
+    q8rt_status st = guard_state(s, gd->parent, &p, err); /* depth <= IR_MAX_SUBGRAPH_DEPTH */
+    if (st != Q8RT_OK) return st;
+    const unsigned char *c = s->shapes[gd->cond].value;
+    int r = p == GUARD_DEAD || p == GUARD_BROKEN ? GUARD_DEAD : c == NULL ? GUARD_RUN : (*c != 0) == gd->side ? p : GUARD_DEAD;
+    const q8rt_error *planned = &s->model->plan.guard_errors[id];
+    if (r != GUARD_DEAD && planned->status != Q8RT_OK) {
+      if (r == GUARD_LIVE) return q8rt_fail(err, planned->status, "%s", planned->message);
+      s->gerr[id] = *planned;
+      r = GUARD_BROKEN;
+    }
+    s->gstate[id] = (unsigned char)r;
+  }
+  *state = s->gstate[id];
+  return Q8RT_OK;
+}
+
+static void set_unavailable(op_shape *sh) {
+  memset(sh, 0, sizeof(*sh));
+  sh->rank = -1;
+}
+
 /* Infer every step's output shapes from the bound input shapes, fill the step geometry and ask
- * each step for its workspace size. */
+ * each step for its workspace size. Steps of If branches that cannot run are skipped; a branch
+ * decided at run that fails here keeps its error for the run that takes it. */
 static q8rt_status infer_all(q8rt_session *s, q8rt_error *err) {
   const q8rt_model *m = s->model;
+  const ir_graph *g = m->graph;
   op_shape in_shapes[Q8RT_MAX_IO], out_shapes[Q8RT_MAX_IO];
+  memset(s->gstate, 0, (size_t)m->plan.n_guards + 1);
   for (int i = 0; i < m->plan.n_steps; i++) {
     const plan_step *ps = &m->plan.steps[i];
+    session_step *ss = &s->steps[i];
+    int state;
+    q8rt_status st = guard_state(s, ps->guard, &state, err);
+    if (st != Q8RT_OK) return st;
+    ss->skip = state == GUARD_DEAD || state == GUARD_BROKEN;
+    ss->check = state == GUARD_RUN;
+    ss->workspace_bytes = 0;
+    if (ss->skip) {
+      for (int k = 0; k < ps->n_outputs; k++) {
+        if (ps->outputs[k] >= 0) set_unavailable(&s->shapes[ps->outputs[k]]);
+      }
+      continue;
+    }
     for (int k = 0; k < ps->n_inputs; k++) {
       if (ps->inputs[k] >= 0) {
         in_shapes[k] = s->shapes[ps->inputs[k]];
@@ -121,17 +173,40 @@ static q8rt_status infer_all(q8rt_session *s, q8rt_error *err) {
         in_shapes[k].rank = -1;
       }
     }
+    const int if_guard = ps->node->if_guard;
+    if (if_guard > 0 && ps->n_inputs == 1 + 2 * ps->n_outputs) {
+      for (int side = 0; side < 2; side++) {
+        int bs;
+        if ((st = guard_state(s, if_guard + side, &bs, err)) != Q8RT_OK) return st;
+        if (bs != GUARD_DEAD && bs != GUARD_BROKEN) continue;
+        for (int k = 0; k < ps->n_outputs; k++) set_unavailable(&in_shapes[1 + side * ps->n_outputs + k]);
+      }
+    }
     memset(out_shapes, 0, sizeof(out_shapes));
-    memset(s->steps[i].geom, 0, sizeof(s->steps[i].geom));
-    q8rt_status st = ps->op->infer(ps->params, ps->node, in_shapes, out_shapes, 1, s->steps[i].geom, err);
-    if (st != Q8RT_OK) return st;
+    memset(ss->geom, 0, sizeof(ss->geom));
+    q8rt_error step_err = {Q8RT_OK, ""};
+    st = ps->op->infer(ps->params, ps->node, in_shapes, out_shapes, 1, ss->geom, &step_err);
+    if (st != Q8RT_OK) {
+      if (state != GUARD_RUN) {
+        if (err != NULL) *err = step_err;
+        return st;
+      }
+      s->gstate[ps->guard] = GUARD_BROKEN;
+      s->gerr[ps->guard] = step_err;
+      ss->skip = 1;
+      ss->check = 0;
+      for (int k = 0; k < ps->n_outputs; k++) {
+        if (ps->outputs[k] >= 0) set_unavailable(&s->shapes[ps->outputs[k]]);
+      }
+      continue;
+    }
     for (int k = 0; k < ps->n_outputs; k++) {
       if (ps->outputs[k] >= 0) s->shapes[ps->outputs[k]] = out_shapes[k];
     }
-    s->steps[i].workspace_bytes =
-        ps->op->workspace != NULL ? ps->op->workspace(ps->params, s->steps[i].geom, (size_t)s->threads) : 0;
+    ss->workspace_bytes = ps->op->workspace != NULL ? ps->op->workspace(ps->params, ss->geom, (size_t)s->threads) : 0;
     eval_small_values(s, i);
   }
+  (void)g;
   return Q8RT_OK;
 }
 
@@ -154,6 +229,7 @@ static q8rt_status plan_arena(q8rt_session *s, size_t *total, q8rt_error *err) {
   }
   for (int i = 0; i < ns; i++) {
     const plan_step *ps = &m->plan.steps[i];
+    if (s->steps[i].skip) continue;
     for (int k = 0; k < ps->n_outputs; k++) {
       const int v = ps->outputs[k];
       if (v >= 0 && first[v] == -2) first[v] = last[v] = i;
@@ -161,6 +237,11 @@ static q8rt_status plan_arena(q8rt_session *s, size_t *total, q8rt_error *err) {
     for (int k = 0; k < ps->n_inputs; k++) {
       const int v = ps->inputs[k];
       if (v >= 0 && first[v] != -2 && last[v] < i) last[v] = i;
+    }
+    /* a branch decided at run reads its conditions before each of its steps */
+    for (int id = s->steps[i].check ? ps->guard : 0; id > 0; id = ir_graph_guard(g, id)->parent) {
+      const int v = ir_graph_guard(g, id)->cond;
+      if (first[v] != -2 && last[v] < i) last[v] = i;
     }
     if (s->steps[i].workspace_bytes > 0) {
       /* Workspaces hold what bind builds (indirection buffers) as well as scratch, so they live
@@ -310,7 +391,7 @@ static q8rt_status bind_plan(q8rt_session *s, q8rt_error *err) {
   const op_exec_ctx ctx = exec_ctx(s);
   for (int i = 0; i < m->plan.n_steps; i++) {
     const plan_step *ps = &m->plan.steps[i];
-    if (ps->op->bind == NULL) continue;
+    if (ps->op->bind == NULL || s->steps[i].skip) continue;
     session_step *ss = &s->steps[i];
     st = ps->op->bind(ps->params, ss->geom, &s->views[ss->in_base], &s->views[ss->out_base], step_workspace(s, i), &ctx,
                       err);
@@ -374,8 +455,11 @@ q8rt_status q8rt_session_create(const q8rt_model *model, const q8rt_session_opti
   s->steps = q8rt_calloc(a, ns + 1, sizeof(session_step));
   s->views = q8rt_calloc(a, (size_t)nviews + 1, sizeof(op_tensor));
   s->step_ms = q8rt_calloc(a, ns + 1, sizeof(double));
+  s->gstate = q8rt_calloc(a, (size_t)model->plan.n_guards + 1, 1);
+  s->gerr = q8rt_calloc(a, (size_t)model->plan.n_guards + 1, sizeof(q8rt_error));
   if ((nv && (!s->shapes || !s->offsets || !s->nbytes || !s->valbuf)) ||
-      (nb && (!s->live_tmp || !s->block_size || !s->block_off)) || !s->steps || !s->views || !s->step_ms) {
+      (nb && (!s->live_tmp || !s->block_size || !s->block_off)) || !s->steps || !s->views || !s->step_ms ||
+      !s->gstate || !s->gerr) {
     q8rt_status st = q8rt_fail(error, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory creating a session");
     st = q8rt_meter_failure(&s->meter, st, "the session", error);
     q8rt_session_free(s);
@@ -548,18 +632,40 @@ static double now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
+/* Whether the conditions of branch `id` and the enclosing ones hold in this run. Read from the
+ * arena: every condition was computed before the branch's first step (topological order). */
+static int guard_holds(const q8rt_session *s, int id) {
+  const ir_graph *g = s->model->graph;
+  for (; id > 0 && s->gstate[id] != GUARD_LIVE; id = ir_graph_guard(g, id)->parent) {
+    const ir_guard *gd = ir_graph_guard(g, id);
+    const unsigned char *c = value_data(s, gd->cond);
+    if (c == NULL || (*c != 0) != gd->side) return 0;
+  }
+  return 1;
+}
+
 q8rt_status q8rt_session_run(q8rt_session *s, q8rt_error *error) {
   if (s == NULL) return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "session is NULL");
   q8rt_status st = require_bound(s, error);
   if (st != Q8RT_OK) return st;
   const plan *p = &s->model->plan;
   const op_exec_ctx ctx = exec_ctx(s);
+  const ir_graph *g = s->model->graph;
   for (int i = 0; i < p->n_steps; i++) {
     const plan_step *ps = &p->steps[i];
     const session_step *ss = &s->steps[i];
-    if (ss->empty) {
+    if (ss->empty || ss->skip || (ss->check && !guard_holds(s, ps->guard))) {
       if (s->profile) s->step_ms[i] = 0.0;
       continue;
+    }
+    const int if_guard = ps->node->if_guard;
+    if (if_guard > 0) {
+      /* the taken branch could not bind: its error, now that it is taken */
+      const unsigned char *c = s->views[ss->in_base].data;
+      const int id = if_guard + (c != NULL && *c != 0 ? 0 : 1);
+      if (id <= g->n_guards && s->gstate[id] == GUARD_BROKEN) {
+        return q8rt_fail(error, s->gerr[id].status, "%s", s->gerr[id].message);
+      }
     }
     const double t0 = s->profile ? now_ms() : 0.0;
     ps->op->run(ps->params, ss->geom, &s->views[ss->in_base], &s->views[ss->out_base], step_workspace(s, i), &ctx);

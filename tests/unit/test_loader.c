@@ -706,7 +706,7 @@ Q8RT_TEST(loader_node_checks) {
 Q8RT_TEST(loader_subgraph_attribute) {
   tmodel m;
   tmodel_init(&m);
-  /* an If node whose then_branch carries a real GraphProto in field 6 (unknown to q8rt's schema) */
+  /* an If node whose then_branch carries a real GraphProto in field 6, packed as raw bytes */
   Onnx__GraphProto sub;
   onnx__graph_proto__init(&sub);
   sub.name = S("then");
@@ -731,7 +731,11 @@ Q8RT_TEST(loader_subgraph_attribute) {
   m.extra.n_attribute = 1;
   m.extra.attribute = m.extra_attrs;
   m.graph.n_node = 4;
-  EXPECT_FAIL(&m, NULL, Q8RT_ERROR_UNSUPPORTED, "'branchy'", "'then_branch'", "GRAPH");
+  /* If reads its subgraphs (tests/python/test_ops_if.py runs them); one branch only is refused */
+  EXPECT_FAIL(&m, NULL, Q8RT_ERROR_INVALID_MODEL, "If node 'branchy'", "no else_branch");
+  /* any other op's subgraph is refused by type */
+  m.extra.op_type = S("Loop");
+  EXPECT_FAIL(&m, NULL, Q8RT_ERROR_UNSUPPORTED, "'branchy'", "'then_branch'", "GRAPH", "If only");
   m.a_extra.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS;
   m.a_extra.name = S("branches");
   EXPECT_FAIL(&m, NULL, Q8RT_ERROR_UNSUPPORTED, "'branchy'", "'branches'", "GRAPHS");

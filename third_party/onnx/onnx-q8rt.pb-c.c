@@ -568,7 +568,7 @@ const ProtobufCEnumDescriptor onnx__attribute_proto__attribute_type__descriptor 
   onnx__attribute_proto__attribute_type__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCFieldDescriptor onnx__attribute_proto__field_descriptors[11] =
+static const ProtobufCFieldDescriptor onnx__attribute_proto__field_descriptors[13] =
 {
   {
     "name",
@@ -631,6 +631,18 @@ static const ProtobufCFieldDescriptor onnx__attribute_proto__field_descriptors[1
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
+    "g",
+    6,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Onnx__AttributeProto, g),
+    &onnx__graph_proto__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
     "floats",
     7,
     PROTOBUF_C_LABEL_REPEATED,
@@ -679,6 +691,18 @@ static const ProtobufCFieldDescriptor onnx__attribute_proto__field_descriptors[1
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
+    "graphs",
+    11,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Onnx__AttributeProto, n_graphs),
+    offsetof(Onnx__AttributeProto, graphs),
+    &onnx__graph_proto__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
     "type",
     20,
     PROTOBUF_C_LABEL_OPTIONAL,
@@ -705,23 +729,24 @@ static const ProtobufCFieldDescriptor onnx__attribute_proto__field_descriptors[1
 };
 static const unsigned onnx__attribute_proto__field_indices_by_name[] = {
   1,   /* field[1] = f */
-  5,   /* field[5] = floats */
+  6,   /* field[6] = floats */
+  5,   /* field[5] = g */
+  10,   /* field[10] = graphs */
   2,   /* field[2] = i */
-  6,   /* field[6] = ints */
+  7,   /* field[7] = ints */
   0,   /* field[0] = name */
-  10,   /* field[10] = ref_attr_name */
+  12,   /* field[12] = ref_attr_name */
   3,   /* field[3] = s */
-  7,   /* field[7] = strings */
+  8,   /* field[8] = strings */
   4,   /* field[4] = t */
-  8,   /* field[8] = tensors */
-  9,   /* field[9] = type */
+  9,   /* field[9] = tensors */
+  11,   /* field[11] = type */
 };
-static const ProtobufCIntRange onnx__attribute_proto__number_ranges[3 + 1] =
+static const ProtobufCIntRange onnx__attribute_proto__number_ranges[2 + 1] =
 {
   { 1, 0 },
-  { 7, 5 },
-  { 20, 9 },
-  { 0, 11 }
+  { 20, 11 },
+  { 0, 13 }
 };
 const ProtobufCMessageDescriptor onnx__attribute_proto__descriptor =
 {
@@ -731,10 +756,10 @@ const ProtobufCMessageDescriptor onnx__attribute_proto__descriptor =
   "Onnx__AttributeProto",
   "onnx",
   sizeof(Onnx__AttributeProto),
-  11,
+  13,
   onnx__attribute_proto__field_descriptors,
   onnx__attribute_proto__field_indices_by_name,
-  3,  onnx__attribute_proto__number_ranges,
+  2,  onnx__attribute_proto__number_ranges,
   (ProtobufCMessageInit) onnx__attribute_proto__init,
   NULL,NULL,NULL    /* reserved[123] */
 };

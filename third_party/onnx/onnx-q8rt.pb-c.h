@@ -72,6 +72,7 @@ struct  Onnx__AttributeProto
   protobuf_c_boolean has_s;
   ProtobufCBinaryData s;
   Onnx__TensorProto *t;
+  Onnx__GraphProto *g;
   size_t n_floats;
   float *floats;
   size_t n_ints;
@@ -80,10 +81,12 @@ struct  Onnx__AttributeProto
   ProtobufCBinaryData *strings;
   size_t n_tensors;
   Onnx__TensorProto **tensors;
+  size_t n_graphs;
+  Onnx__GraphProto **graphs;
 };
 #define ONNX__ATTRIBUTE_PROTO__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&onnx__attribute_proto__descriptor) \
-    , NULL, NULL, 0, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED, 0, 0, 0, 0, 0, {0,NULL}, NULL, 0,NULL, 0,NULL, 0,NULL, 0,NULL }
+    , NULL, NULL, 0, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED, 0, 0, 0, 0, 0, {0,NULL}, NULL, NULL, 0,NULL, 0,NULL, 0,NULL, 0,NULL, 0,NULL }
 
 
 struct  Onnx__ValueInfoProto
