@@ -162,10 +162,9 @@ static int wire_node(const uint8_t *p, const uint8_t *end, int depth, q8rt_error
           if (nf == 3 && nsub != NULL) s3 = nsub, l3 = nlen;
           if (nf == 4 && nsub != NULL) s4 = nsub, l4 = nlen;
         }
-        q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
-                  "node '%.*s' (%.*s) nests subgraphs more than %d deep, q8rt's limit", (int)(l3 < 200 ? l3 : 200),
-                  s3 ? (const char *)s3 : "", (int)(l4 < 60 ? l4 : 60), s4 ? (const char *)s4 : "",
-                  IR_MAX_SUBGRAPH_DEPTH);
+        q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "node '%.*s' (%.*s) nests subgraphs more than %d deep, q8rt's limit",
+                  (int)(l3 < 200 ? l3 : 200), s3 ? (const char *)s3 : "", (int)(l4 < 60 ? l4 : 60),
+                  s4 ? (const char *)s4 : "", IR_MAX_SUBGRAPH_DEPTH);
         return WIRE_DEEP;
       }
       const int r = wire_graph(gsub, gsub + glen, depth + 1, err);
@@ -547,8 +546,8 @@ static q8rt_status convert_attr(loader *L, const ir_node *n, const Onnx__Attribu
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTOS:
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSORS:
       return q8rt_fail(L->err, Q8RT_ERROR_UNSUPPORTED,
-                       "node '%.200s' (%.100s) attribute '%.100s' is of type %s, which q8rt does not support%s", n->name,
-                       n->op_type, aname, attr_type_name((int)ap->type),
+                       "node '%.200s' (%.100s) attribute '%.100s' is of type %s, which q8rt does not support%s",
+                       n->name, n->op_type, aname, attr_type_name((int)ap->type),
                        ap->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH ||
                                ap->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS
                            ? " (q8rt runs the subgraphs of If only)"
@@ -686,8 +685,7 @@ static q8rt_status read_if(loader *L, const Onnx__NodeProto *np, int node_idx, c
                        aname);
     }
     if ((int)ap->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH || ap->g == NULL) {
-      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "If node '%.200s' attribute '%s' is not a graph", name,
-                       aname);
+      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "If node '%.200s' attribute '%s' is not a graph", name, aname);
     }
     branch[k] = ap->g;
   }
@@ -706,8 +704,8 @@ static q8rt_status read_if(loader *L, const Onnx__NodeProto *np, int node_idx, c
                      IF_MAX_OUTPUTS);
   }
   if (S->depth + 1 > IR_MAX_SUBGRAPH_DEPTH) {
-    return q8rt_fail(L->err, Q8RT_ERROR_UNSUPPORTED, "node '%.200s' (If) nests subgraphs more than %d deep, q8rt's limit",
-                     name, IR_MAX_SUBGRAPH_DEPTH);
+    return q8rt_fail(L->err, Q8RT_ERROR_UNSUPPORTED,
+                     "node '%.200s' (If) nests subgraphs more than %d deep, q8rt's limit", name, IR_MAX_SUBGRAPH_DEPTH);
   }
   for (int k = 0; k < 2; k++) {
     const Onnx__GraphProto *gp = branch[k];

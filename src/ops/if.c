@@ -58,8 +58,9 @@ static q8rt_status if_infer(const void *params, const ir_node *n, const op_shape
       out[k].value = NULL;
     } else {
       if (t->dtype != Q8RT_DTYPE_UNDEFINED && e->dtype != Q8RT_DTYPE_UNDEFINED && t->dtype != e->dtype) {
-        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "If node '%s': output %d is %s in then_branch, %s in else_branch",
-                         n->name, k, q8rt_onnx_type_name((int32_t)t->dtype), q8rt_onnx_type_name((int32_t)e->dtype));
+        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                         "If node '%s': output %d is %s in then_branch, %s in else_branch", n->name, k,
+                         q8rt_onnx_type_name((int32_t)t->dtype), q8rt_onnx_type_name((int32_t)e->dtype));
       }
       int same = t->rank == e->rank && t->rank >= 0;
       for (int d = 0; same && d < t->rank; d++) same = t->dims[d] == e->dims[d];

@@ -421,8 +421,8 @@ static q8rt_status plan_node(builder *b, int ni) {
   ir_node *n = &g->nodes[ni];
   const op_def *op = op_find(n);
   if (op == NULL) {
-    return q8rt_fail(b->err, Q8RT_ERROR_UNSUPPORTED, "node '%s': op %s%s%s (opset %d) is not supported by q8rt", n->name,
-                     n->domain[0] ? n->domain : "", n->domain[0] ? "." : "", n->op_type, n->opset);
+    return q8rt_fail(b->err, Q8RT_ERROR_UNSUPPORTED, "node '%s': op %s%s%s (opset %d) is not supported by q8rt",
+                     n->name, n->domain[0] ? n->domain : "", n->domain[0] ? "." : "", n->op_type, n->opset);
   }
   if (n->n_inputs > Q8RT_MAX_IO || n->n_outputs > Q8RT_MAX_IO) {
     return q8rt_fail(b->err, Q8RT_ERROR_INVALID_MODEL, "node '%s' (%s): too many inputs or outputs", n->name,
@@ -558,8 +558,8 @@ q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint3
   q8rt_status st = pass_topo_order(g, order, &count, err);
   if (st != Q8RT_OK) return st;
 
-  builder b = {g,      pool, out, 2 * count + g->n_outputs + 1, {NULL, NULL, 0}, isa, err, backend, NULL, NULL,
-               tables, NULL, NULL, NULL};
+  builder b = {g,    pool, out, 2 * count + g->n_outputs + 1, {NULL, NULL, 0}, isa, err, backend, NULL, NULL, tables,
+               NULL, NULL, NULL};
   out->steps = q8rt_pool_array(pool, (size_t)b.cap_steps, sizeof(plan_step));
   b.ls.cap = 2 * g->n_values + 1;
   b.ls.nchw = q8rt_pool_array(pool, (size_t)b.ls.cap, sizeof(int));

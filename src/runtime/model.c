@@ -62,8 +62,14 @@ static q8rt_status build_explain(q8rt_model *m, q8rt_error *err) {
   char line[4096];
   for (int i = 0; i < m->plan.n_steps; i++) {
     const plan_step *s = &m->plan.steps[i];
-    snprintf(line, sizeof(line), "%3d %-18s %-24s %s: %s%s%s\n", i, s->node->op_type, s->node->name, s->kernel,
-             s->reason, s->node->note ? "; " : "", s->node->note ? s->node->note : "");
+    char branch[320] = "";
+    if (s->guard > 0) {
+      const ir_guard *gd = ir_graph_guard(m->graph, s->guard);
+      snprintf(branch, sizeof(branch), " [%s of If '%.200s']", gd->side ? "then_branch" : "else_branch",
+               m->graph->nodes[gd->if_node].name);
+    }
+    snprintf(line, sizeof(line), "%3d %-18s %-24s %s: %s%s%s%s\n", i, s->node->op_type, s->node->name, s->kernel,
+             s->reason, s->node->note ? "; " : "", s->node->note ? s->node->note : "", branch);
     if (append(&buf, &len, &cap, &m->pool, line) == 0) {
       return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
     }

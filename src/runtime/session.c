@@ -124,7 +124,10 @@ static q8rt_status guard_state(q8rt_session *s, int id, int *state, q8rt_error *
     q8rt_status st = guard_state(s, gd->parent, &p, err); /* depth <= IR_MAX_SUBGRAPH_DEPTH */
     if (st != Q8RT_OK) return st;
     const unsigned char *c = s->shapes[gd->cond].value;
-    int r = p == GUARD_DEAD || p == GUARD_BROKEN ? GUARD_DEAD : c == NULL ? GUARD_RUN : (*c != 0) == gd->side ? p : GUARD_DEAD;
+    int r = p == GUARD_DEAD || p == GUARD_BROKEN ? GUARD_DEAD
+            : c == NULL                          ? GUARD_RUN
+            : (*c != 0) == gd->side              ? p
+                                                 : GUARD_DEAD;
     const q8rt_error *planned = &s->model->plan.guard_errors[id];
     if (r != GUARD_DEAD && planned->status != Q8RT_OK) {
       if (r == GUARD_LIVE) return q8rt_fail(err, planned->status, "%s", planned->message);
@@ -174,12 +177,27 @@ static q8rt_status infer_all(q8rt_session *s, q8rt_error *err) {
       }
     }
     const int if_guard = ps->node->if_guard;
-    if (if_guard > 0 && ps->n_inputs == 1 + 2 * ps->n_outputs) {
+    if (if_guard > 0 && ps->n_inputs == 1 + 2 * ps->n_outputs && !ss->skip) {
+      int unavailable = 0, broken = 0;
       for (int side = 0; side < 2; side++) {
         int bs;
         if ((st = guard_state(s, if_guard + side, &bs, err)) != Q8RT_OK) return st;
         if (bs != GUARD_DEAD && bs != GUARD_BROKEN) continue;
+        unavailable++;
+        if (bs == GUARD_BROKEN) broken = if_guard + side;
         for (int k = 0; k < ps->n_outputs; k++) set_unavailable(&in_shapes[1 + side * ps->n_outputs + k]);
+      }
+      /* neither branch can run at these shapes: the If fails as a taken branch would */
+      if (unavailable == 2 && broken > 0) {
+        if (state != GUARD_RUN) return q8rt_fail(err, s->gerr[broken].status, "%s", s->gerr[broken].message);
+        s->gstate[ps->guard] = GUARD_BROKEN;
+        s->gerr[ps->guard] = s->gerr[broken];
+        ss->skip = 1;
+        ss->check = 0;
+        for (int k = 0; k < ps->n_outputs; k++) {
+          if (ps->outputs[k] >= 0) set_unavailable(&s->shapes[ps->outputs[k]]);
+        }
+        continue;
       }
     }
     memset(out_shapes, 0, sizeof(out_shapes));
