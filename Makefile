@@ -298,7 +298,7 @@ fuzz: $(FUZZ_BINS) $(VENV_PY)
 # aarch64 under emulation, from an x86-64 host: cross-build into build/aarch64, run the unit and
 # kernel tests under qemu-aarch64 as a Cortex-A53 (NEON), a Cortex-A76 (dot product) and `max`
 # (i8mm), again under ASan+UBSan as `max`, then every parity and real model on x86 and on aarch64, compared byte for byte
-# (AARCH64_FULL=1: also the float and dynamic det/rec models, ~10 more minutes of emulation).
+# (AARCH64_FULL=1: also the dynamic det/rec models, ~10 more minutes of emulation).
 AARCH64_CPUS := cortex-a53 cortex-a76 max
 test-aarch64: all $(VENV_PY) $(MODELS_STAMP)
 	@bash third_party/install-deps-aarch64.sh check $(ARM_SYSROOT) 2>/dev/null || bash third_party/install-deps-aarch64.sh install $(ARM_SYSROOT)

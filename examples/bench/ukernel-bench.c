@@ -336,7 +336,7 @@ static int bench_f32_gemm_lut(const char *filter) {
   q8rt_f32_gemm_ukernel__scalar(GM, GN, GK, a, GK, b, GN, c0, GN);
   const double macs = (double)GM * GN * GK;
   printf("f32-gemm, M=%d K=%d N=%d\n", GM, GK, GN);
-  const size_t ng = sizeof(g_f32_gemm) / sizeof(g_f32_gemm[0]); /* 0 where the list has no variant (aarch64) */
+  const size_t ng = sizeof(g_f32_gemm) / sizeof(g_f32_gemm[0]);
   for (size_t k = 0; k < ng; k++) {
     if (!wanted(filter, g_f32_gemm[k].name)) continue;
     if (!isa_supported(g_f32_gemm[k].isa)) {

@@ -1,21 +1,25 @@
-/* Float32 reference Conv and ConvTranspose: 1-D, 2-D and 3-D, group, strides, dilations, pads,
- * auto_pad; ConvTranspose also output_padding and output_shape (pads derived as ONNX Runtime does).
- * Weights and bias may be constants or computed at run time (DequantizeLinear outputs in QDQ
- * models that are not fused).
+/* Float32 Conv and ConvTranspose: 1-D, 2-D and 3-D, group, strides, dilations, pads, auto_pad;
+ * ConvTranspose also output_padding and output_shape (pads derived as ONNX Runtime does). Weights
+ * and bias may be constants or computed at run time (DequantizeLinear outputs in QDQ models that
+ * are not fused).
  *
- * Accumulation is float32 in a fixed natural order: Conv sums over input channel, then kernel
- * taps (row-major), from 0, then adds the bias; ConvTranspose sums each kernel tap's channel dot
- * product (channel order) and adds the taps in row-major order (ONNX Runtime's col2im order), then
- * the bias. ONNX Runtime uses a blocked SGEMM with FMA, so results agree to a few ulps, not
- * bitwise.
- *
- * Conv's fast route (any backend but reference, on CPUs with an f32-gemm variant, output channels
- * per group >= 4): per (image, group, tile of 128 output pixels) the tile's im2col columns
- * [K = C/g * taps][pixels] (0.0f at padded taps) are packed for the f32-gemm kernels and the
- * weights [M/g][K] are its A, written straight into the NCHW output; the bias is added after the
- * chain. Each output is then an fma chain over k ascending (ONNX Runtime's SGEMM order) instead
- * of separate multiplies and adds: within the float tolerances, and the same bits for any thread
- * count (tiles do not depend on it). */
+ * Conv's definition (the reference loop at the end of conv_run, what --backend reference runs):
+ * each output is one float32 fma chain from +0.0f over the group's input channels, then the kernel
+ * taps in row-major order, acc = fmaf(x, w, acc) with x = 0.0f at padded taps (ONNX Runtime's
+ * im2col + SGEMM order), then acc + bias. Depthwise groups (one input and one output channel) are
+ * the exception: each valid tap's product is rounded and added (acc += x * w, padded taps
+ * skipped), then the bias. Every route computes exactly these operations, so the output bits do
+ * not depend on the backend, the CPU (x86-64 or AArch64) or the thread count:
+ * - >= 4 output channels per group (any backend but reference): per (image, group, tile of 128
+ *   output pixels) the tile's im2col columns [K = C/g * taps][pixels] (0.0f at padded taps) are
+ *   packed for an f32-gemm variant (AVX-512, AVX2, NEON or the portable 4x4 tile; each the fma
+ *   chain of the scalar twin), the weights [M/g][K] are its A, written straight into the NCHW
+ *   output; the bias is added after the chain. Tiles do not depend on the thread count.
+ * - depthwise (any backend but reference): per plane and output row, tap by tap (fdw_plane).
+ * ConvTranspose sums each kernel tap's channel dot product (channel order) and adds the taps in
+ * row-major order (ONNX Runtime's col2im order), then the bias, with separate multiplies and adds
+ * (one portable route). ONNX Runtime agrees to a few ulps, not bitwise. */
+#include <math.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -75,15 +79,8 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
     }
   }
   ctx->kernel = transpose ? "conv_transpose_f32__scalar" : "conv_f32__scalar";
-  ctx->reason = "float32 reference";
-  /* constant weights with >= 4 output channels per group (the GEMM's A rows) take the fast route */
-  const ir_value *wv = ir_node_input(ctx->graph, n, 1);
-  const int wide = wv != NULL && wv->constant != NULL && wv->constant->rank >= 3 &&
-                   wv->constant->dims[0] / p->group >= 4 && wv->constant->dims[0] % p->group == 0;
-  if (!transpose && !wide && ctx->backend != Q8RT_BACKEND_REFERENCE) {
-    p->dw = 1; /* taken at run time when the group is depthwise */
-  }
-  if (!transpose && wide && ctx->backend != Q8RT_BACKEND_REFERENCE) {
+  ctx->reason = transpose ? "float32 reference" : "float32 reference loop (the definition: one fma chain per output)";
+  if (!transpose && ctx->backend != Q8RT_BACKEND_REFERENCE) {
     static const struct {
       uint32_t isa;
       q8rt_f32_gemm_ukernel_fn fn;
@@ -93,18 +90,27 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
 #define Q8RT_F32_GEMM_UKERNEL(isa, fn, mr, nr) {isa, fn, nr, #fn},
 #include "f32-gemm/f32-gemm.inc"
 #undef Q8RT_F32_GEMM_UKERNEL
-        {0, NULL, 0, NULL},
     };
-    uint32_t allowed = ctx->isa;
-    if (ctx->backend == Q8RT_BACKEND_AVX2) allowed &= Q8RT_ISA_AVX2;
-    for (size_t i = 0; fv[i].fn != NULL; i++) {
-      if (allowed & fv[i].isa) {
-        p->gemm = fv[i].fn;
-        p->nr = fv[i].nr;
-        ctx->kernel = fv[i].name + 5; /* drop the "q8rt_" prefix */
-        ctx->reason = "im2col tiles packed for the f32 GEMM (fma chains; depthwise-like groups stay on the loop)";
-        break;
-      }
+    size_t i = 0; /* the list ends with the portable tile */
+    while (!op_isa_usable(fv[i].isa, ctx->isa, ctx->backend)) i++;
+    p->gemm = fv[i].fn;
+    p->nr = fv[i].nr;
+    p->dw = 1; /* taken at run time when the groups are depthwise */
+    /* >= 4 output channels per group (the GEMM's A rows) take the GEMM; known here when W's shape is */
+    const ir_value *wv = ir_node_input(ctx->graph, n, 1);
+    const int64_t wm = wv != NULL && wv->rank >= 3 ? wv->dims[0] : -1, wc = wm >= 0 ? wv->dims[1] : -1;
+    if (wm >= 0 && wm % p->group == 0 && wm / p->group >= 4) {
+      ctx->kernel = fv[i].name + 5; /* drop the "q8rt_" prefix */
+      ctx->reason = "im2col tiles packed for the f32 GEMM (one fma chain per output, as the reference loop)";
+    } else if (wm == p->group && wc == 1) {
+      ctx->kernel = "conv_f32_depthwise__scalar";
+      ctx->reason = "depthwise planes, tap by tap over output rows (the reference loop's operations)";
+    } else if (wm < 0) {
+      ctx->reason =
+          "W's shape is not known at load: the f32 GEMM from 4 output channels per group, depthwise "
+          "planes, else the reference loop";
+    } else {
+      ctx->reason = "float32 reference loop (fewer than 4 output channels per group)";
     }
   }
   *out = p;
@@ -245,7 +251,7 @@ static q8rt_status fconv_infer(const void *params, const ir_node *n, const op_sh
 #define FC_TILE 128 /* output pixels per task: a multiple of every NR */
 #define FC_MAX_SLOTS 64
 
-static int fc_use_gemm(const fconv_params *p, const fconv_geom *g) { return p->gemm != NULL && g->M / g->group >= 1; }
+static int fc_use_gemm(const fconv_params *p, const fconv_geom *g) { return p->gemm != NULL && g->M / g->group >= 4; }
 
 static size_t fc_slot_floats(const fconv_params *p, const fconv_geom *g) {
   const size_t K = (size_t)(g->C / g->group * g->k[0] * g->k[1] * g->k[2]);
@@ -414,6 +420,7 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
   float *y = out[0].data;
   const int64_t Cg = g->C / g->group, Mg = g->M / g->group;
   const int64_t in_plane = g->in[0] * g->in[1] * g->in[2], ktaps = g->k[0] * g->k[1] * g->k[2];
+  const int depthwise = Cg == 1 && Mg == 1;
   for (int64_t nb = 0; nb < g->N; nb++) {
     for (int64_t m = 0; m < g->M; m++) {
       const int64_t grp = m / Mg;
@@ -427,16 +434,19 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
               const float *xc = xg + c * in_plane, *wc = wm + c * ktaps;
               for (int64_t t0 = 0; t0 < g->k[0]; t0++) {
                 const int64_t i0 = o0 * g->s[0] - g->pb[0] + t0 * g->d[0];
-                if (i0 < 0 || i0 >= g->in[0]) continue;
+                const int in0 = i0 >= 0 && i0 < g->in[0];
                 for (int64_t t1 = 0; t1 < g->k[1]; t1++) {
                   const int64_t i1 = o1 * g->s[1] - g->pb[1] + t1 * g->d[1];
-                  if (i1 < 0 || i1 >= g->in[1]) continue;
-                  const float *row = xc + (i0 * g->in[1] + i1) * g->in[2];
+                  const float *row = in0 && i1 >= 0 && i1 < g->in[1] ? xc + (i0 * g->in[1] + i1) * g->in[2] : NULL;
                   const float *wr = wc + (t0 * g->k[1] + t1) * g->k[2];
                   for (int64_t t2 = 0; t2 < g->k[2]; t2++) {
                     const int64_t i2 = o2 * g->s[2] - g->pb[2] + t2 * g->d[2];
-                    if (i2 < 0 || i2 >= g->in[2]) continue;
-                    acc += row[i2] * wr[t2];
+                    const int ok = row != NULL && i2 >= 0 && i2 < g->in[2];
+                    if (depthwise) {
+                      if (ok) acc += row[i2] * wr[t2];
+                    } else {
+                      acc = fmaf(ok ? row[i2] : 0.0f, wr[t2], acc);
+                    }
                   }
                 }
               }

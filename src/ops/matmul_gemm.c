@@ -57,8 +57,8 @@ static const f32_gemm_variant g_f32_gemm[] = {
     {0, NULL, 0, NULL},
 };
 
-/* The first variant of f32-gemm.inc this CPU and backend allow; NULL for the reference backend
- * and CPUs without one (the row kernel then runs). */
+/* The first variant of f32-gemm.inc this CPU and backend allow (the list ends with a portable
+ * tile); NULL for the reference backend, which runs the row kernel: the definition. */
 static const f32_gemm_variant *pick_gemm(const op_prepare_ctx *ctx) {
   uint32_t allowed = ctx->isa;
   if (ctx->backend == Q8RT_BACKEND_REFERENCE) allowed = 0;

@@ -442,7 +442,7 @@ def test_bad_input(name, model, feeds, words, tmp_path, q8rt_run):
         assert any(w.lower() in msg.lower() for w in words[1:]), f"error names none of {words[1:]}: {msg}"
 
 
-# ---- float Conv on the f32 GEMM (im2col tiles) -----------------------------------------------------
+# ---- float Conv: every route computes the definition's operations (same bytes as --backend reference) --
 
 FCONV_CASES = [
     # (x shape, w shape, attrs, bias)
@@ -450,44 +450,93 @@ FCONV_CASES = [
     ((2, 8, 12, 13), (12, 4, 3, 3), {"group": 2, "pads": [0, 1, 2, 1], "dilations": [2, 1]}, True),
     ((1, 16, 20, 20), (40, 16, 1, 1), {}, False),
     ((1, 6, 50), (10, 6, 5), {"strides": [3], "auto_pad": "SAME_UPPER"}, True),
-    # depthwise: planes with the reference loop's operation order (same bytes as --backend reference)
+    # 2 output channels per group: the reference loop on every backend
+    ((1, 6, 11, 9), (4, 3, 3, 3), {"group": 2, "pads": [1, 1, 1, 1]}, True),
+    # depthwise: planes with the reference loop's operation order
     ((2, 6, 15, 17), (6, 1, 3, 3), {"group": 6, "strides": [2, 1], "pads": [1, 2, 1, 0]}, True),
     ((1, 5, 9, 40), (5, 1, 5, 5), {"group": 5, "strides": [1, 2], "pads": [2, 2, 2, 2], "dilations": [1, 2]}, False),
 ]
 
 
+def _fconv_model(xshape, wshape, attrs, bias, w_input=False):
+    """Conv with W as an initializer (or as a graph input), bias as an initializer."""
+    inits, ins = [], ["x", "w"]
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, xshape)]
+    if w_input:
+        inputs.append(helper.make_tensor_value_info("w", TensorProto.FLOAT, wshape))
+    if bias is not None:
+        inits.append(onnx.numpy_helper.from_array(bias, "b"))
+        ins.append("b")
+    node = helper.make_node("Conv", ins, ["y"], **attrs)
+    g = helper.make_graph([node], "g", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    return g
+
+
+def _fconv_routes(m, feeds, tmp_path):
+    """q8rt's outputs with --explain, --threads 3 and --backend reference; asserts they are the same
+    bytes (every route computes the definition's operations in its order) and returns them."""
+    path = h.save_model(m, tmp_path / "c.onnx")
+    files = {k: h.save_npy(tmp_path / f"{k}.npy", v) for k, v in feeds.items()}
+    outs, explain = [], ""
+    for j, extra in enumerate([["--explain"], ["--threads", "3"], ["--backend", "reference"]]):
+        res = h.run_q8rt(path, files, tmp_path / f"o{j}", extra=extra).assert_ok()
+        explain = explain or res.stdout
+        outs.append(res.output("y"))
+    h.assert_same_bytes(outs[1], outs[0], "Conv --threads 3")
+    h.assert_same_bytes(outs[2], outs[0], "Conv vs --backend reference")
+    return outs[0], explain
+
+
 @pytest.mark.parametrize("case", FCONV_CASES, ids=[f"{c[0]}w{c[1]}" for c in FCONV_CASES])
 def test_float_conv_gemm_route(case, tmp_path):
-    """Float Conv through im2col tiles + the f32 GEMM: within the float tolerance of ORT and of the
-    reference backend's loop, and the same bytes at any thread count."""
+    """Float Conv (im2col tiles + the f32 GEMM from 4 output channels per group, depthwise planes,
+    else the loop): within the float tolerance of ORT, and the same bytes at any thread count and
+    as --backend reference."""
     from single_node import run_ort
     xshape, wshape, attrs, has_bias = case
     rng = np.random.default_rng(71)
     x = rng.normal(0, 1, xshape).astype(np.float32)
     w = rng.normal(0, 0.5, wshape).astype(np.float32)
-    inits = [onnx.numpy_helper.from_array(w, "w")]
-    ins = ["x", "w"]
-    if has_bias:
-        inits.append(onnx.numpy_helper.from_array(rng.normal(0, 1, wshape[0]).astype(np.float32), "b"))
-        ins.append("b")
-    node = helper.make_node("Conv", ins, ["y"], **attrs)
-    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, xshape)],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    b = rng.normal(0, 1, wshape[0]).astype(np.float32) if has_bias else None
+    g = _fconv_model(xshape, wshape, attrs, b)
+    g.initializer.append(onnx.numpy_helper.from_array(w, "w"))
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     m.ir_version = 8
-    path = h.save_model(m, tmp_path / "c.onnx")
-    xin = h.save_npy(tmp_path / "x.npy", x)
     want = run_ort(m, {"x": x}, optimize=False)[0]
-    outs, explain = [], ""
-    for j, extra in enumerate([["--explain"], ["--threads", "3"], ["--backend", "reference"]]):
-        res = h.run_q8rt(path, {"x": xin}, tmp_path / f"o{j}", extra=extra).assert_ok()
-        explain = explain or res.stdout
-        outs.append(res.output("y"))
-        np.testing.assert_allclose(outs[-1], want, rtol=1e-4, atol=1e-4)
-    import platform
-    depthwise = attrs.get("group", 1) == wshape[0] == xshape[1]
-    if platform.machine() == "x86_64" and not depthwise:  # AVX2 or AVX-512 on this suite's machines
-        assert "f32_gemm_ukernel" in explain, explain
-    h.assert_same_bytes(outs[1], outs[0], "Conv --threads 3")
-    if depthwise:
-        h.assert_same_bytes(outs[2], outs[0], "depthwise Conv vs --backend reference")
+    got, explain = _fconv_routes(m, {"x": x}, tmp_path)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    wide = wshape[0] // attrs.get("group", 1) >= 4
+    assert ("f32_gemm_ukernel" in explain) == wide, explain
+
+
+def test_float_conv_special_routes(tmp_path):
+    """The GEMM route with weights that are not constants (a graph input: the route is chosen from
+    the shape at bind), and infinite/NaN weights next to zero padding: a padded tap is the fma of
+    0.0f (0 * inf = NaN, as in ONNX Runtime's im2col), on every route alike."""
+    rng = np.random.default_rng(5)
+    xshape, wshape = (1, 4, 9, 10), (8, 4, 3, 3)
+    attrs = {"pads": [1, 1, 1, 1]}
+    x = rng.normal(0, 1, xshape).astype(np.float32)
+    w = rng.normal(0, 0.5, wshape).astype(np.float32)
+    w[1, 2, 0, 0] = np.inf
+    w[5, 0, 2, 1] = -np.inf
+    w[6, 3, 1, 2] = np.nan
+    b = rng.normal(0, 1, wshape[0]).astype(np.float32)
+    for w_input in (False, True):
+        g = _fconv_model(xshape, wshape, attrs, b, w_input=w_input)
+        if not w_input:
+            g.initializer.append(onnx.numpy_helper.from_array(w, "w"))
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+        m.ir_version = 8
+        feeds = {"x": x, "w": w} if w_input else {"x": x}
+        got, explain = _fconv_routes(m, feeds, tmp_path / f"w{int(w_input)}")
+        if not w_input:
+            assert "f32_gemm_ukernel" in explain, explain
+        # the definition in float64: im2col with zeros at padded taps
+        xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+        with np.errstate(invalid="ignore", over="ignore"):
+            cols = np.stack([xp[:, :, i:i + 9, j:j + 10] for i in range(3) for j in range(3)], axis=2)
+            ref = np.einsum("nckhw,mck->nmhw", cols, w.astype(np.float64).reshape(8, 4, 9)) + b[None, :, None, None]
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
+        assert np.isnan(got[0, 1, 0, :]).all() and np.isnan(got[0, 5, -1, :]).all()
+        np.testing.assert_allclose(got[np.isfinite(ref)], ref[np.isfinite(ref)], rtol=1e-4, atol=1e-4)
