@@ -544,7 +544,7 @@ static int guard_at_load(const ir_graph *g, int id) {
 
 static int guard_broken(const plan *p, const ir_graph *g, int id) {
   for (; id > 0; id = ir_graph_guard(g, id)->parent) {
-    if (p->guard_errors[id].status != Q8RT_OK) return 1;
+    if (p->guard_errors[id] != NULL) return 1;
   }
   return 0;
 }
@@ -568,7 +568,7 @@ q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint3
   b.done = q8rt_pool_alloc(pool, (size_t)g->n_nodes + 1, 16);
   b.vguard = q8rt_pool_array(pool, (size_t)b.ls.cap, sizeof(int));
   out->n_guards = g->n_guards;
-  out->guard_errors = q8rt_pool_array(pool, (size_t)g->n_guards + 1, sizeof(q8rt_error));
+  out->guard_errors = q8rt_pool_array(pool, (size_t)g->n_guards + 1, sizeof(*out->guard_errors));
   if (out->steps == NULL || b.ls.nchw == NULL || b.ls.nhwc == NULL || b.pos == NULL || b.done == NULL ||
       b.vguard == NULL || out->guard_errors == NULL) {
     return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
@@ -578,7 +578,7 @@ q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint3
     b.ls.nhwc[v] = -1;
     b.vguard[v] = 0;
   }
-  for (int id = 0; id <= g->n_guards; id++) out->guard_errors[id].status = Q8RT_OK;
+  for (int id = 0; id <= g->n_guards; id++) out->guard_errors[id] = NULL;
   for (int i = 0; i < g->n_nodes; i++) b.pos[i] = -1;
   for (int i = 0; i < count; i++) b.pos[order[i]] = i;
 
@@ -623,7 +623,10 @@ q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint3
     }
     /* A branch that may never be taken: its error waits for the bind or run that takes it. The
      * node's own step (the last one, if made) goes; transposes made for it stay, harmless. */
-    out->guard_errors[n->guard] = node_err;
+    q8rt_error *kept = q8rt_pool_alloc(pool, sizeof(*kept), 16);
+    if (kept == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
+    *kept = node_err;
+    out->guard_errors[n->guard] = kept;
     if (out->n_steps > steps_before && out->steps[out->n_steps - 1].node == n) out->n_steps--;
     for (int k = 0; k < n->n_outputs; k++) {
       if (n->outputs[k] >= 0 && g->values[n->outputs[k]].constant == NULL) g->values[n->outputs[k]].rank = -1;

@@ -25,8 +25,8 @@ typedef struct plan {
   int max_inputs;  /* largest n_inputs of any step */
   int max_outputs; /* largest n_outputs of any step */
   /* [n_guards + 1]: why a branch whose condition is not known at load could not be planned
-   * (status 0: it could). Reported at bind if the branch is sure to run, else at run if taken. */
-  q8rt_error *guard_errors;
+   * (NULL: it could). Reported at bind if the branch is sure to run, else at run if taken. */
+  const q8rt_error **guard_errors;
   int n_guards;
 } plan;
 

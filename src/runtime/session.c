@@ -41,6 +41,30 @@ static void unbind_steps(q8rt_session *s) {
   }
 }
 
+/* A message kept for a branch that could not bind: few, so one allocation each. */
+struct bind_error {
+  q8rt_error e;
+  struct bind_error *next;
+};
+
+static void free_bind_errors(q8rt_session *s) {
+  while (s->bind_errors != NULL) {
+    struct bind_error *next = s->bind_errors->next;
+    q8rt_free(s->allocator, s->bind_errors, sizeof(*s->bind_errors));
+    s->bind_errors = next;
+  }
+}
+
+static q8rt_status keep_bind_error(q8rt_session *s, int id, const q8rt_error *e, q8rt_error *err) {
+  struct bind_error *b = q8rt_alloc(s->allocator, sizeof(*b), 16);
+  if (b == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory binding the session");
+  b->e = *e;
+  b->next = s->bind_errors;
+  s->bind_errors = b;
+  s->gerr[id] = &b->e;
+  return Q8RT_OK;
+}
+
 void q8rt_session_free(q8rt_session *s) {
   if (s == NULL) return;
   const q8rt_allocator *a = s->allocator;
@@ -62,7 +86,8 @@ void q8rt_session_free(q8rt_session *s) {
   q8rt_free(a, s->views, ((size_t)s->n_views + 1) * sizeof(op_tensor));
   q8rt_free(a, s->step_ms, (ns + 1) * sizeof(double));
   q8rt_free(a, s->gstate, (size_t)s->model->plan.n_guards + 1);
-  q8rt_free(a, s->gerr, ((size_t)s->model->plan.n_guards + 1) * sizeof(q8rt_error));
+  q8rt_free(a, s->gerr, ((size_t)s->model->plan.n_guards + 1) * sizeof(*s->gerr));
+  free_bind_errors(s);
   const q8rt_allocator under = s->meter.under;
   q8rt_free(&under, s, sizeof(*s));
 }
@@ -128,10 +153,10 @@ static q8rt_status guard_state(q8rt_session *s, int id, int *state, q8rt_error *
             : c == NULL                          ? GUARD_RUN
             : (*c != 0) == gd->side              ? p
                                                  : GUARD_DEAD;
-    const q8rt_error *planned = &s->model->plan.guard_errors[id];
-    if (r != GUARD_DEAD && planned->status != Q8RT_OK) {
+    const q8rt_error *planned = s->model->plan.guard_errors[id];
+    if (r != GUARD_DEAD && planned != NULL) {
       if (r == GUARD_LIVE) return q8rt_fail(err, planned->status, "%s", planned->message);
-      s->gerr[id] = *planned;
+      s->gerr[id] = planned;
       r = GUARD_BROKEN;
     }
     s->gstate[id] = (unsigned char)r;
@@ -153,6 +178,7 @@ static q8rt_status infer_all(q8rt_session *s, q8rt_error *err) {
   const ir_graph *g = m->graph;
   op_shape in_shapes[Q8RT_MAX_IO], out_shapes[Q8RT_MAX_IO];
   memset(s->gstate, 0, (size_t)m->plan.n_guards + 1);
+  free_bind_errors(s);
   for (int i = 0; i < m->plan.n_steps; i++) {
     const plan_step *ps = &m->plan.steps[i];
     session_step *ss = &s->steps[i];
@@ -189,7 +215,7 @@ static q8rt_status infer_all(q8rt_session *s, q8rt_error *err) {
       }
       /* neither branch can run at these shapes: the If fails as a taken branch would */
       if (unavailable == 2 && broken > 0) {
-        if (state != GUARD_RUN) return q8rt_fail(err, s->gerr[broken].status, "%s", s->gerr[broken].message);
+        if (state != GUARD_RUN) return q8rt_fail(err, s->gerr[broken]->status, "%s", s->gerr[broken]->message);
         s->gstate[ps->guard] = GUARD_BROKEN;
         s->gerr[ps->guard] = s->gerr[broken];
         ss->skip = 1;
@@ -210,7 +236,7 @@ static q8rt_status infer_all(q8rt_session *s, q8rt_error *err) {
         return st;
       }
       s->gstate[ps->guard] = GUARD_BROKEN;
-      s->gerr[ps->guard] = step_err;
+      if ((st = keep_bind_error(s, ps->guard, &step_err, err)) != Q8RT_OK) return st;
       ss->skip = 1;
       ss->check = 0;
       for (int k = 0; k < ps->n_outputs; k++) {
@@ -474,7 +500,7 @@ q8rt_status q8rt_session_create(const q8rt_model *model, const q8rt_session_opti
   s->views = q8rt_calloc(a, (size_t)nviews + 1, sizeof(op_tensor));
   s->step_ms = q8rt_calloc(a, ns + 1, sizeof(double));
   s->gstate = q8rt_calloc(a, (size_t)model->plan.n_guards + 1, 1);
-  s->gerr = q8rt_calloc(a, (size_t)model->plan.n_guards + 1, sizeof(q8rt_error));
+  s->gerr = q8rt_calloc(a, (size_t)model->plan.n_guards + 1, sizeof(*s->gerr));
   if ((nv && (!s->shapes || !s->offsets || !s->nbytes || !s->valbuf)) ||
       (nb && (!s->live_tmp || !s->block_size || !s->block_off)) || !s->steps || !s->views || !s->step_ms ||
       !s->gstate || !s->gerr) {
@@ -682,7 +708,7 @@ q8rt_status q8rt_session_run(q8rt_session *s, q8rt_error *error) {
       const unsigned char *c = s->views[ss->in_base].data;
       const int id = if_guard + (c != NULL && *c != 0 ? 0 : 1);
       if (id <= g->n_guards && s->gstate[id] == GUARD_BROKEN) {
-        return q8rt_fail(error, s->gerr[id].status, "%s", s->gerr[id].message);
+        return q8rt_fail(error, s->gerr[id]->status, "%s", s->gerr[id]->message);
       }
     }
     const double t0 = s->profile ? now_ms() : 0.0;
