@@ -49,8 +49,8 @@ struct q8rt_session {
   q8rt_threadpool *pool;    /* NULL: one thread */
   pthreadpool_t threadpool; /* only when a step runs on XNNPACK */
 
-  unsigned char *gstate; /* [n_guards + 1] each If branch at the bound shapes (session.c: GUARD_*) */
-  const q8rt_error **gerr; /* [n_guards + 1] why a branch could not bind (reported if taken at run) */
+  unsigned char *gstate;          /* [n_guards + 1] each If branch at the bound shapes (session.c: GUARD_*) */
+  const q8rt_error **gerr;        /* [n_guards + 1] why a branch could not bind (reported if taken at run) */
   struct bind_error *bind_errors; /* the messages of this bind's broken branches (gerr points here) */
 
   void *arena;
