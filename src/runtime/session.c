@@ -148,7 +148,12 @@ static q8rt_status guard_state(q8rt_session *s, int id, int *state, q8rt_error *
     int p;
     q8rt_status st = guard_state(s, gd->parent, &p, err); /* depth <= IR_MAX_SUBGRAPH_DEPTH */
     if (st != Q8RT_OK) return st;
-    const unsigned char *c = s->shapes[gd->cond].value;
+    /* a condition known now: one element (any other count fails the If's own check) */
+    const op_shape *cs = &s->shapes[gd->cond];
+    int64_t cn;
+    const unsigned char *c =
+        cs->value != NULL && cs->rank >= 0 && q8rt_shape_elements(cs->dims, cs->rank, &cn) && cn == 1 ? cs->value
+                                                                                                      : NULL;
     int r = p == GUARD_DEAD || p == GUARD_BROKEN ? GUARD_DEAD
             : c == NULL                          ? GUARD_RUN
             : (*c != 0) == gd->side              ? p

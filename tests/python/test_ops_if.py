@@ -195,6 +195,9 @@ def hostile_cases():
     c["float_cond"] = (model([helper.make_node("If", ["x"], ["y"], name="if_bad", then_branch=ok_then,
                                                else_branch=ok_then)], xin, yout), ["if_bad", "cond"])
     c["too_deep"] = (nested_model(9), ["if_d", "deep"])
+    c["empty_cond"] = (model([helper.make_node("If", ["e"], ["y"], name="if_bad", then_branch=ok_then,
+                                               else_branch=ok_then)], xin, yout, [const("e", np.zeros(0, np.bool_))]),
+                       ["if_bad", "elements"])
     # a main-graph node naming a branch's value (by its prefixed name): refused, never read
     peek = model([helper.make_node("If", ["c"], ["y"], name="if_bad", then_branch=ok_then, else_branch=ok_then),
                   helper.make_node("Abs", ["if_bad/then_branch/t"], ["z"], name="peek")], xin,
