@@ -40,7 +40,7 @@ typedef struct fconv_params {
 
 typedef struct fconv_geom {
   int64_t N, C, M, group, has_bias;
-  int64_t in[3], out[3], k[3], s[3], d[3], pb[3];
+  op_window_geom w;
 } fconv_geom;
 
 static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, int transpose) {
@@ -199,9 +199,8 @@ static q8rt_status fconv_infer(const void *params, const ir_node *n, const op_sh
   out->dims[1] = M;
   fconv_geom g;
   memset(&g, 0, sizeof(g));
-  for (int i = 0; i < 3; i++) g.in[i] = g.out[i] = g.k[i] = g.s[i] = g.d[i] = 1;
+  op_window_geom_init(&g.w);
   for (int i = 0; i < sp; i++) {
-    const int j = 3 - sp + i;
     const int64_t k = w->dims[2 + i], len = x->dims[2 + i];
     const int64_t s = win.stride[i], d = win.dilation[i];
     if (k < 0 || len < 0) continue;
@@ -227,12 +226,7 @@ static q8rt_status fconv_infer(const void *params, const ir_node *n, const op_sh
       }
     }
     out->dims[2 + i] = o;
-    g.in[j] = len;
-    g.out[j] = o;
-    g.k[j] = k;
-    g.s[j] = s;
-    g.d[j] = d;
-    g.pb[j] = pb;
+    op_window_geom_axis(&g.w, &win, i, len, o, k, pb, 0);
   }
   if (!concrete || geom == NULL) return Q8RT_OK;
   int64_t c;
@@ -254,7 +248,7 @@ static q8rt_status fconv_infer(const void *params, const ir_node *n, const op_sh
 static int fc_use_gemm(const fconv_params *p, const fconv_geom *g) { return p->gemm != NULL && g->M / g->group >= 4; }
 
 static size_t fc_slot_floats(const fconv_params *p, const fconv_geom *g) {
-  const size_t K = (size_t)(g->C / g->group * g->k[0] * g->k[1] * g->k[2]);
+  const size_t K = (size_t)(g->C / g->group * op_window_taps(&g->w));
   /* im2col tile, packed tile, 3 coordinate rows of int64 */
   return K * FC_TILE + q8rt_f32_gemm_packed_size(K, FC_TILE, p->nr) + 6 * FC_TILE + 16;
 }
@@ -281,8 +275,8 @@ static void fc_task(void *arg, size_t task) {
   const fconv_geom *g = j->g;
   const size_t G = (size_t)g->group, tile = task % j->tiles, grp = (task / j->tiles) % G, nb = task / j->tiles / G;
   const int64_t Cg = g->C / g->group, Mg = g->M / g->group;
-  const size_t P = (size_t)(g->out[0] * g->out[1] * g->out[2]);
-  const size_t K = (size_t)(Cg * g->k[0] * g->k[1] * g->k[2]);
+  const size_t P = (size_t)op_window_out_plane(&g->w);
+  const size_t K = (size_t)(Cg * op_window_taps(&g->w));
   const size_t p0 = tile * FC_TILE, T = P - p0 < FC_TILE ? P - p0 : FC_TILE;
   size_t slot = 0;
   for (;;) {
@@ -291,11 +285,11 @@ static void fc_task(void *arg, size_t task) {
   }
   float *col = j->ws + slot * j->slot_floats;
   float *packed = col + K * FC_TILE;
-  const int64_t in_plane = g->in[0] * g->in[1] * g->in[2];
+  const int64_t in_plane = op_window_in_plane(&g->w);
   const float *xg = j->x + ((int64_t)nb * g->C + (int64_t)grp * Cg) * in_plane;
-  const int pointwise = g->k[0] * g->k[1] * g->k[2] == 1 && g->s[0] == 1 && g->s[1] == 1 && g->s[2] == 1 &&
-                        g->pb[0] == 0 && g->pb[1] == 0 && g->pb[2] == 0 && g->out[0] == g->in[0] &&
-                        g->out[1] == g->in[1] && g->out[2] == g->in[2];
+  const int pointwise = op_window_taps(&g->w) == 1 && g->w.s[0] == 1 && g->w.s[1] == 1 && g->w.s[2] == 1 &&
+                        g->w.pb[0] == 0 && g->w.pb[1] == 0 && g->w.pb[2] == 0 && g->w.out[0] == g->w.in[0] &&
+                        g->w.out[1] == g->w.in[1] && g->w.out[2] == g->w.in[2];
   if (pointwise) {
     /* the input planes are B itself: [C/g][pixels] with row stride P */
     q8rt_f32_gemm_pack(K, T, j->p->nr, xg + p0, P, packed);
@@ -305,23 +299,24 @@ static void fc_task(void *arg, size_t task) {
     int64_t *b1 = b0 + FC_TILE, *b2 = b1 + FC_TILE;
     for (size_t q = 0; q < T; q++) {
       const int64_t pix = (int64_t)(p0 + q);
-      const int64_t o2 = pix % g->out[2], o1 = (pix / g->out[2]) % g->out[1], o0 = pix / g->out[2] / g->out[1];
-      b0[q] = o0 * g->s[0] - g->pb[0];
-      b1[q] = o1 * g->s[1] - g->pb[1];
-      b2[q] = o2 * g->s[2] - g->pb[2];
+      const int64_t o2 = pix % g->w.out[2], o1 = (pix / g->w.out[2]) % g->w.out[1],
+                    o0 = pix / g->w.out[2] / g->w.out[1];
+      b0[q] = o0 * g->w.s[0] - g->w.pb[0];
+      b1[q] = o1 * g->w.s[1] - g->w.pb[1];
+      b2[q] = o2 * g->w.s[2] - g->w.pb[2];
     }
     size_t k = 0;
     for (int64_t c = 0; c < Cg; c++) {
       const float *xc = xg + c * in_plane;
-      for (int64_t t0 = 0; t0 < g->k[0]; t0++) {
-        for (int64_t t1 = 0; t1 < g->k[1]; t1++) {
-          for (int64_t t2 = 0; t2 < g->k[2]; t2++, k++) {
+      for (int64_t t0 = 0; t0 < g->w.k[0]; t0++) {
+        for (int64_t t1 = 0; t1 < g->w.k[1]; t1++) {
+          for (int64_t t2 = 0; t2 < g->w.k[2]; t2++, k++) {
             float *dst = col + k * T;
-            const int64_t d0 = t0 * g->d[0], d1 = t1 * g->d[1], d2 = t2 * g->d[2];
+            const int64_t d0 = t0 * g->w.d[0], d1 = t1 * g->w.d[1], d2 = t2 * g->w.d[2];
             for (size_t q = 0; q < T; q++) {
               const int64_t i0 = b0[q] + d0, i1 = b1[q] + d1, i2 = b2[q] + d2;
-              const int ok = i0 >= 0 && i0 < g->in[0] && i1 >= 0 && i1 < g->in[1] && i2 >= 0 && i2 < g->in[2];
-              dst[q] = ok ? xc[(i0 * g->in[1] + i1) * g->in[2] + i2] : 0.0f;
+              const int ok = i0 >= 0 && i0 < g->w.in[0] && i1 >= 0 && i1 < g->w.in[1] && i2 >= 0 && i2 < g->w.in[2];
+              dst[q] = ok ? xc[(i0 * g->w.in[1] + i1) * g->w.in[2] + i2] : 0.0f;
             }
           }
         }
@@ -354,25 +349,25 @@ static void fdw_plane(void *arg, size_t task) {
   const fdw_job *j = arg;
   const fconv_geom *g = j->g;
   const int64_t m = (int64_t)task % g->M, nb = (int64_t)task / g->M;
-  const int64_t in_plane = g->in[0] * g->in[1] * g->in[2], ktaps = g->k[0] * g->k[1] * g->k[2];
+  const int64_t in_plane = op_window_in_plane(&g->w), ktaps = op_window_taps(&g->w);
   const float *xc = j->x + (nb * g->C + m) * in_plane, *wm = j->w + m * ktaps;
-  float *y = j->y + (nb * g->M + m) * g->out[0] * g->out[1] * g->out[2];
-  const int64_t O2 = g->out[2];
-  for (int64_t o0 = 0; o0 < g->out[0]; o0++) {
-    for (int64_t o1 = 0; o1 < g->out[1]; o1++, y += O2) {
+  float *y = j->y + (nb * g->M + m) * op_window_out_plane(&g->w);
+  const int64_t O2 = g->w.out[2];
+  for (int64_t o0 = 0; o0 < g->w.out[0]; o0++) {
+    for (int64_t o1 = 0; o1 < g->w.out[1]; o1++, y += O2) {
       for (int64_t o2 = 0; o2 < O2; o2++) y[o2] = 0.0f;
-      for (int64_t t0 = 0; t0 < g->k[0]; t0++) {
-        const int64_t i0 = o0 * g->s[0] - g->pb[0] + t0 * g->d[0];
-        if (i0 < 0 || i0 >= g->in[0]) continue;
-        for (int64_t t1 = 0; t1 < g->k[1]; t1++) {
-          const int64_t i1 = o1 * g->s[1] - g->pb[1] + t1 * g->d[1];
-          if (i1 < 0 || i1 >= g->in[1]) continue;
-          const float *row = xc + (i0 * g->in[1] + i1) * g->in[2];
-          for (int64_t t2 = 0; t2 < g->k[2]; t2++) {
-            const float wv = wm[(t0 * g->k[1] + t1) * g->k[2] + t2];
-            const int64_t off = t2 * g->d[2] - g->pb[2], s2 = g->s[2]; /* i2 = o2 * s2 + off */
+      for (int64_t t0 = 0; t0 < g->w.k[0]; t0++) {
+        const int64_t i0 = o0 * g->w.s[0] - g->w.pb[0] + t0 * g->w.d[0];
+        if (i0 < 0 || i0 >= g->w.in[0]) continue;
+        for (int64_t t1 = 0; t1 < g->w.k[1]; t1++) {
+          const int64_t i1 = o1 * g->w.s[1] - g->w.pb[1] + t1 * g->w.d[1];
+          if (i1 < 0 || i1 >= g->w.in[1]) continue;
+          const float *row = xc + (i0 * g->w.in[1] + i1) * g->w.in[2];
+          for (int64_t t2 = 0; t2 < g->w.k[2]; t2++) {
+            const float wv = wm[(t0 * g->w.k[1] + t1) * g->w.k[2] + t2];
+            const int64_t off = t2 * g->w.d[2] - g->w.pb[2], s2 = g->w.s[2]; /* i2 = o2 * s2 + off */
             int64_t lo = off >= 0 ? 0 : (-off + s2 - 1) / s2;
-            int64_t hi = g->in[2] - off <= 0 ? 0 : (g->in[2] - off + s2 - 1) / s2;
+            int64_t hi = g->w.in[2] - off <= 0 ? 0 : (g->w.in[2] - off + s2 - 1) / s2;
             if (hi > O2) hi = O2;
             if (s2 == 1) {
               for (int64_t o2 = lo; o2 < hi; o2++) y[o2] += row[o2 + off] * wv;
@@ -403,7 +398,7 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
     j.bias = g->has_bias ? in[2].data : NULL;
     j.y = out[0].data;
     j.ws = workspace;
-    const size_t P = (size_t)(g->out[0] * g->out[1] * g->out[2]);
+    const size_t P = (size_t)op_window_out_plane(&g->w);
     j.tiles = (P + FC_TILE - 1) / FC_TILE;
     j.slots = ctx->threads < 1 ? 1 : ctx->threads < FC_MAX_SLOTS ? ctx->threads : FC_MAX_SLOTS;
     j.slot_floats = fc_slot_floats(p, g);
@@ -419,29 +414,30 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
   const float *x = in[0].data, *w = in[1].data, *bias = g->has_bias ? in[2].data : NULL;
   float *y = out[0].data;
   const int64_t Cg = g->C / g->group, Mg = g->M / g->group;
-  const int64_t in_plane = g->in[0] * g->in[1] * g->in[2], ktaps = g->k[0] * g->k[1] * g->k[2];
+  const int64_t in_plane = op_window_in_plane(&g->w), ktaps = op_window_taps(&g->w);
   const int depthwise = Cg == 1 && Mg == 1;
   for (int64_t nb = 0; nb < g->N; nb++) {
     for (int64_t m = 0; m < g->M; m++) {
       const int64_t grp = m / Mg;
       const float *xg = x + (nb * g->C + grp * Cg) * in_plane;
       const float *wm = w + m * Cg * ktaps;
-      for (int64_t o0 = 0; o0 < g->out[0]; o0++) {
-        for (int64_t o1 = 0; o1 < g->out[1]; o1++) {
-          for (int64_t o2 = 0; o2 < g->out[2]; o2++) {
+      for (int64_t o0 = 0; o0 < g->w.out[0]; o0++) {
+        for (int64_t o1 = 0; o1 < g->w.out[1]; o1++) {
+          for (int64_t o2 = 0; o2 < g->w.out[2]; o2++) {
             float acc = 0.0f;
             for (int64_t c = 0; c < Cg; c++) {
               const float *xc = xg + c * in_plane, *wc = wm + c * ktaps;
-              for (int64_t t0 = 0; t0 < g->k[0]; t0++) {
-                const int64_t i0 = o0 * g->s[0] - g->pb[0] + t0 * g->d[0];
-                const int in0 = i0 >= 0 && i0 < g->in[0];
-                for (int64_t t1 = 0; t1 < g->k[1]; t1++) {
-                  const int64_t i1 = o1 * g->s[1] - g->pb[1] + t1 * g->d[1];
-                  const float *row = in0 && i1 >= 0 && i1 < g->in[1] ? xc + (i0 * g->in[1] + i1) * g->in[2] : NULL;
-                  const float *wr = wc + (t0 * g->k[1] + t1) * g->k[2];
-                  for (int64_t t2 = 0; t2 < g->k[2]; t2++) {
-                    const int64_t i2 = o2 * g->s[2] - g->pb[2] + t2 * g->d[2];
-                    const int ok = row != NULL && i2 >= 0 && i2 < g->in[2];
+              for (int64_t t0 = 0; t0 < g->w.k[0]; t0++) {
+                const int64_t i0 = o0 * g->w.s[0] - g->w.pb[0] + t0 * g->w.d[0];
+                const int in0 = i0 >= 0 && i0 < g->w.in[0];
+                for (int64_t t1 = 0; t1 < g->w.k[1]; t1++) {
+                  const int64_t i1 = o1 * g->w.s[1] - g->w.pb[1] + t1 * g->w.d[1];
+                  const float *row =
+                      in0 && i1 >= 0 && i1 < g->w.in[1] ? xc + (i0 * g->w.in[1] + i1) * g->w.in[2] : NULL;
+                  const float *wr = wc + (t0 * g->w.k[1] + t1) * g->w.k[2];
+                  for (int64_t t2 = 0; t2 < g->w.k[2]; t2++) {
+                    const int64_t i2 = o2 * g->w.s[2] - g->w.pb[2] + t2 * g->w.d[2];
+                    const int ok = row != NULL && i2 >= 0 && i2 < g->w.in[2];
                     if (depthwise) {
                       if (ok) acc += row[i2] * wr[t2];
                     } else {
@@ -491,12 +487,12 @@ static void convt_row(void *arg, size_t row) {
   const fconv_geom *g = jb->g;
   const float *x = jb->x, *w = jb->w, *bias = jb->bias;
   float *y = jb->y;
-  const int64_t o1 = (int64_t)row % g->out[1], o0 = (int64_t)row / g->out[1] % g->out[0];
-  const int64_t nb = (int64_t)row / g->out[1] / g->out[0];
+  const int64_t o1 = (int64_t)row % g->w.out[1], o0 = (int64_t)row / g->w.out[1] % g->w.out[0];
+  const int64_t nb = (int64_t)row / g->w.out[1] / g->w.out[0];
   const int64_t Cg = g->C / g->group, Mg = g->M / g->group;
-  const int64_t in_plane = g->in[0] * g->in[1] * g->in[2], ktaps = g->k[0] * g->k[1] * g->k[2];
-  const int64_t out_plane = g->out[0] * g->out[1] * g->out[2];
-  const int64_t in2 = g->in[2], out2 = g->out[2], s2 = g->s[2];
+  const int64_t in_plane = op_window_in_plane(&g->w), ktaps = op_window_taps(&g->w);
+  const int64_t out_plane = op_window_out_plane(&g->w);
+  const int64_t in2 = g->w.in[2], out2 = g->w.out[2], s2 = g->w.s[2];
   {
     {
       {
@@ -504,22 +500,22 @@ static void convt_row(void *arg, size_t row) {
           const int64_t grp = m / Mg, mm = m % Mg;
           const float *xg = x + (nb * g->C + grp * Cg) * in_plane;
           const float *wg = w + (grp * Cg * Mg + mm) * ktaps; /* W[c][mm][taps], c within the group */
-          float *yr = y + (nb * g->M + m) * out_plane + (o0 * g->out[1] + o1) * out2;
+          float *yr = y + (nb * g->M + m) * out_plane + (o0 * g->w.out[1] + o1) * out2;
           for (int64_t o2 = 0; o2 < out2; o2++) yr[o2] = 0.0f;
-          for (int64_t t0 = 0; t0 < g->k[0]; t0++) {
-            const int64_t q0 = o0 + g->pb[0] - t0 * g->d[0];
-            if (q0 < 0 || q0 % g->s[0] != 0 || q0 / g->s[0] >= g->in[0]) continue;
-            const int64_t i0 = q0 / g->s[0];
-            for (int64_t t1 = 0; t1 < g->k[1]; t1++) {
-              const int64_t q1 = o1 + g->pb[1] - t1 * g->d[1];
-              if (q1 < 0 || q1 % g->s[1] != 0 || q1 / g->s[1] >= g->in[1]) continue;
-              const int64_t i1 = q1 / g->s[1];
-              const float *xrow = xg + (i0 * g->in[1] + i1) * in2;
-              for (int64_t t2 = 0; t2 < g->k[2]; t2++) {
-                const float *wt = wg + (t0 * g->k[1] + t1) * g->k[2] + t2; /* channel c at wt[c * Mg * ktaps] */
+          for (int64_t t0 = 0; t0 < g->w.k[0]; t0++) {
+            const int64_t q0 = o0 + g->w.pb[0] - t0 * g->w.d[0];
+            if (q0 < 0 || q0 % g->w.s[0] != 0 || q0 / g->w.s[0] >= g->w.in[0]) continue;
+            const int64_t i0 = q0 / g->w.s[0];
+            for (int64_t t1 = 0; t1 < g->w.k[1]; t1++) {
+              const int64_t q1 = o1 + g->w.pb[1] - t1 * g->w.d[1];
+              if (q1 < 0 || q1 % g->w.s[1] != 0 || q1 / g->w.s[1] >= g->w.in[1]) continue;
+              const int64_t i1 = q1 / g->w.s[1];
+              const float *xrow = xg + (i0 * g->w.in[1] + i1) * in2;
+              for (int64_t t2 = 0; t2 < g->w.k[2]; t2++) {
+                const float *wt = wg + (t0 * g->w.k[1] + t1) * g->w.k[2] + t2; /* channel c at wt[c * Mg * ktaps] */
                 const int64_t wstride = Mg * ktaps;
                 /* o2 = i2 * s2 + off, 0 <= o2 < out2, 0 <= i2 < in2 */
-                const int64_t off = t2 * g->d[2] - g->pb[2];
+                const int64_t off = t2 * g->w.d[2] - g->w.pb[2];
                 int64_t lo = off >= 0 ? 0 : (-off + s2 - 1) / s2;
                 int64_t hi = ct_floor_div(out2 - 1 - off, s2) + 1;
                 if (hi > in2) hi = in2;
@@ -577,8 +573,8 @@ static void convt_run(const void *params, const void *geom, const op_tensor *in,
   (void)params, (void)workspace;
   const fconv_geom *g = geom;
   convt_job jb = {g, in[0].data, in[1].data, g->has_bias ? in[2].data : NULL, out[0].data};
-  const size_t rows = (size_t)(g->N * g->out[0] * g->out[1]);
-  const size_t cost = (size_t)(g->M * g->out[2] * (g->C / g->group) * g->k[0] * g->k[1] * g->k[2]);
+  const size_t rows = (size_t)(g->N * g->w.out[0] * g->w.out[1]);
+  const size_t cost = (size_t)(g->M * g->w.out[2] * (g->C / g->group) * op_window_taps(&g->w));
   op_parallel_items(ctx, rows, cost, 1 << 16, convt_row, &jb);
 }
 

@@ -22,7 +22,7 @@ typedef struct pool_params {
 typedef struct pool_geom {
   size_t outer;
   q8rt_dtype dtype;
-  int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
+  op_window_geom w;
   int include_pad;
   int order; /* AveragePool summation order: ORDER_* (ONNX Runtime's MLAS kernel it would use) */
   int dilated;
@@ -107,13 +107,13 @@ static q8rt_status pool_infer(const void *params, const ir_node *n, const op_sha
   out->dims[1] = x->dims[1];
   pool_geom g;
   memset(&g, 0, sizeof(g));
-  for (int i = 0; i < 3; i++) g.in[i] = g.out[i] = g.k[i] = g.s[i] = g.d[i] = 1;
+  op_window_geom_init(&g.w);
   for (int i = 0; i < sp; i++) {
     const int j = 3 - sp + i;
     const int64_t len = x->dims[2 + i];
     if (global) {
       out->dims[2 + i] = 1;
-      g.in[j] = g.k[j] = len;
+      g.w.in[j] = g.w.k[j] = len;
       continue;
     }
     if (len < 0) {
@@ -131,13 +131,7 @@ static q8rt_status pool_infer(const void *params, const ir_node *n, const op_sha
           n->name, i);
     }
     out->dims[2 + i] = o;
-    g.in[j] = len;
-    g.out[j] = o;
-    g.k[j] = k;
-    g.s[j] = s;
-    g.d[j] = d;
-    g.pb[j] = pb;
-    g.pe[j] = pe;
+    op_window_geom_axis(&g.w, &p->win, i, len, o, k, pb, pe);
   }
   if (!concrete || geom == NULL) return Q8RT_OK;
   int64_t c;
@@ -153,17 +147,17 @@ static q8rt_status pool_infer(const void *params, const ir_node *n, const op_sha
    * uses its own row-major loops (observed). q8rt makes the same choice so sums agree bit for bit. */
   int dilated = 0, small = 1, whole = 1, unit = 1;
   for (int j = 0; j < 3; j++) {
-    dilated |= g.d[j] != 1;
-    small &= g.k[j] <= 32;
-    whole &= g.k[j] == g.in[j] && g.pb[j] == 0 && g.pe[j] == 0;
-    unit &= g.s[j] == 1;
+    dilated |= g.w.d[j] != 1;
+    small &= g.w.k[j] <= 32;
+    whole &= g.w.k[j] == g.w.in[j] && g.w.pb[j] == 0 && g.w.pe[j] == 0;
+    unit &= g.w.s[j] == 1;
   }
   g.dilated = dilated;
   g.order = ORDER_GENERIC;
   if (!global && !dilated && !(p->win.ceil_mode && p->count_include_pad)) {
     if (whole && unit) {
       g.order = ORDER_GLOBAL;
-    } else if (sp >= 2 && g.s[2] <= 2 && small && g.in[2] + g.pb[2] + g.pe[2] <= 2048 - 3) {
+    } else if (sp >= 2 && g.w.s[2] <= 2 && small && g.w.in[2] + g.w.pb[2] + g.w.pe[2] <= 2048 - 3) {
       g.order = ORDER_VECTOR;
     }
   }
@@ -174,17 +168,17 @@ static q8rt_status pool_infer(const void *params, const ir_node *n, const op_sha
 /* The taps of one window along one axis: first tap index t0..t1 (exclusive) inside the input,
  * and the number of taps inside [-pb, in + pe). */
 static void window(const pool_geom *g, int j, int64_t o, int64_t *t0, int64_t *t1, int64_t *padded) {
-  const int64_t start = o * g->s[j] - g->pb[j], d = g->d[j], k = g->k[j];
+  const int64_t start = o * g->w.s[j] - g->w.pb[j], d = g->w.d[j], k = g->w.k[j];
   int64_t a = 0, b = k, pa = 0, pz = k;
   /* taps with start + t*d in [0, in) */
   if (start < 0) a = (-start + d - 1) / d;
-  if (start + (k - 1) * d >= g->in[j]) {
-    const int64_t lim = g->in[j] - start; /* t*d < lim */
+  if (start + (k - 1) * d >= g->w.in[j]) {
+    const int64_t lim = g->w.in[j] - start; /* t*d < lim */
     b = lim <= 0 ? 0 : (lim + d - 1) / d;
   }
   if (b < a) b = a;
-  if (start + (k - 1) * d >= g->in[j] + g->pe[j]) {
-    const int64_t lim = g->in[j] + g->pe[j] - start;
+  if (start + (k - 1) * d >= g->w.in[j] + g->w.pe[j]) {
+    const int64_t lim = g->w.in[j] + g->w.pe[j] - start;
     pz = lim <= 0 ? 0 : (lim + d - 1) / d;
   }
   (void)pa;
@@ -193,38 +187,38 @@ static void window(const pool_geom *g, int j, int64_t o, int64_t *t0, int64_t *t
   *padded = pz;
 }
 
-#define MAX_LOOP(T, LOWEST)                                                \
-  do {                                                                     \
-    const T *x = in[0].data;                                               \
-    T *y = out[0].data;                                                    \
-    for (size_t c = 0; c < g->outer; c++) {                                \
-      const T *xc = x + c * plane;                                         \
-      for (int64_t o0 = 0; o0 < g->out[0]; o0++) {                         \
-        int64_t a0, b0, p0;                                                \
-        window(g, 0, o0, &a0, &b0, &p0);                                   \
-        for (int64_t o1 = 0; o1 < g->out[1]; o1++) {                       \
-          int64_t a1, b1, p1;                                              \
-          window(g, 1, o1, &a1, &b1, &p1);                                 \
-          for (int64_t o2 = 0; o2 < g->out[2]; o2++) {                     \
-            int64_t a2, b2, p2;                                            \
-            window(g, 2, o2, &a2, &b2, &p2);                               \
-            T m = LOWEST;                                                  \
-            for (int64_t t0 = a0; t0 < b0; t0++) {                         \
-              const int64_t i0 = o0 * g->s[0] - g->pb[0] + t0 * g->d[0];   \
-              for (int64_t t1 = a1; t1 < b1; t1++) {                       \
-                const int64_t i1 = o1 * g->s[1] - g->pb[1] + t1 * g->d[1]; \
-                const T *row = xc + (i0 * g->in[1] + i1) * g->in[2];       \
-                for (int64_t t2 = a2; t2 < b2; t2++) {                     \
-                  const T v = row[o2 * g->s[2] - g->pb[2] + t2 * g->d[2]]; \
-                  if (v > m) m = v;                                        \
-                }                                                          \
-              }                                                            \
-            }                                                              \
-            *y++ = m;                                                      \
-          }                                                                \
-        }                                                                  \
-      }                                                                    \
-    }                                                                      \
+#define MAX_LOOP(T, LOWEST)                                                      \
+  do {                                                                           \
+    const T *x = in[0].data;                                                     \
+    T *y = out[0].data;                                                          \
+    for (size_t c = 0; c < g->outer; c++) {                                      \
+      const T *xc = x + c * plane;                                               \
+      for (int64_t o0 = 0; o0 < g->w.out[0]; o0++) {                             \
+        int64_t a0, b0, p0;                                                      \
+        window(g, 0, o0, &a0, &b0, &p0);                                         \
+        for (int64_t o1 = 0; o1 < g->w.out[1]; o1++) {                           \
+          int64_t a1, b1, p1;                                                    \
+          window(g, 1, o1, &a1, &b1, &p1);                                       \
+          for (int64_t o2 = 0; o2 < g->w.out[2]; o2++) {                         \
+            int64_t a2, b2, p2;                                                  \
+            window(g, 2, o2, &a2, &b2, &p2);                                     \
+            T m = LOWEST;                                                        \
+            for (int64_t t0 = a0; t0 < b0; t0++) {                               \
+              const int64_t i0 = o0 * g->w.s[0] - g->w.pb[0] + t0 * g->w.d[0];   \
+              for (int64_t t1 = a1; t1 < b1; t1++) {                             \
+                const int64_t i1 = o1 * g->w.s[1] - g->w.pb[1] + t1 * g->w.d[1]; \
+                const T *row = xc + (i0 * g->w.in[1] + i1) * g->w.in[2];         \
+                for (int64_t t2 = a2; t2 < b2; t2++) {                           \
+                  const T v = row[o2 * g->w.s[2] - g->w.pb[2] + t2 * g->w.d[2]]; \
+                  if (v > m) m = v;                                              \
+                }                                                                \
+              }                                                                  \
+            }                                                                    \
+            *y++ = m;                                                            \
+          }                                                                      \
+        }                                                                        \
+      }                                                                          \
+    }                                                                            \
   } while (0)
 
 static void pool_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
@@ -232,7 +226,7 @@ static void pool_run(const void *params, const void *geom, const op_tensor *in, 
   (void)workspace, (void)ctx;
   const pool_params *p = params;
   const pool_geom *g = geom;
-  const size_t plane = (size_t)(g->in[0] * g->in[1] * g->in[2]);
+  const size_t plane = (size_t)op_window_in_plane(&g->w);
   if (p->kind == POOL_MAX || p->kind == POOL_GLOBAL_MAX) {
     switch (g->dtype) {
       case Q8RT_DTYPE_UINT8: MAX_LOOP(uint8_t, 0); break;
@@ -265,37 +259,37 @@ static void pool_run(const void *params, const void *geom, const op_tensor *in, 
   }
   for (size_t c = 0; c < g->outer; c++) {
     const float *xc = x + c * plane;
-    for (int64_t o0 = 0; o0 < g->out[0]; o0++) {
+    for (int64_t o0 = 0; o0 < g->w.out[0]; o0++) {
       int64_t a0, b0, p0;
       window(g, 0, o0, &a0, &b0, &p0);
-      for (int64_t o1 = 0; o1 < g->out[1]; o1++) {
+      for (int64_t o1 = 0; o1 < g->w.out[1]; o1++) {
         int64_t a1, b1, p1;
         window(g, 1, o1, &a1, &b1, &p1);
-        for (int64_t o2 = 0; o2 < g->out[2]; o2++) {
+        for (int64_t o2 = 0; o2 < g->w.out[2]; o2++) {
           int64_t a2, b2, p2;
           window(g, 2, o2, &a2, &b2, &p2);
           float sum = 0.0f;
           if (g->order == ORDER_VECTOR) {
             /* per input column: the window's rows (planes, then rows), then across the columns */
             for (int64_t t2 = a2; t2 < b2; t2++) {
-              const int64_t i2 = o2 * g->s[2] - g->pb[2] + t2;
+              const int64_t i2 = o2 * g->w.s[2] - g->w.pb[2] + t2;
               float col = 0.0f;
               for (int64_t t0 = a0; t0 < b0; t0++) {
-                const int64_t i0 = o0 * g->s[0] - g->pb[0] + t0;
+                const int64_t i0 = o0 * g->w.s[0] - g->w.pb[0] + t0;
                 for (int64_t t1 = a1; t1 < b1; t1++) {
-                  const int64_t i1 = o1 * g->s[1] - g->pb[1] + t1;
-                  col += xc[(i0 * g->in[1] + i1) * g->in[2] + i2];
+                  const int64_t i1 = o1 * g->w.s[1] - g->w.pb[1] + t1;
+                  col += xc[(i0 * g->w.in[1] + i1) * g->w.in[2] + i2];
                 }
               }
               sum += col;
             }
           } else {
             for (int64_t t0 = a0; t0 < b0; t0++) {
-              const int64_t i0 = o0 * g->s[0] - g->pb[0] + t0 * g->d[0];
+              const int64_t i0 = o0 * g->w.s[0] - g->w.pb[0] + t0 * g->w.d[0];
               for (int64_t t1 = a1; t1 < b1; t1++) {
-                const int64_t i1 = o1 * g->s[1] - g->pb[1] + t1 * g->d[1];
-                const float *row = xc + (i0 * g->in[1] + i1) * g->in[2];
-                for (int64_t t2 = a2; t2 < b2; t2++) sum += row[o2 * g->s[2] - g->pb[2] + t2 * g->d[2]];
+                const int64_t i1 = o1 * g->w.s[1] - g->w.pb[1] + t1 * g->w.d[1];
+                const float *row = xc + (i0 * g->w.in[1] + i1) * g->w.in[2];
+                for (int64_t t2 = a2; t2 < b2; t2++) sum += row[o2 * g->w.s[2] - g->w.pb[2] + t2 * g->w.d[2]];
               }
             }
           }

@@ -119,3 +119,20 @@ q8rt_status op_window_output(const op_window *w, const ir_node *n, int axis, int
   if (pad_end != NULL) *pad_end = pe;
   return Q8RT_OK;
 }
+
+void op_window_geom_init(op_window_geom *g) {
+  memset(g, 0, sizeof(*g));
+  for (int i = 0; i < 3; i++) g->in[i] = g->out[i] = g->k[i] = g->s[i] = g->d[i] = 1;
+}
+
+void op_window_geom_axis(op_window_geom *g, const op_window *w, int axis, int64_t in, int64_t out, int64_t k,
+                         int64_t pb, int64_t pe) {
+  const int j = 3 - w->spatial + axis;
+  g->in[j] = in;
+  g->out[j] = out;
+  g->k[j] = k;
+  g->s[j] = w->stride[axis];
+  g->d[j] = w->dilation[axis];
+  g->pb[j] = pb;
+  g->pe[j] = pe;
+}

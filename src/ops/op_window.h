@@ -38,4 +38,21 @@ q8rt_status op_window_parse(const ir_node *n, int spatial, const int64_t *kernel
 q8rt_status op_window_output(const op_window *w, const ir_node *n, int axis, int64_t in, int64_t *out,
                              int64_t *pad_begin, int64_t *pad_end, q8rt_error *err);
 
+/* A window op's per-axis geometry as its run reads it: the spatial axes right-aligned in 3 (1-D
+ * uses [2], 2-D [1] and [2]); an axis the op does not have is 1 with no padding. */
+typedef struct op_window_geom {
+  int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3]; /* input, output, kernel, stride, dilation, pads */
+} op_window_geom;
+
+/* Every axis 1, pads 0. */
+void op_window_geom_init(op_window_geom *g);
+/* Spatial axis `axis` (of w->spatial): input and output size, kernel, resolved pads, and w's
+ * stride and dilation. */
+void op_window_geom_axis(op_window_geom *g, const op_window *w, int axis, int64_t in, int64_t out, int64_t k,
+                         int64_t pb, int64_t pe);
+
+static inline int64_t op_window_in_plane(const op_window_geom *g) { return g->in[0] * g->in[1] * g->in[2]; }
+static inline int64_t op_window_out_plane(const op_window_geom *g) { return g->out[0] * g->out[1] * g->out[2]; }
+static inline int64_t op_window_taps(const op_window_geom *g) { return g->k[0] * g->k[1] * g->k[2]; }
+
 #endif
