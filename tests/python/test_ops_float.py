@@ -32,6 +32,8 @@ import pytest
 from onnx import TensorProto, helper
 
 import q8rt_harness as h
+import single_node
+from op_check import ulp_distance
 
 F = TensorProto.FLOAT
 I64 = TensorProto.INT64
@@ -43,14 +45,7 @@ NP = {F: np.float32, I64: np.int64, I32: np.int32, U8: np.uint8, I8: np.int8}
 
 
 def run_ort_literal(model: onnx.ModelProto, feeds: Dict[str, np.ndarray]) -> List[np.ndarray]:
-    import onnxruntime as ort
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
-    so.inter_op_num_threads = 1
-    so.log_severity_level = 3
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-    return sess.run(None, feeds)
+    return single_node.run_ort(model, feeds, optimize=False)
 
 
 @dataclasses.dataclass
@@ -289,13 +284,6 @@ def save_input(tmp_path, name, v):
 CASES = cases()
 STATS: Dict[str, Tuple[int, int]] = {}
 
-
-def ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    ai = a.astype(np.float32).view(np.int32).astype(np.int64)
-    bi = b.astype(np.float32).view(np.int32).astype(np.int64)
-    ai = np.where(ai < 0, -(ai & 0x7FFFFFFF), ai)
-    bi = np.where(bi < 0, -(bi & 0x7FFFFFFF), bi)
-    return np.abs(ai - bi)
 
 
 def dot_bound(case: Case, want: np.ndarray, k: int) -> np.ndarray:

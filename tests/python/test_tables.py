@@ -21,6 +21,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import q8rt_harness as h
+import single_node
 
 MODELS_DIR = Path(os.environ.get("Q8RT_MODELS", Path(__file__).resolve().parents[2] / "build" / "models"))
 MS = "com.microsoft"
@@ -48,14 +49,7 @@ def every_byte(shape, dtype, seed=0):
 
 
 def ort_noopt(model, feeds):
-    import onnxruntime as ort
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
-    so.inter_op_num_threads = 1
-    so.log_severity_level = 3
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-    return dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
+    return dict(zip([o.name for o in model.graph.output], single_node.run_ort(model, feeds, optimize=False)))
 
 
 def run_three_ways(model, feeds, tmp_path, ort=True, expect=("LookupTable",), extra=()):
