@@ -277,3 +277,62 @@ def test_vad_8khz_branch(tmp_path, q8rt_run):
         assert got.shape == want[i].shape
         # float convolutions and the LSTM sum in another order than ORT's: a few ulps
         assert np.abs(got - want[i]).max() <= 1e-5, f"{o.name}: max |diff| {np.abs(got - want[i]).max()}"
+
+
+def test_if_one_session_rebinds_and_reruns(tmp_path, q8rt_run):
+    # Through the Python module (libq8rt.so): one session, the bind-time fold changing branch as
+    # the input shape changes (rank 1 <-> rank 2 outputs), and a run-time If whose taken branch
+    # cannot bind failing, then running again when the other branch is taken.
+    import os
+    import sys
+    from pathlib import Path
+    if h.is_sanitized_build():
+        pytest.skip("ctypes loads libq8rt.so into Python")
+    os.environ["Q8RT_LIBRARY"] = str(h.build_dir() / "libq8rt.so")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "python"))
+    import q8rt
+    shape_m = HOSTILE_FREE["shape"]
+    path = h.save_model(shape_m, tmp_path / "shape.onnx")
+    with q8rt.Session(str(path)) as s:
+        for rows in (1, 2, 1, 3):
+            x = np.arange(rows * 3, dtype=np.float32).reshape(rows, 3)
+            got = s.run(None, {"x": x})[0]
+            want = run_ort(shape_m, {"x": x})[0]
+            assert got.shape == want.shape
+            h.assert_same_bytes(got, want, f"rows={rows}")
+    bind_m = HOSTILE_FREE["cannot_bind"]
+    path = h.save_model(bind_m, tmp_path / "bind.onnx")
+    with q8rt.Session(str(path)) as s:
+        for cond in (False, True, False):
+            feeds = {"x": X, "c": np.array(cond)}
+            if cond:
+                with pytest.raises(q8rt.Error, match="bad_reshape"):
+                    s.run(None, feeds)
+            else:
+                h.assert_same_bytes(s.run(None, feeds)[0], run_ort(bind_m, feeds)[0], f"cond={cond}")
+
+
+def _free_models():
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"], name="shape"),
+        helper.make_node("Gather", ["s", "zero"], ["d0"], name="gather", axis=0),
+        helper.make_node("Equal", ["d0", "one_i"], ["c"], name="eq"),
+        helper.make_node("If", ["c"], ["y"], name="if_rank",
+                         then_branch=branch("then", [helper.make_node("Squeeze", ["x", "ax0"], ["t"], name="sq")], ["t"],
+                                            [const("ax0", np.array([0], np.int64))]),
+                         else_branch=branch("else", [helper.make_node("Identity", ["x"], ["t"], name="id")], ["t"])),
+    ]
+    shape_m = model(nodes, [helper.make_tensor_value_info("x", F, ["n", 3])],
+                    [helper.make_tensor_value_info("y", F, None)],
+                    [const("zero", np.int64(0)), const("one_i", np.int64(1))])
+    then_g = branch("then", [helper.make_node("Reshape", ["x", "four"], ["t"], name="bad_reshape")], ["t"],
+                    [const("four", np.array([4], np.int64))])
+    else_g = branch("else", [helper.make_node("Reshape", ["x", "six"], ["t"], name="good_reshape")], ["t"],
+                    [const("six", np.array([6], np.int64))])
+    bind_m = model([helper.make_node("If", ["c"], ["y"], name="if0", then_branch=then_g, else_branch=else_g)],
+                   [helper.make_tensor_value_info("x", F, [2, 3]), helper.make_tensor_value_info("c", B, [])],
+                   [helper.make_tensor_value_info("y", F, None)])
+    return {"shape": shape_m, "cannot_bind": bind_m}
+
+
+HOSTILE_FREE = _free_models()

@@ -169,8 +169,8 @@ def _check(st: int, err: _Error) -> None:
 
 # ---- types --------------------------------------------------------------------------------------
 
-_DTYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16, 6: np.int32, 7: np.int64}
-_ONNX_NAMES = {1: "float", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64"}
+_DTYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16, 6: np.int32, 7: np.int64, 9: np.bool_}
+_ONNX_NAMES = {1: "float", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 9: "bool"}
 BACKENDS = {"auto": 0, "reference": 1, "avx2": 2, "neon": 3, "xnnpack": 4, "avx512": 5}
 
 
@@ -354,7 +354,7 @@ class Session:
             want = self._inputs[i].dtype
             if arr.dtype != want:
                 raise InvalidArgument(f"input {name!r}: got {arr.dtype}, the model takes {want}")
-            arr = np.ascontiguousarray(arr)
+            arr = np.ascontiguousarray(arr).reshape(arr.shape)  # ascontiguousarray makes a scalar 1-D
             if arr.ndim > MAX_RANK:
                 raise InvalidArgument(f"input {name!r}: rank {arr.ndim} > {MAX_RANK}")
             dims = (C.c_int64 * MAX_RANK)(*arr.shape)
