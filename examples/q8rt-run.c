@@ -3,7 +3,7 @@
  *
  *   q8rt-run MODEL.onnx [--input NAME=PATH]... [--output-dir DIR] [--threads N]
  *            [--backend auto|reference|avx2|avx512|neon|xnnpack] [--repeat N] [--explain] [--profile]
- *            [--no-tables] [--metadata] [--max-memory MIB]
+ *            [--no-tables] [--metadata] [--max-memory MIB] [--memory]
  *
  * Inputs come from .npy or .pb (ONNX TensorProto) files; inputs not given get deterministic
  * pseudo-random data. Outputs are written as DIR/<name>.npy or summarized on stdout.
@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,7 +27,7 @@
 static const char usage_text[] =
     "usage: q8rt-run MODEL.onnx [--input NAME=PATH]... [--output-dir DIR] [--threads N]\n"
     "                [--backend auto|reference|avx2|avx512|neon|xnnpack] [--repeat N] [--explain] [--profile]\n"
-    "                [--no-tables] [--metadata] [--max-memory MIB]\n"
+    "                [--no-tables] [--metadata] [--max-memory MIB] [--memory]\n"
     "\n"
     "  --input NAME=PATH   feed input NAME from PATH (.npy, or .pb ONNX TensorProto); inputs not\n"
     "                      given get deterministic pseudo-random data (symbolic dimensions set to 1)\n"
@@ -42,6 +43,9 @@ static const char usage_text[] =
     "  --max-memory MIB    cap on the model's and the session's memory, each (default: the machine's\n"
     "                      physical memory, so a model or shape that cannot fit fails with a message\n"
     "                      instead of meeting the out-of-memory killer; 0: no cap)\n"
+    "  --memory            print 'memory model_bytes=.. session_bytes=.. load_peak_rss_kib=..\n"
+    "                      peak_rss_kib=..': what the model and session hold after the run, and the\n"
+    "                      process's peak resident set after load and at the end\n"
     "  --help              show this help\n";
 
 /* Exactly one line on stderr, whatever the message contains. */
@@ -84,6 +88,7 @@ typedef struct options {
   int metadata;
   int profile;
   int no_tables;
+  int memory;
   long max_memory_mib; /* -1: the default (physical memory) */
   int help;
 } options;
@@ -197,6 +202,10 @@ static int parse_args(int argc, char **argv, options *o) {
     }
     if (strcmp(arg, "--no-tables") == 0) {
       o->no_tables = 1;
+      continue;
+    }
+    if (strcmp(arg, "--memory") == 0) {
+      o->memory = 1;
       continue;
     }
     /* Options with a value: "--opt VALUE" or "--opt=VALUE". */
@@ -547,6 +556,12 @@ static void sanitize_name(const char *name, char *out, size_t size) {
   out[n] = '\0';
 }
 
+/* The process's peak resident set so far (Linux: KiB), -1 when unknown. */
+static long peak_rss_kib(void) {
+  struct rusage u;
+  return getrusage(RUSAGE_SELF, &u) == 0 ? u.ru_maxrss : -1;
+}
+
 /* The cap for --max-memory: the option in MiB, else the machine's physical memory (0: unknown, no cap). */
 static size_t memory_cap(const options *o) {
   if (o->max_memory_mib >= 0) return (size_t)o->max_memory_mib << 20;
@@ -561,6 +576,7 @@ static int run(const options *o) {
   int rc = 1;
   q8rt_error qerr = {0};
   q8rt_status st;
+  long load_peak_rss_kib = -1;
 
   q8rt_model_options mopt;
   q8rt_model_options_init(&mopt);
@@ -572,6 +588,7 @@ static int run(const options *o) {
     report_lib_error(NULL, st, &qerr);
     goto done;
   }
+  load_peak_rss_kib = peak_rss_kib();
 
   size_t n_in = q8rt_model_input_count(r.model);
   size_t n_out = q8rt_model_output_count(r.model);
@@ -729,6 +746,10 @@ static int run(const options *o) {
       total += ms;
     }
     printf("profile_total_ms %.3f steps=%zu\n", total, n);
+  }
+  if (o->memory) {
+    printf("memory model_bytes=%zu session_bytes=%zu load_peak_rss_kib=%ld peak_rss_kib=%ld\n",
+           q8rt_model_memory(r.model), q8rt_session_memory(r.session), load_peak_rss_kib, peak_rss_kib());
   }
 
   if (fflush(stdout) != 0) {

@@ -27,6 +27,29 @@ q8rt_status pass_fuse_qdq(ir_graph *g, q8rt_error *err);
  * path) and the Conv's note says why. */
 q8rt_status pass_fold_qdq_weights(ir_graph *g, q8rt_error *err);
 
+/* Constant folding, on the live nodes in topological `order` (count of them): a node whose inputs
+ * are all constants runs once here with the op code of the run (pass_eval) and its outputs become
+ * the graph's constants (dtype, shape and known quantization set on them); folded[node] = 1 for
+ * those, 0 for the rest (folded has n_nodes entries). A branch whose condition is a constant by
+ * then is folded too; nodes of a branch ruled out at load are skipped; a node of a branch decided
+ * later that fails to fold stays unfolded (its error is the branch's). Scratch from `pool`. */
+q8rt_status pass_fold_constants(ir_graph *g, const int *order, int count, q8rt_pool *pool, q8rt_backend backend,
+                                uint32_t isa, unsigned char *folded, q8rt_error *err);
+
+/* The shape of a value as the model knows it (constants: exact, with the data; others: as
+ * declared or inferred, may hold -1). */
+void pass_value_shape(const ir_value *v, op_shape *out);
+
+/* Record on the values of node n the per-tensor quantization its scalar constant scale/zero point
+ * inputs give (QLinearConv x and y, QuantizeLinear y, DequantizeLinear x), for tensor info. */
+void pass_annotate_quant(ir_graph *g, const ir_node *n);
+
+/* What the load knows of a branch (ir_guard id): DEAD when a condition on its chain is a constant
+ * that rules it out, LIVE when every one is a constant that selects it, else OPEN (decided at
+ * bind or run). */
+enum { PASS_GUARD_OPEN = 0, PASS_GUARD_DEAD = 1, PASS_GUARD_LIVE = 2 };
+int pass_guard_at_load(const ir_graph *g, int id);
+
 /* Remove nodes none of whose outputs is read by a node or is a graph output. */
 void pass_remove_dead_nodes(ir_graph *g);
 

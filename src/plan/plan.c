@@ -6,56 +6,6 @@
 
 #include "passes/passes.h"
 
-void plan_value_shape(const ir_value *v, op_shape *out) {
-  memset(out, 0, sizeof(*out));
-  if (v->constant != NULL) {
-    out->dtype = v->constant->dtype;
-    out->rank = v->constant->rank;
-    memcpy(out->dims, v->constant->dims, sizeof(out->dims));
-    out->value = v->constant->data;
-    return;
-  }
-  out->dtype = v->dtype;
-  out->rank = v->rank;
-  memcpy(out->dims, v->dims, sizeof(out->dims));
-}
-
-/* Per-tensor quantization parameters visible from the model, for tensor info: the scale/zero
- * point inputs of the quantized ops, when they are scalar constants. */
-static void annotate(ir_graph *g, const ir_node *n, int value, int scale_in, int zp_in) {
-  if (value < 0) return;
-  const ir_value *s = ir_node_input(g, n, scale_in);
-  const ir_value *z = ir_node_input(g, n, zp_in);
-  if (s == NULL || s->constant == NULL || s->constant->count != 1 || s->constant->dtype != Q8RT_DTYPE_FLOAT32) return;
-  int32_t zp = 0;
-  if (z != NULL) {
-    if (z->constant == NULL || z->constant->count != 1) return;
-    switch (z->constant->dtype) {
-      case Q8RT_DTYPE_UINT8: zp = *(const uint8_t *)z->constant->data; break;
-      case Q8RT_DTYPE_INT8: zp = *(const int8_t *)z->constant->data; break;
-      case Q8RT_DTYPE_UINT16: zp = *(const uint16_t *)z->constant->data; break;
-      case Q8RT_DTYPE_INT16: zp = *(const int16_t *)z->constant->data; break;
-      default: return;
-    }
-  }
-  ir_quant *q = &g->values[value].quant;
-  q->known = 1;
-  q->scale = *(const float *)s->constant->data;
-  q->zero_point = zp;
-}
-
-static void annotate_node(ir_graph *g, const ir_node *n) {
-  if (strcmp(n->domain, "") != 0) return;
-  if (strcmp(n->op_type, "QLinearConv") == 0) {
-    annotate(g, n, n->inputs[0], 1, 2);
-    annotate(g, n, n->outputs[0], 6, 7);
-  } else if (strcmp(n->op_type, "QuantizeLinear") == 0) {
-    annotate(g, n, n->outputs[0], 1, 2);
-  } else if (strcmp(n->op_type, "DequantizeLinear") == 0) {
-    annotate(g, n, n->inputs[0], 1, 2);
-  }
-}
-
 /* Layout bookkeeping: a logical value (the ONNX one, NCHW) may exist physically in NCHW (the value
  * itself), in NHWC (a twin value the planner adds), or both. */
 typedef struct layout_state {
@@ -101,7 +51,7 @@ static q8rt_status infer_step(builder *b, plan_step *s) {
   op_shape in_shapes[Q8RT_MAX_IO], out_shapes[Q8RT_MAX_IO];
   for (int k = 0; k < s->n_inputs; k++) {
     if (s->inputs[k] >= 0) {
-      plan_value_shape(&g->values[s->inputs[k]], &in_shapes[k]);
+      pass_value_shape(&g->values[s->inputs[k]], &in_shapes[k]);
     } else {
       memset(&in_shapes[k], 0, sizeof(in_shapes[k]));
       in_shapes[k].rank = -1;
@@ -211,75 +161,6 @@ static q8rt_status materialize(builder *b, int v, int layout, int *phys) {
     ls->nchw[v] = v;
   }
   *phys = v;
-  return Q8RT_OK;
-}
-
-/* Constant folding: a node whose inputs are all constants (DequantizeLinear of weights left
- * unfused, shape arithmetic on constants, ...) runs once here, with the same op code as at run
- * time, and its outputs become constants. Ops that bind to buffers are not folded. */
-#define FOLD_MAX_BYTES ((size_t)256 << 20)
-
-static q8rt_status fold_constant_node(builder *b, ir_node *n, const op_def *op, q8rt_backend backend, uint32_t isa,
-                                      int *folded) {
-  ir_graph *g = b->g;
-  *folded = 0;
-  if (op->bind != NULL || n->n_inputs == 0 || n->n_inputs > Q8RT_MAX_IO || n->n_outputs > Q8RT_MAX_IO) return Q8RT_OK;
-  for (int k = 0; k < n->n_inputs; k++) {
-    if (n->inputs[k] >= 0 && g->values[n->inputs[k]].constant == NULL) return Q8RT_OK;
-  }
-  for (int k = 0; k < n->n_outputs; k++) {
-    if (n->outputs[k] >= 0 && g->values[n->outputs[k]].graph_input >= 0) return Q8RT_OK;
-  }
-  pass_eval e;
-  q8rt_status st = pass_eval_prepare(g, n, b->pool, backend, isa, &e, b->err);
-  if (st != Q8RT_OK) return st;
-  op_shape in_shapes[Q8RT_MAX_IO];
-  op_tensor in_t[Q8RT_MAX_IO], out_t[Q8RT_MAX_IO];
-  for (int k = 0; k < n->n_inputs; k++) {
-    memset(&in_shapes[k], 0, sizeof(in_shapes[k]));
-    in_shapes[k].rank = -1;
-    in_t[k].data = NULL;
-    if (n->inputs[k] >= 0) {
-      plan_value_shape(&g->values[n->inputs[k]], &in_shapes[k]);
-      in_t[k].data = g->values[n->inputs[k]].constant->data;
-    }
-    in_t[k].shape = &in_shapes[k];
-  }
-  if ((st = pass_eval_infer(&e, n, in_shapes, b->pool, b->err)) != Q8RT_OK) return st;
-  ir_tensor *outs[Q8RT_MAX_IO] = {NULL};
-  size_t total = 0;
-  for (int k = 0; k < n->n_outputs; k++) {
-    out_t[k].data = NULL;
-    out_t[k].shape = &e.out[k];
-    if (n->outputs[k] < 0) continue;
-    /* checked before allocating: a constant ConstantOfShape/Range/Tile may ask for gigabytes */
-    int64_t count;
-    if (e.out[k].rank >= 0 && q8rt_shape_elements(e.out[k].dims, e.out[k].rank, &count) &&
-        (size_t)count * q8rt_dtype_size(e.out[k].dtype) > FOLD_MAX_BYTES - total) {
-      return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "node '%s': folding its constant output needs over %zu bytes",
-                       n->name, FOLD_MAX_BYTES);
-    }
-    if ((st = ir_tensor_create(g, e.out[k].dtype, e.out[k].rank, e.out[k].dims, &outs[k], b->err)) != Q8RT_OK) {
-      return st;
-    }
-    total += outs[k]->nbytes;
-    if (total > FOLD_MAX_BYTES) {
-      return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "node '%s': folding its constant output needs over %zu bytes",
-                       n->name, FOLD_MAX_BYTES);
-    }
-    out_t[k].data = outs[k]->data;
-  }
-  pass_eval_run(&e, in_t, out_t, g->allocator);
-  for (int k = 0; k < n->n_outputs; k++) {
-    if (n->outputs[k] < 0) continue;
-    ir_value *v = &g->values[n->outputs[k]];
-    v->constant = outs[k];
-    v->dtype = outs[k]->dtype;
-    v->rank = outs[k]->rank;
-    memcpy(v->dims, outs[k]->dims, sizeof(v->dims));
-  }
-  annotate_node(g, n);
-  *folded = 1;
   return Q8RT_OK;
 }
 
@@ -519,27 +400,10 @@ static q8rt_status plan_node(builder *b, int ni) {
     const int v = n->outputs[k];
     if (v >= 0 && s->outputs[k] != v) set_logical_from_nhwc(g, v, s->outputs[k]);
   }
-  annotate_node(g, n);
+  pass_annotate_quant(g, n);
   b->done[ni] = 1;
   if (op->fuse_table != NULL && (st = fuse_table_into(b, s, (void *)params)) != Q8RT_OK) return st;
   return Q8RT_OK;
-}
-
-/* What the load knows of a branch: DEAD when a condition on its chain is a constant that rules
- * it out, LIVE when every one is a constant that selects it, else OPEN (decided at bind or run). */
-enum { GUARD_OPEN = 0, GUARD_DEAD = 1, GUARD_LIVE = 2 };
-static int guard_at_load(const ir_graph *g, int id) {
-  int live = 1;
-  for (; id > 0; id = ir_graph_guard(g, id)->parent) {
-    const ir_guard *gd = ir_graph_guard(g, id);
-    const ir_tensor *c = g->values[gd->cond].constant;
-    if (c == NULL || c->count < 1) {
-      live = 0;
-      continue;
-    }
-    if ((*(const uint8_t *)c->data != 0) != gd->side) return GUARD_DEAD;
-  }
-  return live ? GUARD_LIVE : GUARD_OPEN;
 }
 
 static int guard_broken(const plan *p, const ir_graph *g, int id) {
@@ -582,32 +446,14 @@ q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint3
   for (int i = 0; i < g->n_nodes; i++) b.pos[i] = -1;
   for (int i = 0; i < count; i++) b.pos[order[i]] = i;
 
-  /* Constant folding first, so that islands see every constant. A branch whose condition is a
-   * constant by then is folded too: the untaken one is dropped below. A node in a branch that may
-   * not be taken is left unfolded when folding fails: the error is the branch's (see below). */
-  for (int i = 0; i < count; i++) {
-    ir_node *n = &g->nodes[order[i]];
-    const op_def *op = op_find(n);
-    if (op == NULL || n->n_inputs > Q8RT_MAX_IO || n->n_outputs > Q8RT_MAX_IO) continue; /* refused below */
-    const int gs = n->guard ? guard_at_load(g, n->guard) : GUARD_LIVE;
-    if (gs == GUARD_DEAD) continue;
-    int folded = 0;
-    q8rt_error fold_err = {Q8RT_OK, ""};
-    b.err = &fold_err;
-    st = fold_constant_node(&b, n, op, backend, isa, &folded);
-    b.err = err;
-    if (st != Q8RT_OK && (gs != GUARD_OPEN || st == Q8RT_ERROR_OUT_OF_MEMORY)) {
-      if (err != NULL) *err = fold_err;
-      return st;
-    }
-    b.done[order[i]] = (unsigned char)(st == Q8RT_OK && folded);
-  }
+  /* Constant folding first, so that islands see every constant; folded nodes make no step. */
+  if ((st = pass_fold_constants(g, order, count, pool, backend, isa, b.done, err)) != Q8RT_OK) return st;
 
   for (int i = 0; i < count; i++) {
     if (b.done[order[i]]) continue;
     ir_node *n = &g->nodes[order[i]];
-    const int gs = n->guard ? guard_at_load(g, n->guard) : GUARD_LIVE;
-    if (gs == GUARD_DEAD || guard_broken(out, g, n->guard)) {
+    const int gs = n->guard ? pass_guard_at_load(g, n->guard) : PASS_GUARD_LIVE;
+    if (gs == PASS_GUARD_DEAD || guard_broken(out, g, n->guard)) {
       b.done[order[i]] = 1; /* never runs (folded If), or its branch already reports an error */
       continue;
     }
@@ -617,7 +463,7 @@ q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint3
     st = plan_node(&b, order[i]);
     b.err = err;
     if (st == Q8RT_OK) continue;
-    if (gs != GUARD_OPEN || st == Q8RT_ERROR_OUT_OF_MEMORY) {
+    if (gs != PASS_GUARD_OPEN || st == Q8RT_ERROR_OUT_OF_MEMORY) {
       if (err != NULL) *err = node_err;
       return st;
     }

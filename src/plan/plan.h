@@ -30,14 +30,11 @@ typedef struct plan {
   int n_guards;
 } plan;
 
-/* Order the nodes, fold constants, replace elementwise islands by tables (tables = 1), prepare each (attribute checks,
- * weight packing, kernel choice), insert layout transposes, and infer shapes with the model's own (possibly symbolic)
- * input shapes, recording dtypes, shapes and known quantization parameters on the graph's values. Memory for the plan
- * comes from `pool`. */
+/* Order the nodes, fold constants (pass_fold_constants), replace elementwise islands by tables (tables = 1), prepare
+ * each (attribute checks, weight packing, kernel choice), insert layout transposes, and infer shapes with the model's
+ * own (possibly symbolic) input shapes, recording dtypes, shapes and known quantization parameters on the graph's
+ * values. Memory for the plan comes from `pool`. */
 q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint32_t isa, int tables, plan *out,
                        q8rt_error *err);
-
-/* The shape of a value as the model knows it (constants: exact; others: inferred, may hold -1). */
-void plan_value_shape(const ir_value *v, op_shape *out);
 
 #endif

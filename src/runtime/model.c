@@ -235,7 +235,7 @@ size_t q8rt_model_output_count(const q8rt_model *m) { return m ? (size_t)m->grap
 static void fill_info(const ir_value *v, q8rt_tensor_info *info) {
   memset(info, 0, sizeof(*info));
   op_shape s;
-  plan_value_shape(v, &s);
+  pass_value_shape(v, &s);
   info->name = v->name;
   info->dtype = s.dtype;
   info->rank = s.rank < 0 ? 0 : s.rank;

@@ -1,18 +1,14 @@
 /* Sessions: bind concrete shapes, plan the arena, run the plan.
  *
- * The arena planner: every non-constant value lives from the step that produces it to the last
- * step that reads it; graph inputs and outputs live through the whole run.
- * Values are placed largest first, each at the lowest offset whose range does not overlap a
- * value already placed with an overlapping lifetime (greedy by size, as TFLite Micro's planner).
- * Offsets are 64-byte aligned and the arena keeps 64 bytes of slack at its end, because some
- * kernels (XNNPACK's) read up to 16 bytes past the end of their input. */
+ * Lifetimes for the arena planner (plan/arena.c): every non-constant value lives from the step
+ * that produces it to the last step that reads it; graph inputs and outputs live through the
+ * whole run. */
 #include <string.h>
 #include <time.h>
 
 #include "internal.h"
-
-#define ALIGN_UP(x, a) (((x) + (a)-1) & ~((size_t)(a)-1))
-#define ARENA_SLACK 64
+#include "passes/passes.h"
+#include "plan/arena.h"
 
 void q8rt_session_options_init(q8rt_session_options *o) {
   if (o == NULL) return;
@@ -259,8 +255,6 @@ static q8rt_status infer_all(q8rt_session *s, q8rt_error *err) {
   return Q8RT_OK;
 }
 
-#define BLOCK_SIZE(bytes) ALIGN_UP((bytes) ? (bytes) : 1, 64)
-
 /* Greedy-by-size placement of blocks: every value that some step or the caller writes, and every
  * step's workspace. Returns the arena size in *total. */
 static q8rt_status plan_arena(q8rt_session *s, size_t *total, q8rt_error *err) {
@@ -268,8 +262,7 @@ static q8rt_status plan_arena(q8rt_session *s, size_t *total, q8rt_error *err) {
   const ir_graph *g = m->graph;
   const int nv = g->n_values, ns = m->plan.n_steps, nb = nv + ns;
   int *first = s->live_tmp, *last = s->live_tmp + nb, *order = s->live_tmp + 2 * nb;
-  int count = 0;
-  for (int v = 0; v < nb; v++) first[v] = last[v] = -2;
+  for (int v = 0; v < nb; v++) first[v] = last[v] = ARENA_UNUSED;
   for (int v = 0; v < nv; v++) {
     const ir_value *val = &g->values[v];
     s->offsets[v] = SIZE_MAX;
@@ -281,16 +274,16 @@ static q8rt_status plan_arena(q8rt_session *s, size_t *total, q8rt_error *err) {
     if (s->steps[i].skip) continue;
     for (int k = 0; k < ps->n_outputs; k++) {
       const int v = ps->outputs[k];
-      if (v >= 0 && first[v] == -2) first[v] = last[v] = i;
+      if (v >= 0 && first[v] == ARENA_UNUSED) first[v] = last[v] = i;
     }
     for (int k = 0; k < ps->n_inputs; k++) {
       const int v = ps->inputs[k];
-      if (v >= 0 && first[v] != -2 && last[v] < i) last[v] = i;
+      if (v >= 0 && first[v] != ARENA_UNUSED && last[v] < i) last[v] = i;
     }
     /* a branch decided at run reads its conditions before each of its steps */
     for (int id = s->steps[i].check ? ps->guard : 0; id > 0; id = ir_graph_guard(g, id)->parent) {
       const int v = ir_graph_guard(g, id)->cond;
-      if (first[v] != -2 && last[v] < i) last[v] = i;
+      if (first[v] != ARENA_UNUSED && last[v] < i) last[v] = i;
     }
     if (s->steps[i].workspace_bytes > 0) {
       /* Workspaces hold what bind builds (indirection buffers) as well as scratch, so they live
@@ -303,13 +296,13 @@ static q8rt_status plan_arena(q8rt_session *s, size_t *total, q8rt_error *err) {
   /* Graph outputs are read after the run; graph inputs must survive it so that a run can be
    * repeated on the same inputs. Both stay reserved to the end. */
   for (int i = 0; i < g->n_outputs; i++) {
-    if (first[g->outputs[i]] != -2) last[g->outputs[i]] = ns;
+    if (first[g->outputs[i]] != ARENA_UNUSED) last[g->outputs[i]] = ns;
   }
   for (int i = 0; i < g->n_inputs; i++) {
-    if (first[g->inputs[i]] != -2) last[g->inputs[i]] = ns;
+    if (first[g->inputs[i]] != ARENA_UNUSED) last[g->inputs[i]] = ns;
   }
   for (int v = 0; v < nv; v++) {
-    if (first[v] == -2) continue;
+    if (first[v] == ARENA_UNUSED) continue;
     const op_shape *sh = &s->shapes[v];
     int64_t elems;
     size_t bytes;
@@ -320,45 +313,13 @@ static q8rt_status plan_arena(q8rt_session *s, size_t *total, q8rt_error *err) {
     s->nbytes[v] = bytes;
     s->block_size[v] = bytes;
   }
-  for (int v = 0; v < nb; v++) {
-    if (first[v] != -2) order[count++] = v;
+  if (!arena_place(nb, s->block_size, first, last, s->block_off, order, total)) {
+    return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "the tensors' sizes add up to more than the address space");
   }
-  /* insertion sort by size, descending (stable) */
-  for (int i = 1; i < count; i++) {
-    int v = order[i], j = i - 1;
-    while (j >= 0 && s->block_size[order[j]] < s->block_size[v]) {
-      order[j + 1] = order[j];
-      j--;
-    }
-    order[j + 1] = v;
+  for (int v = 0; v < nv; v++) s->offsets[v] = first[v] != ARENA_UNUSED ? s->block_off[v] : SIZE_MAX;
+  for (int i = 0; i < ns; i++) {
+    if (first[nv + i] != ARENA_UNUSED) s->steps[i].workspace_offset = s->block_off[nv + i];
   }
-  size_t extent = 0;
-  for (int i = 0; i < count; i++) {
-    const int v = order[i];
-    const size_t size = BLOCK_SIZE(s->block_size[v]);
-    size_t off = 0;
-    /* Move past every placed, lifetime-overlapping block that overlaps [off, off+size); repeat
-     * until a full pass finds no conflict. O(n^2) per block, fine for graph sizes. */
-    for (int changed = 1; changed;) {
-      changed = 0;
-      for (int j = 0; j < i; j++) {
-        const int u = order[j];
-        if (last[u] < first[v] || last[v] < first[u]) continue;
-        const size_t uoff = s->block_off[u], usize = BLOCK_SIZE(s->block_size[u]);
-        if (off < uoff + usize && uoff < off + size) {
-          off = uoff + usize;
-          changed = 1;
-        }
-      }
-    }
-    s->block_off[v] = off;
-    if (v < nv)
-      s->offsets[v] = off;
-    else
-      s->steps[v - nv].workspace_offset = off;
-    if (off + size > extent) extent = off + size;
-  }
-  *total = extent + ARENA_SLACK;
   return Q8RT_OK;
 }
 
@@ -535,7 +496,7 @@ q8rt_status q8rt_session_create(const q8rt_model *model, const q8rt_session_opti
       return st;
     }
   }
-  for (size_t v = 0; v < nv; v++) plan_value_shape(&g->values[v], &s->shapes[v]);
+  for (size_t v = 0; v < nv; v++) pass_value_shape(&g->values[v], &s->shapes[v]);
   if (model->all_inputs_static) {
     q8rt_status st = bind(s, error);
     if (st != Q8RT_OK) {

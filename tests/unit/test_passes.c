@@ -1,0 +1,108 @@
+/* Graph passes on their own (src/passes/): loader -> IR -> pass, the IR checked after the pass. */
+#include <stdlib.h>
+
+#include "loader/loader.h"
+#include "model_builder.h"
+#include "passes/passes.h"
+#include "test.h"
+
+enum { T_FLOAT = 1, T_UINT8 = 2, T_INT64 = 7 };
+
+static ir_graph *load(mb_model *m) {
+  size_t len = 0;
+  uint8_t *buf = mb_pack(m, &len);
+  mb_free(m);
+  ir_graph *g = NULL;
+  q8rt_error err;
+  if (q8rt_load_graph(buf, len, NULL, &g, &err) != Q8RT_OK) fprintf(stderr, "  load: %s\n", err.message);
+  free(buf);
+  return g;
+}
+
+static int node_index(const ir_graph *g, const char *name) {
+  for (int i = 0; i < g->n_nodes; i++) {
+    if (strcmp(g->nodes[i].name, name) == 0) return i;
+  }
+  return -1;
+}
+
+/* Topological order, then folding; folded[] per node. */
+static q8rt_status fold(ir_graph *g, q8rt_pool *pool, unsigned char *folded, q8rt_error *err) {
+  int order[16], count = 0;
+  if (g->n_nodes > 16) return Q8RT_ERROR_INVALID_ARGUMENT;
+  q8rt_status st = pass_topo_order(g, order, &count, err);
+  if (st != Q8RT_OK) return st;
+  return pass_fold_constants(g, order, count, pool, Q8RT_BACKEND_REFERENCE, 0, folded, err);
+}
+
+Q8RT_TEST(pass_fold_constants_chain) {
+  mb_model *m = mb_create(13);
+  const int64_t two[1] = {2};
+  const float a[2] = {1.5f, -2.0f}, b[2] = {0.25f, 4.0f}, ws = 0.5f;
+  const uint8_t wq[2] = {10, 200}, wz = 128;
+  mb_input(m, "x", T_FLOAT, 1, two);
+  mb_initializer(m, "a", T_FLOAT, 1, two, a, sizeof(a));
+  mb_initializer(m, "b", T_FLOAT, 1, two, b, sizeof(b));
+  mb_initializer(m, "wq", T_UINT8, 1, two, wq, sizeof(wq));
+  mb_initializer(m, "ws", T_FLOAT, 0, NULL, &ws, sizeof(ws));
+  mb_initializer(m, "wz", T_UINT8, 0, NULL, &wz, sizeof(wz));
+  /* listed out of order: folding follows the topological order, so "sum" sees both constants */
+  mb_node(m, "Add", "sum", (const char *const[]){"c", "w", NULL}, (const char *const[]){"d", NULL});
+  mb_node(m, "Add", "fold_add", (const char *const[]){"a", "b", NULL}, (const char *const[]){"c", NULL});
+  mb_node(m, "DequantizeLinear", "fold_dq", (const char *const[]){"wq", "ws", "wz", NULL},
+          (const char *const[]){"w", NULL});
+  mb_node(m, "Add", "live", (const char *const[]){"x", "d", NULL}, (const char *const[]){"y", NULL});
+  mb_output(m, "y", T_FLOAT);
+  ir_graph *g = load(m);
+  CHECK(g != NULL);
+  q8rt_pool pool;
+  q8rt_pool_init(&pool, g->allocator);
+  unsigned char folded[16];
+  memset(folded, 0xff, sizeof(folded));
+  q8rt_error err;
+  const q8rt_status st = fold(g, &pool, folded, &err);
+  int ok = st == Q8RT_OK;
+  ok = ok && folded[node_index(g, "sum")] == 1 && folded[node_index(g, "fold_add")] == 1 &&
+       folded[node_index(g, "fold_dq")] == 1 && folded[node_index(g, "live")] == 0;
+  const ir_value *d = &g->values[ir_graph_find_value(g, "d")];
+  const ir_value *w = &g->values[ir_graph_find_value(g, "w")];
+  const ir_value *y = &g->values[ir_graph_find_value(g, "y")];
+  const ir_value *wqv = &g->values[ir_graph_find_value(g, "wq")];
+  /* the run's own arithmetic: (q - zp) * scale, then the float adds */
+  ok = ok && w->constant != NULL && w->dtype == Q8RT_DTYPE_FLOAT32 && w->rank == 1 && w->dims[0] == 2 &&
+       ((const float *)w->constant->data)[0] == -59.0f && ((const float *)w->constant->data)[1] == 36.0f;
+  ok = ok && d->constant != NULL && ((const float *)d->constant->data)[0] == 1.75f - 59.0f &&
+       ((const float *)d->constant->data)[1] == 2.0f + 36.0f;
+  ok = ok && y->constant == NULL;
+  /* DequantizeLinear's scalar parameters annotate its input for tensor info */
+  ok = ok && wqv->quant.known && wqv->quant.scale == 0.5f && wqv->quant.zero_point == 128;
+  q8rt_pool_free(&pool);
+  ir_graph_free(g);
+  CHECK(ok);
+  return 0;
+}
+
+Q8RT_TEST(pass_fold_constants_refuses_huge_output) {
+  mb_model *m = mb_create(13);
+  const int64_t one[1] = {1}, huge[1] = {(int64_t)1 << 27}; /* 512 MiB of float: over the fold budget */
+  mb_input(m, "x", T_FLOAT, 1, one);
+  mb_initializer(m, "shape", T_INT64, 1, one, huge, sizeof(huge));
+  mb_node(m, "ConstantOfShape", "big", (const char *const[]){"shape", NULL}, (const char *const[]){"z", NULL});
+  mb_node(m, "Identity", "id", (const char *const[]){"x", NULL}, (const char *const[]){"y", NULL});
+  mb_output(m, "y", T_FLOAT);
+  mb_output(m, "z", T_FLOAT);
+  ir_graph *g = load(m);
+  CHECK(g != NULL);
+  q8rt_pool pool;
+  q8rt_pool_init(&pool, g->allocator);
+  unsigned char folded[16];
+  q8rt_error err;
+  memset(&err, 0, sizeof(err));
+  const q8rt_status st = fold(g, &pool, folded, &err);
+  const int named = strstr(err.message, "'big'") != NULL;
+  const int untouched = g->values[ir_graph_find_value(g, "z")].constant == NULL;
+  q8rt_pool_free(&pool);
+  ir_graph_free(g);
+  CHECK(st == Q8RT_ERROR_OUT_OF_MEMORY && named && untouched);
+  return 0;
+}
