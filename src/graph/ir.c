@@ -1,5 +1,6 @@
 #include "ir.h"
 
+#include <stdint.h>
 #include <string.h>
 
 ir_graph *ir_graph_create(const q8rt_allocator *allocator) {
@@ -15,6 +16,7 @@ void ir_graph_free(ir_graph *g) {
   if (g == NULL) return;
   const q8rt_allocator *a = g->allocator;
   q8rt_free(a, g->values, (size_t)g->cap_values * sizeof(ir_value));
+  q8rt_free(a, g->value_index, (size_t)g->cap_value_index * sizeof(int));
   q8rt_free(a, g->nodes, (size_t)g->cap_nodes * sizeof(ir_node));
   q8rt_free(a, g->guards, (size_t)g->cap_guards * sizeof(ir_guard));
   q8rt_pool_free(&g->pool);
@@ -51,17 +53,48 @@ int ir_guard_within(const ir_graph *g, int inner, int outer) {
   return outer == 0;
 }
 
+static uint32_t name_hash(const char *name) {
+  uint32_t h = 2166136261u;
+  for (const unsigned char *c = (const unsigned char *)name; *c; c++) h = (h ^ *c) * 16777619u;
+  return h;
+}
+
 int ir_graph_find_value(const ir_graph *g, const char *name) {
-  for (int i = 0; i < g->n_values; i++) {
-    if (strcmp(g->values[i].name, name) == 0) return i;
+  if (g->cap_value_index == 0) return -1;
+  const uint32_t mask = (uint32_t)g->cap_value_index - 1;
+  for (uint32_t slot = name_hash(name) & mask;; slot = (slot + 1) & mask) {
+    const int v = g->value_index[slot] - 1;
+    if (v < 0) return -1;
+    if (strcmp(g->values[v].name, name) == 0) return v;
   }
-  return -1;
+}
+
+static void index_insert(int *index, int cap, const char *name, int v) {
+  const uint32_t mask = (uint32_t)cap - 1;
+  uint32_t slot = name_hash(name) & mask;
+  while (index[slot] != 0) slot = (slot + 1) & mask;
+  index[slot] = v + 1;
+}
+
+/* Room in the name index for one more value (kept at most half full). */
+static bool index_reserve(ir_graph *g) {
+  if (2 * (g->n_values + 1) <= g->cap_value_index) return true;
+  const int cap = g->cap_value_index ? 2 * g->cap_value_index : 64;
+  if (cap > (1 << 28)) return false;
+  int *index = q8rt_calloc(g->allocator, (size_t)cap, sizeof(int));
+  if (index == NULL) return false;
+  for (int v = 0; v < g->n_values; v++) index_insert(index, cap, g->values[v].name, v);
+  q8rt_free(g->allocator, g->value_index, (size_t)g->cap_value_index * sizeof(int));
+  g->value_index = index;
+  g->cap_value_index = cap;
+  return true;
 }
 
 int ir_graph_intern_value(ir_graph *g, const char *name) {
   int idx = ir_graph_find_value(g, name);
   if (idx >= 0) return idx;
   if (!grow(g->allocator, (void **)&g->values, &g->cap_values, g->n_values + 1, sizeof(ir_value))) return -1;
+  if (!index_reserve(g)) return -1;
   const char *copy = q8rt_pool_strdup(&g->pool, name);
   if (copy == NULL) return -1;
   ir_value *v = &g->values[g->n_values];
@@ -71,6 +104,7 @@ int ir_graph_intern_value(ir_graph *g, const char *name) {
   v->producer = -1;
   v->graph_input = -1;
   v->graph_output = -1;
+  index_insert(g->value_index, g->cap_value_index, copy, g->n_values);
   return g->n_values++;
 }
 
