@@ -5,21 +5,15 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "fuzz_util.h"
 #include "q8rt.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (size > (1u << 20)) return 0;
-  q8rt_model_options mo;
-  q8rt_model_options_init(&mo);
-  mo.max_unpack_bytes = 16u << 20;
-  q8rt_model *model = NULL;
+  q8rt_model *model = fz_load_model(data, size);
+  if (model == NULL) return 0;
   q8rt_error err;
-  if (q8rt_model_load_memory(data, size, &mo, &model, &err) != Q8RT_OK) {
-    if (err.message[0] == '\0') __builtin_trap(); /* a failure must say why */
-    return 0;
-  }
   char explain[256];
   q8rt_model_explain(model, explain, sizeof(explain));
   q8rt_session_options so;

@@ -66,17 +66,10 @@ static int bind_fill_run(q8rt_session *s, const q8rt_model *m, int64_t sym, cons
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (size > (1u << 20)) return 0;
-  q8rt_model_options mo;
-  q8rt_model_options_init(&mo);
-  mo.max_unpack_bytes = 16u << 20;
-  q8rt_model *model = NULL;
+  q8rt_model *model = fz_load_model(data, size);
+  if (model == NULL) return 0;
   q8rt_error err;
   memset(&err, 0, sizeof(err));
-  if (q8rt_model_load_memory(data, size, &mo, &model, &err) != Q8RT_OK) {
-    if (err.message[0] == '\0') FZ_FAIL();
-    return 0;
-  }
   q8rt_session_options so;
   q8rt_session_options_init(&so);
   so.max_arena_bytes = 8u << 20;

@@ -18,6 +18,23 @@
     __builtin_trap();                                                     \
   } while (0)
 
+/* The fuzz input as a model under the budgets the model-byte targets share (inputs over 1 MiB are
+ * skipped, a 16 MiB decode budget); NULL when refused, which must come with a message. */
+static inline q8rt_model *fz_load_model(const uint8_t *data, size_t size) {
+  if (size > (1u << 20)) return NULL;
+  q8rt_model_options mo;
+  q8rt_model_options_init(&mo);
+  mo.max_unpack_bytes = 16u << 20;
+  q8rt_model *model = NULL;
+  q8rt_error err;
+  memset(&err, 0, sizeof(err));
+  if (q8rt_model_load_memory(data, size, &mo, &model, &err) != Q8RT_OK) {
+    if (err.message[0] == '\0') FZ_FAIL();
+    return NULL;
+  }
+  return model;
+}
+
 /* Reads bytes from the fuzz input; past the end it yields zeros, so every input decodes. */
 typedef struct fz_reader {
   const uint8_t *p;
