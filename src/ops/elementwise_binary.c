@@ -457,14 +457,58 @@ static void var_run(const void *params, const void *geom, const op_tensor *in, o
   }
 }
 
-const op_def q8rt_op_add = {
-    .op_type = "Add", .domain = "", .min_opset = 1, .prepare = add_prepare, .infer = bin_infer, .run = bin_run};
-const op_def q8rt_op_sub = {
-    .op_type = "Sub", .domain = "", .min_opset = 1, .prepare = sub_prepare, .infer = bin_infer, .run = bin_run};
-const op_def q8rt_op_mul = {
-    .op_type = "Mul", .domain = "", .min_opset = 1, .prepare = mul_prepare, .infer = bin_infer, .run = bin_run};
-const op_def q8rt_op_div = {
-    .op_type = "Div", .domain = "", .min_opset = 1, .prepare = div_prepare, .infer = bin_infer, .run = bin_run};
+/* The planner hands every non-constant input channels-last with one rank: the broadcast pairs
+ * the same elements in either layout. A constant operand must be a single element of no higher
+ * rank (one with a shape would need its axes permuted). */
+static const void *bin_nhwc(const void *params, const ir_graph *g, const ir_node *n, q8rt_pool *pool,
+                            const char **why) {
+  int rank = -1;
+  for (int k = 0; k < n->n_inputs; k++) {
+    const ir_value *v = ir_node_input(g, n, k);
+    if (v != NULL && v->constant == NULL) rank = v->rank;
+  }
+  for (int k = 0; k < n->n_inputs; k++) {
+    const ir_value *v = ir_node_input(g, n, k);
+    if (v == NULL || v->constant == NULL) continue;
+    if (v->constant->count != 1 || v->constant->rank > rank) {
+      *why = "a constant operand with more than one element";
+      return NULL;
+    }
+  }
+  bin_params *q = q8rt_pool_alloc(pool, sizeof(*q), 16);
+  if (q == NULL) return NULL;
+  *q = *(const bin_params *)params;
+  return q;
+}
+
+const op_def q8rt_op_add = {.op_type = "Add",
+                            .domain = "",
+                            .min_opset = 1,
+                            .prepare = add_prepare,
+                            .infer = bin_infer,
+                            .run = bin_run,
+                            .nhwc_params = bin_nhwc};
+const op_def q8rt_op_sub = {.op_type = "Sub",
+                            .domain = "",
+                            .min_opset = 1,
+                            .prepare = sub_prepare,
+                            .infer = bin_infer,
+                            .run = bin_run,
+                            .nhwc_params = bin_nhwc};
+const op_def q8rt_op_mul = {.op_type = "Mul",
+                            .domain = "",
+                            .min_opset = 1,
+                            .prepare = mul_prepare,
+                            .infer = bin_infer,
+                            .run = bin_run,
+                            .nhwc_params = bin_nhwc};
+const op_def q8rt_op_div = {.op_type = "Div",
+                            .domain = "",
+                            .min_opset = 1,
+                            .prepare = div_prepare,
+                            .infer = bin_infer,
+                            .run = bin_run,
+                            .nhwc_params = bin_nhwc};
 const op_def q8rt_op_pow = {
     .op_type = "Pow", .domain = "", .min_opset = 7, .prepare = pow_prepare, .infer = bin_infer, .run = bin_run};
 const op_def q8rt_op_max = {

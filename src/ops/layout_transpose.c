@@ -1,5 +1,7 @@
-/* The planner's layout change for 8-bit activations: NCHW <-> NHWC (3-D: NCW <-> NWC). It is not
- * an ONNX op: the planner inserts it where a value crosses from NCHW ops to NHWC ones or back. */
+/* The planner's layout change: NCHW <-> NHWC (3-D: NCW <-> NWC). It is not an ONNX op: the
+ * planner inserts it where a value crosses from NCHW ops to NHWC ones or back. 8-bit activations
+ * go through the x8-transpose kernels; wider ones (a float tensor between channels-last quantized
+ * ops and an op that runs NCHW only) are moved element by element. */
 #include <string.h>
 
 #include "op.h"
@@ -14,6 +16,7 @@ typedef struct transpose_params {
 
 typedef struct transpose_geom {
   size_t outer, a, b; /* [outer][a][b] -> [outer][b][a] */
+  size_t esize;       /* bytes per element: 1, 2, 4 or 8 */
 } transpose_geom;
 
 static const struct {
@@ -45,8 +48,10 @@ static q8rt_status transpose_infer(const void *params, const ir_node *n, const o
     *out = *x;
     return Q8RT_OK;
   }
-  if (x->rank < 3 || q8rt_dtype_size(x->dtype) != 1) {
-    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "layout change '%s': needs an 8-bit tensor of rank 3 or 4", n->name);
+  const size_t es = q8rt_dtype_size(x->dtype);
+  if (x->rank < 3 || (es != 1 && es != 2 && es != 4 && es != 8)) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE,
+                     "layout change '%s': needs a tensor of rank 3 or 4 with 1, 2, 4 or 8-byte elements", n->name);
   }
   *out = *x;
   const int r = x->rank;
@@ -65,6 +70,7 @@ static q8rt_status transpose_infer(const void *params, const ir_node *n, const o
     g->outer = (size_t)x->dims[0];
     g->a = p->to_nhwc ? channels : spatial;
     g->b = p->to_nhwc ? spatial : channels;
+    g->esize = es;
   }
   return Q8RT_OK;
 }
@@ -80,11 +86,30 @@ typedef struct transpose_job {
 
 #define TR_BLOCK 256 /* rows or columns of x per work item: a multiple of the 16x16 blocks */
 
+/* Rows [r0, r0 + h) and columns [c0, c0 + w) of one [a][b] image of `es`-byte elements. */
+static void transpose_wide(const transpose_geom *g, const uint8_t *x, uint8_t *y, size_t r0, size_t h, size_t c0,
+                           size_t w) {
+  const size_t es = g->esize;
+  for (size_t r = r0; r < r0 + h; r++) {
+    for (size_t c = c0; c < c0 + w; c++) memcpy(y + (c * g->a + r) * es, x + (r * g->b + c) * es, es);
+  }
+}
+
 static void transpose_item(void *arg, size_t item) {
   const transpose_job *j = arg;
   const transpose_geom *g = j->g;
   const size_t o = item / j->blocks, k0 = item % j->blocks * TR_BLOCK;
   const size_t img = o * g->a * g->b;
+  if (g->esize != 1) {
+    const uint8_t *x = j->x + img * g->esize;
+    uint8_t *y = j->y + img * g->esize;
+    if (j->by_rows) {
+      transpose_wide(g, x, y, k0, g->a - k0 < TR_BLOCK ? g->a - k0 : TR_BLOCK, 0, g->b);
+    } else {
+      transpose_wide(g, x, y, 0, g->a, k0, g->b - k0 < TR_BLOCK ? g->b - k0 : TR_BLOCK);
+    }
+    return;
+  }
   if (j->by_rows) {
     const size_t h = g->a - k0 < TR_BLOCK ? g->a - k0 : TR_BLOCK;
     j->p->fn(h, g->b, j->x + img + k0 * g->b, g->b, j->y + img + k0, g->a);

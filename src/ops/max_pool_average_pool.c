@@ -17,6 +17,7 @@ typedef struct pool_params {
   int sp; /* spatial rank: 1..3 (0 for global: from the input) */
   op_window win;
   int64_t count_include_pad;
+  int nhwc; /* GlobalAveragePool channels-last: [N, S..., C] -> [N, 1..., C] */
 } pool_params;
 
 typedef struct pool_geom {
@@ -26,6 +27,7 @@ typedef struct pool_geom {
   int include_pad;
   int order; /* AveragePool summation order: ORDER_* (ONNX Runtime's MLAS kernel it would use) */
   int dilated;
+  size_t channels; /* channels-last: elements between two pixels of one channel (NCHW: 1) */
 } pool_geom;
 
 enum { ORDER_GENERIC = 0, ORDER_VECTOR = 1, ORDER_GLOBAL = 2 };
@@ -108,7 +110,14 @@ static q8rt_status pool_infer(const void *params, const ir_node *n, const op_sha
   pool_geom g;
   memset(&g, 0, sizeof(g));
   op_window_geom_init(&g.w);
-  for (int i = 0; i < sp; i++) {
+  if (p->nhwc) { /* global only: the spatial axes are 1..rank-2, the channels last */
+    out->dims[x->rank - 1] = x->dims[x->rank - 1];
+    for (int i = 0; i < sp; i++) {
+      out->dims[1 + i] = 1;
+      g.w.in[3 - sp + i] = g.w.k[3 - sp + i] = x->dims[1 + i];
+    }
+  }
+  for (int i = 0; i < sp && !p->nhwc; i++) {
     const int j = 3 - sp + i;
     const int64_t len = x->dims[2 + i];
     if (global) {
@@ -137,7 +146,8 @@ static q8rt_status pool_infer(const void *params, const ir_node *n, const op_sha
   int64_t c;
   if ((st = data_count(n, x, &c, err)) != Q8RT_OK) return st;
   if ((st = data_count(n, out, &c, err)) != Q8RT_OK) return st;
-  g.outer = (size_t)(x->dims[0] * x->dims[1]);
+  g.outer = (size_t)(x->dims[0] * x->dims[p->nhwc ? x->rank - 1 : 1]);
+  g.channels = p->nhwc ? (size_t)x->dims[x->rank - 1] : 1;
   g.dtype = x->dtype;
   g.include_pad = p->count_include_pad != 0;
   /* ONNX Runtime runs undilated float pooling through MLAS, whose kernels sum in different
@@ -239,20 +249,22 @@ static void pool_run(const void *params, const void *geom, const op_tensor *in, 
   float *y = out[0].data;
   if (p->kind == POOL_GLOBAL_AVG || g->order == ORDER_GLOBAL) {
     /* ONNX Runtime's order (MLAS global pooling): four running sums over elements 4k+j, combined
-     * as (s0 + s2) + (s1 + s3), then the tail one by one, then one division. */
+     * as (s0 + s2) + (s1 + s3), then the tail one by one, then one division.
+     * Channels-last: the same sums per channel, its pixels `channels` elements apart. */
     const float count = (float)plane;
+    const size_t cs = g->channels;
     for (size_t c = 0; c < g->outer; c++) {
-      const float *xc = x + c * plane;
+      const float *xc = cs == 1 ? x + c * plane : x + c / cs * plane * cs + c % cs;
       float l0 = 0.0f, l1 = 0.0f, l2 = 0.0f, l3 = 0.0f;
       size_t i = 0;
       for (; i + 4 <= plane; i += 4) {
-        l0 += xc[i];
-        l1 += xc[i + 1];
-        l2 += xc[i + 2];
-        l3 += xc[i + 3];
+        l0 += xc[i * cs];
+        l1 += xc[(i + 1) * cs];
+        l2 += xc[(i + 2) * cs];
+        l3 += xc[(i + 3) * cs];
       }
       float sum = (l0 + l2) + (l1 + l3);
-      for (; i < plane; i++) sum += xc[i];
+      for (; i < plane; i++) sum += xc[i * cs];
       y[c] = sum / count;
     }
     return;
@@ -315,12 +327,25 @@ const op_def q8rt_op_averagepool = {.op_type = "AveragePool",
                                     .prepare = avgpool_prepare,
                                     .infer = pool_infer,
                                     .run = pool_run};
+/* GlobalAveragePool reads its input channels-last as it comes: each channel's sum keeps the
+ * NCHW order of its pixels. */
+static const void *gavgpool_nhwc(const void *params, const ir_graph *g, const ir_node *n, q8rt_pool *pool,
+                                 const char **why) {
+  (void)g, (void)n, (void)why;
+  pool_params *q = q8rt_pool_alloc(pool, sizeof(*q), 16);
+  if (q == NULL) return NULL;
+  *q = *(const pool_params *)params;
+  q->nhwc = 1;
+  return q;
+}
+
 const op_def q8rt_op_globalaveragepool = {.op_type = "GlobalAveragePool",
                                           .domain = "",
                                           .min_opset = 1,
                                           .prepare = gavgpool_prepare,
                                           .infer = pool_infer,
-                                          .run = pool_run};
+                                          .run = pool_run,
+                                          .nhwc_params = gavgpool_nhwc};
 const op_def q8rt_op_globalmaxpool = {.op_type = "GlobalMaxPool",
                                       .domain = "",
                                       .min_opset = 1,

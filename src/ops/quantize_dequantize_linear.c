@@ -365,6 +365,22 @@ static void qdq_run(const void *params, const void *geom, const op_tensor *in, o
   op_parallel_range(ctx, gm->outer * gm->axis_dim * gm->inner, QDQ_GRAIN, qdq_range, &j);
 }
 
+/* Per-tensor: every element is converted alone, so the layout does not matter (per-axis would
+ * need its axis remapped: left NCHW). */
+static const void *qdq_nhwc(const void *params, const ir_graph *g, const ir_node *n, q8rt_pool *pool,
+                            const char **why) {
+  (void)g, (void)n;
+  const qdq_params *p = params;
+  if (p->mode != QDQ_PER_TENSOR) {
+    *why = "per-axis or blocked quantization";
+    return NULL;
+  }
+  qdq_params *q = q8rt_pool_alloc(pool, sizeof(*q), 16);
+  if (q == NULL) return NULL;
+  *q = *p;
+  return q;
+}
+
 const op_def q8rt_op_quantize_linear = {
     .op_type = "QuantizeLinear",
     .domain = "",
@@ -372,6 +388,7 @@ const op_def q8rt_op_quantize_linear = {
     .prepare = quantize_prepare,
     .infer = qdq_infer,
     .run = qdq_run,
+    .nhwc_params = qdq_nhwc,
 };
 const op_def q8rt_op_dequantize_linear = {
     .op_type = "DequantizeLinear",
@@ -380,4 +397,5 @@ const op_def q8rt_op_dequantize_linear = {
     .prepare = dequantize_prepare,
     .infer = qdq_infer,
     .run = qdq_run,
+    .nhwc_params = qdq_nhwc,
 };

@@ -50,6 +50,16 @@ void pass_annotate_quant(ir_graph *g, const ir_node *n);
 enum { PASS_GUARD_OPEN = 0, PASS_GUARD_DEAD = 1, PASS_GUARD_LIVE = 2 };
 int pass_guard_at_load(const ir_graph *g, int id);
 
+/* Layout analysis for float stretches between quantized ops (layout.c): ok[node] = 1 when the
+ * node has a channels-last form and every live reader of its outputs, up to the QuantizeLinear
+ * nodes (constant scalar scale) that end the stretch, has one too; 0 for a node with a graph
+ * output or whose stretch reaches an NCHW-only op. `order`: the live nodes in topological order
+ * (count of them); nodes with skip[node] set (folded) neither count nor read. ok has n_nodes
+ * entries; scratch comes from the graph's allocator and is released. The planner lets a node that reads or makes float
+ * data run channels-last only when ok says so: otherwise it would need float transposes. */
+q8rt_status pass_float_nhwc_ok(const ir_graph *g, const int *order, int count, const unsigned char *skip,
+                               unsigned char *ok, q8rt_error *err);
+
 /* Remove nodes none of whose outputs is read by a node or is a graph output. */
 void pass_remove_dead_nodes(ir_graph *g);
 

@@ -29,6 +29,7 @@ typedef struct builder {
   const ir_node *consumer;  /* the node whose inputs are being placed (NULL: graph outputs) */
   const char *consumer_why; /* why it runs NCHW, when it said */
   int *vguard;              /* [ls.cap] guard of the step writing each physical value (0: none) */
+  unsigned char *float_ok;  /* [n_nodes] pass_float_nhwc_ok */
 } builder;
 
 /* The logical (NCHW) value carries the shape the model sees of its NHWC twin. */
@@ -102,6 +103,8 @@ static q8rt_status add_transpose(builder *b, int from, int to, int to_nhwc) {
   int *io = q8rt_pool_array(b->pool, 2, sizeof(int));
   const char *kernel = "";
   void *params = op_layout_transpose_params(b->pool, to_nhwc, b->isa, &kernel);
+  /* the x8 kernels move bytes; a float value (a stretch between quantized ops) goes element by element */
+  if (q8rt_dtype_size(b->g->values[from].dtype) > 1) kernel = "layout_transpose_wide__scalar";
   char name[512];
   snprintf(name, sizeof(name), "%.400s%s", b->g->values[to].name, to_nhwc ? "" : " (to NCHW)");
   if (s == NULL || n == NULL || io == NULL || params == NULL || (n->name = q8rt_pool_strdup(b->pool, name)) == NULL) {
@@ -336,7 +339,14 @@ static q8rt_status plan_node(builder *b, int ni) {
     /* channels-last when at least as many inputs are NHWC as are NCHW only */
     if (first >= 0 && in_nhwc == 0) b->consumer_why = "its inputs are NCHW";
     if (first >= 0 && in_nhwc > 0 && in_nhwc < only_nchw) b->consumer_why = "most of its inputs are NCHW";
-    if (first >= 0 && in_nhwc > 0 && in_nhwc >= only_nchw) {
+    /* float data (made by DequantizeLinear, or read by anything but QuantizeLinear) stays
+     * channels-last only through a stretch that can all run so */
+    const int is_q = strcmp(n->op_type, "QuantizeLinear") == 0 && n->domain[0] == '\0';
+    const int is_dq = strcmp(n->op_type, "DequantizeLinear") == 0 && n->domain[0] == '\0';
+    const int wide = first >= 0 && q8rt_dtype_size(g->values[first].dtype) > 1;
+    if (first >= 0 && in_nhwc > 0 && in_nhwc >= only_nchw && (is_dq || (wide && !is_q)) && !b->float_ok[ni]) {
+      b->consumer_why = "its float output reaches an op that runs NCHW";
+    } else if (first >= 0 && in_nhwc > 0 && in_nhwc >= only_nchw) {
       const int r = g->values[first].rank;
       if (!same_rank || (r != 3 && r != 4)) {
         b->consumer_why = "its inputs differ in rank";
@@ -422,19 +432,21 @@ q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint3
   q8rt_status st = pass_topo_order(g, order, &count, err);
   if (st != Q8RT_OK) return st;
 
-  builder b = {g,    pool, out, 2 * count + g->n_outputs + 1, {NULL, NULL, 0}, isa, err, backend, NULL, NULL, tables,
-               NULL, NULL, NULL};
+  builder b = {
+      g,    pool, out, 2 * count + g->n_outputs + 1, {NULL, NULL, 0}, isa, err, backend, NULL, NULL, tables, NULL,
+      NULL, NULL, NULL};
   out->steps = q8rt_pool_array(pool, (size_t)b.cap_steps, sizeof(plan_step));
   b.ls.cap = 2 * g->n_values + 1;
   b.ls.nchw = q8rt_pool_array(pool, (size_t)b.ls.cap, sizeof(int));
   b.ls.nhwc = q8rt_pool_array(pool, (size_t)b.ls.cap, sizeof(int));
   b.pos = q8rt_pool_array(pool, (size_t)g->n_nodes + 1, sizeof(int));
   b.done = q8rt_pool_alloc(pool, (size_t)g->n_nodes + 1, 16);
+  b.float_ok = q8rt_pool_alloc(pool, (size_t)g->n_nodes + 1, 16);
   b.vguard = q8rt_pool_array(pool, (size_t)b.ls.cap, sizeof(int));
   out->n_guards = g->n_guards;
   out->guard_errors = q8rt_pool_array(pool, (size_t)g->n_guards + 1, sizeof(*out->guard_errors));
   if (out->steps == NULL || b.ls.nchw == NULL || b.ls.nhwc == NULL || b.pos == NULL || b.done == NULL ||
-      b.vguard == NULL || out->guard_errors == NULL) {
+      b.float_ok == NULL || b.vguard == NULL || out->guard_errors == NULL) {
     return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
   }
   for (int v = 0; v < b.ls.cap; v++) {
@@ -448,6 +460,7 @@ q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint3
 
   /* Constant folding first, so that islands see every constant; folded nodes make no step. */
   if ((st = pass_fold_constants(g, order, count, pool, backend, isa, b.done, err)) != Q8RT_OK) return st;
+  if ((st = pass_float_nhwc_ok(g, order, count, b.done, b.float_ok, err)) != Q8RT_OK) return st;
 
   for (int i = 0; i < count; i++) {
     if (b.done[order[i]]) continue;

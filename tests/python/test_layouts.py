@@ -1,6 +1,7 @@
 """Layouts: ops between channels-last (NHWC) convolutions run channels-last too, with no layout
 change around them (QLinearAdd/QLinearMul of two activations or an activation and a broadcast one,
-QLinearGlobalAveragePool, QLinearAveragePool, QLinearConcat on any axis). Each model runs with the
+QLinearGlobalAveragePool, QLinearAveragePool, QLinearConcat on any axis, float stretches
+DequantizeLinear -> Div/Mul/Add/Sub by a scalar, GlobalAveragePool -> QuantizeLinear). Each model runs with the
 default backend (NHWC convolutions) and with --backend reference (everything NCHW) and must give
 ONNX Runtime's bytes (no graph optimizations) both ways; --explain must show no LayoutTranspose
 between the convolutions.
@@ -24,17 +25,20 @@ def conv(rng, name, x, y, c_in, c_out, inits, zp=128, ys=0.25, yz=120, depthwise
                             group=c_out if depthwise else 1)
 
 
-def check(model, x, tmp_path, max_transposes):
+def check(model, x, tmp_path, max_transposes, feeds=None):
+    feeds = {"x": x, **(feeds or {})}
     path = h.save_model(model, tmp_path / "model.onnx")
-    xp = h.save_npy(tmp_path / "x.npy", x)
-    ref = ort_noopt(model, {"x": x})
+    paths = {k: h.save_npy(tmp_path / f"{k}.npy", v) for k, v in feeds.items()}
+    ref = ort_noopt(model, feeds)
     for backend in ("auto", "reference"):
-        res = h.run_q8rt(path, {"x": xp}, tmp_path / backend, extra=["--explain", "--backend", backend]).assert_ok()
+        res = h.run_q8rt(path, paths, tmp_path / backend, extra=["--explain", "--backend", backend]).assert_ok()
         if backend == "auto":
             n = res.stdout.count("LayoutTranspose")
             assert n <= max_transposes, res.stdout
+            auto = res.stdout
         for o in model.graph.output:
             h.assert_same_bytes(res.output(o.name), ref[o.name], f"{o.name} ({backend})")
+    return auto
 
 
 def base(rng, c):
@@ -124,3 +128,78 @@ def test_resize_nearest_channels_last(how, tmp_path):
     m = model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.UINT8, list(x.shape))],
                  [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
     check(m, x, tmp_path, max_transposes=2)
+
+
+def float_se(rng, c, inits, tail):
+    """conv -> DequantizeLinear -> Div by 6 -> {GlobalAveragePool -> QuantizeLinear -> conv,
+    QuantizeLinear} -> QLinearMul -> `tail` (PP-LCNet's squeeze-excite, as the QOperator cls has it)."""
+    inits += scalars(np.uint8, sd=0.04, zd=10, sg=0.02, zg=5, sm=0.1, zm=7) + [h.tensor("six", np.float32(6.0))]
+    nodes = [conv(rng, "c1", "x", "a", c, c, inits),
+             helper.make_node("DequantizeLinear", ["a", "c1_ys", "c1_yz"], ["af"], name="dq"),
+             helper.make_node("Div", ["af", "six"], ["d"], name="div"),
+             helper.make_node("GlobalAveragePool", ["d"], ["gp"], name="gap"),
+             helper.make_node("QuantizeLinear", ["gp", "sg", "zg"], ["gq"], name="qg"),
+             helper.make_node("QuantizeLinear", ["d", "sd", "zd"], ["dq8"], name="qd"),
+             conv(rng, "c2", "gq", "e", c, c, inits, ys=0.05, yz=128),
+             qmul("dq8", "e", "se", "sd", "zd", "c2_ys", "c2_yz", "sm", "zm", "m")]
+    nodes[6].input[1], nodes[6].input[2] = "sg", "zg"
+    return nodes + tail
+
+
+def test_float_stretch_channels_last(tmp_path):
+    """The float stretch of a squeeze-excite between channels-last convs runs channels-last: no
+    layout change inside (cls QOperator had 3 per block)."""
+    rng = np.random.default_rng(13)
+    c = 16
+    inits, x = base(rng, c)
+    nodes = float_se(rng, c, inits, [])
+    nodes.append(conv(rng, "c3", "m", "y", c, c, inits))
+    nodes[-1].input[1], nodes[-1].input[2] = "sm", "zm"
+    m = model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.UINT8, list(x.shape))],
+                 [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
+    out = check(m, x, tmp_path, max_transposes=2)
+    for name in ("dq", "div", "gap", "qg", "qd"):
+        line = [ln for ln in out.splitlines() if f" {name} " in ln]
+        assert len(line) == 1 and "channels-last" in line[0], out
+
+
+def test_float_stretch_to_nchw_op_stays_nchw(tmp_path):
+    """A float stretch that reaches an op with no channels-last form (float MaxPool) stays NCHW
+    from its DequantizeLinear on: one 8-bit layout change, never a float one."""
+    rng = np.random.default_rng(17)
+    c = 8
+    inits, x = base(rng, c)
+    inits += scalars(np.uint8, sp=0.03, zp=9) + [h.tensor("six", np.float32(6.0))]
+    nodes = [conv(rng, "c1", "x", "a", c, c, inits),
+             helper.make_node("DequantizeLinear", ["a", "c1_ys", "c1_yz"], ["af"], name="dq"),
+             helper.make_node("Div", ["af", "six"], ["d"], name="div"),
+             helper.make_node("MaxPool", ["d"], ["mp"], name="mpool", kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("QuantizeLinear", ["mp", "sp", "zp"], ["q"], name="q"),
+             conv(rng, "c2", "q", "y", c, c, inits)]
+    nodes[-1].input[1], nodes[-1].input[2] = "sp", "zp"
+    m = model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.UINT8, list(x.shape))],
+                 [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
+    out = check(m, x, tmp_path, max_transposes=4)
+    assert "its float output reaches an op that runs NCHW" in out, out
+    assert not any("LayoutTranspose" in ln and ("af" in ln or " d " in ln) for ln in out.splitlines()), out
+
+
+def test_float_transpose_of_second_input(tmp_path):
+    """A float graph input added to a channels-last float stretch is moved to NHWC (4-byte layout
+    change) and the sum is exact."""
+    rng = np.random.default_rng(19)
+    c = 8
+    inits, x = base(rng, c)
+    inits += scalars(np.uint8, sq=0.05, zq=100)
+    f = rng.standard_normal(size=x.shape).astype(np.float32)
+    nodes = [conv(rng, "c1", "x", "a", c, c, inits),
+             helper.make_node("DequantizeLinear", ["a", "c1_ys", "c1_yz"], ["af"], name="dq"),
+             helper.make_node("Add", ["af", "f"], ["s"], name="add"),
+             helper.make_node("QuantizeLinear", ["s", "sq", "zq"], ["q"], name="q"),
+             conv(rng, "c2", "q", "y", c, c, inits)]
+    nodes[-1].input[1], nodes[-1].input[2] = "sq", "zq"
+    m = model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.UINT8, list(x.shape)),
+                         helper.make_tensor_value_info("f", TensorProto.FLOAT, list(x.shape))],
+                 [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
+    out = check(m, x, tmp_path, max_transposes=3, feeds={"f": f})
+    assert any("LayoutTranspose" in ln and "f#nhwc" in ln for ln in out.splitlines()), out

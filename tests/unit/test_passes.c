@@ -8,6 +8,8 @@
 
 enum { T_FLOAT = 1, T_UINT8 = 2, T_INT64 = 7 };
 
+static const int64_t scalar_dims[1] = {0}; /* rank 0: not read, but memcpy wants a pointer */
+
 static ir_graph *load(mb_model *m) {
   size_t len = 0;
   uint8_t *buf = mb_pack(m, &len);
@@ -44,8 +46,8 @@ Q8RT_TEST(pass_fold_constants_chain) {
   mb_initializer(m, "a", T_FLOAT, 1, two, a, sizeof(a));
   mb_initializer(m, "b", T_FLOAT, 1, two, b, sizeof(b));
   mb_initializer(m, "wq", T_UINT8, 1, two, wq, sizeof(wq));
-  mb_initializer(m, "ws", T_FLOAT, 0, NULL, &ws, sizeof(ws));
-  mb_initializer(m, "wz", T_UINT8, 0, NULL, &wz, sizeof(wz));
+  mb_initializer(m, "ws", T_FLOAT, 0, scalar_dims, &ws, sizeof(ws));
+  mb_initializer(m, "wz", T_UINT8, 0, scalar_dims, &wz, sizeof(wz));
   /* listed out of order: folding follows the topological order, so "sum" sees both constants */
   mb_node(m, "Add", "sum", (const char *const[]){"c", "w", NULL}, (const char *const[]){"d", NULL});
   mb_node(m, "Add", "fold_add", (const char *const[]){"a", "b", NULL}, (const char *const[]){"c", NULL});
@@ -104,5 +106,66 @@ Q8RT_TEST(pass_fold_constants_refuses_huge_output) {
   q8rt_pool_free(&pool);
   ir_graph_free(g);
   CHECK(st == Q8RT_ERROR_OUT_OF_MEMORY && named && untouched);
+  return 0;
+}
+
+Q8RT_TEST(pass_float_nhwc_ok_stops_at_nchw_ops) {
+  /* three float stretches on one 8-bit input: a -> GlobalAveragePool -> Q (all channels-last),
+   * b -> MaxPool (no channels-last form) -> Q, c ending in a float graph output */
+  mb_model *m = mb_create(13);
+  const int64_t shape[4] = {1, 2, 3, 3};
+  const float s = 0.5f, six = 6.0f;
+  const uint8_t z = 3;
+  mb_input(m, "x", T_UINT8, 4, shape);
+  mb_initializer(m, "s", T_FLOAT, 0, scalar_dims, &s, sizeof(s));
+  mb_initializer(m, "z", T_UINT8, 0, scalar_dims, &z, sizeof(z));
+  mb_initializer(m, "six", T_FLOAT, 0, scalar_dims, &six, sizeof(six));
+  static const char *const br[3] = {"a", "b", "c"};
+  for (int i = 0; i < 3; i++) {
+    char dq[8], div[8], f[8], d[8], pool[8], p[8], q[8], y[8];
+    snprintf(dq, sizeof(dq), "dq_%s", br[i]);
+    snprintf(div, sizeof(div), "div_%s", br[i]);
+    snprintf(f, sizeof(f), "f_%s", br[i]);
+    snprintf(d, sizeof(d), "d_%s", br[i]);
+    snprintf(pool, sizeof(pool), "pool_%s", br[i]);
+    snprintf(p, sizeof(p), "p_%s", br[i]);
+    snprintf(q, sizeof(q), "q_%s", br[i]);
+    snprintf(y, sizeof(y), "y_%s", br[i]);
+    mb_node(m, "DequantizeLinear", dq, (const char *const[]){"x", "s", "z", NULL}, (const char *const[]){f, NULL});
+    mb_node(m, "Div", div, (const char *const[]){f, "six", NULL}, (const char *const[]){d, NULL});
+    if (i == 2) {
+      mb_output(m, d, T_FLOAT);
+      continue;
+    }
+    mb_node(m, i == 0 ? "GlobalAveragePool" : "MaxPool", pool, (const char *const[]){d, NULL},
+            (const char *const[]){p, NULL});
+    if (i == 1) mb_attr_ints(m, "kernel_shape", 2, (const int64_t[]){2, 2});
+    mb_node(m, "QuantizeLinear", q, (const char *const[]){p, "s", "z", NULL}, (const char *const[]){y, NULL});
+    mb_node(m, "Identity", pool[5] == 'a' ? "id_a" : "id_b", (const char *const[]){y, NULL},
+            (const char *const[]){i == 0 ? "out_a" : "out_b", NULL});
+    mb_output(m, i == 0 ? "out_a" : "out_b", T_UINT8);
+  }
+  ir_graph *g = load(m);
+  CHECK(g != NULL);
+  int order[32], count = 0;
+  unsigned char skip[32], ok[32];
+  memset(skip, 0, sizeof(skip));
+  memset(ok, 0xff, sizeof(ok));
+  q8rt_error err;
+  int good = g->n_nodes <= 32 && pass_topo_order(g, order, &count, &err) == Q8RT_OK &&
+             pass_float_nhwc_ok(g, order, count, skip, ok, &err) == Q8RT_OK;
+  static const char *const yes[] = {"dq_a", "div_a", "pool_a"};
+  static const char *const no[] = {"dq_b", "div_b", "pool_b", "dq_c", "div_c", "id_a"};
+  for (size_t i = 0; good && i < sizeof(yes) / sizeof(yes[0]); i++) good = ok[node_index(g, yes[i])] == 1;
+  for (size_t i = 0; good && i < sizeof(no) / sizeof(no[0]); i++) good = ok[node_index(g, no[i])] == 0;
+  /* a folded (skipped) reader does not hold its producer back */
+  if (good) {
+    memset(skip, 0, sizeof(skip));
+    skip[node_index(g, "pool_b")] = 1;
+    good = pass_float_nhwc_ok(g, order, count, skip, ok, &err) == Q8RT_OK && ok[node_index(g, "div_b")] == 1 &&
+           ok[node_index(g, "dq_b")] == 1 && ok[node_index(g, "pool_b")] == 0;
+  }
+  ir_graph_free(g);
+  CHECK(good);
   return 0;
 }
