@@ -541,9 +541,21 @@ void gemm_i32_rows(const gemm_i32 *g, size_t group, const uint8_t *a, size_t a_s
   memset(&rq, 0, sizeof(rq));
   rq.x_xor = x_xor;
   const uint8_t *packed = g->packed + group * g->group_bytes;
-  for (size_t r = 0; r < rows; r += g->mr) {
-    const size_t mr = rows - r < g->mr ? rows - r : g->mr;
-    g->fn(mr, g->n, g->k, a + r * a_stride, a_stride, packed, (uint8_t *)c + r * c_stride, c_stride, &rq);
+  /* Column chunks of packed B that stay in L2 (~256 KB) while every row of the tile passes over
+   * them: a wide B (e.g. a 1024 x 8210 classifier) is then read from memory once per tile instead
+   * of once per mr rows. Each output is still one kernel call over all of K. */
+  const size_t panel = g->nr * (sizeof(int32_t) + g->a_stride + sizeof(float)); /* the packer's block */
+  size_t panels = ((size_t)256 << 10) / panel;
+  if (panels < 1) panels = 1;
+  const size_t nc = panels * g->nr;
+  for (size_t n0 = 0; n0 < g->n; n0 += nc) {
+    const size_t nb = g->n - n0 < nc ? g->n - n0 : nc;
+    const uint8_t *pb = packed + n0 / g->nr * panel;
+    for (size_t r = 0; r < rows; r += g->mr) {
+      const size_t mr = rows - r < g->mr ? rows - r : g->mr;
+      g->fn(mr, nb, g->k, a + r * a_stride, a_stride, pb, (uint8_t *)c + r * c_stride + n0 * sizeof(int32_t), c_stride,
+            &rq);
+    }
   }
 }
 

@@ -73,18 +73,30 @@ static q8rt_status read_b_param(const ir_graph *g, const ir_node *n, int input, 
 /* QLinearMatMul's requantization, (float)acc * (a_scale*b_scale[n]/y_scale) clamped, rounded half
  * to even, plus y_zp, is the QLinearConv epilogue: with a constant 2-D B whose columns minus their
  * zero points fit int8, B^T is packed once for the conv GEMM kernels (VNNI/AVX2), which then give
- * the same bytes as the scalar loop. */
+ * the same bytes as the scalar loop. So is QGemm's with a quantized output, untransposed A and a
+ * constant C of one value per column (the kernels' bias). */
 static q8rt_status mm_prepare_fast(op_prepare_ctx *ctx, mm_params *p, q8rt_error *err) {
   const ir_graph *g = ctx->graph;
   const ir_node *n = ctx->node;
   const ir_value *bv = ir_node_input(g, n, 3);
-  if (p->kind != MM_QLINEAR || bv == NULL || bv->constant == NULL || bv->constant->rank != 2 || p->a_zp_dynamic ||
-      !q8rt_dtype_is_8bit(p->y_type) || !q8rt_dtype_is_8bit(p->a_type)) {
+  if (p->kind == MM_INTEGER || bv == NULL || bv->constant == NULL || bv->constant->rank != 2 || p->a_zp_dynamic ||
+      !q8rt_dtype_is_8bit(p->y_type) || !q8rt_dtype_is_8bit(p->a_type) || p->trans_a) {
     return Q8RT_OK;
   }
   const ir_tensor *B = bv->constant;
-  const size_t K = (size_t)B->dims[0], N = (size_t)B->dims[1];
+  const int tb = p->trans_b;
+  const size_t K = (size_t)B->dims[tb ? 1 : 0], N = (size_t)B->dims[tb ? 0 : 1];
   if (K == 0 || N == 0 || (p->n_scale != 1 && p->n_scale != N) || (p->n_bq != 1 && p->n_bq != N)) return Q8RT_OK;
+  /* QGemm's C becomes the kernels' bias when it is a constant that is the same for every row */
+  const ir_tensor *C = NULL;
+  if (p->has_c) {
+    const ir_value *cv = ir_node_input(g, n, 6);
+    C = cv->constant;
+    if (C == NULL || C->dtype != Q8RT_DTYPE_INT32 || C->rank > 2 || (C->rank == 2 && C->dims[0] != 1) ||
+        (C->count != 1 && (size_t)C->count != N)) {
+      return Q8RT_OK;
+    }
+  }
   const q8rt_allocator *a = ctx->pool->allocator;
   int16_t *w = q8rt_alloc(a, N * K * sizeof(int16_t), 16);
   int32_t *bias = q8rt_calloc(a, N, sizeof(int32_t));
@@ -96,8 +108,10 @@ static q8rt_status mm_prepare_fast(op_prepare_ctx *ctx, mm_params *p, q8rt_error
   }
   for (size_t j = 0; j < N; j++) {
     const int32_t zp = p->b_zp[p->n_bq == 1 ? 0 : j];
-    for (size_t k = 0; k < K; k++) w[j * K + k] = (int16_t)(qk_load8(B->data, B->dtype, k * N + j) - zp);
+    for (size_t k = 0; k < K; k++)
+      w[j * K + k] = (int16_t)(qk_load8(B->data, B->dtype, tb ? j * K + k : k * N + j) - zp);
     scale[j] = p->scale[p->n_scale == 1 ? 0 : j];
+    if (C != NULL) bias[j] = ((const int32_t *)C->data)[C->count == 1 ? 0 : j];
   }
   conv_choice choice;
   conv_choice_init(&choice, ctx->backend == Q8RT_BACKEND_XNNPACK ? Q8RT_BACKEND_AUTO : ctx->backend, ctx->isa);
@@ -127,6 +141,20 @@ done:
   q8rt_free(a, bias, N * sizeof(int32_t));
   q8rt_free(a, scale, N * sizeof(float));
   return st;
+}
+
+/* MatMulInteger and QGemm with a constant 2-D B (QGemm: B^T when transB): B packed once for the
+ * int32-output GEMM kernels (p->gi; left unset when no kernel fits). */
+static q8rt_status mm_prepare_i32(op_prepare_ctx *ctx, mm_params *p, const ir_tensor *B, q8rt_error *err) {
+  if (B == NULL || B->rank != 2) return Q8RT_OK;
+  const int tb = p->kind == MM_QGEMM && p->trans_b;
+  const size_t K = (size_t)B->dims[tb ? 1 : 0], N = (size_t)B->dims[tb ? 0 : 1];
+  if (N == 0 || (p->n_bq != 1 && p->n_bq != N)) return Q8RT_OK;
+  int32_t *wzp = q8rt_pool_array(ctx->pool, N, sizeof(int32_t));
+  if (wzp == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  for (size_t j = 0; j < N; j++) wzp[j] = p->b_zp[p->n_bq == 1 ? 0 : j];
+  return gemm_i32_prepare(1, N, K, B->data, B->dtype, tb ? K : 1, tb ? 1 : N, wzp, ctx->backend, ctx->isa, ctx->pool,
+                          &p->gi, err);
 }
 
 static q8rt_status mm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, int kind) {
@@ -198,23 +226,10 @@ static q8rt_status mm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, 
     p->y_type = Q8RT_DTYPE_INT32;
     ctx->kernel = "matmul_integer__scalar";
     ctx->reason = "exact int32 accumulation";
-    const ir_value *bv = ir_node_input(g, n, 1);
-    if (bv->constant != NULL && bv->constant->rank == 2) {
-      const ir_tensor *B = bv->constant;
-      const size_t K = (size_t)B->dims[0], N = (size_t)B->dims[1];
-      if (N > 0 && (p->n_bq == 1 || p->n_bq == N)) {
-        int32_t *wzp = q8rt_pool_array(ctx->pool, N, sizeof(int32_t));
-        if (wzp == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
-        for (size_t j = 0; j < N; j++) wzp[j] = p->b_zp[p->n_bq == 1 ? 0 : j];
-        if ((st = gemm_i32_prepare(1, N, K, B->data, B->dtype, 1, N, wzp, ctx->backend, ctx->isa, ctx->pool, &p->gi,
-                                   err)) != Q8RT_OK) {
-          return st;
-        }
-        if (p->gi.fn != NULL) {
-          ctx->kernel = p->gi.kernel;
-          ctx->reason = "constant B packed for the int32-output GEMM kernels; zero points corrected after the GEMM";
-        }
-      }
+    if ((st = mm_prepare_i32(ctx, p, ir_node_input(g, n, 1)->constant, err)) != Q8RT_OK) return st;
+    if (p->gi.fn != NULL) {
+      ctx->kernel = p->gi.kernel;
+      ctx->reason = "constant B packed for the int32-output GEMM kernels; zero points corrected after the GEMM";
     }
     *out = p;
     return Q8RT_OK;
@@ -279,6 +294,15 @@ static q8rt_status mm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, 
   ctx->reason =
       p->y_type == Q8RT_DTYPE_FLOAT32 ? "exact int32 GEMM, float output scale" : "exact int32 GEMM, ORT requantization";
   if ((st = mm_prepare_fast(ctx, p, err)) != Q8RT_OK) return st;
+  if (kind == MM_QGEMM && !p->fast) {
+    /* float output or a C that varies by row: the int32 accumulators are the same (mod 2^32) on the
+     * int32-output GEMM kernels; C and the output stage are then the scalar loop's own code. */
+    if ((st = mm_prepare_i32(ctx, p, ir_node_input(g, n, 3)->constant, err)) != Q8RT_OK) return st;
+    if (p->gi.fn != NULL) {
+      ctx->kernel = p->gi.kernel;
+      ctx->reason = "constant B packed for the int32-output GEMM kernels; C and the output stage after the GEMM";
+    }
+  }
   *out = p;
   return Q8RT_OK;
 }
@@ -487,13 +511,35 @@ static size_t mmi_copy_bytes(const mm_params *p, const mm_geom *gm) {
   return p->gi.k % 4 ? (mmi_rows(gm) * p->gi.a_stride + 63) / 64 * 64 : 0;
 }
 
+/* QGemm: the int32 accumulators before C and the output stage (MatMulInteger writes them to y). */
+static size_t mmi_acc_bytes(const mm_params *p, const mm_geom *gm) {
+  return p->y_type == Q8RT_DTYPE_INT32 ? 0 : mmi_rows(gm) * (size_t)gm->N * sizeof(int32_t);
+}
+
 static size_t mm_workspace(const void *params, const void *geom, size_t threads) {
   const mm_params *p = params;
   const mm_geom *gm = geom;
   if (gm->use_i32) {
-    return mmi_copy_bytes(p, gm) + (mmi_rows(gm) + (size_t)gm->N) * sizeof(uint32_t);
+    return mmi_copy_bytes(p, gm) + (mmi_rows(gm) + (size_t)gm->N) * sizeof(uint32_t) + mmi_acc_bytes(p, gm);
   }
   return (size_t)(gm->N > 0 ? gm->N : 1) * (1 + mm_chunks(threads)) * sizeof(int32_t);
+}
+
+/* The output stage of one row of N accumulators (C already added) into y's row starting at orow. */
+static void mm_store_row(const mm_params *p, void *y, size_t orow, size_t N, const uint32_t *acc) {
+  if (p->y_type == Q8RT_DTYPE_INT32) {
+    int32_t *Y = (int32_t *)y + orow;
+    for (size_t j = 0; j < N; j++) Y[j] = (int32_t)acc[j];
+  } else if (p->y_type == Q8RT_DTYPE_FLOAT32) {
+    float *Y = (float *)y + orow;
+    for (size_t j = 0; j < N; j++) Y[j] = (float)(int32_t)acc[j] * p->scale[p->n_scale == 1 ? 0 : j];
+  } else {
+    const float lo = (float)(p->qmin - p->y_zp), hi = (float)(p->qmax - p->y_zp);
+    for (size_t j = 0; j < N; j++) {
+      const float v = (float)(int32_t)acc[j] * p->scale[p->n_scale == 1 ? 0 : j];
+      qk_store8(y, p->y_type, orow + j, q8rt_round_clamp(v, lo, hi) + p->y_zp);
+    }
+  }
 }
 
 typedef struct mm_job {
@@ -560,20 +606,7 @@ static void mm_chunk(void *arg, size_t chunk) {
           for (size_t j = 0; j < N; j++) acc[j] += (uint32_t)(av * ((int32_t)B[(int64_t)j * gm->b_sn] - bzp[j]));
         }
       }
-      const size_t orow = (bt * M + m) * N;
-      if (p->y_type == Q8RT_DTYPE_INT32) {
-        int32_t *Y = (int32_t *)out[0].data + orow;
-        for (size_t j = 0; j < N; j++) Y[j] = (int32_t)acc[j];
-      } else if (p->y_type == Q8RT_DTYPE_FLOAT32) {
-        float *Y = (float *)out[0].data + orow;
-        for (size_t j = 0; j < N; j++) Y[j] = (float)(int32_t)acc[j] * p->scale[p->n_scale == 1 ? 0 : j];
-      } else {
-        const float lo = (float)(p->qmin - p->y_zp), hi = (float)(p->qmax - p->y_zp);
-        for (size_t j = 0; j < N; j++) {
-          const float v = (float)(int32_t)acc[j] * p->scale[p->n_scale == 1 ? 0 : j];
-          qk_store8(out[0].data, p->y_type, orow + j, q8rt_round_clamp(v, lo, hi) + p->y_zp);
-        }
-      }
+      mm_store_row(p, out[0].data, (bt * M + m) * N, N, acc);
     }
   }
 }
@@ -586,6 +619,8 @@ typedef struct mmi_job {
   uint8_t *copy; /* NULL: A's rows are read in place */
   uint32_t *rs, *c0;
   int32_t *y;
+  void *out;        /* QGemm: y, written from the accumulators in y above by mm_store_row */
+  const int32_t *C; /* QGemm's C or NULL */
   uint8_t x_xor;
   uint32_t xz_u8;
 } mmi_job;
@@ -621,6 +656,16 @@ static void mmi_tile(void *arg, size_t t) {
       for (size_t j = 0; j < N; j++) y[r * N + j] = (int32_t)((uint32_t)y[r * N + j] + jb->c0[j]);
     }
   }
+  if (p->kind != MM_QGEMM) return;
+  const mm_geom *gm = jb->gm;
+  for (size_t r = 0; r < rows; r++) {
+    uint32_t *acc = (uint32_t *)(y + r * N);
+    const int64_t m = (int64_t)(r0 + r);
+    if (jb->C != NULL) {
+      for (size_t j = 0; j < N; j++) acc[j] += (uint32_t)jb->C[m * gm->c_sm + (int64_t)j * gm->c_sn];
+    }
+    mm_store_row(p, jb->out, (r0 + r) * N, N, acc);
+  }
 }
 
 static void mm_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
@@ -632,11 +677,13 @@ static void mm_run(const void *params, const void *geom, const op_tensor *in, op
     jb.p = p;
     jb.gm = gm;
     jb.a = in[0].data;
-    jb.y = out[0].data;
     const size_t copy = mmi_copy_bytes(p, gm);
     jb.copy = copy ? workspace : NULL;
     jb.rs = (uint32_t *)((uint8_t *)workspace + copy);
     jb.c0 = jb.rs + mmi_rows(gm);
+    jb.out = out[0].data;
+    jb.y = mmi_acc_bytes(p, gm) ? (int32_t *)(jb.c0 + p->gi.n) : out[0].data;
+    jb.C = p->kind == MM_QGEMM && p->has_c ? in[6].data : NULL;
     const int32_t azp = p->a_zp_dynamic ? qk_load8(in[2].data, p->a_type, 0) : p->a_zp;
     const int a_signed = p->a_type == Q8RT_DTYPE_INT8;
     jb.x_xor = a_signed ? 0x80 : 0;

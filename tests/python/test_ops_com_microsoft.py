@@ -15,6 +15,7 @@ naming the node.
 
 from __future__ import annotations
 
+import platform
 import zlib
 
 import numpy as np
@@ -260,6 +261,10 @@ QGEMM_CASES = [
     (4, 16, 8, 0, 0, None, False, np.uint8, np.int8, True, 1.0),
     (4, 16, 8, 0, 0, (), False, np.uint8, np.int8, False, 1.0),     # float output
     (3, 20, 6, 0, 1, (6,), True, np.uint8, np.int8, False, 0.7),
+    # several row tiles of the int32-output GEMM kernels (constant B), K not a multiple of 4
+    (700, 70, 45, 0, 1, (700, 1), True, np.uint8, np.int8, True, 1.0),
+    (700, 70, 45, 0, 0, (700, 45), False, np.int8, np.int8, False, 1.0),
+    (650, 64, 40, 0, 1, None, False, np.uint8, np.uint8, True, 1.0),
 ]
 
 
@@ -292,6 +297,13 @@ def test_qgemm(case, tmp_path):
         m = single_node_model("QGemm", ins, {"a": a}, inits, domain=MS,
                               attrs={"transA": ta_, "transB": tb_, "alpha": alpha})
         check(tmp_path, f"qgemm{k}", m, {"a": a})
+        if M > 100 and k == 0:
+            # the GEMM kernels on auto, the scalar loop on reference: both equal ORT, at any thread count
+            check(tmp_path, f"qgemm{k}ref", m, {"a": a}, extra=["--backend", "reference"])
+            check(tmp_path, f"qgemm{k}t3", m, {"a": a}, extra=["--threads", "3"])
+            if platform.machine() == "x86_64" and "avx2" in open("/proc/cpuinfo").read():
+                res = h.run_q8rt(h.save_model(m, tmp_path / "explain.onnx"), {}, None, extra=["--explain"])
+                assert "qgemm__scalar" not in res.stdout and "_ukernel_" in res.stdout, res.stdout
 
 
 def test_qgemm_refuses_float_bias(tmp_path):
