@@ -8,7 +8,10 @@
 #include <string.h>
 
 #include "data_common.h"
+#include "f32-maxpool/f32-maxpool.h"
 #include "op_window.h"
+#include "q8rt-isa.h"
+#include "x8-maxpool/x8-maxpool.h"
 
 enum pool_kind { POOL_MAX, POOL_AVG, POOL_GLOBAL_AVG, POOL_GLOBAL_MAX };
 
@@ -17,7 +20,10 @@ typedef struct pool_params {
   int sp; /* spatial rank: 1..3 (0 for global: from the input) */
   op_window win;
   int64_t count_include_pad;
-  int nhwc; /* GlobalAveragePool channels-last: [N, S..., C] -> [N, 1..., C] */
+  int nhwc;                           /* GlobalAveragePool channels-last: [N, S..., C] -> [N, 1..., C] */
+  q8rt_f32_maxpool_ukernel_fn f32max; /* MaxPool, GlobalMaxPool: the row kernels for this CPU */
+  q8rt_u8_maxpool_ukernel_fn u8max;
+  q8rt_s8_maxpool_ukernel_fn s8max;
 } pool_params;
 
 typedef struct pool_geom {
@@ -32,6 +38,61 @@ typedef struct pool_geom {
 
 enum { ORDER_GENERIC = 0, ORDER_VECTOR = 1, ORDER_GLOBAL = 2 };
 
+static const struct {
+  uint32_t isa;
+  q8rt_f32_maxpool_ukernel_fn fn;
+  const char *name;
+} g_f32_maxpool[] = {
+#define Q8RT_F32_MAXPOOL_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "f32-maxpool/f32-maxpool.inc"
+#undef Q8RT_F32_MAXPOOL_UKERNEL
+    {0, NULL, NULL},
+};
+
+static const struct {
+  uint32_t isa;
+  q8rt_u8_maxpool_ukernel_fn u8;
+  q8rt_s8_maxpool_ukernel_fn s8;
+  const char *u8_name, *s8_name;
+} g_x8_maxpool[] = {
+#define Q8RT_X8_MAXPOOL_UKERNEL(isa, u8fn, s8fn) {isa, u8fn, s8fn, #u8fn, #s8fn},
+#include "x8-maxpool/x8-maxpool.inc"
+#undef Q8RT_X8_MAXPOOL_UKERNEL
+    {0, NULL, NULL, NULL, NULL},
+};
+
+/* The first listed maxpool kernels this CPU and backend allow (op_isa_usable); the name shown is
+ * the one for the input's type when known at load. */
+static void pick_maxpool(op_prepare_ctx *ctx, pool_params *p) {
+  const char *f32_name = "q8rt_f32_maxpool_ukernel__scalar", *u8_name = "q8rt_u8_maxpool_ukernel__scalar",
+             *s8_name = "q8rt_s8_maxpool_ukernel__scalar";
+  p->f32max = q8rt_f32_maxpool_ukernel__scalar;
+  p->u8max = q8rt_u8_maxpool_ukernel__scalar;
+  p->s8max = q8rt_s8_maxpool_ukernel__scalar;
+  {
+    for (size_t i = 0; g_f32_maxpool[i].fn != NULL; i++) {
+      if (op_isa_usable(g_f32_maxpool[i].isa, ctx->isa, ctx->backend)) {
+        p->f32max = g_f32_maxpool[i].fn;
+        f32_name = g_f32_maxpool[i].name;
+        break;
+      }
+    }
+    for (size_t i = 0; g_x8_maxpool[i].u8 != NULL; i++) {
+      if (op_isa_usable(g_x8_maxpool[i].isa, ctx->isa, ctx->backend)) {
+        p->u8max = g_x8_maxpool[i].u8;
+        p->s8max = g_x8_maxpool[i].s8;
+        u8_name = g_x8_maxpool[i].u8_name;
+        s8_name = g_x8_maxpool[i].s8_name;
+        break;
+      }
+    }
+  }
+  const ir_value *x = ir_node_input(ctx->graph, ctx->node, 0);
+  const q8rt_dtype t = x != NULL ? x->dtype : Q8RT_DTYPE_UNDEFINED;
+  ctx->kernel = (t == Q8RT_DTYPE_UINT8 ? u8_name : t == Q8RT_DTYPE_INT8 ? s8_name : f32_name) + 5; /* no "q8rt_" */
+  ctx->reason = "window rows in order, the outputs of a row side by side";
+}
+
 static q8rt_status pool_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, enum pool_kind kind) {
   const ir_node *n = ctx->node;
   q8rt_status st;
@@ -42,8 +103,9 @@ static q8rt_status pool_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
   pool_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
   if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
   p->kind = kind;
-  ctx->kernel = kind == POOL_MAX || kind == POOL_GLOBAL_MAX ? "max_pool__scalar" : "average_pool_f32__scalar";
+  ctx->kernel = "average_pool_f32__scalar";
   ctx->reason = "reference";
+  if (kind == POOL_MAX || kind == POOL_GLOBAL_MAX) pick_maxpool(ctx, p);
   *out = p;
   if (kind == POOL_GLOBAL_AVG || kind == POOL_GLOBAL_MAX) return Q8RT_OK;
 
@@ -197,52 +259,105 @@ static void window(const pool_geom *g, int j, int64_t o, int64_t *t0, int64_t *t
   *padded = pz;
 }
 
-#define MAX_LOOP(T, LOWEST)                                                      \
-  do {                                                                           \
-    const T *x = in[0].data;                                                     \
-    T *y = out[0].data;                                                          \
-    for (size_t c = 0; c < g->outer; c++) {                                      \
-      const T *xc = x + c * plane;                                               \
-      for (int64_t o0 = 0; o0 < g->w.out[0]; o0++) {                             \
-        int64_t a0, b0, p0;                                                      \
-        window(g, 0, o0, &a0, &b0, &p0);                                         \
-        for (int64_t o1 = 0; o1 < g->w.out[1]; o1++) {                           \
-          int64_t a1, b1, p1;                                                    \
-          window(g, 1, o1, &a1, &b1, &p1);                                       \
-          for (int64_t o2 = 0; o2 < g->w.out[2]; o2++) {                         \
-            int64_t a2, b2, p2;                                                  \
-            window(g, 2, o2, &a2, &b2, &p2);                                     \
-            T m = LOWEST;                                                        \
-            for (int64_t t0 = a0; t0 < b0; t0++) {                               \
-              const int64_t i0 = o0 * g->w.s[0] - g->w.pb[0] + t0 * g->w.d[0];   \
-              for (int64_t t1 = a1; t1 < b1; t1++) {                             \
-                const int64_t i1 = o1 * g->w.s[1] - g->w.pb[1] + t1 * g->w.d[1]; \
-                const T *row = xc + (i0 * g->w.in[1] + i1) * g->w.in[2];         \
-                for (int64_t t2 = a2; t2 < b2; t2++) {                           \
-                  const T v = row[o2 * g->w.s[2] - g->w.pb[2] + t2 * g->w.d[2]]; \
-                  if (v > m) m = v;                                              \
-                }                                                                \
-              }                                                                  \
-            }                                                                    \
-            *y++ = m;                                                            \
-          }                                                                      \
-        }                                                                        \
-      }                                                                          \
-    }                                                                            \
+/* MaxPool, one plane per work item: each output row starts at the type's lowest value, then every
+ * input row of its window (in the window's order) passes over it through the maxpool kernel:
+ * outputs whose taps all lie inside the row in one call, the few at the edges one by one with
+ * their taps clipped. Each output thus sees the reference loop's comparisons in its order. */
+typedef struct maxpool_job {
+  const pool_params *p;
+  const pool_geom *g;
+  const void *x;
+  void *y;
+} maxpool_job;
+
+/* Edge spans up to this many elements go through a stack copy (4 KB for float). The lowest value
+ * leaves a maximum unchanged: integers trivially; float maxima start at -FLT_MAX and never hold
+ * NaN or -inf, so "-FLT_MAX > m" is never true and vmaxps(-FLT_MAX, m) returns m. */
+#define MAXPOOL_EDGE 1024
+
+#define MAXPOOL_PLANE(T, LOWEST, fn)                                                                             \
+  do {                                                                                                           \
+    const size_t plane = (size_t)(g->w.in[0] * g->w.in[1] * g->w.in[2]);                                         \
+    const size_t oplane = (size_t)(g->w.out[0] * g->w.out[1] * g->w.out[2]);                                     \
+    const T *xc = (const T *)jb->x + c * plane;                                                                  \
+    T *y = (T *)jb->y + c * oplane;                                                                              \
+    const size_t s2 = (size_t)g->w.s[2], d2 = (size_t)g->w.d[2], k2 = (size_t)g->w.k[2];                         \
+    int64_t lo = (g->w.pb[2] + g->w.s[2] - 1) / g->w.s[2], hi = 0;                                               \
+    const int64_t last = g->w.in[2] - 1 + g->w.pb[2] - (g->w.k[2] - 1) * g->w.d[2];                              \
+    if (lo > g->w.out[2]) lo = g->w.out[2];                                                                      \
+    if (last >= 0) hi = last / g->w.s[2] + 1;                                                                    \
+    if (hi > g->w.out[2]) hi = g->w.out[2];                                                                      \
+    if (hi < lo) hi = lo;                                                                                        \
+    const int64_t span_all = (g->w.out[2] - 1) * g->w.s[2] + (g->w.k[2] - 1) * g->w.d[2] + 1;                    \
+    for (int64_t o0 = 0; o0 < g->w.out[0]; o0++) {                                                               \
+      int64_t a0, b0, p0;                                                                                        \
+      window(g, 0, o0, &a0, &b0, &p0);                                                                           \
+      for (int64_t o1 = 0; o1 < g->w.out[1]; o1++, y += g->w.out[2]) {                                           \
+        int64_t a1, b1, p1;                                                                                      \
+        window(g, 1, o1, &a1, &b1, &p1);                                                                         \
+        for (int64_t o2 = 0; o2 < g->w.out[2]; o2++) y[o2] = LOWEST;                                             \
+        for (int64_t t0 = a0; t0 < b0; t0++) {                                                                   \
+          const int64_t i0 = o0 * g->w.s[0] - g->w.pb[0] + t0 * g->w.d[0];                                       \
+          for (int64_t t1 = a1; t1 < b1; t1++) {                                                                 \
+            const int64_t i1 = o1 * g->w.s[1] - g->w.pb[1] + t1 * g->w.d[1];                                     \
+            const T *row = xc + (i0 * g->w.in[1] + i1) * g->w.in[2];                                             \
+            /* short rows: the whole padded row in one call; else the interior in place and each                 \
+             * edge's span copied with LOWEST where it leaves the row (a no-op tap) */                           \
+            const int whole = span_all <= MAXPOOL_EDGE / 4;                                                      \
+            if (hi > lo && !whole) fn((size_t)(hi - lo), k2, s2, d2, row + lo * g->w.s[2] - g->w.pb[2], y + lo); \
+            for (int side = whole ? 2 : 0; side < 3; side++) {                                                   \
+              const int64_t e0 = side == 1 ? hi : 0, e1 = side == 0 ? lo : g->w.out[2];                          \
+              if (e1 <= e0) continue;                                                                            \
+              const int64_t first = e0 * g->w.s[2] - g->w.pb[2];                                                 \
+              const int64_t len = (e1 - 1 - e0) * g->w.s[2] + (g->w.k[2] - 1) * g->w.d[2] + 1;                   \
+              if (len <= MAXPOOL_EDGE) {                                                                         \
+                T buf[MAXPOOL_EDGE];                                                                             \
+                int64_t i = 0;                                                                                   \
+                for (; i < len && first + i < 0; i++) buf[i] = LOWEST;                                           \
+                const int64_t end = g->w.in[2] - first < len ? g->w.in[2] - first : len;                         \
+                if (end > i) {                                                                                   \
+                  memcpy(buf + i, row + first + i, (size_t)(end - i) * sizeof(T));                               \
+                  i = end;                                                                                       \
+                }                                                                                                \
+                for (; i < len; i++) buf[i] = LOWEST;                                                            \
+                fn((size_t)(e1 - e0), k2, s2, d2, buf, y + e0);                                                  \
+                continue;                                                                                        \
+              }                                                                                                  \
+              for (int64_t o2 = e0; o2 < e1; o2++) {                                                             \
+                int64_t a2, b2, p2;                                                                              \
+                window(g, 2, o2, &a2, &b2, &p2);                                                                 \
+                if (b2 > a2)                                                                                     \
+                  fn(1, (size_t)(b2 - a2), s2, d2, row + o2 * g->w.s[2] - g->w.pb[2] + a2 * g->w.d[2], y + o2);  \
+              }                                                                                                  \
+            }                                                                                                    \
+          }                                                                                                      \
+        }                                                                                                        \
+      }                                                                                                          \
+    }                                                                                                            \
   } while (0)
+
+static void maxpool_plane(void *arg, size_t c) {
+  const maxpool_job *jb = arg;
+  const pool_geom *g = jb->g;
+  const pool_params *p = jb->p;
+  switch (g->dtype) {
+    case Q8RT_DTYPE_UINT8: MAXPOOL_PLANE(uint8_t, 0, p->u8max); break;
+    case Q8RT_DTYPE_INT8: MAXPOOL_PLANE(int8_t, -128, p->s8max); break;
+    default: MAXPOOL_PLANE(float, -FLT_MAX, p->f32max); break;
+  }
+}
 
 static void pool_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                      const op_exec_ctx *ctx) {
-  (void)workspace, (void)ctx;
+  (void)workspace;
   const pool_params *p = params;
   const pool_geom *g = geom;
   const size_t plane = (size_t)op_window_in_plane(&g->w);
   if (p->kind == POOL_MAX || p->kind == POOL_GLOBAL_MAX) {
-    switch (g->dtype) {
-      case Q8RT_DTYPE_UINT8: MAX_LOOP(uint8_t, 0); break;
-      case Q8RT_DTYPE_INT8: MAX_LOOP(int8_t, -128); break;
-      default: MAX_LOOP(float, -FLT_MAX); break;
-    }
+    maxpool_job jb = {p, g, in[0].data, out[0].data};
+    const size_t taps = (size_t)(g->w.k[0] * g->w.k[1] * g->w.k[2]);
+    const size_t oplane = (size_t)(g->w.out[0] * g->w.out[1] * g->w.out[2]);
+    op_parallel_items(ctx, g->outer, oplane * (taps < 64 ? taps : 64), 1 << 16, maxpool_plane, &jb);
     return;
   }
   const float *x = in[0].data;

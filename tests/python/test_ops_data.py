@@ -219,7 +219,19 @@ def cases() -> List[Case]:
                         dict(kernel_shape=[3, 2], strides=[2, 1], dilations=[2, 3], pads=[1, 1, 2, 0]), opset=12))
         c.append(single(f"globalmaxpool_{dt}", "GlobalMaxPool", [("x", gen(2, 5, 7, 9), "in")],
                         ref=lambda f: [f["x"].max(axis=(2, 3), keepdims=True)]))
+        # stride 1 (YOLOX's SPP): the rows' interior outputs side by side in the vector kernels
+        for k in (5, 9, 13):
+            c.append(single(f"maxpool_spp{k}_{dt}", "MaxPool", [("x", gen(1, 6, 20, 77), "in")],
+                            dict(kernel_shape=[k, k], pads=[k // 2] * 4), opset=12))
+        c.append(single(f"maxpool_s1_dil_wide_{dt}", "MaxPool", [("x", gen(1, 2, 5, 150), "in")],
+                        dict(kernel_shape=[2, 4], dilations=[1, 3], pads=[0, 2, 1, 1]), opset=12))
     c.append(single("maxpool_1d", "MaxPool", [("x", f32(2, 3, 15), "in")], dict(kernel_shape=[4], strides=[3], pads=[1, 1])))
+    c.append(single("maxpool_1d_s1_u8", "MaxPool", [("x", u8(2, 3, 100), "in")], dict(kernel_shape=[7], pads=[3, 2])))
+    for dt, gen in (("s8", s8), ("f32", f32)):  # edge spans too long for the stack copy: output by output
+        c.append(single(f"maxpool_1d_wide_dilation_{dt}", "MaxPool", [("x", gen(1, 2, 1300), "in")],
+                        dict(kernel_shape=[3], dilations=[600], pads=[2, 2]), opset=12))
+    c.append(single("maxpool_3d_s1_f32", "MaxPool", [("x", f32(1, 2, 4, 6, 40), "in")],
+                    dict(kernel_shape=[2, 3, 3], pads=[0, 1, 1, 1, 1, 1])))
     avg_cfgs = [
         ("include_pad", (1, 3, 9, 10), dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], count_include_pad=1)),
         ("exclude_pad_ceil", (1, 3, 9, 10), dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1)),
@@ -355,7 +367,10 @@ def test_op(case: Case, tmp_path):
     path = h.save_model(model, tmp_path / "model.onnx")
     inputs = {k: h.save_npy(tmp_path / f"{k}.npy", v) for k, v in case.feeds.items()}
     out_names = [o.name for o in model.graph.output]
-    for label, extra in (("auto", []), ("reference", ["--backend", "reference"])):
+    runs = [("auto", []), ("reference", ["--backend", "reference"])]
+    if case.name.startswith("maxpool"):
+        runs.append(("threads3", ["--threads", "3"]))
+    for label, extra in runs:
         res = h.run_q8rt(path, inputs, tmp_path / f"out-{label}", extra=extra).assert_ok()
         for name, w in zip(out_names, want):
             compare(res.output(name), w, case.tol, f"{case.name}/{label}/{name}")
