@@ -16,7 +16,7 @@
 #define ARENA_SLACK 64
 
 /* Place n blocks: offset[b] for every block with first[b] != ARENA_UNUSED (others untouched),
- * *total = the arena size. `order` is scratch of n ints. Returns 0 when the arena would not fit
+ * *total = the arena size. `order` is scratch of 2 * n ints. Returns 0 when the arena would not fit
  * in a size_t. */
 int arena_place(int n, const size_t *size, const int *first, const int *last, size_t *offset, int *order,
                 size_t *total);

@@ -42,7 +42,7 @@ struct q8rt_session {
   op_tensor *views;    /* inputs then outputs of every step, pointing into the arena */
   int n_views;
   double *step_ms;          /* [n_steps] when profiling */
-  int *live_tmp;            /* planner scratch, [n_values + n_steps] x 3 */
+  int *live_tmp;            /* planner scratch, [n_values + n_steps] x 4 */
   unsigned char *valbuf;    /* [n_values][Q8RT_VALUE_BYTES]: small values computed at bind */
   size_t *block_size;       /* planner scratch, [n_values + n_steps] */
   size_t *block_off;        /* planner scratch, [n_values + n_steps] */

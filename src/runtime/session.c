@@ -74,7 +74,7 @@ void q8rt_session_free(q8rt_session *s) {
   q8rt_free(a, s->shapes, nv * sizeof(op_shape));
   q8rt_free(a, s->offsets, nv * sizeof(size_t));
   q8rt_free(a, s->nbytes, nv * sizeof(size_t));
-  q8rt_free(a, s->live_tmp, nb * 3 * sizeof(int));
+  q8rt_free(a, s->live_tmp, nb * 4 * sizeof(int));
   q8rt_free(a, s->valbuf, nv * Q8RT_VALUE_BYTES);
   q8rt_free(a, s->block_size, nb * sizeof(size_t));
   q8rt_free(a, s->block_off, nb * sizeof(size_t));
@@ -458,7 +458,7 @@ q8rt_status q8rt_session_create(const q8rt_model *model, const q8rt_session_opti
   s->shapes = q8rt_calloc(a, nv, sizeof(op_shape));
   s->offsets = q8rt_calloc(a, nv, sizeof(size_t));
   s->nbytes = q8rt_calloc(a, nv, sizeof(size_t));
-  s->live_tmp = q8rt_calloc(a, nb * 3, sizeof(int));
+  s->live_tmp = q8rt_calloc(a, nb * 4, sizeof(int));
   s->valbuf = q8rt_calloc(a, nv, Q8RT_VALUE_BYTES);
   s->block_size = q8rt_calloc(a, nb, sizeof(size_t));
   s->block_off = q8rt_calloc(a, nb, sizeof(size_t));

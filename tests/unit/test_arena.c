@@ -14,7 +14,7 @@ static size_t slot(size_t size) { return ((size ? size : 1) + ARENA_ALIGN - 1) /
 Q8RT_TEST(arena_random_lifetimes_never_share_bytes) {
   uint32_t rng = 0x6a09e667u;
   size_t size[AN], offset[AN];
-  int first[AN], last[AN], order[AN];
+  int first[AN], last[AN], order[2 * AN];
   for (int trial = 0; trial < 400; trial++) {
     const int n = 1 + (int)(test_xorshift32(&rng) % AN), steps = 1 + (int)(test_xorshift32(&rng) % 20);
     size_t sum = ARENA_SLACK;
@@ -56,7 +56,7 @@ Q8RT_TEST(arena_disjoint_lifetimes_reuse_memory) {
   const size_t size[4] = {1000, 1000, 1000, 1000};
   const int first[4] = {0, 1, 2, 3}, last[4] = {1, 2, 3, 4};
   size_t offset[4], total = 0;
-  int order[4];
+  int order[8];
   CHECK(arena_place(4, size, first, last, offset, order, &total));
   CHECK(total == 2 * 1024 + ARENA_SLACK);
   CHECK(offset[0] == 0 && offset[1] == 1024 && offset[2] == 0 && offset[3] == 1024);
@@ -68,7 +68,7 @@ Q8RT_TEST(arena_largest_first_and_stable) {
   const size_t size[4] = {10, 300, 10, 0};
   const int first[4] = {-1, 0, 0, 0}, last[4] = {2, 2, 2, 2};
   size_t offset[4], total = 0;
-  int order[4];
+  int order[8];
   CHECK(arena_place(4, size, first, last, offset, order, &total));
   CHECK(offset[1] == 0 && offset[0] == 320 && offset[2] == 384 && offset[3] == 448);
   CHECK(total == 512 + ARENA_SLACK);
@@ -83,7 +83,7 @@ Q8RT_TEST(arena_largest_first_and_stable) {
 
 Q8RT_TEST(arena_empty_and_overflow) {
   size_t offset[2] = {7, 7}, total = 1;
-  int order[2];
+  int order[4];
   const int unused[2] = {ARENA_UNUSED, ARENA_UNUSED};
   const size_t size0[2] = {5, 5};
   CHECK(arena_place(2, size0, unused, unused, offset, order, &total));
