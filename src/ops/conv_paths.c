@@ -473,11 +473,9 @@ void conv_fast_run(const conv_fast *f, const conv_fast_geom *g, const void *x, v
 
 /* ---- int32-output GEMM (ConvInteger, MatMulInteger) ------------------------------------------ */
 
-q8rt_status gemm_i32_prepare(size_t groups, size_t n, size_t k, const void *w, q8rt_dtype w_type, size_t w_sn,
-                             size_t w_sk, const int32_t *w_zp, q8rt_backend backend, uint32_t isa, q8rt_pool *pool,
-                             gemm_i32 *out, q8rt_error *err) {
+void gemm_i32_pick(size_t n, size_t k, q8rt_backend backend, uint32_t isa, gemm_i32 *out) {
   memset(out, 0, sizeof(*out));
-  if (backend == Q8RT_BACKEND_REFERENCE || groups == 0 || n == 0 || k == 0) return Q8RT_OK;
+  if (backend == Q8RT_BACKEND_REFERENCE || n == 0 || k == 0) return;
   uint32_t allowed = isa;
   if (backend == Q8RT_BACKEND_AVX2) allowed &= Q8RT_ISA_AVX2;
   if (backend == Q8RT_BACKEND_AVX512) allowed &= Q8RT_ISA_AVX512VNNI;
@@ -485,38 +483,8 @@ q8rt_status gemm_i32_prepare(size_t groups, size_t n, size_t k, const void *w, q
   for (const gemm_i32_variant *c = g_gemm_i32; c->fn != NULL && v == NULL; c++) {
     if (allowed & c->isa) v = c;
   }
-  if (v == NULL) return Q8RT_OK;
-  const size_t total = groups * n;
-  const int o = w_type == Q8RT_DTYPE_UINT8 ? 128 : 0;
-  const q8rt_allocator *a = pool->allocator;
-  int8_t *w8 = q8rt_alloc(a, total * k, 16);
-  float *zero_scale = q8rt_calloc(a, n, sizeof(float));
-  out->wsum = q8rt_pool_array(pool, total, sizeof(uint32_t));
-  out->d = q8rt_pool_array(pool, total, sizeof(uint32_t));
+  if (v == NULL) return;
   out->group_bytes = round_up(q8rt_qu8_qc8w_gemm_packed_size(n, k, v->nr), 64);
-  uint8_t *packed = q8rt_pool_alloc(pool, out->group_bytes * groups, 64);
-  q8rt_status st = Q8RT_OK;
-  if (w8 == NULL || zero_scale == NULL || out->wsum == NULL || out->d == NULL || packed == NULL) {
-    st = q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory packing weights");
-    goto done;
-  }
-  for (size_t j = 0; j < total; j++) {
-    uint32_t sum = 0;
-    for (size_t i = 0; i < k; i++) {
-      const size_t at = j * w_sn + i * w_sk;
-      const int32_t wv =
-          (w_type == Q8RT_DTYPE_UINT8 ? (int32_t)((const uint8_t *)w)[at] : (int32_t)((const int8_t *)w)[at]) - o;
-      w8[j * k + i] = (int8_t)wv;
-      sum += (uint32_t)wv;
-    }
-    out->wsum[j] = sum;
-    out->d[j] = (uint32_t)(w_zp[j] - o);
-    if (out->d[j] != 0) out->need_rowsum = 1;
-  }
-  for (size_t g = 0; g < groups; g++) {
-    q8rt_qu8_qc8w_gemm_pack(n, k, v->nr, w8 + g * n * k, NULL, zero_scale, 0, packed + g * out->group_bytes);
-  }
-  out->packed = packed;
   out->fn = v->fn;
   out->rsum = q8rt_x8_rsum_ukernel__scalar;
 #define Q8RT_X8_RSUM_UKERNEL(risa, rs, cs) \
@@ -529,9 +497,62 @@ q8rt_status gemm_i32_prepare(size_t groups, size_t n, size_t k, const void *w, q
   out->n = n;
   out->k = k;
   out->a_stride = round_up(k, 4);
-done:
-  q8rt_free(a, w8, total * k);
-  q8rt_free(a, zero_scale, n * sizeof(float));
+}
+
+size_t gemm_i32_pack_scratch(const gemm_i32 *g) { return g->n * g->k + g->n * sizeof(float); }
+
+void gemm_i32_pack(gemm_i32 *g, size_t groups, const void *w, q8rt_dtype w_type, size_t w_sn, size_t w_sk,
+                   const int32_t *w_zp, uint8_t *packed, uint32_t *wsum, uint32_t *d, void *scratch) {
+  const size_t n = g->n, k = g->k;
+  const int o = w_type == Q8RT_DTYPE_UINT8 ? 128 : 0;
+  int8_t *w8 = scratch;
+  float *zero_scale = (float *)(void *)((uint8_t *)scratch + n * k);
+  memset(zero_scale, 0, n * sizeof(float));
+  g->need_rowsum = 0;
+  for (size_t gr = 0; gr < groups; gr++) {
+    for (size_t jj = 0; jj < n; jj++) {
+      const size_t j = gr * n + jj;
+      uint32_t sum = 0;
+      for (size_t i = 0; i < k; i++) {
+        const size_t at = j * w_sn + i * w_sk;
+        const int32_t wv =
+            (w_type == Q8RT_DTYPE_UINT8 ? (int32_t)((const uint8_t *)w)[at] : (int32_t)((const int8_t *)w)[at]) - o;
+        w8[jj * k + i] = (int8_t)wv;
+        sum += (uint32_t)wv;
+      }
+      wsum[j] = sum;
+      d[j] = (uint32_t)(w_zp[j] - o);
+      if (d[j] != 0) g->need_rowsum = 1;
+    }
+    q8rt_qu8_qc8w_gemm_pack(n, k, g->nr, w8, NULL, zero_scale, 0, packed + gr * g->group_bytes);
+  }
+  g->packed = packed;
+  g->wsum = wsum;
+  g->d = d;
+}
+
+q8rt_status gemm_i32_prepare(size_t groups, size_t n, size_t k, const void *w, q8rt_dtype w_type, size_t w_sn,
+                             size_t w_sk, const int32_t *w_zp, q8rt_backend backend, uint32_t isa, q8rt_pool *pool,
+                             gemm_i32 *out, q8rt_error *err) {
+  gemm_i32_pick(n, k, backend, isa, out);
+  if (out->fn == NULL || groups == 0) {
+    out->fn = NULL;
+    return Q8RT_OK;
+  }
+  const size_t total = groups * n, scratch_bytes = gemm_i32_pack_scratch(out);
+  const q8rt_allocator *a = pool->allocator;
+  void *scratch = q8rt_alloc(a, scratch_bytes, 16);
+  uint32_t *wsum = q8rt_pool_array(pool, total, sizeof(uint32_t));
+  uint32_t *d = q8rt_pool_array(pool, total, sizeof(uint32_t));
+  uint8_t *packed = q8rt_pool_alloc(pool, out->group_bytes * groups, 64);
+  q8rt_status st = Q8RT_OK;
+  if (scratch == NULL || wsum == NULL || d == NULL || packed == NULL) {
+    out->fn = NULL;
+    st = q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory packing weights");
+  } else {
+    gemm_i32_pack(out, groups, w, w_type, w_sn, w_sk, w_zp, packed, wsum, d, scratch);
+  }
+  q8rt_free(a, scratch, scratch_bytes);
   return st;
 }
 

@@ -90,6 +90,13 @@ typedef struct gemm_i32 {
 q8rt_status gemm_i32_prepare(size_t groups, size_t n, size_t k, const void *w, q8rt_dtype w_type, size_t w_sn,
                              size_t w_sk, const int32_t *w_zp, q8rt_backend backend, uint32_t isa, q8rt_pool *pool,
                              gemm_i32 *out, q8rt_error *err);
+/* The variant for an n x k B without packing it (fn NULL: none for this CPU/backend), for a B
+ * known only at run time: pack it with gemm_i32_pack into caller memory (group_bytes per group,
+ * groups * n wsum and d, gemm_i32_pack_scratch bytes of scratch), as gemm_i32_prepare does. */
+void gemm_i32_pick(size_t n, size_t k, q8rt_backend backend, uint32_t isa, gemm_i32 *out);
+size_t gemm_i32_pack_scratch(const gemm_i32 *g);
+void gemm_i32_pack(gemm_i32 *g, size_t groups, const void *w, q8rt_dtype w_type, size_t w_sn, size_t w_sk,
+                   const int32_t *w_zp, uint8_t *packed, uint32_t *wsum, uint32_t *d, void *scratch);
 /* acc rows [rows][n] (c_stride bytes) of group g from A rows readable to a_stride bytes. */
 void gemm_i32_rows(const gemm_i32 *g, size_t group, const uint8_t *a, size_t a_stride, size_t rows, int32_t *c,
                    size_t c_stride, uint8_t x_xor);

@@ -35,6 +35,9 @@ typedef struct mm_params {
   int fast; /* QLinearMatMul with a constant 2-D B: the packed int8 GEMM kernels */
   conv_fast gemm;
   gemm_i32 gi; /* MatMulInteger with a constant 2-D B: the int32-output GEMM kernels (fn != NULL) */
+  int rt;      /* B computed at run: an int32-output GEMM kernel exists (packed per batch at run) */
+  q8rt_backend backend;
+  uint32_t isa;
 } mm_params;
 
 typedef struct mm_geom {
@@ -49,6 +52,7 @@ typedef struct mm_geom {
   conv_fast_geom fg;
   int use_i32;      /* A's rows are contiguous: run p->gi */
   size_t tile_rows; /* p->gi: rows per task */
+  int use_rt;       /* p->rt and A's rows contiguous: B packed per batch into the workspace */
 } mm_geom;
 
 _Static_assert(sizeof(mm_geom) <= Q8RT_GEOM_BYTES, "geometry must fit");
@@ -157,6 +161,23 @@ static q8rt_status mm_prepare_i32(op_prepare_ctx *ctx, mm_params *p, const ir_te
                           &p->gi, err);
 }
 
+/* A B computed at run time (QLinearMatMul's attention products): packed per batch at run for the
+ * int32-output GEMM kernels, then the same output stage; used from 4 rows of A up (packing costs
+ * about one row's multiply-adds). */
+static void mm_prepare_rt(op_prepare_ctx *ctx, mm_params *p, const ir_value *bv) {
+  if (bv == NULL || bv->constant != NULL) return;
+  gemm_i32 probe;
+  gemm_i32_pick(1, 1, ctx->backend, ctx->isa, &probe);
+  if (probe.fn == NULL) return;
+  p->rt = 1;
+  p->backend = ctx->backend;
+  p->isa = ctx->isa;
+  ctx->kernel = probe.kernel;
+  ctx->reason =
+      "B computed at run: packed per batch for the int32-output GEMM kernels (4 rows of A or more), "
+      "then the output stage";
+}
+
 static q8rt_status mm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, int kind) {
   const ir_graph *g = ctx->graph;
   const ir_node *n = ctx->node;
@@ -227,6 +248,7 @@ static q8rt_status mm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, 
     ctx->kernel = "matmul_integer__scalar";
     ctx->reason = "exact int32 accumulation";
     if ((st = mm_prepare_i32(ctx, p, ir_node_input(g, n, 1)->constant, err)) != Q8RT_OK) return st;
+    mm_prepare_rt(ctx, p, ir_node_input(g, n, 1));
     if (p->gi.fn != NULL) {
       ctx->kernel = p->gi.kernel;
       ctx->reason = "constant B packed for the int32-output GEMM kernels; zero points corrected after the GEMM";
@@ -294,6 +316,7 @@ static q8rt_status mm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, 
   ctx->reason =
       p->y_type == Q8RT_DTYPE_FLOAT32 ? "exact int32 GEMM, float output scale" : "exact int32 GEMM, ORT requantization";
   if ((st = mm_prepare_fast(ctx, p, err)) != Q8RT_OK) return st;
+  mm_prepare_rt(ctx, p, ir_node_input(g, n, 3));
   if (kind == MM_QGEMM && !p->fast) {
     /* float output or a C that varies by row: the int32 accumulators are the same (mod 2^32) on the
      * int32-output GEMM kernels; C and the output stage are then the scalar loop's own code. */
@@ -484,6 +507,10 @@ static q8rt_status mm_infer(const void *params, const ir_node *n, const op_shape
     size_t t = 24576 / (p->gi.a_stride * p->gi.mr);
     gm->tile_rows = (t < 1 ? 1 : t) * p->gi.mr;
   }
+  if (concrete && p->rt && !gm->use_fast && !gm->use_i32 && gm->a_sk == 1 && gm->a_sm == gm->K && gm->M >= 4 &&
+      gm->N > 0 && gm->K > 0) {
+    gm->use_rt = 1;
+  }
   int64_t N = -1;
   if (out->rank >= 1 && p->kind == MM_QGEMM) N = out->dims[1];
   if (p->kind != MM_QGEMM && in[ib].rank >= 2) N = in[ib].dims[in[ib].rank - 1];
@@ -516,9 +543,47 @@ static size_t mmi_acc_bytes(const mm_params *p, const mm_geom *gm) {
   return p->y_type == Q8RT_DTYPE_INT32 ? 0 : mmi_rows(gm) * (size_t)gm->N * sizeof(int32_t);
 }
 
+/* Run-time B: the workspace after the int32 route's part (per batch: A copy, row sums, c0, acc). */
+typedef struct mm_rt_layout {
+  size_t copy, rs, c0, acc, packed, wsum, d, bzp, scratch, total;
+} mm_rt_layout;
+
+static size_t rt_align(size_t x) { return (x + 63) / 64 * 64; }
+
+static void mm_rt_layout_of(const mm_params *p, const mm_geom *gm, const gemm_i32 *g, mm_rt_layout *l) {
+  const size_t M = (size_t)gm->M, N = (size_t)gm->N;
+  size_t at = 0;
+  l->copy = at;
+  at += g->k % 4 ? rt_align(M * g->a_stride) : 0;
+  l->rs = at;
+  at += rt_align(M * sizeof(uint32_t));
+  l->c0 = at;
+  at += rt_align(N * sizeof(uint32_t));
+  l->acc = at;
+  at += p->y_type == Q8RT_DTYPE_INT32 ? 0 : rt_align(M * N * sizeof(int32_t));
+  l->packed = at;
+  at += g->group_bytes;
+  l->wsum = at;
+  at += rt_align(N * sizeof(uint32_t));
+  l->d = at;
+  at += rt_align(N * sizeof(uint32_t));
+  l->bzp = at;
+  at += rt_align(N * sizeof(int32_t));
+  l->scratch = at;
+  at += rt_align(gemm_i32_pack_scratch(g));
+  l->total = at;
+}
+
 static size_t mm_workspace(const void *params, const void *geom, size_t threads) {
   const mm_params *p = params;
   const mm_geom *gm = geom;
+  if (gm->use_rt) {
+    gemm_i32 g;
+    gemm_i32_pick((size_t)gm->N, (size_t)gm->K, p->backend, p->isa, &g);
+    mm_rt_layout l;
+    mm_rt_layout_of(p, gm, &g, &l);
+    return l.total;
+  }
   if (gm->use_i32) {
     return mmi_copy_bytes(p, gm) + (mmi_rows(gm) + (size_t)gm->N) * sizeof(uint32_t) + mmi_acc_bytes(p, gm);
   }
@@ -614,12 +679,14 @@ static void mm_chunk(void *arg, size_t chunk) {
 typedef struct mmi_job {
   const mm_params *p;
   const mm_geom *gm;
+  const gemm_i32 *gi;
+  size_t rows_all, tile_rows, row0; /* rows of this run, rows per task, first output row */
   const uint8_t *a;
   size_t a_stride;
   uint8_t *copy; /* NULL: A's rows are read in place */
   uint32_t *rs, *c0;
   int32_t *y;
-  void *out;        /* QGemm: y, written from the accumulators in y above by mm_store_row */
+  void *out;        /* NULL, or y written from the accumulators above by mm_store_row */
   const int32_t *C; /* QGemm's C or NULL */
   uint8_t x_xor;
   uint32_t xz_u8;
@@ -628,10 +695,10 @@ typedef struct mmi_job {
 static void mmi_tile(void *arg, size_t t) {
   const mmi_job *jb = arg;
   const mm_params *p = jb->p;
-  const gemm_i32 *gi = &p->gi;
-  const size_t rows_all = mmi_rows(jb->gm), N = gi->n, K = gi->k;
-  const size_t r0 = t * jb->gm->tile_rows;
-  const size_t rows = rows_all - r0 < jb->gm->tile_rows ? rows_all - r0 : jb->gm->tile_rows;
+  const gemm_i32 *gi = jb->gi;
+  const size_t rows_all = jb->rows_all, N = gi->n, K = gi->k;
+  const size_t r0 = t * jb->tile_rows;
+  const size_t rows = rows_all - r0 < jb->tile_rows ? rows_all - r0 : jb->tile_rows;
   const uint8_t *a = jb->a + r0 * K;
   size_t a_stride = K;
   if (jb->copy != NULL) {
@@ -656,7 +723,7 @@ static void mmi_tile(void *arg, size_t t) {
       for (size_t j = 0; j < N; j++) y[r * N + j] = (int32_t)((uint32_t)y[r * N + j] + jb->c0[j]);
     }
   }
-  if (p->kind != MM_QGEMM) return;
+  if (jb->out == NULL) return;
   const mm_geom *gm = jb->gm;
   for (size_t r = 0; r < rows; r++) {
     uint32_t *acc = (uint32_t *)(y + r * N);
@@ -664,7 +731,50 @@ static void mmi_tile(void *arg, size_t t) {
     if (jb->C != NULL) {
       for (size_t j = 0; j < N; j++) acc[j] += (uint32_t)jb->C[m * gm->c_sm + (int64_t)j * gm->c_sn];
     }
-    mm_store_row(p, jb->out, (r0 + r) * N, N, acc);
+    mm_store_row(p, jb->out, (jb->row0 + r0 + r) * N, N, acc);
+  }
+}
+
+/* B computed at run: per batch, B packed into the workspace, then the row tiles of that batch. */
+static void mm_run_rt(const mm_params *p, const mm_geom *gm, const op_tensor *in, op_tensor *out, void *workspace,
+                      const op_exec_ctx *ctx) {
+  const int ib = p->kind == MM_INTEGER ? 1 : 3;
+  const size_t M = (size_t)gm->M, N = (size_t)gm->N;
+  gemm_i32 g;
+  gemm_i32_pick(N, (size_t)gm->K, p->backend, p->isa, &g);
+  mm_rt_layout l;
+  mm_rt_layout_of(p, gm, &g, &l);
+  uint8_t *ws = workspace;
+  int32_t *bzp = (int32_t *)(void *)(ws + l.bzp);
+  for (size_t j = 0; j < N; j++) bzp[j] = p->b_zp[p->n_bq == 1 ? 0 : j];
+  mmi_job jb;
+  jb.p = p;
+  jb.gm = gm;
+  jb.gi = &g;
+  jb.rows_all = M;
+  const size_t t = 24576 / (g.a_stride * g.mr);
+  jb.tile_rows = (t < 1 ? 1 : t) * g.mr;
+  jb.copy = g.k % 4 ? ws + l.copy : NULL;
+  jb.rs = (uint32_t *)(void *)(ws + l.rs);
+  jb.c0 = (uint32_t *)(void *)(ws + l.c0);
+  jb.C = p->kind == MM_QGEMM && p->has_c ? in[6].data : NULL;
+  const int32_t azp = p->a_zp_dynamic ? qk_load8(in[2].data, p->a_type, 0) : p->a_zp;
+  const int a_signed = p->a_type == Q8RT_DTYPE_INT8;
+  jb.x_xor = a_signed ? 0x80 : 0;
+  jb.xz_u8 = (uint32_t)(a_signed ? azp + 128 : azp);
+  const int separate = p->y_type != Q8RT_DTYPE_INT32;
+  op_batch_iter it;
+  op_batch_iter_init(&it, gm->brank, gm->bdims, gm->sa, gm->sb);
+  for (size_t bt = 0; bt < gm->batches; bt++) {
+    gemm_i32_pack(&g, 1, (const uint8_t *)in[ib].data + it.ob, p->b_type, (size_t)gm->b_sn, (size_t)gm->b_sk, bzp,
+                  ws + l.packed, (uint32_t *)(void *)(ws + l.wsum), (uint32_t *)(void *)(ws + l.d), ws + l.scratch);
+    for (size_t j = 0; j < N; j++) jb.c0[j] = 0u - jb.xz_u8 * g.wsum[j];
+    jb.a = (const uint8_t *)in[0].data + it.oa;
+    jb.row0 = bt * M;
+    jb.out = separate ? out[0].data : NULL;
+    jb.y = separate ? (int32_t *)(void *)(ws + l.acc) : (int32_t *)out[0].data + bt * M * N;
+    q8rt_parallel_for(ctx->pool, (M + jb.tile_rows - 1) / jb.tile_rows, mmi_tile, &jb);
+    op_batch_iter_next(&it);
   }
 }
 
@@ -672,16 +782,24 @@ static void mm_run(const void *params, const void *geom, const op_tensor *in, op
                    const op_exec_ctx *ctx) {
   const mm_params *p = params;
   const mm_geom *gm = geom;
+  if (gm->use_rt) {
+    mm_run_rt(p, gm, in, out, workspace, ctx);
+    return;
+  }
   if (gm->use_i32) {
     mmi_job jb;
     jb.p = p;
     jb.gm = gm;
+    jb.gi = &p->gi;
+    jb.rows_all = mmi_rows(gm);
+    jb.tile_rows = gm->tile_rows;
+    jb.row0 = 0;
     jb.a = in[0].data;
     const size_t copy = mmi_copy_bytes(p, gm);
     jb.copy = copy ? workspace : NULL;
     jb.rs = (uint32_t *)((uint8_t *)workspace + copy);
     jb.c0 = jb.rs + mmi_rows(gm);
-    jb.out = out[0].data;
+    jb.out = mmi_acc_bytes(p, gm) ? out[0].data : NULL;
     jb.y = mmi_acc_bytes(p, gm) ? (int32_t *)(jb.c0 + p->gi.n) : out[0].data;
     jb.C = p->kind == MM_QGEMM && p->has_c ? in[6].data : NULL;
     const int32_t azp = p->a_zp_dynamic ? qk_load8(in[2].data, p->a_type, 0) : p->a_zp;

@@ -15,6 +15,7 @@ naming the node.
 from __future__ import annotations
 
 from pathlib import Path
+import platform
 
 import numpy as np
 import onnx
@@ -38,6 +39,11 @@ QLMM_CASES = [
     ((7,), (7, 5), True, False, np.uint8, np.int8),                 # 1-D A
     ((2, 6, 7), (7,), True, False, np.uint8, np.uint8),             # 1-D B
     ((5, 33), (33, 17), True, True, np.uint8, np.uint8),
+    # computed B on the int32-output GEMM kernels (packed per batch at run): several row tiles,
+    # K not a multiple of 4, B broadcast over A's batches, 3 rows (the scalar loop)
+    ((2, 700, 70), (2, 70, 45), False, False, np.uint8, np.uint8),
+    ((3, 40, 36), (36, 50), False, False, np.int8, np.int8),
+    ((2, 3, 9), (2, 9, 5), False, False, np.uint8, np.int8),
 ]
 
 
@@ -72,6 +78,12 @@ def test_qlinear_matmul(case, tmp_path):
     for k in range(3):
         m, feeds = qlmm_model(rng, *case, y_sat=(k == 2))
         check(tmp_path, f"qlmm{k}", m, feeds)
+        if not case[2] and k == 0:
+            for j, extra in enumerate([["--threads", "3"], ["--backend", "reference"], ["--backend", "avx2"]]):
+                check(tmp_path, f"qlmm{k}_{j}", m, feeds, extra=extra)
+            if case[0][-2] >= 4 and platform.machine() == "x86_64" and "avx2" in open("/proc/cpuinfo").read():
+                res = h.run_q8rt(h.save_model(m, tmp_path / "explain.onnx"), {}, None, extra=["--explain"])
+                assert "gemm_i32_ukernel" in res.stdout, res.stdout
 
 
 MMI_CASES = [
