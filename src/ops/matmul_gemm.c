@@ -33,6 +33,11 @@ typedef struct gemm_params {
   float alpha, beta;
   int trans_a, trans_b;
   q8rt_f32_vfmac_ukernel_fn fmac;
+  /* A constant B (either orientation) packed at load for a register-tiled f32-gemm variant, used
+   * when A is not transposed (NULL: the row kernel) */
+  q8rt_f32_gemm_ukernel_fn gemm;
+  const float *packed_b;
+  size_t nr;
 } gemm_params;
 
 typedef struct matmul_params {
@@ -325,6 +330,32 @@ static q8rt_status gemm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
   p->trans_b = tb != 0;
   p->fmac = pick_fmac(ctx);
   ctx->reason = "float32 reference (fma chain over k)";
+  const ir_value *bv = ir_node_input(ctx->graph, n, 1);
+  const ir_tensor *bt = bv != NULL ? bv->constant : NULL;
+  const f32_gemm_variant *v = pick_gemm(ctx);
+  if (v != NULL && !p->trans_a && bt != NULL && bt->dtype == Q8RT_DTYPE_FLOAT32 && bt->rank == 2 && bt->count > 0) {
+    /* B as [K, N] whatever its orientation (transB = 1: every exported Linear layer), packed in
+     * panels of nr columns, the last zero-padded (the layout q8rt_f32_gemm_pack writes) */
+    const size_t K = (size_t)bt->dims[p->trans_b ? 1 : 0], N = (size_t)bt->dims[p->trans_b ? 0 : 1], nr = v->nr;
+    float *packed = q8rt_pool_alloc(ctx->pool, q8rt_f32_gemm_packed_size(K, N, nr) * sizeof(float), 64);
+    if (packed == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory packing B");
+    if (p->trans_b) {
+      const float *b = bt->data;
+      for (size_t j0 = 0; j0 < N; j0 += nr) {
+        float *panel = packed + j0 * K;
+        for (size_t k = 0; k < K; k++) {
+          for (size_t jj = 0; jj < nr; jj++) panel[k * nr + jj] = j0 + jj < N ? b[(j0 + jj) * K + k] : 0.0f;
+        }
+      }
+    } else {
+      q8rt_f32_gemm_pack(K, N, nr, bt->data, N, packed);
+    }
+    p->gemm = v->fn;
+    p->packed_b = packed;
+    p->nr = nr;
+    ctx->kernel = v->name + 5; /* without "q8rt_" */
+    ctx->reason = "float32, constant B packed at load, register-tiled (same fma chain over k per output)";
+  }
   *out = p;
   return Q8RT_OK;
 }
@@ -397,17 +428,38 @@ static q8rt_status gemm_infer(const void *params, const ir_node *n, const op_sha
   return Q8RT_OK;
 }
 
+/* The packed route: items are blocks of 64 rows x 4 panels, as MatMul's */
+typedef struct gemm_job {
+  const gemm_params *p;
+  const float *a;
+  float *y;
+  size_t M, N, K, rblocks, cblocks;
+} gemm_job;
+
+static void gemm_item(void *arg, size_t item) {
+  const gemm_job *j = arg;
+  const size_t cols = 4 * j->p->nr;
+  const size_t r0 = item / j->cblocks * 64, c0 = item % j->cblocks * cols;
+  const size_t r1 = r0 + 64 < j->M ? r0 + 64 : j->M, c1 = c0 + cols < j->N ? c0 + cols : j->N;
+  if (r0 >= r1 || c0 >= c1) return;
+  j->p->gemm(r1 - r0, c1 - c0, j->K, j->a + r0 * j->K, j->K, j->p->packed_b + c0 * j->K, j->y + r0 * j->N + c0, j->N);
+}
+
 static void gemm_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                      const op_exec_ctx *ctx) {
   (void)workspace;
-  (void)ctx;
   const gemm_params *p = params;
   const mm_geom *gm = geom;
   const size_t M = gm->M, N = gm->N, K = gm->K;
   float *y = out[0].data;
-  /* A is [M,K] (or [K,M] transposed); B is [K,N] (or [N,K]) */
-  mm_kernel(p->fmac, M, N, K, in[0].data, p->trans_a ? 1 : K, p->trans_a ? M : 1, in[1].data, p->trans_b ? 1 : N,
-            p->trans_b ? K : 1, y);
+  if (p->gemm != NULL) {
+    gemm_job j = {p, in[0].data, y, M, N, K, (M + 63) / 64, (N + 4 * p->nr - 1) / (4 * p->nr)};
+    op_parallel_items(ctx, j.rblocks * j.cblocks, 64 * 4 * p->nr * K, 1 << 15, gemm_item, &j);
+  } else {
+    /* A is [M,K] (or [K,M] transposed); B is [K,N] (or [N,K]) */
+    mm_kernel(p->fmac, M, N, K, in[0].data, p->trans_a ? 1 : K, p->trans_a ? M : 1, in[1].data, p->trans_b ? 1 : N,
+              p->trans_b ? K : 1, y);
+  }
   const float alpha = p->alpha, beta = p->beta;
   const float *c = gm->has_c ? in[2].data : NULL;
   for (size_t i = 0; i < M; i++) {

@@ -528,3 +528,48 @@ def test_float_conv_special_routes(tmp_path):
         np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
         assert np.isnan(got[0, 1, 0, :]).all() and np.isnan(got[0, 5, -1, :]).all()
         np.testing.assert_allclose(got[np.isfinite(ref)], ref[np.isfinite(ref)], rtol=1e-4, atol=1e-4)
+
+
+# ---- float Gemm with a constant B: the packed f32-gemm route gives the row kernel's bytes ----------
+
+GEMM_PACKED_CASES = [
+    # (M, K, N, transB, alpha, beta, C shape or None)
+    (70, 19, 37, 1, 1.0, 1.0, (37,)),  # transB = 1 (an exported Linear layer), N not a panel multiple
+    (5, 64, 130, 0, 0.5, 2.0, (5, 1)),
+    (1, 300, 8, 1, 1.0, 0.0, (1, 8)),
+    (130, 7, 3, 0, 1.0, 1.0, None),
+]
+
+
+@pytest.mark.parametrize("case", GEMM_PACKED_CASES, ids=[f"M{c[0]}K{c[1]}N{c[2]}tB{c[3]}" for c in GEMM_PACKED_CASES])
+def test_float_gemm_packed_route(case, tmp_path):
+    """Gemm with a constant B packs it at load (either orientation) for the register-tiled f32 GEMM:
+    the same bytes as the row kernel (--backend reference) and at --threads 3, within the float
+    tolerance of ORT, and --explain names the tiled kernel."""
+    from single_node import run_ort
+    M, K, N, tb, alpha, beta, cshape = case
+    rng = np.random.default_rng(29)
+    a = rng.normal(0, 1, (M, K)).astype(np.float32)
+    b = rng.normal(0, 0.5, (N, K) if tb else (K, N)).astype(np.float32)
+    inits = [onnx.numpy_helper.from_array(b, "b")]
+    ins = ["a", "b"]
+    if cshape is not None:
+        inits.append(onnx.numpy_helper.from_array(rng.normal(0, 1, cshape).astype(np.float32), "c"))
+        ins.append("c")
+    node = helper.make_node("Gemm", ins, ["y"], transB=tb, alpha=alpha, beta=beta)
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("a", TensorProto.FLOAT, [M, K])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    want = run_ort(m, {"a": a}, optimize=False)[0]
+    path = h.save_model(m, tmp_path / "g.onnx")
+    files = {"a": h.save_npy(tmp_path / "a.npy", a)}
+    outs, explain = [], ""
+    for j, extra in enumerate([["--explain"], ["--threads", "3"], ["--backend", "reference"]]):
+        res = h.run_q8rt(path, files, tmp_path / f"o{j}", extra=extra).assert_ok()
+        explain = explain or res.stdout
+        outs.append(res.output("y"))
+    h.assert_same_bytes(outs[1], outs[0], "Gemm --threads 3")
+    h.assert_same_bytes(outs[2], outs[0], "Gemm vs --backend reference")
+    np.testing.assert_allclose(outs[0], want, rtol=1e-4, atol=1e-4)
+    assert "f32_gemm_ukernel" in explain, explain
