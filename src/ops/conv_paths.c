@@ -499,14 +499,15 @@ void gemm_i32_pick(size_t n, size_t k, q8rt_backend backend, uint32_t isa, gemm_
   out->a_stride = round_up(k, 4);
 }
 
-size_t gemm_i32_pack_scratch(const gemm_i32 *g) { return g->n * g->k + g->n * sizeof(float); }
+/* int8 B rows, then the zero scales the packer reads (float aligned) */
+size_t gemm_i32_pack_scratch(const gemm_i32 *g) { return round_up(g->n * g->k, 16) + g->n * sizeof(float); }
 
 void gemm_i32_pack(gemm_i32 *g, size_t groups, const void *w, q8rt_dtype w_type, size_t w_sn, size_t w_sk,
                    const int32_t *w_zp, uint8_t *packed, uint32_t *wsum, uint32_t *d, void *scratch) {
   const size_t n = g->n, k = g->k;
   const int o = w_type == Q8RT_DTYPE_UINT8 ? 128 : 0;
   int8_t *w8 = scratch;
-  float *zero_scale = (float *)(void *)((uint8_t *)scratch + n * k);
+  float *zero_scale = (float *)(void *)((uint8_t *)scratch + round_up(n * k, 16));
   memset(zero_scale, 0, n * sizeof(float));
   g->need_rowsum = 0;
   for (size_t gr = 0; gr < groups; gr++) {
