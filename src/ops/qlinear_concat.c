@@ -17,6 +17,7 @@ typedef struct qcat_params {
   int64_t axis;
   int copy[QCAT_MAX];
   uint8_t table[QCAT_MAX][256];
+  q8rt_x8_lut_ukernel_fn lut; /* the x8-lut kernel applying the tables */
 } qcat_params;
 
 typedef struct qcat_geom {
@@ -84,8 +85,12 @@ static q8rt_status qcat_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
       p->table[k][i] = (uint8_t)(q8rt_round_clamp(v / ys, lo, hi) + yz);
     }
   }
-  ctx->kernel = "qlinear_concat__scalar";
-  ctx->reason = "ORT's requantization tables (copy where scale and zero point match)";
+  const char *lut_name;
+  p->lut = op_lookup_table_kernel(ctx->backend, ctx->isa, &lut_name);
+  int any_table = 0;
+  for (int k = 0; k < count; k++) any_table |= !p->copy[k];
+  ctx->kernel = any_table ? lut_name : "qlinear_concat__scalar";
+  ctx->reason = "ORT's requantization tables on the x8-lut kernel (copy where scale and zero point match)";
   *out = p;
   return Q8RT_OK;
 }
@@ -157,7 +162,7 @@ static void qcat_run(const void *params, const void *geom, const op_tensor *in, 
       if (p->copy[k]) {
         memcpy(dst, src, pitch);
       } else {
-        for (size_t i = 0; i < pitch; i++) dst[i] = p->table[k][src[i]];
+        p->lut(pitch, src, dst, p->table[k]);
       }
     }
     off += pitch;

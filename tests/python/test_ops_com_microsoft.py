@@ -345,6 +345,7 @@ CAT_CASES = [
     ([(2, 3, 5), (2, 7, 5)], 1),
     ([(2, 3, 5), (2, 3, 2), (2, 3, 1)], -1),
     ([(4, 6), (1, 6)], 0),
+    ([(1, 3, 50, 67), (1, 5, 50, 67)], 1),  # long rows on the x8-lut kernel, with tails
 ]
 
 
@@ -368,6 +369,7 @@ def test_qlinear_concat(dt, shapes, axis, tmp_path):
             ins += [f"x{i}", f"xs{i}", f"xz{i}"]
         m = single_node_model("QLinearConcat", ins, feeds, inits, attrs={"axis": axis}, domain=MS)
         check(tmp_path, f"cat{k}", m, feeds)
+        check(tmp_path, f"cat{k}ref", m, feeds, extra=["--backend", "reference"])
 
 
 def test_qlinear_concat_refuses_bad_axis(tmp_path):
