@@ -16,6 +16,8 @@ typedef void (*q8rt_f32_gemm_ukernel_fn)(size_t m, size_t n, size_t k, const flo
 /* Floats of B [k][n] packed for panels of nr columns. */
 static inline size_t q8rt_f32_gemm_packed_size(size_t k, size_t n, size_t nr) { return (n + nr - 1) / nr * nr * k; }
 void q8rt_f32_gemm_pack(size_t k, size_t n, size_t nr, const float *b, size_t ldb, float *packed);
+/* The same panels from B given transposed: bt [n][k] with row stride ldbt (Gemm transB = 1). */
+void q8rt_f32_gemm_pack_t(size_t k, size_t n, size_t nr, const float *bt, size_t ldbt, float *packed);
 
 void q8rt_f32_gemm_ukernel__scalar(size_t m, size_t n, size_t k, const float *a, size_t lda, const float *b, size_t ldb,
                                    float *c, size_t ldc);

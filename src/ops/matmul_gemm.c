@@ -340,13 +340,7 @@ static q8rt_status gemm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
     float *packed = q8rt_pool_alloc(ctx->pool, q8rt_f32_gemm_packed_size(K, N, nr) * sizeof(float), 64);
     if (packed == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory packing B");
     if (p->trans_b) {
-      const float *b = bt->data;
-      for (size_t j0 = 0; j0 < N; j0 += nr) {
-        float *panel = packed + j0 * K;
-        for (size_t k = 0; k < K; k++) {
-          for (size_t jj = 0; jj < nr; jj++) panel[k * nr + jj] = j0 + jj < N ? b[(j0 + jj) * K + k] : 0.0f;
-        }
-      }
+      q8rt_f32_gemm_pack_t(K, N, nr, bt->data, K, packed);
     } else {
       q8rt_f32_gemm_pack(K, N, nr, bt->data, N, packed);
     }

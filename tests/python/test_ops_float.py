@@ -460,7 +460,7 @@ def _fconv_model(xshape, wshape, attrs, bias, w_input=False):
     return g
 
 
-def _fconv_routes(m, feeds, tmp_path):
+def _float_routes(m, feeds, tmp_path, op="Conv"):
     """q8rt's outputs with --explain, --threads 3 and --backend reference; asserts they are the same
     bytes (every route computes the definition's operations in its order) and returns them."""
     path = h.save_model(m, tmp_path / "c.onnx")
@@ -470,8 +470,8 @@ def _fconv_routes(m, feeds, tmp_path):
         res = h.run_q8rt(path, files, tmp_path / f"o{j}", extra=extra).assert_ok()
         explain = explain or res.stdout
         outs.append(res.output("y"))
-    h.assert_same_bytes(outs[1], outs[0], "Conv --threads 3")
-    h.assert_same_bytes(outs[2], outs[0], "Conv vs --backend reference")
+    h.assert_same_bytes(outs[1], outs[0], f"{op} --threads 3")
+    h.assert_same_bytes(outs[2], outs[0], f"{op} vs --backend reference")
     return outs[0], explain
 
 
@@ -491,7 +491,7 @@ def test_float_conv_gemm_route(case, tmp_path):
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     m.ir_version = 8
     want = run_ort(m, {"x": x}, optimize=False)[0]
-    got, explain = _fconv_routes(m, {"x": x}, tmp_path)
+    got, explain = _float_routes(m, {"x": x}, tmp_path)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
     wide = wshape[0] // attrs.get("group", 1) >= 4
     assert ("f32_gemm_ukernel" in explain) == wide, explain
@@ -517,7 +517,7 @@ def test_float_conv_special_routes(tmp_path):
         m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
         m.ir_version = 8
         feeds = {"x": x, "w": w} if w_input else {"x": x}
-        got, explain = _fconv_routes(m, feeds, tmp_path / f"w{int(w_input)}")
+        got, explain = _float_routes(m, feeds, tmp_path / f"w{int(w_input)}")
         if not w_input:
             assert "f32_gemm_ukernel" in explain, explain
         # the definition in float64: im2col with zeros at padded taps
@@ -562,14 +562,6 @@ def test_float_gemm_packed_route(case, tmp_path):
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     m.ir_version = 8
     want = run_ort(m, {"a": a}, optimize=False)[0]
-    path = h.save_model(m, tmp_path / "g.onnx")
-    files = {"a": h.save_npy(tmp_path / "a.npy", a)}
-    outs, explain = [], ""
-    for j, extra in enumerate([["--explain"], ["--threads", "3"], ["--backend", "reference"]]):
-        res = h.run_q8rt(path, files, tmp_path / f"o{j}", extra=extra).assert_ok()
-        explain = explain or res.stdout
-        outs.append(res.output("y"))
-    h.assert_same_bytes(outs[1], outs[0], "Gemm --threads 3")
-    h.assert_same_bytes(outs[2], outs[0], "Gemm vs --backend reference")
-    np.testing.assert_allclose(outs[0], want, rtol=1e-4, atol=1e-4)
+    got, explain = _float_routes(m, {"a": a}, tmp_path, op="Gemm")
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
     assert "f32_gemm_ukernel" in explain, explain

@@ -108,6 +108,15 @@ Q8RT_TEST(f32_gemm_variants_match_scalar) {
           const size_t pb_n = q8rt_f32_gemm_packed_size(k, n, v->nr);
           float *pb = malloc(pb_n ? pb_n * sizeof(float) : 1);
           q8rt_f32_gemm_pack(k, n, v->nr, b, ldb, pb);
+          if (k > 0) { /* the same panels from B's transpose */
+            float *bt = malloc(n * k * sizeof(float)), *pt = malloc(pb_n * sizeof(float));
+            for (size_t p = 0; p < k; p++) {
+              for (size_t j = 0; j < n; j++) bt[j * k + p] = b[p * ldb + j];
+            }
+            q8rt_f32_gemm_pack_t(k, n, v->nr, bt, k, pt);
+            CHECK(memcmp(pt, pb, pb_n * sizeof(float)) == 0);
+            free(bt), free(pt);
+          }
           q8rt_f32_gemm_ukernel__scalar(m, n, k, a, lda, b, ldb, c1, ldc);
           v->fn(m, n, k, a, lda, pb, c2, ldc);
           free(pb);
