@@ -12,7 +12,7 @@
  * not depend on the backend, the CPU (x86-64 or AArch64) or the thread count:
  * - >= 4 output channels per group (any backend but reference): per (image, group, tile of 128
  *   output pixels) the tile's im2col columns [K = C/g * taps][pixels] (0.0f at padded taps) are
- *   packed for an f32-gemm variant (AVX-512, AVX2, NEON or the portable 4x4 tile; each the fma
+ *   written straight into the panels of an f32-gemm variant (AVX-512, AVX2, NEON or the portable 4x4 tile; each the fma
  *   chain of the scalar twin), the weights [M/g][K] are its A, written straight into the NCHW
  *   output; the bias is added after the chain. Tiles do not depend on the thread count.
  * - depthwise (any backend but reference): per plane and output row, tap by tap (fdw_plane).
@@ -247,10 +247,13 @@ static q8rt_status fconv_infer(const void *params, const ir_node *n, const op_sh
 
 static int fc_use_gemm(const fconv_params *p, const fconv_geom *g) { return p->gemm != NULL && g->M / g->group >= 4; }
 
+/* Pieces of a tile: its pixels split at output-row ends and at panel (NR column) boundaries. */
+#define FC_MAX_PIECES (2 * FC_TILE + 2)
+
 static size_t fc_slot_floats(const fconv_params *p, const fconv_geom *g) {
   const size_t K = (size_t)(g->C / g->group * op_window_taps(&g->w));
-  /* im2col tile, packed tile, 3 coordinate rows of int64 */
-  return K * FC_TILE + q8rt_f32_gemm_packed_size(K, FC_TILE, p->nr) + 6 * FC_TILE + 16;
+  /* packed tile, then 5 int64 arrays describing its pieces */
+  return q8rt_f32_gemm_packed_size(K, FC_TILE, p->nr) + 10 * FC_MAX_PIECES + 16;
 }
 
 static size_t conv_workspace(const void *params, const void *geom, size_t threads) {
@@ -270,21 +273,43 @@ typedef struct fc_job {
   atomic_int busy[FC_MAX_SLOTS];
 } fc_job;
 
+/* n floats from src (element stride s) to dst; a contiguous source moves in 4-float blocks (a
+ * whole panel row with no tail: every NR is a multiple of 4). */
+typedef float fc_v4 __attribute__((vector_size(16)));
+static inline void fc_copy(float *dst, const float *src, int64_t n, int64_t s, size_t nr) {
+  int64_t t = 0;
+  if (s == 1 && (size_t)n == nr) {
+    for (; t < (int64_t)nr; t += 4) {
+      fc_v4 v;
+      memcpy(&v, src + t, sizeof(v));
+      memcpy(dst + t, &v, sizeof(v));
+    }
+    return;
+  }
+  if (s == 1) {
+    for (; t + 4 <= n; t += 4) {
+      fc_v4 v;
+      memcpy(&v, src + t, sizeof(v));
+      memcpy(dst + t, &v, sizeof(v));
+    }
+  }
+  for (; t < n; t++) dst[t] = src[t * s];
+}
+
 static void fc_task(void *arg, size_t task) {
   fc_job *j = arg;
   const fconv_geom *g = j->g;
   const size_t G = (size_t)g->group, tile = task % j->tiles, grp = (task / j->tiles) % G, nb = task / j->tiles / G;
   const int64_t Cg = g->C / g->group, Mg = g->M / g->group;
   const size_t P = (size_t)op_window_out_plane(&g->w);
-  const size_t K = (size_t)(Cg * op_window_taps(&g->w));
+  const size_t K = (size_t)(Cg * op_window_taps(&g->w)), nr = j->p->nr;
   const size_t p0 = tile * FC_TILE, T = P - p0 < FC_TILE ? P - p0 : FC_TILE;
   size_t slot = 0;
   for (;;) {
     if (atomic_exchange_explicit(&j->busy[slot], 1, memory_order_acquire) == 0) break;
     slot = slot + 1 < j->slots ? slot + 1 : 0;
   }
-  float *col = j->ws + slot * j->slot_floats;
-  float *packed = col + K * FC_TILE;
+  float *packed = j->ws + slot * j->slot_floats;
   const int64_t in_plane = op_window_in_plane(&g->w);
   const float *xg = j->x + ((int64_t)nb * g->C + (int64_t)grp * Cg) * in_plane;
   const int pointwise = op_window_taps(&g->w) == 1 && g->w.s[0] == 1 && g->w.s[1] == 1 && g->w.s[2] == 1 &&
@@ -292,37 +317,70 @@ static void fc_task(void *arg, size_t task) {
                         g->w.out[1] == g->w.in[1] && g->w.out[2] == g->w.in[2];
   if (pointwise) {
     /* the input planes are B itself: [C/g][pixels] with row stride P */
-    q8rt_f32_gemm_pack(K, T, j->p->nr, xg + p0, P, packed);
+    q8rt_f32_gemm_pack(K, T, nr, xg + p0, P, packed);
   } else {
-    /* the tile's pixels' first input coordinates, once; then each k row is a gather */
-    int64_t *b0 = (int64_t *)(packed + q8rt_f32_gemm_packed_size(K, FC_TILE, j->p->nr));
-    int64_t *b1 = b0 + FC_TILE, *b2 = b1 + FC_TILE;
-    for (size_t q = 0; q < T; q++) {
+    /* The im2col columns are written straight into the packed panels. The tile's pixels split
+     * into pieces that lie in one output row (o0, o1) and one panel; along a piece the input
+     * column is i2 = o2 * s2 + off, so each k row of a piece is zeros where the tap falls in the
+     * padding and a copy (strided when s2 > 1) of one input row elsewhere. */
+    int64_t *pq = (int64_t *)(packed + q8rt_f32_gemm_packed_size(K, FC_TILE, nr));
+    int64_t *pr0 = pq + FC_MAX_PIECES, *pr1 = pr0 + FC_MAX_PIECES, *po2 = pr1 + FC_MAX_PIECES;
+    int64_t *pfirst = po2 + FC_MAX_PIECES; /* first piece of each panel, then the end */
+    size_t pieces = 0, panels = 0;
+    for (size_t q = 0; q < T;) {
       const int64_t pix = (int64_t)(p0 + q);
       const int64_t o2 = pix % g->w.out[2], o1 = (pix / g->w.out[2]) % g->w.out[1],
                     o0 = pix / g->w.out[2] / g->w.out[1];
-      b0[q] = o0 * g->w.s[0] - g->w.pb[0];
-      b1[q] = o1 * g->w.s[1] - g->w.pb[1];
-      b2[q] = o2 * g->w.s[2] - g->w.pb[2];
+      if (q % nr == 0) pfirst[panels++] = (int64_t)pieces;
+      size_t len = (size_t)(g->w.out[2] - o2);
+      if (len > T - q) len = T - q;
+      if (len > nr - q % nr) len = nr - q % nr;
+      pq[pieces] = (int64_t)q;
+      pr0[pieces] = o0 * g->w.s[0] - g->w.pb[0];
+      pr1[pieces] = o1 * g->w.s[1] - g->w.pb[1];
+      po2[pieces] = o2;
+      pieces++;
+      q += len;
     }
-    size_t k = 0;
-    for (int64_t c = 0; c < Cg; c++) {
-      const float *xc = xg + c * in_plane;
-      for (int64_t t0 = 0; t0 < g->w.k[0]; t0++) {
-        for (int64_t t1 = 0; t1 < g->w.k[1]; t1++) {
-          for (int64_t t2 = 0; t2 < g->w.k[2]; t2++, k++) {
-            float *dst = col + k * T;
-            const int64_t d0 = t0 * g->w.d[0], d1 = t1 * g->w.d[1], d2 = t2 * g->w.d[2];
-            for (size_t q = 0; q < T; q++) {
-              const int64_t i0 = b0[q] + d0, i1 = b1[q] + d1, i2 = b2[q] + d2;
-              const int ok = i0 >= 0 && i0 < g->w.in[0] && i1 >= 0 && i1 < g->w.in[1] && i2 >= 0 && i2 < g->w.in[2];
-              dst[q] = ok ? xc[(i0 * g->w.in[1] + i1) * g->w.in[2] + i2] : 0.0f;
+    pq[pieces] = (int64_t)T;
+    pfirst[panels] = (int64_t)pieces;
+    const int64_t s2 = g->w.s[2];
+    for (size_t pn = 0; pn < panels; pn++) {
+      float *panel = packed + pn * K * nr;
+      const size_t width = T - pn * nr < nr ? T - pn * nr : nr;
+      size_t k = 0;
+      for (int64_t c = 0; c < Cg; c++) {
+        const float *xc = xg + c * in_plane;
+        for (int64_t t0 = 0; t0 < g->w.k[0]; t0++) {
+          for (int64_t t1 = 0; t1 < g->w.k[1]; t1++) {
+            for (int64_t t2 = 0; t2 < g->w.k[2]; t2++, k++) {
+              float *dst = panel + k * nr;
+              const int64_t off = t2 * g->w.d[2] - g->w.pb[2];
+              /* o2 in [lo2, hi2) reads inside the row */
+              int64_t lo2 = off >= 0 ? 0 : -off, hi2 = g->w.in[2] - off <= 0 ? 0 : g->w.in[2] - off;
+              if (s2 != 1) lo2 = (lo2 + s2 - 1) / s2, hi2 = (hi2 + s2 - 1) / s2;
+              for (int64_t pc = pfirst[pn]; pc < pfirst[pn + 1]; pc++) {
+                float *d = dst + (pq[pc] - (int64_t)(pn * nr));
+                const int64_t len = pq[pc + 1] - pq[pc], a = po2[pc];
+                const int64_t i0 = pr0[pc] + t0 * g->w.d[0], i1 = pr1[pc] + t1 * g->w.d[1];
+                if (i0 < 0 || i0 >= g->w.in[0] || i1 < 0 || i1 >= g->w.in[1]) {
+                  for (int64_t t = 0; t < len; t++) d[t] = 0.0f;
+                  continue;
+                }
+                const float *row = xc + (i0 * g->w.in[1] + i1) * g->w.in[2] + off;
+                int64_t lo = lo2 > a ? lo2 : a, hi = hi2 < a + len ? hi2 : a + len;
+                if (lo > a + len) lo = a + len;
+                if (hi < lo) hi = lo;
+                for (int64_t o2 = a; o2 < lo; o2++) d[o2 - a] = 0.0f;
+                fc_copy(d + (lo - a), row + lo * s2, hi - lo, s2, nr);
+                for (int64_t o2 = hi; o2 < a + len; o2++) d[o2 - a] = 0.0f;
+              }
+              for (size_t t = width; t < nr; t++) panel[k * nr + t] = 0.0f;
             }
           }
         }
       }
     }
-    q8rt_f32_gemm_pack(K, T, j->p->nr, col, T, packed);
   }
   float *y = j->y + ((size_t)nb * (size_t)g->M + grp * (size_t)Mg) * P + p0;
   j->p->gemm((size_t)Mg, T, K, j->w + grp * (size_t)Mg * K, K, packed, y, P);
