@@ -21,9 +21,14 @@
  * lengths outside [1, seq_length] at run time; q8rt's run cannot fail, so it clamps them to
  * [0, seq_length] (a constant sequence_lens is checked at load).
  *
- * W and R are transposed into the step's workspace at every run (they may be graph inputs, as in
- * the ONNX node tests); each batch entry and direction then runs its steps with the f32-vfmac row
- * kernel, which is the fma chain above on 8 lanes. */
+ * Constant W and R (every real model) are prepared once at load: R transposed to [D][H][G*H] for
+ * the f32-vfmac row kernel, W packed for the register-tiled f32-gemm kernels (or transposed, on the
+ * reference backend). x * W^T does not depend on the recurrence, so it runs for every step and batch
+ * entry at once, as one GEMM per direction before the steps (items of 64 rows x 4 panels, each
+ * running the K blocks in order: the same fma chains, the same bytes). W and R given as graph inputs
+ * (the ONNX node tests) are transposed into the step's workspace at every run. The recurrence of
+ * each direction is independent of the other's, so a bidirectional node runs its two directions
+ * as two items on the pool. */
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -38,6 +43,10 @@
 enum rnn_kind { RNN_LSTM, RNN_GRU };
 
 #include "qlinear_common.h"
+
+/* MLAS's SGEMM on packed B (ORT packs constant W and R) runs K in blocks of 256: each block is one
+ * fma chain from 0, and a block's sum is added onto C (C = acc + C, one rounding). */
+#define RNN_SGEMM_KBLOCK 256
 
 enum act_kind {
   ACT_SIGMOID,
@@ -74,6 +83,13 @@ typedef struct rnn_params {
   int n_acts_per_dir;
   int gates; /* 4 (LSTM) or 3 (GRU) */
   q8rt_f32_vfmac_ukernel_fn fmac;
+  /* constant W and R, prepared at load (NULL: transposed at every run): rt = R^T [D][H][G*H];
+   * wt = W^T [D][I][G*H] on the reference backend, else wpack: per direction, per K block of
+   * RNN_SGEMM_KBLOCK rows, W^T packed for `gemm` (panels of nr) */
+  const float *wt, *rt, *wpack;
+  q8rt_f32_gemm_ukernel_fn gemm;
+  size_t nr, wpack_dir; /* wpack_dir: floats per direction */
+  int64_t const_input;  /* I of the constant W */
   /* DynamicQuantizeLSTM: W [D][I][4H] and R [D][H][4H] as int32 (w - zp), copied at load; scales
    * per direction ([D]) or per column ([D][4H]) */
   int quantized;
@@ -88,6 +104,7 @@ typedef struct rnn_geom {
   int has_b, has_len, has_h0, has_c0, has_p;
   int n_out;                            /* outputs the node declares (Y, Y_h, Y_c) */
   size_t ws_wt, ws_rt, ws_bias, ws_vec; /* workspace offsets in floats */
+  size_t ws_xw, ws_tmp;                 /* x * W^T of every step [D][S*B][G*H], and a second one */
   size_t ws_total;
 } rnn_geom;
 
@@ -373,6 +390,68 @@ static q8rt_status dq_prepare(op_prepare_ctx *ctx, rnn_params *p, q8rt_error *er
 
 /* ---- prepare / infer ------------------------------------------------------------------------- */
 
+/* W and R when both are constant float32 of the expected shape ([D][G*H][I], [D][G*H][H]; anything
+ * else is left for infer to check and report): R transposed, W packed for the f32-gemm kernels
+ * per K block (transposed on the reference backend). */
+static q8rt_status const_weights(op_prepare_ctx *ctx, rnn_params *p, q8rt_error *err) {
+  const ir_node *n = ctx->node;
+  const ir_value *wv = ir_node_input(ctx->graph, n, 1), *rv = ir_node_input(ctx->graph, n, 2);
+  if (wv == NULL || rv == NULL || wv->constant == NULL || rv->constant == NULL) return Q8RT_OK;
+  const ir_tensor *w = wv->constant, *r = rv->constant;
+  const size_t D = (size_t)p->dirs, H = (size_t)p->hidden, GH = (size_t)p->gates * H;
+  if (w->dtype != Q8RT_DTYPE_FLOAT32 || r->dtype != Q8RT_DTYPE_FLOAT32 || w->rank != 3 || r->rank != 3 ||
+      w->dims[0] != (int64_t)D || w->dims[1] != (int64_t)GH || w->dims[2] < 0 || r->dims[0] != (int64_t)D ||
+      r->dims[1] != (int64_t)GH || r->dims[2] != (int64_t)H) {
+    return Q8RT_OK;
+  }
+  const size_t I = (size_t)w->dims[2];
+  const op_f32_gemm_variant *v = op_f32_gemm_pick(ctx);
+  size_t rt_n, wt_n = 0, blk_n = 0;
+  if (v != NULL && I > 0) {
+    /* every block but the last has RNN_SGEMM_KBLOCK rows: block b starts at b * blk_n */
+    const size_t full = I < RNN_SGEMM_KBLOCK ? I : RNN_SGEMM_KBLOCK;
+    if (!q8rt_mul_size(q8rt_f32_gemm_packed_size(full, GH, v->nr), (I + full - 1) / full, &wt_n)) wt_n = SIZE_MAX;
+    blk_n = q8rt_f32_gemm_packed_size(full, GH, v->nr);
+  } else if (!q8rt_mul_size(GH, I, &wt_n)) {
+    wt_n = SIZE_MAX;
+  }
+  /* the constants' element counts are real allocations, so these products cannot overflow */
+  rt_n = GH * H;
+  if (wt_n > SIZE_MAX / sizeof(float) / D) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': W is too large", n->op_type, n->name);
+  }
+  float *wt = q8rt_pool_alloc(ctx->pool, D * wt_n * sizeof(float) + 1, 64);
+  float *rt = q8rt_pool_alloc(ctx->pool, D * rt_n * sizeof(float) + 1, 64);
+  if (wt == NULL || rt == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  const float *W = w->data, *R = r->data;
+  for (size_t d = 0; d < D; d++) {
+    for (size_t j = 0; j < GH; j++) {
+      for (size_t k = 0; k < H; k++) rt[(d * H + k) * GH + j] = R[(d * GH + j) * H + k];
+    }
+    if (v != NULL) {
+      for (size_t k0 = 0, b = 0; k0 < I; k0 += RNN_SGEMM_KBLOCK, b++) {
+        const size_t kn = I - k0 < RNN_SGEMM_KBLOCK ? I - k0 : RNN_SGEMM_KBLOCK;
+        q8rt_f32_gemm_pack_t(kn, GH, v->nr, W + d * GH * I + k0, I, wt + d * wt_n + b * blk_n);
+      }
+    } else {
+      for (size_t j = 0; j < GH; j++) {
+        for (size_t k = 0; k < I; k++) wt[(d * I + k) * GH + j] = W[(d * GH + j) * I + k];
+      }
+    }
+  }
+  p->rt = rt;
+  p->const_input = (int64_t)I;
+  if (v != NULL) {
+    p->wpack = wt;
+    p->wpack_dir = wt_n;
+    p->gemm = v->fn;
+    p->nr = v->nr;
+  } else {
+    p->wt = wt;
+  }
+  return Q8RT_OK;
+}
+
 static q8rt_status rnn_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, enum rnn_kind kind) {
   const ir_node *n = ctx->node;
   const ir_graph *g = ctx->graph;
@@ -473,6 +552,7 @@ static q8rt_status rnn_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err,
   }
 #endif
   ctx->reason = "float32, ONNX Runtime's DeepCPU gate arithmetic (fma chains, MLAS sigmoid/tanh)";
+  if (!quantized && (st = const_weights(ctx, p, err)) != Q8RT_OK) return st;
   if (quantized) {
     ctx->kernel = "dynamic_quantize_lstm__scalar";
     ctx->reason = "ONNX Runtime's dynamic u8 quantization of X and h per GEMM, exact int32 GEMM, float gates";
@@ -572,14 +652,23 @@ static q8rt_status rnn_infer(const void *params, const ir_node *n, const op_shap
   if (seq < 0 || batch < 0 || isz < 0) {
     return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': the shape of X is not known", n->op_type, n->name);
   }
-  /* workspace (floats): W^T [D][I][G*H], R^T [D][H][G*H], bias [D][(G+1)*H], vectors 6*G*H */
-  size_t wt, rt, gh, vec, total;
-  if (!q8rt_mul_size((size_t)G, (size_t)H, &gh) || !q8rt_mul_size(gh, (size_t)isz, &wt) ||
-      !q8rt_mul_size(wt, (size_t)D, &wt) || !q8rt_mul_size(gh, (size_t)H, &rt) || !q8rt_mul_size(rt, (size_t)D, &rt) ||
-      !q8rt_mul_size(gh, 6, &vec) || !q8rt_add_size(wt, rt, &total) ||
+  /* workspace (floats): W^T [D][I][G*H] and R^T [D][H][G*H] unless prepared at load, bias
+   * [D][(G+1)*H], vectors [D][6*G*H], x * W^T of every step [D][S*B][G*H] and, for the packed
+   * GEMM's K blocks after the first, a second such array */
+  size_t wt = 0, rt = 0, gh, vec, xw, tmp = 0, total;
+  const int run_wt = p->wt == NULL && p->wpack == NULL, run_rt = p->rt == NULL;
+  if (!q8rt_mul_size((size_t)G, (size_t)H, &gh) || (run_wt && !q8rt_mul_size(gh, (size_t)isz, &wt)) ||
+      !q8rt_mul_size(wt, (size_t)D, &wt) || (run_rt && !q8rt_mul_size(gh, (size_t)H, &rt)) ||
+      !q8rt_mul_size(rt, (size_t)D, &rt) || !q8rt_mul_size(gh, 6 * (size_t)D, &vec) ||
+      !q8rt_mul_size(gh, (size_t)D, &xw) || !q8rt_mul_size(xw, (size_t)seq, &xw) ||
+      !q8rt_mul_size(xw, (size_t)batch, &xw) || !q8rt_add_size(wt, rt, &total) ||
       !q8rt_add_size(total, (size_t)D * (size_t)(G + 1) * (size_t)H, &total) || !q8rt_add_size(total, vec, &total) ||
-      total > (SIZE_MAX / sizeof(float)) / 2) {
-    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': weights are too large", n->op_type, n->name);
+      !q8rt_add_size(total, xw, &total)) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': tensors are too large", n->op_type, n->name);
+  }
+  if (p->wpack != NULL && isz > RNN_SGEMM_KBLOCK) tmp = xw;
+  if (!q8rt_add_size(total, tmp, &total) || total > (SIZE_MAX / sizeof(float)) / 2) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': tensors are too large", n->op_type, n->name);
   }
   int64_t count;
   const int64_t yd[4] = {seq, D, batch, H};
@@ -612,6 +701,8 @@ static q8rt_status rnn_infer(const void *params, const ir_node *n, const op_shap
   gm->ws_rt = wt;
   gm->ws_bias = wt + rt;
   gm->ws_vec = wt + rt + (size_t)D * (size_t)(G + 1) * (size_t)H;
+  gm->ws_xw = gm->ws_vec + vec;
+  gm->ws_tmp = gm->ws_xw + xw;
   gm->ws_total = total;
   return Q8RT_OK;
 }
@@ -634,10 +725,6 @@ static void add_bias_clip(const rnn_params *p, const float *b, float *v, size_t 
     for (size_t i = 0; i < n; i++) v[i] = v[i] > c ? c : v[i] < -c ? -c : v[i];
   }
 }
-
-/* MLAS's SGEMM on packed B (ORT packs constant W and R) runs K in blocks of 256: each block is one
- * fma chain from 0, and a block's sum is added onto C (C = acc + C, one rounding). */
-#define RNN_SGEMM_KBLOCK 256
 
 /* c[0..N) (+)= sum_k a[k] * bt[k * ldb + 0..N) as MLAS computes it: zero_first = 1 for a GEMM with
  * beta 0 (the first block's sum is stored), 0 for beta 1 (every block's sum is added onto c). */
@@ -714,95 +801,164 @@ static size_t rnn_seq_len(const int32_t *lens, size_t b, size_t S) {
   return lens[b] < 0 ? 0 : (size_t)lens[b] > S ? S : (size_t)lens[b];
 }
 
+typedef struct rnn_job {
+  const rnn_params *p;
+  const rnn_geom *gm;
+  rnn_io io;
+  const float *wt, *rt, *bias;
+  float *xw, *tmp, *vec;
+  size_t rows, rblocks, cblocks; /* rows = S * B: X's rows, in X's order */
+} rnn_job;
+
+/* x * W^T on the packed route: item = direction, block of 64 rows, block of 4 panels; the K blocks
+ * in order, each one chain from 0, later blocks' sums added onto the first's (as gemm_row) */
+static void xw_item(void *arg, size_t item) {
+  const rnn_job *j = arg;
+  const rnn_params *p = j->p;
+  const size_t GH = (size_t)p->gates * j->gm->hidden, I = j->gm->input, cols = 4 * p->nr;
+  const size_t per_dir = j->rblocks * j->cblocks, d = item / per_dir, rest = item % per_dir;
+  const size_t r0 = rest / j->cblocks * 64, c0 = rest % j->cblocks * cols;
+  const size_t r1 = r0 + 64 < j->rows ? r0 + 64 : j->rows, c1 = c0 + cols < GH ? c0 + cols : GH;
+  const size_t blk_n = q8rt_f32_gemm_packed_size(I < RNN_SGEMM_KBLOCK ? I : RNN_SGEMM_KBLOCK, GH, p->nr);
+  float *c = j->xw + d * j->rows * GH, *t = j->tmp + d * j->rows * GH;
+  for (size_t k0 = 0, b = 0; k0 < I; k0 += RNN_SGEMM_KBLOCK, b++) {
+    const size_t kn = I - k0 < RNN_SGEMM_KBLOCK ? I - k0 : RNN_SGEMM_KBLOCK;
+    const float *wp = p->wpack + d * p->wpack_dir + b * blk_n + c0 * kn;
+    float *dst = b == 0 ? c : t;
+    p->gemm(r1 - r0, c1 - c0, kn, j->io.X + r0 * I + k0, I, wp, dst + r0 * GH + c0, GH);
+    if (b > 0) {
+      for (size_t r = r0; r < r1; r++) {
+        for (size_t q = c0; q < c1; q++) c[r * GH + q] = t[r * GH + q] + c[r * GH + q];
+      }
+    }
+  }
+}
+
+/* One direction: x * W^T of every row on the row kernel unless the packed GEMM did it, then the
+ * steps of each batch entry */
+static void dir_item(void *arg, size_t d) {
+  const rnn_job *j = arg;
+  const rnn_params *p = j->p;
+  const rnn_geom *gm = j->gm;
+  const rnn_io *io = &j->io;
+  const size_t S = gm->seq, B = gm->batch, I = gm->input, H = gm->hidden, G = (size_t)p->gates;
+  const size_t D = (size_t)p->dirs, GH = G * H;
+  float *hr = j->vec + d * 6 * GH, *h = hr + GH, *c = h + H, *tmp = c + H, *blk = tmp + H;
+  float *xwd = j->xw + d * j->rows * GH;
+  if (p->wpack == NULL) {
+    for (size_t r = 0; r < j->rows; r++)
+      gemm_row(p->fmac, I, GH, io->X + r * I, j->wt + d * I * GH, GH, xwd + r * GH, blk, 1);
+  }
+  const int rev = p->reverse || d == 1;
+  const rnn_act *act = &p->acts[d * (size_t)p->n_acts_per_dir];
+  const float *bd = io->Bias != NULL ? j->bias + d * (G + 1) * H : NULL;
+  const float *Pd = io->P != NULL ? io->P + d * 3 * H : NULL;
+  const float *rtd = j->rt + d * H * GH;
+  for (size_t b = 0; b < B; b++) {
+    const size_t len = rnn_seq_len(io->lens, b, S);
+    /* state index [d][b] (layout 1: [b][d]) */
+    const size_t sidx = p->layout ? (b * D + d) * H : (d * B + b) * H;
+    for (size_t q = 0; q < H; q++) {
+      h[q] = io->H0 != NULL ? io->H0[sidx + q] : 0.0f;
+      c[q] = io->C0 != NULL ? io->C0[sidx + q] : 0.0f;
+    }
+    for (size_t step = 0; step < len; step++) {
+      const size_t t = rev ? len - 1 - step : step;
+      float *xw = xwd + (p->layout ? b * S + t : t * B + b) * GH;
+      if (p->kind == RNN_LSTM) {
+        /* h * R^T added onto x * W^T (ORT's second GEMM, beta = 1) */
+        memcpy(hr, xw, GH * sizeof(float));
+        gemm_row(p->fmac, H, GH, h, rtd, GH, hr, blk, 0);
+        lstm_cell(p, act, bd, Pd, hr, c, h, tmp, H);
+      } else {
+        /* z and r: h * R[zr]^T added onto x * W[zr]^T, then + (Wb + Rb) */
+        memcpy(hr, xw, 2 * H * sizeof(float));
+        gemm_row(p->fmac, H, 2 * H, h, rtd, GH, hr, blk, 0);
+        float *gz = hr, *gr = hr + H, *gh = xw + 2 * H;
+        add_bias_clip(p, bd, gz, H);
+        act_apply(&act[0], gz, H);
+        add_bias_clip(p, bd != NULL ? bd + H : NULL, gr, H);
+        if (p->linear_before_reset) {
+          /* h * Rh^T + Rbh: ORT's GEMM runs onto Rbh (beta 1) when there is a bias, else beta 0 */
+          float *lin = hr + 2 * H;
+          if (bd != NULL) memcpy(lin, bd + 3 * H, H * sizeof(float));
+          gemm_row(p->fmac, H, H, h, rtd + 2 * H, GH, lin, blk, bd == NULL);
+          gru_reset_gate(&act[0], lin, gr, tmp, H);
+          for (size_t q = 0; q < H; q++) gh[q] = gh[q] + tmp[q];
+        } else {
+          /* (r . h) * Rh^T added onto x * Wh^T */
+          gru_reset_gate(&act[0], h, gr, tmp, H);
+          gemm_row(p->fmac, H, H, tmp, rtd + 2 * H, GH, gh, blk, 0);
+        }
+        add_bias_clip(p, bd != NULL ? bd + 2 * H : NULL, gh, H);
+        gru_output_gate(&act[1], gh, gz, h, H);
+      }
+      if (io->Y != NULL) {
+        float *yt = io->Y + (p->layout ? ((b * S + t) * D + d) * H : ((t * D + d) * B + b) * H);
+        memcpy(yt, h, H * sizeof(float));
+      }
+    }
+    if (io->Yh != NULL) memcpy(io->Yh + sidx, h, H * sizeof(float));
+    if (io->Yc != NULL) memcpy(io->Yc + sidx, c, H * sizeof(float));
+  }
+}
+
 static void rnn_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                     const op_exec_ctx *ctx) {
-  (void)ctx;
   const rnn_params *p = params;
   const rnn_geom *gm = geom;
   const size_t S = gm->seq, B = gm->batch, I = gm->input, H = gm->hidden, G = (size_t)p->gates;
   const size_t D = (size_t)p->dirs, GH = G * H;
   float *ws = workspace;
+  rnn_job j = {.p = p, .gm = gm, .wt = p->wt, .rt = p->rt, .bias = ws + gm->ws_bias};
+  rnn_io_get(p, gm, in, out, &j.io);
+  j.xw = ws + gm->ws_xw;
+  j.tmp = ws + gm->ws_tmp;
+  j.vec = ws + gm->ws_vec;
+  j.rows = S * B;
+  /* graph-input W / R: transposed here, wt[d][k][j] = W[d][j][k] */
   const float *W = in[1].data, *R = in[2].data;
-  rnn_io io;
-  rnn_io_get(p, gm, in, out, &io);
-  float *wt = ws + gm->ws_wt, *rt = ws + gm->ws_rt, *bias = ws + gm->ws_bias, *vec = ws + gm->ws_vec;
-  /* transposes: wt[d][k][j] = W[d][j][k] */
-  for (size_t d = 0; d < D; d++) {
-    for (size_t j = 0; j < GH; j++) {
-      for (size_t k = 0; k < I; k++) wt[(d * I + k) * GH + j] = W[(d * GH + j) * I + k];
-      for (size_t k = 0; k < H; k++) rt[(d * H + k) * GH + j] = R[(d * GH + j) * H + k];
+  if (p->wt == NULL && p->wpack == NULL) {
+    float *wt = ws + gm->ws_wt;
+    for (size_t d = 0; d < D; d++) {
+      for (size_t q = 0; q < GH; q++) {
+        for (size_t k = 0; k < I; k++) wt[(d * I + k) * GH + q] = W[(d * GH + q) * I + k];
+      }
     }
-    /* bias[d]: LSTM Wb + Rb per gate; GRU Wb + Rb for z, r, and h without linear_before_reset,
-     * else Wbh at [2H, 3H) and Rbh at [3H, 4H) */
-    float *bd = bias + d * (G + 1) * H;
-    if (io.Bias != NULL) {
-      const float *wb = io.Bias + d * 2 * GH, *rb = wb + GH;
-      for (size_t j = 0; j < GH; j++) bd[j] = wb[j] + rb[j];
+    j.wt = wt;
+  }
+  if (p->rt == NULL) {
+    float *rt = ws + gm->ws_rt;
+    for (size_t d = 0; d < D; d++) {
+      for (size_t q = 0; q < GH; q++) {
+        for (size_t k = 0; k < H; k++) rt[(d * H + k) * GH + q] = R[(d * GH + q) * H + k];
+      }
+    }
+    j.rt = rt;
+  }
+  /* bias[d]: LSTM Wb + Rb per gate; GRU Wb + Rb for z, r, and h without linear_before_reset,
+   * else Wbh at [2H, 3H) and Rbh at [3H, 4H) */
+  if (j.io.Bias != NULL) {
+    for (size_t d = 0; d < D; d++) {
+      float *bd = ws + gm->ws_bias + d * (G + 1) * H;
+      const float *wb = j.io.Bias + d * 2 * GH, *rb = wb + GH;
+      for (size_t q = 0; q < GH; q++) bd[q] = wb[q] + rb[q];
       if (p->kind == RNN_GRU && p->linear_before_reset) {
-        for (size_t j = 0; j < H; j++) {
-          bd[2 * H + j] = wb[2 * H + j];
-          bd[3 * H + j] = rb[2 * H + j];
+        for (size_t q = 0; q < H; q++) {
+          bd[2 * H + q] = wb[2 * H + q];
+          bd[3 * H + q] = rb[2 * H + q];
         }
       }
     }
   }
-  if (io.Y != NULL) memset(io.Y, 0, S * D * B * H * sizeof(float));
-  float *xw = vec, *hr = vec + GH, *h = vec + 2 * GH, *c = h + H, *tmp = c + H, *blk = tmp + H;
-  for (size_t d = 0; d < D; d++) {
-    const int rev = p->reverse || d == 1;
-    const rnn_act *act = &p->acts[d * (size_t)p->n_acts_per_dir];
-    const float *bd = io.Bias != NULL ? bias + d * (G + 1) * H : NULL;
-    const float *Pd = io.P != NULL ? io.P + d * 3 * H : NULL;
-    for (size_t b = 0; b < B; b++) {
-      const size_t len = rnn_seq_len(io.lens, b, S);
-      /* state index [d][b] (layout 1: [b][d]) */
-      const size_t sidx = p->layout ? (b * D + d) * H : (d * B + b) * H;
-      for (size_t j = 0; j < H; j++) {
-        h[j] = io.H0 != NULL ? io.H0[sidx + j] : 0.0f;
-        c[j] = io.C0 != NULL ? io.C0[sidx + j] : 0.0f;
-      }
-      for (size_t step = 0; step < len; step++) {
-        const size_t t = rev ? len - 1 - step : step;
-        const float *xt = io.X + (p->layout ? (b * S + t) * I : (t * B + b) * I);
-        const float *rtd = rt + d * H * GH;
-        gemm_row(p->fmac, I, GH, xt, wt + d * I * GH, GH, xw, blk, 1);
-        if (p->kind == RNN_LSTM) {
-          /* h * R^T added onto x * W^T (ORT's second GEMM, beta = 1) */
-          memcpy(hr, xw, GH * sizeof(float));
-          gemm_row(p->fmac, H, GH, h, rtd, GH, hr, blk, 0);
-          lstm_cell(p, act, bd, Pd, hr, c, h, tmp, H);
-        } else {
-          /* z and r: h * R[zr]^T added onto x * W[zr]^T, then + (Wb + Rb) */
-          memcpy(hr, xw, 2 * H * sizeof(float));
-          gemm_row(p->fmac, H, 2 * H, h, rtd, GH, hr, blk, 0);
-          float *gz = hr, *gr = hr + H, *gh = xw + 2 * H;
-          add_bias_clip(p, bd, gz, H);
-          act_apply(&act[0], gz, H);
-          add_bias_clip(p, bd != NULL ? bd + H : NULL, gr, H);
-          if (p->linear_before_reset) {
-            /* h * Rh^T + Rbh: ORT's GEMM runs onto Rbh (beta 1) when there is a bias, else beta 0 */
-            float *lin = hr + 2 * H;
-            if (bd != NULL) memcpy(lin, bd + 3 * H, H * sizeof(float));
-            gemm_row(p->fmac, H, H, h, rtd + 2 * H, GH, lin, blk, bd == NULL);
-            gru_reset_gate(&act[0], lin, gr, tmp, H);
-            for (size_t j = 0; j < H; j++) gh[j] = gh[j] + tmp[j];
-          } else {
-            /* (r . h) * Rh^T added onto x * Wh^T */
-            gru_reset_gate(&act[0], h, gr, tmp, H);
-            gemm_row(p->fmac, H, H, tmp, rtd + 2 * H, GH, gh, blk, 0);
-          }
-          add_bias_clip(p, bd != NULL ? bd + 2 * H : NULL, gh, H);
-          gru_output_gate(&act[1], gh, gz, h, H);
-        }
-        if (io.Y != NULL) {
-          float *yt = io.Y + (p->layout ? ((b * S + t) * D + d) * H : ((t * D + d) * B + b) * H);
-          memcpy(yt, h, H * sizeof(float));
-        }
-      }
-      if (io.Yh != NULL) memcpy(io.Yh + sidx, h, H * sizeof(float));
-      if (io.Yc != NULL) memcpy(io.Yc + sidx, c, H * sizeof(float));
-    }
+  if (j.io.Y != NULL) memset(j.io.Y, 0, S * D * B * H * sizeof(float));
+  if (p->wpack != NULL && j.rows > 0) {
+    j.rblocks = (j.rows + 63) / 64;
+    j.cblocks = (GH + 4 * p->nr - 1) / (4 * p->nr);
+    op_parallel_items(ctx, D * j.rblocks * j.cblocks, 64 * 4 * p->nr * I, 1 << 15, xw_item, &j);
   }
+  /* the directions' recurrences are independent */
+  op_parallel_items(ctx, D, j.rows * GH * (I + H), 1 << 15, dir_item, &j);
 }
 
 /* u8 parameters of a block as ORT's GetQuantizationParameter and the quantized values (MLAS

@@ -48,32 +48,6 @@ typedef struct matmul_params {
   size_t nr;
 } matmul_params;
 
-typedef struct f32_gemm_variant {
-  uint32_t isa;
-  q8rt_f32_gemm_ukernel_fn fn;
-  size_t nr;
-  const char *name;
-} f32_gemm_variant;
-
-static const f32_gemm_variant g_f32_gemm[] = {
-#define Q8RT_F32_GEMM_UKERNEL(isa, fn, mr, nr) {isa, fn, nr, #fn},
-#include "f32-gemm/f32-gemm.inc"
-#undef Q8RT_F32_GEMM_UKERNEL
-    {0, NULL, 0, NULL},
-};
-
-/* The first variant of f32-gemm.inc this CPU and backend allow (the list ends with a portable
- * tile); NULL for the reference backend, which runs the row kernel: the definition. */
-static const f32_gemm_variant *pick_gemm(const op_prepare_ctx *ctx) {
-  uint32_t allowed = ctx->isa;
-  if (ctx->backend == Q8RT_BACKEND_REFERENCE) allowed = 0;
-  if (ctx->backend == Q8RT_BACKEND_AVX2) allowed &= Q8RT_ISA_AVX2;
-  for (const f32_gemm_variant *v = g_f32_gemm; v->fn != NULL; v++) {
-    if (allowed & v->isa) return v;
-  }
-  return NULL;
-}
-
 static const struct {
   uint32_t isa;
   q8rt_f32_vfmac_ukernel_fn fn;
@@ -147,7 +121,7 @@ static q8rt_status matmul_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
   ctx->reason = "float32 (fma chain over k per output, as ONNX Runtime's SGEMM)";
   const ir_value *bv = ir_node_input(ctx->graph, n, 1);
   const ir_tensor *bt = bv != NULL ? bv->constant : NULL;
-  const f32_gemm_variant *v = pick_gemm(ctx);
+  const op_f32_gemm_variant *v = op_f32_gemm_pick(ctx);
   if (v != NULL && bt != NULL && bt->dtype == Q8RT_DTYPE_FLOAT32 && bt->rank == 2 && bt->count > 0) {
     const size_t K = (size_t)bt->dims[0], N = (size_t)bt->dims[1];
     float *packed = q8rt_pool_alloc(ctx->pool, q8rt_f32_gemm_packed_size(K, N, v->nr) * sizeof(float), 64);
@@ -332,7 +306,7 @@ static q8rt_status gemm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
   ctx->reason = "float32 reference (fma chain over k)";
   const ir_value *bv = ir_node_input(ctx->graph, n, 1);
   const ir_tensor *bt = bv != NULL ? bv->constant : NULL;
-  const f32_gemm_variant *v = pick_gemm(ctx);
+  const op_f32_gemm_variant *v = op_f32_gemm_pick(ctx);
   if (v != NULL && !p->trans_a && bt != NULL && bt->dtype == Q8RT_DTYPE_FLOAT32 && bt->rank == 2 && bt->count > 0) {
     /* B as [K, N] whatever its orientation (transB = 1: every exported Linear layer), packed in
      * panels of nr columns, the last zero-padded (the layout q8rt_f32_gemm_pack writes) */

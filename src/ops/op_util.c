@@ -284,3 +284,20 @@ int op_axis_nhwc(int axis, int rank) {
   if (rank < 3 || axis < 1) return axis;
   return axis == 1 ? rank - 1 : axis - 1;
 }
+
+static const op_f32_gemm_variant g_f32_gemm[] = {
+#define Q8RT_F32_GEMM_UKERNEL(isa, fn, mr, nr) {isa, fn, nr, #fn},
+#include "f32-gemm/f32-gemm.inc"
+#undef Q8RT_F32_GEMM_UKERNEL
+    {0, NULL, 0, NULL},
+};
+
+const op_f32_gemm_variant *op_f32_gemm_pick(const op_prepare_ctx *ctx) {
+  uint32_t allowed = ctx->isa;
+  if (ctx->backend == Q8RT_BACKEND_REFERENCE) allowed = 0;
+  if (ctx->backend == Q8RT_BACKEND_AVX2) allowed &= Q8RT_ISA_AVX2;
+  for (const op_f32_gemm_variant *v = g_f32_gemm; v->fn != NULL; v++) {
+    if (allowed & v->isa) return v;
+  }
+  return NULL;
+}

@@ -2,6 +2,7 @@
 #ifndef Q8RT_OP_UTIL_H
 #define Q8RT_OP_UTIL_H
 
+#include "f32-gemm/f32-gemm.h"
 #include "op.h"
 #include "q8rt-isa.h"
 
@@ -149,5 +150,19 @@ void op_parallel_items(const op_exec_ctx *ctx, size_t n, size_t cost, size_t gra
 typedef void (*op_span_fn)(void *arg, size_t off_a, size_t off_b, size_t off_y, size_t len);
 void op_span_walk(int rank, const int64_t *dims, const int64_t *sa, const int64_t *sb, size_t begin, size_t end,
                   op_span_fn fn, void *arg);
+
+/* An f32-gemm variant (kernels/f32-gemm/f32-gemm.inc): the register-tiled float GEMM on B packed
+ * in panels of nr columns. */
+typedef struct op_f32_gemm_variant {
+  uint32_t isa;
+  q8rt_f32_gemm_ukernel_fn fn;
+  size_t nr;
+  const char *name;
+} op_f32_gemm_variant;
+
+/* The first variant of f32-gemm.inc this CPU and backend allow (the list ends with a portable
+ * tile); NULL for the reference backend, whose callers run the f32-vfmac row kernel: the same fma
+ * chains, the definition. */
+const op_f32_gemm_variant *op_f32_gemm_pick(const op_prepare_ctx *ctx);
 
 #endif

@@ -47,6 +47,13 @@ CASES = [
      {"bias": True, "acts": ["HardSigmoid", "LeakyRelu", "Softsign", "Sigmoid", "Elu", "ScaledTanh"],
       "alpha": [0.3, 0.05, 0.9, 1.2], "beta": [0.4, 0.8]}),
     ("lstm_wide", "LSTM", 3, 1, 300, 40, "forward", {"bias": True, "const": True}),
+    # constant weights are packed at load and x * W^T runs for all steps as one GEMM: several row
+    # blocks (S * B > 64), K blocks (I > 256), layout 1 with lengths, GRU both ways
+    ("lstm_const_rows", "LSTM", 70, 2, 40, 8, "forward", {"const": True}),
+    ("lstm_const_layout1", "LSTM", 5, 3, 70, 20, "bidirectional", {"bias": True, "layout": 1, "lens": [5, 2, 4],
+                                                                    "const": True}),
+    ("gru_const_lbr", "GRU", 6, 2, 20, 16, "bidirectional", {"bias": True, "lbr": 1, "h0": True, "const": True}),
+    ("gru_const_wide", "GRU", 3, 2, 300, 24, "reverse", {"bias": True, "const": True}),
     ("gru_fwd", "GRU", 5, 2, 7, 9, "forward", {}),
     ("gru_rev_bias", "GRU", 5, 2, 7, 9, "reverse", {"bias": True, "h0": True}),
     ("gru_bidi_lens", "GRU", 6, 3, 8, 12, "bidirectional", {"bias": True, "lens": [3, 6, 1], "h0": True}),
@@ -156,6 +163,12 @@ def test_recurrent_vs_ort(case, tmp_path, q8rt_run):
         else:
             np.testing.assert_allclose(got, w, rtol=1e-5, atol=1e-6, err_msg=f"{name}/{oname}")
     print(f"{name}: {'exact' if exact else 'tolerance'}: " + "; ".join(notes))
+    # the packed GEMM (auto), the row kernel (reference) and two threads (directions and GEMM
+    # tiles on the pool) give the same bytes
+    for extra in (["--backend", "reference"], ["--threads", "2"]):
+        other = h.run_q8rt(path, inputs, tmp_path / ("out" + extra[1]), extra=extra).assert_ok()
+        for oname in [x.name for x in model.graph.output]:
+            h.assert_same_bytes(other.output(oname), res.output(oname), f"{name}/{oname} {' '.join(extra)}")
 
 
 def bad_model(op="LSTM", **over):
