@@ -8,7 +8,7 @@
 BENCH_DEPS_STAMP := $(VENV)/.bench-deps-ok
 
 .PHONY: bench bench-deps
-bench: all $(VENV_PY) $(MODELS_STAMP) $(BENCH_DEPS_STAMP)
+bench: all $(VENV_PY) $(MODELS_STAMP) $(FAMILIES_STAMP) $(BENCH_DEPS_STAMP)
 	Q8RT_RUN=$(abspath $(RUNNER)) Q8RT_BENCH=$(abspath $(BENCH_BIN)) $(VENV_PY) examples/bench/bench.py
 
 bench-deps: $(BENCH_DEPS_STAMP)

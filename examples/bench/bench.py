@@ -568,11 +568,44 @@ def _all_real_models() -> List[E2EModel]:
     return out
 
 
+_FAMILY_TEXT = {"yolox": "YOLOX-style detector, 1x3x416x416", "lcnet": "PP-LCNet-style classifier, 1x3x224x224",
+                "crnn": "CRNN text recognizer (conv + bidirectional LSTM), 1x1x64x232",
+                "vad": "Silero-style VAD (If on the sample rate, LSTM), one 512-sample chunk",
+                "vad16k": "Silero-style VAD, 16 kHz branch only (no If), one 512-sample chunk"}
+
+
+def _family_model(family: str, setting: str):
+    """A model family built by `make families` (tests/models/make_families.py): the first graph
+    input reads input.npy, every other input NAME reads input.NAME.npy beside it."""
+    def prepare(d: Path) -> Tuple[Path, Dict[str, Path]]:
+        src = REPO / "build" / "model-families" / family
+        path = src / f"{setting}.onnx"
+        if not path.exists():
+            raise FileNotFoundError(f"{path} missing: run `make families`")
+        import onnx
+        g = onnx.load(str(path), load_external_data=False).graph
+        init = {i.name for i in g.initializer}
+        names = [i.name for i in g.input if i.name not in init]
+        return path, {n: src / ("input.npy" if k == 0 else f"input.{n}.npy") for k, n in enumerate(names)}
+    return prepare
+
+
+def _all_family_models() -> List[E2EModel]:
+    """Every setting of every model family `make families` built (build/model-families/<family>/)."""
+    out = []
+    for fam, text in _FAMILY_TEXT.items():
+        for f in sorted((REPO / "build" / "model-families" / fam).glob("*.onnx")):
+            if f.stem == "float13":  # the opset-13 twin of float: the same graph
+                continue
+            out.append(E2EModel(f"{fam}-{f.stem}", f"{text}, {f.stem}", _family_model(fam, f.stem)))
+    return out
+
+
 # Add real models here (name, description, prepare function).
 E2E_MODELS: List[E2EModel] = [
     E2EModel("demo", "examples/make_demo_model.py: Q -> 3x3 s2 conv -> dw 3x3 -> 1x1 -> DQ, 64x64 input",
              _prepare_demo),
-] + _all_real_models()
+] + _all_real_models() + _all_family_models()
 
 
 def run_openvino(model: Path, feeds: Dict[str, np.ndarray], threads: int, policy: Policy,
