@@ -21,9 +21,10 @@
  * lengths outside [1, seq_length] at run time; q8rt's run cannot fail, so it clamps them to
  * [0, seq_length] (a constant sequence_lens is checked at load).
  *
- * Constant W and R (every real model) are prepared once at load: R transposed to [D][H][G*H] for
- * the f32-vfmac row kernel, W packed for the register-tiled f32-gemm kernels (or transposed, on the
- * reference backend). x * W^T does not depend on the recurrence, so it runs for every step and batch
+ * Constant W and R (every real model) are packed once at load for the register-tiled f32-gemm
+ * kernels (transposed for the f32-vfmac row kernel on the reference backend); each step's h * R^T
+ * is a one-row GEMM on the packed R (it streams R once per step: memory-bound, like every LSTM
+ * runtime's). x * W^T does not depend on the recurrence, so it runs for every step and batch
  * entry at once, as one GEMM per direction before the steps (items of 64 rows x 4 panels, each
  * running the K blocks in order: the same fma chains, the same bytes). W and R given as graph inputs
  * (the ONNX node tests) are transposed into the step's workspace at every run. The recurrence of
@@ -83,13 +84,14 @@ typedef struct rnn_params {
   int n_acts_per_dir;
   int gates; /* 4 (LSTM) or 3 (GRU) */
   q8rt_f32_vfmac_ukernel_fn fmac;
-  /* constant W and R, prepared at load (NULL: transposed at every run): rt = R^T [D][H][G*H];
-   * wt = W^T [D][I][G*H] on the reference backend, else wpack: per direction, per K block of
-   * RNN_SGEMM_KBLOCK rows, W^T packed for `gemm` (panels of nr) */
-  const float *wt, *rt, *wpack;
+  /* constant W and R, prepared at load (all NULL: transposed at every run): on the reference
+   * backend wt = W^T [D][I][G*H], rt = R^T [D][H][G*H]; else wpack and rpack packed for `gemm`
+   * (panels of nr) per direction and K block of RNN_SGEMM_KBLOCK rows (see const_weights) */
+  const float *wt, *rt, *wpack, *rpack;
   q8rt_f32_gemm_ukernel_fn gemm;
-  size_t nr, wpack_dir; /* wpack_dir: floats per direction */
-  int64_t const_input;  /* I of the constant W */
+  size_t nr, wpack_dir, rpack_dir; /* floats per direction */
+  size_t rseg1;                    /* GRU: offset of R's h segment in a direction's rpack */
+  int64_t const_input;             /* I of the constant W */
   /* DynamicQuantizeLSTM: W [D][I][4H] and R [D][H][4H] as int32 (w - zp), copied at load; scales
    * per direction ([D]) or per column ([D][4H]) */
   int quantized;
@@ -390,9 +392,26 @@ static q8rt_status dq_prepare(op_prepare_ctx *ctx, rnn_params *p, q8rt_error *er
 
 /* ---- prepare / infer ------------------------------------------------------------------------- */
 
+/* A GEMM's B given transposed (bt [n][k], row stride ldbt) packed for the f32-gemm kernels per K
+ * block of RNN_SGEMM_KBLOCK rows: block b starts at b * kblock_floats(k, n, nr). */
+static size_t kblock_floats(size_t k, size_t n, size_t nr) {
+  return q8rt_f32_gemm_packed_size(k < RNN_SGEMM_KBLOCK ? k : RNN_SGEMM_KBLOCK, n, nr);
+}
+static size_t kblocks_floats(size_t k, size_t n, size_t nr) {
+  return kblock_floats(k, n, nr) * ((k + RNN_SGEMM_KBLOCK - 1) / RNN_SGEMM_KBLOCK);
+}
+static void pack_kblocks(size_t k, size_t n, size_t nr, const float *bt, size_t ldbt, float *packed) {
+  for (size_t k0 = 0, b = 0; k0 < k; k0 += RNN_SGEMM_KBLOCK, b++) {
+    const size_t kn = k - k0 < RNN_SGEMM_KBLOCK ? k - k0 : RNN_SGEMM_KBLOCK;
+    q8rt_f32_gemm_pack_t(kn, n, nr, bt + k0, ldbt, packed + b * kblock_floats(k, n, nr));
+  }
+}
+
 /* W and R when both are constant float32 of the expected shape ([D][G*H][I], [D][G*H][H]; anything
- * else is left for infer to check and report): R transposed, W packed for the f32-gemm kernels
- * per K block (transposed on the reference backend). */
+ * else is left for infer to check and report), prepared for the f32-gemm kernels: W packed per K
+ * block; R packed per K block in the column segments the steps multiply by (LSTM: all 4H columns;
+ * GRU: z and r [0, 2H), then h [2H, 3H)). On the reference backend both are transposed for the
+ * row kernel instead. */
 static q8rt_status const_weights(op_prepare_ctx *ctx, rnn_params *p, q8rt_error *err) {
   const ir_node *n = ctx->node;
   const ir_value *wv = ir_node_input(ctx->graph, n, 1), *rv = ir_node_input(ctx->graph, n, 2);
@@ -400,55 +419,46 @@ static q8rt_status const_weights(op_prepare_ctx *ctx, rnn_params *p, q8rt_error 
   const ir_tensor *w = wv->constant, *r = rv->constant;
   const size_t D = (size_t)p->dirs, H = (size_t)p->hidden, GH = (size_t)p->gates * H;
   if (w->dtype != Q8RT_DTYPE_FLOAT32 || r->dtype != Q8RT_DTYPE_FLOAT32 || w->rank != 3 || r->rank != 3 ||
-      w->dims[0] != (int64_t)D || w->dims[1] != (int64_t)GH || w->dims[2] < 0 || r->dims[0] != (int64_t)D ||
+      w->dims[0] != (int64_t)D || w->dims[1] != (int64_t)GH || w->dims[2] < 1 || r->dims[0] != (int64_t)D ||
       r->dims[1] != (int64_t)GH || r->dims[2] != (int64_t)H) {
     return Q8RT_OK;
   }
+  /* the constants' element counts are real allocations, and packing pads each dimension by less
+   * than one panel or K block: none of these sizes can overflow */
   const size_t I = (size_t)w->dims[2];
   const op_f32_gemm_variant *v = op_f32_gemm_pick(ctx);
-  size_t rt_n, wt_n = 0, blk_n = 0;
-  if (v != NULL && I > 0) {
-    /* every block but the last has RNN_SGEMM_KBLOCK rows: block b starts at b * blk_n */
-    const size_t full = I < RNN_SGEMM_KBLOCK ? I : RNN_SGEMM_KBLOCK;
-    if (!q8rt_mul_size(q8rt_f32_gemm_packed_size(full, GH, v->nr), (I + full - 1) / full, &wt_n)) wt_n = SIZE_MAX;
-    blk_n = q8rt_f32_gemm_packed_size(full, GH, v->nr);
-  } else if (!q8rt_mul_size(GH, I, &wt_n)) {
-    wt_n = SIZE_MAX;
-  }
-  /* the constants' element counts are real allocations, so these products cannot overflow */
-  rt_n = GH * H;
-  if (wt_n > SIZE_MAX / sizeof(float) / D) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': W is too large", n->op_type, n->name);
-  }
-  float *wt = q8rt_pool_alloc(ctx->pool, D * wt_n * sizeof(float) + 1, 64);
-  float *rt = q8rt_pool_alloc(ctx->pool, D * rt_n * sizeof(float) + 1, 64);
-  if (wt == NULL || rt == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
   const float *W = w->data, *R = r->data;
-  for (size_t d = 0; d < D; d++) {
-    for (size_t j = 0; j < GH; j++) {
-      for (size_t k = 0; k < H; k++) rt[(d * H + k) * GH + j] = R[(d * GH + j) * H + k];
-    }
-    if (v != NULL) {
-      for (size_t k0 = 0, b = 0; k0 < I; k0 += RNN_SGEMM_KBLOCK, b++) {
-        const size_t kn = I - k0 < RNN_SGEMM_KBLOCK ? I - k0 : RNN_SGEMM_KBLOCK;
-        q8rt_f32_gemm_pack_t(kn, GH, v->nr, W + d * GH * I + k0, I, wt + d * wt_n + b * blk_n);
-      }
-    } else {
+  p->const_input = (int64_t)I;
+  if (v == NULL) {
+    float *wt = q8rt_pool_alloc(ctx->pool, D * GH * I * sizeof(float), 64);
+    float *rt = q8rt_pool_alloc(ctx->pool, D * GH * H * sizeof(float), 64);
+    if (wt == NULL || rt == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+    for (size_t d = 0; d < D; d++) {
       for (size_t j = 0; j < GH; j++) {
         for (size_t k = 0; k < I; k++) wt[(d * I + k) * GH + j] = W[(d * GH + j) * I + k];
+        for (size_t k = 0; k < H; k++) rt[(d * H + k) * GH + j] = R[(d * GH + j) * H + k];
       }
     }
-  }
-  p->rt = rt;
-  p->const_input = (int64_t)I;
-  if (v != NULL) {
-    p->wpack = wt;
-    p->wpack_dir = wt_n;
-    p->gemm = v->fn;
-    p->nr = v->nr;
-  } else {
     p->wt = wt;
+    p->rt = rt;
+    return Q8RT_OK;
   }
+  const size_t nr = v->nr, seg0 = p->kind == RNN_LSTM ? GH : 2 * H;
+  p->wpack_dir = kblocks_floats(I, GH, nr);
+  p->rseg1 = kblocks_floats(H, seg0, nr);
+  p->rpack_dir = p->rseg1 + (p->kind == RNN_GRU ? kblocks_floats(H, H, nr) : 0);
+  float *wp = q8rt_pool_alloc(ctx->pool, D * p->wpack_dir * sizeof(float), 64);
+  float *rp = q8rt_pool_alloc(ctx->pool, D * p->rpack_dir * sizeof(float), 64);
+  if (wp == NULL || rp == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  for (size_t d = 0; d < D; d++) {
+    pack_kblocks(I, GH, nr, W + d * GH * I, I, wp + d * p->wpack_dir);
+    pack_kblocks(H, seg0, nr, R + d * GH * H, H, rp + d * p->rpack_dir);
+    if (p->kind == RNN_GRU) pack_kblocks(H, H, nr, R + (d * GH + 2 * H) * H, H, rp + d * p->rpack_dir + p->rseg1);
+  }
+  p->wpack = wp;
+  p->rpack = rp;
+  p->gemm = v->fn;
+  p->nr = nr;
   return Q8RT_OK;
 }
 
@@ -656,7 +666,7 @@ static q8rt_status rnn_infer(const void *params, const ir_node *n, const op_shap
    * [D][(G+1)*H], vectors [D][6*G*H], x * W^T of every step [D][S*B][G*H] and, for the packed
    * GEMM's K blocks after the first, a second such array */
   size_t wt = 0, rt = 0, gh, vec, xw, tmp = 0, total;
-  const int run_wt = p->wt == NULL && p->wpack == NULL, run_rt = p->rt == NULL;
+  const int run_wt = p->wt == NULL && p->wpack == NULL, run_rt = p->rt == NULL && p->rpack == NULL;
   if (!q8rt_mul_size((size_t)G, (size_t)H, &gh) || (run_wt && !q8rt_mul_size(gh, (size_t)isz, &wt)) ||
       !q8rt_mul_size(wt, (size_t)D, &wt) || (run_rt && !q8rt_mul_size(gh, (size_t)H, &rt)) ||
       !q8rt_mul_size(rt, (size_t)D, &rt) || !q8rt_mul_size(gh, 6 * (size_t)D, &vec) ||
@@ -819,7 +829,7 @@ static void xw_item(void *arg, size_t item) {
   const size_t per_dir = j->rblocks * j->cblocks, d = item / per_dir, rest = item % per_dir;
   const size_t r0 = rest / j->cblocks * 64, c0 = rest % j->cblocks * cols;
   const size_t r1 = r0 + 64 < j->rows ? r0 + 64 : j->rows, c1 = c0 + cols < GH ? c0 + cols : GH;
-  const size_t blk_n = q8rt_f32_gemm_packed_size(I < RNN_SGEMM_KBLOCK ? I : RNN_SGEMM_KBLOCK, GH, p->nr);
+  const size_t blk_n = kblock_floats(I, GH, p->nr);
   float *c = j->xw + d * j->rows * GH, *t = j->tmp + d * j->rows * GH;
   for (size_t k0 = 0, b = 0; k0 < I; k0 += RNN_SGEMM_KBLOCK, b++) {
     const size_t kn = I - k0 < RNN_SGEMM_KBLOCK ? I - k0 : RNN_SGEMM_KBLOCK;
@@ -830,6 +840,28 @@ static void xw_item(void *arg, size_t item) {
       for (size_t r = r0; r < r1; r++) {
         for (size_t q = c0; q < c1; q++) c[r * GH + q] = t[r * GH + q] + c[r * GH + q];
       }
+    }
+  }
+}
+
+/* c[0..n) (+)= a[0..H) * R^T over the columns of segment seg (0: [0, n); 1: GRU's h, [2H, 3H)), as
+ * gemm_row computes it: on R packed at load with the register-tiled kernel (one row), else on R^T
+ * with the row kernel */
+static void r_product(const rnn_job *j, size_t d, int seg, size_t n, const float *a, float *c, float *blk,
+                      int zero_first) {
+  const rnn_params *p = j->p;
+  const size_t H = j->gm->hidden, GH = (size_t)p->gates * H;
+  if (p->rpack == NULL) {
+    gemm_row(p->fmac, H, n, a, j->rt + d * H * GH + (seg ? 2 * H : 0), GH, c, blk, zero_first);
+    return;
+  }
+  const float *rp = p->rpack + d * p->rpack_dir + (seg ? p->rseg1 : 0);
+  for (size_t k0 = 0, b = 0; k0 < H; k0 += RNN_SGEMM_KBLOCK, b++) {
+    const size_t kn = H - k0 < RNN_SGEMM_KBLOCK ? H - k0 : RNN_SGEMM_KBLOCK;
+    float *acc = k0 == 0 && zero_first ? c : blk;
+    p->gemm(1, n, kn, a + k0, kn, rp + b * kblock_floats(H, n, p->nr), acc, n);
+    if (acc == blk) {
+      for (size_t q = 0; q < n; q++) c[q] = blk[q] + c[q];
     }
   }
 }
@@ -853,7 +885,6 @@ static void dir_item(void *arg, size_t d) {
   const rnn_act *act = &p->acts[d * (size_t)p->n_acts_per_dir];
   const float *bd = io->Bias != NULL ? j->bias + d * (G + 1) * H : NULL;
   const float *Pd = io->P != NULL ? io->P + d * 3 * H : NULL;
-  const float *rtd = j->rt + d * H * GH;
   for (size_t b = 0; b < B; b++) {
     const size_t len = rnn_seq_len(io->lens, b, S);
     /* state index [d][b] (layout 1: [b][d]) */
@@ -868,12 +899,12 @@ static void dir_item(void *arg, size_t d) {
       if (p->kind == RNN_LSTM) {
         /* h * R^T added onto x * W^T (ORT's second GEMM, beta = 1) */
         memcpy(hr, xw, GH * sizeof(float));
-        gemm_row(p->fmac, H, GH, h, rtd, GH, hr, blk, 0);
+        r_product(j, d, 0, GH, h, hr, blk, 0);
         lstm_cell(p, act, bd, Pd, hr, c, h, tmp, H);
       } else {
         /* z and r: h * R[zr]^T added onto x * W[zr]^T, then + (Wb + Rb) */
         memcpy(hr, xw, 2 * H * sizeof(float));
-        gemm_row(p->fmac, H, 2 * H, h, rtd, GH, hr, blk, 0);
+        r_product(j, d, 0, 2 * H, h, hr, blk, 0);
         float *gz = hr, *gr = hr + H, *gh = xw + 2 * H;
         add_bias_clip(p, bd, gz, H);
         act_apply(&act[0], gz, H);
@@ -882,13 +913,13 @@ static void dir_item(void *arg, size_t d) {
           /* h * Rh^T + Rbh: ORT's GEMM runs onto Rbh (beta 1) when there is a bias, else beta 0 */
           float *lin = hr + 2 * H;
           if (bd != NULL) memcpy(lin, bd + 3 * H, H * sizeof(float));
-          gemm_row(p->fmac, H, H, h, rtd + 2 * H, GH, lin, blk, bd == NULL);
+          r_product(j, d, 1, H, h, lin, blk, bd == NULL);
           gru_reset_gate(&act[0], lin, gr, tmp, H);
           for (size_t q = 0; q < H; q++) gh[q] = gh[q] + tmp[q];
         } else {
           /* (r . h) * Rh^T added onto x * Wh^T */
           gru_reset_gate(&act[0], h, gr, tmp, H);
-          gemm_row(p->fmac, H, H, tmp, rtd + 2 * H, GH, gh, blk, 0);
+          r_product(j, d, 1, H, tmp, gh, blk, 0);
         }
         add_bias_clip(p, bd != NULL ? bd + 2 * H : NULL, gh, H);
         gru_output_gate(&act[1], gh, gz, h, H);
@@ -927,7 +958,7 @@ static void rnn_run(const void *params, const void *geom, const op_tensor *in, o
     }
     j.wt = wt;
   }
-  if (p->rt == NULL) {
+  if (p->rt == NULL && p->rpack == NULL) {
     float *rt = ws + gm->ws_rt;
     for (size_t d = 0; d < D; d++) {
       for (size_t q = 0; q < GH; q++) {
