@@ -24,7 +24,10 @@
 #include "q8rt-kernels.h"
 #include "f32-gemm/f32-gemm.h"
 #include "q8-softmax/q8-softmax.h"
+#include "qu8-dwconv2d-chw/qu8-dwconv2d-chw.h"
 #include "qu8-vmacc-i32/qu8-vmacc-i32.h"
+#include "s32-f32-vcvt/s32-f32-vcvt.h"
+#include "x8-packb/x8-packb.h"
 #include "x8-rsum/x8-rsum.h"
 #include "qu8-qc8w-gemm/qu8-qc8w-gemm.h"
 #include "runtime/isa.h"
@@ -497,6 +500,88 @@ static int bench_vmacc(const char *filter) {
   return bad;
 }
 
+static const struct {
+  unsigned isa;
+  q8rt_x8_packb_ukernel_fn fn;
+  const char *name;
+} g_packb[] = {
+#define Q8RT_X8_PACKB_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "x8-packb/x8-packb.inc"
+#undef Q8RT_X8_PACKB_UKERNEL
+    {Q8RT_ISA_SCALAR, q8rt_x8_packb_ukernel_c4__scalar, "q8rt_x8_packb_ukernel_c4__scalar"},
+};
+static const struct {
+  unsigned isa;
+  q8rt_s32_f32_vcvt_ukernel_fn fn;
+  const char *name;
+} g_s32vcvt[] = {
+#define Q8RT_S32_F32_VCVT_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "s32-f32-vcvt/s32-f32-vcvt.inc"
+#undef Q8RT_S32_F32_VCVT_UKERNEL
+    {Q8RT_ISA_SCALAR, q8rt_s32_f32_vcvt_ukernel__scalar, "q8rt_s32_f32_vcvt_ukernel__scalar"},
+};
+static const struct {
+  unsigned isa;
+  q8rt_qu8_dwconv2d_chw_ukernel_fn fn;
+  const char *name;
+} g_dwchw[] = {
+#define Q8RT_QU8_DWCONV2D_CHW_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "qu8-dwconv2d-chw/qu8-dwconv2d-chw.inc"
+#undef Q8RT_QU8_DWCONV2D_CHW_UKERNEL
+    {Q8RT_ISA_SCALAR, q8rt_qu8_dwconv2d_chw_i32_ukernel__scalar, "q8rt_qu8_dwconv2d_chw_i32_ukernel__scalar"},
+};
+
+/* ConvInteger's NCHW families, each checked against its scalar twin (last in its list):
+ * x8-packb on 64 rows x 1024 columns (NR 32), s32-f32-vcvt on 64 Ki accumulators (float output
+ * with bias and column sums), qu8-dwconv2d-chw on a 5x5 stride-1 row of 1024 outputs. */
+static int bench_conv_integer_families(const char *filter) {
+  enum { PK = 64, PN = 1024, DW_OW = 1024 };
+  static uint8_t pk0[PN / 32 * (32 * (8 + PK))], pk1[PN / 32 * (32 * (8 + PK))];
+  static int32_t i0[ROW_N], i1[ROW_N];
+  int bad = 0;
+  double t;
+  printf("x8-packb, %d x %d bytes\n", PK, PN);
+  const size_t np = sizeof(g_packb) / sizeof(g_packb[0]);
+  for (size_t k = 0; k < np; k++) {
+    if (!wanted(filter, g_packb[k].name)) continue;
+    if (!isa_supported(g_packb[k].isa)) continue;
+    g_packb[np - 1].fn(PK, PN, g_u8a, PN, 0, 32, 7u, 130u, pk0, NULL);
+    g_packb[k].fn(PK, PN, g_u8a, PN, 0, 32, 7u, 130u, pk1, NULL);
+    const bool ok = memcmp(pk0, pk1, sizeof(pk0)) == 0;
+    bad |= !ok;
+    TIME_MEDIAN(t, g_packb[k].fn(PK, PN, g_u8a, PN, 0, 32, 7u, 130u, pk1, NULL));
+    report(g_packb[k].name, t, PK * PN, "byte", ok);
+  }
+  printf("s32-f32-vcvt, %d elements\n", ROW_N);
+  const size_t nc = sizeof(g_s32vcvt) / sizeof(g_s32vcvt[0]);
+  const q8rt_s32_vcvt_params vp = {12345u, 3u, 0.0123f, -1.5f, Q8RT_S32_VCVT_SCALE_BIAS};
+  for (size_t k = 0; k < nc; k++) {
+    if (!wanted(filter, g_s32vcvt[k].name)) continue;
+    if (!isa_supported(g_s32vcvt[k].isa)) continue;
+    g_s32vcvt[nc - 1].fn(ROW_N, (const int32_t *)g_u8a, (const uint32_t *)g_u8b, i0, &vp);
+    g_s32vcvt[k].fn(ROW_N, (const int32_t *)g_u8a, (const uint32_t *)g_u8b, i1, &vp);
+    const bool ok = memcmp(i0, i1, sizeof(i0)) == 0;
+    bad |= !ok;
+    TIME_MEDIAN(t, g_s32vcvt[k].fn(ROW_N, (const int32_t *)g_u8a, (const uint32_t *)g_u8b, i1, &vp));
+    report(g_s32vcvt[k].name, t, ROW_N, "elem", ok);
+  }
+  printf("qu8-dwconv2d-chw, 5x5 stride 1, %d outputs\n", DW_OW);
+  const size_t nd = sizeof(g_dwchw) / sizeof(g_dwchw[0]);
+  int32_t w[25];
+  for (int i = 0; i < 25; i++) w[i] = (int32_t)(rnd() % 511) - 255;
+  for (size_t k = 0; k < nd; k++) {
+    if (!wanted(filter, g_dwchw[k].name)) continue;
+    if (!isa_supported(g_dwchw[k].isa)) continue;
+    g_dwchw[nd - 1].fn(DW_OW, 5, 5, g_u8a, DW_OW + 4, 1, 1, 0, w, -99, i0);
+    g_dwchw[k].fn(DW_OW, 5, 5, g_u8a, DW_OW + 4, 1, 1, 0, w, -99, i1);
+    const bool ok = memcmp(i0, i1, DW_OW * sizeof(int32_t)) == 0;
+    bad |= !ok;
+    TIME_MEDIAN(t, g_dwchw[k].fn(DW_OW, 5, 5, g_u8a, DW_OW + 4, 1, 1, 0, w, -99, i1));
+    report(g_dwchw[k].name, t, DW_OW * 25, "MAC", ok);
+  }
+  return bad;
+}
+
 static int bench_small_families(const char *filter) {
   int bad = 0;
   double t;
@@ -675,5 +760,6 @@ int main(int argc, char **argv) {
   bad |= bench_rsum(filter);
   bad |= bench_softmax(filter);
   bad |= bench_vmacc(filter);
+  bad |= bench_conv_integer_families(filter);
   return bad;
 }

@@ -6,18 +6,27 @@
  * group, strides, dilations, explicit pads or auto_pad. w and w_zero_point must be constants;
  * x_zero_point may be computed at run time (DynamicQuantizeLinear's output in dynamic models).
  *
+ * ConvIntegerToFloat (domain q8rt): what src/passes/integer_fuse.c makes of ONNX Runtime's
+ * dynamic quantization pattern ConvInteger -> Cast(float) -> Mul(scale) [-> Add(bias)]: inputs
+ * x, w, x_zero_point, w_zero_point, scale (float32, one element, constant or computed at run
+ * time), bias (optional constant float32, one value or one per output channel); float32 output
+ *   y = (float)acc * scale [+ bias[m]]
+ * in those float32 operations and that order (s32-f32-vcvt), so the bytes equal the three nodes'.
+ *
  * Fast paths (any backend but reference; the same int32 as the scalar loop, which is the
  * reference backend's route):
- * - GEMM per group on the int32-output qu8-qc8w-gemm kernels, NCHW in and out. Weights are
- *   packed as int8 w8 = w - o (o = 128 for uint8 weights, 0 for int8), which always fits, with
- *   no bias; with d[m] = w_zp[m] - o the accumulator acc = sum_k x*w8 (x in the uint8 domain)
- *   becomes the exact result through
- *     sum_k (x - x_zp)(w - w_zp) = acc - x_zp * sum_k w8[m] - d[m] * (sum_k x - K * x_zp)
- *   (modulo 2^32, as the int32 accumulator), so any x_zp known only at run time and uint8
- *   weights with any zero point stay exact. Rows (output pixels of one image) are gathered
- *   tile by tile into a per-thread im2col buffer in the weights' own (c, ky, kx) order, with
- *   their sums when some d[m] != 0; the GEMM tile [rows][Mg] is written back transposed to NCHW
- *   with the correction. Padded taps hold x_zp: they add (x_zp - x_zp) * w = 0.
+ * - GEMM per group and tile of output pixels on the int32-output qu8-qc8w-gemm kernels, NCHW in
+ *   and out, the weights as A and the activations as B: a tile's im2col rows [K][pixels]
+ *   (consecutive bytes of each plane row; a 1x1 stride-1 convolution reads the planes directly)
+ *   are packed by x8-packb, and each MR-row block of weights writes MR output rows (NCHW) in one
+ *   kernel call. With A = w8 + 128 (w8 = w − o, o = 128 for uint8 weights, 0 for int8: always
+ *   int8; d[m] = w_zp[m] − o), B = u − 128 (u = x in the uint8 domain), X[p] = Σ_k u and
+ *   W[m] = Σ_k w8 the packer's bias' 128·128·K − (128 + d0)·X[p] (d0: the group's first d)
+ *   turns the kernel's accumulator into the exact result by
+ *     Σ_k (u − x_zp)(w8 − d[m]) = acc + (128 − x_zp)·W[m] + K·x_zp·d[m] − (d[m] − d0)·X[p]
+ *   (modulo 2^32, as the int32 accumulator): any x_zp known only at run time, uint8 or int8
+ *   weights with any zero points. s32-f32-vcvt applies it row by row (and the fused scale/bias).
+ *   Padded taps hold x_zp: they add (x_zp − x_zp)·w = 0.
  * - Depthwise (one input and one output channel per group): a direct loop per channel plane,
  *   output row by output row, each tap over the range of columns it covers.
  * Tasks are (image, group, tile) or (image, channel): the integer sums do not depend on how
@@ -29,7 +38,10 @@
 #include "op_window.h"
 #include "q8rt-isa.h"
 #include "qlinear_common.h"
+#include "qu8-dwconv2d-chw/qu8-dwconv2d-chw.h"
 #include "qu8-vmacc-i32/qu8-vmacc-i32.h"
+#include "s32-f32-vcvt/s32-f32-vcvt.h"
+#include "x8-packb/x8-packb.h"
 
 enum ci_path { CI_PATH_SCALAR = 0, CI_PATH_GEMM, CI_PATH_DW };
 
@@ -42,81 +54,152 @@ typedef struct ci_params {
   int nsp;          /* 1 or 2 */
   int64_t M, Cg, group;
   op_window win; /* 2-D view: a 1-D convolution has kernel, stride and dilation 1 on axis 1 */
+  /* ConvIntegerToFloat: float output through the scale (and bias) */
+  int to_float;
+  int scale_dynamic; /* input 4 is computed at run time */
+  float scale;
+  const float *bias; /* [M], or NULL */
   enum ci_path path;
-  gemm_i32 gemm; /* GEMM path: weights packed per group (conv_paths.h) */
+  q8rt_s32_f32_vcvt_ukernel_fn vcvt;
+  /* GEMM path */
+  q8rt_qu8_gemm_ukernel_fn gemm;
+  q8rt_x8_packb_ukernel_fn packb;
+  size_t mr, nr, k, a_stride;
+  uint8_t *wa;        /* [M][a_stride]: w8 + 128, zero past K */
+  uint32_t *wsum, *d; /* [M] */
+  int need_colsum;    /* some d[m] differs from its group's first */
   /* depthwise path */
-  int32_t *wdw;                           /* [M][taps] w - w_zp */
-  q8rt_x8_transpose_ukernel_fn transpose; /* pointwise im2col: [C/g][pixels] -> [pixels][C/g] */
-  q8rt_qu8_vmacc_i32_ukernel_fn vmacc;
+  int32_t *wdw;      /* [M][taps] w - w_zp */
+  uint32_t *wdw_sum; /* [M] sum of those */
+  q8rt_qu8_dwconv2d_chw_ukernel_fn dwrow;
+  q8rt_qu8_vmacc_i32_ukernel_fn vmacc; /* planes too wide for a padded band of rows */
 } ci_params;
 
 typedef struct ci_geom {
   size_t n, c;
   int64_t in[2], out[2], pb[2];
-  size_t tile_rows, tiles; /* GEMM: output pixels per tile, tiles per image and group */
+  size_t tile, tiles; /* GEMM: output pixels per tile (a multiple of NR), tiles per image and group */
+  int direct;         /* GEMM: 1x1, stride 1, no padding: B rows are the input planes */
+  size_t pw, band;    /* depthwise: padded row width, output rows per padded band (0: vmacc route) */
 } ci_geom;
 
 static size_t ci_round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 
+static void ci_pick_vcvt(op_prepare_ctx *ctx, ci_params *p) {
+  p->vcvt = q8rt_s32_f32_vcvt_ukernel__scalar;
+  if (ctx->backend == Q8RT_BACKEND_REFERENCE) return;
+  uint32_t allowed = ctx->isa;
+  if (ctx->backend == Q8RT_BACKEND_AVX2) allowed &= Q8RT_ISA_AVX2;
+#define Q8RT_S32_F32_VCVT_UKERNEL(visa, fn) \
+  if (p->vcvt == q8rt_s32_f32_vcvt_ukernel__scalar && (allowed & (visa))) p->vcvt = fn;
+#include "s32-f32-vcvt/s32-f32-vcvt.inc"
+#undef Q8RT_S32_F32_VCVT_UKERNEL
+}
+
 /* The fast routes need the whole weight tensor rearranged once, here. */
 static q8rt_status ci_prepare_fast(op_prepare_ctx *ctx, ci_params *p, q8rt_error *err) {
+  ci_pick_vcvt(ctx, p);
   if (ctx->backend == Q8RT_BACKEND_REFERENCE) return Q8RT_OK;
   const int64_t taps = p->win.kernel[0] * p->win.kernel[1];
   const int64_t Mg = p->M / p->group;
   if (p->M == 0) return Q8RT_OK;
   if (p->Cg == 1 && Mg == 1) {
     p->wdw = q8rt_pool_array(ctx->pool, (size_t)(p->M * taps), sizeof(int32_t));
-    if (p->wdw == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+    p->wdw_sum = q8rt_pool_array(ctx->pool, (size_t)p->M, sizeof(uint32_t));
+    if (p->wdw == NULL || p->wdw_sum == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
     for (int64_t m = 0; m < p->M; m++) {
+      uint32_t sum = 0;
       for (int64_t t = 0; t < taps; t++) {
         p->wdw[m * taps + t] = qk_load8(p->w, p->w_type, (size_t)(m * taps + t)) - p->w_zp[m];
+        sum += (uint32_t)p->wdw[m * taps + t];
       }
+      p->wdw_sum[m] = sum;
     }
     p->path = CI_PATH_DW;
     p->vmacc = q8rt_qu8_vmacc_i32_ukernel__scalar;
-    ctx->kernel = "qu8_vmacc_i32_ukernel__scalar";
-    static const struct {
-      uint32_t isa;
-      q8rt_qu8_vmacc_i32_ukernel_fn fn;
-      const char *name;
-    } vm[] = {
-#define Q8RT_QU8_VMACC_I32_UKERNEL(isa, fn) {isa, fn, #fn},
+#define Q8RT_QU8_VMACC_I32_UKERNEL(visa, fn) \
+  if (p->vmacc == q8rt_qu8_vmacc_i32_ukernel__scalar && (ctx->isa & (visa))) p->vmacc = fn;
 #include "qu8-vmacc-i32/qu8-vmacc-i32.inc"
 #undef Q8RT_QU8_VMACC_I32_UKERNEL
+    p->dwrow = q8rt_qu8_dwconv2d_chw_i32_ukernel__scalar;
+    ctx->kernel = "qu8_dwconv2d_chw_i32_ukernel__scalar";
+    static const struct {
+      uint32_t isa;
+      q8rt_qu8_dwconv2d_chw_ukernel_fn fn;
+      const char *name;
+    } vm[] = {
+#define Q8RT_QU8_DWCONV2D_CHW_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "qu8-dwconv2d-chw/qu8-dwconv2d-chw.inc"
+#undef Q8RT_QU8_DWCONV2D_CHW_UKERNEL
         {0, NULL, NULL},
     };
+    uint32_t allowed = ctx->isa;
+    if (ctx->backend == Q8RT_BACKEND_AVX2) allowed &= Q8RT_ISA_AVX2;
     for (size_t i = 0; vm[i].fn != NULL; i++) {
-      if (ctx->isa & vm[i].isa) {
-        p->vmacc = vm[i].fn;
+      if (allowed & vm[i].isa) {
+        p->dwrow = vm[i].fn;
         ctx->kernel = vm[i].name + 5; /* drop the "q8rt_" prefix */
         break;
       }
     }
-    ctx->reason = "depthwise: per channel plane, each tap over the output columns it covers, exact int32";
+    ctx->reason =
+        "depthwise: per channel plane, padded bands of rows, all taps of an output row in registers, exact int32";
     return Q8RT_OK;
   }
   const size_t K = (size_t)(p->Cg * taps);
-  q8rt_status st = gemm_i32_prepare((size_t)p->group, (size_t)Mg, K, p->w, p->w_type, K, 1, p->w_zp, ctx->backend,
-                                    ctx->isa, ctx->pool, &p->gemm, err);
-  if (st != Q8RT_OK || p->gemm.fn == NULL) return st;
+  gemm_i32 pick;
+  gemm_i32_pick((size_t)Mg, K, ctx->backend, ctx->isa, &pick);
+  if (pick.fn == NULL) return Q8RT_OK;
+  const size_t M = (size_t)p->M, as = ci_round_up(K, 4);
+  if (M > SIZE_MAX / as)
+    return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "%s node '%s': weights too large", ctx->node->op_type,
+                     ctx->node->name);
+  p->wa = q8rt_pool_alloc(ctx->pool, M * as, 64);
+  p->wsum = q8rt_pool_array(ctx->pool, M, sizeof(uint32_t));
+  p->d = q8rt_pool_array(ctx->pool, M, sizeof(uint32_t));
+  if (p->wa == NULL || p->wsum == NULL || p->d == NULL)
+    return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  const int o = p->w_type == Q8RT_DTYPE_UINT8 ? 128 : 0;
+  p->need_colsum = 0;
+  for (size_t m = 0; m < M; m++) {
+    uint32_t sum = 0;
+    for (size_t k = 0; k < as; k++) {
+      const int32_t w8 = k < K ? qk_load8(p->w, p->w_type, m * K + k) - o : 0;
+      p->wa[m * as + k] = k < K ? (uint8_t)(w8 + 128) : 0;
+      sum += (uint32_t)w8;
+    }
+    p->wsum[m] = sum;
+    p->d[m] = (uint32_t)(p->w_zp[m] - o);
+    if (p->d[m] != p->d[m - m % (size_t)Mg]) p->need_colsum = 1;
+  }
+  p->gemm = pick.fn;
+  p->mr = pick.mr;
+  p->nr = pick.nr;
+  p->k = K;
+  p->a_stride = as;
+  p->packb = q8rt_x8_packb_ukernel_c4__scalar;
+  uint32_t allowed = ctx->isa;
+  if (ctx->backend == Q8RT_BACKEND_AVX2) allowed &= Q8RT_ISA_AVX2;
+#define Q8RT_X8_PACKB_UKERNEL(pisa, fn) \
+  if (p->packb == q8rt_x8_packb_ukernel_c4__scalar && (allowed & (pisa))) p->packb = fn;
+#include "x8-packb/x8-packb.inc"
+#undef Q8RT_X8_PACKB_UKERNEL
   p->path = CI_PATH_GEMM;
-  p->transpose = q8rt_x8_transpose_ukernel__scalar;
-#define Q8RT_X8_TRANSPOSE_UKERNEL(tisa, fn) \
-  if (p->transpose == q8rt_x8_transpose_ukernel__scalar && (ctx->isa & (tisa))) p->transpose = fn;
-#include "x8-transpose/x8-transpose.inc"
-#undef Q8RT_X8_TRANSPOSE_UKERNEL
-  ctx->kernel = p->gemm.kernel;
-  ctx->reason = p->gemm.need_rowsum ? "im2col tiles (NCHW) + int32 GEMM; weight zero points corrected with row sums"
-                                    : "im2col tiles (NCHW) + int32 GEMM; zero point folded after the GEMM";
+  ctx->kernel = pick.kernel;
+  ctx->reason =
+      "NCHW: im2col rows [K][pixels] packed as B (x8-packb), weights as A, output rows written in place; "
+      "zero points corrected per row (s32-f32-vcvt)";
   return Q8RT_OK;
 }
 
 static q8rt_status ci_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
   const ir_graph *g = ctx->graph;
   const ir_node *n = ctx->node;
-  if (n->n_inputs < 2 || n->n_inputs > 4 || n->n_outputs != 1 || ir_node_input(g, n, 0) == NULL) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': expects 2 to 4 inputs and 1 output", n->op_type,
-                     n->name);
+  const int to_float = strcmp(n->domain, "q8rt") == 0;
+  if ((to_float ? n->n_inputs < 5 || n->n_inputs > 6 : n->n_inputs < 2 || n->n_inputs > 4) || n->n_outputs != 1 ||
+      ir_node_input(g, n, 0) == NULL) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': expects %s inputs and 1 output", n->op_type, n->name,
+                     to_float ? "5 or 6" : "2 to 4");
   }
   ci_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
   if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
@@ -171,6 +254,35 @@ static q8rt_status ci_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) 
     }
     for (int64_t m = 0; m < p->M; m++) p->w_zp[m] = qk_load8(wz->data, wz->dtype, wz->count == 1 ? 0 : (size_t)m);
   }
+  if (to_float) {
+    p->to_float = 1;
+    const ir_value *sv = ir_node_input(g, n, 4);
+    if (sv == NULL || (sv->dtype != Q8RT_DTYPE_UNDEFINED && sv->dtype != Q8RT_DTYPE_FLOAT32)) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': scale must be a float32 input", n->op_type,
+                       n->name);
+    }
+    if (sv->constant != NULL) {
+      if (sv->constant->dtype != Q8RT_DTYPE_FLOAT32 || sv->constant->count != 1) {
+        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': scale must be one float32 value", n->op_type,
+                         n->name);
+      }
+      p->scale = *(const float *)sv->constant->data;
+    } else {
+      p->scale_dynamic = 1;
+    }
+    if (ir_node_input(g, n, 5) != NULL) {
+      const ir_tensor *b;
+      if ((st = op_require_constant(g, n, 5, "bias", &b, err)) != Q8RT_OK) return st;
+      if (b->dtype != Q8RT_DTYPE_FLOAT32 || (b->count != 1 && b->count != p->M)) {
+        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': bias must be float32 with 1 or %lld values",
+                         n->op_type, n->name, (long long)p->M);
+      }
+      float *bias = q8rt_pool_array(ctx->pool, (size_t)(p->M > 0 ? p->M : 1), sizeof(float));
+      if (bias == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+      for (int64_t m = 0; m < p->M; m++) bias[m] = ((const float *)b->data)[b->count == 1 ? 0 : m];
+      p->bias = bias;
+    }
+  }
   if ((st = ir_attr_int(n, "group", 1, &p->group, err)) != Q8RT_OK) return st;
   if (p->group < 1 || p->M % p->group != 0) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': group %lld does not divide %lld output channels",
@@ -192,10 +304,15 @@ static q8rt_status ci_infer(const void *params, const ir_node *n, const op_shape
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': x is %s, expected %s", n->op_type, n->name,
                      q8rt_onnx_type_name(x->dtype), q8rt_onnx_type_name(p->x_type));
   }
-  out->dtype = Q8RT_DTYPE_INT32;
+  out->dtype = p->to_float ? Q8RT_DTYPE_FLOAT32 : Q8RT_DTYPE_INT32;
   out->rank = -1;
   if (p->x_zp_dynamic && in[2].rank >= 0 && op_shape_count(&in[2]) != 1 && concrete) {
     return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': x_zero_point must have one element", n->op_type, n->name);
+  }
+  if (p->scale_dynamic && concrete &&
+      ((in[4].dtype != Q8RT_DTYPE_UNDEFINED && in[4].dtype != Q8RT_DTYPE_FLOAT32) ||
+       (in[4].rank >= 0 && op_shape_count(&in[4]) != 1))) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': scale must be one float32 value", n->op_type, n->name);
   }
   if (x->rank < 0) return Q8RT_OK;
   if (x->rank != p->nsp + 2) {
@@ -227,25 +344,53 @@ static q8rt_status ci_infer(const void *params, const ir_node *n, const op_shape
   gm->pb[1] = pb[1];
   if (p->path == CI_PATH_GEMM) {
     const size_t pixels = (size_t)(o[0] * o[1]);
-    /* ~24 KiB of im2col rows per tile, a multiple of MR */
-    size_t t = 24576 / (p->gemm.a_stride * p->gemm.mr);
+    gm->direct = p->win.kernel[0] == 1 && p->win.kernel[1] == 1 && p->win.stride[0] == 1 && p->win.stride[1] == 1 &&
+                 pb[0] == 0 && pb[1] == 0 && o[0] == gm->in[0] && o[1] == gm->in[1];
+    /* ~64 KiB of packed B per tile (an L2-resident panel set every weight block passes over), at
+     * least one NR block, at most 1024 pixels */
+    size_t t = 65536 / (p->a_stride + 8) / p->nr;
     if (t < 1) t = 1;
-    gm->tile_rows = t * p->gemm.mr;
-    gm->tiles = pixels == 0 ? 0 : (pixels + gm->tile_rows - 1) / gm->tile_rows;
+    if (t * p->nr > 1024) t = 1024 / p->nr;
+    gm->tile = t * p->nr;
+    if (gm->tile > ci_round_up(pixels, p->nr)) gm->tile = ci_round_up(pixels > 0 ? pixels : 1, p->nr);
+    gm->tiles = pixels == 0 ? 0 : (pixels + gm->tile - 1) / gm->tile;
+  }
+  if (p->path == CI_PATH_DW && o[0] > 0 && o[1] > 0) {
+    /* a band of output rows reads (band - 1) * sh + (KH - 1) * dh + 1 padded rows of pw bytes;
+     * at most 1 MiB of them, else the row-by-row vmacc route (dims here are bounded: checked) */
+    const uint64_t pw = (uint64_t)(o[1] - 1) * (uint64_t)p->win.stride[1] +
+                        (uint64_t)(p->win.kernel[1] - 1) * (uint64_t)p->win.dilation[1] + 1;
+    const uint64_t rows1 = (uint64_t)(p->win.kernel[0] - 1) * (uint64_t)p->win.dilation[0] + 1;
+    const uint64_t cap = (uint64_t)1 << 20;
+    gm->pw = 0;
+    gm->band = 0;
+    if (pw <= cap && rows1 <= cap / pw) {
+      uint64_t band = (cap / pw - rows1) / (uint64_t)p->win.stride[0] + 1;
+      if (band > (uint64_t)o[0]) band = (uint64_t)o[0];
+      gm->pw = (size_t)pw;
+      gm->band = (size_t)band;
+    }
   }
   return Q8RT_OK;
 }
 
 #define CI_MAX_SLOTS 64
 
-/* One thread's buffers: the im2col tile, the GEMM's int32 tile, row sums, per-channel terms. */
+/* One thread's buffers. GEMM: the im2col rows (unless direct), the packed B tile, the column sums,
+ * the per-row terms. Depthwise: one int32 output row. */
 static size_t ci_slot_bytes(const ci_params *p, const ci_geom *gm) {
-  const size_t mg = (size_t)(p->M / p->group);
   if (p->path == CI_PATH_GEMM) {
-    return ci_round_up(gm->tile_rows * p->gemm.a_stride, 64) + ci_round_up(gm->tile_rows * mg * sizeof(int32_t), 64) +
-           ci_round_up(gm->tile_rows * sizeof(uint32_t), 64) + ci_round_up(mg * sizeof(uint32_t), 64);
+    const size_t mg = (size_t)(p->M / p->group);
+    return (gm->direct ? 0 : ci_round_up(p->k * gm->tile, 64)) +
+           ci_round_up(gm->tile / p->nr * q8rt_x8_packb_block_bytes(p->k, p->nr), 64) +
+           ci_round_up(gm->tile * sizeof(uint32_t), 64) + ci_round_up(mg * sizeof(uint32_t), 64);
   }
-  if (p->path == CI_PATH_DW) return ci_round_up((size_t)gm->out[1] * sizeof(uint32_t), 64);
+  if (p->path == CI_PATH_DW) {
+    const size_t band_rows = gm->band == 0 ? 0
+                                           : (gm->band - 1) * (size_t)p->win.stride[0] +
+                                                 (size_t)((p->win.kernel[0] - 1) * p->win.dilation[0]) + 1;
+    return ci_round_up((size_t)gm->out[1] * sizeof(uint32_t), 64) + ci_round_up(band_rows * gm->pw + 64, 64);
+  }
   return 0;
 }
 
@@ -258,12 +403,13 @@ typedef struct ci_run_ctx {
   const ci_params *p;
   const ci_geom *gm;
   const uint8_t *x;
-  int32_t *y;
+  void *y;
   uint8_t *workspace;
   size_t slot_bytes, slots;
   int32_t xzp;    /* as the type's value */
   uint32_t xz_u8; /* in the uint8 domain the GEMM computes in */
   uint8_t xz_raw, x_xor;
+  float scale;
   atomic_int busy[CI_MAX_SLOTS];
 } ci_run_ctx;
 
@@ -279,93 +425,127 @@ static uint8_t *ci_claim(ci_run_ctx *c, size_t *slot) {
 
 static void ci_release(ci_run_ctx *c, size_t slot) { atomic_store_explicit(&c->busy[slot], 0, memory_order_release); }
 
-/* Task (image b, group g, tile): im2col, GEMM, corrected transposed store. */
+/* The output stage's parameters for channel m (c and e set by the caller). */
+static q8rt_s32_vcvt_params ci_vcvt_params(const ci_run_ctx *c, size_t m) {
+  const ci_params *p = c->p;
+  q8rt_s32_vcvt_params v;
+  v.c = 0;
+  v.e = 0;
+  v.scale = c->scale;
+  v.bias = p->bias != NULL ? p->bias[m] : 0.0f;
+  v.mode = !p->to_float ? Q8RT_S32_VCVT_INT32 : p->bias != NULL ? Q8RT_S32_VCVT_SCALE_BIAS : Q8RT_S32_VCVT_SCALE;
+  return v;
+}
+
+/* im2col rows [K][rows] of output pixels [p0, p0 + rows) of one group's planes: row k = (c, ky,
+ * kx) holds, per pixel, its input byte (x_zp where the tap falls in the padding). */
+static void ci_im2col(const ci_run_ctx *c, const uint8_t *xb, size_t p0, size_t rows, uint8_t *dst, size_t ld) {
+  const ci_params *p = c->p;
+  const ci_geom *gm = c->gm;
+  const size_t H = (size_t)gm->in[0], W = (size_t)gm->in[1], OW = (size_t)gm->out[1];
+  const size_t KH = (size_t)p->win.kernel[0], KW = (size_t)p->win.kernel[1];
+  const size_t sh = (size_t)p->win.stride[0], sw = (size_t)p->win.stride[1];
+  const size_t dh = (size_t)p->win.dilation[0], dw = (size_t)p->win.dilation[1];
+  const size_t pt = (size_t)gm->pb[0], pl = (size_t)gm->pb[1];
+  for (size_t ch = 0; ch < (size_t)p->Cg; ch++) {
+    const uint8_t *plane = xb + ch * H * W;
+    for (size_t ky = 0; ky < KH; ky++) {
+      for (size_t kx = 0; kx < KW; kx++, dst += ld) {
+        size_t oy = p0 / OW, ox = p0 % OW;
+        uint8_t *d = dst;
+        /* segments of one output row: one bounds check per segment, then a (strided) copy */
+        for (size_t r = 0; r < rows;) {
+          const size_t seg = OW - ox < rows - r ? OW - ox : rows - r;
+          const size_t iy_p = oy * sh + ky * dh;
+          size_t lo = seg, hi = seg; /* columns [lo, hi) of the segment read the plane */
+          if (iy_p >= pt && iy_p - pt < H) {
+            const int64_t base = (int64_t)(ox * sw) + (int64_t)(kx * dw) - (int64_t)pl; /* ix = base + j * sw */
+            int64_t l = base >= 0 ? 0 : (-base + (int64_t)sw - 1) / (int64_t)sw;
+            int64_t h = (int64_t)W - base <= 0 ? 0 : ((int64_t)W - base + (int64_t)sw - 1) / (int64_t)sw;
+            if (h > (int64_t)seg) h = (int64_t)seg;
+            if (l < h) {
+              lo = (size_t)l;
+              hi = (size_t)h;
+            }
+            if (lo < hi) {
+              const uint8_t *src = plane + (iy_p - pt) * W + (size_t)(base + (int64_t)(lo * sw));
+              if (sw == 1) {
+                memcpy(d + lo, src, hi - lo);
+              } else {
+                for (size_t j = lo; j < hi; j++) d[j] = src[(j - lo) * sw];
+              }
+            }
+          }
+          memset(d, c->xz_raw, lo);
+          memset(d + hi, c->xz_raw, seg - hi);
+          d += seg;
+          r += seg;
+          ox = 0;
+          oy++;
+        }
+      }
+    }
+  }
+}
+
+/* Task (image b, group g, tile): B rows (the planes, or im2col), pack, one GEMM call per MR
+ * weight rows writing NCHW output rows, then the output stage on those rows while in cache. */
 static void ci_gemm_task(void *context, size_t task) {
   ci_run_ctx *c = context;
   const ci_params *p = c->p;
   const ci_geom *gm = c->gm;
   const size_t G = (size_t)p->group, mg = (size_t)(p->M / p->group), cg = (size_t)p->Cg;
   const size_t tile = task % gm->tiles, g = (task / gm->tiles) % G, b = task / gm->tiles / G;
-  const size_t H = (size_t)gm->in[0], W = (size_t)gm->in[1], OW = (size_t)gm->out[1];
-  const size_t pixels = (size_t)gm->out[0] * OW;
-  const size_t KH = (size_t)p->win.kernel[0], KW = (size_t)p->win.kernel[1];
-  const size_t sh = (size_t)p->win.stride[0], sw = (size_t)p->win.stride[1];
-  const size_t dh = (size_t)p->win.dilation[0], dw = (size_t)p->win.dilation[1];
-  const size_t pt = (size_t)gm->pb[0], pl = (size_t)gm->pb[1];
-  const size_t p0 = tile * gm->tile_rows, rows = pixels - p0 < gm->tile_rows ? pixels - p0 : gm->tile_rows;
+  const size_t H = (size_t)gm->in[0], W = (size_t)gm->in[1];
+  const size_t pixels = (size_t)(gm->out[0] * gm->out[1]);
+  const size_t p0 = tile * gm->tile, rows = pixels - p0 < gm->tile ? pixels - p0 : gm->tile;
+  const size_t K = p->k;
   size_t slot;
   uint8_t *ws = ci_claim(c, &slot);
-  uint8_t *a = ws;
-  int32_t *acc = (int32_t *)(ws + ci_round_up(gm->tile_rows * p->gemm.a_stride, 64));
-  uint32_t *rs = (uint32_t *)((uint8_t *)acc + ci_round_up(gm->tile_rows * mg * sizeof(int32_t), 64));
-  uint32_t *c0 = (uint32_t *)((uint8_t *)rs + ci_round_up(gm->tile_rows * sizeof(uint32_t), 64));
+  uint8_t *col = ws;
+  uint8_t *packed = col + (gm->direct ? 0 : ci_round_up(K * gm->tile, 64));
+  uint32_t *xs = (uint32_t *)(packed + ci_round_up(gm->tile / p->nr * q8rt_x8_packb_block_bytes(K, p->nr), 64));
+  uint32_t *rt = (uint32_t *)((uint8_t *)xs + ci_round_up(gm->tile * sizeof(uint32_t), 64));
   const uint8_t *xb = c->x + (b * gm->c + g * cg) * H * W;
-  const size_t K = p->gemm.k;
-  if (KH == 1 && KW == 1 && sh == 1 && sw == 1 && pt == 0 && pl == 0 && gm->out[0] == gm->in[0] && OW == W) {
-    /* pointwise: row r is the pixel's channels, read plane by plane */
-    p->transpose(cg, rows, xb + p0, H * W, a, p->gemm.a_stride);
+  const uint8_t *brows;
+  size_t bstride;
+  if (gm->direct) {
+    brows = xb + p0;
+    bstride = H * W;
   } else {
-    /* k outer, rows inner: each (c, ky, kx) reads its plane along the tile's pixels (mostly
-     * consecutive bytes) instead of every row hopping across all the planes */
-    size_t k = 0;
-    for (size_t ch = 0; ch < cg; ch++) {
-      const uint8_t *plane = xb + ch * H * W;
-      for (size_t ky = 0; ky < KH; ky++) {
-        for (size_t kx = 0; kx < KW; kx++, k++) {
-          uint8_t *dst = a + k;
-          const size_t as = p->gemm.a_stride;
-          size_t oy = p0 / OW, ox = p0 % OW;
-          /* segments of one output row: one bounds check per segment, then a strided copy */
-          for (size_t r = 0; r < rows;) {
-            const size_t seg = OW - ox < rows - r ? OW - ox : rows - r;
-            const size_t iy_p = oy * sh + ky * dh;
-            size_t lo = seg, hi = seg; /* columns [lo, hi) of the segment read the plane */
-            if (iy_p >= pt && iy_p - pt < H) {
-              const int64_t off = (int64_t)(kx * dw) - (int64_t)pl; /* ix = (ox + j) * sw + off */
-              const int64_t base = (int64_t)(ox * sw) + off;
-              int64_t l = base >= 0 ? 0 : (-base + (int64_t)sw - 1) / (int64_t)sw;
-              int64_t h = (int64_t)W - base <= 0 ? 0 : ((int64_t)W - base + (int64_t)sw - 1) / (int64_t)sw;
-              if (h > (int64_t)seg) h = (int64_t)seg;
-              if (l < h) {
-                lo = (size_t)l;
-                hi = (size_t)h;
-              }
-            }
-            for (size_t j = 0; j < lo; j++) dst[j * as] = c->xz_raw;
-            if (lo < hi) {
-              /* from column lo on: never a pointer before the row */
-              const uint8_t *src =
-                  plane + (iy_p - pt) * W + (size_t)((int64_t)((ox + lo) * sw) + (int64_t)(kx * dw) - (int64_t)pl);
-              for (size_t j = lo; j < hi; j++) dst[j * as] = src[(j - lo) * sw];
-            }
-            for (size_t j = hi; j < seg; j++) dst[j * as] = c->xz_raw;
-            dst += seg * as;
-            r += seg;
-            ox = 0;
-            oy++;
-          }
-        }
-      }
-    }
+    ci_im2col(c, xb, p0, rows, col, rows);
+    brows = col;
+    bstride = rows;
   }
-  for (size_t r = 0; r < rows; r++) memset(a + r * p->gemm.a_stride + K, 0, p->gemm.a_stride - K);
-  if (p->gemm.need_rowsum) gemm_i32_row_sums(&p->gemm, a, p->gemm.a_stride, rows, c->x_xor, c->xz_u8, rs);
   const size_t m0 = g * mg;
-  for (size_t m = 0; m < mg; m++) c0[m] = 0u - c->xz_u8 * p->gemm.wsum[m0 + m];
-  gemm_i32_rows(&p->gemm, g, a, p->gemm.a_stride, rows, acc, mg * sizeof(int32_t), c->x_xor);
+  const uint32_t d0 = p->d[m0], xz = c->xz_u8;
+  p->packb(K, rows, brows, bstride, c->x_xor, p->nr, 16384u * (uint32_t)K, 128u + d0, packed,
+           p->need_colsum ? xs : NULL);
+  /* acc + (128 - x_zp) * W[m] + K * x_zp * d[m]  [- (d[m] - d0) * X[p]] */
   for (size_t m = 0; m < mg; m++) {
-    int32_t *yr = c->y + (b * (size_t)p->M + m0 + m) * pixels + p0;
-    const uint32_t cm = c0[m], dm = p->gemm.d[m0 + m];
-    if (p->gemm.need_rowsum) {
-      for (size_t r = 0; r < rows; r++) yr[r] = (int32_t)((uint32_t)acc[r * mg + m] + cm - dm * rs[r]);
-    } else {
-      for (size_t r = 0; r < rows; r++) yr[r] = (int32_t)((uint32_t)acc[r * mg + m] + cm);
+    rt[m] = (128u - xz) * p->wsum[m0 + m] + (uint32_t)K * xz * p->d[m0 + m];
+  }
+  q8rt_qu8_requant_params rq;
+  memset(&rq, 0, sizeof(rq));
+  uint8_t *y = (uint8_t *)c->y + ((b * (size_t)p->M + m0) * pixels + p0) * 4;
+  for (size_t m = 0; m < mg; m += p->mr) {
+    const size_t mr = mg - m < p->mr ? mg - m : p->mr;
+    p->gemm(mr, rows, K, p->wa + (m0 + m) * p->a_stride, p->a_stride, packed, y + m * pixels * 4, pixels * 4, &rq);
+    for (size_t i = m; i < m + mr; i++) {
+      q8rt_s32_vcvt_params vp = ci_vcvt_params(c, m0 + i);
+      vp.c = rt[i];
+      vp.e = p->d[m0 + i] - d0;
+      int32_t *row = (int32_t *)(void *)(y + i * pixels * 4);
+      p->vcvt(rows, row, p->need_colsum && vp.e != 0 ? xs : NULL, row, &vp);
     }
   }
   ci_release(c, slot);
 }
 
-/* Task (image b, channel m) of a depthwise convolution. */
+/* Task (image b, channel m) of a depthwise convolution: bands of output rows, each from a copy of
+ * the input rows it reads padded with x_zp (a padded tap adds (x_zp - x_zp) * w = 0 like the
+ * reference's skipped one), one dwconv2d-chw call per output row; planes too wide for a band take
+ * the vmacc route, one tap at a time over the columns it covers. */
 static void ci_dw_task(void *context, size_t task) {
   ci_run_ctx *c = context;
   const ci_params *p = c->p;
@@ -376,9 +556,43 @@ static void ci_dw_task(void *context, size_t task) {
   const int64_t sh = p->win.stride[0], sw = p->win.stride[1], dh = p->win.dilation[0], dw = p->win.dilation[1];
   const uint8_t *plane = c->x + (b * gm->c + m) * (size_t)(H * W);
   const int32_t *wv = p->wdw + (int64_t)m * KH * KW;
-  int32_t *y = c->y + (b * (size_t)p->M + m) * (size_t)(OH * OW);
+  uint8_t *y = (uint8_t *)c->y + (b * (size_t)p->M + m) * (size_t)(OH * OW) * 4;
+  const q8rt_s32_vcvt_params vp = ci_vcvt_params(c, m);
   size_t slot;
-  uint32_t *acc = (uint32_t *)ci_claim(c, &slot);
+  uint8_t *ws = ci_claim(c, &slot);
+  uint32_t *acc = (uint32_t *)ws;
+  if (gm->band > 0) {
+    uint8_t *pad = ws + ci_round_up((size_t)OW * sizeof(uint32_t), 64);
+    const size_t pw = gm->pw;
+    const int32_t bias = (int32_t)(0u - c->xz_u8 * p->wdw_sum[m]);
+    for (int64_t oy0 = 0; oy0 < OH; oy0 += (int64_t)gm->band) {
+      const int64_t oy1 = OH - oy0 < (int64_t)gm->band ? OH : oy0 + (int64_t)gm->band;
+      const int64_t iy0 = oy0 * sh - gm->pb[0], rows = (oy1 - 1 - oy0) * sh + (KH - 1) * dh + 1;
+      for (int64_t r = 0; r < rows; r++) {
+        uint8_t *dst = pad + (size_t)r * pw;
+        const int64_t iy = iy0 + r;
+        if (iy < 0 || iy >= H) {
+          memset(dst, c->xz_raw, pw);
+          continue;
+        }
+        /* padded column j reads input column j - pl */
+        const int64_t pl = gm->pb[1];
+        const int64_t lo = pl < (int64_t)pw ? pl : (int64_t)pw;
+        int64_t hi = pl + W < (int64_t)pw ? pl + W : (int64_t)pw;
+        if (hi < lo) hi = lo;
+        memset(dst, c->xz_raw, (size_t)lo);
+        memcpy(dst + lo, plane + iy * W + (lo - pl), (size_t)(hi - lo));
+        memset(dst + hi, c->xz_raw, pw - (size_t)hi);
+      }
+      for (int64_t oy = oy0; oy < oy1; oy++) {
+        p->dwrow((size_t)OW, (size_t)KH, (size_t)KW, pad + (size_t)((oy - oy0) * sh) * pw, (size_t)dh * pw, (size_t)sw,
+                 (size_t)dw, c->x_xor, wv, bias, (int32_t *)acc);
+        p->vcvt((size_t)OW, (const int32_t *)acc, NULL, y + (size_t)(oy * OW) * 4, &vp);
+      }
+    }
+    ci_release(c, slot);
+    return;
+  }
   for (int64_t oy = 0; oy < OH; oy++) {
     for (int64_t ox = 0; ox < OW; ox++) acc[ox] = 0;
     for (int64_t ky = 0; ky < KH; ky++) {
@@ -395,7 +609,7 @@ static void ci_dw_task(void *context, size_t task) {
                  acc + lo);
       }
     }
-    memcpy(y + oy * OW, acc, (size_t)OW * sizeof(int32_t));
+    p->vcvt((size_t)OW, (const int32_t *)acc, NULL, y + (size_t)(oy * OW) * 4, &vp);
   }
   ci_release(c, slot);
 }
@@ -404,6 +618,7 @@ static void ci_run(const void *params, const void *geom, const op_tensor *in, op
                    const op_exec_ctx *ctx) {
   const ci_params *p = params;
   const ci_geom *gm = geom;
+  const float scale = !p->to_float ? 0.0f : p->scale_dynamic ? *(const float *)in[4].data : p->scale;
   if (p->path != CI_PATH_SCALAR) {
     ci_run_ctx c;
     c.p = p;
@@ -419,6 +634,7 @@ static void ci_run(const void *params, const void *geom, const op_tensor *in, op
     c.xz_raw = (uint8_t)c.xzp;
     c.x_xor = x_signed ? 0x80 : 0;
     c.xz_u8 = (uint32_t)(x_signed ? c.xzp + 128 : c.xzp);
+    c.scale = scale;
     if (p->path == CI_PATH_GEMM) {
       q8rt_parallel_for(ctx->pool, gm->n * (size_t)p->group * gm->tiles, ci_gemm_task, &c);
     } else {
@@ -429,11 +645,16 @@ static void ci_run(const void *params, const void *geom, const op_tensor *in, op
   const int64_t H = gm->in[0], W = gm->in[1], OH = gm->out[0], OW = gm->out[1];
   const int64_t KH = p->win.kernel[0], KW = p->win.kernel[1], Mg = p->M / p->group;
   const int32_t xzp = p->x_zp_dynamic ? qk_load8(in[2].data, p->x_type, 0) : p->x_zp;
-  int32_t *Y = out[0].data;
+  uint8_t *Y = out[0].data;
   for (size_t b = 0; b < gm->n; b++) {
     for (int64_t m = 0; m < p->M; m++) {
       const int64_t gi = m / Mg;
       const int32_t wz = p->w_zp[m];
+      q8rt_s32_vcvt_params vp;
+      memset(&vp, 0, sizeof(vp));
+      vp.scale = scale;
+      vp.bias = p->bias != NULL ? p->bias[m] : 0.0f;
+      vp.mode = !p->to_float ? Q8RT_S32_VCVT_INT32 : p->bias != NULL ? Q8RT_S32_VCVT_SCALE_BIAS : Q8RT_S32_VCVT_SCALE;
       for (int64_t oh = 0; oh < OH; oh++) {
         for (int64_t ow = 0; ow < OW; ow++) {
           uint32_t acc = 0;
@@ -452,7 +673,9 @@ static void ci_run(const void *params, const void *geom, const op_tensor *in, op
               }
             }
           }
-          Y[((b * (size_t)p->M + (size_t)m) * (size_t)OH + (size_t)oh) * (size_t)OW + (size_t)ow] = (int32_t)acc;
+          const int32_t a = (int32_t)acc;
+          const size_t at = ((b * (size_t)p->M + (size_t)m) * (size_t)OH + (size_t)oh) * (size_t)OW + (size_t)ow;
+          p->vcvt(1, &a, NULL, Y + at * 4, &vp);
         }
       }
     }
@@ -463,6 +686,16 @@ const op_def q8rt_op_conv_integer = {
     .op_type = "ConvInteger",
     .domain = "",
     .min_opset = 10,
+    .prepare = ci_prepare,
+    .infer = ci_infer,
+    .workspace = ci_workspace,
+    .run = ci_run,
+};
+
+const op_def q8rt_op_conv_integer_to_float = {
+    .op_type = "ConvIntegerToFloat",
+    .domain = "q8rt",
+    .min_opset = 1,
     .prepare = ci_prepare,
     .infer = ci_infer,
     .workspace = ci_workspace,

@@ -184,6 +184,9 @@ CI_CASES = [
     ((2, 12, 9, 9), (18, 4, 3, 3), {"group": 3, "strides": [2, 2], "pads": [1, 0, 1, 2]}, np.int8, np.uint8, True),
     ((1, 6, 13, 11), (6, 1, 3, 3), {"group": 6, "strides": [2, 2], "pads": [1, 1, 1, 1], "dilations": [2, 1]},
      np.int8, np.int8, True),
+    # depthwise rows past the kernels' 64-output blocks, strides 1 and 2 along the row
+    ((1, 4, 9, 150), (4, 1, 3, 3), {"group": 4, "pads": [1, 1, 1, 1]}, np.uint8, np.uint8, False),
+    ((1, 4, 9, 150), (4, 1, 5, 5), {"group": 4, "strides": [1, 2], "pads": [2, 2, 2, 2]}, np.int8, np.uint8, True),
 ]
 
 
