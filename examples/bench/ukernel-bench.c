@@ -22,6 +22,7 @@
 
 #include "q8rt-isa.h"
 #include "q8rt-kernels.h"
+#include "f32-dwconv/f32-dwconv.h"
 #include "f32-gemm/f32-gemm.h"
 #include "q8-softmax/q8-softmax.h"
 #include "qu8-dwconv2d-chw/qu8-dwconv2d-chw.h"
@@ -316,6 +317,55 @@ static const struct {
 #include "f32-gemm/f32-gemm.inc"
 #undef Q8RT_F32_GEMM_UKERNEL
 };
+
+static const struct {
+  unsigned isa;
+  q8rt_f32_dwconv_ukernel_fn fn;
+  const char *name;
+} g_f32_dwconv[] = {
+#define Q8RT_F32_DWCONV_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "f32-dwconv/f32-dwconv.inc"
+#undef Q8RT_F32_DWCONV_UKERNEL
+    {Q8RT_ISA_SCALAR, q8rt_f32_dwconv_ukernel__scalar, "q8rt_f32_dwconv_ukernel__scalar"},
+};
+
+/* f32-dwconv: a 3x3 depthwise plane (pad 1) of 96x192 outputs, row by row, at strides 1 and 2,
+ * checked against the scalar twin. */
+static int bench_f32_dwconv(const char *filter) {
+  enum { H = 96, W = 192, IW = 2 * W };
+  static float x[(2 * H + 2) * IW], y0[H * W], y1[H * W];
+  const float w[9] = {0.25f, -0.5f, 0.125f, 1.0f, -0.75f, 0.5f, -0.125f, 0.375f, -1.0f};
+  int bad = 0;
+  double t;
+  for (size_t i = 0; i < sizeof(x) / sizeof(x[0]); i++) x[i] = (float)(int32_t)(rnd() % 2001 - 1000) * 1e-3f;
+  for (size_t s = 1; s <= 2; s++) {
+    const size_t in_w = W * s;
+    printf("f32-dwconv, 3x3 pad 1 stride %zu, %dx%d outputs\n", s, H, W);
+#define DW_PLANE(fn, y)                                                                        \
+  do {                                                                                         \
+    for (size_t o = 0; o < H; o++) {                                                           \
+      const size_t r0 = o * s == 0 ? 0 : o * s - 1, rows = o * s == 0 ? 2 : 3;                 \
+      memset(y + o * W, 0, W * sizeof(float));                                                 \
+      fn(W, rows, 3, s, 1, 1, in_w, x + r0 * in_w, in_w, w + (o * s == 0 ? 3 : 0), y + o * W); \
+    }                                                                                          \
+  } while (0)
+    DW_PLANE(q8rt_f32_dwconv_ukernel__scalar, y0);
+    for (size_t k = 0; k < sizeof(g_f32_dwconv) / sizeof(g_f32_dwconv[0]); k++) {
+      if (!wanted(filter, g_f32_dwconv[k].name)) continue;
+      if (!isa_supported(g_f32_dwconv[k].isa)) {
+        printf("  %-62s skipped (CPU lacks its ISA)\n", g_f32_dwconv[k].name);
+        continue;
+      }
+      DW_PLANE(g_f32_dwconv[k].fn, y1);
+      const bool ok = memcmp(y0, y1, sizeof(y0)) == 0;
+      bad |= !ok;
+      TIME_MEDIAN(t, DW_PLANE(g_f32_dwconv[k].fn, y1));
+      report(g_f32_dwconv[k].name, t, (double)H * W * 9, "MAC", ok);
+    }
+#undef DW_PLANE
+  }
+  return bad;
+}
 
 static const struct {
   unsigned isa;
@@ -757,6 +807,7 @@ int main(int argc, char **argv) {
   bad |= bench_vcvt(filter);
   bad |= bench_small_families(filter);
   bad |= bench_f32_gemm_lut(filter);
+  bad |= bench_f32_dwconv(filter);
   bad |= bench_rsum(filter);
   bad |= bench_softmax(filter);
   bad |= bench_vmacc(filter);

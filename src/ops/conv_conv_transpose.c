@@ -15,7 +15,7 @@
  *   written straight into the panels of an f32-gemm variant (AVX-512, AVX2, NEON or the portable 4x4 tile; each the fma
  *   chain of the scalar twin), the weights [M/g][K] are its A, written straight into the NCHW
  *   output; the bias is added after the chain. Tiles do not depend on the thread count.
- * - depthwise (any backend but reference): per plane and output row, tap by tap (fdw_plane).
+ * - depthwise (any backend but reference): per plane and output row on an f32-dwconv variant.
  * ConvTranspose sums each kernel tap's channel dot product (channel order) and adds the taps in
  * row-major order (ONNX Runtime's col2im order), then the bias, with separate multiplies and adds
  * (one portable route). ONNX Runtime agrees to a few ulps, not bitwise. */
@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "data_common.h"
+#include "f32-dwconv/f32-dwconv.h"
 #include "f32-gemm/f32-gemm.h"
 #include "op_window.h"
 #include "q8rt-isa.h"
@@ -31,7 +32,7 @@
 typedef struct fconv_params {
   int transpose;
   q8rt_f32_gemm_ukernel_fn gemm; /* Conv's fast route, or NULL */
-  int dw;                        /* Conv's depthwise planes (any backend but reference) */
+  q8rt_f32_dwconv_ukernel_fn dw; /* Conv's depthwise row kernel (any backend but reference) */
   size_t nr;
   int64_t group;
   const int64_t *output_padding, *output_shape; /* ConvTranspose */
@@ -95,7 +96,20 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
     while (!op_isa_usable(fv[i].isa, ctx->isa, ctx->backend)) i++;
     p->gemm = fv[i].fn;
     p->nr = fv[i].nr;
-    p->dw = 1; /* taken at run time when the groups are depthwise */
+    /* depthwise rows: taken at run time when the groups are depthwise */
+    static const struct {
+      uint32_t isa;
+      q8rt_f32_dwconv_ukernel_fn fn;
+      const char *name;
+    } dv[] = {
+#define Q8RT_F32_DWCONV_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "f32-dwconv/f32-dwconv.inc"
+#undef Q8RT_F32_DWCONV_UKERNEL
+        {Q8RT_ISA_SCALAR, q8rt_f32_dwconv_ukernel__scalar, "q8rt_f32_dwconv_ukernel__scalar"},
+    };
+    size_t di = 0; /* the list ends with the twin */
+    while (!op_isa_usable(dv[di].isa, ctx->isa, ctx->backend)) di++;
+    p->dw = dv[di].fn;
     /* >= 4 output channels per group (the GEMM's A rows) take the GEMM; known here when W's shape is */
     const ir_value *wv = ir_node_input(ctx->graph, n, 1);
     const int64_t wm = wv != NULL && wv->rank >= 3 ? wv->dims[0] : -1, wc = wm >= 0 ? wv->dims[1] : -1;
@@ -103,8 +117,8 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
       ctx->kernel = fv[i].name + 5; /* drop the "q8rt_" prefix */
       ctx->reason = "im2col tiles packed for the f32 GEMM (one fma chain per output, as the reference loop)";
     } else if (wm == p->group && wc == 1) {
-      ctx->kernel = "conv_f32_depthwise__scalar";
-      ctx->reason = "depthwise planes, tap by tap over output rows (the reference loop's operations)";
+      ctx->kernel = dv[di].name + 5;
+      ctx->reason = "depthwise rows on f32-dwconv (the reference loop's rounded products and adds, in its order)";
     } else if (wm < 0) {
       ctx->reason =
           "W's shape is not known at load: the f32 GEMM from 4 output channels per group, depthwise "
@@ -393,15 +407,25 @@ static void fc_task(void *arg, size_t task) {
   atomic_store_explicit(&j->busy[slot], 0, memory_order_release);
 }
 
-/* Depthwise (one input and one output channel per group): per plane and output row, each tap
- * adds x * w over the output columns it reaches, taps in row-major order from 0.0f, then the
- * bias: per output the same multiplies and adds in the same order as the loop below, so the same
- * bits, with the column loop contiguous for the compiler. */
+/* Depthwise (one input and one output channel per group): per plane and output row, the
+ * f32-dwconv row kernel once per valid kernel plane on the kernel rows whose input rows exist
+ * (from 0.0f), then the bias: per output the reference loop's rounded products and adds in its
+ * order (valid taps in row-major order), so the same bits. */
 typedef struct fdw_job {
   const fconv_geom *g;
+  q8rt_f32_dwconv_ukernel_fn row;
   const float *x, *w, *bias;
   float *y;
 } fdw_job;
+
+/* Taps t in [*lo, *hi) of a kernel axis of k taps put base + t * d inside [0, len). */
+static void fdw_valid(int64_t base, int64_t d, int64_t k, int64_t len, int64_t *lo, int64_t *hi) {
+  int64_t a = base >= 0 ? 0 : (-base + d - 1) / d, b = len - 1 - base >= 0 ? (len - 1 - base) / d + 1 : 0;
+  if (b > k) b = k;
+  if (a > b) a = b;
+  *lo = a;
+  *hi = b;
+}
 
 static void fdw_plane(void *arg, size_t task) {
   const fdw_job *j = arg;
@@ -412,28 +436,18 @@ static void fdw_plane(void *arg, size_t task) {
   float *y = j->y + (nb * g->M + m) * op_window_out_plane(&g->w);
   const int64_t O2 = g->w.out[2];
   for (int64_t o0 = 0; o0 < g->w.out[0]; o0++) {
+    int64_t t0lo, t0hi;
+    fdw_valid(o0 * g->w.s[0] - g->w.pb[0], g->w.d[0], g->w.k[0], g->w.in[0], &t0lo, &t0hi);
     for (int64_t o1 = 0; o1 < g->w.out[1]; o1++, y += O2) {
       for (int64_t o2 = 0; o2 < O2; o2++) y[o2] = 0.0f;
-      for (int64_t t0 = 0; t0 < g->w.k[0]; t0++) {
-        const int64_t i0 = o0 * g->w.s[0] - g->w.pb[0] + t0 * g->w.d[0];
-        if (i0 < 0 || i0 >= g->w.in[0]) continue;
-        for (int64_t t1 = 0; t1 < g->w.k[1]; t1++) {
-          const int64_t i1 = o1 * g->w.s[1] - g->w.pb[1] + t1 * g->w.d[1];
-          if (i1 < 0 || i1 >= g->w.in[1]) continue;
-          const float *row = xc + (i0 * g->w.in[1] + i1) * g->w.in[2];
-          for (int64_t t2 = 0; t2 < g->w.k[2]; t2++) {
-            const float wv = wm[(t0 * g->w.k[1] + t1) * g->w.k[2] + t2];
-            const int64_t off = t2 * g->w.d[2] - g->w.pb[2], s2 = g->w.s[2]; /* i2 = o2 * s2 + off */
-            int64_t lo = off >= 0 ? 0 : (-off + s2 - 1) / s2;
-            int64_t hi = g->w.in[2] - off <= 0 ? 0 : (g->w.in[2] - off + s2 - 1) / s2;
-            if (hi > O2) hi = O2;
-            if (s2 == 1) {
-              for (int64_t o2 = lo; o2 < hi; o2++) y[o2] += row[o2 + off] * wv;
-            } else {
-              for (int64_t o2 = lo; o2 < hi; o2++) y[o2] += row[o2 * s2 + off] * wv;
-            }
-          }
-        }
+      const int64_t b1 = o1 * g->w.s[1] - g->w.pb[1];
+      int64_t t1lo, t1hi;
+      fdw_valid(b1, g->w.d[1], g->w.k[1], g->w.in[1], &t1lo, &t1hi);
+      for (int64_t t0 = t0lo; t0 < t0hi && t1lo < t1hi; t0++) {
+        const int64_t i0 = o0 * g->w.s[0] - g->w.pb[0] + t0 * g->w.d[0], i1 = b1 + t1lo * g->w.d[1];
+        j->row((size_t)O2, (size_t)(t1hi - t1lo), (size_t)g->w.k[2], (size_t)g->w.s[2], (size_t)g->w.d[2],
+               (size_t)g->w.pb[2], (size_t)g->w.in[2], xc + (i0 * g->w.in[1] + i1) * g->w.in[2],
+               (size_t)(g->w.d[1] * g->w.in[2]), wm + (t0 * g->w.k[1] + t1lo) * g->w.k[2], y);
       }
       if (j->bias != NULL) {
         const float b = j->bias[m];
@@ -464,9 +478,10 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
     q8rt_parallel_for(ctx->pool, (size_t)g->N * (size_t)g->group * j.tiles, fc_task, &j);
     return;
   }
-  if (p->dw && g->group == g->C && g->M == g->C) {
-    fdw_job j = {g, in[0].data, in[1].data, g->has_bias ? in[2].data : NULL, out[0].data};
-    q8rt_parallel_for(ctx->pool, (size_t)(g->N * g->M), fdw_plane, &j);
+  if (p->dw != NULL && g->group == g->C && g->M == g->C) {
+    fdw_job j = {g, p->dw, in[0].data, in[1].data, g->has_bias ? in[2].data : NULL, out[0].data};
+    const size_t cost = (size_t)(op_window_out_plane(&g->w) * op_window_taps(&g->w));
+    op_parallel_items(ctx, (size_t)(g->N * g->M), cost, 1 << 16, fdw_plane, &j);
     return;
   }
   const float *x = in[0].data, *w = in[1].data, *bias = g->has_bias ? in[2].data : NULL;
