@@ -35,6 +35,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "conv_paths.h"
 #include "op.h"
 #include "op_util.h"
 #include "q8rt-isa.h"
@@ -99,6 +100,8 @@ typedef struct rnn_params {
   float *w_scale, *r_scale;
   int w_scale_cols, r_scale_cols; /* 1 or 4H */
   int64_t q_input;                /* I, from W's shape */
+  gemm_i32 gw[2], gr[2];          /* W and R of each direction on the int32 GEMM kernels (fn NULL:
+                                   * none for this CPU/backend: the dq_row loop) */
 } rnn_params;
 
 typedef struct rnn_geom {
@@ -369,6 +372,18 @@ static q8rt_status dq_weights(op_prepare_ctx *ctx, rnn_params *p, int wi, int si
     q[i] = (int16_t)(qk_load8(t->data, t->dtype, (size_t)i) - z);
   }
   memcpy(s, sc->data, (size_t)sc->count * sizeof(float));
+  /* the int32 GEMM kernels, one packing per direction: B [k][4H] with one zero point */
+  const size_t K = (size_t)t->dims[1], GH = (size_t)G4;
+  int32_t *zps = q8rt_pool_array(ctx->pool, GH, sizeof(int32_t));
+  if (zps == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  gemm_i32 *gi = wi == 1 ? p->gw : p->gr;
+  for (int64_t d = 0; d < D; d++) {
+    for (size_t j = 0; j < GH; j++) zps[j] = qk_load8(zp->data, zp->dtype, (size_t)(d * per));
+    const uint8_t *wd = (const uint8_t *)t->data + (size_t)d * K * GH;
+    q8rt_status st =
+        gemm_i32_prepare(1, GH, K, wd, t->dtype, 1, GH, zps, ctx->backend, ctx->isa, ctx->pool, &gi[d], err);
+    if (st != Q8RT_OK) return st;
+  }
   *qout = q;
   *scale_out = s;
   *cols_out = (int)per;
@@ -564,7 +579,7 @@ static q8rt_status rnn_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err,
   ctx->reason = "float32, ONNX Runtime's DeepCPU gate arithmetic (fma chains, MLAS sigmoid/tanh)";
   if (!quantized && (st = const_weights(ctx, p, err)) != Q8RT_OK) return st;
   if (quantized) {
-    ctx->kernel = "dynamic_quantize_lstm__scalar";
+    ctx->kernel = p->gw[0].fn != NULL ? p->gw[0].kernel : "dynamic_quantize_lstm__scalar";
     ctx->reason = "ONNX Runtime's dynamic u8 quantization of X and h per GEMM, exact int32 GEMM, float gates";
   }
   *out = p;
@@ -1013,6 +1028,24 @@ static void dq_row(size_t K, size_t N, const uint8_t *a, int32_t azp, const int1
   }
 }
 
+/* acc rows [rows][n] = sum_k (a[r][k] - azp) * (w[k][j] - w_zp) modulo 2^32, as dq_row: on the int32
+ * GEMM kernels (their accumulator corrected by the zero points, see gemm_i32 in conv_paths.h) when
+ * the CPU has one, else the dq_row loop. a may be read up to 3 bytes past its last row. */
+static void dq_gemm(const gemm_i32 *g, size_t K, size_t N, const uint8_t *a, size_t rows, int32_t azp, const int16_t *w,
+                    uint32_t *acc) {
+  if (g->fn == NULL) {
+    for (size_t r = 0; r < rows; r++) dq_row(K, N, a + r * K, azp, w, acc + r * N);
+    return;
+  }
+  gemm_i32_rows(g, 0, a, K, rows, (int32_t *)acc, N * sizeof(int32_t), 0);
+  for (size_t r = 0; r < rows; r++) {
+    uint32_t rs = 0;
+    if (g->need_rowsum) gemm_i32_row_sums(g, a + r * K, K, 1, 0, (uint32_t)azp, &rs);
+    uint32_t *y = acc + r * N;
+    for (size_t j = 0; j < N; j++) y[j] = y[j] - (uint32_t)azp * g->wsum[j] - g->d[j] * rs;
+  }
+}
+
 /* DynamicQuantizeLSTM as ORT runs it (UniDirectionalLstm with uint8 GEMMs): X's rows [0, max_len)
  * are quantized as one block (one scale and zero point) and multiplied by W once per direction;
  * each step quantizes the hidden states of all batch rows as one block and adds h * R onto x * W:
@@ -1050,10 +1083,12 @@ static void dq_run(const void *params, const void *geom, const op_tensor *in, op
       const float *wb = io.Bias + d * 2 * GH, *rb = wb + GH;
       for (size_t j = 0; j < GH; j++) bsum[j] = wb[j] + rb[j];
     }
+    /* the int32 sums of every row in place, then scaled to float */
+    uint32_t *xacc = (uint32_t *)xw;
+    dq_gemm(&p->gw[d], I, GH, xq, max_len * B, xzp, qw, xacc);
     for (size_t r = 0; r < max_len * B; r++) {
-      dq_row(I, GH, xq + r * I, xzp, qw, acc);
       for (size_t j = 0; j < GH; j++)
-        xw[r * GH + j] = (float)(int32_t)acc[j] * (xs * wsc[p->w_scale_cols == 1 ? 0 : j]);
+        xw[r * GH + j] = (float)(int32_t)xacc[r * GH + j] * (xs * wsc[p->w_scale_cols == 1 ? 0 : j]);
     }
     for (size_t b = 0; b < B; b++) {
       const size_t sidx = (d * B + b) * H;
@@ -1074,7 +1109,7 @@ static void dq_run(const void *params, const void *geom, const op_tensor *in, op
         const size_t len = rnn_seq_len(io.lens, b, S);
         if (step >= len) continue;
         const size_t t = rev ? len - 1 - step : step;
-        dq_row(H, GH, hq + b * H, hzp, qr, acc);
+        dq_gemm(&p->gr[d], H, GH, hq + b * H, 1, hzp, qr, acc);
         const float *xr = xw + (t * B + b) * GH;
         for (size_t j = 0; j < GH; j++)
           g[j] = (float)(int32_t)acc[j] * (hsc * rsc[p->r_scale_cols == 1 ? 0 : j]) + xr[j];

@@ -272,7 +272,13 @@ def test_dynamic_quantize_lstm_vs_ort(case, tmp_path, q8rt_run):
     model, feeds = dq_build(S, B, I, H, direction, o, seed=zlib.crc32(name.encode()))
     want = h.run_ort(model, feeds)
     path = h.save_model(model, tmp_path / "m.onnx")
-    res = h.run_q8rt(path, {"X": h.save_npy(tmp_path / "x.npy", feeds["X"])}, tmp_path / "out").assert_ok()
+    inputs = {"X": h.save_npy(tmp_path / "x.npy", feeds["X"])}
+    res = h.run_q8rt(path, inputs, tmp_path / "out").assert_ok()
+    # the int32 GEMM kernels (auto) and the reference loop give the same bytes, at any thread count
+    for extra in (["--backend", "reference"], ["--threads", "2"]):
+        other = h.run_q8rt(path, inputs, tmp_path / ("out" + extra[1]), extra=extra).assert_ok()
+        for oname in ["Y", "Y_h", "Y_c"]:
+            h.assert_same_bytes(other.output(oname), res.output(oname), f"{name}/{oname} {' '.join(extra)}")
     exact = True
     notes = []
     for oname, w in zip(["Y", "Y_h", "Y_c"], want):
