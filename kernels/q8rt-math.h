@@ -49,22 +49,46 @@ static inline int32_t q8rt_cvt_rne(float v) {
  * rational approximations): x clamped, p(x)/q(x) with Horner steps as fused multiply-adds, which is
  * what ORT's FMA3 kernels compute lane by lane. Shared by the Sigmoid/Tanh ops and the recurrent ops'
  * gates (ORT's LSTM/GRU call the same MLAS routines). */
+/* The coefficients, named so the SIMD kernels (f32-vunary) use the very same values. */
+#define Q8RT_MLAS_LOGISTIC_P0 4.37031012579801e-11f
+#define Q8RT_MLAS_LOGISTIC_P1 1.15627324459942e-07f
+#define Q8RT_MLAS_LOGISTIC_P2 6.08574864600143e-05f
+#define Q8RT_MLAS_LOGISTIC_P3 8.51377133304701e-03f
+#define Q8RT_MLAS_LOGISTIC_P4 2.48287947061529e-01f
+#define Q8RT_MLAS_LOGISTIC_Q0 6.10247389755681e-13f
+#define Q8RT_MLAS_LOGISTIC_Q1 5.76102136993427e-09f
+#define Q8RT_MLAS_LOGISTIC_Q2 6.29106785017040e-06f
+#define Q8RT_MLAS_LOGISTIC_Q3 1.70198817374094e-03f
+#define Q8RT_MLAS_LOGISTIC_Q4 1.16817656904453e-01f
+#define Q8RT_MLAS_LOGISTIC_Q5 9.93151921023180e-01f
+#define Q8RT_MLAS_TANH_P0 -2.76076847742355e-16f
+#define Q8RT_MLAS_TANH_P1 2.00018790482477e-13f
+#define Q8RT_MLAS_TANH_P2 -8.60467152213735e-11f
+#define Q8RT_MLAS_TANH_P3 5.12229709037114e-08f
+#define Q8RT_MLAS_TANH_P4 1.48572235717979e-05f
+#define Q8RT_MLAS_TANH_P5 6.37261928875436e-04f
+#define Q8RT_MLAS_TANH_P6 4.89352455891786e-03f
+#define Q8RT_MLAS_TANH_Q0 1.19825839466702e-06f
+#define Q8RT_MLAS_TANH_Q1 1.18534705686654e-04f
+#define Q8RT_MLAS_TANH_Q2 2.26843463243900e-03f
+#define Q8RT_MLAS_TANH_Q3 4.89352518554385e-03f
+
 static inline float q8rt_mlas_logistic(float x) {
   float v = x < -18.0f ? -18.0f : x;
   v = v > 18.0f ? 18.0f : v;
   const float x2 = v * v;
-  float p = 4.37031012579801e-11f;
-  p = fmaf(p, x2, 1.15627324459942e-07f);
-  p = fmaf(p, x2, 6.08574864600143e-05f);
-  p = fmaf(p, x2, 8.51377133304701e-03f);
-  p = fmaf(p, x2, 2.48287947061529e-01f);
+  float p = Q8RT_MLAS_LOGISTIC_P0;
+  p = fmaf(p, x2, Q8RT_MLAS_LOGISTIC_P1);
+  p = fmaf(p, x2, Q8RT_MLAS_LOGISTIC_P2);
+  p = fmaf(p, x2, Q8RT_MLAS_LOGISTIC_P3);
+  p = fmaf(p, x2, Q8RT_MLAS_LOGISTIC_P4);
   p = p * v;
-  float q = 6.10247389755681e-13f;
-  q = fmaf(q, x2, 5.76102136993427e-09f);
-  q = fmaf(q, x2, 6.29106785017040e-06f);
-  q = fmaf(q, x2, 1.70198817374094e-03f);
-  q = fmaf(q, x2, 1.16817656904453e-01f);
-  q = fmaf(q, x2, 9.93151921023180e-01f);
+  float q = Q8RT_MLAS_LOGISTIC_Q0;
+  q = fmaf(q, x2, Q8RT_MLAS_LOGISTIC_Q1);
+  q = fmaf(q, x2, Q8RT_MLAS_LOGISTIC_Q2);
+  q = fmaf(q, x2, Q8RT_MLAS_LOGISTIC_Q3);
+  q = fmaf(q, x2, Q8RT_MLAS_LOGISTIC_Q4);
+  q = fmaf(q, x2, Q8RT_MLAS_LOGISTIC_Q5);
   float r = p / q + 0.5f;
   r = r < 0.0f ? 0.0f : r;
   return r > 1.0f ? 1.0f : r;
@@ -74,18 +98,18 @@ static inline float q8rt_mlas_tanh(float x) {
   float v = x < -9.0f ? -9.0f : x;
   v = v > 9.0f ? 9.0f : v;
   const float x2 = v * v;
-  float p = -2.76076847742355e-16f;
-  p = fmaf(p, x2, 2.00018790482477e-13f);
-  p = fmaf(p, x2, -8.60467152213735e-11f);
-  p = fmaf(p, x2, 5.12229709037114e-08f);
-  p = fmaf(p, x2, 1.48572235717979e-05f);
-  p = fmaf(p, x2, 6.37261928875436e-04f);
-  p = fmaf(p, x2, 4.89352455891786e-03f);
+  float p = Q8RT_MLAS_TANH_P0;
+  p = fmaf(p, x2, Q8RT_MLAS_TANH_P1);
+  p = fmaf(p, x2, Q8RT_MLAS_TANH_P2);
+  p = fmaf(p, x2, Q8RT_MLAS_TANH_P3);
+  p = fmaf(p, x2, Q8RT_MLAS_TANH_P4);
+  p = fmaf(p, x2, Q8RT_MLAS_TANH_P5);
+  p = fmaf(p, x2, Q8RT_MLAS_TANH_P6);
   p = p * v;
-  float q = 1.19825839466702e-06f;
-  q = fmaf(q, x2, 1.18534705686654e-04f);
-  q = fmaf(q, x2, 2.26843463243900e-03f);
-  q = fmaf(q, x2, 4.89352518554385e-03f);
+  float q = Q8RT_MLAS_TANH_Q0;
+  q = fmaf(q, x2, Q8RT_MLAS_TANH_Q1);
+  q = fmaf(q, x2, Q8RT_MLAS_TANH_Q2);
+  q = fmaf(q, x2, Q8RT_MLAS_TANH_Q3);
   return p / q;
 }
 

@@ -2,7 +2,7 @@
  * qu8-qc8w-gemm (plus its scalar twin) on the im2col GEMM shapes of the convolutions in PEERS.md:
  * M = output pixels, N = output channels, K = kernel_h * kernel_w * in_channels; the driver walks M
  * in steps of MR and hands each call all N channels, as the conv front-end does. Then the row
- * families (q8-vbinary, f32-qint-vcvt, qint-f32-vcvt, f32-vfmac: 64 Ki elements), x8-transpose
+ * families (q8-vbinary, f32-vbinary, f32-vunary, f32-qint-vcvt, qint-f32-vcvt, f32-vfmac: 64 Ki elements), x8-transpose
  * (56x56 pixels x 144 channels), q8-conv-ref (3x3, 16->16 channels, 28x28), f32-gemm, x8-lut, x8-rsum, q8-softmax and
  * qu8-vmacc-i32 in elements, bytes or MACs per second. qu8-dwconv has its own driver beside XNNPACK's: dwconv-ubench.c.
  * Single thread. Prints the median over repeated timed runs as GMAC/s, and the best run. Runs are timed in thread CPU
@@ -24,6 +24,8 @@
 #include "q8rt-kernels.h"
 #include "f32-dwconv/f32-dwconv.h"
 #include "f32-gemm/f32-gemm.h"
+#include "f32-vbinary/f32-vbinary.h"
+#include "f32-vunary/f32-vunary.h"
 #include "q8-softmax/q8-softmax.h"
 #include "qu8-dwconv2d-chw/qu8-dwconv2d-chw.h"
 #include "qu8-vmacc-i32/qu8-vmacc-i32.h"
@@ -722,6 +724,78 @@ static int bench_small_families(const char *filter) {
   return bad;
 }
 
+/* ---- f32-vbinary / f32-vunary: the float elementwise rows ---- */
+static const struct {
+  unsigned isa;
+  const char *name;
+  q8rt_f32_vbinary_set set;
+} g_f32_vbinary[] = {
+#define Q8RT_F32_VBINARY_UKERNELS(isa_flag, isa) {isa_flag, "f32_vbinary__" #isa, Q8RT_F32_VBINARY_TABLE(isa)},
+#include "f32-vbinary/f32-vbinary.inc"
+#undef Q8RT_F32_VBINARY_UKERNELS
+};
+static const struct {
+  unsigned isa;
+  const char *name;
+  q8rt_f32_vunary_ukernel_fn fn[Q8RT_F32_VUNARY_OP_COUNT];
+} g_f32_vunary[] = {
+#define Q8RT_F32_VUNARY_UKERNELS(isa_flag, isa) {isa_flag, "f32_vunary__" #isa, Q8RT_F32_VUNARY_TABLE(isa)},
+#include "f32-vunary/f32-vunary.inc"
+#undef Q8RT_F32_VUNARY_UKERNELS
+};
+
+static int bench_f32_elementwise(const char *filter) {
+  static const char *const bops[] = {"add", "sub", "mul", "div", "max", "min"};
+  static const char *const uops[] = {"vclamp",    "vneg",    "vabs",     "vsqrt", "vlrelu",
+                                     "vhsigmoid", "vhswish", "vsigmoid", "vtanh"};
+  static float y0[ROW_N], y1[ROW_N];
+  const size_t nb = sizeof(g_f32_vbinary) / sizeof(g_f32_vbinary[0]),
+               nu = sizeof(g_f32_vunary) / sizeof(g_f32_vunary[0]);
+  int bad = 0;
+  printf("f32-vbinary / f32-vunary, %d elements\n", ROW_N);
+  for (size_t k = 0; k < nb; k++) {
+    if (!wanted(filter, g_f32_vbinary[k].name)) continue;
+    if (!isa_supported(g_f32_vbinary[k].isa)) {
+      printf("  %-62s skipped (CPU lacks its ISA)\n", g_f32_vbinary[k].name);
+      continue;
+    }
+    for (int op = 0; op < Q8RT_F32_VBINARY_OP_COUNT; op++) {
+      for (int f = 0; f < 3; f++) {
+        q8rt_f32_vbinary_ukernel_fn fn = g_f32_vbinary[k].set.fn[op][f], twin = g_f32_vbinary[nb - 1].set.fn[op][f];
+        twin(ROW_N, g_fa, g_fb, y0);
+        fn(ROW_N, g_fa, g_fb, y1);
+        const bool ok = memcmp(y0, y1, sizeof(y0)) == 0;
+        bad |= !ok;
+        char name[96];
+        snprintf(name, sizeof(name), "%s%s%s (%s)", f == 2 ? "vr" : "v", bops[op], f ? "c" : "", g_f32_vbinary[k].name);
+        double t;
+        TIME_MEDIAN(t, fn(ROW_N, g_fa, g_fb, y1));
+        report(name, t, ROW_N, "elem", ok);
+      }
+    }
+  }
+  const q8rt_f32_vunary_params up = {-1.0f, 6.0f, 1.0f / 6.0f, 0.5f};
+  for (size_t k = 0; k < nu; k++) {
+    if (!wanted(filter, g_f32_vunary[k].name)) continue;
+    if (!isa_supported(g_f32_vunary[k].isa)) {
+      printf("  %-62s skipped (CPU lacks its ISA)\n", g_f32_vunary[k].name);
+      continue;
+    }
+    for (int op = 0; op < Q8RT_F32_VUNARY_OP_COUNT; op++) {
+      g_f32_vunary[nu - 1].fn[op](ROW_N, g_fa, y0, &up);
+      g_f32_vunary[k].fn[op](ROW_N, g_fa, y1, &up);
+      const bool ok = memcmp(y0, y1, sizeof(y0)) == 0;
+      bad |= !ok;
+      char name[96];
+      snprintf(name, sizeof(name), "%s (%s)", uops[op], g_f32_vunary[k].name);
+      double t;
+      TIME_MEDIAN(t, g_f32_vunary[k].fn[op](ROW_N, g_fa, y1, &up));
+      report(name, t, ROW_N, "elem", ok);
+    }
+  }
+  return bad;
+}
+
 int main(int argc, char **argv) {
   const char *filter = argc > 1 ? argv[1] : NULL;
   for (size_t i = 0; i < sizeof(g_u8a); i++) g_u8a[i] = (uint8_t)rnd(), g_u8b[i] = (uint8_t)rnd();
@@ -804,6 +878,7 @@ int main(int argc, char **argv) {
     free(c_ref);
   }
   bad |= bench_vbinary(filter);
+  bad |= bench_f32_elementwise(filter);
   bad |= bench_vcvt(filter);
   bad |= bench_small_families(filter);
   bad |= bench_f32_gemm_lut(filter);

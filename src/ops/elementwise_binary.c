@@ -3,7 +3,9 @@
  * the variadic Max, Min, Sum, Mean (float32; integer Max/Min too).
  *
  * Numerics follow ONNX Runtime's CPU kernels:
- * - float32: one IEEE operation per element (no fusion: the build uses -ffp-contract=off).
+ * - float32: one IEEE operation per element (no fusion: the build uses -ffp-contract=off), on the
+ *   f32-vbinary kernels (kernels/f32-vbinary: AVX-512, AVX2, NEON, the scalar twin), whose three
+ *   forms per op (vector op vector, vector op scalar, scalar op vector) keep each operand's side.
  * - integers: Add/Sub/Mul wrap modulo 2^bits (ORT's signed overflow is undefined; two's complement
  *   wrap is what its x86 code does). Div truncates toward zero like C++ `/`; division by zero,
  *   which crashes ORT (SIGFPE), gives 0 here, and INT_MIN / -1 gives INT_MIN.
@@ -21,6 +23,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "f32-vbinary/f32-vbinary.h"
 #include "op.h"
 #include "op_util.h"
 
@@ -32,7 +35,28 @@ typedef struct bin_params {
   enum bin_kind kind;
   int variadic; /* Max/Min/Sum/Mean: any number of inputs */
   int count;    /* number of inputs */
+  /* float32: the op's f32-vbinary functions (vector, c, rc) and, for Mean, the divide by a scalar */
+  q8rt_f32_vbinary_ukernel_fn f32[3];
+  q8rt_f32_vbinary_ukernel_fn divc;
 } bin_params;
+
+/* f32-vbinary.inc as a table with the kernels' names (for --explain) */
+#define VB_NAMES_(op, isa) \
+  {"f32_v" #op "_ukernel__" #isa, "f32_v" #op "c_ukernel__" #isa, "f32_vr" #op "c_ukernel__" #isa},
+static const struct {
+  uint32_t isa;
+  q8rt_f32_vbinary_set set;
+  const char *name[Q8RT_F32_VBINARY_OP_COUNT][3];
+} g_f32_vbinary[] = {
+#define Q8RT_F32_VBINARY_UKERNELS(isa_flag, isa)                                                        \
+  {isa_flag,                                                                                            \
+   Q8RT_F32_VBINARY_TABLE(isa),                                                                         \
+   {VB_NAMES_(add, isa) VB_NAMES_(sub, isa) VB_NAMES_(mul, isa) VB_NAMES_(div, isa) VB_NAMES_(max, isa) \
+        VB_NAMES_(min, isa)}},
+#include "f32-vbinary/f32-vbinary.inc"
+#undef Q8RT_F32_VBINARY_UKERNELS
+};
+#undef VB_NAMES_
 
 typedef struct bin_geom {
   int rank; /* merged rank, >= 1 */
@@ -78,63 +102,6 @@ typedef void (*bin_fn)(size_t n, const void *a, size_t sa, const void *b, size_t
 
 #define DEF_BIN(NAME, T, EXPR) \
   static void NAME(size_t n, const void *a, size_t sa, const void *b, size_t sb, void *y) { BIN_LOOP(T, EXPR) }
-
-/* float32: the contiguous and broadcast-scalar rows go in blocks of 8 through a local array, a
- * fixed-count loop with no possible overlap that GCC's -O2 vectorizer (the "very cheap" cost
- * model: no run-time alias checks, trip count a multiple of the vector width) turns into packed
- * instructions. Each lane is still the one IEEE operation of the scalar code (division, like
- * the others, is exactly rounded in SIMD; no contraction: -ffp-contract=off). */
-#define F32_BLOCK 8
-#define F32_BLOCKS(XI, WI, EXPR)               \
-  for (; i + F32_BLOCK <= n; i += F32_BLOCK) { \
-    float t_[F32_BLOCK];                       \
-    for (size_t j = 0; j < F32_BLOCK; j++) {   \
-      const float x = (XI), w = (WI);          \
-      t_[j] = (EXPR);                          \
-    }                                          \
-    memcpy(Y_ + i, t_, sizeof(t_));            \
-  }
-
-#define DEF_BIN_F32(NAME, EXPR)                                                             \
-  static void NAME(size_t n, const void *a, size_t sa, const void *b, size_t sb, void *y) { \
-    const float *A_ = a;                                                                    \
-    const float *B_ = b;                                                                    \
-    float *Y_ = y;                                                                          \
-    size_t i = 0;                                                                           \
-    if (sa == 1 && sb == 1) {                                                               \
-      F32_BLOCKS(A_[i + j], B_[i + j], EXPR)                                                \
-      for (; i < n; i++) {                                                                  \
-        const float x = A_[i], w = B_[i];                                                   \
-        Y_[i] = (EXPR);                                                                     \
-      }                                                                                     \
-    } else if (sa == 1 && sb == 0) {                                                        \
-      const float wc_ = B_[0];                                                              \
-      F32_BLOCKS(A_[i + j], wc_, EXPR)                                                      \
-      for (; i < n; i++) {                                                                  \
-        const float x = A_[i], w = wc_;                                                     \
-        Y_[i] = (EXPR);                                                                     \
-      }                                                                                     \
-    } else if (sa == 0 && sb == 1) {                                                        \
-      const float xc_ = A_[0];                                                              \
-      F32_BLOCKS(xc_, B_[i + j], EXPR)                                                      \
-      for (; i < n; i++) {                                                                  \
-        const float x = xc_, w = B_[i];                                                     \
-        Y_[i] = (EXPR);                                                                     \
-      }                                                                                     \
-    } else {                                                                                \
-      for (; i < n; i++) {                                                                  \
-        const float x = A_[i * sa], w = B_[i * sb];                                         \
-        Y_[i] = (EXPR);                                                                     \
-      }                                                                                     \
-    }                                                                                       \
-  }
-
-DEF_BIN_F32(f32_add, x + w)
-DEF_BIN_F32(f32_sub, x - w)
-DEF_BIN_F32(f32_mul, x *w)
-DEF_BIN_F32(f32_div, x / w)
-DEF_BIN_F32(f32_max, x < w ? w : x) /* std::max(x, w) */
-DEF_BIN_F32(f32_min, w < x ? w : x) /* std::min(x, w) */
 
 /* integers: wrap through the unsigned type; division truncates, /0 gives 0 */
 #define DEF_INT(SUF, T, U, SIGNED)                                                            \
@@ -189,6 +156,7 @@ DEF_POWN(cube_i64, int64_t, uint64_t, x *x *x)
 DEF_POWN(sq_i32, int32_t, uint32_t, x *x)
 DEF_POWN(cube_i32, int32_t, uint32_t, x *x *x)
 
+/* The integer kernels (float32 runs on f32-vbinary). */
 static bin_fn pick_fn(enum bin_kind k, q8rt_dtype t) {
 #define PICK(SUF)                    \
   switch (k) {                       \
@@ -202,13 +170,15 @@ static bin_fn pick_fn(enum bin_kind k, q8rt_dtype t) {
     case BIN_MIN: return SUF##_min;  \
     default: return NULL;            \
   }
-#define CASE(DT, SUF, T) \
-  case DT: PICK(SUF)
   switch (t) {
-    OP_NUMERIC_TYPES(CASE)
+    case Q8RT_DTYPE_INT64: PICK(i64)
+    case Q8RT_DTYPE_INT32: PICK(i32)
+    case Q8RT_DTYPE_INT16: PICK(i16)
+    case Q8RT_DTYPE_UINT16: PICK(u16)
+    case Q8RT_DTYPE_INT8: PICK(i8)
+    case Q8RT_DTYPE_UINT8: PICK(u8)
     default: return NULL;
   }
-#undef CASE
 #undef PICK
 }
 
@@ -275,8 +245,28 @@ static q8rt_status bin_prepare_kind(op_prepare_ctx *ctx, void **out, q8rt_error 
   p->kind = kind;
   p->variadic = variadic;
   p->count = n->n_inputs;
-  ctx->kernel = kind == BIN_POW ? "pow__scalar" : "binary__scalar";
-  ctx->reason = "float32/integer reference with broadcasting";
+  size_t v = 0; /* the first usable line of f32-vbinary.inc; the list ends with the scalar twin */
+  while (!op_isa_usable(g_f32_vbinary[v].isa, ctx->isa, ctx->backend)) v++;
+  const int op = kind == BIN_SUB   ? 1
+                 : kind == BIN_MUL ? 2
+                 : kind == BIN_DIV ? 3
+                 : kind == BIN_MAX ? 4
+                 : kind == BIN_MIN ? 5
+                                   : 0;
+  for (int f = 0; f < 3; f++) p->f32[f] = g_f32_vbinary[v].set.fn[op][f];
+  p->divc = g_f32_vbinary[v].set.fn[3][1];
+  const ir_value *x0 = ir_node_input(ctx->graph, n, 0);
+  const bool is_f32 = x0 == NULL || x0->dtype == Q8RT_DTYPE_FLOAT32 || x0->dtype == Q8RT_DTYPE_UNDEFINED;
+  if (kind == BIN_POW) {
+    ctx->kernel = "pow__scalar";
+    ctx->reason = "float32/integer reference with broadcasting";
+  } else if (is_f32) {
+    ctx->kernel = g_f32_vbinary[v].name[op][0];
+    ctx->reason = "float32 spans on f32-vbinary (c / rc forms where an operand is broadcast)";
+  } else {
+    ctx->kernel = "binary__scalar";
+    ctx->reason = "integer loop with broadcasting";
+  }
   *out = p;
   return Q8RT_OK;
 }
@@ -358,7 +348,8 @@ static q8rt_status bin_infer(const void *params, const ir_node *n, const op_shap
  * (elements are independent, so any split gives the same bytes). */
 typedef struct bin_job {
   const bin_geom *gm;
-  bin_fn fn;
+  bin_fn fn;                              /* integer kernel, or NULL: f32 */
+  const q8rt_f32_vbinary_ukernel_fn *f32; /* float32: vector, c, rc */
   const char *a, *b;
   size_t esa, esb;
   char *y;
@@ -368,8 +359,22 @@ typedef struct bin_job {
 static void bin_span(void *arg, size_t oa, size_t ob, size_t oy, size_t len) {
   const bin_job *j = arg;
   const int r = j->gm->rank;
-  j->fn(len, j->a + oa * j->esa, (size_t)j->gm->sa[r - 1], j->b + ob * j->esb, (size_t)j->gm->sb[r - 1],
-        j->y + oy * j->esy);
+  const size_t sa = (size_t)j->gm->sa[r - 1], sb = (size_t)j->gm->sb[r - 1];
+  if (j->fn != NULL) {
+    j->fn(len, j->a + oa * j->esa, sa, j->b + ob * j->esb, sb, j->y + oy * j->esy);
+    return;
+  }
+  const float *a = (const float *)(const void *)j->a + oa, *b = (const float *)(const void *)j->b + ob;
+  float *y = (float *)(void *)j->y + oy;
+  if (sa == 1 && sb == 1) {
+    j->f32[0](len, a, b, y);
+  } else if (sa == 1 && sb == 0) {
+    j->f32[1](len, a, b, y);
+  } else if (sa == 0 && sb == 1) {
+    j->f32[2](len, b, a, y); /* a[0] op b[i] */
+  } else {                   /* one element at a time (both broadcast: a span of one) */
+    for (size_t i = 0; i < len; i++) j->f32[0](1, a + i * sa, b + i * sb, y + i);
+  }
 }
 
 static void bin_range(void *arg, size_t begin, size_t end) {
@@ -379,10 +384,10 @@ static void bin_range(void *arg, size_t begin, size_t end) {
 
 #define BIN_GRAIN 4096 /* elements */
 
-static void bin_walk(const bin_geom *gm, bin_fn fn, const char *a, size_t esa, const char *b, size_t esb, char *y,
-                     size_t esy, const op_exec_ctx *ctx) {
+static void bin_walk(const bin_geom *gm, bin_fn fn, const q8rt_f32_vbinary_ukernel_fn *f32, const char *a, size_t esa,
+                     const char *b, size_t esb, char *y, size_t esy, const op_exec_ctx *ctx) {
   if (gm->total == 0) return;
-  bin_job j = {gm, fn, a, b, esa, esb, y, esy};
+  bin_job j = {gm, fn, f32, a, b, esa, esb, y, esy};
   op_parallel_range(ctx, gm->total, BIN_GRAIN, bin_range, &j);
 }
 
@@ -420,10 +425,11 @@ static void bin_run(const void *params, const void *geom, const op_tensor *in, o
         return;
       }
     }
-    bin_walk(gm, pick_pow(ta, tb), in[0].data, esa, in[1].data, esb, out[0].data, esa, ctx);
+    bin_walk(gm, pick_pow(ta, tb), NULL, in[0].data, esa, in[1].data, esb, out[0].data, esa, ctx);
     return;
   }
-  bin_walk(gm, pick_fn(p->kind, ta), in[0].data, esa, in[1].data, esb, out[0].data, esa, ctx);
+  bin_walk(gm, ta == Q8RT_DTYPE_FLOAT32 ? NULL : pick_fn(p->kind, ta), p->f32, in[0].data, esa, in[1].data, esb,
+           out[0].data, esa, ctx);
 }
 
 /* Variadic: out = in0 (broadcast), then out = f(out, in_i) for each further input. */
@@ -443,17 +449,25 @@ static void var_run(const void *params, const void *geom, const op_tensor *in, o
   } else {
     memset(&gm, 0, sizeof(gm));
     bin_geometry(in[0].shape, in[1].shape, os, &gm);
-    bin_walk(&gm, pick_fn(p->kind, t), in[0].data, es, in[1].data, es, out[0].data, es, ctx);
+    bin_fn fn = t == Q8RT_DTYPE_FLOAT32 ? NULL : pick_fn(p->kind, t);
+    bin_walk(&gm, fn, p->f32, in[0].data, es, in[1].data, es, out[0].data, es, ctx);
     for (int i = 2; i < count; i++) {
       memset(&gm, 0, sizeof(gm));
       bin_geometry(os, in[i].shape, os, &gm);
-      bin_walk(&gm, pick_fn(p->kind, t), out[0].data, es, in[i].data, es, out[0].data, es, ctx);
+      bin_walk(&gm, fn, p->f32, out[0].data, es, in[i].data, es, out[0].data, es, ctx);
     }
   }
-  if (p->kind == BIN_MEAN) {
-    float *y = out[0].data;
+  if (p->kind == BIN_MEAN) { /* y / count: a vdivc over the output, split like the others */
+    bin_geom dg;
+    memset(&dg, 0, sizeof(dg));
+    dg.rank = 1;
+    dg.dims[0] = (int64_t)vg->total;
+    dg.sa[0] = 1;
+    dg.sb[0] = 0;
+    dg.total = vg->total;
     const float c = (float)count;
-    for (size_t i = 0; i < vg->total; i++) y[i] = y[i] / c;
+    const q8rt_f32_vbinary_ukernel_fn divc[3] = {p->divc, p->divc, p->divc};
+    bin_walk(&dg, NULL, divc, out[0].data, es, (const char *)(const void *)&c, es, out[0].data, es, ctx);
   }
 }
 

@@ -16,14 +16,35 @@
  *   Exp, Sqrt   libm expf (ORT: Eigen's exp, within an ulp or two), sqrtf (exact)
  *   Log         libm logf (ORT: Eigen's log, within an ulp or two)
  *   Reciprocal  1 / x (exact)
+ * float32 Relu (a clamp to [0, +inf]: the same selects), Clip, Neg, Abs, Sqrt, LeakyRelu,
+ * HardSigmoid, HardSwish, Sigmoid and Tanh run on the f32-vunary kernels (AVX-512, AVX2, NEON, the
+ * scalar twin: the formulas above, byte for byte); Exp, Log and Reciprocal on the loops here. The
+ * elements are split over the session's pool in chunks fixed by the size.
  */
 #include <float.h>
 #include <math.h>
 #include <string.h>
 
+#include "f32-vunary/f32-vunary.h"
 #include "op.h"
 #include "op_util.h"
 #include "q8rt-math.h"
+
+/* f32-vunary.inc as a table with the kernels' names (for --explain) */
+static const struct {
+  uint32_t isa;
+  q8rt_f32_vunary_ukernel_fn fn[Q8RT_F32_VUNARY_OP_COUNT];
+  const char *name[Q8RT_F32_VUNARY_OP_COUNT];
+} g_f32_vunary[] = {
+#define Q8RT_F32_VUNARY_UKERNELS(isa_flag, isa)                                                                    \
+  {isa_flag,                                                                                                       \
+   Q8RT_F32_VUNARY_TABLE(isa),                                                                                     \
+   {"f32_vclamp_ukernel__" #isa, "f32_vneg_ukernel__" #isa, "f32_vabs_ukernel__" #isa, "f32_vsqrt_ukernel__" #isa, \
+    "f32_vlrelu_ukernel__" #isa, "f32_vhsigmoid_ukernel__" #isa, "f32_vhswish_ukernel__" #isa,                     \
+    "f32_vsigmoid_ukernel__" #isa, "f32_vtanh_ukernel__" #isa}},
+#include "f32-vunary/f32-vunary.inc"
+#undef Q8RT_F32_VUNARY_UKERNELS
+};
 
 enum un_kind {
   UN_RELU,
@@ -48,8 +69,9 @@ typedef struct un_params {
   /* Clip: bounds from attributes (opset < 11) or constant inputs; `dyn_lo`/`dyn_hi` when the bound
    * is a non-constant input read at run time; has_lo/has_hi 0 when omitted (type limits). */
   int has_lo, has_hi, dyn_lo, dyn_hi;
-  double lo_f, hi_f;  /* float32 bounds */
-  int64_t lo_i, hi_i; /* integer bounds */
+  double lo_f, hi_f;              /* float32 bounds */
+  int64_t lo_i, hi_i;             /* integer bounds */
+  q8rt_f32_vunary_ukernel_fn f32; /* float32 kernel, NULL: a loop here (Exp, Log, Reciprocal) */
 } un_params;
 
 typedef struct un_geom {
@@ -131,8 +153,30 @@ static q8rt_status un_prepare_kind(op_prepare_ctx *ctx, void **out, q8rt_error *
     default: break;
   }
   if (st != Q8RT_OK) return st;
+  int op = -1;
+  switch (kind) {
+    case UN_RELU:
+    case UN_CLIP: op = Q8RT_F32_VCLAMP; break;
+    case UN_NEG: op = Q8RT_F32_VNEG; break;
+    case UN_ABS: op = Q8RT_F32_VABS; break;
+    case UN_SQRT: op = Q8RT_F32_VSQRT; break;
+    case UN_LEAKY: op = Q8RT_F32_VLRELU; break;
+    case UN_HSIGMOID: op = Q8RT_F32_VHSIGMOID; break;
+    case UN_HSWISH: op = Q8RT_F32_VHSWISH; break;
+    case UN_SIGMOID: op = Q8RT_F32_VSIGMOID; break;
+    case UN_TANH: op = Q8RT_F32_VTANH; break;
+    default: break;
+  }
+  const ir_value *x0 = ir_node_input(g, n, 0);
+  const bool is_f32 = x0 == NULL || x0->dtype == Q8RT_DTYPE_FLOAT32 || x0->dtype == Q8RT_DTYPE_UNDEFINED;
   ctx->kernel = "unary__scalar";
   ctx->reason = kind_name(kind);
+  if (op >= 0) {
+    size_t v = 0; /* the first usable line of f32-vunary.inc; the list ends with the scalar twin */
+    while (!op_isa_usable(g_f32_vunary[v].isa, ctx->isa, ctx->backend)) v++;
+    p->f32 = g_f32_vunary[v].fn[op];
+    if (is_f32) ctx->kernel = g_f32_vunary[v].name[op];
+  }
   *out = p;
   return Q8RT_OK;
 }
@@ -256,10 +300,40 @@ static void un_run_int(const un_params *p, size_t nel, const op_tensor *in, op_t
   }
 }
 
+typedef struct un_job {
+  const un_params *p;
+  const float *x;
+  float *y;
+  q8rt_f32_vunary_params kp;
+} un_job;
+
+/* float32 elements [begin, end) */
+static void un_range(void *arg, size_t begin, size_t end) {
+  const un_job *j = arg;
+  const float *x = j->x + begin;
+  float *y = j->y + begin;
+  const size_t n = end - begin;
+  if (j->p->f32 != NULL) {
+    j->p->f32(n, x, y, &j->kp);
+    return;
+  }
+  switch (j->p->kind) {
+    case UN_EXP:
+      for (size_t i = 0; i < n; i++) y[i] = expf(x[i]);
+      break;
+    case UN_LOG:
+      for (size_t i = 0; i < n; i++) y[i] = logf(x[i]);
+      break;
+    case UN_RECIPROCAL:
+      for (size_t i = 0; i < n; i++) y[i] = 1.0f / x[i];
+      break;
+    default: break;
+  }
+}
+
 static void un_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                    const op_exec_ctx *ctx) {
   (void)workspace;
-  (void)ctx;
   const un_params *p = params;
   const size_t nel = ((const un_geom *)geom)->total;
   const q8rt_dtype t = in[0].shape->dtype;
@@ -271,69 +345,20 @@ static void un_run(const void *params, const void *geom, const op_tensor *in, op
     un_run_int(p, nel, in, out);
     return;
   }
-  const float *x = in[0].data;
-  float *y = out[0].data;
-  const float alpha = p->alpha, beta = p->beta;
-  switch (p->kind) {
-    case UN_RELU:
-      for (size_t i = 0; i < nel; i++) y[i] = x[i] < 0.0f ? 0.0f : x[i];
-      break;
-    case UN_LEAKY:
-      for (size_t i = 0; i < nel; i++) y[i] = x[i] >= 0.0f ? x[i] : alpha * x[i];
-      break;
-    case UN_SIGMOID:
-      for (size_t i = 0; i < nel; i++) y[i] = q8rt_mlas_logistic(x[i]);
-      break;
-    case UN_HSIGMOID:
-      for (size_t i = 0; i < nel; i++) {
-        float v = alpha * x[i];
-        v = v + beta;
-        v = 1.0f < v ? 1.0f : v;    /* std::min(v, 1) */
-        y[i] = v < 0.0f ? 0.0f : v; /* std::max(v, 0) */
-      }
-      break;
-    case UN_HSWISH:
-      for (size_t i = 0; i < nel; i++) {
-        float v = alpha * x[i];
-        v = v + beta;
-        v = 1.0f < v ? 1.0f : v;
-        v = v < 0.0f ? 0.0f : v;
-        y[i] = x[i] * v;
-      }
-      break;
-    case UN_TANH:
-      for (size_t i = 0; i < nel; i++) y[i] = q8rt_mlas_tanh(x[i]);
-      break;
-    case UN_EXP:
-      for (size_t i = 0; i < nel; i++) y[i] = expf(x[i]);
-      break;
-    case UN_LOG:
-      for (size_t i = 0; i < nel; i++) y[i] = logf(x[i]);
-      break;
-    case UN_RECIPROCAL:
-      for (size_t i = 0; i < nel; i++) y[i] = 1.0f / x[i];
-      break;
-    case UN_SQRT:
-      for (size_t i = 0; i < nel; i++) y[i] = sqrtf(x[i]);
-      break;
-    case UN_NEG:
-      for (size_t i = 0; i < nel; i++) y[i] = -x[i];
-      break;
-    case UN_ABS:
-      for (size_t i = 0; i < nel; i++) y[i] = fabsf(x[i]);
-      break;
-    case UN_CLIP: {
-      float lo = -FLT_MAX, hi = FLT_MAX;
-      if (p->has_lo) lo = p->dyn_lo ? *(const float *)in[1].data : (float)p->lo_f;
-      if (p->has_hi) hi = p->dyn_hi ? *(const float *)in[2].data : (float)p->hi_f;
-      for (size_t i = 0; i < nel; i++) {
-        const float v = x[i] < lo ? lo : x[i];
-        y[i] = hi < v ? hi : v;
-      }
-      break;
-    }
-    default: break;
+  un_job j = {p, in[0].data, out[0].data, {0.0f, 0.0f, p->alpha, p->beta}};
+  if (p->kind == UN_RELU) {
+    j.kp.lo = 0.0f;
+    j.kp.hi = INFINITY;
+  } else if (p->kind == UN_CLIP) {
+    j.kp.lo = -FLT_MAX;
+    j.kp.hi = FLT_MAX;
+    if (p->has_lo) j.kp.lo = p->dyn_lo ? *(const float *)in[1].data : (float)p->lo_f;
+    if (p->has_hi) j.kp.hi = p->dyn_hi ? *(const float *)in[2].data : (float)p->hi_f;
   }
+  /* the polynomial ops cost more per element: smaller chunks still pay for their hand-off */
+  const size_t grain =
+      p->kind == UN_SIGMOID || p->kind == UN_TANH || p->kind == UN_EXP || p->kind == UN_LOG ? 1024 : 4096;
+  op_parallel_range(ctx, nel, grain, un_range, &j);
 }
 
 #define UNARY_OP(SYM, NAME, KIND, MIN_OPSET)                                           \

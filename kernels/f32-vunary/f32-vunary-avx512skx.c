@@ -1,0 +1,99 @@
+/* f32-vunary, AVX-512: 16 elements per step, the tail under a mask (nothing read or written past
+ * n). The twin's compare-and-selects map onto vmaxps/vminps with the operand order that keeps its
+ * NaN and ±0 results (vmaxps(s1, s2) = s1 > s2 ? s1 : s2): x < lo ? lo : x is vmaxps(lo, x),
+ * hi < v ? hi : v is vminps(hi, v). fmaf is vfmadd (one rounding); no other fusion. */
+#include <immintrin.h>
+
+#include "f32-vunary/f32-vunary.h"
+#include "q8rt-math.h"
+
+typedef struct consts {
+  __m512 lo, hi, alpha, beta;
+} consts;
+
+static inline __attribute__((always_inline)) __m512 hsigmoid16(__m512 v, const consts *k) {
+  __m512 t = _mm512_add_ps(_mm512_mul_ps(k->alpha, v), k->beta);
+  t = _mm512_min_ps(_mm512_set1_ps(1.0f), t);
+  return _mm512_max_ps(_mm512_setzero_ps(), t);
+}
+
+#define FMA(p, x2, c) _mm512_fmadd_ps(p, x2, _mm512_set1_ps(c))
+
+static inline __attribute__((always_inline)) __m512 op16(int op, __m512 x, const consts *k) {
+  switch (op) {
+    case Q8RT_F32_VCLAMP: return _mm512_min_ps(k->hi, _mm512_max_ps(k->lo, x));
+    case Q8RT_F32_VNEG: return _mm512_xor_ps(x, _mm512_set1_ps(-0.0f));
+    case Q8RT_F32_VABS: return _mm512_andnot_ps(_mm512_set1_ps(-0.0f), x);
+    case Q8RT_F32_VSQRT: return _mm512_sqrt_ps(x);
+    case Q8RT_F32_VLRELU: {
+      const __mmask16 ge = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GE_OQ);
+      return _mm512_mask_blend_ps(ge, _mm512_mul_ps(k->alpha, x), x);
+    }
+    case Q8RT_F32_VHSIGMOID: return hsigmoid16(x, k);
+    case Q8RT_F32_VHSWISH: return _mm512_mul_ps(x, hsigmoid16(x, k));
+    case Q8RT_F32_VSIGMOID: {
+      __m512 v = _mm512_max_ps(_mm512_set1_ps(-18.0f), x);
+      v = _mm512_min_ps(_mm512_set1_ps(18.0f), v);
+      const __m512 x2 = _mm512_mul_ps(v, v);
+      __m512 p = _mm512_set1_ps(Q8RT_MLAS_LOGISTIC_P0);
+      p = FMA(p, x2, Q8RT_MLAS_LOGISTIC_P1);
+      p = FMA(p, x2, Q8RT_MLAS_LOGISTIC_P2);
+      p = FMA(p, x2, Q8RT_MLAS_LOGISTIC_P3);
+      p = FMA(p, x2, Q8RT_MLAS_LOGISTIC_P4);
+      p = _mm512_mul_ps(p, v);
+      __m512 q = _mm512_set1_ps(Q8RT_MLAS_LOGISTIC_Q0);
+      q = FMA(q, x2, Q8RT_MLAS_LOGISTIC_Q1);
+      q = FMA(q, x2, Q8RT_MLAS_LOGISTIC_Q2);
+      q = FMA(q, x2, Q8RT_MLAS_LOGISTIC_Q3);
+      q = FMA(q, x2, Q8RT_MLAS_LOGISTIC_Q4);
+      q = FMA(q, x2, Q8RT_MLAS_LOGISTIC_Q5);
+      __m512 r = _mm512_add_ps(_mm512_div_ps(p, q), _mm512_set1_ps(0.5f));
+      r = _mm512_max_ps(_mm512_setzero_ps(), r);
+      return _mm512_min_ps(_mm512_set1_ps(1.0f), r);
+    }
+    default: { /* Q8RT_F32_VTANH */
+      __m512 v = _mm512_max_ps(_mm512_set1_ps(-9.0f), x);
+      v = _mm512_min_ps(_mm512_set1_ps(9.0f), v);
+      const __m512 x2 = _mm512_mul_ps(v, v);
+      __m512 p = _mm512_set1_ps(Q8RT_MLAS_TANH_P0);
+      p = FMA(p, x2, Q8RT_MLAS_TANH_P1);
+      p = FMA(p, x2, Q8RT_MLAS_TANH_P2);
+      p = FMA(p, x2, Q8RT_MLAS_TANH_P3);
+      p = FMA(p, x2, Q8RT_MLAS_TANH_P4);
+      p = FMA(p, x2, Q8RT_MLAS_TANH_P5);
+      p = FMA(p, x2, Q8RT_MLAS_TANH_P6);
+      p = _mm512_mul_ps(p, v);
+      __m512 q = _mm512_set1_ps(Q8RT_MLAS_TANH_Q0);
+      q = FMA(q, x2, Q8RT_MLAS_TANH_Q1);
+      q = FMA(q, x2, Q8RT_MLAS_TANH_Q2);
+      q = FMA(q, x2, Q8RT_MLAS_TANH_Q3);
+      return _mm512_div_ps(p, q);
+    }
+  }
+}
+
+static inline __attribute__((always_inline)) void vun(int op, size_t n, const float *x, float *y,
+                                                      const q8rt_f32_vunary_params *p) {
+  const consts k = {_mm512_set1_ps(p->lo), _mm512_set1_ps(p->hi), _mm512_set1_ps(p->alpha), _mm512_set1_ps(p->beta)};
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, op16(op, _mm512_loadu_ps(x + i), &k));
+  if (i < n) {
+    const __mmask16 m = (__mmask16)((1u << (n - i)) - 1u);
+    _mm512_mask_storeu_ps(y + i, m, op16(op, _mm512_maskz_loadu_ps(m, x + i), &k));
+  }
+}
+
+#define DEF(op, id)                                                                                               \
+  void q8rt_f32_v##op##_ukernel__avx512skx(size_t n, const float *x, float *y, const q8rt_f32_vunary_params *p) { \
+    vun(id, n, x, y, p);                                                                                          \
+  }
+
+DEF(clamp, Q8RT_F32_VCLAMP)
+DEF(neg, Q8RT_F32_VNEG)
+DEF(abs, Q8RT_F32_VABS)
+DEF(sqrt, Q8RT_F32_VSQRT)
+DEF(lrelu, Q8RT_F32_VLRELU)
+DEF(hsigmoid, Q8RT_F32_VHSIGMOID)
+DEF(hswish, Q8RT_F32_VHSWISH)
+DEF(sigmoid, Q8RT_F32_VSIGMOID)
+DEF(tanh, Q8RT_F32_VTANH)
