@@ -60,6 +60,13 @@ int pass_guard_at_load(const ir_graph *g, int id);
 q8rt_status pass_float_nhwc_ok(const ir_graph *g, const int *order, int count, const unsigned char *skip,
                                unsigned char *ok, q8rt_error *err);
 
+/* ConvInteger -> Cast(float) -> Mul(one-element scale) [-> Add(per-channel constant bias)], as
+ * ONNX Runtime's dynamic quantizer writes it, becomes one ConvIntegerToFloat node (domain q8rt)
+ * whose output stage does the same float32 operations in the same order (integer_fuse.c). Runs
+ * on the live nodes in topological `order` after constant folding; the fused node takes the
+ * chain's last node's place, the others are removed and marked in `done`. */
+q8rt_status pass_fuse_integer_outputs(ir_graph *g, const int *order, int count, unsigned char *done, q8rt_error *err);
+
 /* Remove nodes none of whose outputs is read by a node or is a graph output. */
 void pass_remove_dead_nodes(ir_graph *g);
 

@@ -306,3 +306,51 @@ def test_dynamic_quantization_chain(consumer, wt, tmp_path):
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
     m.ir_version = 8
     check(tmp_path, "dyn", m, {"x": x})
+
+
+@pytest.mark.parametrize("variant", ["gemm_u8w", "dw_s8w_swapped", "no_bias", "cast_read_twice"])
+def test_dynamic_conv_output_fusion(variant, tmp_path):
+    """ONNX Runtime's dynamic quantizer's chain ConvInteger -> Cast -> Mul(x_scale * w_scale) ->
+    Add(Reshape(bias)) runs as one ConvIntegerToFloat node (src/passes/integer_fuse.c) with the same
+    float32 operations: bytes equal ORT and the unfused graph (reference backend), at 3 threads and
+    on AVX2; a Cast output read twice keeps the nodes apart."""
+    rng = np.random.default_rng(73)
+    dw = variant == "dw_s8w_swapped"
+    wt = np.int8 if dw else np.uint8
+    c, mch = (12, 12) if dw else (10, 24)
+    x = rng.normal(0.2, 1.7, (1, c, 13, 70)).astype(np.float32)
+    w = rand8(rng, (mch, 1 if dw else c, 3, 3), wt)
+    wz = zp_of(wt, 0 if wt == np.int8 else 137)
+    bias = rng.normal(0, 0.5, mch).astype(np.float32)
+    conv_attrs = {"pads": [1, 1, 1, 1], "group": mch} if dw else {"pads": [1, 1, 1, 1], "strides": [1, 2]}
+    mul_in = ["sc", "yf"] if dw else ["yf", "sc"]
+    nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"], name="dql"),
+             helper.make_node("Mul", ["xs", "wscale"], ["sc"], name="scale_mul"),
+             helper.make_node("ConvInteger", ["xq", "w", "xz", "wz"], ["y32"], name="node0", **conv_attrs),
+             helper.make_node("Cast", ["y32"], ["yf"], name="cast", to=TensorProto.FLOAT),
+             helper.make_node("Mul", mul_in, ["ys"], name="out_mul")]
+    outputs = ["ys"]
+    if variant != "no_bias":
+        nodes += [helper.make_node("Reshape", ["bias", "bshape"], ["b4"], name="bias_reshape"),
+                  helper.make_node("Add", ["b4", "ys"] if dw else ["ys", "b4"], ["out"], name="bias_add")]
+        outputs = ["out"]
+    if variant == "cast_read_twice":
+        outputs.append("yf")
+    graph = helper.make_graph(nodes, "dynconv",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+                              [onnx.ValueInfoProto(name=o) for o in outputs],
+                              initializer=[const("w", w), const("wz", wz),
+                                           const("wscale", np.float32(rng.uniform(0.001, 0.03))),
+                                           const("bias", bias), const("bshape", np.array([1, mch, 1, 1], np.int64))])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    want = check(tmp_path, "fuse", m, {"x": x})
+    path = tmp_path / "fuse.onnx"
+    xin = h.save_npy(tmp_path / "fuse_xin.npy", x)
+    explain = h.run_q8rt(path, {"x": xin}, extra=["--explain"]).assert_ok().stdout
+    fused = "ConvIntegerToFloat" in explain
+    assert fused == (variant != "cast_read_twice"), explain
+    for j, extra in enumerate([["--backend", "reference"], ["--threads", "3"], ["--backend", "avx2"]]):
+        res = h.run_q8rt(path, {"x": xin}, tmp_path / f"fuse_{j}", extra=extra).assert_ok()
+        for o, wv in zip(outputs, want):
+            h.assert_same_bytes(res.output(o), wv, f"{variant} {' '.join(extra)} {o}")
