@@ -12,10 +12,11 @@
  * Completion: a counter of finished items; the caller waits until it equals n. Only items some
  * thread has claimed are waited for: a claim is made by a running thread.
  *
- * Idle workers spin briefly on the state (regions of a plan follow each other within
+ * Idle workers spin on the state for SPIN_IDLE_NS (regions of a plan follow each other within
  * microseconds), then sleep on a condition variable. The caller signals only when a worker
  * sleeps (`sleepers`, checked after the state is published; both sides use sequentially
- * consistent accesses so one of them sees the other). */
+ * consistent accesses so one of them sees the other). The caller waiting for claimed items sleeps
+ * the same way (`waiting`, done_cv) after SPIN_WAIT_NS. */
 #include "threadpool.h"
 
 #include <pthread.h>
@@ -25,30 +26,42 @@
 #include <time.h>
 
 #define CLOSED 0xffffffffu
-#define SPIN_IDLE 4000 /* pause iterations a worker spins for the next region before sleeping */
-#define SPIN_WAIT 2000 /* pause iterations the caller spins for claimed items before yielding */
-#define STALL_NS 30000 /* a wait for claimed items this much beyond their expected time is a stall */
-#define SOLO_MIN 32    /* regions run on the caller alone after a first stall */
-#define SOLO_MAX 4096  /* ... and at most, while stalls repeat */
+#define SPIN_IDLE_NS 300000 /* a worker spins this long for the next region before it sleeps */
+#define SPIN_WAIT_NS 50000  /* the caller spins this long for claimed items before it sleeps */
+#define GAP_NS \
+  200000 /* a worker that sees this much time pass between two looks (or joins a region this late) was descheduled */
+#define STALL_NS 30000        /* a wait for claimed items this much beyond their expected time is a stall */
+#define SOLO_MIN_NS 2000000   /* after a worker was descheduled, regions run on the caller alone this long */
+#define SOLO_MAX_NS 500000000 /* ... doubling up to this while it keeps happening */
 
 struct q8rt_threadpool {
   _Alignas(64) _Atomic uint64_t state;
   _Atomic(q8rt_task_fn) fn;
   _Atomic(void *) ctx;
   atomic_size_t n;
+  _Atomic int64_t opened; /* when the region opened (now_ns) */
   _Alignas(64) atomic_size_t done;
+  atomic_int waiting; /* the caller sleeps on done_cv until done == n */
   _Alignas(64) atomic_int sleepers;
   atomic_int stop;
-  atomic_int hold;    /* tests only: workers stay out of regions */
-  uint32_t epoch;     /* caller only, as the two below */
-  uint32_t solo_left; /* regions still to run on the caller alone */
-  uint32_t solo_len;  /* length of the next solo stretch */
+  atomic_int hold;             /* tests only: workers stay out of regions */
+  atomic_uint descheduled;     /* times a worker found it had been descheduled */
+  _Alignas(64) uint32_t epoch; /* caller only, as the fields below */
+  unsigned descheduled_seen;
+  int64_t solo_until, solo_ns; /* regions before solo_until run on the caller alone */
+  size_t solo_stretches;
   pthread_mutex_t mu;
-  pthread_cond_t cv;
+  pthread_cond_t cv, done_cv;
   const q8rt_allocator *allocator;
   size_t n_workers, capacity; /* workers started, slots allocated */
   pthread_t *workers;
 };
+
+static inline int64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
 
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -73,7 +86,12 @@ static size_t run_items(q8rt_threadpool *p, uint64_t s) {
     if (atomic_compare_exchange_weak_explicit(&p->state, &s, s + 1, memory_order_acq_rel, memory_order_acquire)) {
       fn(ctx, i);
       ran++;
-      atomic_fetch_add_explicit(&p->done, 1, memory_order_release);
+      /* seq_cst, as the caller's `waiting`: one of the two sees the other */
+      if (atomic_fetch_add(&p->done, 1) + 1 == n && atomic_load(&p->waiting)) {
+        pthread_mutex_lock(&p->mu);
+        pthread_cond_signal(&p->done_cv);
+        pthread_mutex_unlock(&p->mu);
+      }
       s = atomic_load_explicit(&p->state, memory_order_acquire);
     }
     if ((uint32_t)(s >> 32) != epoch) return ran;
@@ -83,26 +101,46 @@ static size_t run_items(q8rt_threadpool *p, uint64_t s) {
 /* A region worth joining: a new epoch that is open. */
 static inline int is_new(uint64_t s, uint32_t seen) { return (uint32_t)(s >> 32) != seen && (uint32_t)s != CLOSED; }
 
-static void *worker_main(void *arg) {
-  q8rt_threadpool *p = arg;
-  uint32_t seen = 0;
-  for (;;) {
-    uint64_t s = atomic_load_explicit(&p->state, memory_order_acquire);
-    for (int spins = 0; !is_new(s, seen); spins++) {
-      if (atomic_load_explicit(&p->stop, memory_order_acquire)) return NULL;
-      if (spins < SPIN_IDLE) {
-        cpu_relax();
-      } else {
+/* Wait for a new region: spin SPIN_IDLE_NS (the regions of a plan follow each other within
+ * microseconds), then sleep. While spinning, look at the clock now and then: a jump means the OS
+ * took the core away (another process wants it), which the caller hears of through
+ * `descheduled`. Returns the new region's state, or 0 when the pool stops. */
+static uint64_t await_region(q8rt_threadpool *p, uint32_t seen) {
+  uint64_t s = atomic_load_explicit(&p->state, memory_order_acquire);
+  int64_t last = now_ns(), idle_from = last;
+  for (unsigned spins = 1; !is_new(s, seen); spins++) {
+    if (atomic_load_explicit(&p->stop, memory_order_acquire)) return 0;
+    cpu_relax();
+    if (spins % 32 == 0) {
+      const int64_t t = now_ns();
+      if (t - last > GAP_NS) atomic_fetch_add_explicit(&p->descheduled, 1, memory_order_relaxed);
+      last = t;
+      if (t - idle_from > SPIN_IDLE_NS) {
         pthread_mutex_lock(&p->mu);
         atomic_fetch_add(&p->sleepers, 1);
         while (!is_new(s = atomic_load(&p->state), seen) && !atomic_load(&p->stop)) pthread_cond_wait(&p->cv, &p->mu);
         atomic_fetch_sub(&p->sleepers, 1);
         pthread_mutex_unlock(&p->mu);
-        spins = 0;
+        last = idle_from = now_ns();
       }
-      s = atomic_load_explicit(&p->state, memory_order_acquire);
     }
+    s = atomic_load_explicit(&p->state, memory_order_acquire);
+  }
+  return s;
+}
+
+static void *worker_main(void *arg) {
+  q8rt_threadpool *p = arg;
+  uint32_t seen = 0;
+  for (;;) {
+    const uint64_t s = await_region(p, seen);
+    if (s == 0) return NULL;
     seen = (uint32_t)(s >> 32);
+    /* Late (woken, or back from a preemption, long after the region opened): this thread does not
+     * get a core when it needs one. */
+    if (now_ns() - atomic_load_explicit(&p->opened, memory_order_relaxed) > GAP_NS) {
+      atomic_fetch_add_explicit(&p->descheduled, 1, memory_order_relaxed);
+    }
     if (!atomic_load_explicit(&p->hold, memory_order_relaxed)) run_items(p, s);
   }
 }
@@ -111,6 +149,15 @@ static void wake_all(q8rt_threadpool *p) {
   pthread_mutex_lock(&p->mu);
   pthread_cond_broadcast(&p->cv);
   pthread_mutex_unlock(&p->mu);
+}
+
+static void free_pool(q8rt_threadpool *p, int sync_made) {
+  const q8rt_allocator *a = p->allocator;
+  if (sync_made > 0) pthread_mutex_destroy(&p->mu);
+  if (sync_made > 1) pthread_cond_destroy(&p->cv);
+  if (sync_made > 2) pthread_cond_destroy(&p->done_cv);
+  q8rt_free(a, p->workers, p->capacity * sizeof(pthread_t));
+  q8rt_free(a, p, sizeof(*p));
 }
 
 q8rt_threadpool *q8rt_threadpool_create(const q8rt_allocator *a, size_t threads, int *failed) {
@@ -124,43 +171,42 @@ q8rt_threadpool *q8rt_threadpool_create(const q8rt_allocator *a, size_t threads,
     *failed = 1;
     return NULL;
   }
-  atomic_init(&p->state, (uint64_t)CLOSED);
+  atomic_init(&p->state, 1ull << 32 | CLOSED); /* epoch 1 closed: workers wait for epoch 2 */
   atomic_init(&p->fn, NULL);
   atomic_init(&p->ctx, NULL);
   atomic_init(&p->n, 0);
+  atomic_init(&p->opened, 0);
   atomic_init(&p->done, 0);
+  atomic_init(&p->waiting, 0);
   atomic_init(&p->sleepers, 0);
   atomic_init(&p->stop, 0);
   atomic_init(&p->hold, 0);
-  p->epoch = 0;
-  p->solo_left = p->solo_len = 0;
+  atomic_init(&p->descheduled, 0);
+  p->epoch = 1;
+  p->descheduled_seen = 0;
+  p->solo_until = p->solo_ns = 0;
+  p->solo_stretches = 0;
   p->allocator = a;
   p->workers = w;
   p->n_workers = 0;
   p->capacity = threads - 1;
-  if (pthread_mutex_init(&p->mu, NULL) != 0) {
-    q8rt_free(a, w, (threads - 1) * sizeof(pthread_t));
-    q8rt_free(a, p, sizeof(*p));
-    *failed = 1;
-    return NULL;
-  }
-  if (pthread_cond_init(&p->cv, NULL) != 0) {
-    pthread_mutex_destroy(&p->mu);
-    q8rt_free(a, w, (threads - 1) * sizeof(pthread_t));
-    q8rt_free(a, p, sizeof(*p));
-    *failed = 1;
-    return NULL;
-  }
-  for (size_t i = 0; i + 1 < threads; i++) {
-    if (pthread_create(&w[i], NULL, worker_main, p) != 0) {
-      p->n_workers = i;
-      q8rt_threadpool_destroy(p);
-      *failed = 1;
-      return NULL;
+  int made = 0;
+  if (pthread_mutex_init(&p->mu, NULL) == 0 && ++made && pthread_cond_init(&p->cv, NULL) == 0 && ++made &&
+      pthread_cond_init(&p->done_cv, NULL) == 0 && ++made) {
+    for (size_t i = 0; i + 1 < threads; i++) {
+      if (pthread_create(&w[i], NULL, worker_main, p) != 0) {
+        p->n_workers = i;
+        q8rt_threadpool_destroy(p);
+        *failed = 1;
+        return NULL;
+      }
     }
+    p->n_workers = threads - 1;
+    return p;
   }
-  p->n_workers = threads - 1;
-  return p;
+  free_pool(p, made);
+  *failed = 1;
+  return NULL;
 }
 
 void q8rt_threadpool_destroy(q8rt_threadpool *p) {
@@ -168,24 +214,35 @@ void q8rt_threadpool_destroy(q8rt_threadpool *p) {
   atomic_store(&p->stop, 1);
   wake_all(p);
   for (size_t i = 0; i < p->n_workers; i++) pthread_join(p->workers[i], NULL);
-  pthread_cond_destroy(&p->cv);
-  pthread_mutex_destroy(&p->mu);
-  const q8rt_allocator *a = p->allocator;
-  q8rt_free(a, p->workers, p->capacity * sizeof(pthread_t));
-  q8rt_free(a, p, sizeof(*p));
+  free_pool(p, 3);
 }
 
 size_t q8rt_threadpool_threads(const q8rt_threadpool *p) { return p == NULL ? 1 : p->n_workers + 1; }
 
-static inline int64_t now_ns(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+/* A worker was descheduled (seen while spinning, or a stall of the caller on its item): the core
+ * it runs on is shared with other work, and the next item it takes may stall the caller for the
+ * OS's time slice. Run regions on the caller alone for a while: SOLO_MIN_NS, doubling while
+ * this recurs soon after each stretch, up to SOLO_MAX_NS. A first region after the stretch
+ * probes again. */
+static void go_solo(q8rt_threadpool *p, int64_t t) {
+  const int recurs = p->solo_ns > 0 && t - p->solo_until < 4 * p->solo_ns;
+  p->solo_ns = !recurs ? SOLO_MIN_NS : p->solo_ns * 2 > SOLO_MAX_NS ? SOLO_MAX_NS : p->solo_ns * 2;
+  p->solo_until = t + p->solo_ns;
+  p->solo_stretches++;
 }
 
 void q8rt_parallel_for(q8rt_threadpool *p, size_t n, q8rt_task_fn fn, void *ctx) {
-  if (p == NULL || n < 2 || n >= CLOSED || p->solo_left > 0) {
-    if (p != NULL && n >= 2) p->solo_left--;
+  int64_t t0 = 0;
+  if (p != NULL && n >= 2 && n < CLOSED) {
+    t0 = now_ns();
+    const unsigned d = atomic_load_explicit(&p->descheduled, memory_order_relaxed);
+    if (d != p->descheduled_seen) {
+      /* reports made during a solo stretch are of its spinning tail: absorbed, the probe decides */
+      if (t0 >= p->solo_until) go_solo(p, t0);
+      p->descheduled_seen = d;
+    }
+  }
+  if (t0 == 0 || t0 < p->solo_until) {
     for (size_t i = 0; i < n; i++) fn(ctx, i);
     return;
   }
@@ -197,37 +254,34 @@ void q8rt_parallel_for(q8rt_threadpool *p, size_t n, q8rt_task_fn fn, void *ctx)
   atomic_store_explicit(&p->ctx, ctx, memory_order_relaxed);
   atomic_store_explicit(&p->n, n, memory_order_relaxed);
   atomic_store_explicit(&p->done, 0, memory_order_relaxed);
+  atomic_store_explicit(&p->opened, t0, memory_order_relaxed);
   const uint64_t open = (uint64_t)e << 32;
-  const int64_t t0 = now_ns();
   atomic_store(&p->state, open); /* seq_cst: pairs with the sleepers count */
   if (atomic_load(&p->sleepers) > 0) wake_all(p);
-  const size_t ran = run_items(p, open);
-  if (atomic_load_explicit(&p->done, memory_order_acquire) == n) {
-    p->solo_len = p->solo_len < 4 ? 0 : p->solo_len - p->solo_len / 4;
-    return;
-  }
+  run_items(p, open);
+  const size_t done = atomic_load_explicit(&p->done, memory_order_acquire);
+  if (done == n) return;
+  /* A worker holds the last items. Spin briefly (it normally finishes within an item's time),
+   * then sleep: a core left idle lets the OS move a worker that was descheduled over to it. */
   const int64_t t1 = now_ns();
-  for (int spins = 0; atomic_load_explicit(&p->done, memory_order_acquire) < n; spins++) {
-    if (spins < SPIN_WAIT) {
-      cpu_relax();
-    } else {
-      sched_yield(); /* a claimed item runs on a thread that may share this core */
+  for (unsigned spins = 1; atomic_load_explicit(&p->done, memory_order_acquire) < n; spins++) {
+    cpu_relax();
+    if (spins % 32 == 0 && now_ns() - t1 > SPIN_WAIT_NS) {
+      pthread_mutex_lock(&p->mu);
+      atomic_store(&p->waiting, 1);
+      while (atomic_load(&p->done) < n) pthread_cond_wait(&p->done_cv, &p->mu);
+      atomic_store(&p->waiting, 0);
+      pthread_mutex_unlock(&p->mu);
     }
   }
   /* The wait is normally at most one item's time (a worker took the last one just before the
-   * caller ran out). Much longer means the worker was descheduled holding an item: the core is
-   * shared with other work. Then run the next regions on the caller alone, a stretch that doubles
-   * while stalls repeat (up to SOLO_MAX regions) and shrinks by a quarter with every region that did
-   * not stall (slowly: on a shared core the next stall is likely to come). */
-  const int64_t wait = now_ns() - t1, per_item = ran > 0 ? (t1 - t0) / (int64_t)ran : 0;
-  if (wait > 4 * per_item + STALL_NS) {
-    p->solo_len = p->solo_len == 0 ? SOLO_MIN : p->solo_len * 2 > SOLO_MAX ? SOLO_MAX : p->solo_len * 2;
-    p->solo_left = p->solo_len;
-  } else {
-    p->solo_len = p->solo_len < 4 ? 0 : p->solo_len - p->solo_len / 4;
-  }
+   * caller ran out). Much longer: the worker was descheduled holding an item. */
+  const int64_t t2 = now_ns(), per_item = (t1 - t0) * (int64_t)(p->n_workers + 1) / (int64_t)(done + 1);
+  if (t2 - t1 > 4 * per_item + STALL_NS) go_solo(p, t2);
 }
 
 void q8rt_threadpool_hold(q8rt_threadpool *p, int hold) {
   if (p != NULL) atomic_store(&p->hold, hold);
 }
+
+size_t q8rt_threadpool_solo_stretches(const q8rt_threadpool *p) { return p == NULL ? 0 : p->solo_stretches; }

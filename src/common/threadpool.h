@@ -11,10 +11,11 @@
  * is claimed and the claimed ones are finished. A worker that wakes after the last item was
  * claimed finds nothing and goes back to sleep: the caller never waits for a worker that has not
  * started. The caller does wait for an item a worker has claimed and not finished; items are
- * small (the ops size them) so that this wait is short. When that wait is far longer than an item
- * (the worker was descheduled mid-item: the core is shared with other work), the pool runs the
- * next regions on the caller alone, a stretch that doubles while such stalls repeat and shrinks
- * when regions go well, so a busy core costs about what one thread would.
+ * small (the ops size them) so that this wait is short. When a worker turns out to have been
+ * descheduled — that wait was far longer than an item, the worker saw a gap in its spinning, or it
+ * joined a region long after it opened: its core is shared with other work — the pool runs the
+ * regions of the next few milliseconds on the caller alone, a stretch that doubles (up to half a
+ * second) while this recurs, so a busy core costs about what one thread would.
  *
  * Results do not depend on who runs an item: the ops split their work into items fixed by the
  * shapes alone, never by the thread count or by timing. */
@@ -46,5 +47,9 @@ void q8rt_parallel_for(q8rt_threadpool *p, size_t n, q8rt_task_fn fn, void *ctx)
 /* For tests: while held, workers stay out of regions as descheduled threads would (they still
  * wake and sleep). Regions must then complete on the caller alone. */
 void q8rt_threadpool_hold(q8rt_threadpool *p, int hold);
+
+/* For tests: how many times the pool has started running regions on the caller alone (a worker
+ * found descheduled). Call from the thread that runs the regions. */
+size_t q8rt_threadpool_solo_stretches(const q8rt_threadpool *p);
 
 #endif

@@ -277,6 +277,9 @@ q8rt_status conv_fast_prepare(const conv_fast_desc *d, const conv_choice *choice
   return Q8RT_OK;
 }
 
+#define DW_TILE 64  /* output pixels per depthwise task, at most */
+#define MIN_TILES 8 /* tiles a convolution is cut into where its rows allow */
+
 void conv_fast_geom_init(const conv_fast *f, const q8rt_q8_conv_ref_params *r, conv_fast_geom *g) {
   memset(g, 0, sizeof(*g));
   g->batch = r->batch;
@@ -302,6 +305,16 @@ void conv_fast_geom_init(const conv_fast *f, const q8rt_q8_conv_ref_params *r, c
     if (t < 1) t = 1;
     g->tile_rows = t * f->mr;
     if (g->direct) g->tile_rows = f->mr * 16;
+  } else if (f->path == CONV_PATH_DW) {
+    g->tile_rows = DW_TILE;
+  }
+  /* Small images: at least MIN_TILES tiles where the rows allow, so that two threads (or four)
+   * share them evenly (three tiles on two threads is 1.5x at best). Fixed by the shapes alone. */
+  const size_t unit = f->path == CONV_PATH_GEMM ? f->mr : 8;
+  if (g->tile_rows > 0 && g->rows < MIN_TILES * g->tile_rows) {
+    const size_t per = (g->rows + MIN_TILES - 1) / MIN_TILES;
+    const size_t t = (per + unit - 1) / unit * unit;
+    if (t < g->tile_rows) g->tile_rows = t;
   }
 }
 
@@ -442,14 +455,12 @@ static void gemm_task(void *context, size_t t) {
   atomic_store_explicit(&c->busy[slot], 0, memory_order_release);
 }
 
-#define DW_TILE 64 /* output pixels per depthwise task */
-
 static void dw_task(void *context, size_t t) {
   const run_ctx *c = context;
   const conv_fast *f = c->f;
   const conv_fast_geom *g = c->g;
-  const size_t p0 = t * DW_TILE;
-  const size_t n = g->rows - p0 < DW_TILE ? g->rows - p0 : DW_TILE;
+  const size_t p0 = t * g->tile_rows;
+  const size_t n = g->rows - p0 < g->tile_rows ? g->rows - p0 : g->tile_rows;
   f->dw(f->out_c, n, g->indirection + p0 * f->taps, f->taps, f->packed, c->y + p0 * f->out_c, f->out_c, &f->rq);
   apply_table(f, c->y + p0 * f->out_c, n);
 }
@@ -466,9 +477,11 @@ void conv_fast_run(const conv_fast *f, const conv_fast_geom *g, const void *x, v
   if (c.slots < 1) c.slots = 1;
   for (size_t i = 0; i < c.slots; i++) atomic_init(&c.busy[i], 0);
   const int dw = f->path == CONV_PATH_DW;
-  const size_t tiles = dw ? (g->rows + DW_TILE - 1) / DW_TILE : (g->rows + g->tile_rows - 1) / g->tile_rows;
+  const size_t tiles = (g->rows + g->tile_rows - 1) / g->tile_rows;
   void (*task)(void *, size_t) = dw ? dw_task : gemm_task;
-  q8rt_parallel_for(ctx->pool, tiles, task, &c);
+  /* cost: multiply-adds per tile; a grain ~2 us (VNNI GEMM ~100 GMAC/s, depthwise ~20) */
+  const size_t cost = g->tile_rows * f->out_c * (dw ? f->taps : f->k);
+  op_parallel_items(ctx, tiles, cost, dw ? 1 << 15 : 1 << 18, task, &c);
 }
 
 /* ---- int32-output GEMM (ConvInteger, MatMulInteger) ------------------------------------------ */

@@ -1,5 +1,6 @@
 #include "op_util.h"
 
+#include <stdint.h>
 #include <string.h>
 
 q8rt_status op_broadcast_shapes(const ir_node *n, const op_shape *const *in, int count, op_shape *out,
@@ -164,7 +165,8 @@ static void range_task(void *c, size_t i) {
 
 void op_parallel_range(const op_exec_ctx *ctx, size_t n, size_t grain, op_range_fn fn, void *arg) {
   if (n == 0) return;
-  if (ctx == NULL || ctx->pool == NULL || n < 2 * grain) {
+  if (grain == 0) grain = 1;
+  if (ctx == NULL || ctx->pool == NULL || n / OP_MIN_GRAINS < grain) {
     fn(arg, 0, n);
     return;
   }
@@ -176,7 +178,9 @@ void op_parallel_range(const op_exec_ctx *ctx, size_t n, size_t grain, op_range_
 }
 
 void op_parallel_items(const op_exec_ctx *ctx, size_t n, size_t cost, size_t grain, q8rt_task_fn fn, void *arg) {
-  if (ctx == NULL || ctx->pool == NULL || n < 2 || n * cost < 2 * grain) {
+  /* n * cost, saturated (a step that large splits anyway) */
+  const size_t work = cost != 0 && n > SIZE_MAX / cost ? SIZE_MAX : n * cost;
+  if (ctx == NULL || ctx->pool == NULL || n < 2 || work / OP_MIN_GRAINS < grain) {
     for (size_t i = 0; i < n; i++) fn(arg, i);
     return;
   }

@@ -132,7 +132,11 @@ q8rt_status op_const_zero_point(const ir_graph *g, const ir_node *n, int input, 
 
 /* ---- splitting a step's work over the session's pool ------------------------------------------
  * Work items are fixed by the sizes alone (never by the thread count), so any thread count gives
- * the same bytes. A step smaller than two grains runs on the caller without touching the pool. */
+ * the same bytes. A grain is the work of a couple of microseconds on the op's kernel; a step of
+ * fewer than OP_MIN_GRAINS grains runs on the caller without touching the pool: below ~10 us of
+ * work, handing half to another core (publishing the region, the worker's claims, the output's
+ * cache lines moving back to the caller for the next step) costs about what it saves. */
+#define OP_MIN_GRAINS 8
 
 /* fn(arg, begin, end) over consecutive chunks covering [0, n): at least `grain` elements per
  * chunk (a multiple of 64 when grain >= 64), at most OP_MAX_CHUNKS chunks. */
@@ -140,8 +144,9 @@ q8rt_status op_const_zero_point(const ir_graph *g, const ir_node *n, int input, 
 typedef void (*op_range_fn)(void *arg, size_t begin, size_t end);
 void op_parallel_range(const op_exec_ctx *ctx, size_t n, size_t grain, op_range_fn fn, void *arg);
 
-/* fn(arg, i) for i in [0, n) where each item is worth `cost` elements of work: items run on the
- * pool when n * cost >= 2 * grain, else on the caller in order. */
+/* fn(arg, i) for i in [0, n) where each item is worth `cost` units of work and a grain `grain`
+ * units: items run on the pool when n >= 2 and n * cost >= OP_MIN_GRAINS * grain, else on the
+ * caller in order. */
 void op_parallel_items(const op_exec_ctx *ctx, size_t n, size_t cost, size_t grain, q8rt_task_fn fn, void *arg);
 
 /* The spans of a merged broadcast geometry (rank dims, innermost last, element strides sa/sb of

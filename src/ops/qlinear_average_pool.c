@@ -404,7 +404,11 @@ static void qpool_run(const void *params, const void *geom, const op_tensor *in,
     op_parallel_range(ctx, gm->n * (size_t)(gm->out[0] * gm->out[1]), 8192 / (per_pixel + 1) + 1, run_avg_nhwc, &j);
     return;
   }
-  op_parallel_range(ctx, gm->n * gm->c, 8192 / (per_c + 1) + 1, gm->as_global ? run_global : run_avg, &j);
+  size_t grain = 8192 / (per_c + 1) + 1;
+  /* channels-last: a chunk of channels reads every pixel's row; chunks of whole cache lines (64
+   * channels) keep two threads from each reading the whole image */
+  if (p->channels_last && grain < 64) grain = 64;
+  op_parallel_range(ctx, gm->n * gm->c, grain, gm->as_global ? run_global : run_avg, &j);
 }
 
 /* Channels-last: the channels_last form ORT has too; the sums run in the same order. */

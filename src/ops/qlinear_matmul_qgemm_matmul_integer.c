@@ -773,7 +773,8 @@ static void mm_run_rt(const mm_params *p, const mm_geom *gm, const op_tensor *in
     jb.row0 = bt * M;
     jb.out = separate ? out[0].data : NULL;
     jb.y = separate ? (int32_t *)(void *)(ws + l.acc) : (int32_t *)out[0].data + bt * M * N;
-    q8rt_parallel_for(ctx->pool, (M + jb.tile_rows - 1) / jb.tile_rows, mmi_tile, &jb);
+    /* grain: multiply-adds of ~2 us on the int8 GEMM kernels (conv_fast_run's) */
+    op_parallel_items(ctx, (M + jb.tile_rows - 1) / jb.tile_rows, jb.tile_rows * N * g.k, 1 << 18, mmi_tile, &jb);
     op_batch_iter_next(&it);
   }
 }
@@ -808,7 +809,8 @@ static void mm_run(const void *params, const void *geom, const op_tensor *in, op
     jb.xz_u8 = (uint32_t)(a_signed ? azp + 128 : azp);
     for (size_t j = 0; j < p->gi.n; j++) jb.c0[j] = 0u - jb.xz_u8 * p->gi.wsum[j];
     const size_t rows = mmi_rows(gm);
-    q8rt_parallel_for(ctx->pool, (rows + gm->tile_rows - 1) / gm->tile_rows, mmi_tile, &jb);
+    op_parallel_items(ctx, (rows + gm->tile_rows - 1) / gm->tile_rows, gm->tile_rows * p->gi.n * p->gi.k, 1 << 18,
+                      mmi_tile, &jb);
     return;
   }
   if (gm->use_fast) {

@@ -95,6 +95,48 @@ Q8RT_TEST(threadpool_workers_join) {
   return 0;
 }
 
+/* A worker stopped in the middle of an item (as one the OS took off its core) stalls the region:
+ * the caller sleeps until the item is done (woken by the worker that finishes it), the region
+ * still runs every item once, and the pool then runs regions on the caller alone for a while. */
+typedef struct tp_stall {
+  atomic_int hits[64];
+  atomic_int finished, stalled;
+  pthread_t caller;
+} tp_stall;
+
+static void tp_stall_item(void *ctx, size_t i) {
+  tp_stall *c = ctx;
+  atomic_fetch_add(&c->hits[i], 1);
+  tp_spin(2000);
+  if (!pthread_equal(pthread_self(), c->caller) && !atomic_exchange(&c->stalled, 1)) {
+    /* once every other item is done, so that the caller does wait: 20 ms, far beyond its spin */
+    while (atomic_load(&c->finished) < 63) tp_spin(1000);
+    const struct timespec ts = {0, 20000000};
+    nanosleep(&ts, NULL);
+  }
+  atomic_fetch_add(&c->finished, 1);
+}
+
+Q8RT_TEST(threadpool_stalled_worker_goes_solo) {
+  static tp_stall c;
+  c.caller = pthread_self();
+  atomic_store(&c.stalled, 0);
+  int failed = 0;
+  q8rt_threadpool *p = q8rt_threadpool_create(q8rt_default_allocator(), 2, &failed);
+  CHECK(p != NULL);
+  CHECK(q8rt_threadpool_solo_stretches(p) == 0);
+  for (int rep = 0; rep < 2000 && !atomic_load(&c.stalled); rep++) {
+    for (size_t i = 0; i < 64; i++) atomic_store(&c.hits[i], 0);
+    atomic_store(&c.finished, 0);
+    q8rt_parallel_for(p, 64, tp_stall_item, &c);
+    for (size_t i = 0; i < 64; i++) CHECK(atomic_load(&c.hits[i]) == 1);
+  }
+  CHECK(atomic_load(&c.stalled) == 1);
+  CHECK(q8rt_threadpool_solo_stretches(p) >= 1);
+  q8rt_threadpool_destroy(p);
+  return 0;
+}
+
 static void *tp_fail_alloc(void *ud, size_t size, size_t alignment) {
   (void)ud, (void)size, (void)alignment;
   return NULL;
