@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <float.h>
 #include <string.h>
 #include <time.h>
 
@@ -24,6 +25,7 @@
 #include "q8rt-kernels.h"
 #include "f32-dwconv/f32-dwconv.h"
 #include "f32-gemm/f32-gemm.h"
+#include "f32-rminmax/f32-rminmax.h"
 #include "f32-vbinary/f32-vbinary.h"
 #include "f32-vunary/f32-vunary.h"
 #include "q8-softmax/q8-softmax.h"
@@ -554,6 +556,16 @@ static int bench_vmacc(const char *filter) {
 
 static const struct {
   unsigned isa;
+  q8rt_f32_rminmax_ukernel_fn fn;
+  const char *name;
+} g_rminmax[] = {
+#define Q8RT_F32_RMINMAX_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "f32-rminmax/f32-rminmax.inc"
+#undef Q8RT_F32_RMINMAX_UKERNEL
+    {Q8RT_ISA_SCALAR, q8rt_f32_rminmax_ukernel__scalar, "q8rt_f32_rminmax_ukernel__scalar"},
+};
+static const struct {
+  unsigned isa;
   q8rt_x8_packb_ukernel_fn fn;
   const char *name;
 } g_packb[] = {
@@ -630,6 +642,19 @@ static int bench_conv_integer_families(const char *filter) {
     bad |= !ok;
     TIME_MEDIAN(t, g_dwchw[k].fn(DW_OW, 5, 5, g_u8a, DW_OW + 4, 1, 1, 0, w, -99, i1));
     report(g_dwchw[k].name, t, DW_OW * 25, "MAC", ok);
+  }
+  printf("f32-rminmax, %d floats\n", ROW_N);
+  const size_t nm = sizeof(g_rminmax) / sizeof(g_rminmax[0]);
+  for (size_t k = 0; k < nm; k++) {
+    if (!wanted(filter, g_rminmax[k].name)) continue;
+    if (!isa_supported(g_rminmax[k].isa)) continue;
+    float l0 = FLT_MAX, h0 = -FLT_MAX, l1 = FLT_MAX, h1 = -FLT_MAX;
+    g_rminmax[nm - 1].fn(ROW_N, g_fa, &l0, &h0);
+    g_rminmax[k].fn(ROW_N, g_fa, &l1, &h1);
+    const bool ok = l0 == l1 && h0 == h1;
+    bad |= !ok;
+    TIME_MEDIAN(t, g_rminmax[k].fn(ROW_N, g_fa, &l1, &h1));
+    report(g_rminmax[k].name, t, ROW_N, "elem", ok);
   }
   return bad;
 }

@@ -10,6 +10,7 @@
 
 #include "op.h"
 #include "op_util.h"
+#include "f32-rminmax/f32-rminmax.h"
 #include "q8rt-math.h"
 
 static inline int32_t qk_clamp(int32_t v, int32_t lo, int32_t hi) { return v < lo ? lo : v > hi ? hi : v; }
@@ -76,40 +77,23 @@ static inline q8rt_status qk_unary_io(const ir_graph *g, const ir_node *n, q8rt_
 /* uint8 scale and zero point of a float block as ONNX Runtime's GetQuantizationParameter computes
  * them (DynamicQuantizeLinear, the dynamically quantized GEMMs of DynamicQuantizeLSTM):
  *   lo = min(min(x), 0), hi = max(max(x), 0), scale = hi == lo ? 1 : (hi - lo) / 255,
- *   zp = round_half_even(clamp(0 - lo / scale, 0, 255)). NaNs are ignored by the min/max. */
-static inline void qk_dynamic_u8_params(const float *x, size_t n, float *scale, int32_t *zp) {
-  /* 16 independent lanes (the compiler keeps them in registers); NaNs fail both comparisons, and
-   * the minimum and maximum of a set do not depend on the order they are taken in */
-  float lo16[16], hi16[16];
-  for (size_t j = 0; j < 16; j++) {
-    lo16[j] = FLT_MAX;
-    hi16[j] = -FLT_MAX;
-  }
-  size_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    for (size_t j = 0; j < 16; j++) {
-      const float v = x[i + j];
-      lo16[j] = v < lo16[j] ? v : lo16[j];
-      hi16[j] = v > hi16[j] ? v : hi16[j];
-    }
-  }
-  float lo = FLT_MAX, hi = -FLT_MAX;
-  for (; i < n; i++) {
-    if (x[i] < lo) lo = x[i];
-    if (x[i] > hi) hi = x[i];
-  }
-  for (size_t j = 0; j < 16; j++) {
-    if (lo16[j] < lo) lo = lo16[j];
-    if (hi16[j] > hi) hi = hi16[j];
-  }
+ *   zp = round_half_even(clamp(0 - lo / scale, 0, 255)). NaNs are ignored by the min/max.
+ * From the block's minimum and maximum (f32-rminmax; FLT_MAX / -FLT_MAX for an empty or all-NaN
+ * block, which gives lo = hi = 0: scale 1, zero point 0). */
+static inline void qk_u8_params_from_range(float lo, float hi, float *scale, int32_t *zp) {
   if (lo > 0.0f) lo = 0.0f;
   if (hi < 0.0f) hi = 0.0f;
-  if (n == 0) lo = hi = 0.0f;
   *scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
   float izp = 0.0f - lo / *scale;
   if (izp > 255.0f) izp = 255.0f;
   if (!(izp >= 0.0f)) izp = 0.0f;
   *zp = q8rt_round_clamp(izp, 0.0f, 255.0f);
+}
+
+static inline void qk_dynamic_u8_params(const float *x, size_t n, float *scale, int32_t *zp) {
+  float lo = FLT_MAX, hi = -FLT_MAX;
+  q8rt_f32_rminmax_ukernel__scalar(n, x, &lo, &hi);
+  qk_u8_params_from_range(lo, hi, scale, zp);
 }
 
 #endif

@@ -139,6 +139,8 @@ def test_qlinear_matmul_refuses_graph_input_scale(tmp_path):
 DQL_CASES = [
     ("normal", (1, 40, 120)), ("positive", (3, 50)), ("negative", (3, 50)), ("zeros", (2, 9)),
     ("ties", (4, 64)), ("wide", (1, 24, 16, 24)), ("single", (1,)),
+    # several 32768-float chunks split over the pool (the extremes in the last, partial one)
+    ("chunks", (3, 40000)),
 ]
 
 
@@ -159,11 +161,16 @@ def test_dynamic_quantize_linear(kind, shape, tmp_path):
             x.flat[0], x.flat[1] = -127.5 * 2.0 ** -k, 127.5 * 2.0 ** -k
         elif kind == "wide":
             x = rng.normal(0, 1, shape) * 10.0 ** rng.uniform(-3, 3, shape)
+        elif kind == "chunks":
+            x = rng.normal(0, 1, shape)
+            x.flat[-7 - k], x.flat[-3] = -9.0 - k, 11.0 + k
         else:
             x = rng.normal(0, 3, shape)
         x = x.astype(np.float32)
         m = single_node_model("DynamicQuantizeLinear", ["x"], {"x": x}, {}, opset=11, n_outputs=3)
         check(tmp_path, f"dql{k}", m, {"x": x})
+        if kind == "chunks":
+            check(tmp_path, f"dql{k}t", m, {"x": x}, extra=["--threads", "3"])
 
 
 # ---- ConvInteger --------------------------------------------------------------------------------
