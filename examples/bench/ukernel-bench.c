@@ -23,6 +23,7 @@
 
 #include "q8rt-isa.h"
 #include "q8rt-kernels.h"
+#include "f32-deconv/f32-deconv.h"
 #include "f32-dwconv/f32-dwconv.h"
 #include "f32-gemm/f32-gemm.h"
 #include "f32-rminmax/f32-rminmax.h"
@@ -332,6 +333,53 @@ static const struct {
 #undef Q8RT_F32_DWCONV_UKERNEL
     {Q8RT_ISA_SCALAR, q8rt_f32_dwconv_ukernel__scalar, "q8rt_f32_dwconv_ukernel__scalar"},
 };
+
+static const struct {
+  unsigned isa;
+  q8rt_f32_deconv_ukernel_fn fn;
+  const char *name;
+} g_f32_deconv[] = {
+#define Q8RT_F32_DECONV_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "f32-deconv/f32-deconv.inc"
+#undef Q8RT_F32_DECONV_UKERNEL
+    {Q8RT_ISA_SCALAR, q8rt_f32_deconv_ukernel__scalar, "q8rt_f32_deconv_ukernel__scalar"},
+};
+
+/* f32-deconv: the PP-OCR detector's 24->24 2x2 stride-2 ConvTranspose at 64x96 inputs (per output
+ * row both taps of its kernel row, 96 columns each at output stride 2), against the scalar twin. */
+static int bench_f32_deconv(const char *filter) {
+  enum { C = 24, M = 24, H = 64, W = 96 };
+  static float x[C * H * W], w[C * M * 4], y0[M * 2 * H * 2 * W], y1[M * 2 * H * 2 * W];
+  int bad = 0;
+  double t;
+  for (size_t i = 0; i < sizeof(x) / sizeof(x[0]); i++) x[i] = (float)(int32_t)(rnd() % 2001 - 1000) * 1e-3f;
+  for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++) w[i] = (float)(int32_t)(rnd() % 2001 - 1000) * 1e-3f;
+  printf("f32-deconv, %d->%d 2x2 stride 2, %dx%d inputs\n", C, M, H, W);
+#define DC_LAYER(fn, y)                                                                                         \
+  do {                                                                                                          \
+    memset(y, 0, sizeof(y));                                                                                    \
+    for (size_t o1 = 0; o1 < 2 * H; o1++) {                                                                     \
+      for (size_t t2 = 0; t2 < 2; t2++) {                                                                       \
+        fn(M, W, C, x + o1 / 2 * W, H * W, w + (o1 % 2) * 2 + t2, M * 4, 4, y + o1 * 2 * W + t2, 4 * H * W, 2); \
+      }                                                                                                         \
+    }                                                                                                           \
+  } while (0)
+  DC_LAYER(q8rt_f32_deconv_ukernel__scalar, y0);
+  for (size_t k = 0; k < sizeof(g_f32_deconv) / sizeof(g_f32_deconv[0]); k++) {
+    if (!wanted(filter, g_f32_deconv[k].name)) continue;
+    if (!isa_supported(g_f32_deconv[k].isa)) {
+      printf("  %-62s skipped (CPU lacks its ISA)\n", g_f32_deconv[k].name);
+      continue;
+    }
+    DC_LAYER(g_f32_deconv[k].fn, y1);
+    const bool ok = memcmp(y0, y1, sizeof(y0)) == 0;
+    bad |= !ok;
+    TIME_MEDIAN(t, DC_LAYER(g_f32_deconv[k].fn, y1));
+    report(g_f32_deconv[k].name, t, (double)C * M * 4 * H * W, "MAC", ok);
+  }
+#undef DC_LAYER
+  return bad;
+}
 
 /* f32-dwconv: a 3x3 depthwise plane (pad 1) of 96x192 outputs, row by row, at strides 1 and 2,
  * checked against the scalar twin. */
@@ -908,6 +956,7 @@ int main(int argc, char **argv) {
   bad |= bench_small_families(filter);
   bad |= bench_f32_gemm_lut(filter);
   bad |= bench_f32_dwconv(filter);
+  bad |= bench_f32_deconv(filter);
   bad |= bench_rsum(filter);
   bad |= bench_softmax(filter);
   bad |= bench_vmacc(filter);

@@ -17,13 +17,15 @@
  *   output; the bias is added after the chain. Tiles do not depend on the thread count.
  * - depthwise (any backend but reference): per plane and output row on an f32-dwconv variant.
  * ConvTranspose sums each kernel tap's channel dot product (channel order) and adds the taps in
- * row-major order (ONNX Runtime's col2im order), then the bias, with separate multiplies and adds
- * (one portable route). ONNX Runtime agrees to a few ulps, not bitwise. */
+ * row-major order (ONNX Runtime's col2im order), then the bias, with separate multiplies and adds:
+ * f32-deconv (AVX-512, AVX2, NEON, the scalar twin on --backend reference) per output row and
+ * tap. ONNX Runtime agrees to a few ulps, not bitwise. */
 #include <math.h>
 #include <stdatomic.h>
 #include <string.h>
 
 #include "data_common.h"
+#include "f32-deconv/f32-deconv.h"
 #include "f32-dwconv/f32-dwconv.h"
 #include "f32-gemm/f32-gemm.h"
 #include "op_window.h"
@@ -31,8 +33,9 @@
 
 typedef struct fconv_params {
   int transpose;
-  q8rt_f32_gemm_ukernel_fn gemm; /* Conv's fast route, or NULL */
-  q8rt_f32_dwconv_ukernel_fn dw; /* Conv's depthwise row kernel (any backend but reference) */
+  q8rt_f32_gemm_ukernel_fn gemm;     /* Conv's fast route, or NULL */
+  q8rt_f32_dwconv_ukernel_fn dw;     /* Conv's depthwise row kernel (any backend but reference) */
+  q8rt_f32_deconv_ukernel_fn deconv; /* ConvTranspose's tap kernel */
   size_t nr;
   int64_t group;
   const int64_t *output_padding, *output_shape; /* ConvTranspose */
@@ -79,8 +82,27 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
       }
     }
   }
-  ctx->kernel = transpose ? "conv_transpose_f32__scalar" : "conv_f32__scalar";
-  ctx->reason = transpose ? "float32 reference" : "float32 reference loop (the definition: one fma chain per output)";
+  ctx->kernel = "conv_f32__scalar";
+  ctx->reason = "float32 reference loop (the definition: one fma chain per output)";
+  if (transpose) {
+    static const struct {
+      uint32_t isa;
+      q8rt_f32_deconv_ukernel_fn fn;
+      const char *name;
+    } tv[] = {
+#define Q8RT_F32_DECONV_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "f32-deconv/f32-deconv.inc"
+#undef Q8RT_F32_DECONV_UKERNEL
+        {Q8RT_ISA_SCALAR, q8rt_f32_deconv_ukernel__scalar, "q8rt_f32_deconv_ukernel__scalar"},
+    };
+    size_t ti = 0; /* the list ends with the twin (the reference backend's) */
+    while (!op_isa_usable(tv[ti].isa, ctx->isa, ctx->backend)) ti++;
+    p->deconv = tv[ti].fn;
+    ctx->kernel = tv[ti].name + 5;
+    ctx->reason =
+        "f32-deconv per output row and kernel tap, all output channels of a group at once (the "
+        "definition's channel dots and tap order)";
+  }
   if (!transpose && ctx->backend != Q8RT_BACKEND_REFERENCE) {
     static const struct {
       uint32_t isa;
@@ -529,27 +551,18 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
   }
 }
 
-/* ConvTranspose, output-row stationary. For each output row (o0, o1) and output channel m, the
- * row starts at 0.0f; for every kernel tap in row-major order whose input row (i0, i1) exists,
- * the outputs o2 = i2 * s2 - pb2 + t2 * d2 that the tap reaches get `+= dot`, with dot = 0.0f +
- * x[c] * w[c] summed over the group's channels in order; then `+= bias`. Every output sees the
- * same operations in the same order as the element-wise definition (sum of the valid taps'
- * channel dot products in row-major tap order, then the bias), so the bits do not depend on the
- * loop structure: the dots are computed for 32 neighbouring i2 at a time in 4-lane GCC/clang
- * vectors (8 independent accumulators; one IEEE multiply and one add per lane, no contraction),
- * then 8 at a time, then one at a time; output channels are the inner loop so one input row stays
- * in cache for all of them. */
-typedef float ct_v4 __attribute__((vector_size(16))); /* GCC/clang vector: per-lane IEEE ops */
-static inline ct_v4 ct_load(const float *p) {
-  ct_v4 v;
-  memcpy(&v, p, sizeof(v));
-  return v;
-}
-
+/* ConvTranspose, output-row stationary. For each output row (o0, o1) the rows of every output
+ * channel start at 0.0f; for every kernel tap in row-major order whose input row (i0, i1) exists,
+ * f32-deconv adds to the outputs o2 = i2 * s2 - pb2 + t2 * d2 that the tap reaches their dot =
+ * 0.0f + x[c] * w[c] summed over the group's channels in order (rounded products, separate adds),
+ * for all the group's output channels at once; then `+= bias`. Every output sees the definition's
+ * operations in its order (the valid taps' channel dot products in row-major tap order, then the
+ * bias), whatever the kernel's tiling. */
 static inline int64_t ct_floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
 typedef struct convt_job {
   const fconv_geom *g;
+  q8rt_f32_deconv_ukernel_fn tap;
   const float *x, *w, *bias;
   float *y;
 } convt_job;
@@ -558,94 +571,59 @@ typedef struct convt_job {
 static void convt_row(void *arg, size_t row) {
   const convt_job *jb = arg;
   const fconv_geom *g = jb->g;
-  const float *x = jb->x, *w = jb->w, *bias = jb->bias;
-  float *y = jb->y;
   const int64_t o1 = (int64_t)row % g->w.out[1], o0 = (int64_t)row / g->w.out[1] % g->w.out[0];
   const int64_t nb = (int64_t)row / g->w.out[1] / g->w.out[0];
   const int64_t Cg = g->C / g->group, Mg = g->M / g->group;
   const int64_t in_plane = op_window_in_plane(&g->w), ktaps = op_window_taps(&g->w);
   const int64_t out_plane = op_window_out_plane(&g->w);
   const int64_t in2 = g->w.in[2], out2 = g->w.out[2], s2 = g->w.s[2];
-  {
-    {
-      {
-        for (int64_t m = 0; m < g->M; m++) {
-          const int64_t grp = m / Mg, mm = m % Mg;
-          const float *xg = x + (nb * g->C + grp * Cg) * in_plane;
-          const float *wg = w + (grp * Cg * Mg + mm) * ktaps; /* W[c][mm][taps], c within the group */
-          float *yr = y + (nb * g->M + m) * out_plane + (o0 * g->w.out[1] + o1) * out2;
-          for (int64_t o2 = 0; o2 < out2; o2++) yr[o2] = 0.0f;
-          for (int64_t t0 = 0; t0 < g->w.k[0]; t0++) {
-            const int64_t q0 = o0 + g->w.pb[0] - t0 * g->w.d[0];
-            if (q0 < 0 || q0 % g->w.s[0] != 0 || q0 / g->w.s[0] >= g->w.in[0]) continue;
-            const int64_t i0 = q0 / g->w.s[0];
-            for (int64_t t1 = 0; t1 < g->w.k[1]; t1++) {
-              const int64_t q1 = o1 + g->w.pb[1] - t1 * g->w.d[1];
-              if (q1 < 0 || q1 % g->w.s[1] != 0 || q1 / g->w.s[1] >= g->w.in[1]) continue;
-              const int64_t i1 = q1 / g->w.s[1];
-              const float *xrow = xg + (i0 * g->w.in[1] + i1) * in2;
-              for (int64_t t2 = 0; t2 < g->w.k[2]; t2++) {
-                const float *wt = wg + (t0 * g->w.k[1] + t1) * g->w.k[2] + t2; /* channel c at wt[c * Mg * ktaps] */
-                const int64_t wstride = Mg * ktaps;
-                /* o2 = i2 * s2 + off, 0 <= o2 < out2, 0 <= i2 < in2 */
-                const int64_t off = t2 * g->w.d[2] - g->w.pb[2];
-                int64_t lo = off >= 0 ? 0 : (-off + s2 - 1) / s2;
-                int64_t hi = ct_floor_div(out2 - 1 - off, s2) + 1;
-                if (hi > in2) hi = in2;
-                int64_t i2 = lo;
-                for (; i2 + 32 <= hi; i2 += 32) { /* 32 lanes: 8 independent add chains */
-                  const ct_v4 z = {0.0f, 0.0f, 0.0f, 0.0f};
-                  ct_v4 a0 = z, a1 = z, a2 = z, a3 = z, a4 = z, a5 = z, a6 = z, a7 = z;
-                  for (int64_t c = 0; c < Cg; c++) {
-                    const float wc = wt[c * wstride], *xc = xrow + c * in_plane + i2;
-                    const ct_v4 wv = {wc, wc, wc, wc};
-                    a0 += ct_load(xc) * wv;
-                    a1 += ct_load(xc + 4) * wv;
-                    a2 += ct_load(xc + 8) * wv;
-                    a3 += ct_load(xc + 12) * wv;
-                    a4 += ct_load(xc + 16) * wv;
-                    a5 += ct_load(xc + 20) * wv;
-                    a6 += ct_load(xc + 24) * wv;
-                    a7 += ct_load(xc + 28) * wv;
-                  }
-                  const ct_v4 acc[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
-                  float dot[32];
-                  memcpy(dot, acc, sizeof(dot));
-                  float *yo = yr + i2 * s2 + off;
-                  for (int j = 0; j < 32; j++) yo[j * s2] += dot[j];
-                }
-                for (; i2 + 8 <= hi; i2 += 8) {
-                  float dot[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-                  for (int64_t c = 0; c < Cg; c++) {
-                    const float wv = wt[c * wstride], *xc = xrow + c * in_plane + i2;
-                    for (int j = 0; j < 8; j++) dot[j] += xc[j] * wv;
-                  }
-                  float *yo = yr + i2 * s2 + off;
-                  for (int j = 0; j < 8; j++) yo[j * s2] += dot[j];
-                }
-                for (; i2 < hi; i2++) {
-                  float dot = 0.0f;
-                  for (int64_t c = 0; c < Cg; c++) dot += xrow[c * in_plane + i2] * wt[c * wstride];
-                  yr[i2 * s2 + off] += dot;
-                }
-              }
-            }
-          }
-          if (bias != NULL) {
-            const float bm = bias[m];
-            for (int64_t o2 = 0; o2 < out2; o2++) yr[o2] += bm;
-          }
+  float *y0 = jb->y + nb * g->M * out_plane + (o0 * g->w.out[1] + o1) * out2; /* channel 0's row */
+  for (int64_t m = 0; m < g->M; m++) {
+    float *yr = y0 + m * out_plane;
+    for (int64_t o2 = 0; o2 < out2; o2++) yr[o2] = 0.0f;
+  }
+  for (int64_t grp = 0; grp < g->group; grp++) {
+    const float *xg = jb->x + (nb * g->C + grp * Cg) * in_plane;
+    const float *wg = jb->w + grp * Cg * Mg * ktaps; /* W[c][mm][taps], c within the group */
+    float *yg = y0 + grp * Mg * out_plane;
+    for (int64_t t0 = 0; t0 < g->w.k[0]; t0++) {
+      const int64_t q0 = o0 + g->w.pb[0] - t0 * g->w.d[0];
+      if (q0 < 0 || q0 % g->w.s[0] != 0 || q0 / g->w.s[0] >= g->w.in[0]) continue;
+      const int64_t i0 = q0 / g->w.s[0];
+      for (int64_t t1 = 0; t1 < g->w.k[1]; t1++) {
+        const int64_t q1 = o1 + g->w.pb[1] - t1 * g->w.d[1];
+        if (q1 < 0 || q1 % g->w.s[1] != 0 || q1 / g->w.s[1] >= g->w.in[1]) continue;
+        const int64_t i1 = q1 / g->w.s[1];
+        const float *xrow = xg + (i0 * g->w.in[1] + i1) * in2;
+        for (int64_t t2 = 0; t2 < g->w.k[2]; t2++) {
+          /* o2 = i2 * s2 + off, 0 <= o2 < out2, 0 <= i2 < in2 */
+          const int64_t off = t2 * g->w.d[2] - g->w.pb[2];
+          const int64_t lo = off >= 0 ? 0 : (-off + s2 - 1) / s2;
+          int64_t hi = ct_floor_div(out2 - 1 - off, s2) + 1;
+          if (hi > in2) hi = in2;
+          if (hi <= lo) continue;
+          jb->tap((size_t)Mg, (size_t)(hi - lo), (size_t)Cg, xrow + lo, (size_t)in_plane,
+                  wg + (t0 * g->w.k[1] + t1) * g->w.k[2] + t2, (size_t)(Mg * ktaps), (size_t)ktaps, yg + lo * s2 + off,
+                  (size_t)out_plane, (size_t)s2);
         }
       }
+    }
+  }
+  if (jb->bias != NULL) {
+    for (int64_t m = 0; m < g->M; m++) {
+      const float bm = jb->bias[m];
+      float *yr = y0 + m * out_plane;
+      for (int64_t o2 = 0; o2 < out2; o2++) yr[o2] += bm;
     }
   }
 }
 
 static void convt_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                       const op_exec_ctx *ctx) {
-  (void)params, (void)workspace;
+  (void)workspace;
+  const fconv_params *p = params;
   const fconv_geom *g = geom;
-  convt_job jb = {g, in[0].data, in[1].data, g->has_bias ? in[2].data : NULL, out[0].data};
+  convt_job jb = {g, p->deconv, in[0].data, in[1].data, g->has_bias ? in[2].data : NULL, out[0].data};
   const size_t rows = (size_t)(g->N * g->w.out[0] * g->w.out[1]);
   const size_t cost = (size_t)(g->M * g->w.out[2] * (g->C / g->group) * op_window_taps(&g->w));
   op_parallel_items(ctx, rows, cost, 1 << 16, convt_row, &jb);

@@ -530,6 +530,48 @@ def test_float_conv_special_routes(tmp_path):
         np.testing.assert_allclose(got[np.isfinite(ref)], ref[np.isfinite(ref)], rtol=1e-4, atol=1e-4)
 
 
+# ---- float ConvTranspose: f32-deconv per output row and tap, the same bytes on every route -------
+
+FCONVT_CASES = [
+    # (x shape, w shape, attrs, bias)
+    ((1, 24, 9, 13), (24, 24, 2, 2), {"strides": [2, 2]}, True),  # the PP-OCR detector's upsampling
+    ((1, 24, 7, 40), (24, 1, 2, 2), {"strides": [2, 2]}, False),
+    ((2, 6, 5, 7), (6, 5, 3, 3), {"group": 2, "strides": [2, 3], "pads": [1, 0, 0, 2], "output_padding": [1, 2]}, True),
+    ((1, 9, 11, 37), (9, 10, 3, 5), {"dilations": [2, 1], "pads": [2, 1, 1, 3]}, True),
+    ((1, 3, 33), (3, 17, 4), {"strides": [3], "auto_pad": "SAME_UPPER"}, True),
+]
+
+
+@pytest.mark.parametrize("case", FCONVT_CASES, ids=[f"{c[0]}w{c[1]}" for c in FCONVT_CASES])
+def test_float_conv_transpose_routes(case, tmp_path):
+    """ConvTranspose on f32-deconv (output rows x kernel taps, all output channels of a group per
+    call): within the float tolerance of ORT, the same bytes at --threads 3 and as --backend
+    reference (the scalar twin), with inf/NaN among the weights; --explain names the kernel."""
+    from single_node import run_ort
+    xshape, wshape, attrs, has_bias = case
+    rng = np.random.default_rng(83)
+    x = rng.normal(0, 1, xshape).astype(np.float32)
+    w = rng.normal(0, 0.5, wshape).astype(np.float32)
+    b = rng.normal(0, 1, wshape[1] * attrs.get("group", 1)).astype(np.float32) if has_bias else None
+    g = _fconv_model(xshape, wshape, attrs, b)
+    g.node[0].op_type = "ConvTranspose"
+    g.initializer.append(onnx.numpy_helper.from_array(w, "w"))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    want = run_ort(m, {"x": x}, optimize=False)[0]
+    got, explain = _float_routes(m, {"x": x}, tmp_path, op="ConvTranspose")
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    assert "f32_deconv_ukernel" in explain, explain
+    w2 = w.copy()
+    w2.flat[3] = np.inf
+    w2.flat[-2] = np.nan
+    g.initializer[-1].CopyFrom(onnx.numpy_helper.from_array(w2, "w"))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    got2, _ = _float_routes(m, {"x": x}, tmp_path / "special", op="ConvTranspose")
+    assert np.isnan(got2).any() and np.isfinite(got2).any()
+
+
 # ---- float Gemm with a constant B: the packed f32-gemm route gives the row kernel's bytes ----------
 
 GEMM_PACKED_CASES = [

@@ -71,6 +71,20 @@ static inline int32_t test_ref_round_clamp(float v, float lo, float hi) {
   return (int32_t)r;
 }
 
+/* Float arrays equal bit for bit, except that any NaN matches any NaN: which operand's payload an
+ * add of two NaNs keeps depends on the operand order the compiler picks for the scalar twin (it
+ * differs between the plain and the sanitizer builds), not on the kernel. */
+static inline bool test_f32_same(const float *a, const float *b, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (isnan(a[i]) || isnan(b[i])) {
+      if (!(isnan(a[i]) && isnan(b[i]))) return false;
+    } else if (memcmp(&a[i], &b[i], sizeof(float)) != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
 /* Whether this CPU runs a kernel-list entry's instruction set (enum q8rt_isa flags), so the kernel
  * tests can walk every line of a family's .inc and skip what the machine lacks: the library's own
  * detection (cpuinfo, HWCAP2), the one the dispatchers use. */

@@ -1,8 +1,8 @@
 /* f32-dwconv: the scalar twin against values written here (padded taps skipped, products rounded
- * before the add), and every variant of f32-dwconv.inc against the twin byte for byte over row
- * lengths around the vector widths, strides 1-3, dilations 1-2, pads 0-3, kernels 1-7 wide and
- * 1-3 rows, with NaN, ±0, ±inf and values whose fused and unfused results differ. Exact buffer
- * sizes for ASan. */
+ * before the add), and every variant of f32-dwconv.inc against the twin bit for bit (NaNs compared
+ * as NaN: test_f32_same) over row lengths around the vector widths, strides 1-3, dilations 1-2,
+ * pads 0-3, kernels 1-7 wide and 1-3 rows, with NaN, ±0, ±inf and values whose fused and unfused
+ * results differ. Exact buffer sizes for ASan. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -86,7 +86,7 @@ Q8RT_TEST(f32_dwconv_variants_match_scalar) {
               for (size_t i = 0; i < n; i++) a[i] = b[i] = i % 3 == 0 ? 0.0f : fd_value(0);
               q8rt_f32_dwconv_ukernel__scalar(n, rows, kw, s, d, pad, in_w, x, x_rs, w, a);
               g_f32_dwconv_variants[v].fn(n, rows, kw, s, d, pad, in_w, x, x_rs, w, b);
-              if (memcmp(a, b, n * sizeof(float)) != 0) {
+              if (!test_f32_same(a, b, n)) {
                 fprintf(stderr, "  %s n=%zu rows=%zu kw=%zu s=%zu d=%zu pad=%zu in_w=%zu\n",
                         g_f32_dwconv_variants[v].name, n, rows, kw, s, d, pad, in_w);
                 CHECK(0);
