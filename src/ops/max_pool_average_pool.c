@@ -20,7 +20,7 @@ typedef struct pool_params {
   int sp; /* spatial rank: 1..3 (0 for global: from the input) */
   op_window win;
   int64_t count_include_pad;
-  int nhwc;                           /* GlobalAveragePool channels-last: [N, S..., C] -> [N, 1..., C] */
+  int nhwc; /* channels-last (GlobalAveragePool, MaxPool, GlobalMaxPool): [N, S..., C] -> [N, S'..., C] */
   q8rt_f32_maxpool_ukernel_fn f32max; /* MaxPool, GlobalMaxPool: the row kernels for this CPU */
   q8rt_u8_maxpool_ukernel_fn u8max;
   q8rt_s8_maxpool_ukernel_fn s8max;
@@ -167,28 +167,23 @@ static q8rt_status pool_infer(const void *params, const ir_node *n, const op_sha
                      "%s node '%s': input of rank %d (q8rt pools N,C plus 1 to 3 spatial axes%s)", n->op_type, n->name,
                      x->rank, global ? "" : " matching kernel_shape");
   }
+  /* NCHW: the spatial axes are 2..rank-1; channels-last: 1..rank-2, the channels last */
+  const int s0 = p->nhwc ? 1 : 2, ca = p->nhwc ? x->rank - 1 : 1;
   out->dims[0] = x->dims[0];
-  out->dims[1] = x->dims[1];
+  out->dims[ca] = x->dims[ca];
   pool_geom g;
   memset(&g, 0, sizeof(g));
   op_window_geom_init(&g.w);
-  if (p->nhwc) { /* global only: the spatial axes are 1..rank-2, the channels last */
-    out->dims[x->rank - 1] = x->dims[x->rank - 1];
-    for (int i = 0; i < sp; i++) {
-      out->dims[1 + i] = 1;
-      g.w.in[3 - sp + i] = g.w.k[3 - sp + i] = x->dims[1 + i];
-    }
-  }
-  for (int i = 0; i < sp && !p->nhwc; i++) {
+  for (int i = 0; i < sp; i++) {
     const int j = 3 - sp + i;
-    const int64_t len = x->dims[2 + i];
+    const int64_t len = x->dims[s0 + i];
     if (global) {
-      out->dims[2 + i] = 1;
+      out->dims[s0 + i] = 1;
       g.w.in[j] = g.w.k[j] = len;
       continue;
     }
     if (len < 0) {
-      out->dims[2 + i] = -1;
+      out->dims[s0 + i] = -1;
       continue;
     }
     const int64_t k = p->win.kernel[i], s = p->win.stride[i], d = p->win.dilation[i], ek = (k - 1) * d + 1;
@@ -201,7 +196,7 @@ static q8rt_status pool_infer(const void *params, const ir_node *n, const op_sha
           "reaches past the padding, where ONNX's reference and ONNX Runtime count differently: not supported",
           n->name, i);
     }
-    out->dims[2 + i] = o;
+    out->dims[s0 + i] = o;
     op_window_geom_axis(&g.w, &p->win, i, len, o, k, pb, pe);
   }
   if (!concrete || geom == NULL) return Q8RT_OK;
@@ -347,6 +342,51 @@ static void maxpool_plane(void *arg, size_t c) {
   }
 }
 
+/* MaxPool channels-last, one output row (all its pixels) per work item: each pixel starts at the
+ * lowest value, then every window row inside the input (in the window's order) passes over it
+ * through the maxpool kernel with the channels as its outputs and the row's taps C * dilation
+ * apart. Each output element thus sees the NCHW route's comparisons in the same order: same
+ * bytes. */
+#define MAXPOOL_NHWC_ROW(T, LOWEST, fn)                                                                           \
+  do {                                                                                                            \
+    const size_t C = g->channels;                                                                                 \
+    const int64_t o1 = (int64_t)(item % (size_t)g->w.out[1]),                                                     \
+                  o0 = (int64_t)(item / (size_t)g->w.out[1] % (size_t)g->w.out[0]);                               \
+    const size_t n = item / (size_t)(g->w.out[1] * g->w.out[0]);                                                  \
+    const T *xn = (const T *)jb->x + n * (size_t)op_window_in_plane(&g->w) * C;                                   \
+    T *y = (T *)jb->y +                                                                                           \
+           ((n * (size_t)g->w.out[0] + (size_t)o0) * (size_t)g->w.out[1] + (size_t)o1) * (size_t)g->w.out[2] * C; \
+    int64_t a0, b0, p0, a1, b1, p1;                                                                               \
+    window(g, 0, o0, &a0, &b0, &p0);                                                                              \
+    window(g, 1, o1, &a1, &b1, &p1);                                                                              \
+    for (int64_t o2 = 0; o2 < g->w.out[2]; o2++, y += C) {                                                        \
+      int64_t a2, b2, p2;                                                                                         \
+      window(g, 2, o2, &a2, &b2, &p2);                                                                            \
+      for (size_t c = 0; c < C; c++) y[c] = LOWEST;                                                               \
+      if (b2 <= a2) continue;                                                                                     \
+      const int64_t i2 = o2 * g->w.s[2] - g->w.pb[2] + a2 * g->w.d[2];                                            \
+      for (int64_t t0 = a0; t0 < b0; t0++) {                                                                      \
+        const int64_t i0 = o0 * g->w.s[0] - g->w.pb[0] + t0 * g->w.d[0];                                          \
+        for (int64_t t1 = a1; t1 < b1; t1++) {                                                                    \
+          const int64_t i1 = o1 * g->w.s[1] - g->w.pb[1] + t1 * g->w.d[1];                                        \
+          fn(C, (size_t)(b2 - a2), 1, (size_t)g->w.d[2] * C,                                                      \
+             xn + ((i0 * g->w.in[1] + i1) * g->w.in[2] + i2) * (int64_t)C, y);                                    \
+        }                                                                                                         \
+      }                                                                                                           \
+    }                                                                                                             \
+  } while (0)
+
+static void maxpool_nhwc_row(void *arg, size_t item) {
+  const maxpool_job *jb = arg;
+  const pool_geom *g = jb->g;
+  const pool_params *p = jb->p;
+  switch (g->dtype) {
+    case Q8RT_DTYPE_UINT8: MAXPOOL_NHWC_ROW(uint8_t, 0, p->u8max); break;
+    case Q8RT_DTYPE_INT8: MAXPOOL_NHWC_ROW(int8_t, -128, p->s8max); break;
+    default: MAXPOOL_NHWC_ROW(float, -FLT_MAX, p->f32max); break;
+  }
+}
+
 static void pool_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                      const op_exec_ctx *ctx) {
   (void)workspace;
@@ -357,6 +397,12 @@ static void pool_run(const void *params, const void *geom, const op_tensor *in, 
     maxpool_job jb = {p, g, in[0].data, out[0].data};
     const size_t taps = (size_t)(g->w.k[0] * g->w.k[1] * g->w.k[2]);
     const size_t oplane = (size_t)(g->w.out[0] * g->w.out[1] * g->w.out[2]);
+    if (p->nhwc) {
+      const size_t rows = g->outer / g->channels * (size_t)(g->w.out[0] * g->w.out[1]);
+      op_parallel_items(ctx, rows, (size_t)g->w.out[2] * g->channels * (taps < 64 ? taps : 64), 1 << 16,
+                        maxpool_nhwc_row, &jb);
+      return;
+    }
     op_parallel_items(ctx, g->outer, oplane * (taps < 64 ? taps : 64), 1 << 16, maxpool_plane, &jb);
     return;
   }
@@ -430,12 +476,16 @@ static void pool_run(const void *params, const void *geom, const op_tensor *in, 
   }
 }
 
+static const void *pool_nhwc(const void *params, const ir_graph *g, const ir_node *n, q8rt_pool *pool,
+                             const char **why);
+
 const op_def q8rt_op_maxpool = {.op_type = "MaxPool",
                                 .domain = "",
                                 .min_opset = 1,
                                 .prepare = maxpool_prepare,
                                 .infer = pool_infer,
-                                .run = pool_run};
+                                .run = pool_run,
+                                .nhwc_params = pool_nhwc};
 const op_def q8rt_op_averagepool = {.op_type = "AveragePool",
                                     .domain = "",
                                     .min_opset = 1,
@@ -443,9 +493,10 @@ const op_def q8rt_op_averagepool = {.op_type = "AveragePool",
                                     .infer = pool_infer,
                                     .run = pool_run};
 /* GlobalAveragePool reads its input channels-last as it comes: each channel's sum keeps the
- * NCHW order of its pixels. */
-static const void *gavgpool_nhwc(const void *params, const ir_graph *g, const ir_node *n, q8rt_pool *pool,
-                                 const char **why) {
+ * NCHW order of its pixels. MaxPool and GlobalMaxPool run their window rows over the channels
+ * (maxpool_nhwc_row). */
+static const void *pool_nhwc(const void *params, const ir_graph *g, const ir_node *n, q8rt_pool *pool,
+                             const char **why) {
   (void)g, (void)n, (void)why;
   pool_params *q = q8rt_pool_alloc(pool, sizeof(*q), 16);
   if (q == NULL) return NULL;
@@ -460,10 +511,11 @@ const op_def q8rt_op_globalaveragepool = {.op_type = "GlobalAveragePool",
                                           .prepare = gavgpool_prepare,
                                           .infer = pool_infer,
                                           .run = pool_run,
-                                          .nhwc_params = gavgpool_nhwc};
+                                          .nhwc_params = pool_nhwc};
 const op_def q8rt_op_globalmaxpool = {.op_type = "GlobalMaxPool",
                                       .domain = "",
                                       .min_opset = 1,
                                       .prepare = gmaxpool_prepare,
                                       .infer = pool_infer,
-                                      .run = pool_run};
+                                      .run = pool_run,
+                                      .nhwc_params = pool_nhwc};

@@ -1,6 +1,7 @@
 """Layouts: ops between channels-last (NHWC) convolutions run channels-last too, with no layout
 change around them (QLinearAdd/QLinearMul of two activations or an activation and a broadcast one,
-QLinearGlobalAveragePool, QLinearAveragePool, QLinearConcat on any axis, float stretches
+QLinearGlobalAveragePool, QLinearAveragePool, MaxPool and GlobalMaxPool (8-bit and float), QLinearConcat
+on any axis, float stretches
 DequantizeLinear -> Div/Mul/Add/Sub by a scalar, GlobalAveragePool -> QuantizeLinear). Each model runs with the
 default backend (NHWC convolutions) and with --backend reference (everything NCHW) and must give
 ONNX Runtime's bytes (no graph optimizations) both ways; --explain must show no LayoutTranspose
@@ -130,6 +131,49 @@ def test_resize_nearest_channels_last(how, tmp_path):
     check(m, x, tmp_path, max_transposes=2)
 
 
+MAXPOOL_CASES = {
+    "3x3_s1_same": dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+    "5x5_spp": dict(kernel_shape=[5, 5], pads=[2, 2, 2, 2]),
+    "2x2_s2": dict(kernel_shape=[2, 2], strides=[2, 2]),
+    "3x2_s2x1_asym_pads": dict(kernel_shape=[3, 2], strides=[2, 1], pads=[1, 0, 0, 1]),
+    "dilated_ceil": dict(kernel_shape=[2, 3], strides=[2, 2], dilations=[2, 1], ceil_mode=1),
+    "global": None,
+}
+
+
+@pytest.mark.parametrize("dtype", ["u8", "float"])
+@pytest.mark.parametrize("case", list(MAXPOOL_CASES))
+def test_max_pool_channels_last(case, dtype, tmp_path):
+    """MaxPool / GlobalMaxPool between channels-last convolutions runs channels-last (the window
+    rows over the channels): ORT's bytes, no layout change around it. The float case pools a float
+    stretch (DequantizeLinear -> MaxPool -> QuantizeLinear kept unfused by a Div in between)."""
+    rng = np.random.default_rng(23)
+    c = 72  # one full 64-byte vector and a masked tail
+    inits, x = base(rng, c)
+    attrs = MAXPOOL_CASES[case]
+    op = "GlobalMaxPool" if attrs is None else "MaxPool"
+    if op == "GlobalMaxPool" and dtype == "u8":
+        pytest.skip("ONNX's GlobalMaxPool takes float tensors only (ORT refuses uint8)")
+    pool = lambda i, o: helper.make_node(op, [i], [o], name="mpool", **(attrs or {}))  # noqa: E731
+    if dtype == "u8":
+        body = [pool("a", "p")]
+        tail_s, tail_z = "c1_ys", "c1_yz"
+    else:
+        inits += scalars(np.uint8, sp=0.03, zp=9) + [h.tensor("three", np.float32(3.0))]
+        body = [helper.make_node("DequantizeLinear", ["a", "c1_ys", "c1_yz"], ["af"], name="dq"),
+                helper.make_node("Div", ["af", "three"], ["d"], name="div"),
+                pool("d", "pf"),
+                helper.make_node("QuantizeLinear", ["pf", "sp", "zp"], ["p"], name="q")]
+        tail_s, tail_z = "sp", "zp"
+    nodes = [conv(rng, "c1", "x", "a", c, c, inits)] + body + [conv(rng, "c2", "p", "y", c, c, inits)]
+    nodes[-1].input[1], nodes[-1].input[2] = tail_s, tail_z
+    m = model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.UINT8, list(x.shape))],
+                 [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
+    out = check(m, x, tmp_path, max_transposes=2)
+    line = [ln for ln in out.splitlines() if " mpool " in ln]
+    assert len(line) == 1 and "channels-last" in line[0], out
+
+
 def float_se(rng, c, inits, tail):
     """conv -> DequantizeLinear -> Div by 6 -> {GlobalAveragePool -> QuantizeLinear -> conv,
     QuantizeLinear} -> QLinearMul -> `tail` (PP-LCNet's squeeze-excite, as the QOperator cls has it)."""
@@ -164,7 +208,7 @@ def test_float_stretch_channels_last(tmp_path):
 
 
 def test_float_stretch_to_nchw_op_stays_nchw(tmp_path):
-    """A float stretch that reaches an op with no channels-last form (float MaxPool) stays NCHW
+    """A float stretch that reaches an op with no channels-last form (float AveragePool) stays NCHW
     from its DequantizeLinear on: one 8-bit layout change, never a float one."""
     rng = np.random.default_rng(17)
     c = 8
@@ -173,7 +217,7 @@ def test_float_stretch_to_nchw_op_stays_nchw(tmp_path):
     nodes = [conv(rng, "c1", "x", "a", c, c, inits),
              helper.make_node("DequantizeLinear", ["a", "c1_ys", "c1_yz"], ["af"], name="dq"),
              helper.make_node("Div", ["af", "six"], ["d"], name="div"),
-             helper.make_node("MaxPool", ["d"], ["mp"], name="mpool", kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("AveragePool", ["d"], ["mp"], name="apool", kernel_shape=[2, 2], strides=[2, 2]),
              helper.make_node("QuantizeLinear", ["mp", "sp", "zp"], ["q"], name="q"),
              conv(rng, "c2", "q", "y", c, c, inits)]
     nodes[-1].input[1], nodes[-1].input[2] = "sp", "zp"
