@@ -30,22 +30,6 @@
 #include "op_util.h"
 #include "q8rt-math.h"
 
-/* f32-vunary.inc as a table with the kernels' names (for --explain) */
-static const struct {
-  uint32_t isa;
-  q8rt_f32_vunary_ukernel_fn fn[Q8RT_F32_VUNARY_OP_COUNT];
-  const char *name[Q8RT_F32_VUNARY_OP_COUNT];
-} g_f32_vunary[] = {
-#define Q8RT_F32_VUNARY_UKERNELS(isa_flag, isa)                                                                    \
-  {isa_flag,                                                                                                       \
-   Q8RT_F32_VUNARY_TABLE(isa),                                                                                     \
-   {"f32_vclamp_ukernel__" #isa, "f32_vneg_ukernel__" #isa, "f32_vabs_ukernel__" #isa, "f32_vsqrt_ukernel__" #isa, \
-    "f32_vlrelu_ukernel__" #isa, "f32_vhsigmoid_ukernel__" #isa, "f32_vhswish_ukernel__" #isa,                     \
-    "f32_vsigmoid_ukernel__" #isa, "f32_vtanh_ukernel__" #isa}},
-#include "f32-vunary/f32-vunary.inc"
-#undef Q8RT_F32_VUNARY_UKERNELS
-};
-
 enum un_kind {
   UN_RELU,
   UN_LEAKY,
@@ -172,10 +156,9 @@ static q8rt_status un_prepare_kind(op_prepare_ctx *ctx, void **out, q8rt_error *
   ctx->kernel = "unary__scalar";
   ctx->reason = kind_name(kind);
   if (op >= 0) {
-    size_t v = 0; /* the first usable line of f32-vunary.inc; the list ends with the scalar twin */
-    while (!op_isa_usable(g_f32_vunary[v].isa, ctx->isa, ctx->backend)) v++;
-    p->f32 = g_f32_vunary[v].fn[op];
-    if (is_f32) ctx->kernel = g_f32_vunary[v].name[op];
+    const char *name;
+    p->f32 = op_f32_vunary_pick(ctx, (enum q8rt_f32_vunary_op)op, &name);
+    if (is_f32) ctx->kernel = name;
   }
   *out = p;
   return Q8RT_OK;

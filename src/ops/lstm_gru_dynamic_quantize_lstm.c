@@ -67,6 +67,7 @@ enum act_kind {
 typedef struct rnn_act {
   enum act_kind kind;
   float alpha, beta;
+  q8rt_f32_vunary_ukernel_fn fn; /* Sigmoid, Tanh: the f32-vunary kernel (MLAS's functions) */
 } rnn_act;
 
 #define RNN_MAX_ACTS 6 /* 3 per direction (LSTM), 2 for GRU */
@@ -139,11 +140,11 @@ static const struct {
 static void act_apply(const rnn_act *a, float *v, size_t n) {
   switch (a->kind) {
     case ACT_SIGMOID:
-      for (size_t i = 0; i < n; i++) v[i] = q8rt_mlas_logistic(v[i]);
+    case ACT_TANH: {
+      const q8rt_f32_vunary_params none = {0};
+      a->fn(n, v, v, &none);
       break;
-    case ACT_TANH:
-      for (size_t i = 0; i < n; i++) v[i] = q8rt_mlas_tanh(v[i]);
-      break;
+    }
     case ACT_RELU:
       for (size_t i = 0; i < n; i++) v[i] = v[i] > 0.0f ? v[i] : 0.0f;
       break;
@@ -303,7 +304,7 @@ static q8rt_status parse_acts(const ir_node *n, rnn_params *p, q8rt_error *err) 
       return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': activation '%s' is not supported", n->op_type,
                        n->name, s);
     }
-    rnn_act a = {act_table[t].kind, act_table[t].alpha, act_table[t].beta};
+    rnn_act a = {act_table[t].kind, act_table[t].alpha, act_table[t].beta, NULL};
     if (act_table[t].n_alpha && ia < n_alpha) a.alpha = alphas->floats[ia++];
     if (act_table[t].n_beta && ib < n_beta) a.beta = betas->floats[ib++];
     p->acts[k] = a;
@@ -537,6 +538,10 @@ static q8rt_status rnn_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err,
     p->has_clip = 1;
   }
   if ((st = parse_acts(n, p, err)) != Q8RT_OK) return st;
+  for (int i = 0; i < RNN_MAX_ACTS; i++) {
+    if (p->acts[i].kind == ACT_SIGMOID) p->acts[i].fn = op_f32_vunary_pick(ctx, Q8RT_F32_VSIGMOID, NULL);
+    if (p->acts[i].kind == ACT_TANH) p->acts[i].fn = op_f32_vunary_pick(ctx, Q8RT_F32_VTANH, NULL);
+  }
   /* hidden_size: from the attribute, else from R's shape; checked against W/R in infer */
   if (ir_node_attr(n, "hidden_size") == NULL) {
     const ir_value *r = ir_node_input(g, n, 2);

@@ -305,3 +305,27 @@ const op_f32_gemm_variant *op_f32_gemm_pick(const op_prepare_ctx *ctx) {
   }
   return NULL;
 }
+
+/* f32-vunary.inc as a table with the kernels' names (for --explain) */
+static const struct {
+  uint32_t isa;
+  q8rt_f32_vunary_ukernel_fn fn[Q8RT_F32_VUNARY_OP_COUNT];
+  const char *name[Q8RT_F32_VUNARY_OP_COUNT];
+} g_f32_vunary[] = {
+#define Q8RT_F32_VUNARY_UKERNELS(isa_flag, isa)                                                                    \
+  {isa_flag,                                                                                                       \
+   Q8RT_F32_VUNARY_TABLE(isa),                                                                                     \
+   {"f32_vclamp_ukernel__" #isa, "f32_vneg_ukernel__" #isa, "f32_vabs_ukernel__" #isa, "f32_vsqrt_ukernel__" #isa, \
+    "f32_vlrelu_ukernel__" #isa, "f32_vhsigmoid_ukernel__" #isa, "f32_vhswish_ukernel__" #isa,                     \
+    "f32_vsigmoid_ukernel__" #isa, "f32_vtanh_ukernel__" #isa}},
+#include "f32-vunary/f32-vunary.inc"
+#undef Q8RT_F32_VUNARY_UKERNELS
+};
+
+q8rt_f32_vunary_ukernel_fn op_f32_vunary_pick(const op_prepare_ctx *ctx, enum q8rt_f32_vunary_op op,
+                                              const char **name) {
+  size_t v = 0; /* the first usable line of f32-vunary.inc; the list ends with the scalar twin */
+  while (!op_isa_usable(g_f32_vunary[v].isa, ctx->isa, ctx->backend)) v++;
+  if (name != NULL) *name = g_f32_vunary[v].name[op];
+  return g_f32_vunary[v].fn[op];
+}

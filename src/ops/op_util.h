@@ -3,6 +3,7 @@
 #define Q8RT_OP_UTIL_H
 
 #include "f32-gemm/f32-gemm.h"
+#include "f32-vunary/f32-vunary.h"
 #include "op.h"
 #include "q8rt-isa.h"
 
@@ -169,5 +170,9 @@ typedef struct op_f32_gemm_variant {
  * tile); NULL for the reference backend, whose callers run the f32-vfmac row kernel: the same fma
  * chains, the definition. */
 const op_f32_gemm_variant *op_f32_gemm_pick(const op_prepare_ctx *ctx);
+
+/* The f32-vunary kernel of `op` on the first line of f32-vunary.inc this CPU and backend allow (the
+ * list ends with the scalar twin, the reference backend's); *name (if not NULL) for --explain. */
+q8rt_f32_vunary_ukernel_fn op_f32_vunary_pick(const op_prepare_ctx *ctx, enum q8rt_f32_vunary_op op, const char **name);
 
 #endif
