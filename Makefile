@@ -99,7 +99,7 @@ EMU ?=
 SRC := $(sort $(wildcard src/*/*.c src/*/*/*.c))
 KSRC_ALL := $(sort $(wildcard kernels/*/*.c))
 KSRC_SCALAR := $(filter %-scalar.c,$(KSRC_ALL))
-KSRC_AVX2 := $(filter %-avx2.c %-avx512vnni.c %-avx512skx.c %-avx512vbmi.c,$(KSRC_ALL))
+KSRC_AVX2 := $(filter %-avx2.c %-avx512vnni.c %-avx512skx.c %-avx512vbmi.c %-avx512vnnivbmi.c,$(KSRC_ALL))
 KSRC_NEON := $(filter %-neon.c %-neondot.c %-neoni8mm.c,$(KSRC_ALL))
 ifeq ($(ARCH),x86_64)
 KSRC := $(KSRC_SCALAR) $(KSRC_AVX2)
@@ -164,6 +164,10 @@ $(BUILD)/obj/%-avx512vnni.o: %-avx512vnni.c | $(DEPS_STAMP)
 $(BUILD)/obj/%-avx512vbmi.o: %-avx512vbmi.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_Q) -mavx2 -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vbmi -mbmi2 -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/%-avx512vnnivbmi.o: %-avx512vnnivbmi.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_Q) -mavx2 -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni -mavx512vbmi -MMD -MP -c $< -o $@
 
 $(BUILD)/obj/%-avx512skx.o: %-avx512skx.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)

@@ -140,6 +140,57 @@ void q8rt_qu8_dwconv_minmax_fp32_ukernel__scalar(size_t channels, size_t pixels,
 #include "qu8-dwconv/qu8-dwconv.inc"
 #undef Q8RT_DWCONV_UKERNEL
 
+/* ---- qu8-qc8w-dwconv2d-chw: depthwise convolution on one NCHW channel plane ----------------------
+ * (a single-conv NCHW model runs without layout changes). x is the channel's in_h x in_w input
+ * plane, rows x_stride bytes apart; output (oy, ox) reads input (oy*stride_h + ky*dilation_h -
+ * pad_top, ox*stride_w + kx*dilation_w - pad_left), where positions outside the plane hold the raw
+ * activation zero point x_zero_point, and is written at y[oy * y_stride + ox]. Packed, per channel:
+ *   int32 bias' | float scale | int8 w[kernel_h][round_up(kernel_w, 4)] (0 past kernel_w)
+ * with bias' = bias - x_zp_u8 * sum w (mod 2^32); weights must fit int8 after their zero point is
+ * removed. Kernels read nothing outside the plane. */
+typedef struct q8rt_qu8_qc8w_dwconv2d_chw_params {
+  size_t in_h, in_w, x_stride, out_h, out_w, y_stride;
+  size_t kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w, pad_top, pad_left;
+  uint8_t x_zero_point; /* as stored (before the x_xor of rq) */
+  q8rt_qu8_requant_params rq;
+} q8rt_qu8_qc8w_dwconv2d_chw_params;
+size_t q8rt_qu8_qc8w_dwconv2d_chw_channel_bytes(size_t kernel_h, size_t kernel_w);
+/* w: [channels][kernel_h][kernel_w], zero point removed, each in [-128, 127]; bias may be NULL. */
+void q8rt_qu8_qc8w_dwconv2d_chw_pack(size_t channels, size_t kernel_h, size_t kernel_w, const int16_t *w,
+                                     const int32_t *bias, const float *scale, int32_t x_zp_u8, void *packed);
+typedef void (*q8rt_qu8_qc8w_dwconv2d_chw_ukernel_fn)(const uint8_t *x, const void *w, uint8_t *y,
+                                                      const q8rt_qu8_qc8w_dwconv2d_chw_params *p);
+#define Q8RT_QC8W_DWCONV2D_CHW_UKERNEL(isa, fn, max_span) \
+  void fn(const uint8_t *x, const void *w, uint8_t *y, const q8rt_qu8_qc8w_dwconv2d_chw_params *p);
+#include "qu8-qc8w-dwconv2d-chw/qu8-qc8w-dwconv2d-chw.inc"
+#undef Q8RT_QC8W_DWCONV2D_CHW_UKERNEL
+
+/* ---- qu8-qc8w-gemm-chw: the GEMM with NCHW activations and output ---------------------------
+ * y[m][n] = requant(bias'[m] + sum_k w[m][k] * x[k][n]) for mr <= MR channels and nc pixels:
+ * the activations come as a panel of groups of 4 k, x[k4 * x_stride + 4 * n + i] = the uint8
+ * value (already ^ x_xor) of k = 4 * k4 + i at pixel n (x8-zip-x4 makes it; K padded to a multiple
+ * of 4, the pixels to a multiple of NR: kernels read whole vectors); the weights are one block of
+ * q8rt_qu8_qc8w_gemm_pack with nr = MR (int32 bias'[MR] | int8 w[k4][MR][4] | float scale[MR]);
+ * channel m's nc outputs are stored at y + m * y_stride, side by side. The requantization is the
+ * NHWC GEMM's (rq.x_xor is not read). */
+typedef void (*q8rt_qu8_gemm_chw_ukernel_fn)(size_t mr, size_t nc, size_t kc, const uint8_t *x, size_t x_stride,
+                                             const void *w, uint8_t *y, size_t y_stride,
+                                             const q8rt_qu8_requant_params *p);
+void q8rt_qu8_qc8w_gemm_chw_minmax_fp32_ukernel__scalar(size_t mr, size_t nc, size_t kc, const uint8_t *x,
+                                                        size_t x_stride, const void *w, uint8_t *y, size_t y_stride,
+                                                        const q8rt_qu8_requant_params *p, size_t MR);
+#define Q8RT_GEMM_CHW_UKERNEL(isa, fn, mr, nr)                                                            \
+  void fn(size_t mr_, size_t nc, size_t kc, const uint8_t *x, size_t x_stride, const void *w, uint8_t *y, \
+          size_t y_stride, const q8rt_qu8_requant_params *p);
+#include "qu8-qc8w-gemm-chw/qu8-qc8w-gemm-chw.inc"
+#undef Q8RT_GEMM_CHW_UKERNEL
+
+/* ---- x8-zip-x4: out[4 * i + j] = rows[j][i] ^ x_xor (i < n): the NCHW GEMM's k4 panel -------- */
+typedef void (*q8rt_x8_zip_x4_ukernel_fn)(size_t n, const uint8_t *const rows[4], uint8_t x_xor, uint8_t *out);
+#define Q8RT_X8_ZIP_X4_UKERNEL(isa, fn) void fn(size_t n, const uint8_t *const rows[4], uint8_t x_xor, uint8_t *out);
+#include "x8-zip/x8-zip.inc"
+#undef Q8RT_X8_ZIP_X4_UKERNEL
+
 /* ---- x8-transpose: [a][b] (row stride x_stride) -> [b][a] (row stride y_stride) for bytes ---- */
 typedef void (*q8rt_x8_transpose_ukernel_fn)(size_t a, size_t b, const uint8_t *x, size_t x_stride, uint8_t *y,
                                              size_t y_stride);

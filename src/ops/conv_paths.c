@@ -8,7 +8,16 @@
  * Depthwise: an indirection buffer of input-pixel pointers per output pixel and tap (padded taps
  * point at a row of zero points), built when the session binds its arena; any kernel size.
  * Threads: output rows are split into tiles handed out round-robin to the pool's tasks; each task
- * owns its im2col tile, so results do not depend on the thread count. */
+ * owns its im2col tile, so results do not depend on the thread count.
+ *
+ * At the graph's edges (input NCHW only, output a graph output: the single-conv models people
+ * benchmark) two NCHW paths save both layout changes. Depthwise: qu8-qc8w-dwconv2d-chw, one plane per
+ * task, padding read as the zero point by masked loads (no copy). Stride-1 GEMM: the weights
+ * become the broadcast operand and the activations the vector one (qu8-qc8w-gemm-chw), so an
+ * output channel's pixels are computed and stored side by side as NCHW wants them; each panel row
+ * (channel, ky, kx) is a contiguous run of a zero-point-padded input plane at pitch out_w +
+ * kernel_w - 1 (the columns past out_w are computed and dropped), four rows zipped into the
+ * kernel's 4-byte k groups by x8-zip-x4. */
 #include "conv_paths.h"
 
 #include <stdarg.h>
@@ -55,6 +64,17 @@ static const dw_variant g_dw[] = {
     {0, NULL, 0, NULL},
 };
 
+static const struct {
+  uint32_t isa;
+  q8rt_qu8_qc8w_dwconv2d_chw_ukernel_fn fn;
+  size_t max_span;
+  const char *name;
+} g_dw_chw[] = {
+#define Q8RT_QC8W_DWCONV2D_CHW_UKERNEL(isa, fn, max_span) {isa, fn, max_span, #fn},
+#include "qu8-qc8w-dwconv2d-chw/qu8-qc8w-dwconv2d-chw.inc"
+#undef Q8RT_QC8W_DWCONV2D_CHW_UKERNEL
+};
+
 typedef struct gemm_i32_variant {
   uint32_t isa;
   q8rt_qu8_gemm_ukernel_fn fn;
@@ -87,6 +107,119 @@ void conv_ref_choose(const conv_choice *choice, conv_fast *f) {
   f->path = CONV_PATH_REF;
   f->ref = g_ref[i].fn;
   f->kernel = g_ref[i].name + 5; /* drop the "q8rt_" prefix */
+}
+
+static const struct {
+  uint32_t isa;
+  q8rt_qu8_gemm_chw_ukernel_fn fn;
+  size_t mr, nr;
+  const char *name;
+} g_gemm_chw[] = {
+#define Q8RT_GEMM_CHW_UKERNEL(isa, fn, mr, nr) {isa, fn, mr, nr, #fn},
+#include "qu8-qc8w-gemm-chw/qu8-qc8w-gemm-chw.inc"
+#undef Q8RT_GEMM_CHW_UKERNEL
+    {0, NULL, 0, 0, NULL},
+};
+
+static const struct {
+  uint32_t isa;
+  q8rt_x8_zip_x4_ukernel_fn fn;
+} g_zip[] = {
+#define Q8RT_X8_ZIP_X4_UKERNEL(isa, fn) {isa, fn},
+#include "x8-zip/x8-zip.inc"
+#undef Q8RT_X8_ZIP_X4_UKERNEL
+};
+
+int conv_fast_nchw(const conv_fast *f) {
+  return f->path == CONV_PATH_REF || f->path == CONV_PATH_DW_CHW || f->path == CONV_PATH_GEMM_CHW;
+}
+
+static size_t round_up(size_t x, size_t m);
+
+/* The GEMM on NCHW activations, when the planner prefers NCHW: stride 1, no dilation (each row of
+ * the panel is then a contiguous run of a padded input plane), int8 weights, a vector variant. */
+static int gemm_chw_prepare(const conv_fast_desc *d, const conv_choice *choice, q8rt_pool *pool, int32_t x_zp_u8,
+                            conv_fast *f, q8rt_error *err, q8rt_status *st) {
+  *st = Q8RT_OK;
+  if (!d->want_chw || d->groups != 1 || d->stride_h != 1 || d->stride_w != 1 || d->dilation_h != 1 ||
+      d->dilation_w != 1)
+    return 0;
+  /* the kernel_w - 1 columns computed and dropped per row: on narrow images (3x3 on 14 or 28
+   * columns: 7-14% more work, measured slower than the NHWC kernels and their transposes) keep those */
+  if (d->in_w_hint != 0 && (d->kernel_w - 1) * 16 > d->in_w_hint) return 0;
+  if (choice->backend == Q8RT_BACKEND_AVX2 || choice->backend == Q8RT_BACKEND_NEON) return 0;
+  const size_t k = d->kernel_h * d->kernel_w * d->in_c_per_group;
+  for (size_t i = 0; i < d->out_c * k; i++) {
+    if (d->w[i] < -128 || d->w[i] > 127) return 0; /* vpdpbusd takes int8 weights */
+  }
+  size_t i = 0;
+  while (g_gemm_chw[i].fn != NULL && !op_isa_usable(g_gemm_chw[i].isa, choice->isa, choice->backend)) i++;
+  if (g_gemm_chw[i].fn == NULL) return 0;
+  size_t z = 0; /* the list ends with the scalar twin */
+  while (!op_isa_usable(g_zip[z].isa, choice->isa, choice->backend)) z++;
+  const size_t mr = g_gemm_chw[i].mr;
+  const size_t blocks = (d->out_c + mr - 1) / mr;
+  f->chw_bytes = q8rt_qu8_qc8w_gemm_packed_size(mr, k, mr);
+  void *packed = q8rt_pool_alloc(pool, blocks * f->chw_bytes, 64);
+  int8_t *wg = q8rt_alloc(pool->allocator, d->out_c * k + 1, 16);
+  if (packed == NULL || wg == NULL) {
+    q8rt_free(pool->allocator, wg, d->out_c * k + 1);
+    *st = q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory packing weights");
+    return 1;
+  }
+  /* the panel's k order (c, ky, kx) is the ONNX weights' own */
+  for (size_t j = 0; j < d->out_c * k; j++) wg[j] = (int8_t)d->w[j];
+  q8rt_qu8_qc8w_gemm_pack(d->out_c, k, mr, wg, d->bias, d->scale, x_zp_u8, packed);
+  q8rt_free(pool->allocator, wg, d->out_c * k + 1);
+  f->path = CONV_PATH_GEMM_CHW;
+  f->gemm_chw = g_gemm_chw[i].fn;
+  f->zip = g_zip[z].fn;
+  f->mr = mr;
+  f->nr = g_gemm_chw[i].nr;
+  f->k = k;
+  f->a_stride = round_up(k, 4);
+  f->taps = d->kernel_h * d->kernel_w;
+  f->packed = packed;
+  f->kernel = g_gemm_chw[i].name + 5; /* drop the "q8rt_" prefix */
+  f->reason =
+      "GEMM on NCHW activations (rows of the input planes zipped into k4 panels, each output channel's "
+      "pixels stored side by side): input and output stay NCHW (the model's edge), no layout change";
+  return 1;
+}
+
+/* Depthwise on NCHW planes, when the planner prefers NCHW and a vector variant takes the window
+ * (the scalar twin is the tests' reference, not a fast path). */
+static int dw_chw_prepare(const conv_fast_desc *d, const conv_choice *choice, q8rt_pool *pool, int32_t x_zp_u8,
+                          conv_fast *f, q8rt_error *err, q8rt_status *st) {
+  *st = Q8RT_OK;
+  if (!d->want_chw || choice->backend == Q8RT_BACKEND_AVX2 || choice->backend == Q8RT_BACKEND_NEON) return 0;
+  const size_t taps = d->kernel_h * d->kernel_w;
+  for (size_t i = 0; i < d->out_c * taps; i++) {
+    if (d->w[i] < -128 || d->w[i] > 127) return 0; /* vpdpbusd takes int8 weights */
+  }
+  /* overflow-safe: kernel_w and dilation_w are bounded by the window parser, stride_w too */
+  const size_t span = 15 * d->stride_w + (d->kernel_w - 1) * d->dilation_w + 1;
+  size_t i = 0;
+  for (; g_dw_chw[i].isa != Q8RT_ISA_SCALAR; i++) {
+    if (op_isa_usable(g_dw_chw[i].isa, choice->isa, choice->backend) &&
+        (g_dw_chw[i].max_span == 0 || span <= g_dw_chw[i].max_span))
+      break;
+  }
+  if (g_dw_chw[i].isa == Q8RT_ISA_SCALAR) return 0;
+  f->chw_bytes = q8rt_qu8_qc8w_dwconv2d_chw_channel_bytes(d->kernel_h, d->kernel_w);
+  void *packed = q8rt_pool_alloc(pool, d->out_c * f->chw_bytes, 64);
+  if (packed == NULL) {
+    *st = q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory packing depthwise weights");
+    return 1;
+  }
+  q8rt_qu8_qc8w_dwconv2d_chw_pack(d->out_c, d->kernel_h, d->kernel_w, d->w, d->bias, d->scale, x_zp_u8, packed);
+  f->path = CONV_PATH_DW_CHW;
+  f->dw_chw = g_dw_chw[i].fn;
+  f->packed = packed;
+  f->taps = taps;
+  f->kernel = g_dw_chw[i].name + 5; /* drop the "q8rt_" prefix */
+  f->reason = "depthwise on NCHW planes: input and output stay NCHW (the model's edge), no layout change";
+  return 1;
 }
 
 void conv_choice_init(conv_choice *c, q8rt_backend backend, uint32_t isa) {
@@ -184,6 +317,8 @@ q8rt_status conv_fast_prepare(const conv_fast_desc *d, const conv_choice *choice
   const int32_t x_zp_u8 = d->x_signed ? d->x_zero_point + 128 : d->x_zero_point;
 
   if (depthwise) {
+    q8rt_status st;
+    if (dw_chw_prepare(d, choice, pool, x_zp_u8, f, err, &st)) return st;
     const dw_variant *v = NULL;
     for (int i = 0; i < n_isas && v == NULL; i++) {
       if (!(choice->isa & isas[i])) continue;
@@ -211,6 +346,10 @@ q8rt_status conv_fast_prepare(const conv_fast_desc *d, const conv_choice *choice
         pool, "depthwise, any kernel size, NHWC with an indirection buffer (%s: %s)",
         choice->backend == Q8RT_BACKEND_AUTO ? "fastest exact kernel on this CPU" : "forced backend", isa_name(v->isa));
     return Q8RT_OK;
+  }
+  {
+    q8rt_status st;
+    if (gemm_chw_prepare(d, choice, pool, x_zp_u8, f, err, &st)) return st;
   }
   if (d->groups != 1) {
     f->reason = "grouped convolution (not depthwise): no q8rt fast kernel";
@@ -316,6 +455,45 @@ void conv_fast_geom_init(const conv_fast *f, const q8rt_q8_conv_ref_params *r, c
     const size_t t = (per + unit - 1) / unit * unit;
     if (t < g->tile_rows) g->tile_rows = t;
   }
+  if (f->path == CONV_PATH_GEMM_CHW) { /* stride 1, no dilation */
+    g->direct = r->kernel_h == 1 && r->kernel_w == 1 && r->pad_top == 0 && r->pad_left == 0 && r->out_h == r->in_h &&
+                r->out_w == r->in_w;
+    /* ~64 KiB of panel per block, a multiple of NR pixels */
+    size_t px = 65536 / f->a_stride / f->nr * f->nr;
+    if (px < f->nr) px = f->nr;
+    if (px > 1024) px = 1024;
+    const size_t q = r->out_h * (r->out_w + r->kernel_w - 1);
+    if (px > round_up(q, f->nr)) px = round_up(q, f->nr);
+    g->tile_rows = px;
+  }
+}
+
+/* GEMM_CHW: outputs are computed at q = oy * plane_w + ox of each image, plane_w = out_w +
+ * kernel_w - 1 (the kernel_w - 1 columns past out_w are computed and dropped), from the input
+ * planes padded to plane_h x plane_w (a copy in the workspace unless direct: 1x1, no pads); blocks
+ * of tile_rows pixels of q are the tasks. */
+typedef struct chw_dims {
+  size_t plane_h, plane_w, q_count, blocks;
+} chw_dims;
+static chw_dims chw_geometry(const conv_fast_geom *g) {
+  chw_dims d;
+  d.plane_h = g->out_h + g->kernel_h - 1;
+  d.plane_w = g->out_w + g->kernel_w - 1;
+  d.q_count = g->out_h * d.plane_w;
+  d.blocks = (d.q_count + g->tile_rows - 1) / g->tile_rows;
+  return d;
+}
+
+/* GEMM_CHW workspace: the padded planes of the batch (and the bytes a panel row may read past the
+ * last one: kernel_w - 1), then per thread a panel and, when columns are dropped, an output tile. */
+static size_t chw_planes_bytes(const conv_fast_geom *g) {
+  if (g->direct) return 0;
+  const chw_dims d = chw_geometry(g);
+  return round_up(g->batch * g->in_c * d.plane_h * d.plane_w + g->kernel_w + 64, 64);
+}
+static size_t chw_slot_bytes(const conv_fast *f, const conv_fast_geom *g) {
+  const size_t tile = g->kernel_w > 1 ? f->out_c * g->tile_rows : 0;
+  return round_up(f->a_stride * g->tile_rows, 64) + round_up(tile, 64);
 }
 
 static size_t tile_bytes(const conv_fast *f, const conv_fast_geom *g) {
@@ -325,6 +503,7 @@ static size_t tile_bytes(const conv_fast *f, const conv_fast_geom *g) {
 size_t conv_fast_workspace(const conv_fast *f, const conv_fast_geom *g, size_t threads) {
   if (f->path == CONV_PATH_GEMM) return g->direct ? 0 : tile_bytes(f, g) * (threads ? threads : 1);
   if (f->path == CONV_PATH_DW) return round_up(g->rows * f->taps * sizeof(void *), 64) + round_up(g->in_c, 64) + 64;
+  if (f->path == CONV_PATH_GEMM_CHW) return chw_planes_bytes(g) + chw_slot_bytes(f, g) * (threads ? threads : 1);
   return 0;
 }
 
@@ -465,6 +644,126 @@ static void dw_task(void *context, size_t t) {
   apply_table(f, c->y + p0 * f->out_c, n);
 }
 
+/* DW_CHW: channel plane t of the batch (the kernel reads the unpadded plane itself). */
+static void dw_chw_task(void *context, size_t t) {
+  run_ctx *c = context;
+  const conv_fast *f = c->f;
+  const conv_fast_geom *g = c->g;
+  const size_t ch = t % g->in_c, out_hw = g->out_h * g->out_w;
+  q8rt_qu8_qc8w_dwconv2d_chw_params p;
+  p.in_h = g->in_h;
+  p.in_w = g->in_w;
+  p.x_stride = g->in_w;
+  p.out_h = g->out_h;
+  p.out_w = g->out_w;
+  p.y_stride = g->out_w;
+  p.kernel_h = g->kernel_h;
+  p.kernel_w = g->kernel_w;
+  p.stride_h = g->stride_h;
+  p.stride_w = g->stride_w;
+  p.dilation_h = g->dilation_h;
+  p.dilation_w = g->dilation_w;
+  p.pad_top = g->pad_top;
+  p.pad_left = g->pad_left;
+  p.x_zero_point = f->x_zp_raw;
+  p.rq = f->rq;
+  uint8_t *y = c->y + t * out_hw;
+  f->dw_chw(c->x + t * g->in_h * g->in_w, (const uint8_t *)f->packed + ch * f->chw_bytes, y, &p);
+  if (f->table != NULL) {
+    const uint8_t *table = f->table + (f->table_channels == 1 ? 0 : ch * 256);
+    op_lookup_table_apply(f->lut, table, 1, 1, out_hw, y, y);
+  }
+}
+
+/* GEMM_CHW: input plane t of the batch, padded with the raw zero point. */
+static void chw_pad_task(void *context, size_t t) {
+  run_ctx *c = context;
+  const conv_fast *f = c->f;
+  const conv_fast_geom *g = c->g;
+  const chw_dims d = chw_geometry(g);
+  const size_t plane = d.plane_h * d.plane_w;
+  uint8_t *dst = c->workspace + t * plane;
+  const uint8_t *src = c->x + t * g->in_h * g->in_w;
+  /* columns of the input inside the plane (explicit pads may cut some off) */
+  const size_t cols = g->in_w < d.plane_w - g->pad_left ? g->in_w : d.plane_w - g->pad_left;
+  for (size_t py = 0; py < d.plane_h; py++) {
+    uint8_t *row = dst + py * d.plane_w;
+    if (py < g->pad_top || py - g->pad_top >= g->in_h) {
+      memset(row, f->x_zp_raw, d.plane_w);
+      continue;
+    }
+    memset(row, f->x_zp_raw, g->pad_left);
+    memcpy(row + g->pad_left, src + (py - g->pad_top) * g->in_w, cols);
+    memset(row + g->pad_left + cols, f->x_zp_raw, d.plane_w - g->pad_left - cols);
+  }
+  if (t + 1 == g->batch * g->in_c) memset(dst + plane, f->x_zp_raw, g->kernel_w + 64); /* read, then dropped */
+}
+
+/* GEMM_CHW: pixel block t (of d.blocks per image): zip the panel, then every channel block. */
+static void gemm_chw_task(void *context, size_t t) {
+  run_ctx *c = context;
+  const conv_fast *f = c->f;
+  const conv_fast_geom *g = c->g;
+  const chw_dims d = chw_geometry(g);
+  const size_t img = t / d.blocks, q0 = t % d.blocks * g->tile_rows;
+  const size_t cnt = d.q_count - q0 < g->tile_rows ? d.q_count - q0 : g->tile_rows;
+  size_t slot = 0;
+  for (;;) {
+    if (atomic_exchange_explicit(&c->busy[slot], 1, memory_order_acquire) == 0) break;
+    slot = slot + 1 < c->slots ? slot + 1 : 0;
+  }
+  uint8_t *panel = c->workspace + chw_planes_bytes(g) + slot * chw_slot_bytes(f, g);
+  const size_t pstride = d.plane_h * d.plane_w, x_stride = 4 * g->tile_rows;
+  const uint8_t *planes = (g->direct ? c->x : c->workspace) + img * g->in_c * pstride;
+  /* row k = (channel, ky, kx) of the panel: that plane's run starting at (ky, kx), walked in k order */
+  const uint8_t *rows[4];
+  size_t ch = 0, ky = 0, kx = 0, j = 0;
+  for (size_t k = 0; k < f->a_stride; k++) {
+    rows[j] = planes + ch * pstride + ky * d.plane_w + kx + q0;
+    if (k + 1 < f->k) { /* past K: the last row again (its weights are 0) */
+      if (++kx == g->kernel_w) {
+        kx = 0;
+        if (++ky == g->kernel_h) {
+          ky = 0;
+          ch++;
+        }
+      }
+    }
+    if (++j == 4) {
+      f->zip(cnt, rows, f->rq.x_xor, panel + k / 4 * x_stride);
+      j = 0;
+    }
+  }
+  const size_t out_hw = g->out_h * g->out_w;
+  uint8_t *y = c->y + img * f->out_c * out_hw;
+  const int dropped = g->kernel_w > 1;
+  uint8_t *dst = dropped ? panel + round_up(f->a_stride * g->tile_rows, 64) : y + q0;
+  const size_t dst_stride = dropped ? g->tile_rows : out_hw;
+  for (size_t m0 = 0; m0 < f->out_c; m0 += f->mr) {
+    const size_t mr = f->out_c - m0 < f->mr ? f->out_c - m0 : f->mr;
+    f->gemm_chw(mr, cnt, f->k, panel, x_stride, (const uint8_t *)f->packed + m0 / f->mr * f->chw_bytes,
+                dst + m0 * dst_stride, dst_stride, &f->rq);
+  }
+  for (size_t m = 0; m < f->out_c; m++) {
+    uint8_t *row = dst + m * dst_stride;
+    if (f->table != NULL) {
+      op_lookup_table_apply(f->lut, f->table + (f->table_channels == 1 ? 0 : m * 256), 1, 1, cnt, row, row);
+    }
+    if (!dropped) continue;
+    /* keep columns ox < out_w of each output row the block covers */
+    for (size_t q = q0; q < q0 + cnt;) {
+      const size_t oy = q / d.plane_w, ox = q % d.plane_w;
+      const size_t end = (oy + 1) * d.plane_w < q0 + cnt ? (oy + 1) * d.plane_w : q0 + cnt;
+      if (ox < g->out_w) {
+        const size_t n = (end - q < g->out_w - ox) ? end - q : g->out_w - ox;
+        memcpy(y + m * out_hw + oy * g->out_w + ox, row + (q - q0), n);
+      }
+      q = end;
+    }
+  }
+  atomic_store_explicit(&c->busy[slot], 0, memory_order_release);
+}
+
 void conv_fast_run(const conv_fast *f, const conv_fast_geom *g, const void *x, void *y, void *workspace,
                    const op_exec_ctx *ctx) {
   run_ctx c;
@@ -476,6 +775,15 @@ void conv_fast_run(const conv_fast *f, const conv_fast_geom *g, const void *x, v
   c.slots = ctx->threads < MAX_SLOTS ? ctx->threads : MAX_SLOTS;
   if (c.slots < 1) c.slots = 1;
   for (size_t i = 0; i < c.slots; i++) atomic_init(&c.busy[i], 0);
+  if (f->path == CONV_PATH_DW_CHW) {
+    q8rt_parallel_for(ctx->pool, g->batch * g->in_c, dw_chw_task, &c);
+    return;
+  }
+  if (f->path == CONV_PATH_GEMM_CHW) {
+    if (!g->direct) q8rt_parallel_for(ctx->pool, g->batch * g->in_c, chw_pad_task, &c);
+    q8rt_parallel_for(ctx->pool, g->batch * chw_geometry(g).blocks, gemm_chw_task, &c);
+    return;
+  }
   const int dw = f->path == CONV_PATH_DW;
   const size_t tiles = (g->rows + g->tile_rows - 1) / g->tile_rows;
   void (*task)(void *, size_t) = dw ? dw_task : gemm_task;

@@ -8,7 +8,17 @@
 #include "op.h"
 #include "q8rt-kernels.h"
 
-enum conv_path { CONV_PATH_NONE = 0, CONV_PATH_REF, CONV_PATH_GEMM, CONV_PATH_DW, CONV_PATH_XNN };
+/* DW_CHW, GEMM_CHW: depthwise on NCHW planes and the GEMM on NCHW activations (input and output
+ * NCHW: a single-conv model's edges need no layout change); the others but REF run NHWC. */
+enum conv_path {
+  CONV_PATH_NONE = 0,
+  CONV_PATH_REF,
+  CONV_PATH_GEMM,
+  CONV_PATH_DW,
+  CONV_PATH_XNN,
+  CONV_PATH_DW_CHW,
+  CONV_PATH_GEMM_CHW
+};
 
 typedef struct conv_choice {
   q8rt_backend backend;
@@ -27,6 +37,9 @@ typedef struct conv_fast_desc {
   int x_signed, y_signed;
   int32_t x_zero_point, y_zero_point;
   int32_t y_min, y_max; /* output clamp in the quantized domain (the type's range unless a Relu/Clip was fused) */
+  size_t stride_h, stride_w, dilation_h, dilation_w;
+  int want_chw;     /* the planner prefers NCHW in and out (input NCHW only, output read by graph outputs only) */
+  size_t in_w_hint; /* the input's width when the model fixes it, else 0 */
 } conv_fast_desc;
 
 typedef struct conv_fast {
@@ -38,6 +51,10 @@ typedef struct conv_fast {
   q8rt_qu8_gemm_ukernel_fn gemm;
   q8rt_qu8_dwconv_ukernel_fn dw;
   q8rt_q8_conv_ref_ukernel_fn ref; /* CONV_PATH_REF */
+  q8rt_qu8_qc8w_dwconv2d_chw_ukernel_fn dw_chw;
+  size_t chw_bytes; /* DW_CHW: packed bytes per channel; GEMM_CHW: per block of MR channels */
+  q8rt_qu8_gemm_chw_ukernel_fn gemm_chw;
+  q8rt_x8_zip_x4_ukernel_fn zip;
   const void *packed;
   q8rt_qu8_requant_params rq;
   uint8_t x_zp_raw;      /* the activation zero point as stored (padding value) */
@@ -51,11 +68,14 @@ typedef struct conv_fast_geom {
   size_t kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w, pad_top, pad_left;
   size_t pad_bottom, pad_right; /* XNNPACK only */
   size_t rows;                  /* output pixels: batch * out_h * out_w */
-  size_t tile_rows;             /* GEMM rows per im2col tile */
-  int direct;                   /* 1x1, stride 1, no padding: the input is the GEMM's A */
+  size_t tile_rows;             /* GEMM rows per im2col tile; GEMM_CHW: pixels per panel */
+  int direct;                   /* 1x1, stride 1, no padding: the input is the GEMM's A (GEMM_CHW: the panels' rows) */
   const uint8_t **indirection;  /* depthwise: rows * taps pointers (workspace) */
   q8rt_xnn_conv *xnn;
 } conv_fast_geom;
+
+/* Whether the path reads and writes NCHW (REF, DW_CHW) rather than NHWC. */
+int conv_fast_nchw(const conv_fast *f);
 
 /* Sets f to the direct NCHW path (CONV_PATH_REF) on the first usable kernel of q8-conv-ref.inc. */
 void conv_ref_choose(const conv_choice *choice, conv_fast *f);

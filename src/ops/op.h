@@ -53,6 +53,9 @@ typedef struct op_prepare_ctx {
   const char *reason;   /* out: why it was chosen */
   int in_layout;        /* out: layout wanted for input 0 (default ANY) */
   int out_layout;       /* out: layout produced for output 0 (default: same as input 0) */
+  /* in: input 0 exists only in NCHW and output 0 is read by graph outputs only (a single-conv
+   * model's edges): an op that can run NCHW end to end saves both layout changes. */
+  int edge_nchw;
 } op_prepare_ctx;
 
 typedef struct op_exec_ctx {

@@ -237,6 +237,12 @@ static q8rt_status qconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
   fd.y_zero_point = p->y_zero_point;
   fd.y_min = p->y_min;
   fd.y_max = p->y_max;
+  fd.stride_h = (size_t)p->stride[0];
+  fd.stride_w = (size_t)p->stride[1];
+  fd.dilation_h = (size_t)p->dilation[0];
+  fd.dilation_w = (size_t)p->dilation[1];
+  fd.want_chw = ctx->edge_nchw && p->spatial == 2;
+  fd.in_w_hint = x->rank == 4 && x->dims[3] > 0 ? (size_t)x->dims[3] : 0;
   st = conv_fast_prepare(&fd, &choice, ctx->pool, &p->fast, err);
   if (st == Q8RT_OK) st = choose_other_path(p, &choice, &fd, w, w_scale, w_zp, bias, x_scale, y_scale, n, err);
   int16_t *w16 = p->w;
@@ -253,7 +259,7 @@ static q8rt_status qconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
   if (st != Q8RT_OK) return st;
   ctx->kernel = p->fast.kernel;
   ctx->reason = p->fast.reason;
-  if (p->fast.path != CONV_PATH_REF) {
+  if (!conv_fast_nchw(&p->fast)) {
     ctx->in_layout = OP_LAYOUT_NHWC;
     ctx->out_layout = OP_LAYOUT_NHWC;
   }
@@ -332,7 +338,7 @@ static q8rt_status qconv_infer(const void *params, const ir_node *n, const op_sh
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "QLinearConv node '%s': input x is %s but x_zero_point is %s",
                      n->name, q8rt_onnx_type_name(x->dtype), q8rt_onnx_type_name(p->x_type));
   }
-  const int nhwc = p->fast.path != CONV_PATH_REF;
+  const int nhwc = !conv_fast_nchw(&p->fast);
   out->dtype = p->fast.table != NULL ? p->out_type : p->y_type;
   out->rank = p->spatial + 2;
   for (int i = 0; i < out->rank; i++) out->dims[i] = -1;
@@ -398,6 +404,8 @@ static q8rt_status qconv_infer(const void *params, const ir_node *n, const op_sh
   r->w = p->w;
   r->bias = p->bias;
   r->scale = p->scale;
+  if (p->fast.path == CONV_PATH_DW_CHW || p->fast.path == CONV_PATH_GEMM_CHW)
+    conv_fast_geom_init(&p->fast, r, &gm->fast);
   if (nhwc) {
     conv_fast_geom_init(&p->fast, r, &gm->fast);
     if (p->fast.path == CONV_PATH_XNN) {
@@ -461,7 +469,9 @@ static void qconv_run(const void *params, const void *geom, const op_tensor *in,
   switch (p->fast.path) {
     case CONV_PATH_XNN: q8rt_xnn_conv_run(gm->fast.xnn, NULL); break;
     case CONV_PATH_GEMM:
-    case CONV_PATH_DW: conv_fast_run(&p->fast, &gm->fast, in[0].data, out[0].data, workspace, ctx); break;
+    case CONV_PATH_DW:
+    case CONV_PATH_DW_CHW:
+    case CONV_PATH_GEMM_CHW: conv_fast_run(&p->fast, &gm->fast, in[0].data, out[0].data, workspace, ctx); break;
     default: p->fast.ref(&gm->ref, in[0].data, out[0].data); break;
   }
 }
@@ -469,7 +479,9 @@ static void qconv_run(const void *params, const void *geom, const op_tensor *in,
 /* A fused island's table goes into the fast paths' output stage (per output channel or one). */
 static int qconv_fuse_table(void *params, const uint8_t *table, size_t channels, q8rt_dtype out_type) {
   qconv_params *p = params;
-  if ((p->fast.path != CONV_PATH_GEMM && p->fast.path != CONV_PATH_DW) || p->fast.table != NULL) return 0;
+  if (p->fast.path == CONV_PATH_NONE || p->fast.path == CONV_PATH_REF || p->fast.path == CONV_PATH_XNN ||
+      p->fast.table != NULL)
+    return 0;
   if (channels != 1 && channels != (size_t)p->out_c) return 0;
   p->fast.table = table;
   p->fast.table_channels = channels;

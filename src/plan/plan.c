@@ -298,6 +298,25 @@ static q8rt_status fuse_table_into(builder *b, plan_step *s, void *params) {
   return Q8RT_OK;
 }
 
+/* Whether node n sits at both edges of the graph: input 0 exists only in NCHW (a graph input, or
+ * made by an NCHW op) and output 0 is a graph output no node reads. A convolution that can run
+ * NCHW end to end then needs no layout change at all (the single-conv models people benchmark). */
+static int edge_nchw(const builder *b, const ir_node *n) {
+  const ir_graph *g = b->g;
+  if (n->n_inputs < 1 || n->n_outputs < 1) return 0;
+  const int x = n->inputs[0], y = n->outputs[0];
+  if (x < 0 || y < 0 || g->values[x].constant != NULL || b->ls.nhwc[x] >= 0) return 0;
+  if (g->values[y].graph_output < 0) return 0;
+  for (int i = 0; i < g->n_nodes; i++) {
+    if (b->pos[i] < 0) continue;
+    const ir_node *m = &g->nodes[i];
+    for (int k = 0; k < m->n_inputs; k++) {
+      if (m->inputs[k] == y) return 0;
+    }
+  }
+  return 1;
+}
+
 /* Plan node ni: prepare, layouts, the step, its shapes. */
 static q8rt_status plan_node(builder *b, int ni) {
   ir_graph *g = b->g;
@@ -315,7 +334,7 @@ static q8rt_status plan_node(builder *b, int ni) {
   int tabled = 0;
   if ((st = table_step(b, ni, &tabled)) != Q8RT_OK) return st;
   if (tabled) return Q8RT_OK;
-  op_prepare_ctx ctx = {g, n, b->pool, b->backend, b->isa, "", "", OP_LAYOUT_NCHW, OP_LAYOUT_NCHW};
+  op_prepare_ctx ctx = {g, n, b->pool, b->backend, b->isa, "", "", OP_LAYOUT_NCHW, OP_LAYOUT_NCHW, edge_nchw(b, n)};
   void *params = NULL;
   if ((st = op->prepare(&ctx, &params, b->err)) != Q8RT_OK) return st;
 

@@ -247,3 +247,68 @@ def test_float_transpose_of_second_input(tmp_path):
                  [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
     out = check(m, x, tmp_path, max_transposes=3, feeds={"f": f})
     assert any("LayoutTranspose" in ln and "f#nhwc" in ln for ln in out.splitlines()), out
+
+
+# (c_in, c_out, kernel, stride, dilation, pads, group, hw): single-conv NCHW models, the shapes
+# people benchmark convolutions with; odd sizes put vector tails and padding at both edges.
+EDGE_CONVS = [
+    (24, 24, 3, 1, 1, 1, 24, (19, 37)),     # depthwise 3x3
+    (16, 16, 3, 2, 1, 1, 16, (20, 33)),     # depthwise 3x3 stride 2
+    (8, 8, 5, 1, 1, 2, 8, (9, 70)),         # depthwise 5x5, rows wider than one vector
+    (8, 8, 7, 1, 2, 3, 8, (15, 17)),        # depthwise 7x7 dilation 2
+    (5, 5, (1, 9), 1, 1, 0, 5, (4, 30)),    # depthwise 1x9: the generic kernel loop
+    (32, 20, 1, 1, 1, 0, 1, (17, 19)),      # 1x1: the GEMM reads the input planes as they are
+    (13, 9, 1, 1, 1, 1, 1, (6, 40)),        # 1x1 with padding: a padded copy, border outputs
+    (3, 16, 3, 1, 1, 1, 1, (20, 48), 2),    # 3x3, K = 27 (not a multiple of 4), batch 2
+    (24, 37, 3, 1, 1, 1, 1, (9, 64)),       # 3x3, 37 channels: a partial channel block
+    (8, 8, 5, 1, 1, 0, 1, (12, 90)),        # 5x5 without padding: 4 columns dropped per row
+]
+
+
+def edge_conv(rng, c_in, c_out, k, s, d, pads, group, hw, batch=1, dt=np.uint8):
+    kh, kw = (k, k) if isinstance(k, int) else k
+    zp = 128 if dt == np.uint8 else 3
+    w = rng.integers(-127, 128, size=(c_out, c_in // group, kh, kw)).astype(np.int8)
+    inits = [h.tensor("xs", np.float32(0.02)), h.tensor("xz", np.array(zp, dtype=dt)), h.tensor("w", w),
+             h.tensor("ws", rng.uniform(0.001, 0.004, size=c_out).astype(np.float32)),
+             h.tensor("wz", np.zeros(c_out, dtype=np.int8)), h.tensor("ys", np.float32(0.3)),
+             h.tensor("yz", np.array(zp - 5, dtype=dt)),
+             h.tensor("b", rng.integers(-5000, 5000, size=c_out).astype(np.int32))]
+    node = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"],
+                            ["y"], name="conv", pads=[pads] * 4, strides=[s, s], dilations=[d, d], group=group)
+    et = TensorProto.UINT8 if dt == np.uint8 else TensorProto.INT8
+    model = model_of([node], [helper.make_tensor_value_info("x", et, [batch, c_in, *hw])],
+                     [helper.make_tensor_value_info("y", et, None)], inits)
+    info = np.iinfo(dt)
+    x = rng.integers(info.min, info.max + 1, size=(batch, c_in, *hw)).astype(dt)
+    return model, x
+
+
+@pytest.mark.parametrize("dt", [np.uint8, np.int8], ids=["u8", "s8"])
+@pytest.mark.parametrize("shape", EDGE_CONVS, ids=[f"{c[0]}-{c[1]}_k{c[2]}s{c[3]}d{c[4]}g{c[6]}" for c in EDGE_CONVS])
+def test_single_conv_edges_need_no_transpose(shape, dt, tmp_path):
+    """A QLinearConv with an NCHW graph input and an NCHW graph output runs NCHW end to end where
+    q8rt has an NCHW kernel for it (depthwise: AVX-512 VBMI+VNNI; stride-1 GEMM: AVX-512 VNNI):
+    --explain shows no LayoutTranspose and says so; bytes equal ONNX Runtime's on auto, reference
+    and --threads 3."""
+    model, x = edge_conv(np.random.default_rng(sum(shape[:2]) + (dt == np.int8)), *shape, dt=dt)
+    auto = check(model, x, tmp_path, 2)
+    flags = open("/proc/cpuinfo").read().split()
+    if all(f in flags for f in ("avx512_vnni", "avx512vbmi")):
+        assert "LayoutTranspose" not in auto, auto
+        assert "no layout change" in auto, auto
+    path = tmp_path / "model.onnx"
+    t3 = h.run_q8rt(path, {"x": tmp_path / "x.npy"}, tmp_path / "t3", extra=["--threads", "3"]).assert_ok()
+    h.assert_same_bytes(t3.output("y"), ort_noopt(model, {"x": x})["y"], "y (--threads 3)")
+
+
+def test_edge_conv_feeding_another_op_stays_nhwc(tmp_path):
+    """A depthwise conv whose output feeds another node (not only a graph output) is not at the
+    model's edge: it keeps the NHWC kernels and the planner's layout changes."""
+    rng = np.random.default_rng(11)
+    model, x = edge_conv(rng, 16, 16, 3, 1, 1, 1, 16, (12, 20))
+    model.graph.node.append(helper.make_node("QLinearConv", ["y", "ys", "yz", "w", "ws", "wz", "ys", "yz", "b"], ["z"], name="conv2", pads=[1] * 4, group=16))
+    del model.graph.output[:]
+    model.graph.output.extend([helper.make_tensor_value_info("z", TensorProto.UINT8, None)])
+    auto = check(model, x, tmp_path, 2)
+    assert "qc8w_dwconv2d_chw" not in auto, auto
