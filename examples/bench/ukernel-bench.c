@@ -666,7 +666,7 @@ static int bench_conv_integer_families(const char *filter) {
   }
   printf("s32-f32-vcvt, %d elements\n", ROW_N);
   const size_t nc = sizeof(g_s32vcvt) / sizeof(g_s32vcvt[0]);
-  const q8rt_s32_vcvt_params vp = {12345u, 3u, 0.0123f, -1.5f, Q8RT_S32_VCVT_SCALE_BIAS};
+  const q8rt_s32_vcvt_params vp = {12345u, 3u, 0.0123f, -1.5f, Q8RT_S32_VCVT_SCALE_BIAS, NULL};
   for (size_t k = 0; k < nc; k++) {
     if (!wanted(filter, g_s32vcvt[k].name)) continue;
     if (!isa_supported(g_s32vcvt[k].isa)) continue;

@@ -21,8 +21,13 @@ void q8rt_s32_f32_vcvt_ukernel__avx2(size_t n, const int32_t *acc, const uint32_
     } else {
       __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(v), vs);
       if (p->mode == Q8RT_S32_VCVT_SCALE_BIAS) f = _mm256_add_ps(f, vb);
+      if (p->mode == Q8RT_S32_VCVT_SCALE_BIASV) f = _mm256_add_ps(f, _mm256_loadu_ps(p->biasv + i));
       _mm256_storeu_ps(yf + i, f);
     }
   }
-  if (i < n) q8rt_s32_f32_vcvt_ukernel__scalar(n - i, acc + i, colsum != NULL ? colsum + i : NULL, yi + i, p);
+  if (i < n) {
+    q8rt_s32_vcvt_params t = *p;
+    if (t.mode == Q8RT_S32_VCVT_SCALE_BIASV) t.biasv += i;
+    q8rt_s32_f32_vcvt_ukernel__scalar(n - i, acc + i, colsum != NULL ? colsum + i : NULL, yi + i, &t);
+  }
 }

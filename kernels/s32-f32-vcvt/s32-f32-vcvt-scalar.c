@@ -15,6 +15,7 @@ void q8rt_s32_f32_vcvt_ukernel__scalar(size_t n, const int32_t *acc, const uint3
     }
     float f = (float)s * p->scale;
     if (p->mode == Q8RT_S32_VCVT_SCALE_BIAS) f = f + p->bias;
+    if (p->mode == Q8RT_S32_VCVT_SCALE_BIASV) f = f + p->biasv[i];
     memcpy((uint8_t *)y + i * 4, &f, 4);
   }
 }

@@ -435,6 +435,7 @@ static q8rt_s32_vcvt_params ci_vcvt_params(const ci_run_ctx *c, size_t m) {
   v.scale = c->scale;
   v.bias = p->bias != NULL ? p->bias[m] : 0.0f;
   v.mode = !p->to_float ? Q8RT_S32_VCVT_INT32 : p->bias != NULL ? Q8RT_S32_VCVT_SCALE_BIAS : Q8RT_S32_VCVT_SCALE;
+  v.biasv = NULL;
   return v;
 }
 

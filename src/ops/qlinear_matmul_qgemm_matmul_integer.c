@@ -18,6 +18,7 @@
 
 #include "conv_paths.h"
 #include "qlinear_common.h"
+#include "s32-f32-vcvt/s32-f32-vcvt.h"
 
 enum { MM_QLINEAR, MM_INTEGER, MM_QGEMM };
 #define MM_MAX_BATCH_RANK Q8RT_MAX_RANK
@@ -38,6 +39,13 @@ typedef struct mm_params {
   int rt;      /* B computed at run: an int32-output GEMM kernel exists (packed per batch at run) */
   q8rt_backend backend;
   uint32_t isa;
+  /* MatMulIntegerToFloat (domain q8rt, src/passes/integer_fuse.c): y = (float)acc * scale [+ bias[j]],
+   * the int32 result converted in place by s32-f32-vcvt after any of the routes below */
+  int to_float, scale_dynamic;
+  float fscale;
+  const float *fbias; /* [n_fbias]: 1 value or one per column */
+  size_t n_fbias;
+  q8rt_s32_f32_vcvt_ukernel_fn vcvt;
 } mm_params;
 
 typedef struct mm_geom {
@@ -50,9 +58,10 @@ typedef struct mm_geom {
   int64_t c_sm, c_sn;             /* QGemm bias strides (0 where broadcast) */
   int use_fast;                   /* A's rows are contiguous: run p->gemm */
   conv_fast_geom fg;
-  int use_i32;      /* A's rows are contiguous: run p->gi */
-  size_t tile_rows; /* p->gi: rows per task */
-  int use_rt;       /* p->rt and A's rows contiguous: B packed per batch into the workspace */
+  int use_i32;             /* A's rows are contiguous: run p->gi */
+  size_t tile_rows;        /* p->gi: rows per task */
+  int use_rt;              /* p->rt and A's rows contiguous: B packed per batch into the workspace */
+  size_t out_count, ncols; /* MatMulIntegerToFloat: output elements, columns (1 for a 1-D B) */
 } mm_geom;
 
 _Static_assert(sizeof(mm_geom) <= Q8RT_GEOM_BYTES, "geometry must fit");
@@ -178,11 +187,54 @@ static void mm_prepare_rt(op_prepare_ctx *ctx, mm_params *p, const ir_value *bv)
       "then the output stage";
 }
 
+/* MatMulIntegerToFloat's inputs 4 (scale: one float32, constant or computed at run) and 5 (an
+ * optional constant float32 bias, one value or one per column). */
+static q8rt_status mmi_prepare_to_float(op_prepare_ctx *ctx, mm_params *p, q8rt_error *err) {
+  const ir_graph *g = ctx->graph;
+  const ir_node *n = ctx->node;
+  p->to_float = 1;
+  const ir_value *sv = ir_node_input(g, n, 4);
+  if (sv == NULL || (sv->dtype != Q8RT_DTYPE_UNDEFINED && sv->dtype != Q8RT_DTYPE_FLOAT32)) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': scale must be a float32 input", n->op_type, n->name);
+  }
+  if (sv->constant != NULL) {
+    if (sv->constant->dtype != Q8RT_DTYPE_FLOAT32 || sv->constant->count != 1) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': scale must be one float32 value", n->op_type,
+                       n->name);
+    }
+    p->fscale = *(const float *)sv->constant->data;
+  } else {
+    p->scale_dynamic = 1;
+  }
+  if (ir_node_input(g, n, 5) != NULL) {
+    const ir_tensor *b;
+    q8rt_status st = op_require_constant(g, n, 5, "bias", &b, err);
+    if (st != Q8RT_OK) return st;
+    if (b->dtype != Q8RT_DTYPE_FLOAT32 || b->count < 1) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                       "%s node '%s': bias must be float32 with 1 value or one per column", n->op_type, n->name);
+    }
+    p->fbias = b->data;
+    p->n_fbias = (size_t)b->count;
+  }
+  p->vcvt = q8rt_s32_f32_vcvt_ukernel__scalar;
+  if (ctx->backend != Q8RT_BACKEND_REFERENCE) {
+    uint32_t allowed = ctx->isa;
+    if (ctx->backend == Q8RT_BACKEND_AVX2) allowed &= Q8RT_ISA_AVX2;
+#define Q8RT_S32_F32_VCVT_UKERNEL(visa, fn) \
+  if (p->vcvt == q8rt_s32_f32_vcvt_ukernel__scalar && (allowed & (visa))) p->vcvt = fn;
+#include "s32-f32-vcvt/s32-f32-vcvt.inc"
+#undef Q8RT_S32_F32_VCVT_UKERNEL
+  }
+  return Q8RT_OK;
+}
+
 static q8rt_status mm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, int kind) {
   const ir_graph *g = ctx->graph;
   const ir_node *n = ctx->node;
-  const int min_in = kind == MM_QLINEAR ? 8 : kind == MM_QGEMM ? 6 : 2;
-  const int max_in = kind == MM_QLINEAR ? 8 : kind == MM_QGEMM ? 9 : 4;
+  const int to_float = kind == MM_INTEGER && strcmp(n->domain, "q8rt") == 0;
+  const int min_in = kind == MM_QLINEAR ? 8 : kind == MM_QGEMM ? 6 : to_float ? 5 : 2;
+  const int max_in = kind == MM_QLINEAR ? 8 : kind == MM_QGEMM ? 9 : to_float ? 6 : 4;
   if (n->n_inputs < min_in || n->n_inputs > max_in || n->n_outputs != 1) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': expects %d to %d inputs and 1 output", n->op_type,
                      n->name, min_in, max_in);
@@ -253,6 +305,7 @@ static q8rt_status mm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, 
       ctx->kernel = p->gi.kernel;
       ctx->reason = "constant B packed for the int32-output GEMM kernels; zero points corrected after the GEMM";
     }
+    if (to_float && (st = mmi_prepare_to_float(ctx, p, err)) != Q8RT_OK) return st;
     *out = p;
     return Q8RT_OK;
   }
@@ -475,7 +528,12 @@ static q8rt_status mm_infer(const void *params, const ir_node *n, const op_shape
   q8rt_status st;
   if ((st = check_type(n, &in[0], "A", p->a_type, err)) != Q8RT_OK) return st;
   if ((st = check_type(n, &in[ib], "B", p->b_type, err)) != Q8RT_OK) return st;
-  out->dtype = p->y_type;
+  out->dtype = p->to_float ? Q8RT_DTYPE_FLOAT32 : p->y_type;
+  if (p->to_float && p->scale_dynamic && concrete &&
+      ((in[4].dtype != Q8RT_DTYPE_UNDEFINED && in[4].dtype != Q8RT_DTYPE_FLOAT32) ||
+       (in[4].rank >= 0 && op_shape_count(&in[4]) != 1))) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': scale must be one float32 value", n->op_type, n->name);
+  }
   mm_geom tmp, *gm = concrete ? (mm_geom *)geom : &tmp;
   memset(gm, 0, sizeof(*gm));
   if (p->kind == MM_QGEMM) {
@@ -522,6 +580,17 @@ static q8rt_status mm_infer(const void *params, const ir_node *n, const op_shape
     if (p->scale != NULL && p->n_scale != 1 && (int64_t)p->n_scale != N) {
       return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': b_scale has %zu values, B has %lld columns", n->op_type,
                        n->name, p->n_scale, (long long)N);
+    }
+  }
+  if (p->to_float && in[ib].rank >= 0 && (in[ib].rank < 2 || N >= 0)) {
+    const size_t ncols = in[ib].rank >= 2 ? (size_t)N : 1;
+    if (p->n_fbias > 1 && p->n_fbias != ncols) {
+      return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': bias has %zu values, the output has %zu columns",
+                       n->op_type, n->name, p->n_fbias, ncols);
+    }
+    if (concrete) {
+      gm->ncols = ncols;
+      gm->out_count = op_shape_count(out);
     }
   }
   return Q8RT_OK;
@@ -779,10 +848,8 @@ static void mm_run_rt(const mm_params *p, const mm_geom *gm, const op_tensor *in
   }
 }
 
-static void mm_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
-                   const op_exec_ctx *ctx) {
-  const mm_params *p = params;
-  const mm_geom *gm = geom;
+static void mm_run_int(const mm_params *p, const mm_geom *gm, const op_tensor *in, op_tensor *out, void *workspace,
+                       const op_exec_ctx *ctx) {
   if (gm->use_rt) {
     mm_run_rt(p, gm, in, out, workspace, ctx);
     return;
@@ -828,6 +895,34 @@ static void mm_run(const void *params, const void *geom, const op_tensor *in, op
   op_parallel_items(ctx, jb.chunks, (rows / jb.chunks + 1) * N * K, 1 << 15, mm_chunk, &jb);
 }
 
+/* MatMulIntegerToFloat: the int32 result converted in place (the Cast, Mul and Add it replaces, in
+ * their float32 operations and order), a row of columns at a time when the bias varies by column. */
+static void mmi_to_float(const mm_params *p, const mm_geom *gm, const op_tensor *in, void *y) {
+  q8rt_s32_vcvt_params vp;
+  memset(&vp, 0, sizeof(vp));
+  vp.scale = p->scale_dynamic ? *(const float *)in[4].data : p->fscale;
+  if (p->fbias == NULL || p->n_fbias == 1 || gm->ncols <= 1) {
+    vp.mode = p->fbias == NULL ? Q8RT_S32_VCVT_SCALE : Q8RT_S32_VCVT_SCALE_BIAS;
+    vp.bias = p->fbias != NULL ? p->fbias[0] : 0.0f;
+    p->vcvt(gm->out_count, y, NULL, y, &vp);
+    return;
+  }
+  vp.mode = Q8RT_S32_VCVT_SCALE_BIASV;
+  vp.biasv = p->fbias;
+  for (size_t i = 0; i + gm->ncols <= gm->out_count; i += gm->ncols) {
+    int32_t *row = (int32_t *)y + i;
+    p->vcvt(gm->ncols, row, NULL, row, &vp);
+  }
+}
+
+static void mm_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                   const op_exec_ctx *ctx) {
+  const mm_params *p = params;
+  const mm_geom *gm = geom;
+  mm_run_int(p, gm, in, out, workspace, ctx);
+  if (p->to_float) mmi_to_float(p, gm, in, out[0].data);
+}
+
 const op_def q8rt_op_qlinear_matmul = {
     .op_type = "QLinearMatMul",
     .domain = "",
@@ -851,6 +946,16 @@ const op_def q8rt_op_qgemm = {
     .domain = "com.microsoft",
     .min_opset = 1,
     .prepare = qgemm_prepare,
+    .infer = mm_infer,
+    .workspace = mm_workspace,
+    .run = mm_run,
+};
+
+const op_def q8rt_op_matmul_integer_to_float = {
+    .op_type = "MatMulIntegerToFloat",
+    .domain = "q8rt",
+    .min_opset = 1,
+    .prepare = mmi_prepare,
     .infer = mm_infer,
     .workspace = mm_workspace,
     .run = mm_run,

@@ -1,8 +1,10 @@
-/* ONNX Runtime's dynamic quantization writes every quantized convolution as
- *   DynamicQuantizeLinear -> ConvInteger -> Cast(float) -> Mul(x_scale * w_scale) [-> Add(bias)]
+/* ONNX Runtime's dynamic quantization writes every quantized convolution and matrix product as
+ *   DynamicQuantizeLinear -> ConvInteger | MatMulInteger -> Cast(float) -> Mul(x_scale * w_scale)
+ *   [-> Add(bias)]
  * (the scale product a Mul of DynamicQuantizeLinear's scale output and the weights' constant
  * scale). Here the Cast, the Mul and the Add become the output stage of one ConvIntegerToFloat
- * node (src/ops/conv_integer.c), which computes the same float32 operations in the same order
+ * node (src/ops/conv_integer.c) or MatMulIntegerToFloat node
+ * (src/ops/qlinear_matmul_qgemm_matmul_integer.c), which computes the same float32 operations in the same order
  * (int32 -> float rounded to nearest even, one multiply, one add, never fused): the bytes equal
  * running the nodes, without three passes over the tensor and two int32/float copies of it.
  *
@@ -10,7 +12,8 @@
  * all nodes are of the same branch, the multiplier has one element and cannot broadcast the
  * output to a larger rank (a constant of rank <= the output's, or a Mul of such constants and
  * DynamicQuantizeLinear scale outputs), and the bias is a constant float32 of one value or one
- * per output channel (shape [M, 1, ...] right-aligned to the NCHW output, rank <= the output's).
+ * per output channel (shape [M, 1, ...] right-aligned to the NCHW output, rank <= the output's;
+ * MatMulInteger with a constant 2-D B: a scale of rank <= 1, a bias of rank <= 1 with 1 or N values).
  * Runs on the planner's topological order after constant folding (the bias comes out of a folded
  * Reshape); the fused node takes the last node's place in that order, where every input it reads
  * is already computed. The reference backend runs the graph as written. */
@@ -55,13 +58,13 @@ static int scale_ok(ir_graph *g, int v, int max_rank, const unsigned char *done)
 }
 
 /* A bias that adds one value per output channel m of an NCHW output of rank R (M channels). */
-static int bias_ok(const ir_value *b, int R, int64_t M) {
+static int bias_ok(const ir_value *b, int R, int64_t M, int is_mm) {
   if (!is_f32_const(b)) return 0;
   const ir_tensor *t = b->constant;
   if (t->rank > R) return 0;
   for (int d = 0; d < t->rank; d++) {
     const int axis = R - t->rank + d;
-    if (t->dims[d] != 1 && !(axis == 1 && t->dims[d] == M)) return 0;
+    if (t->dims[d] != 1 && !(axis == (is_mm ? R - 1 : 1) && t->dims[d] == M)) return 0;
   }
   return 1;
 }
@@ -69,14 +72,20 @@ static int bias_ok(const ir_value *b, int R, int64_t M) {
 q8rt_status pass_fuse_integer_outputs(ir_graph *g, const int *order, int count, unsigned char *done, q8rt_error *err) {
   for (int i = 0; i < count; i++) {
     ir_node *conv = &g->nodes[order[i]];
-    if (done[order[i]] || conv->removed || !ir_is_onnx_op(conv, "ConvInteger") || conv->n_outputs != 1 ||
+    const int is_mm = ir_is_onnx_op(conv, "MatMulInteger");
+    if (done[order[i]] || conv->removed || (!ir_is_onnx_op(conv, "ConvInteger") && !is_mm) || conv->n_outputs != 1 ||
         conv->n_inputs < 2 || conv->n_inputs > 4) {
       continue;
     }
     const ir_value *w = ir_node_input(g, conv, 1);
-    if (w == NULL || w->constant == NULL || (w->constant->rank != 3 && w->constant->rank != 4)) continue;
-    const int R = w->constant->rank;
-    const int64_t M = w->constant->dims[0];
+    if (w == NULL || w->constant == NULL ||
+        (is_mm ? w->constant->rank != 2 : w->constant->rank != 3 && w->constant->rank != 4))
+      continue;
+    /* the scale and the bias may not raise the output's rank: <= 1 for MatMulInteger (its output
+     * has rank 1 or more), the weights' for ConvInteger; the bias varies along the channel axis
+     * (NCHW axis 1) or MatMul's last one */
+    const int R = is_mm ? 1 : w->constant->rank;
+    const int64_t M = is_mm ? w->constant->dims[1] : w->constant->dims[0];
     ir_node *cast = sole_reader(g, conv->outputs[0], order, count, done);
     int64_t to = 0;
     if (!ir_is_onnx_op(cast, "Cast") || cast->n_inputs != 1 || cast->n_outputs != 1 ||
@@ -94,7 +103,7 @@ q8rt_status pass_fuse_integer_outputs(ir_graph *g, const int *order, int count, 
     if (ir_is_onnx_op(add, "Add") && add->n_inputs == 2 && add->n_outputs == 1 && add->guard == conv->guard &&
         add->inputs[0] != add->inputs[1]) {
       b = add->inputs[0] == mul->outputs[0] ? add->inputs[1] : add->inputs[0];
-      if (!bias_ok(&g->values[b], R, M)) b = -1;
+      if (!bias_ok(&g->values[b], R, M, is_mm)) b = -1;
     }
     if (b < 0) add = NULL;
     ir_node *last = add != NULL ? add : mul;
@@ -115,15 +124,18 @@ q8rt_status pass_fuse_integer_outputs(ir_graph *g, const int *order, int count, 
     }
     const int last_index = (int)(last - g->nodes);
     last->name = conv->name;
-    last->op_type = "ConvIntegerToFloat";
+    last->op_type = is_mm ? "MatMulIntegerToFloat" : "ConvIntegerToFloat";
     last->domain = "q8rt";
     last->opset = 1;
     last->n_inputs = b >= 0 ? 6 : 5;
     last->inputs = in;
     last->n_attrs = conv->n_attrs;
     last->attrs = conv->attrs;
-    last->note = add != NULL ? "ConvInteger -> Cast -> Mul -> Add as one node (the float ops in its output stage)"
-                             : "ConvInteger -> Cast -> Mul as one node (the float ops in its output stage)";
+    last->note = add != NULL
+                     ? (is_mm ? "MatMulInteger -> Cast -> Mul -> Add as one node (the float ops after its GEMM)"
+                              : "ConvInteger -> Cast -> Mul -> Add as one node (the float ops in its output stage)")
+                     : (is_mm ? "MatMulInteger -> Cast -> Mul as one node (the float ops after its GEMM)"
+                              : "ConvInteger -> Cast -> Mul as one node (the float ops in its output stage)");
     g->values[out].producer = last_index;
     const ir_node *gone[3] = {conv, cast, add != NULL ? mul : NULL};
     for (int k = 0; k < 3; k++) {

@@ -361,3 +361,38 @@ def test_dynamic_conv_output_fusion(variant, tmp_path):
         res = h.run_q8rt(path, {"x": xin}, tmp_path / f"fuse_{j}", extra=extra).assert_ok()
         for o, wv in zip(outputs, want):
             h.assert_same_bytes(res.output(o), wv, f"{variant} {' '.join(extra)} {o}")
+
+
+@pytest.mark.parametrize("variant", ["mm_bias_u8w", "mm_1d_a_scalar_bias_s8w", "mm_no_bias"])
+def test_dynamic_matmul_output_fusion(variant, tmp_path):
+    """The same chain after MatMulInteger (rec's linear layers): one MatMulIntegerToFloat node, bytes
+    equal ORT and the unfused graph (reference backend), at 3 threads and on AVX2."""
+    rng = np.random.default_rng(74)
+    wt = np.int8 if "s8w" in variant else np.uint8
+    ashape, k, n = ((24,), 24, 9) if "1d" in variant else ((2, 40, 24), 24, 33)
+    x = rng.normal(0.1, 1.3, ashape).astype(np.float32)
+    w = rand8(rng, (k, n), wt)
+    wz = zp_of(wt, 0 if wt == np.int8 else 125)
+    bias = rng.normal(0, 0.5, 1 if "scalar_bias" in variant else n).astype(np.float32)
+    nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"], name="dql"),
+             helper.make_node("Mul", ["xs", "wscale"], ["sc"], name="scale_mul"),
+             helper.make_node("MatMulInteger", ["xq", "w", "xz", "wz"], ["y32"], name="node0"),
+             helper.make_node("Cast", ["y32"], ["yf"], name="cast", to=TensorProto.FLOAT),
+             helper.make_node("Mul", ["yf", "sc"], ["ys"], name="out_mul")]
+    out = "ys"
+    if variant != "mm_no_bias":
+        nodes.append(helper.make_node("Add", ["ys", "bias"], ["out"], name="bias_add"))
+        out = "out"
+    graph = helper.make_graph(nodes, "dynmm", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+                              [onnx.ValueInfoProto(name=out)],
+                              initializer=[const("w", w), const("wz", wz),
+                                           const("wscale", np.float32(rng.uniform(0.001, 0.03))), const("bias", bias)])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    want = check(tmp_path, "mmfuse", m, {"x": x})[0]
+    path = tmp_path / "mmfuse.onnx"
+    xin = h.save_npy(tmp_path / "mmfuse_xin.npy", x)
+    assert "MatMulIntegerToFloat" in h.run_q8rt(path, {"x": xin}, extra=["--explain"]).assert_ok().stdout
+    for j, extra in enumerate([["--backend", "reference"], ["--threads", "3"], ["--backend", "avx2"]]):
+        res = h.run_q8rt(path, {"x": xin}, tmp_path / f"mmfuse_{j}", extra=extra).assert_ok()
+        h.assert_same_bytes(res.output(out), want, f"{variant} {' '.join(extra)}")
