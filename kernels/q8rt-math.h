@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 /* round_half_even(v) for a v that is not NaN and lies in [-2^31, 2^31). Floats of magnitude
  * >= 2^23 are integral already; below, truncation and the fraction are exact. */
@@ -111,6 +112,43 @@ static inline float q8rt_mlas_tanh(float x) {
   q = fmaf(q, x2, Q8RT_MLAS_TANH_Q2);
   q = fmaf(q, x2, Q8RT_MLAS_TANH_Q3);
   return p / q;
+}
+
+/* exp(x) for x <= 0 (Softmax's exp(x - max)), q8rt's own so every ISA computes the same bits:
+ * x = n ln2 + t with n = round(x log2e) (a magic-bias add, valid for |x| < 2^22), t reduced with
+ * ln2 split in two (Cody-Waite), exp(t) ~ 1 + t p(t) with a degree-5 minimax polynomial
+ * (XNNPACK's f32 rr2-p5 coefficients), scaled by s = 2^n built in the exponent bits; below
+ * ln(FLT_MIN) the result is 0 (no subnormal outputs). Every multiply-add is an fmaf (one
+ * rounding), which the SIMD kernels issue as vfmadd/fmla: the same bits everywhere. Within ~2 ulp
+ * of the true exp on [ln(FLT_MIN), 0]; NaN in, NaN out. */
+#define Q8RT_EXP_LOG2E 0x1.715476p+0f
+#define Q8RT_EXP_MAGIC_BIAS 0x1.8000FEp23f /* 1.5 * 2^23 + 127: n + 127 lands in the low bits */
+#define Q8RT_EXP_MINUS_LN2_HI -0x1.62E400p-1f
+#define Q8RT_EXP_MINUS_LN2_LO -0x1.7F7D1Cp-20f
+#define Q8RT_EXP_C5 0x1.0F9F9Cp-7f
+#define Q8RT_EXP_C4 0x1.573A1Ap-5f
+#define Q8RT_EXP_C3 0x1.555A80p-3f
+#define Q8RT_EXP_C2 0x1.FFFDC6p-2f
+#define Q8RT_EXP_C1 0x1.FFFFF6p-1f
+#define Q8RT_EXP_CUTOFF -0x1.5D589Ep6f /* ln(FLT_MIN): below, exp(x) is 0 */
+
+static inline float q8rt_exp_nonpositive(float x) {
+  float n = fmaf(x, Q8RT_EXP_LOG2E, Q8RT_EXP_MAGIC_BIAS);
+  uint32_t bits;
+  memcpy(&bits, &n, sizeof(bits));
+  bits <<= 23;
+  float s;
+  memcpy(&s, &bits, sizeof(s));
+  n = n - Q8RT_EXP_MAGIC_BIAS;
+  float t = fmaf(n, Q8RT_EXP_MINUS_LN2_HI, x);
+  t = fmaf(n, Q8RT_EXP_MINUS_LN2_LO, t);
+  float p = fmaf(Q8RT_EXP_C5, t, Q8RT_EXP_C4);
+  p = fmaf(p, t, Q8RT_EXP_C3);
+  p = fmaf(p, t, Q8RT_EXP_C2);
+  p = fmaf(p, t, Q8RT_EXP_C1);
+  t = t * s;
+  const float f = fmaf(t, p, s);
+  return x < Q8RT_EXP_CUTOFF ? 0.0f : f;
 }
 
 #endif

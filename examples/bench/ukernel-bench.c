@@ -2,13 +2,13 @@
  * qu8-qc8w-gemm (plus its scalar twin) on the im2col GEMM shapes of the convolutions in PEERS.md:
  * M = output pixels, N = output channels, K = kernel_h * kernel_w * in_channels; the driver walks M
  * in steps of MR and hands each call all N channels, as the conv front-end does. Then the row
- * families (q8-vbinary, f32-vbinary, f32-vunary, f32-qint-vcvt, qint-f32-vcvt, f32-vfmac: 64 Ki elements), x8-transpose
- * (56x56 pixels x 144 channels), q8-conv-ref (3x3, 16->16 channels, 28x28), f32-gemm, x8-lut, x8-rsum, q8-softmax and
- * qu8-vmacc-i32 in elements, bytes or MACs per second. qu8-dwconv has its own driver beside XNNPACK's: dwconv-ubench.c.
- * Single thread. Prints the median over repeated timed runs as GMAC/s, and the best run. Runs are timed in thread CPU
- * time, so time spent descheduled on a shared machine does not count; other load on the same core (SMT sibling, shared
- * cache) still does, so compare variants within one run. Output bytes are checked against the scalar twin once per
- * shape, so a fast but wrong kernel cannot go unnoticed here either.
+ * families (q8-vbinary, f32-vbinary, f32-vunary, f32-softmax, f32-qint-vcvt, qint-f32-vcvt, f32-vfmac: 64 Ki elements),
+ * x8-transpose (56x56 pixels x 144 channels), q8-conv-ref (3x3, 16->16 channels, 28x28), f32-gemm, x8-lut, x8-rsum,
+ * q8-softmax and qu8-vmacc-i32 in elements, bytes or MACs per second. qu8-dwconv has its own driver beside XNNPACK's:
+ * dwconv-ubench.c. Single thread. Prints the median over repeated timed runs as GMAC/s, and the best run. Runs are
+ * timed in thread CPU time, so time spent descheduled on a shared machine does not count; other load on the same core
+ * (SMT sibling, shared cache) still does, so compare variants within one run. Output bytes are checked against the
+ * scalar twin once per shape, so a fast but wrong kernel cannot go unnoticed here either.
  *
  *   make build/ukernel-bench   (test-unit builds it too)
  *   build/ukernel-bench [substring of a variant name] (gemm variants: the scalar twin always runs) */
@@ -27,6 +27,7 @@
 #include "f32-dwconv/f32-dwconv.h"
 #include "f32-gemm/f32-gemm.h"
 #include "f32-rminmax/f32-rminmax.h"
+#include "f32-softmax/f32-softmax.h"
 #include "f32-vbinary/f32-vbinary.h"
 #include "f32-vunary/f32-vunary.h"
 #include "q8-softmax/q8-softmax.h"
@@ -846,6 +847,33 @@ static int bench_f32_elementwise(const char *filter) {
         report(name, t, ROW_N, "elem", ok);
       }
     }
+  }
+  static const struct {
+    unsigned isa;
+    q8rt_f32_softmax_ukernel_fn fn;
+    const char *name;
+  } sm[] = {
+#define Q8RT_F32_SOFTMAX_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "f32-softmax/f32-softmax.inc"
+#undef Q8RT_F32_SOFTMAX_UKERNEL
+  };
+  const size_t nsm = sizeof(sm) / sizeof(sm[0]);
+  for (size_t k = 0; k < nsm; k++) { /* rows of 6625 (the recognizer's classes) */
+    if (!wanted(filter, sm[k].name)) continue;
+    if (!isa_supported(sm[k].isa)) {
+      printf("  %-62s skipped (CPU lacks its ISA)\n", sm[k].name);
+      continue;
+    }
+    bool ok = true;
+    for (size_t r = 0; r + 6625 <= ROW_N; r += 6625) {
+      sm[nsm - 1].fn(6625, g_fa + r, y0 + r);
+      sm[k].fn(6625, g_fa + r, y1 + r);
+      ok = ok && memcmp(y0 + r, y1 + r, 6625 * sizeof(float)) == 0;
+    }
+    bad |= !ok;
+    double t;
+    TIME_MEDIAN(t, sm[k].fn(6625, g_fa, y1));
+    report(sm[k].name, t, 6625, "elem", ok);
   }
   const q8rt_f32_vunary_params up = {-1.0f, 6.0f, 1.0f / 6.0f, 0.5f};
   for (size_t k = 0; k < nu; k++) {

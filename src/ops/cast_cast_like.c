@@ -6,7 +6,11 @@
  * narrower) or 64-bit (int64) range, and NaN, gives the "integer indefinite" INT_MIN, and the
  * narrow types keep the low bits of the 32-bit result. ONNX leaves out-of-range conversions
  * undefined; this makes them deterministic. To bool: nonzero (NaN too) is true, as C++'s
- * conversion; from bool: 0 or 1. Other types (float16, double, string, ...) are refused. */
+ * conversion; from bool: 0 or 1. Other types (float16, double, string, ...) are refused.
+ *
+ * 8/16/32-bit integers -> float32 run on the qint-f32-vcvt kernels (DequantizeLinear's rows) with
+ * scale 1 and zero point 0: (float)(x - 0) * 1 is the conversion itself, bit for bit. Every
+ * conversion is split over the session's pool in chunks fixed by the size. */
 #include <math.h>
 #include <string.h>
 
@@ -15,7 +19,38 @@
 
 typedef struct cast_params {
   q8rt_dtype to; /* UNDEFINED for CastLike: taken from input 1 */
+  /* integer -> float32 rows, indexed by enum cast_from (NULL member: none for the type) */
+  q8rt_qint_f32_vcvt_ukernel_fn to_f32[5];
 } cast_params;
+
+enum cast_from { CAST_U8, CAST_I8, CAST_U16, CAST_I16, CAST_I32 };
+#define CAST_FROM_qu8 CAST_U8
+#define CAST_FROM_qs8 CAST_I8
+#define CAST_FROM_qu16 CAST_U16
+#define CAST_FROM_qs16 CAST_I16
+#define CAST_FROM_qs32 CAST_I32
+
+static const struct {
+  uint32_t isa;
+  enum cast_from from;
+  q8rt_qint_f32_vcvt_ukernel_fn fn;
+  const char *name;
+} g_int_to_f32[] = {
+#define Q8RT_QINT_F32_VCVT_UKERNEL(isa, fn, qt) {isa, CAST_FROM_##qt, {.qt = fn}, #fn},
+#include "qint-f32-vcvt/qint-f32-vcvt.inc"
+#undef Q8RT_QINT_F32_VCVT_UKERNEL
+};
+
+static int cast_from_index(q8rt_dtype t) {
+  switch (t) {
+    case Q8RT_DTYPE_UINT8: return CAST_U8;
+    case Q8RT_DTYPE_INT8: return CAST_I8;
+    case Q8RT_DTYPE_UINT16: return CAST_U16;
+    case Q8RT_DTYPE_INT16: return CAST_I16;
+    case Q8RT_DTYPE_INT32: return CAST_I32;
+    default: return -1;
+  }
+}
 
 typedef struct cast_geom {
   size_t total;
@@ -47,8 +82,22 @@ static q8rt_status cast_prepare_common(op_prepare_ctx *ctx, void **out, q8rt_err
     }
     p->to = (q8rt_dtype)to;
   }
+  const char *names[5] = {NULL, NULL, NULL, NULL, NULL};
+  for (size_t i = 0; i < sizeof(g_int_to_f32) / sizeof(g_int_to_f32[0]); i++) {
+    const int k = g_int_to_f32[i].from;
+    if (names[k] == NULL && op_isa_usable(g_int_to_f32[i].isa, ctx->isa, ctx->backend)) {
+      p->to_f32[k] = g_int_to_f32[i].fn;
+      names[k] = g_int_to_f32[i].name;
+    }
+  }
   ctx->kernel = "cast__scalar";
   ctx->reason = "dtype conversion";
+  const ir_value *x = ir_node_input(ctx->graph, n, 0);
+  const int from = x != NULL ? cast_from_index(x->dtype) : -1;
+  if (!like && p->to == Q8RT_DTYPE_FLOAT32 && from >= 0) {
+    ctx->kernel = names[from] + 5; /* drop the "q8rt_" prefix */
+    ctx->reason = "integer -> float32 rows on qint-f32-vcvt (scale 1, zero point 0)";
+  }
   *out = p;
   return Q8RT_OK;
 }
@@ -88,35 +137,34 @@ static q8rt_status cast_infer(const void *params, const ir_node *n, const op_sha
   return Q8RT_OK;
 }
 
-/* Load element i as int64 (integers) or float (float32). */
-static void cast_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
-                     const op_exec_ctx *ctx) {
-  (void)params;
-  (void)workspace;
-  (void)ctx;
-  const size_t nel = ((const cast_geom *)geom)->total;
-  const q8rt_dtype from = in[0].shape->dtype, to = out[0].shape->dtype;
-  if (from == to && from != Q8RT_DTYPE_BOOL) {
-    if (nel > 0 && out[0].data != in[0].data) memcpy(out[0].data, in[0].data, nel * q8rt_dtype_size(from));
-    return;
-  }
-  const void *x = in[0].data;
-  void *y = out[0].data;
-  if (from == Q8RT_DTYPE_INT32 && to == Q8RT_DTYPE_FLOAT32) {
-    /* dynamically quantized models cast every ConvInteger/MatMulInteger output: blocks of 8 the
-     * compiler turns into vector conversions (the same correctly rounded value per element) */
-    const int32_t *xi = x;
-    float *yf = y;
-    size_t i = 0;
-    for (; i + 8 <= nel; i += 8) {
-      for (size_t j = 0; j < 8; j++) yf[i + j] = (float)xi[i + j];
+typedef struct cast_job {
+  q8rt_dtype from, to;
+  q8rt_qint_f32_vcvt_ukernel_fn fn; /* integer -> float32 kernel, or NULL */
+  const void *x;
+  void *y;
+} cast_job;
+
+/* Elements [begin, end). */
+static void cast_range(void *arg, size_t begin, size_t end) {
+  const cast_job *j = arg;
+  const q8rt_dtype from = j->from, to = j->to;
+  const size_t n = end - begin, ex = q8rt_dtype_size(from), ey = q8rt_dtype_size(to);
+  const void *x = (const char *)j->x + begin * ex;
+  void *y = (char *)j->y + begin * ey;
+  if (j->fn.qu8 != NULL) {
+    const q8rt_qint_f32_vcvt_params one = {1.0f, 0};
+    switch (from) {
+      case Q8RT_DTYPE_UINT8: j->fn.qu8(n, x, y, &one); break;
+      case Q8RT_DTYPE_INT8: j->fn.qs8(n, x, y, &one); break;
+      case Q8RT_DTYPE_UINT16: j->fn.qu16(n, x, y, &one); break;
+      case Q8RT_DTYPE_INT16: j->fn.qs16(n, x, y, &one); break;
+      default: j->fn.qs32(n, x, y, &one); break;
     }
-    for (; i < nel; i++) yf[i] = (float)xi[i];
     return;
   }
   if (from == Q8RT_DTYPE_FLOAT32) {
     const float *xf = x;
-    for (size_t i = 0; i < nel; i++) {
+    for (size_t i = 0; i < n; i++) {
       const float v = xf[i];
       switch (to) {
         case Q8RT_DTYPE_INT64: ((int64_t *)y)[i] = op_f64_to_i64(v); break;
@@ -131,7 +179,7 @@ static void cast_run(const void *params, const void *geom, const op_tensor *in, 
     }
     return;
   }
-  for (size_t i = 0; i < nel; i++) {
+  for (size_t i = 0; i < n; i++) {
     const int64_t v = op_load_i64(x, from, i);
     switch (to) {
       case Q8RT_DTYPE_FLOAT32: ((float *)y)[i] = (float)v; break;
@@ -145,6 +193,22 @@ static void cast_run(const void *params, const void *geom, const op_tensor *in, 
       default: break;
     }
   }
+}
+
+static void cast_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                     const op_exec_ctx *ctx) {
+  (void)workspace;
+  const cast_params *p = params;
+  const size_t nel = ((const cast_geom *)geom)->total;
+  const q8rt_dtype from = in[0].shape->dtype, to = out[0].shape->dtype;
+  if (from == to && from != Q8RT_DTYPE_BOOL) {
+    if (nel > 0 && out[0].data != in[0].data) memcpy(out[0].data, in[0].data, nel * q8rt_dtype_size(from));
+    return;
+  }
+  cast_job j = {from, to, {.qu8 = NULL}, in[0].data, out[0].data};
+  const int k = cast_from_index(from);
+  if (to == Q8RT_DTYPE_FLOAT32 && k >= 0) j.fn = p->to_f32[k];
+  op_parallel_range(ctx, nel, 4096, cast_range, &j);
 }
 
 const op_def q8rt_op_cast = {

@@ -1,15 +1,32 @@
 /* Softmax on float32: before opset 13 the input is viewed as 2-D [prod(dims[:axis]),
  * prod(dims[axis:])] (axis default 1); from 13 on it works along `axis` (default -1). Per row, as
- * ORT's MLAS: the maximum, e = exp(x - max), their sum (in double: MLAS sums in vector lanes, more
- * accurately than a float32 running sum; its exp is its own approximation, within a few ulp of
- * expf), then e * (1 / sum). */
+ * ORT's MLAS: the maximum, e = exp(x - max), their sum in vector lanes, then e * (1 / sum), on the
+ * f32-softmax kernels (kernels/f32-softmax: AVX-512, AVX2, NEON, the scalar twin), whose exp is
+ * q8rt's own (q8rt_exp_nonpositive in q8rt-math.h: the same bits on x86-64 and aarch64; MLAS's exp
+ * is its own approximation too, both within a few ulp of expf) and whose sum runs in 16 lanes
+ * folded pairwise. A row along an inner axis (elements `inner` apart) is gathered into a
+ * contiguous scratch row, computed, and scattered back: the same bytes as the same values in a
+ * contiguous row. Rows are split over the session's pool. */
 #include <math.h>
+#include <string.h>
 
+#include "f32-softmax/f32-softmax.h"
 #include "op.h"
 #include "op_util.h"
 
+static const struct {
+  uint32_t isa;
+  q8rt_f32_softmax_ukernel_fn fn;
+  const char *name;
+} g_f32_softmax[] = {
+#define Q8RT_F32_SOFTMAX_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "f32-softmax/f32-softmax.inc"
+#undef Q8RT_F32_SOFTMAX_UKERNEL
+};
+
 typedef struct softmax_params {
   int64_t axis;
+  q8rt_f32_softmax_ukernel_fn fn;
 } softmax_params;
 
 typedef struct softmax_geom {
@@ -25,7 +42,10 @@ static q8rt_status softmax_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *
   if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
   q8rt_status st = ir_attr_int(n, "axis", n->opset >= 13 ? -1 : 1, &p->axis, err);
   if (st != Q8RT_OK) return st;
-  ctx->kernel = "softmax__scalar";
+  size_t v = 0; /* the first usable line of f32-softmax.inc; the list ends with the scalar twin */
+  while (!op_isa_usable(g_f32_softmax[v].isa, ctx->isa, ctx->backend)) v++;
+  p->fn = g_f32_softmax[v].fn;
+  ctx->kernel = g_f32_softmax[v].name + 5; /* drop the "q8rt_" prefix */
   ctx->reason = n->opset >= 13 ? "along axis (opset 13+)" : "2-D view at axis (opset < 13)";
   *out = p;
   return Q8RT_OK;
@@ -70,40 +90,64 @@ static q8rt_status softmax_infer(const void *params, const ir_node *n, const op_
 
 typedef struct softmax_job {
   const softmax_geom *gm;
+  q8rt_f32_softmax_ukernel_fn fn;
   const float *x;
   float *y;
+  float *scratch; /* inner > 1: one row of n floats per part */
+  size_t parts;   /* inner > 1: the rows are split into this many parts */
 } softmax_job;
 
-/* Rows [begin, end) of the outer x inner rows. */
-static void softmax_range(void *arg, size_t begin, size_t end) {
+/* Contiguous rows [begin, end) (inner == 1). */
+static void softmax_rows(void *arg, size_t begin, size_t end) {
   const softmax_job *jb = arg;
-  const size_t n = jb->gm->n, inner = jb->gm->inner;
+  const size_t n = jb->gm->n;
+  for (size_t r = begin; r < end; r++) jb->fn(n, jb->x + r * n, jb->y + r * n);
+}
+
+/* Part k of the outer x inner strided rows, through scratch row k. */
+static void softmax_strided(void *arg, size_t k) {
+  const softmax_job *jb = arg;
+  const size_t n = jb->gm->n, inner = jb->gm->inner, rows = jb->gm->outer * inner;
+  const size_t begin = rows * k / jb->parts, end = rows * (k + 1) / jb->parts;
+  float *row = jb->scratch + k * n;
   for (size_t r = begin; r < end; r++) {
     const size_t o = r / inner, j = r % inner;
     const float *xr = jb->x + o * n * inner + j;
     float *yr = jb->y + o * n * inner + j;
-    float mx = xr[0];
-    for (size_t i = 1; i < n; i++) mx = mx < xr[i * inner] ? xr[i * inner] : mx;
-    const float neg = -mx;
-    double sum = 0.0; /* ORT sums in vector lanes; a double sum is as close as any order */
-    for (size_t i = 0; i < n; i++) {
-      const float e = expf(xr[i * inner] + neg);
-      yr[i * inner] = e;
-      sum += e;
-    }
-    const float rcp = 1.0f / (float)sum;
-    for (size_t i = 0; i < n; i++) yr[i * inner] *= rcp;
+    for (size_t i = 0; i < n; i++) row[i] = xr[i * inner];
+    jb->fn(n, row, row);
+    for (size_t i = 0; i < n; i++) yr[i * inner] = row[i];
   }
+}
+
+/* parts of the strided case: one per thread (the bytes do not depend on it: each row is computed
+ * alone), at most one per row */
+static size_t softmax_parts(const softmax_geom *gm, size_t threads) {
+  const size_t rows = gm->outer * gm->inner;
+  return threads < rows ? threads : rows;
+}
+
+static size_t softmax_workspace(const void *params, const void *geom, size_t threads) {
+  (void)params;
+  const softmax_geom *gm = geom;
+  if (gm->inner <= 1 || gm->n == 0) return 0;
+  size_t bytes;
+  if (!q8rt_mul_size(gm->n * sizeof(float), softmax_parts(gm, threads ? threads : 1), &bytes)) return SIZE_MAX;
+  return bytes;
 }
 
 static void softmax_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                         const op_exec_ctx *ctx) {
-  (void)params;
-  (void)workspace;
+  const softmax_params *p = params;
   const softmax_geom *gm = geom;
-  if (gm->n == 0) return;
-  softmax_job j = {gm, in[0].data, out[0].data};
-  op_parallel_range(ctx, gm->outer * gm->inner, 2048 / gm->n + 1, softmax_range, &j);
+  if (gm->n == 0 || gm->outer * gm->inner == 0) return;
+  softmax_job j = {gm, p->fn, in[0].data, out[0].data, workspace, 1};
+  if (gm->inner == 1) {
+    op_parallel_range(ctx, gm->outer, 4096 / gm->n + 1, softmax_rows, &j);
+    return;
+  }
+  j.parts = softmax_parts(gm, ctx != NULL && ctx->threads > 0 ? ctx->threads : 1);
+  op_parallel_items(ctx, j.parts, gm->outer * gm->inner / j.parts * gm->n, 4096, softmax_strided, &j);
 }
 
 const op_def q8rt_op_softmax = {.op_type = "Softmax",
@@ -111,4 +155,5 @@ const op_def q8rt_op_softmax = {.op_type = "Softmax",
                                 .min_opset = 1,
                                 .prepare = softmax_prepare,
                                 .infer = softmax_infer,
+                                .workspace = softmax_workspace,
                                 .run = softmax_run};
