@@ -9,11 +9,14 @@
  * otherwise). A thread whose claim fails re-reads; one that finds next >= n has nothing to do.
  * Every shared field is atomic, so the pool is data-race free (and TSan-clean) by construction.
  *
- * Completion: a counter of finished items; the caller waits until it equals n. Only items some
- * thread has claimed are waited for: a claim is made by a running thread.
+ * Completion: a counter of finished items, to which each thread adds the items it ran when it
+ * finds no more to claim; the caller waits until it equals n. Only items some thread has claimed
+ * are waited for: a claim is made by a running thread.
  *
- * Idle workers spin on the state for SPIN_IDLE_NS (regions of a plan follow each other within
- * microseconds), then sleep on a condition variable. The caller signals only when a worker
+ * Idle workers watch `announce` (the latest epoch, on its own cache line: watching `state` would
+ * pull its line away from the claiming threads at every claim) for SPIN_IDLE_NS (regions of a plan
+ * follow each other within microseconds), yielding now and then (a worker on the caller's core
+ * must not hold it), then sleep on a condition variable. The caller signals only when a worker
  * sleeps (`sleepers`, checked after the state is published; both sides use sequentially
  * consistent accesses so one of them sees the other). The caller waiting for claimed items sleeps
  * the same way (`waiting`, done_cv) after SPIN_WAIT_NS. */
@@ -26,12 +29,15 @@
 #include <time.h>
 
 #define CLOSED 0xffffffffu
-#define SPIN_IDLE_NS 300000 /* a worker spins this long for the next region before it sleeps */
+#define SPIN_IDLE_NS 200000 /* a worker spins this long for the next region before it sleeps */
 #define SPIN_WAIT_NS 50000  /* the caller spins this long for claimed items before it sleeps */
-#define GAP_NS \
-  200000 /* a worker that sees this much time pass between two looks (or joins a region this late) was descheduled */
-#define STALL_NS 30000        /* a wait for claimed items this much beyond their expected time is a stall */
-#define SOLO_MIN_NS 2000000   /* after a worker was descheduled, regions run on the caller alone this long */
+/* A wait for claimed items this much beyond their expected time is a stall worth a solo stretch.
+ * Shorter waits (a worker preempted briefly: ~0.1-0.2 ms on a loaded machine) cost less than
+ * what the worker brings; a worker that shares its core with a busy thread stalls the caller
+ * for the OS's time slice (~1.5 ms with Linux's EEVDF on 2 cores). */
+#define STALL_NS 500000
+#define MISSES_SOLO 4
+#define SOLO_MIN_NS 2000000   /* after a stall, regions run on the caller alone this long */
 #define SOLO_MAX_NS 500000000 /* ... doubling up to this while it keeps happening */
 
 struct q8rt_threadpool {
@@ -39,17 +45,16 @@ struct q8rt_threadpool {
   _Atomic(q8rt_task_fn) fn;
   _Atomic(void *) ctx;
   atomic_size_t n;
-  _Atomic int64_t opened; /* when the region opened (now_ns) */
+  _Alignas(64) atomic_uint announce; /* the epoch of the latest region, for idle workers to watch */
   _Alignas(64) atomic_size_t done;
   atomic_int waiting; /* the caller sleeps on done_cv until done == n */
   _Alignas(64) atomic_int sleepers;
   atomic_int stop;
   atomic_int hold;             /* tests only: workers stay out of regions */
-  atomic_uint descheduled;     /* times a worker found it had been descheduled */
   _Alignas(64) uint32_t epoch; /* caller only, as the fields below */
-  unsigned descheduled_seen;
   int64_t solo_until, solo_ns; /* regions before solo_until run on the caller alone */
   size_t solo_stretches;
+  unsigned misses; /* regions in a row where the caller ran every item */
   pthread_mutex_t mu;
   pthread_cond_t cv, done_cv;
   const q8rt_allocator *allocator;
@@ -75,58 +80,67 @@ static inline void cpu_relax(void) {
  * many this thread ran. */
 static size_t run_items(q8rt_threadpool *p, uint64_t s) {
   const uint32_t epoch = (uint32_t)(s >> 32);
-  size_t ran = 0;
+  size_t ran = 0, region_n = 0;
   for (;;) {
     const uint32_t i = (uint32_t)s;
     const q8rt_task_fn fn = atomic_load_explicit(&p->fn, memory_order_relaxed);
     void *ctx = atomic_load_explicit(&p->ctx, memory_order_relaxed);
     const size_t n = atomic_load_explicit(&p->n, memory_order_relaxed);
     atomic_thread_fence(memory_order_acquire);
-    if (i >= n) return ran; /* all claimed, or CLOSED */
+    if (i >= n) break; /* all claimed, or CLOSED */
     if (atomic_compare_exchange_weak_explicit(&p->state, &s, s + 1, memory_order_acq_rel, memory_order_acquire)) {
       fn(ctx, i);
       ran++;
-      /* seq_cst, as the caller's `waiting`: one of the two sees the other */
-      if (atomic_fetch_add(&p->done, 1) + 1 == n && atomic_load(&p->waiting)) {
-        pthread_mutex_lock(&p->mu);
-        pthread_cond_signal(&p->done_cv);
-        pthread_mutex_unlock(&p->mu);
-      }
+      region_n = n;
       s = atomic_load_explicit(&p->state, memory_order_acquire);
     }
-    if ((uint32_t)(s >> 32) != epoch) return ran;
+    if ((uint32_t)(s >> 32) != epoch) break;
   }
+  /* The items this thread ran count as done at once, when it has no more to claim: one atomic
+   * add per thread and region rather than per item. seq_cst, as the caller's `waiting`: one of the
+   * two sees the other. */
+  if (ran > 0 && atomic_fetch_add(&p->done, ran) + ran == region_n && atomic_load(&p->waiting)) {
+    pthread_mutex_lock(&p->mu);
+    pthread_cond_signal(&p->done_cv);
+    pthread_mutex_unlock(&p->mu);
+  }
+  return ran;
 }
 
 /* A region worth joining: a new epoch that is open. */
 static inline int is_new(uint64_t s, uint32_t seen) { return (uint32_t)(s >> 32) != seen && (uint32_t)s != CLOSED; }
 
 /* Wait for a new region: spin SPIN_IDLE_NS (the regions of a plan follow each other within
- * microseconds), then sleep. While spinning, look at the clock now and then: a jump means the OS
- * took the core away (another process wants it), which the caller hears of through
- * `descheduled`. Returns the new region's state, or 0 when the pool stops. */
+ * microseconds), then sleep. Returns the new region's state, or 0 when the pool stops. */
 static uint64_t await_region(q8rt_threadpool *p, uint32_t seen) {
-  uint64_t s = atomic_load_explicit(&p->state, memory_order_acquire);
-  int64_t last = now_ns(), idle_from = last;
-  for (unsigned spins = 1; !is_new(s, seen); spins++) {
-    if (atomic_load_explicit(&p->stop, memory_order_acquire)) return 0;
-    cpu_relax();
-    if (spins % 32 == 0) {
-      const int64_t t = now_ns();
-      if (t - last > GAP_NS) atomic_fetch_add_explicit(&p->descheduled, 1, memory_order_relaxed);
-      last = t;
-      if (t - idle_from > SPIN_IDLE_NS) {
-        pthread_mutex_lock(&p->mu);
-        atomic_fetch_add(&p->sleepers, 1);
-        while (!is_new(s = atomic_load(&p->state), seen) && !atomic_load(&p->stop)) pthread_cond_wait(&p->cv, &p->mu);
-        atomic_fetch_sub(&p->sleepers, 1);
-        pthread_mutex_unlock(&p->mu);
-        last = idle_from = now_ns();
-      }
+  /* Spin on `announce`, written once per region, and read `state` only when it changes: spinning
+   * on `state` would take its cache line away from the threads claiming items at every claim. */
+  unsigned heard = seen;
+  int64_t idle_from = now_ns();
+  for (unsigned spins = 1;; spins++) {
+    const unsigned a = atomic_load_explicit(&p->announce, memory_order_acquire);
+    if (a != heard) {
+      const uint64_t s = atomic_load_explicit(&p->state, memory_order_acquire);
+      if (is_new(s, seen)) return s;
+      heard = a;
     }
-    s = atomic_load_explicit(&p->state, memory_order_acquire);
+    cpu_relax();
+    if (spins % 32 != 0) continue;
+    /* on a core shared with the caller (a busy machine), let the caller have it */
+    sched_yield();
+    if (atomic_load_explicit(&p->stop, memory_order_acquire)) return 0;
+    if (now_ns() - idle_from > SPIN_IDLE_NS) {
+      uint64_t s;
+      pthread_mutex_lock(&p->mu);
+      atomic_fetch_add(&p->sleepers, 1);
+      while (!is_new(s = atomic_load(&p->state), seen) && !atomic_load(&p->stop)) pthread_cond_wait(&p->cv, &p->mu);
+      atomic_fetch_sub(&p->sleepers, 1);
+      pthread_mutex_unlock(&p->mu);
+      if (is_new(s, seen)) return s;
+      if (atomic_load(&p->stop)) return 0;
+      idle_from = now_ns();
+    }
   }
-  return s;
 }
 
 static void *worker_main(void *arg) {
@@ -136,11 +150,6 @@ static void *worker_main(void *arg) {
     const uint64_t s = await_region(p, seen);
     if (s == 0) return NULL;
     seen = (uint32_t)(s >> 32);
-    /* Late (woken, or back from a preemption, long after the region opened): this thread does not
-     * get a core when it needs one. */
-    if (now_ns() - atomic_load_explicit(&p->opened, memory_order_relaxed) > GAP_NS) {
-      atomic_fetch_add_explicit(&p->descheduled, 1, memory_order_relaxed);
-    }
     if (!atomic_load_explicit(&p->hold, memory_order_relaxed)) run_items(p, s);
   }
 }
@@ -175,17 +184,16 @@ q8rt_threadpool *q8rt_threadpool_create(const q8rt_allocator *a, size_t threads,
   atomic_init(&p->fn, NULL);
   atomic_init(&p->ctx, NULL);
   atomic_init(&p->n, 0);
-  atomic_init(&p->opened, 0);
+  atomic_init(&p->announce, 1);
   atomic_init(&p->done, 0);
   atomic_init(&p->waiting, 0);
   atomic_init(&p->sleepers, 0);
   atomic_init(&p->stop, 0);
   atomic_init(&p->hold, 0);
-  atomic_init(&p->descheduled, 0);
   p->epoch = 1;
-  p->descheduled_seen = 0;
   p->solo_until = p->solo_ns = 0;
   p->solo_stretches = 0;
+  p->misses = 0;
   p->allocator = a;
   p->workers = w;
   p->n_workers = 0;
@@ -219,15 +227,15 @@ void q8rt_threadpool_destroy(q8rt_threadpool *p) {
 
 size_t q8rt_threadpool_threads(const q8rt_threadpool *p) { return p == NULL ? 1 : p->n_workers + 1; }
 
-/* A worker was descheduled (seen while spinning, or a stall of the caller on its item): the core
- * it runs on is shared with other work, and the next item it takes may stall the caller for the
- * OS's time slice. Run regions on the caller alone for a while: SOLO_MIN_NS, doubling while
- * this recurs soon after each stretch, up to SOLO_MAX_NS. A first region after the stretch
- * probes again. */
+/* The caller stalled on a worker's item (the worker lost its core mid-item: the core is shared
+ * with other work, and its next items may stall the caller for an OS time slice each). Run
+ * regions on the caller alone for SOLO_MIN_NS, doubling while stalls recur soon after each
+ * stretch, up to SOLO_MAX_NS. The first region after a stretch probes again. */
 static void go_solo(q8rt_threadpool *p, int64_t t) {
   const int recurs = p->solo_ns > 0 && t - p->solo_until < 4 * p->solo_ns;
   p->solo_ns = !recurs ? SOLO_MIN_NS : p->solo_ns * 2 > SOLO_MAX_NS ? SOLO_MAX_NS : p->solo_ns * 2;
   p->solo_until = t + p->solo_ns;
+  p->misses = 0;
   p->solo_stretches++;
 }
 
@@ -235,12 +243,6 @@ void q8rt_parallel_for(q8rt_threadpool *p, size_t n, q8rt_task_fn fn, void *ctx)
   int64_t t0 = 0;
   if (p != NULL && n >= 2 && n < CLOSED) {
     t0 = now_ns();
-    const unsigned d = atomic_load_explicit(&p->descheduled, memory_order_relaxed);
-    if (d != p->descheduled_seen) {
-      /* reports made during a solo stretch are of its spinning tail: absorbed, the probe decides */
-      if (t0 >= p->solo_until) go_solo(p, t0);
-      p->descheduled_seen = d;
-    }
   }
   if (t0 == 0 || t0 < p->solo_until) {
     for (size_t i = 0; i < n; i++) fn(ctx, i);
@@ -254,11 +256,21 @@ void q8rt_parallel_for(q8rt_threadpool *p, size_t n, q8rt_task_fn fn, void *ctx)
   atomic_store_explicit(&p->ctx, ctx, memory_order_relaxed);
   atomic_store_explicit(&p->n, n, memory_order_relaxed);
   atomic_store_explicit(&p->done, 0, memory_order_relaxed);
-  atomic_store_explicit(&p->opened, t0, memory_order_relaxed);
   const uint64_t open = (uint64_t)e << 32;
   atomic_store(&p->state, open); /* seq_cst: pairs with the sleepers count */
-  if (atomic_load(&p->sleepers) > 0) wake_all(p);
-  run_items(p, open);
+  atomic_store_explicit(&p->announce, e, memory_order_release);
+  const int woke = atomic_load(&p->sleepers) > 0;
+  if (woke) wake_all(p);
+  const size_t ran = run_items(p, open);
+  /* A worker woken for the region took no item: it gets no core in time (a busy machine). Waking
+   * it costs the caller a system call each region (measured 20-90 us with a busy loop on the other
+   * core, the woken worker then even sharing the caller's core) for nothing; after MISSES_SOLO
+   * such regions in a row, a solo stretch. */
+  if (ran == n) {
+    if (woke && ++p->misses >= MISSES_SOLO) go_solo(p, now_ns());
+    return;
+  }
+  p->misses = 0;
   const size_t done = atomic_load_explicit(&p->done, memory_order_acquire);
   if (done == n) return;
   /* A worker holds the last items. Spin briefly (it normally finishes within an item's time),

@@ -11,11 +11,15 @@
  * is claimed and the claimed ones are finished. A worker that wakes after the last item was
  * claimed finds nothing and goes back to sleep: the caller never waits for a worker that has not
  * started. The caller does wait for an item a worker has claimed and not finished; items are
- * small (the ops size them) so that this wait is short. When a worker turns out to have been
- * descheduled — that wait was far longer than an item, the worker saw a gap in its spinning, or it
- * joined a region long after it opened: its core is shared with other work — the pool runs the
- * regions of the next few milliseconds on the caller alone, a stretch that doubles (up to half a
- * second) while this recurs, so a busy core costs about what one thread would.
+ * small (the ops size them) so that this wait is short.
+ *
+ * A busy core: a worker that shares its core with another busy thread gets it only part of the
+ * time. Two things then cost the caller more than the worker brings, and each starts a "solo
+ * stretch" (regions of the next 2 ms run on the caller alone, doubling up to half a second while
+ * it recurs soon after each stretch; the first region after it tries the worker again): a stall,
+ * the caller waiting far longer than an item for a worker that lost its core mid-item; and
+ * MISSES_SOLO regions in a row for which a sleeping worker had to be woken (a system call of
+ * 20-90 us on a busy machine) and then took no item.
  *
  * Results do not depend on who runs an item: the ops split their work into items fixed by the
  * shapes alone, never by the thread count or by timing. */

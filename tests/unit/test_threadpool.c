@@ -137,6 +137,26 @@ Q8RT_TEST(threadpool_stalled_worker_goes_solo) {
   return 0;
 }
 
+/* Workers that are woken for region after region and never take an item (held: as workers with
+ * no core would) make the pool stop waking them: a solo stretch. */
+Q8RT_TEST(threadpool_absent_worker_goes_solo) {
+  static tp_counts c;
+  c.caller = pthread_self();
+  c.spin_ns = 0;
+  int failed = 0;
+  q8rt_threadpool *p = q8rt_threadpool_create(q8rt_default_allocator(), 2, &failed);
+  CHECK(p != NULL);
+  q8rt_threadpool_hold(p, 1);
+  for (int rep = 0; rep < 200 && q8rt_threadpool_solo_stretches(p) == 0; rep++) {
+    const struct timespec ts = {0, 3000000}; /* the worker spins 0.2 ms, then sleeps */
+    nanosleep(&ts, NULL);
+    CHECK(tp_region(p, &c, 8) == 0);
+  }
+  CHECK(q8rt_threadpool_solo_stretches(p) >= 1);
+  q8rt_threadpool_destroy(p);
+  return 0;
+}
+
 static void *tp_fail_alloc(void *ud, size_t size, size_t alignment) {
   (void)ud, (void)size, (void)alignment;
   return NULL;
