@@ -104,20 +104,9 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
         "definition's channel dots and tap order)";
   }
   if (!transpose && ctx->backend != Q8RT_BACKEND_REFERENCE) {
-    static const struct {
-      uint32_t isa;
-      q8rt_f32_gemm_ukernel_fn fn;
-      size_t nr;
-      const char *name;
-    } fv[] = {
-#define Q8RT_F32_GEMM_UKERNEL(isa, fn, mr, nr) {isa, fn, nr, #fn},
-#include "f32-gemm/f32-gemm.inc"
-#undef Q8RT_F32_GEMM_UKERNEL
-    };
-    size_t i = 0; /* the list ends with the portable tile */
-    while (!op_isa_usable(fv[i].isa, ctx->isa, ctx->backend)) i++;
-    p->gemm = fv[i].fn;
-    p->nr = fv[i].nr;
+    const op_f32_gemm_variant *gv = op_f32_gemm_pick(ctx);
+    p->gemm = gv != NULL ? gv->fn : NULL;
+    p->nr = gv != NULL ? gv->nr : 0;
     /* depthwise rows: taken at run time when the groups are depthwise */
     static const struct {
       uint32_t isa;
@@ -135,8 +124,8 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
     /* >= 4 output channels per group (the GEMM's A rows) take the GEMM; known here when W's shape is */
     const ir_value *wv = ir_node_input(ctx->graph, n, 1);
     const int64_t wm = wv != NULL && wv->rank >= 3 ? wv->dims[0] : -1, wc = wm >= 0 ? wv->dims[1] : -1;
-    if (wm >= 0 && wm % p->group == 0 && wm / p->group >= 4) {
-      ctx->kernel = fv[i].name + 5; /* drop the "q8rt_" prefix */
+    if (gv != NULL && wm >= 0 && wm % p->group == 0 && wm / p->group >= 4) {
+      ctx->kernel = gv->name + 5; /* drop the "q8rt_" prefix */
       ctx->reason = "im2col tiles packed for the f32 GEMM (one fma chain per output, as the reference loop)";
     } else if (wm == p->group && wc == 1) {
       ctx->kernel = dv[di].name + 5;
