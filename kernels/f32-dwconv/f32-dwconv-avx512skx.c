@@ -3,12 +3,14 @@
  * under per-tap column masks and add only on the lanes whose tap is inside (vaddps under a mask:
  * a padded tap is skipped, not added as 0 * w, which is NaN for an infinite w). Stride 2 loads 32
  * neighbouring columns and keeps the even ones (vpermt2ps). Each tap is vmulps then vaddps, the
- * twin's rounded product and add in its order. Strides above 2, and rows whose column arithmetic
- * would not fit int32 lanes, run the twin. */
+ * twin's rounded product and add in its order. Strides above 2, kernels wider than 16, and rows
+ * whose column arithmetic would not fit int32 lanes run the twin. */
 #include <immintrin.h>
 #include <stdint.h>
 
 #include "f32-dwconv/f32-dwconv.h"
+
+#define EDGE_TAPS 16 /* wider kernels run the twin */
 
 static inline __attribute__((always_inline)) __m512 load_cols(const float *p, const size_t s, __mmask16 ka,
                                                               __mmask16 kb, __m512i even) {
@@ -55,28 +57,29 @@ static inline __attribute__((always_inline)) void row(const size_t s, size_t n, 
           a0 = _mm512_add_ps(a0, _mm512_mul_ps(load_cols(xr + t * d, s, ka, kb, even), _mm512_set1_ps(wr[t])));
         }
       }
-    } else {                                                      /* an edge: columns checked per tap */
+    } else { /* an edge: columns checked per tap, the masks computed once for all rows */
       const __m512i last = _mm512_set1_epi32((int)(s * (m - 1))); /* the last column the lanes need */
+      __mmask16 ka[EDGE_TAPS], kb[EDGE_TAPS], add[EDGE_TAPS];
+      for (size_t t = 0; t < kw; t++) {
+        const __m512i b = _mm512_set1_epi32((int)((ptrdiff_t)(o * s + t * d) - (ptrdiff_t)pad)); /* lane 0's */
+        const __m512i cl = _mm512_add_epi32(b, lane_col), c0 = _mm512_add_epi32(b, j0);
+        add[t] = ym & _mm512_cmpge_epi32_mask(cl, _mm512_setzero_si512()) & _mm512_cmplt_epi32_mask(cl, width);
+        ka[t] = _mm512_cmpge_epi32_mask(c0, _mm512_setzero_si512()) & _mm512_cmplt_epi32_mask(c0, width) &
+                _mm512_cmple_epi32_mask(j0, last);
+        kb[t] = 0;
+        if (s != 1) {
+          const __m512i c1 = _mm512_add_epi32(b, j1);
+          kb[t] = _mm512_cmpge_epi32_mask(c1, _mm512_setzero_si512()) & _mm512_cmplt_epi32_mask(c1, width) &
+                  _mm512_cmple_epi32_mask(j1, last);
+        }
+      }
       for (size_t r = 0; r < rows; r++) {
         const float *xr = x + r * x_rs, *wr = w + r * kw;
         for (size_t t = 0; t < kw; t++) {
-          const ptrdiff_t base = (ptrdiff_t)(o * s + t * d) - (ptrdiff_t)pad; /* lane 0's column */
-          const __m512i b = _mm512_set1_epi32((int)base), cl = _mm512_add_epi32(b, lane_col);
-          const __mmask16 add =
-              ym & _mm512_cmpge_epi32_mask(cl, _mm512_setzero_si512()) & _mm512_cmplt_epi32_mask(cl, width);
-          if (add == 0) continue;
-          const __m512i c0 = _mm512_add_epi32(b, j0);
-          const __mmask16 ka = _mm512_cmpge_epi32_mask(c0, _mm512_setzero_si512()) &
-                               _mm512_cmplt_epi32_mask(c0, width) & _mm512_cmple_epi32_mask(j0, last);
-          __mmask16 kb = 0;
-          if (s != 1) {
-            const __m512i c1 = _mm512_add_epi32(b, j1);
-            kb = _mm512_cmpge_epi32_mask(c1, _mm512_setzero_si512()) & _mm512_cmplt_epi32_mask(c1, width) &
-                 _mm512_cmple_epi32_mask(j1, last);
-          }
-          /* the masked-off lanes of a load are not read (base may be negative) */
-          const __m512 v = load_cols(xr + base, s, ka, kb, even);
-          a0 = _mm512_mask_add_ps(a0, add, a0, _mm512_mul_ps(v, _mm512_set1_ps(wr[t])));
+          if (add[t] == 0) continue;
+          /* the masked-off lanes of a load are not read (the column may be negative) */
+          const __m512 v = load_cols(xr + ((ptrdiff_t)(o * s + t * d) - (ptrdiff_t)pad), s, ka[t], kb[t], even);
+          a0 = _mm512_mask_add_ps(a0, add[t], a0, _mm512_mul_ps(v, _mm512_set1_ps(wr[t])));
         }
       }
     }
@@ -89,7 +92,7 @@ void q8rt_f32_dwconv_ukernel__avx512skx(size_t n, size_t rows, size_t kw, size_t
                                         const float *x, size_t x_rs, const float *w, float *y) {
   /* every column a lane computes, lane 0's minus pad up to the last output's last tap, in int32 */
   const size_t reach = (n + 16) * s + (kw ? kw - 1 : 0) * d;
-  if (s > 2 || kw == 0 || reach > INT32_MAX || pad > INT32_MAX || in_w > INT32_MAX) {
+  if (s > 2 || kw == 0 || kw > EDGE_TAPS || reach > INT32_MAX || pad > INT32_MAX || in_w > INT32_MAX) {
     q8rt_f32_dwconv_ukernel__scalar(n, rows, kw, s, d, pad, in_w, x, x_rs, w, y);
     return;
   }
