@@ -607,3 +607,55 @@ def test_float_gemm_packed_route(case, tmp_path):
     got, explain = _float_routes(m, {"a": a}, tmp_path, op="Gemm")
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
     assert "f32_gemm_ukernel" in explain, explain
+
+
+def test_float_softmax_and_elementwise_routes(tmp_path):
+    """Softmax (f32-softmax: a row along an inner axis through a scratch row, rows split over the
+    pool) and the elementwise kernels (f32-vbinary with a broadcast operand on either side,
+    f32-vunary): the same bytes at --threads 3 and as --backend reference (the scalar twins); the
+    inner-axis Softmax equals the same rows made contiguous bit for bit, and ORT within 8 eps."""
+    from single_node import run_ort
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((4, 300, 7)) * 10).astype(np.float32)
+
+    def sm_model(shape, axis):
+        g = helper.make_graph([helper.make_node("Softmax", ["x"], ["y"], axis=axis)], "g",
+                              [helper.make_tensor_value_info("x", F, shape)],
+                              [helper.make_tensor_value_info("y", F, None)])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+        m.ir_version = 8
+        return m
+
+    got, explain = _float_routes(sm_model([4, 300, 7], 1), {"x": x}, tmp_path / "mid", op="Softmax")
+    assert "f32_softmax_ukernel" in explain, explain
+    rows, _ = _float_routes(sm_model([4, 7, 300], 2), {"x": np.ascontiguousarray(np.moveaxis(x, 1, 2))},
+                            tmp_path / "last", op="Softmax")
+    h.assert_same_bytes(np.ascontiguousarray(np.moveaxis(rows, 2, 1)), got, "inner-axis vs contiguous rows")
+    want = run_ort(sm_model([4, 300, 7], 1), {"x": x}, optimize=False)[0]
+    assert np.all(np.abs(got - want) <= 8 * np.finfo(np.float32).eps * np.abs(want) + 1e-38)
+
+    # Max(c, x) / Max(x, c) keep their operand order (NaN on either side), Sub/Div with a broadcast
+    # first operand, then Clip and Sigmoid: a chain over 4 * 37 * 41 values with NaN, inf and -0
+    a = rng.standard_normal((4, 37, 41)).astype(np.float32) * 4
+    a.flat[::97] = np.nan
+    a.flat[5::89] = np.inf
+    a.flat[7::83] = -0.0
+    c = np.array([[[0.5]]], np.float32)
+    row = rng.standard_normal((1, 1, 41)).astype(np.float32)
+    nodes = [helper.make_node("Max", ["c", "a"], ["m1"]), helper.make_node("Max", ["a", "c"], ["m2"]),
+             helper.make_node("Sub", ["row", "m1"], ["s"]), helper.make_node("Div", ["c", "s"], ["d"]),
+             helper.make_node("Add", ["d", "m2"], ["e"]), helper.make_node("Clip", ["e", "lo", "hi"], ["f"]),
+             helper.make_node("Sigmoid", ["f"], ["y"])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("a", F, list(a.shape))],
+                          [helper.make_tensor_value_info("y", F, None)],
+                          [onnx.numpy_helper.from_array(c, "c"), onnx.numpy_helper.from_array(row, "row"),
+                           onnx.numpy_helper.from_array(np.array(-3.0, np.float32), "lo"),
+                           onnx.numpy_helper.from_array(np.array(2.5, np.float32), "hi")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    got, explain = _float_routes(m, {"a": a}, tmp_path / "ew", op="elementwise chain")
+    assert "f32_vmax" in explain and "f32_vsigmoid" in explain, explain
+    want = run_ort(m, {"a": a}, optimize=False)[0]
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    ok = ~np.isnan(want)
+    np.testing.assert_array_equal(got[ok].view(np.uint32), want[ok].view(np.uint32))
