@@ -294,7 +294,7 @@ typedef struct fc_job {
   const fconv_geom *g;
   const float *x, *w, *bias;
   float *y, *ws;
-  size_t tiles, slots, slot_floats;
+  size_t tiles, mb, mblocks, slots, slot_floats; /* items: image x group x tile x block of mb rows */
   atomic_int busy[FC_MAX_SLOTS];
 } fc_job;
 
@@ -324,7 +324,8 @@ static inline void fc_copy(float *dst, const float *src, int64_t n, int64_t s, s
 static void fc_task(void *arg, size_t task) {
   fc_job *j = arg;
   const fconv_geom *g = j->g;
-  const size_t G = (size_t)g->group, tile = task % j->tiles, grp = (task / j->tiles) % G, nb = task / j->tiles / G;
+  const size_t blk = task % j->mblocks, rest = task / j->mblocks;
+  const size_t G = (size_t)g->group, tile = rest % j->tiles, grp = (rest / j->tiles) % G, nb = rest / j->tiles / G;
   const int64_t Cg = g->C / g->group, Mg = g->M / g->group;
   const size_t P = (size_t)op_window_out_plane(&g->w);
   const size_t K = (size_t)(Cg * op_window_taps(&g->w)), nr = j->p->nr;
@@ -407,11 +408,12 @@ static void fc_task(void *arg, size_t task) {
       }
     }
   }
-  float *y = j->y + ((size_t)nb * (size_t)g->M + grp * (size_t)Mg) * P + p0;
-  j->p->gemm((size_t)Mg, T, K, j->w + grp * (size_t)Mg * K, K, packed, y, P);
+  const size_t m0 = blk * j->mb, mc = (size_t)Mg - m0 < j->mb ? (size_t)Mg - m0 : j->mb;
+  float *y = j->y + ((size_t)nb * (size_t)g->M + grp * (size_t)Mg + m0) * P + p0;
+  j->p->gemm(mc, T, K, j->w + (grp * (size_t)Mg + m0) * K, K, packed, y, P);
   if (j->bias != NULL) {
-    for (int64_t m = 0; m < Mg; m++) {
-      const float b = j->bias[grp * (size_t)Mg + (size_t)m];
+    for (size_t m = 0; m < mc; m++) {
+      const float b = j->bias[grp * (size_t)Mg + m0 + m];
       for (size_t q = 0; q < T; q++) y[(size_t)m * P + q] += b;
     }
   }
@@ -483,10 +485,18 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
     j.ws = workspace;
     const size_t P = (size_t)op_window_out_plane(&g->w);
     j.tiles = (P + FC_TILE - 1) / FC_TILE;
+    /* With threads, few tiles (small planes: the deep 1x1 convs) also split the weight rows, in
+     * blocks of 48 (a multiple of every MR), so a second thread has work; each block packs its own
+     * copy of the tile, which one thread need not pay. No output's chain depends on the split: the
+     * bytes are the same either way. */
+    const size_t Mg = (size_t)(g->M / g->group), items = (size_t)g->N * (size_t)g->group * j.tiles;
+    j.mb = ctx->threads > 1 && items < 4 && Mg >= 96 ? 48 : Mg;
+    j.mblocks = (Mg + j.mb - 1) / j.mb;
     j.slots = ctx->threads < 1 ? 1 : ctx->threads < FC_MAX_SLOTS ? ctx->threads : FC_MAX_SLOTS;
     j.slot_floats = fc_slot_floats(p, g);
     for (size_t i = 0; i < j.slots; i++) atomic_init(&j.busy[i], 0);
-    q8rt_parallel_for(ctx->pool, (size_t)g->N * (size_t)g->group * j.tiles, fc_task, &j);
+    const size_t K = (size_t)(g->C / g->group * op_window_taps(&g->w));
+    op_parallel_items(ctx, items * j.mblocks, j.mb * K * (P < FC_TILE ? P : FC_TILE), 1 << 16, fc_task, &j);
     return;
   }
   if (p->dw != NULL && g->group == g->C && g->M == g->C) {
