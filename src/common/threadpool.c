@@ -37,6 +37,7 @@
  * for the OS's time slice (~1.5 ms with Linux's EEVDF on 2 cores). */
 #define STALL_NS 500000
 #define MISSES_SOLO 4
+#define MISS_NS 100000        /* a woken worker joins a region within this on a core of its own */
 #define SOLO_MIN_NS 2000000   /* after a stall, regions run on the caller alone this long */
 #define SOLO_MAX_NS 500000000 /* ... doubling up to this while it keeps happening */
 
@@ -262,12 +263,15 @@ void q8rt_parallel_for(q8rt_threadpool *p, size_t n, q8rt_task_fn fn, void *ctx)
   const int woke = atomic_load(&p->sleepers) > 0;
   if (woke) wake_all(p);
   const size_t ran = run_items(p, open);
-  /* A worker woken for the region took no item: it gets no core in time (a busy machine). Waking
-   * it costs the caller a system call each region (measured 20-90 us with a busy loop on the other
-   * core, the woken worker then even sharing the caller's core) for nothing; after MISSES_SOLO
-   * such regions in a row, a solo stretch. */
+  /* A worker woken for a region long enough for it to join (MISS_NS) took no item: it gets no
+   * core in time (a busy machine). Waking it costs the caller a system call each region (measured
+   * 20-90 us with a busy loop on the other core, the woken worker then even sharing the caller's
+   * core) for nothing; after MISSES_SOLO such regions in a row, a solo stretch. */
   if (ran == n) {
-    if (woke && ++p->misses >= MISSES_SOLO) go_solo(p, now_ns());
+    if (woke) {
+      const int64_t t = now_ns();
+      if (t - t0 > MISS_NS && ++p->misses >= MISSES_SOLO) go_solo(p, t);
+    }
     return;
   }
   p->misses = 0;

@@ -18,8 +18,8 @@
  * stretch" (regions of the next 2 ms run on the caller alone, doubling up to half a second while
  * it recurs soon after each stretch; the first region after it tries the worker again): a stall,
  * the caller waiting far longer than an item for a worker that lost its core mid-item; and
- * MISSES_SOLO regions in a row for which a sleeping worker had to be woken (a system call of
- * 20-90 us on a busy machine) and then took no item.
+ * MISSES_SOLO regions in a row, long enough for a worker to join, for which a sleeping worker had
+ * to be woken (a system call of 20-90 us on a busy machine) and then took no item.
  *
  * Results do not depend on who runs an item: the ops split their work into items fixed by the
  * shapes alone, never by the thread count or by timing. */

@@ -142,7 +142,7 @@ Q8RT_TEST(threadpool_stalled_worker_goes_solo) {
 Q8RT_TEST(threadpool_absent_worker_goes_solo) {
   static tp_counts c;
   c.caller = pthread_self();
-  c.spin_ns = 0;
+  c.spin_ns = 20000; /* regions of 160 us: long enough for a worker with a core to join */
   int failed = 0;
   q8rt_threadpool *p = q8rt_threadpool_create(q8rt_default_allocator(), 2, &failed);
   CHECK(p != NULL);
