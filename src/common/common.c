@@ -258,6 +258,42 @@ void *q8rt_pool_alloc(q8rt_pool *pool, size_t size, size_t alignment) {
   return p;
 }
 
+void *q8rt_pool_alloc_own(q8rt_pool *pool, size_t size, size_t alignment) {
+  if (alignment < 16) alignment = 16;
+  const size_t header = (sizeof(q8rt_pool_chunk) + 63) & ~(size_t)63;
+  size_t need;
+  if (!q8rt_add_size(size, header + alignment, &need)) return NULL;
+  q8rt_pool_chunk *c = q8rt_alloc(pool->allocator, need, 64);
+  if (c == NULL) return NULL;
+  c->size = need;
+  c->used = need; /* full: later allocations never share it */
+  /* behind the head, which stays the chunk small allocations are cut from */
+  if (pool->head != NULL) {
+    c->next = pool->head->next;
+    pool->head->next = c;
+  } else {
+    c->next = NULL;
+    pool->head = c;
+  }
+  pool->used_bytes += need;
+  void *p = (char *)c + ((header + alignment - 1) & ~(alignment - 1));
+  memset(p, 0, size);
+  return p;
+}
+
+void q8rt_pool_release(q8rt_pool *pool, void *p) {
+  if (p == NULL) return;
+  for (q8rt_pool_chunk **link = &pool->head; *link != NULL; link = &(*link)->next) {
+    q8rt_pool_chunk *c = *link;
+    if ((char *)p > (char *)c && (char *)p < (char *)c + c->size) {
+      *link = c->next;
+      pool->used_bytes -= c->size;
+      q8rt_free(pool->allocator, c, c->size);
+      return;
+    }
+  }
+}
+
 void *q8rt_pool_array(q8rt_pool *pool, size_t count, size_t elem_size) {
   size_t n;
   if (!q8rt_mul_size(count, elem_size, &n)) return NULL;

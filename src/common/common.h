@@ -64,6 +64,11 @@ void q8rt_pool_init(q8rt_pool *pool, const q8rt_allocator *allocator);
 void *q8rt_pool_alloc(q8rt_pool *pool, size_t size, size_t alignment);  /* zeroed; NULL on failure */
 void *q8rt_pool_array(q8rt_pool *pool, size_t count, size_t elem_size); /* zeroed, overflow-checked */
 char *q8rt_pool_strdup(q8rt_pool *pool, const char *s);
+/* A zeroed block in a chunk of its own, which q8rt_pool_release(pool, p) can give back before the
+ * pool is freed (large tensors whose data is replaced by a packed copy). NULL on failure. */
+void *q8rt_pool_alloc_own(q8rt_pool *pool, size_t size, size_t alignment);
+/* Frees the chunk of p, a block from q8rt_pool_alloc_own of this pool; NULL: no-op. */
+void q8rt_pool_release(q8rt_pool *pool, void *p);
 char *q8rt_pool_strndup(q8rt_pool *pool, const char *s, size_t n);
 void q8rt_pool_free(q8rt_pool *pool);
 

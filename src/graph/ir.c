@@ -133,11 +133,19 @@ q8rt_status ir_tensor_create(ir_graph *g, q8rt_dtype dtype, int rank, const int6
   for (int i = 0; i < rank; i++) t->dims[i] = dims[i];
   t->count = count;
   t->nbytes = (size_t)count * esize;
-  t->data = q8rt_pool_alloc(&g->pool, t->nbytes ? t->nbytes : 1, 64);
+  /* large tensors (weights) get chunks of their own: the planner can free those it packed */
+  t->data = t->nbytes >= IR_OWN_CHUNK_BYTES ? q8rt_pool_alloc_own(&g->pool, t->nbytes, 64)
+                                            : q8rt_pool_alloc(&g->pool, t->nbytes ? t->nbytes : 1, 64);
   if (t->data == NULL)
     return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory for %zu bytes of tensor data", t->nbytes);
   *out = t;
   return Q8RT_OK;
+}
+
+void ir_tensor_release(ir_graph *g, ir_tensor *t) {
+  if (t->nbytes < IR_OWN_CHUNK_BYTES || t->data == NULL) return;
+  q8rt_pool_release(&g->pool, t->data);
+  t->data = NULL;
 }
 
 int64_t ir_graph_opset(const ir_graph *g, const char *domain) {

@@ -160,6 +160,11 @@ static inline const ir_guard *ir_graph_guard(const ir_graph *g, int id) { return
 int ir_guard_within(const ir_graph *g, int inner, int outer);
 
 /* Allocate a constant tensor in the graph's pool. Checks the element count for overflow. */
+/* Tensors of at least this many bytes live in pool chunks of their own (ir_tensor_release). */
+#define IR_OWN_CHUNK_BYTES 4096
+/* Frees the data of a large tensor that nothing will read again (its consumers hold packed
+ * copies); data becomes NULL. Smaller tensors are left as they are. */
+void ir_tensor_release(ir_graph *g, ir_tensor *t);
 q8rt_status ir_tensor_create(ir_graph *g, q8rt_dtype dtype, int rank, const int64_t *dims, ir_tensor **out,
                              q8rt_error *err);
 

@@ -56,6 +56,9 @@ typedef struct op_prepare_ctx {
   /* in: input 0 exists only in NCHW and output 0 is read by graph outputs only (a single-conv
    * model's edges): an op that can run NCHW end to end saves both layout changes. */
   int edge_nchw;
+  /* out: bit k set when the params keep what they need of constant input k (packed weights) and
+   * never read the IR's tensor again: the planner frees it if no other step reads it. */
+  unsigned consumed;
 } op_prepare_ctx;
 
 typedef struct op_exec_ctx {

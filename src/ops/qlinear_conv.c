@@ -259,6 +259,8 @@ static q8rt_status qconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
   if (st != Q8RT_OK) return st;
   ctx->kernel = p->fast.kernel;
   ctx->reason = p->fast.reason;
+  /* every path but XNNPACK's (which packs at bind, from the IR's weights) holds its own copy */
+  if (p->fast.path != CONV_PATH_XNN) ctx->consumed = 1u << 3;
   if (!conv_fast_nchw(&p->fast)) {
     ctx->in_layout = OP_LAYOUT_NHWC;
     ctx->out_layout = OP_LAYOUT_NHWC;

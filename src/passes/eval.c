@@ -15,7 +15,7 @@ q8rt_status pass_eval_prepare(const ir_graph *g, const ir_node *n, q8rt_pool *po
   if (n->n_inputs > Q8RT_MAX_IO || n->n_outputs > Q8RT_MAX_IO) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "node '%s' (%s): too many inputs or outputs", n->name, n->op_type);
   }
-  op_prepare_ctx ctx = {g, n, pool, backend, isa, "", "", OP_LAYOUT_NCHW, OP_LAYOUT_NCHW, 0};
+  op_prepare_ctx ctx = {g, n, pool, backend, isa, "", "", OP_LAYOUT_NCHW, OP_LAYOUT_NCHW, 0, 0};
   return e->op->prepare(&ctx, &e->params, err);
 }
 

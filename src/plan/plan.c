@@ -334,7 +334,7 @@ static q8rt_status plan_node(builder *b, int ni) {
   int tabled = 0;
   if ((st = table_step(b, ni, &tabled)) != Q8RT_OK) return st;
   if (tabled) return Q8RT_OK;
-  op_prepare_ctx ctx = {g, n, b->pool, b->backend, b->isa, "", "", OP_LAYOUT_NCHW, OP_LAYOUT_NCHW, edge_nchw(b, n)};
+  op_prepare_ctx ctx = {g, n, b->pool, b->backend, b->isa, "", "", OP_LAYOUT_NCHW, OP_LAYOUT_NCHW, edge_nchw(b, n), 0};
   void *params = NULL;
   if ((st = op->prepare(&ctx, &params, b->err)) != Q8RT_OK) return st;
 
@@ -421,6 +421,7 @@ static q8rt_status plan_node(builder *b, int ni) {
   s->n_outputs = n->n_outputs;
   s->outputs = io + n->n_inputs;
   s->guard = n->guard;
+  s->consumed = ctx.consumed;
   for (int k = 0; k < n->n_outputs; k++) {
     if (s->outputs[k] >= 0) b->vguard[s->outputs[k]] = n->guard;
   }
@@ -432,6 +433,36 @@ static q8rt_status plan_node(builder *b, int ni) {
   pass_annotate_quant(g, n);
   b->done[ni] = 1;
   if (op->fuse_table != NULL && (st = fuse_table_into(b, s, (void *)params)) != Q8RT_OK) return st;
+  return Q8RT_OK;
+}
+
+/* Weights stored once: a constant whose every reading step packed it (plan_step.consumed) and
+ * that no graph output shows is freed from the IR, leaving the packed copy the only one. Runs
+ * after every step is planned, so folding and tables, which read constants while planning, are
+ * done with them. */
+static q8rt_status release_packed_constants(ir_graph *g, const plan *p, q8rt_pool *pool, q8rt_error *err) {
+  const size_t nv = (size_t)g->n_values;
+  int *reads = q8rt_calloc(g->allocator, nv + 1, sizeof(int));
+  if (reads == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
+  (void)pool;
+  for (int i = 0; i < p->n_steps; i++) {
+    const plan_step *s = &p->steps[i];
+    for (int k = 0; k < s->n_inputs; k++) {
+      const int v = s->inputs[k];
+      if (v < 0 || (size_t)v >= nv) continue;
+      /* a step that still reads it counts it out for good */
+      if (k < 32 && (s->consumed >> k & 1u)) {
+        if (reads[v] >= 0) reads[v]++;
+      } else {
+        reads[v] = -1;
+      }
+    }
+  }
+  for (size_t v = 0; v < nv; v++) {
+    ir_value *val = &g->values[v];
+    if (reads[v] > 0 && val->constant != NULL && val->graph_output < 0) ir_tensor_release(g, val->constant);
+  }
+  q8rt_free(g->allocator, reads, (nv + 1) * sizeof(int));
   return Q8RT_OK;
 }
 
@@ -524,5 +555,5 @@ q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint3
     if (out->steps[i].n_inputs > out->max_inputs) out->max_inputs = out->steps[i].n_inputs;
     if (out->steps[i].n_outputs > out->max_outputs) out->max_outputs = out->steps[i].n_outputs;
   }
-  return Q8RT_OK;
+  return release_packed_constants(g, out, pool, err);
 }

@@ -16,7 +16,8 @@ typedef struct plan_step {
   int n_inputs, n_outputs;
   int *inputs; /* value indices, -1 for an omitted optional input */
   int *outputs;
-  int guard; /* the If branch it belongs to (ir_guard id), 0: always runs */
+  int guard;         /* the If branch it belongs to (ir_guard id), 0: always runs */
+  unsigned consumed; /* op_prepare_ctx.consumed: constant inputs whose IR data the step never reads */
 } plan_step;
 
 typedef struct plan {

@@ -10,6 +10,7 @@ between the convolutions.
 
 import numpy as np
 import pytest
+import onnx
 from onnx import TensorProto, helper
 
 import q8rt_harness as h
@@ -312,3 +313,31 @@ def test_edge_conv_feeding_another_op_stays_nhwc(tmp_path):
     model.graph.output.extend([helper.make_tensor_value_info("z", TensorProto.UINT8, None)])
     auto = check(model, x, tmp_path, 2)
     assert "qc8w_dwconv2d_chw" not in auto, auto
+
+
+def model_bytes(res):
+    line = [ln for ln in res.stdout.splitlines() if ln.startswith("memory ")][0]
+    return int(line.split("model_bytes=")[1].split()[0])
+
+
+@pytest.mark.parametrize("backend", ["auto", "reference"])
+def test_packed_weights_stored_once(backend, tmp_path):
+    """Weights stored once: a QLinearConv's packed weights replace the IR's copy (freed at load), unless
+    something else still needs it: the same weight initializer also a graph output must be kept and
+    give its bytes. model_bytes (q8rt-run --memory) of that model exceeds the plain one by at least
+    the weight's size (they are equal when nothing is freed); outputs equal ONNX Runtime's."""
+    rng = np.random.default_rng(5)
+    model, x = edge_conv(rng, 64, 96, 3, 1, 1, 1, 1, (20, 40))  # 55 KiB of int8 weights
+    shared = onnx.ModelProto()
+    shared.CopyFrom(model)
+    shared.graph.output.extend([helper.make_tensor_value_info("w", TensorProto.INT8, None)])
+    sizes = {}
+    for name, m in (("plain", model), ("shared", shared)):
+        path = h.save_model(m, tmp_path / f"{name}.onnx")
+        xp = h.save_npy(tmp_path / "x.npy", x)
+        res = h.run_q8rt(path, {"x": xp}, tmp_path / name, extra=["--memory", "--backend", backend]).assert_ok()
+        ref = ort_noopt(m, {"x": x})
+        for o in m.graph.output:
+            h.assert_same_bytes(res.output(o.name), ref[o.name], f"{name} {o.name}")
+        sizes[name] = model_bytes(res)
+    assert sizes["shared"] - sizes["plain"] >= 64 * 96 * 9, sizes
