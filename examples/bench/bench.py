@@ -210,7 +210,7 @@ class Meas:
     kernel: str = ""                   # q8rt: the kernel --explain named for the conv node
     gmacs: Optional[float] = None
     conv_ms: Optional[float] = None    # q8rt: median time of the QLinearConv step alone (--profile),
-                                       # i.e. NHWC in and out as inside a chain of convolutions
+                                       # (NHWC in and out unless the conv runs NCHW end to end)
     conv_gmacs: Optional[float] = None
 
     @property
@@ -490,8 +490,8 @@ def print_summary(cases: List[ConvCase], results: Dict[str, List[Meas]]) -> None
             ("ort-s8s8", "ORT s8s8"), ("xnnpack", "XNNPACK")]
     print("\nSummary, GMAC/s (single thread unless 2T); ratios = other time / q8rt auto time (>1: q8rt faster);"
           "\nexact = mismatching outputs vs the exact reference for q8rt auto / ORT u8s8 / ORT s8s8 / XNNPACK")
-    print("q8rt conv = the QLinearConv step alone (NHWC in and out, as inside a chain; the model-level"
-          "\ncolumns also pay q8rt's NCHW<->NHWC transposes at the single-conv model's edges)")
+    print("q8rt conv = the QLinearConv step alone (the model-level columns also pay q8rt's NCHW<->NHWC"
+          "\ntransposes where the conv runs NHWC; where it runs NCHW end to end, the step is the model)")
     hdr = f"{'shape':<16} {'MMAC':>6} " + " ".join(f"{c[1]:>9}" for c in cols) + \
         f" {'q8rt conv':>9} {'ORTu8/q8':>9} {'XNN/q8':>8} {'ORTu8/conv':>10} {'2T spd':>7}  exact"
     print(hdr)
