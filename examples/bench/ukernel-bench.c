@@ -644,6 +644,99 @@ static const struct {
     {Q8RT_ISA_SCALAR, q8rt_qu8_dwconv2d_chw_i32_ukernel__scalar, "q8rt_qu8_dwconv2d_chw_i32_ukernel__scalar"},
 };
 
+static const struct {
+  unsigned isa;
+  q8rt_qu8_qc8w_dwconv2d_chw_ukernel_fn fn;
+  size_t max_span;
+  const char *name;
+} g_qdwchw[] = {
+#define Q8RT_QC8W_DWCONV2D_CHW_UKERNEL(isa, fn, max_span) {isa, fn, max_span, #fn},
+#include "qu8-qc8w-dwconv2d-chw/qu8-qc8w-dwconv2d-chw.inc"
+#undef Q8RT_QC8W_DWCONV2D_CHW_UKERNEL
+};
+static const struct {
+  unsigned isa;
+  q8rt_qu8_gemm_chw_ukernel_fn fn;
+  size_t mr, nr;
+  const char *name;
+} g_gchw[] = {
+#define Q8RT_GEMM_CHW_UKERNEL(isa, fn, mr, nr) {isa, fn, mr, nr, #fn},
+#include "qu8-qc8w-gemm-chw/qu8-qc8w-gemm-chw.inc"
+#undef Q8RT_GEMM_CHW_UKERNEL
+};
+static const struct {
+  unsigned isa;
+  q8rt_x8_zip_x4_ukernel_fn fn;
+  const char *name;
+} g_zip[] = {
+#define Q8RT_X8_ZIP_X4_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "x8-zip/x8-zip.inc"
+#undef Q8RT_X8_ZIP_X4_UKERNEL
+};
+
+/* QLinearConv's NCHW families (single-conv models' edges), each checked against its scalar twin:
+ * qu8-qc8w-dwconv2d-chw on a 56x56 plane (3x3, pad 1), qu8-qc8w-gemm-chw on one block of MR
+ * channels x 1024 pixels x K 256, x8-zip-x4 on 4 rows of 1024 bytes. */
+static int bench_edge_conv_families(const char *filter) {
+  enum { HW = 56, GK = 256, GN = 1024 };
+  int bad = 0;
+  double t;
+  printf("qu8-qc8w-dwconv2d-chw, 3x3 pad 1 on %dx%d\n", HW, HW);
+  int16_t w16[9];
+  for (int i = 0; i < 9; i++) w16[i] = (int16_t)((int32_t)(rnd() % 255) - 127);
+  const int32_t bias = 1234;
+  const float scale = 0.0021f;
+  static uint8_t packed[64], dw_y[HW * HW];
+  q8rt_qu8_qc8w_dwconv2d_chw_pack(1, 3, 3, w16, &bias, &scale, 128, packed);
+  const q8rt_qu8_qc8w_dwconv2d_chw_params dp = {HW, HW, HW, HW, HW, HW, 3,   3,
+                                                1,  1,  1,  1,  1,  1,  128, {-128.0f - 3.0f, 127.0f - 3.0f, 3, 0, 1}};
+  const size_t nd = sizeof(g_qdwchw) / sizeof(g_qdwchw[0]);
+  for (size_t k = 0; k < nd; k++) {
+    if (!wanted(filter, g_qdwchw[k].name) || !isa_supported(g_qdwchw[k].isa)) continue;
+    g_qdwchw[nd - 1].fn(g_u8a, packed, g_ref, &dp);
+    g_qdwchw[k].fn(g_u8a, packed, dw_y, &dp);
+    const bool ok = memcmp(g_ref, dw_y, sizeof(dw_y)) == 0;
+    bad |= !ok;
+    TIME_MEDIAN(t, g_qdwchw[k].fn(g_u8a, packed, dw_y, &dp));
+    report(g_qdwchw[k].name, t, HW * HW * 9, "MAC", ok);
+  }
+  printf("qu8-qc8w-gemm-chw, K %d x %d pixels per channel block\n", GK, GN);
+  const q8rt_qu8_requant_params rq = {-128.0f - 3.0f, 127.0f - 3.0f, 3, 0, 1};
+  for (size_t k = 0; k < sizeof(g_gchw) / sizeof(g_gchw[0]); k++) {
+    if (!wanted(filter, g_gchw[k].name) || !isa_supported(g_gchw[k].isa)) continue;
+    const size_t mr = g_gchw[k].mr, bytes = q8rt_qu8_qc8w_gemm_packed_size(mr, GK, mr);
+    int8_t *w = malloc(mr * GK);
+    int32_t *b = malloc(mr * sizeof(int32_t));
+    float *sc = malloc(mr * sizeof(float));
+    void *pw = malloc(bytes);
+    uint8_t *y0 = malloc(mr * GN), *y1 = malloc(mr * GN);
+    if (!w || !b || !sc || !pw || !y0 || !y1) return 1;
+    for (size_t i = 0; i < mr * GK; i++) w[i] = (int8_t)(int32_t)(rnd() % 255 - 127);
+    for (size_t i = 0; i < mr; i++) b[i] = (int32_t)(rnd() % 20001) - 10000, sc[i] = 2e-5f * (float)(i + 1);
+    q8rt_qu8_qc8w_gemm_pack(mr, GK, mr, w, b, sc, 128, pw);
+    q8rt_qu8_qc8w_gemm_chw_minmax_fp32_ukernel__scalar(mr, GN, GK, g_u8a, 4 * GN, pw, y0, GN, &rq, mr);
+    g_gchw[k].fn(mr, GN, GK, g_u8a, 4 * GN, pw, y1, GN, &rq);
+    const bool ok = memcmp(y0, y1, mr * GN) == 0;
+    bad |= !ok;
+    TIME_MEDIAN(t, g_gchw[k].fn(mr, GN, GK, g_u8a, 4 * GN, pw, y1, GN, &rq));
+    report(g_gchw[k].name, t, (double)mr * GN * GK, "MAC", ok);
+    free(w), free(b), free(sc), free(pw), free(y0), free(y1);
+  }
+  printf("x8-zip-x4, 4 rows of %d bytes\n", GN);
+  const uint8_t *rows[4] = {g_u8a, g_u8a + GN, g_u8a + 2 * GN, g_u8a + 3 * GN};
+  const size_t nz = sizeof(g_zip) / sizeof(g_zip[0]);
+  for (size_t k = 0; k < nz; k++) {
+    if (!wanted(filter, g_zip[k].name) || !isa_supported(g_zip[k].isa)) continue;
+    g_zip[nz - 1].fn(GN, rows, 0x80, g_ref);
+    g_zip[k].fn(GN, rows, 0x80, g_out);
+    const bool ok = memcmp(g_ref, g_out, 4 * GN) == 0;
+    bad |= !ok;
+    TIME_MEDIAN(t, g_zip[k].fn(GN, rows, 0x80, g_out));
+    report(g_zip[k].name, t, 4 * GN, "byte", ok);
+  }
+  return bad;
+}
+
 /* ConvInteger's NCHW families, each checked against its scalar twin (last in its list):
  * x8-packb on 64 rows x 1024 columns (NR 32), s32-f32-vcvt on 64 Ki accumulators (float output
  * with bias and column sums), qu8-dwconv2d-chw on a 5x5 stride-1 row of 1024 outputs. */
@@ -988,6 +1081,6 @@ int main(int argc, char **argv) {
   bad |= bench_rsum(filter);
   bad |= bench_softmax(filter);
   bad |= bench_vmacc(filter);
-  bad |= bench_conv_integer_families(filter);
+  bad |= bench_conv_integer_families(filter) | bench_edge_conv_families(filter);
   return bad;
 }
