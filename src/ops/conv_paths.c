@@ -416,7 +416,7 @@ q8rt_status conv_fast_prepare(const conv_fast_desc *d, const conv_choice *choice
   return Q8RT_OK;
 }
 
-#define DW_TILE 64  /* output pixels per depthwise task, at most */
+#define DW_TILE 64   /* output pixels per depthwise task, at most */
 #define MIN_TILES 16 /* tiles a convolution is cut into where its rows allow */
 
 void conv_fast_geom_init(const conv_fast *f, const q8rt_q8_conv_ref_params *r, conv_fast_geom *g) {
