@@ -489,7 +489,13 @@ static chw_dims chw_geometry(const conv_fast_geom *g) {
 static size_t chw_planes_bytes(const conv_fast_geom *g) {
   if (g->direct) return 0;
   const chw_dims d = chw_geometry(g);
-  return round_up(g->batch * g->in_c * d.plane_h * d.plane_w + g->kernel_w + 64, 64);
+  /* pads up to 2^20 a side make the planes far larger than the input: SIZE_MAX (refused by the
+   * arena planner with a message) rather than a wrapped size */
+  size_t n;
+  if (!q8rt_mul_size(g->batch, g->in_c, &n) || !q8rt_mul_size(n, d.plane_h, &n) || !q8rt_mul_size(n, d.plane_w, &n) ||
+      !q8rt_add_size(n, g->kernel_w + 128, &n))
+    return SIZE_MAX;
+  return round_up(n, 64);
 }
 static size_t chw_slot_bytes(const conv_fast *f, const conv_fast_geom *g) {
   const size_t tile = g->kernel_w > 1 ? f->out_c * g->tile_rows : 0;
@@ -503,7 +509,13 @@ static size_t tile_bytes(const conv_fast *f, const conv_fast_geom *g) {
 size_t conv_fast_workspace(const conv_fast *f, const conv_fast_geom *g, size_t threads) {
   if (f->path == CONV_PATH_GEMM) return g->direct ? 0 : tile_bytes(f, g) * (threads ? threads : 1);
   if (f->path == CONV_PATH_DW) return round_up(g->rows * f->taps * sizeof(void *), 64) + round_up(g->in_c, 64) + 64;
-  if (f->path == CONV_PATH_GEMM_CHW) return chw_planes_bytes(g) + chw_slot_bytes(f, g) * (threads ? threads : 1);
+  if (f->path == CONV_PATH_GEMM_CHW) {
+    size_t slots, total;
+    if (!q8rt_mul_size(chw_slot_bytes(f, g), threads ? threads : 1, &slots) ||
+        !q8rt_add_size(chw_planes_bytes(g), slots, &total))
+      return SIZE_MAX;
+    return total;
+  }
   return 0;
 }
 
