@@ -352,6 +352,10 @@ static q8rt_status ci_infer(const void *params, const ir_node *n, const op_shape
     size_t t = 262144 / (p->a_stride + 8) / p->nr;
     if (t < 1) t = 1;
     if (t * p->nr > 2048) t = 2048 / p->nr;
+    /* at least 4 tiles per image and group where that leaves 128 pixels or more per tile: work
+     * for a second thread (the tiles do not depend on the thread count) */
+    const size_t quarter = (pixels / 4 + p->nr - 1) / p->nr;
+    if (quarter * p->nr >= 128 && t > quarter) t = quarter;
     gm->tile = t * p->nr;
     if (gm->tile > ci_round_up(pixels, p->nr)) gm->tile = ci_round_up(pixels > 0 ? pixels : 1, p->nr);
     gm->tiles = pixels == 0 ? 0 : (pixels + gm->tile - 1) / gm->tile;
