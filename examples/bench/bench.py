@@ -610,8 +610,10 @@ E2E_MODELS: List[E2EModel] = [
 
 def run_openvino(model: Path, feeds: Dict[str, np.ndarray], threads: int, policy: Policy,
                  want: Dict[str, np.ndarray], impl: str, label: str) -> Meas:
-    """OpenVINO's CPU plugin, latency hint, one stream, `threads` inference threads. It reads the
-    ONNX file itself; QDQ models run in int8, QOperator models are refused (shown as n/a)."""
+    """OpenVINO's CPU plugin, latency hint, one stream, `threads` inference threads, float32
+    inference precision (its default on CPUs with AVX-512 BF16, such as Zen 4, is bf16: float
+    models then differ from ORT by up to ~0.3 and are not comparable). It reads the ONNX file
+    itself; QDQ models run in int8, QOperator models are refused (shown as n/a)."""
     m = Meas(impl, label, threads=threads)
     try:
         import openvino as ov
@@ -621,7 +623,8 @@ def run_openvino(model: Path, feeds: Dict[str, np.ndarray], threads: int, policy
     try:
         core = ov.Core()
         cm = core.compile_model(str(model), "CPU", {"PERFORMANCE_HINT": "LATENCY", "NUM_STREAMS": "1",
-                                                    "INFERENCE_NUM_THREADS": str(threads)})
+                                                    "INFERENCE_NUM_THREADS": str(threads),
+                                                    "INFERENCE_PRECISION_HINT": "f32"})
         req = cm.create_infer_request()
         res = req.infer(feeds)
     except Exception as e:  # OpenVINO raises RuntimeError and others for unsupported models

@@ -702,7 +702,8 @@ static int bench_edge_conv_families(const char *filter) {
   }
   printf("qu8-qc8w-gemm-chw, K %d x %d pixels per channel block\n", GK, GN);
   const q8rt_qu8_requant_params rq = {-128.0f - 3.0f, 127.0f - 3.0f, 3, 0, 1};
-  for (size_t k = 0; k < sizeof(g_gchw) / sizeof(g_gchw[0]); k++) {
+  const size_t ng = sizeof(g_gchw) / sizeof(g_gchw[0]); /* 0 on CPUs without the family: no -Wtype-limits */
+  for (size_t k = 0; k < ng; k++) {
     if (!wanted(filter, g_gchw[k].name) || !isa_supported(g_gchw[k].isa)) continue;
     const size_t mr = g_gchw[k].mr, bytes = q8rt_qu8_qc8w_gemm_packed_size(mr, GK, mr);
     int8_t *w = malloc(mr * GK);
