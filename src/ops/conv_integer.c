@@ -85,20 +85,9 @@ typedef struct ci_geom {
 
 static size_t ci_round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 
-static void ci_pick_vcvt(op_prepare_ctx *ctx, ci_params *p) {
-  p->vcvt = q8rt_s32_f32_vcvt_ukernel__scalar;
-  if (ctx->backend == Q8RT_BACKEND_REFERENCE) return;
-  uint32_t allowed = ctx->isa;
-  if (ctx->backend == Q8RT_BACKEND_AVX2) allowed &= Q8RT_ISA_AVX2;
-#define Q8RT_S32_F32_VCVT_UKERNEL(visa, fn) \
-  if (p->vcvt == q8rt_s32_f32_vcvt_ukernel__scalar && (allowed & (visa))) p->vcvt = fn;
-#include "s32-f32-vcvt/s32-f32-vcvt.inc"
-#undef Q8RT_S32_F32_VCVT_UKERNEL
-}
-
 /* The fast routes need the whole weight tensor rearranged once, here. */
 static q8rt_status ci_prepare_fast(op_prepare_ctx *ctx, ci_params *p, q8rt_error *err) {
-  ci_pick_vcvt(ctx, p);
+  p->vcvt = op_s32_f32_vcvt_pick(ctx);
   if (ctx->backend == Q8RT_BACKEND_REFERENCE) return Q8RT_OK;
   const int64_t taps = p->win.kernel[0] * p->win.kernel[1];
   const int64_t Mg = p->M / p->group;
@@ -256,20 +245,7 @@ static q8rt_status ci_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) 
   }
   if (to_float) {
     p->to_float = 1;
-    const ir_value *sv = ir_node_input(g, n, 4);
-    if (sv == NULL || (sv->dtype != Q8RT_DTYPE_UNDEFINED && sv->dtype != Q8RT_DTYPE_FLOAT32)) {
-      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': scale must be a float32 input", n->op_type,
-                       n->name);
-    }
-    if (sv->constant != NULL) {
-      if (sv->constant->dtype != Q8RT_DTYPE_FLOAT32 || sv->constant->count != 1) {
-        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': scale must be one float32 value", n->op_type,
-                         n->name);
-      }
-      p->scale = *(const float *)sv->constant->data;
-    } else {
-      p->scale_dynamic = 1;
-    }
+    if ((st = op_to_float_scale(g, n, &p->scale, &p->scale_dynamic, err)) != Q8RT_OK) return st;
     if (ir_node_input(g, n, 5) != NULL) {
       const ir_tensor *b;
       if ((st = op_require_constant(g, n, 5, "bias", &b, err)) != Q8RT_OK) return st;

@@ -93,7 +93,6 @@ typedef struct rnn_params {
   q8rt_f32_gemm_ukernel_fn gemm;
   size_t nr, wpack_dir, rpack_dir; /* floats per direction */
   size_t rseg1;                    /* GRU: offset of R's h segment in a direction's rpack */
-  int64_t const_input;             /* I of the constant W */
   /* DynamicQuantizeLSTM: W [D][I][4H] and R [D][H][4H] as int32 (w - zp), copied at load; scales
    * per direction ([D]) or per column ([D][4H]) */
   int quantized;
@@ -444,7 +443,6 @@ static q8rt_status const_weights(op_prepare_ctx *ctx, rnn_params *p, q8rt_error 
   const size_t I = (size_t)w->dims[2];
   const op_f32_gemm_variant *v = op_f32_gemm_pick(ctx);
   const float *W = w->data, *R = r->data;
-  p->const_input = (int64_t)I;
   if (v == NULL) {
     float *wt = q8rt_pool_alloc(ctx->pool, D * GH * I * sizeof(float), 64);
     float *rt = q8rt_pool_alloc(ctx->pool, D * GH * H * sizeof(float), 64);

@@ -329,3 +329,28 @@ q8rt_f32_vunary_ukernel_fn op_f32_vunary_pick(const op_prepare_ctx *ctx, enum q8
   if (name != NULL) *name = g_f32_vunary[v].name[op];
   return g_f32_vunary[v].fn[op];
 }
+
+q8rt_s32_f32_vcvt_ukernel_fn op_s32_f32_vcvt_pick(const op_prepare_ctx *ctx) {
+  q8rt_s32_f32_vcvt_ukernel_fn fn = q8rt_s32_f32_vcvt_ukernel__scalar;
+#define Q8RT_S32_F32_VCVT_UKERNEL(visa, f) \
+  if (fn == q8rt_s32_f32_vcvt_ukernel__scalar && op_isa_usable(visa, ctx->isa, ctx->backend)) fn = f;
+#include "s32-f32-vcvt/s32-f32-vcvt.inc"
+#undef Q8RT_S32_F32_VCVT_UKERNEL
+  return fn;
+}
+
+q8rt_status op_to_float_scale(const ir_graph *g, const ir_node *n, float *scale, int *dynamic, q8rt_error *err) {
+  const ir_value *sv = ir_node_input(g, n, 4);
+  if (sv == NULL || (sv->dtype != Q8RT_DTYPE_UNDEFINED && sv->dtype != Q8RT_DTYPE_FLOAT32)) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': scale must be a float32 input", n->op_type, n->name);
+  }
+  *dynamic = sv->constant == NULL;
+  if (sv->constant != NULL) {
+    if (sv->constant->dtype != Q8RT_DTYPE_FLOAT32 || sv->constant->count != 1) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': scale must be one float32 value", n->op_type,
+                       n->name);
+    }
+    *scale = *(const float *)sv->constant->data;
+  }
+  return Q8RT_OK;
+}

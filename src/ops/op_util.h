@@ -4,6 +4,7 @@
 
 #include "f32-gemm/f32-gemm.h"
 #include "f32-vunary/f32-vunary.h"
+#include "s32-f32-vcvt/s32-f32-vcvt.h"
 #include "op.h"
 #include "q8rt-isa.h"
 
@@ -174,5 +175,13 @@ const op_f32_gemm_variant *op_f32_gemm_pick(const op_prepare_ctx *ctx);
 /* The f32-vunary kernel of `op` on the first line of f32-vunary.inc this CPU and backend allow (the
  * list ends with the scalar twin, the reference backend's); *name (if not NULL) for --explain. */
 q8rt_f32_vunary_ukernel_fn op_f32_vunary_pick(const op_prepare_ctx *ctx, enum q8rt_f32_vunary_op op, const char **name);
+
+/* The first s32-f32-vcvt kernel (s32-f32-vcvt.inc) this CPU and backend allow: the output stage
+ * of ConvIntegerToFloat and MatMulIntegerToFloat. */
+q8rt_s32_f32_vcvt_ukernel_fn op_s32_f32_vcvt_pick(const op_prepare_ctx *ctx);
+
+/* Input 4 of ConvIntegerToFloat / MatMulIntegerToFloat, the scale: one float32, either a constant
+ * (*scale) or computed at run (*dynamic = 1); fails naming the node otherwise. */
+q8rt_status op_to_float_scale(const ir_graph *g, const ir_node *n, float *scale, int *dynamic, q8rt_error *err);
 
 #endif

@@ -193,23 +193,11 @@ static q8rt_status mmi_prepare_to_float(op_prepare_ctx *ctx, mm_params *p, q8rt_
   const ir_graph *g = ctx->graph;
   const ir_node *n = ctx->node;
   p->to_float = 1;
-  const ir_value *sv = ir_node_input(g, n, 4);
-  if (sv == NULL || (sv->dtype != Q8RT_DTYPE_UNDEFINED && sv->dtype != Q8RT_DTYPE_FLOAT32)) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': scale must be a float32 input", n->op_type, n->name);
-  }
-  if (sv->constant != NULL) {
-    if (sv->constant->dtype != Q8RT_DTYPE_FLOAT32 || sv->constant->count != 1) {
-      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': scale must be one float32 value", n->op_type,
-                       n->name);
-    }
-    p->fscale = *(const float *)sv->constant->data;
-  } else {
-    p->scale_dynamic = 1;
-  }
+  q8rt_status st = op_to_float_scale(g, n, &p->fscale, &p->scale_dynamic, err);
+  if (st != Q8RT_OK) return st;
   if (ir_node_input(g, n, 5) != NULL) {
     const ir_tensor *b;
-    q8rt_status st = op_require_constant(g, n, 5, "bias", &b, err);
-    if (st != Q8RT_OK) return st;
+    if ((st = op_require_constant(g, n, 5, "bias", &b, err)) != Q8RT_OK) return st;
     if (b->dtype != Q8RT_DTYPE_FLOAT32 || b->count < 1) {
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
                        "%s node '%s': bias must be float32 with 1 value or one per column", n->op_type, n->name);
@@ -217,15 +205,7 @@ static q8rt_status mmi_prepare_to_float(op_prepare_ctx *ctx, mm_params *p, q8rt_
     p->fbias = b->data;
     p->n_fbias = (size_t)b->count;
   }
-  p->vcvt = q8rt_s32_f32_vcvt_ukernel__scalar;
-  if (ctx->backend != Q8RT_BACKEND_REFERENCE) {
-    uint32_t allowed = ctx->isa;
-    if (ctx->backend == Q8RT_BACKEND_AVX2) allowed &= Q8RT_ISA_AVX2;
-#define Q8RT_S32_F32_VCVT_UKERNEL(visa, fn) \
-  if (p->vcvt == q8rt_s32_f32_vcvt_ukernel__scalar && (allowed & (visa))) p->vcvt = fn;
-#include "s32-f32-vcvt/s32-f32-vcvt.inc"
-#undef Q8RT_S32_F32_VCVT_UKERNEL
-  }
+  p->vcvt = op_s32_f32_vcvt_pick(ctx);
   return Q8RT_OK;
 }
 
