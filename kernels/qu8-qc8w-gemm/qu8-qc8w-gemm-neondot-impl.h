@@ -13,6 +13,12 @@
  *   Q8RT_A_SHIFT               0x80 when the dot product wants s8 activations (sdot: a ^ x_xor ^
  *                              0x80 = a_u8 - 128, packed with the zero point as s8), 0 for u8
  *   Q8RT_FN                    the function name
+ * and optionally
+ *   Q8RT_W_PREP(w)             applied to each weight vector after its load (udot: w ^ 0x80)
+ *   Q8RT_A_ROWSUM              the dot product takes the weights as u8, w + 128 (udot): each row's
+ *                              accumulators start at bias - 128 * sum_k a (k < round_up(kc, 4),
+ *                              the bytes the loop reads: a padded k meets w + 128 = 128 there too)
+ *   Q8RT_I32                   store the int32 accumulators (Q8RT_GEMM_UKERNEL_I32), no requant
  * All int32 arithmetic wraps like the contract's accumulator. K past kc (up to round_up(kc, 4)) is
  * read as the kernel contract allows and meets zero weights. */
 #include <arm_neon.h>
@@ -32,6 +38,41 @@
 
 #define Q8RT_FOR8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 
+#ifndef Q8RT_W_PREP
+#define Q8RT_W_PREP(w) (w)
+#endif
+
+#ifdef Q8RT_A_ROWSUM
+/* 128 * sum of the kc4 bytes a ^ x the loop reads (wrapping): once per call, for every block. */
+static __attribute__((noinline)) int32x4_t gemm_rowsum128(const uint8_t *a, size_t kc4, uint8_t x) {
+  const uint8x16_t vx = vdupq_n_u8(x), ones = vdupq_n_u8(1);
+  uint32x4_t s = vdupq_n_u32(0);
+  size_t k = kc4;
+  for (; k >= 16; k -= 16, a += 16) s = vdotq_u32(s, veorq_u8(vld1q_u8(a), vx), ones);
+  uint32_t t = vaddvq_u32(s);
+  for (; k != 0; k--, a++) t += (uint32_t)(*a ^ x);
+  return vdupq_n_s32((int32_t)(128u * t));
+}
+#endif
+
+#ifdef Q8RT_I32
+/* The first n (< 8) int32 of lo:hi. */
+static inline __attribute__((always_inline)) void gemm_store_partial_s32(uint8_t *p, int32x4_t lo, int32x4_t hi,
+                                                                         size_t n) {
+  if (n & 4) {
+    vst1q_s32((int32_t *)(void *)p, lo);
+    p += 16;
+    lo = hi;
+  }
+  if (n & 2) {
+    vst1_s32((int32_t *)(void *)p, vget_low_s32(lo));
+    p += 8;
+    lo = vextq_s32(lo, lo, 2);
+  }
+  if (n & 1) vst1q_lane_s32((int32_t *)(void *)p, lo, 0);
+}
+#endif
+
 static inline __attribute__((always_inline)) void gemm_8x8c4(size_t mr, size_t nc, size_t kc, const uint8_t *a,
                                                              size_t a_stride, const void *w, void *c, size_t c_stride,
                                                              const q8rt_qu8_requant_params *p, const int flip) {
@@ -39,17 +80,31 @@ static inline __attribute__((always_inline)) void gemm_8x8c4(size_t mr, size_t n
   Q8RT_ROW_PTRS(c, c, c_stride, uint8_t *)
   const size_t kc4 = (kc + 3) & ~(size_t)3;
   const Q8RT_A_T vflip = Q8RT_A_LOAD_DUP((uint8_t)(p->x_xor ^ Q8RT_A_SHIFT));
+#ifdef Q8RT_I32
+  const size_t out_step = 8 * sizeof(int32_t);
+#else
+  const size_t out_step = 8;
   q8rt_neon_requant rq;
   rq.lo = vdupq_n_f32(p->y_lo);
   rq.hi = vdupq_n_f32(p->y_hi);
   rq.zp = vdupq_n_s16((int16_t)p->y_zero_point);
+#endif
+#ifdef Q8RT_A_ROWSUM
+#define ROWSUM(i) const int32x4_t rs##i = gemm_rowsum128(a##i, kc4, p->x_xor);
+  Q8RT_FOR8(ROWSUM)
+#undef ROWSUM
+#endif
   const int8_t *pw = (const int8_t *)w;
 
   for (;;) {
     const int32x4_t b_lo = vld1q_s32((const int32_t *)(const void *)pw);
     const int32x4_t b_hi = vld1q_s32((const int32_t *)(const void *)(pw + 16));
     pw += 32;
+#ifdef Q8RT_A_ROWSUM
+#define DECL_ACC(i) int32x4_t acc##i##l = vsubq_s32(b_lo, rs##i), acc##i##h = vsubq_s32(b_hi, rs##i);
+#else
 #define DECL_ACC(i) int32x4_t acc##i##l = b_lo, acc##i##h = b_hi;
+#endif
     Q8RT_FOR8(DECL_ACC)
 #undef DECL_ACC
     size_t k = kc4;
@@ -63,18 +118,19 @@ static inline __attribute__((always_inline)) void gemm_8x8c4(size_t mr, size_t n
 #define DOT_ROW(i, lane)                            \
   acc##i##l = Q8RT_DOT(acc##i##l, w0, va##i, lane); \
   acc##i##h = Q8RT_DOT(acc##i##h, w1, va##i, lane);
-#define DOT_LANE(lane)                                         \
-  {                                                            \
-    const int8x16_t w0 = vld1q_s8(pw), w1 = vld1q_s8(pw + 16); \
-    pw += 32;                                                  \
-    DOT_ROW(0, lane)                                           \
-    DOT_ROW(1, lane)                                           \
-    DOT_ROW(2, lane)                                           \
-    DOT_ROW(3, lane)                                           \
-    DOT_ROW(4, lane)                                           \
-    DOT_ROW(5, lane)                                           \
-    DOT_ROW(6, lane)                                           \
-    DOT_ROW(7, lane)                                           \
+#define DOT_LANE(lane)                                   \
+  {                                                      \
+    const int8x16_t w0 = Q8RT_W_PREP(vld1q_s8(pw));      \
+    const int8x16_t w1 = Q8RT_W_PREP(vld1q_s8(pw + 16)); \
+    pw += 32;                                            \
+    DOT_ROW(0, lane)                                     \
+    DOT_ROW(1, lane)                                     \
+    DOT_ROW(2, lane)                                     \
+    DOT_ROW(3, lane)                                     \
+    DOT_ROW(4, lane)                                     \
+    DOT_ROW(5, lane)                                     \
+    DOT_ROW(6, lane)                                     \
+    DOT_ROW(7, lane)                                     \
   }
       DOT_LANE(0)
       DOT_LANE(1)
@@ -92,40 +148,52 @@ static inline __attribute__((always_inline)) void gemm_8x8c4(size_t mr, size_t n
     }
 #undef DOT_LANE
 #undef DOT_ROW
+#ifdef Q8RT_I32
+    pw += 32; /* the packed scales: not read */
+#define Y_STORE(i)                               \
+  vst1q_s32((int32_t *)(void *)c##i, acc##i##l); \
+  vst1q_s32((int32_t *)(void *)(c##i + 16), acc##i##h);
+#define Y_PARTIAL(i) gemm_store_partial_s32(c##i, acc##i##l, acc##i##h, nc);
+#else
     const float32x4_t s_lo = vld1q_f32((const float *)(const void *)pw);
     const float32x4_t s_hi = vld1q_f32((const float *)(const void *)(pw + 16));
     pw += 32;
 #define REQUANT(i) const uint8x8_t y##i = q8rt_neon_requant8(acc##i##l, acc##i##h, s_lo, s_hi, &rq);
     Q8RT_FOR8(REQUANT)
 #undef REQUANT
+#define Y_STORE(i) vst1_u8(c##i, y##i);
+#define Y_PARTIAL(i) q8rt_neon_store_partial8(c##i, y##i, nc);
+#endif
     if (nc >= 8) {
       /* highest row first: rows past mr alias lower ones and must not overwrite them */
-      vst1_u8(c7, y7);
-      vst1_u8(c6, y6);
-      vst1_u8(c5, y5);
-      vst1_u8(c4, y4);
-      vst1_u8(c3, y3);
-      vst1_u8(c2, y2);
-      vst1_u8(c1, y1);
-      vst1_u8(c0, y0);
-#define NEXT(i) \
-  c##i += 8;    \
+      Y_STORE(7)
+      Y_STORE(6)
+      Y_STORE(5)
+      Y_STORE(4)
+      Y_STORE(3)
+      Y_STORE(2)
+      Y_STORE(1)
+      Y_STORE(0)
+#define NEXT(i)     \
+  c##i += out_step; \
   a##i -= kc4;
       Q8RT_FOR8(NEXT)
 #undef NEXT
       nc -= 8;
       if (nc == 0) return;
     } else {
-      q8rt_neon_store_partial8(c7, y7, nc);
-      q8rt_neon_store_partial8(c6, y6, nc);
-      q8rt_neon_store_partial8(c5, y5, nc);
-      q8rt_neon_store_partial8(c4, y4, nc);
-      q8rt_neon_store_partial8(c3, y3, nc);
-      q8rt_neon_store_partial8(c2, y2, nc);
-      q8rt_neon_store_partial8(c1, y1, nc);
-      q8rt_neon_store_partial8(c0, y0, nc);
+      Y_PARTIAL(7)
+      Y_PARTIAL(6)
+      Y_PARTIAL(5)
+      Y_PARTIAL(4)
+      Y_PARTIAL(3)
+      Y_PARTIAL(2)
+      Y_PARTIAL(1)
+      Y_PARTIAL(0)
       return;
     }
+#undef Y_STORE
+#undef Y_PARTIAL
   }
 }
 

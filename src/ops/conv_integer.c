@@ -107,7 +107,7 @@ static q8rt_status ci_prepare_fast(op_prepare_ctx *ctx, ci_params *p, q8rt_error
     p->path = CI_PATH_DW;
     p->vmacc = q8rt_qu8_vmacc_i32_ukernel__scalar;
 #define Q8RT_QU8_VMACC_I32_UKERNEL(visa, fn) \
-  if (p->vmacc == q8rt_qu8_vmacc_i32_ukernel__scalar && (ctx->isa & (visa))) p->vmacc = fn;
+  if (p->vmacc == q8rt_qu8_vmacc_i32_ukernel__scalar && op_isa_usable(visa, ctx->isa, ctx->backend)) p->vmacc = fn;
 #include "qu8-vmacc-i32/qu8-vmacc-i32.inc"
 #undef Q8RT_QU8_VMACC_I32_UKERNEL
     p->dwrow = q8rt_qu8_dwconv2d_chw_i32_ukernel__scalar;
@@ -122,10 +122,8 @@ static q8rt_status ci_prepare_fast(op_prepare_ctx *ctx, ci_params *p, q8rt_error
 #undef Q8RT_QU8_DWCONV2D_CHW_UKERNEL
         {0, NULL, NULL},
     };
-    uint32_t allowed = ctx->isa;
-    if (ctx->backend == Q8RT_BACKEND_AVX2) allowed &= Q8RT_ISA_AVX2;
     for (size_t i = 0; vm[i].fn != NULL; i++) {
-      if (allowed & vm[i].isa) {
+      if (op_isa_usable(vm[i].isa, ctx->isa, ctx->backend)) {
         p->dwrow = vm[i].fn;
         ctx->kernel = vm[i].name + 5; /* drop the "q8rt_" prefix */
         break;
@@ -167,10 +165,8 @@ static q8rt_status ci_prepare_fast(op_prepare_ctx *ctx, ci_params *p, q8rt_error
   p->k = K;
   p->a_stride = as;
   p->packb = q8rt_x8_packb_ukernel_c4__scalar;
-  uint32_t allowed = ctx->isa;
-  if (ctx->backend == Q8RT_BACKEND_AVX2) allowed &= Q8RT_ISA_AVX2;
 #define Q8RT_X8_PACKB_UKERNEL(pisa, fn) \
-  if (p->packb == q8rt_x8_packb_ukernel_c4__scalar && (allowed & (pisa))) p->packb = fn;
+  if (p->packb == q8rt_x8_packb_ukernel_c4__scalar && op_isa_usable(pisa, ctx->isa, ctx->backend)) p->packb = fn;
 #include "x8-packb/x8-packb.inc"
 #undef Q8RT_X8_PACKB_UKERNEL
   p->path = CI_PATH_GEMM;

@@ -809,19 +809,17 @@ void conv_fast_run(const conv_fast *f, const conv_fast_geom *g, const void *x, v
 void gemm_i32_pick(size_t n, size_t k, q8rt_backend backend, uint32_t isa, gemm_i32 *out) {
   memset(out, 0, sizeof(*out));
   if (backend == Q8RT_BACKEND_REFERENCE || n == 0 || k == 0) return;
-  uint32_t allowed = isa;
-  if (backend == Q8RT_BACKEND_AVX2) allowed &= Q8RT_ISA_AVX2;
-  if (backend == Q8RT_BACKEND_AVX512) allowed &= Q8RT_ISA_AVX512VNNI;
   const gemm_i32_variant *v = NULL;
   for (const gemm_i32_variant *c = g_gemm_i32; c->fn != NULL && v == NULL; c++) {
-    if (allowed & c->isa) v = c;
+    /* a forced avx512 takes the AVX-512 kernel or none (the int8 route's own rule) */
+    if (op_isa_usable(c->isa, isa, backend) && (backend != Q8RT_BACKEND_AVX512 || c->isa == Q8RT_ISA_AVX512VNNI)) v = c;
   }
   if (v == NULL) return;
   out->group_bytes = round_up(q8rt_qu8_qc8w_gemm_packed_size(n, k, v->nr), 64);
   out->fn = v->fn;
   out->rsum = q8rt_x8_rsum_ukernel__scalar;
 #define Q8RT_X8_RSUM_UKERNEL(risa, rs, cs) \
-  if (out->rsum == q8rt_x8_rsum_ukernel__scalar && (allowed & (risa))) out->rsum = rs;
+  if (out->rsum == q8rt_x8_rsum_ukernel__scalar && op_isa_usable(risa, isa, backend)) out->rsum = rs;
 #include "x8-rsum/x8-rsum.inc"
 #undef Q8RT_X8_RSUM_UKERNEL
   out->kernel = v->name + 5; /* drop the "q8rt_" prefix */

@@ -41,14 +41,10 @@ static q8rt_status dql_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err)
   if (name == NULL) return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': no uint8 kernel", n->op_type, n->name);
   ctx->kernel = name + 5; /* drop the "q8rt_" prefix */
   p->minmax = q8rt_f32_rminmax_ukernel__scalar;
-  if (ctx->backend != Q8RT_BACKEND_REFERENCE) {
-    uint32_t allowed = ctx->isa;
-    if (ctx->backend == Q8RT_BACKEND_AVX2) allowed &= Q8RT_ISA_AVX2;
-#define Q8RT_F32_RMINMAX_UKERNEL(isa, fn) \
-  if (p->minmax == q8rt_f32_rminmax_ukernel__scalar && (allowed & (isa))) p->minmax = fn;
+#define Q8RT_F32_RMINMAX_UKERNEL(visa, fn) \
+  if (p->minmax == q8rt_f32_rminmax_ukernel__scalar && op_isa_usable(visa, ctx->isa, ctx->backend)) p->minmax = fn;
 #include "f32-rminmax/f32-rminmax.inc"
 #undef Q8RT_F32_RMINMAX_UKERNEL
-  }
   ctx->reason = "ONNX Runtime's min/max parameters, MLAS quantization (QuantizeLinear's kernel)";
   *out = p;
   return Q8RT_OK;

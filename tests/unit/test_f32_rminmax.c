@@ -1,8 +1,8 @@
 /* f32-rminmax: the scalar twin against bounds written here (NaNs ignored, an all-NaN row keeps the
  * starting bounds, infinities count), and every variant of f32-rminmax.inc against the twin over
- * lengths around the vector widths and the 4-vector blocks, with NaNs, infinities, subnormals and
- * the extremes at every position (values compared, a zero's sign aside: see f32-rminmax.h). The
- * row ends at its last element (ASan). */
+ * lengths around the vector widths and the 4-vector blocks, with NaNs (signalling ones too),
+ * infinities, subnormals and the extremes at every position (values compared, a zero's sign
+ * aside: see f32-rminmax.h). The row ends at its last element (ASan). */
 #include <float.h>
 #include <stdlib.h>
 
@@ -42,6 +42,10 @@ Q8RT_TEST(f32_rminmax_scalar_bounds) {
 
 Q8RT_TEST(f32_rminmax_variants_vs_scalar) {
   static const float specials[] = {NAN, INFINITY, -INFINITY, 1.0e-40f, -0.0f, 0.0f, FLT_MAX, -FLT_MAX};
+  /* signalling NaNs too: fminnm/fmaxnm (NEON) and some x86 forms turn them into a NaN result */
+  const uint32_t snan_bits[2] = {0x7fa00000u, 0xff800001u};
+  float snan[2];
+  memcpy(snan, snan_bits, sizeof(snan));
   for (const rmm_variant *v = g_rmm_variants; v->name != NULL; v++) {
     if (!test_isa_supported(v->isa)) {
       printf("     skip %s (CPU lacks its ISA)\n", v->name);
@@ -55,6 +59,7 @@ Q8RT_TEST(f32_rminmax_variants_vs_scalar) {
           const uint32_t r = test_xorshift32(&rm_rng);
           x[i] = mode == 0 ? NAN : (float)((int)(r % 20001) - 10000) * 0.013f;
           if (mode == 2 && r % 9 == 0) x[i] = specials[(r >> 8) % 8];
+          if (mode == 2 && r % 23 == 1) x[i] = snan[(r >> 12) & 1];
         }
         if (mode == 3 && n > 0) { /* the extremes at a random position each */
           x[test_xorshift32(&rm_rng) % n] = 1.0e6f;
