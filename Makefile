@@ -138,7 +138,7 @@ VENV_PY := $(VENV)/bin/python
 DEPS_STAMP ?= build/.deps-ok
 DEPS_SCRIPT ?= third_party/install-deps.sh
 
-.PHONY: test-aarch64 all lib liba fuzz-lib models test test-unit test-python test-san test-tsan fuzz demo install proto deps venv clean help format format-check
+.PHONY: build-aarch64 test-aarch64 all lib liba fuzz-lib models test test-unit test-python test-san test-tsan fuzz demo install proto deps venv clean help format format-check
 all: $(DEPS_STAMP) $(LIB_A) $(LIB_SO) $(RUNNER) $(BENCH_BIN) $(EMBED_BIN) $(OCR_DEMO_BIN) $(if $(CROSS_BUILD),,$(OCR_LIB))
 lib: $(LIB_A) $(LIB_SO)
 liba: $(LIB_A)
@@ -304,9 +304,12 @@ fuzz: $(FUZZ_BINS) $(VENV_PY)
 # (i8mm), again under ASan+UBSan as `max`, then every parity and real model on x86 and on aarch64, compared byte for byte
 # (AARCH64_FULL=1: also the dynamic det/rec models, ~10 more minutes of emulation).
 AARCH64_CPUS := cortex-a53 cortex-a76 max
-test-aarch64: all $(VENV_PY) $(MODELS_STAMP)
+# The cross-build alone (warnings are errors there too); `make test` runs it first, so an aarch64-only
+# warning fails in a minute rather than after the x86 suites.
+build-aarch64: all
 	@bash third_party/install-deps-aarch64.sh check $(ARM_SYSROOT) 2>/dev/null || bash third_party/install-deps-aarch64.sh install $(ARM_SYSROOT)
 	$(MAKE) ARCH=aarch64 all build/aarch64/tests/unit-tests
+test-aarch64: all $(VENV_PY) $(MODELS_STAMP) build-aarch64
 	@for cpu in $(AARCH64_CPUS); do echo "== unit tests under qemu-aarch64 -cpu $$cpu"; \
 	  $(MAKE) --no-print-directory ARCH=aarch64 QEMU_CPU=$$cpu test-unit >build/aarch64/unit-$$cpu.log 2>&1 \
 	    || { cat build/aarch64/unit-$$cpu.log; exit 1; }; tail -1 build/aarch64/unit-$$cpu.log; done
@@ -318,6 +321,9 @@ test-aarch64: all $(VENV_PY) $(MODELS_STAMP)
 
 test: all $(VENV_PY)
 	$(MAKE) format-check
+ifeq ($(HOST_ARCH)$(CROSS_BUILD),x86_64)
+	$(MAKE) build-aarch64
+endif
 	$(MAKE) test-unit
 	$(MAKE) test-python
 	$(MAKE) test-san

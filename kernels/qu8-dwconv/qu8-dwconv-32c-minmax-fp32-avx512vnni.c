@@ -25,6 +25,20 @@
 
 #include "q8rt-kernels.h"
 
+/* Sanitizer builds (make test's fuzz and test-san) check logic, not speed: there the helpers below
+ * stay out of line, one copy each, instead of ~50 inlined and unrolled specialisations that take
+ * clang -O1 with ASan+UBSan minutes to compile. Same operations, same bytes. */
+#if defined(__SANITIZE_ADDRESS__)
+#define DW_INLINE static __attribute__((noinline))
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DW_INLINE static __attribute__((noinline))
+#endif
+#endif
+#ifndef DW_INLINE
+#define DW_INLINE static inline __attribute__((always_inline))
+#endif
+
 #define CB 32
 #define NP 8 /* output pixels per weight interleave (then a group of 4, then single pixels) */
 
@@ -43,10 +57,9 @@ static inline __attribute__((always_inline)) __m128i dw_load16(const uint8_t *p,
 }
 
 /* np output pixels (1 or NP) of one block of 32 channels (half: at most 16, in ymm). */
-static inline __attribute__((always_inline)) void dw_block(const int np, const int sign, const int masked,
-                                                           const int half, const uint8_t *const *in, size_t c0,
-                                                           __mmask32 k, const uint8_t *blk, uint8_t *out,
-                                                           const dw_ctx *ctx, const size_t taps) {
+DW_INLINE void dw_block(const int np, const int sign, const int masked, const int half, const uint8_t *const *in,
+                        size_t c0, __mmask32 k, const uint8_t *blk, uint8_t *out, const dw_ctx *ctx,
+                        const size_t taps) {
   /* channel of dword j: lo {0..7, 16..23}, hi {8..15, 24..31} */
   const __m512i ilo = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
   const __m512i ihi = _mm512_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
@@ -138,9 +151,8 @@ static inline __attribute__((always_inline)) void dw_block(const int np, const i
 }
 
 /* All channel blocks of np output pixels. */
-static inline __attribute__((always_inline)) void dw_pixels_taps(const int np, const int sign, size_t channels,
-                                                                 const uint8_t *const *in, const uint8_t *blk,
-                                                                 uint8_t *out, const dw_ctx *ctx, const size_t taps) {
+DW_INLINE void dw_pixels_taps(const int np, const int sign, size_t channels, const uint8_t *const *in,
+                              const uint8_t *blk, uint8_t *out, const dw_ctx *ctx, const size_t taps) {
   const size_t block_bytes = CB * (sizeof(int32_t) + taps * sizeof(int16_t) + sizeof(float));
   size_t c0 = 0;
   for (; c0 + CB <= channels; c0 += CB, blk += block_bytes)
@@ -160,9 +172,8 @@ static inline __attribute__((always_inline)) void dw_pixels_taps(const int np, c
 /* 3x3 (9 taps) gets its own copy with the tap count a constant: the tap loop unrolls fully, the
  * lone ninth tap loses its pair bookkeeping and the weight/scale offsets fold (measured ~6% faster
  * on Zen 4 for 3x3; other tap counts run the generic loop). */
-static inline __attribute__((always_inline)) void dw_pixels(const int np, const int sign, size_t channels,
-                                                            const uint8_t *const *in, const uint8_t *blk, uint8_t *out,
-                                                            const dw_ctx *ctx) {
+DW_INLINE void dw_pixels(const int np, const int sign, size_t channels, const uint8_t *const *in, const uint8_t *blk,
+                         uint8_t *out, const dw_ctx *ctx) {
   if (ctx->taps == 9)
     dw_pixels_taps(np, sign, channels, in, blk, out, ctx, 9);
   else
