@@ -68,32 +68,32 @@ static inline __attribute__((always_inline)) void gemm_4x8c4(size_t mr, size_t n
       const uint8x16_t w0 = veorq_u8(vld1q_u8(pw), v80), w1 = veorq_u8(vld1q_u8(pw + 16), v80);
       pw += 32;
       /* one k group (4 bytes) of each row in all four 32-bit lanes  */
-#define GROUP_ROW(i)                                                        \
-  {                                                                         \
+#define GROUP_ROW(i)                                                       \
+  {                                                                        \
     uint8x16_t g = vreinterpretq_u8_u32(vdupq_n_u32(q8rt_load_u32(a##i))); \
-    a##i += 4;                                                              \
-    if (flip) g = veorq_u8(g, vflip);                                       \
-    const uint8x8_t gl = vget_low_u8(g);                                    \
+    a##i += 4;                                                             \
+    if (flip) g = veorq_u8(g, vflip);                                      \
+    const uint8x8_t gl = vget_low_u8(g);                                   \
     acc##i##0 = vpadalq_u16(acc##i##0, vmull_u8(vget_low_u8(w0), gl));     \
-    acc##i##1 = vpadalq_u16(acc##i##1, vmull_high_u8(w0, g));               \
+    acc##i##1 = vpadalq_u16(acc##i##1, vmull_high_u8(w0, g));              \
     acc##i##2 = vpadalq_u16(acc##i##2, vmull_u8(vget_low_u8(w1), gl));     \
-    acc##i##3 = vpadalq_u16(acc##i##3, vmull_high_u8(w1, g));               \
+    acc##i##3 = vpadalq_u16(acc##i##3, vmull_high_u8(w1, g));              \
   }
       FOR4(GROUP_ROW)
 #undef GROUP_ROW
     }
     pw += 32; /* the packed scales: not read */
-#define FOLD(i)                                                                              \
+#define FOLD(i)                                                                                   \
   const uint32x4_t r##i##l = vaddq_u32(vsubq_u32(b_lo, rs##i), vpaddq_u32(acc##i##0, acc##i##1)); \
   const uint32x4_t r##i##h = vaddq_u32(vsubq_u32(b_hi, rs##i), vpaddq_u32(acc##i##2, acc##i##3));
     FOR4(FOLD)
 #undef FOLD
     if (nc >= 8) {
       /* highest row first: rows past mr alias lower ones and must not overwrite them */
-#define STORE(i)                                         \
-  vst1q_u32((uint32_t *)(void *)c##i, r##i##l);          \
+#define STORE(i)                                       \
+  vst1q_u32((uint32_t *)(void *)c##i, r##i##l);        \
   vst1q_u32((uint32_t *)(void *)(c##i + 16), r##i##h); \
-  c##i += 32;                                            \
+  c##i += 32;                                          \
   a##i -= kc4;
       STORE(3)
       STORE(2)

@@ -332,7 +332,7 @@ q8rt_f32_vunary_ukernel_fn op_f32_vunary_pick(const op_prepare_ctx *ctx, enum q8
 
 q8rt_s32_f32_vcvt_ukernel_fn op_s32_f32_vcvt_pick(const op_prepare_ctx *ctx) {
   q8rt_s32_f32_vcvt_ukernel_fn fn = q8rt_s32_f32_vcvt_ukernel__scalar;
-  (void)ctx; /* the list is empty where there is no SIMD variant (aarch64 today) */
+  (void)ctx; /* unused where s32-f32-vcvt.inc lists no SIMD variant for the target */
 #define Q8RT_S32_F32_VCVT_UKERNEL(visa, f) \
   if (fn == q8rt_s32_f32_vcvt_ukernel__scalar && op_isa_usable(visa, ctx->isa, ctx->backend)) fn = f;
 #include "s32-f32-vcvt/s32-f32-vcvt.inc"

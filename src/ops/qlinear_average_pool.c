@@ -50,9 +50,8 @@ static void pick_rsum(const op_prepare_ctx *ctx, qpool_params *p) {
   p->rsum = q8rt_x8_rsum_ukernel__scalar;
   p->csum = q8rt_x8_csum_ukernel__scalar;
   p->rsum_name = "x8_rsum_ukernel__scalar";
-  if (ctx->backend == Q8RT_BACKEND_REFERENCE) return;
   for (const rsum_variant *v = g_rsum; v->rsum != NULL; v++) {
-    if (ctx->isa & v->isa) {
+    if (op_isa_usable(v->isa, ctx->isa, ctx->backend)) {
       p->rsum = v->rsum;
       p->csum = v->csum;
       p->rsum_name = v->name + 5; /* without "q8rt_" */
