@@ -26,6 +26,7 @@
 #include "f32-deconv/f32-deconv.h"
 #include "f32-dwconv/f32-dwconv.h"
 #include "f32-gemm/f32-gemm.h"
+#include "f32-igemm/f32-igemm.h"
 #include "f32-rminmax/f32-rminmax.h"
 #include "f32-softmax/f32-softmax.h"
 #include "f32-vbinary/f32-vbinary.h"
@@ -326,6 +327,17 @@ static const struct {
 
 static const struct {
   unsigned isa;
+  q8rt_f32_igemm_ukernel_fn fn;
+  size_t nr;
+  const char *name;
+} g_f32_igemm[] = {
+#define Q8RT_F32_IGEMM_UKERNEL(isa, fn, mr, nr) {isa, fn, nr, #fn},
+#include "f32-igemm/f32-igemm.inc"
+#undef Q8RT_F32_IGEMM_UKERNEL
+};
+
+static const struct {
+  unsigned isa;
   q8rt_f32_dwconv_ukernel_fn fn;
   const char *name;
 } g_f32_dwconv[] = {
@@ -460,6 +472,29 @@ static int bench_f32_gemm_lut(const char *filter) {
   if (wanted(filter, "q8rt_f32_gemm_ukernel__scalar")) {
     TIME_MEDIAN(t, q8rt_f32_gemm_ukernel__scalar(GM, GN, GK, a, GK, b, GN, c1, GN));
     report("q8rt_f32_gemm_ukernel__scalar", t, macs, "FMA", true);
+  }
+  /* f32-igemm on the same product: per panel of NR columns, K row pointers into unpacked B (as a
+   * stride-1 convolution reads its input rows), one call per panel */
+  printf("f32-igemm, M=%d K=%d N=%d (B rows by pointer, one call per panel)\n", GM, GK, GN);
+  static const float *rows[GK];
+  for (size_t k = 0; k < sizeof(g_f32_igemm) / sizeof(g_f32_igemm[0]); k++) {
+    if (!wanted(filter, g_f32_igemm[k].name)) continue;
+    if (!isa_supported(g_f32_igemm[k].isa)) {
+      printf("  %-62s skipped (CPU lacks its ISA)\n", g_f32_igemm[k].name);
+      continue;
+    }
+    const size_t nr = g_f32_igemm[k].nr;
+#define IGEMM_ALL()                                                                \
+  for (size_t j = 0; j < GN; j += nr) {                                            \
+    for (size_t p = 0; p < GK; p++) rows[p] = b + p * GN + j;                      \
+    g_f32_igemm[k].fn(GM, GN - j < nr ? GN - j : nr, GK, a, GK, rows, c1 + j, GN); \
+  }
+    IGEMM_ALL();
+    const bool ok = memcmp(c0, c1, sizeof(c0)) == 0;
+    bad |= !ok;
+    TIME_MEDIAN(t, IGEMM_ALL());
+#undef IGEMM_ALL
+    report(g_f32_igemm[k].name, t, macs, "FMA", ok);
   }
   static uint8_t table[256];
   for (size_t i = 0; i < 256; i++) table[i] = (uint8_t)rnd();

@@ -11,10 +11,16 @@
  * skipped), then the bias. Every route computes exactly these operations, so the output bits do
  * not depend on the backend, the CPU (x86-64 or AArch64) or the thread count:
  * - >= 4 output channels per group (any backend but reference): per (image, group, tile of 128
- *   output pixels) the tile's im2col columns [K = C/g * taps][pixels] (0.0f at padded taps) are
- *   written straight into the panels of an f32-gemm variant (AVX-512, AVX2, NEON or the portable 4x4 tile; each the fma
- *   chain of the scalar twin), the weights [M/g][K] are its A, written straight into the NCHW
- *   output; the bias is added after the chain. Tiles do not depend on the thread count.
+ *   output pixels) a GEMM with the weights [M/g][K = C/g * taps] as A and the tile's im2col
+ *   columns [K][pixels] (0.0f at padded taps) as B, written straight into the NCHW output; the
+ *   bias is added after the chain (f32-vbinary's vaddc). Windows of more than one tap with an
+ *   innermost stride of 1 (the 3x3 stride-1 convs) never write the im2col: f32-igemm reads B
+ *   through K row pointers per piece of at most NR pixels of one output row — into the input
+ *   itself, at a shared zero row for taps in the padding, or at a short copy for a row that
+ *   crosses the input's edge. The others (pointwise: the input planes are B; strided windows)
+ *   write B straight into the panels of f32-gemm. Each variant (AVX-512, AVX2, NEON or the
+ *   portable 4x4 tile) is the fma chain of its scalar twin. Tiles do not depend on the thread
+ *   count.
  * - depthwise (any backend but reference): per plane and output row on an f32-dwconv variant.
  * ConvTranspose sums each kernel tap's channel dot product (channel order) and adds the taps in
  * row-major order (ONNX Runtime's col2im order), then the bias, with separate multiplies and adds:
@@ -28,15 +34,19 @@
 #include "f32-deconv/f32-deconv.h"
 #include "f32-dwconv/f32-dwconv.h"
 #include "f32-gemm/f32-gemm.h"
+#include "f32-igemm/f32-igemm.h"
+#include "f32-vbinary/f32-vbinary.h"
 #include "op_window.h"
 #include "q8rt-isa.h"
 
 typedef struct fconv_params {
   int transpose;
   q8rt_f32_gemm_ukernel_fn gemm;     /* Conv's fast route, or NULL */
+  q8rt_f32_igemm_ukernel_fn igemm;   /* its windows of taps > 1 and innermost stride 1 (with gemm) */
   q8rt_f32_dwconv_ukernel_fn dw;     /* Conv's depthwise row kernel (any backend but reference) */
   q8rt_f32_deconv_ukernel_fn deconv; /* ConvTranspose's tap kernel */
-  size_t nr;
+  q8rt_f32_vbinary_ukernel_fn addc;  /* the bias added to an output row (y = y + b, as the reference) */
+  size_t nr, inr;                    /* gemm's and igemm's NR */
   int64_t group;
   const int64_t *output_padding, *output_shape; /* ConvTranspose */
   size_t n_output_padding, n_output_shape;
@@ -103,6 +113,19 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
         "f32-deconv per output row and kernel tap, all output channels of a group at once (the "
         "definition's channel dots and tap order)";
   }
+  {
+    static const struct {
+      uint32_t isa;
+      q8rt_f32_vbinary_ukernel_fn fn;
+    } bv[] = {
+#define Q8RT_F32_VBINARY_UKERNELS(isa_flag, isa) {isa_flag, q8rt_f32_vaddc_ukernel__##isa},
+#include "f32-vbinary/f32-vbinary.inc"
+#undef Q8RT_F32_VBINARY_UKERNELS
+    };
+    size_t bi = 0; /* the list ends with the scalar twin */
+    while (!op_isa_usable(bv[bi].isa, ctx->isa, ctx->backend)) bi++;
+    p->addc = bv[bi].fn;
+  }
   if (!transpose && ctx->backend != Q8RT_BACKEND_REFERENCE) {
     const op_f32_gemm_variant *gv = op_f32_gemm_pick(ctx);
     p->gemm = gv != NULL ? gv->fn : NULL;
@@ -121,10 +144,36 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
     size_t di = 0; /* the list ends with the twin */
     while (!op_isa_usable(dv[di].isa, ctx->isa, ctx->backend)) di++;
     p->dw = dv[di].fn;
+    static const struct {
+      uint32_t isa;
+      q8rt_f32_igemm_ukernel_fn fn;
+      size_t nr;
+      const char *name;
+    } iv[] = {
+#define Q8RT_F32_IGEMM_UKERNEL(isa, fn, mr, nr) {isa, fn, nr, #fn},
+#include "f32-igemm/f32-igemm.inc"
+#undef Q8RT_F32_IGEMM_UKERNEL
+    };
+    size_t ii = 0; /* the list ends with the portable tile */
+    while (!op_isa_usable(iv[ii].isa, ctx->isa, ctx->backend)) ii++;
+    p->igemm = gv != NULL ? iv[ii].fn : NULL;
+    p->inr = iv[ii].nr;
     /* >= 4 output channels per group (the GEMM's A rows) take the GEMM; known here when W's shape is */
     const ir_value *wv = ir_node_input(ctx->graph, n, 1);
     const int64_t wm = wv != NULL && wv->rank >= 3 ? wv->dims[0] : -1, wc = wm >= 0 ? wv->dims[1] : -1;
-    if (gv != NULL && wm >= 0 && wm % p->group == 0 && wm / p->group >= 4) {
+    int64_t taps = wm >= 0 ? 1 : -1;
+    for (int i = 2; taps > 0 && i < wv->rank; i++)
+      taps = wv->dims[i] > 0 && wv->dims[i] < (1 << 20) ? taps * wv->dims[i] : -1;
+    const int64_t *strides = NULL;
+    size_t n_strides = 0;
+    if ((st = ir_attr_ints(n, "strides", &strides, &n_strides, err)) != Q8RT_OK) return st;
+    const int inner_s1 = n_strides == 0 || strides[n_strides - 1] == 1;
+    if (gv != NULL && wm >= 0 && wm % p->group == 0 && wm / p->group >= 4 && taps > 1 && inner_s1) {
+      ctx->kernel = iv[ii].name + 5; /* drop the "q8rt_" prefix */
+      ctx->reason =
+          "f32-igemm on row pointers into the input (a copy only where a row crosses the padding; one fma chain per "
+          "output, as the reference loop)";
+    } else if (gv != NULL && wm >= 0 && wm % p->group == 0 && wm / p->group >= 4) {
       ctx->kernel = gv->name + 5; /* drop the "q8rt_" prefix */
       ctx->reason = "im2col tiles packed for the f32 GEMM (one fma chain per output, as the reference loop)";
     } else if (wm == p->group && wc == 1) {
@@ -275,10 +324,31 @@ static int fc_use_gemm(const fconv_params *p, const fconv_geom *g) { return p->g
 /* Pieces of a tile: its pixels split at output-row ends and at panel (NR column) boundaries. */
 #define FC_MAX_PIECES (2 * FC_TILE + 2)
 
+/* The indirect route (f32-igemm): windows of more than one tap whose innermost stride is 1, so a
+ * B row of a piece (pixels of one output row) is a contiguous stretch of one input row. */
+static int fc_pointwise(const fconv_geom *g) {
+  return op_window_taps(&g->w) == 1 && g->w.s[0] == 1 && g->w.s[1] == 1 && g->w.s[2] == 1 && g->w.pb[0] == 0 &&
+         g->w.pb[1] == 0 && g->w.pb[2] == 0 && g->w.out[0] == g->w.in[0] && g->w.out[1] == g->w.in[1] &&
+         g->w.out[2] == g->w.in[2];
+}
+static int fc_use_igemm(const fconv_params *p, const fconv_geom *g) {
+  return p->igemm != NULL && op_window_taps(&g->w) > 1 && g->w.s[2] == 1;
+}
+
+/* Floats of K row pointers (rounded up to 16 floats). */
+static size_t fc_ptr_floats(size_t K) { return (K * sizeof(const float *) + 63) / 64 * 16; }
+
 static size_t fc_slot_floats(const fconv_params *p, const fconv_geom *g) {
   const size_t K = (size_t)(g->C / g->group * op_window_taps(&g->w));
-  /* packed tile, then 5 int64 arrays describing its pieces */
-  return q8rt_f32_gemm_packed_size(K, FC_TILE, p->nr) + 10 * FC_MAX_PIECES + 16;
+  size_t f;
+  if (fc_use_igemm(p, g)) {
+    /* K row pointers, a row of zeros, at most K edge rows of a piece */
+    f = fc_ptr_floats(K) + p->inr + K * p->inr;
+  } else {
+    /* packed tile, then 5 int64 arrays describing its pieces */
+    f = q8rt_f32_gemm_packed_size(K, FC_TILE, p->nr) + 10 * FC_MAX_PIECES + 16;
+  }
+  return (f + 15) / 16 * 16; /* slots stay 64-byte aligned */
 }
 
 static size_t conv_workspace(const void *params, const void *geom, size_t threads) {
@@ -294,6 +364,7 @@ typedef struct fc_job {
   const fconv_geom *g;
   const float *x, *w, *bias;
   float *y, *ws;
+  size_t x_count; /* floats of x: a B row pointer may read NR floats from its start within them */
   size_t tiles, mb, mblocks, slots, slot_floats; /* items: image x group x tile x block of mb rows */
   atomic_int busy[FC_MAX_SLOTS];
 } fc_job;
@@ -338,10 +409,66 @@ static void fc_task(void *arg, size_t task) {
   float *packed = j->ws + slot * j->slot_floats;
   const int64_t in_plane = op_window_in_plane(&g->w);
   const float *xg = j->x + ((int64_t)nb * g->C + (int64_t)grp * Cg) * in_plane;
-  const int pointwise = op_window_taps(&g->w) == 1 && g->w.s[0] == 1 && g->w.s[1] == 1 && g->w.s[2] == 1 &&
-                        g->w.pb[0] == 0 && g->w.pb[1] == 0 && g->w.pb[2] == 0 && g->w.out[0] == g->w.in[0] &&
-                        g->w.out[1] == g->w.in[1] && g->w.out[2] == g->w.in[2];
-  if (pointwise) {
+  const int pointwise = fc_pointwise(g);
+  const size_t m0 = blk * j->mb, mc = (size_t)Mg - m0 < j->mb ? (size_t)Mg - m0 : j->mb;
+  float *y = j->y + ((size_t)nb * (size_t)g->M + grp * (size_t)Mg + m0) * P + p0;
+  const float *wa = j->w + (grp * (size_t)Mg + m0) * K;
+  if (fc_use_igemm(j->p, g)) {
+    /* Pieces of the tile within one output row, of at most NR pixels; per piece the K row
+     * pointers (c, t0, t1, t2 in the reference loop's order): a tap row in the padding reads the
+     * zero row, a stretch inside its input row (with NR floats readable in x) is read where it
+     * is, and a stretch crossing the row's edge is copied with 0.0f at the padded taps: the
+     * values the im2col panel would hold, so the same fma chains. */
+    const size_t inr = j->p->inr;
+    const float **bp = (const float **)(void *)packed;
+    float *zero = packed + fc_ptr_floats(K), *copies = zero + inr;
+    for (size_t t = 0; t < inr; t++) zero[t] = 0.0f;
+    const int64_t O2 = g->w.out[2], in1 = g->w.in[1], in2 = g->w.in[2];
+    for (size_t q = 0; q < T;) {
+      const int64_t pix = (int64_t)(p0 + q);
+      const int64_t o2 = pix % O2, o1 = (pix / O2) % g->w.out[1], o0 = pix / O2 / g->w.out[1];
+      size_t len = (size_t)(O2 - o2);
+      if (len > T - q) len = T - q;
+      if (len > inr) len = inr;
+      const int64_t r0 = o0 * g->w.s[0] - g->w.pb[0], r1 = o1 * g->w.s[1] - g->w.pb[1];
+      float *cp = copies;
+      size_t k = 0;
+      for (int64_t c = 0; c < Cg; c++) {
+        const float *xc = xg + c * in_plane;
+        for (int64_t t0 = 0; t0 < g->w.k[0]; t0++) {
+          const int64_t i0 = r0 + t0 * g->w.d[0];
+          for (int64_t t1 = 0; t1 < g->w.k[1]; t1++) {
+            const int64_t i1 = r1 + t1 * g->w.d[1];
+            if (i0 < 0 || i0 >= g->w.in[0] || i1 < 0 || i1 >= in1) {
+              for (int64_t t2 = 0; t2 < g->w.k[2]; t2++) bp[k++] = zero;
+              continue;
+            }
+            const float *row = xc + (i0 * in1 + i1) * in2;
+            const size_t row_at = (size_t)(row - j->x);
+            for (int64_t t2 = 0; t2 < g->w.k[2]; t2++, k++) {
+              const int64_t st = o2 + t2 * g->w.d[2] - g->w.pb[2];
+              if (st >= 0 && st + (int64_t)len <= in2 && row_at + (size_t)st + inr <= j->x_count) {
+                bp[k] = row + st;
+                continue;
+              }
+              /* columns t of [lo, hi) lie inside the row */
+              int64_t lo = st < 0 ? -st : 0, hi = in2 - st;
+              if (lo > (int64_t)len) lo = (int64_t)len;
+              if (hi < lo) hi = lo;
+              if (hi > (int64_t)len) hi = (int64_t)len;
+              memset(cp, 0, (size_t)lo * sizeof(float));
+              if (hi > lo) memcpy(cp + lo, row + st + lo, (size_t)(hi - lo) * sizeof(float));
+              memset(cp + hi, 0, (inr - (size_t)hi) * sizeof(float));
+              bp[k] = cp;
+              cp += inr;
+            }
+          }
+        }
+      }
+      j->p->igemm(mc, len, K, wa, K, bp, y + q, P);
+      q += len;
+    }
+  } else if (pointwise) {
     /* the input planes are B itself: [C/g][pixels] with row stride P */
     q8rt_f32_gemm_pack(K, T, nr, xg + p0, P, packed);
   } else {
@@ -408,14 +535,9 @@ static void fc_task(void *arg, size_t task) {
       }
     }
   }
-  const size_t m0 = blk * j->mb, mc = (size_t)Mg - m0 < j->mb ? (size_t)Mg - m0 : j->mb;
-  float *y = j->y + ((size_t)nb * (size_t)g->M + grp * (size_t)Mg + m0) * P + p0;
-  j->p->gemm(mc, T, K, j->w + (grp * (size_t)Mg + m0) * K, K, packed, y, P);
+  if (!fc_use_igemm(j->p, g)) j->p->gemm(mc, T, K, wa, K, packed, y, P);
   if (j->bias != NULL) {
-    for (size_t m = 0; m < mc; m++) {
-      const float b = j->bias[grp * (size_t)Mg + m0 + m];
-      for (size_t q = 0; q < T; q++) y[(size_t)m * P + q] += b;
-    }
+    for (size_t m = 0; m < mc; m++) j->p->addc(T, y + m * P, j->bias + grp * (size_t)Mg + m0 + m, y + m * P);
   }
   atomic_store_explicit(&j->busy[slot], 0, memory_order_release);
 }
@@ -427,6 +549,7 @@ static void fc_task(void *arg, size_t task) {
 typedef struct fdw_job {
   const fconv_geom *g;
   q8rt_f32_dwconv_ukernel_fn row;
+  q8rt_f32_vbinary_ukernel_fn addc;
   const float *x, *w, *bias;
   float *y;
 } fdw_job;
@@ -462,10 +585,7 @@ static void fdw_plane(void *arg, size_t task) {
                (size_t)g->w.pb[2], (size_t)g->w.in[2], xc + (i0 * g->w.in[1] + i1) * g->w.in[2],
                (size_t)(g->w.d[1] * g->w.in[2]), wm + (t0 * g->w.k[1] + t1lo) * g->w.k[2], y);
       }
-      if (j->bias != NULL) {
-        const float b = j->bias[m];
-        for (int64_t o2 = 0; o2 < O2; o2++) y[o2] += b;
-      }
+      if (j->bias != NULL) j->addc((size_t)O2, y, j->bias + m, y);
     }
   }
 }
@@ -483,6 +603,7 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
     j.bias = g->has_bias ? in[2].data : NULL;
     j.y = out[0].data;
     j.ws = workspace;
+    j.x_count = (size_t)(g->N * g->C * op_window_in_plane(&g->w));
     const size_t P = (size_t)op_window_out_plane(&g->w);
     j.tiles = (P + FC_TILE - 1) / FC_TILE;
     /* With threads, few tiles (small planes: the deep 1x1 convs) also split the weight rows, in
@@ -500,7 +621,7 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
     return;
   }
   if (p->dw != NULL && g->group == g->C && g->M == g->C) {
-    fdw_job j = {g, p->dw, in[0].data, in[1].data, g->has_bias ? in[2].data : NULL, out[0].data};
+    fdw_job j = {g, p->dw, p->addc, in[0].data, in[1].data, g->has_bias ? in[2].data : NULL, out[0].data};
     const size_t cost = (size_t)(op_window_out_plane(&g->w) * op_window_taps(&g->w));
     op_parallel_items(ctx, (size_t)(g->N * g->M), cost, 1 << 16, fdw_plane, &j);
     return;

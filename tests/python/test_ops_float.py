@@ -438,6 +438,14 @@ FCONV_CASES = [
     ((2, 8, 12, 13), (12, 4, 3, 3), {"group": 2, "pads": [0, 1, 2, 1], "dilations": [2, 1]}, True),
     ((1, 16, 20, 20), (40, 16, 1, 1), {}, False),
     ((1, 6, 50), (10, 6, 5), {"strides": [3], "auto_pad": "SAME_UPPER"}, True),
+    # f32-igemm (taps > 1, innermost stride 1): rows wider than NR with a partial last piece (and
+    # the last input row, whose NR floats would pass x's end, copied), 1-D, 3-D with an inner
+    # dilation and outer strides, a plane narrower than the kernel (every row crosses the padding)
+    ((1, 24, 9, 70), (24, 24, 3, 3), {"pads": [1, 1, 1, 1]}, True),
+    ((1, 7, 45), (9, 7, 4), {"pads": [3, 2], "dilations": [2]}, True),
+    ((1, 5, 4, 3, 50), (6, 5, 3, 2, 3), {"pads": [1, 0, 1, 1, 2, 0], "dilations": [1, 2, 3], "strides": [2, 1, 1]},
+     False),
+    ((1, 4, 6, 5), (8, 4, 5, 5), {"pads": [2, 2, 2, 2]}, True),
     # 2 output channels per group: the reference loop on every backend
     ((1, 6, 11, 9), (4, 3, 3, 3), {"group": 2, "pads": [1, 1, 1, 1]}, True),
     # depthwise: planes with the reference loop's operation order
@@ -477,8 +485,8 @@ def _float_routes(m, feeds, tmp_path, op="Conv"):
 
 @pytest.mark.parametrize("case", FCONV_CASES, ids=[f"{c[0]}w{c[1]}" for c in FCONV_CASES])
 def test_float_conv_gemm_route(case, tmp_path):
-    """Float Conv (im2col tiles + the f32 GEMM from 4 output channels per group, depthwise planes,
-    else the loop): within the float tolerance of ORT, and the same bytes at any thread count and
+    """Float Conv (from 4 output channels per group f32-igemm on row pointers for stride-1 windows,
+    else im2col tiles + the f32 GEMM; depthwise planes; else the loop): within the float tolerance of ORT, and the same bytes at any thread count and
     as --backend reference."""
     from single_node import run_ort
     xshape, wshape, attrs, has_bias = case
@@ -494,7 +502,9 @@ def test_float_conv_gemm_route(case, tmp_path):
     got, explain = _float_routes(m, {"x": x}, tmp_path)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
     wide = wshape[0] // attrs.get("group", 1) >= 4
-    assert ("f32_gemm_ukernel" in explain) == wide, explain
+    indirect = wide and int(np.prod(wshape[2:])) > 1 and attrs.get("strides", [1])[-1] == 1
+    assert ("f32_igemm_ukernel" in explain) == indirect, explain
+    assert ("f32_gemm_ukernel" in explain) == (wide and not indirect), explain
 
 
 def test_float_conv_special_routes(tmp_path):
@@ -519,7 +529,7 @@ def test_float_conv_special_routes(tmp_path):
         feeds = {"x": x, "w": w} if w_input else {"x": x}
         got, explain = _float_routes(m, feeds, tmp_path / f"w{int(w_input)}")
         if not w_input:
-            assert "f32_gemm_ukernel" in explain, explain
+            assert "f32_igemm_ukernel" in explain, explain
         # the definition in float64: im2col with zeros at padded taps
         xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
         with np.errstate(invalid="ignore", over="ignore"):
