@@ -466,6 +466,46 @@ static q8rt_status release_packed_constants(ir_graph *g, const plan *p, q8rt_poo
   return Q8RT_OK;
 }
 
+/* The plan's own value table, inputs, outputs and guards (copies: nothing at bind or run reads the
+ * IR). Runs last, when every twin value exists and packed constants are released. */
+static q8rt_status copy_values(const ir_graph *g, plan *p, q8rt_pool *pool, q8rt_error *err) {
+  p->n_values = g->n_values;
+  p->values = q8rt_pool_array(pool, (size_t)g->n_values + 1, sizeof(plan_value));
+  p->n_inputs = g->n_inputs;
+  p->inputs = q8rt_pool_array(pool, (size_t)g->n_inputs + 1, sizeof(int));
+  p->n_outputs = g->n_outputs;
+  p->outputs = q8rt_pool_array(pool, (size_t)g->n_outputs + 1, sizeof(int));
+  p->guards = q8rt_pool_array(pool, (size_t)g->n_guards + 1, sizeof(plan_guard));
+  if (p->values == NULL || p->inputs == NULL || p->outputs == NULL || p->guards == NULL)
+    return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
+  for (int v = 0; v < g->n_values; v++) {
+    const ir_value *iv = &g->values[v];
+    plan_value *pv = &p->values[v];
+    if ((pv->name = q8rt_pool_strdup(pool, iv->name)) == NULL)
+      return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
+    pass_value_shape(iv, &pv->shape);
+    pv->constant = iv->constant != NULL;
+    pv->const_bytes = iv->constant != NULL ? iv->constant->nbytes : 0;
+    pv->graph_input = iv->graph_input;
+    pv->graph_output = iv->graph_output;
+    pv->has_quant = iv->quant.known;
+    pv->scale = iv->quant.scale;
+    pv->zero_point = iv->quant.zero_point;
+  }
+  for (int i = 0; i < g->n_inputs; i++) p->inputs[i] = g->inputs[i];
+  for (int i = 0; i < g->n_outputs; i++) p->outputs[i] = g->outputs[i];
+  for (int id = 1; id <= g->n_guards; id++) {
+    const ir_guard *gd = ir_graph_guard(g, id);
+    plan_guard *pg = &p->guards[id - 1];
+    pg->parent = gd->parent;
+    pg->cond = gd->cond;
+    pg->side = gd->side;
+    if ((pg->if_name = q8rt_pool_strdup(pool, g->nodes[gd->if_node].name)) == NULL)
+      return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
+  }
+  return Q8RT_OK;
+}
+
 static int guard_broken(const plan *p, const ir_graph *g, int id) {
   for (; id > 0; id = ir_graph_guard(g, id)->parent) {
     if (p->guard_errors[id] != NULL) return 1;
@@ -555,5 +595,6 @@ q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint3
     if (out->steps[i].n_inputs > out->max_inputs) out->max_inputs = out->steps[i].n_inputs;
     if (out->steps[i].n_outputs > out->max_outputs) out->max_outputs = out->steps[i].n_outputs;
   }
-  return release_packed_constants(g, out, pool, err);
+  if ((st = release_packed_constants(g, out, pool, err)) != Q8RT_OK) return st;
+  return copy_values(g, out, pool, err);
 }

@@ -20,7 +20,37 @@ typedef struct plan_step {
   unsigned consumed; /* op_prepare_ctx.consumed: constant inputs whose IR data the step never reads */
 } plan_step;
 
+/* What the session needs of a value: the plan's own copy, so the IR can go once the model is
+ * loaded. Physical values: an NHWC twin the planner added is a value of its own. */
+typedef struct plan_value {
+  const char *name;
+  /* as planned: dtype, rank (-1: unknown), dims (-1: symbolic); value: a constant's data (NULL
+   * for activations, and for constants whose data was packed away: plan_step.consumed) */
+  op_shape shape;
+  int constant;       /* an initializer or folded constant: no arena block */
+  size_t const_bytes; /* a constant's size, 0 otherwise */
+  int graph_input;    /* index among graph inputs, or -1 */
+  int graph_output;   /* index among graph outputs, or -1 */
+  int has_quant;      /* a per-tensor scale and zero point are known */
+  float scale;
+  int32_t zero_point;
+} plan_value;
+
+/* An If branch (ir_guard): its steps run when value `cond` (a bool scalar) equals `side` and the
+ * enclosing branch `parent` (0: none) runs. */
+typedef struct plan_guard {
+  int parent, cond, side;
+  const char *if_name; /* the If node */
+} plan_guard;
+
 typedef struct plan {
+  plan_value *values; /* [n_values] */
+  int n_values;
+  int *inputs; /* graph inputs (not initializers), value indices */
+  int n_inputs;
+  int *outputs; /* graph outputs, value indices */
+  int n_outputs;
+  plan_guard *guards; /* [n_guards]: guards[id - 1] */
   plan_step *steps;
   int n_steps;
   int max_inputs;  /* largest n_inputs of any step */

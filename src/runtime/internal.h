@@ -13,6 +13,8 @@ struct q8rt_model {
   q8rt_backend backend;
   char *explain;
   size_t explain_len;
+  ir_metadata *metadata; /* the model's metadata_props, copied from the IR */
+  size_t n_metadata;
   int all_inputs_static;
   uint32_t isa;
 };

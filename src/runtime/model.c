@@ -64,9 +64,8 @@ static q8rt_status build_explain(q8rt_model *m, q8rt_error *err) {
     const plan_step *s = &m->plan.steps[i];
     char branch[320] = "";
     if (s->guard > 0) {
-      const ir_guard *gd = ir_graph_guard(m->graph, s->guard);
-      snprintf(branch, sizeof(branch), " [%s of If '%.200s']", gd->side ? "then_branch" : "else_branch",
-               m->graph->nodes[gd->if_node].name);
+      const plan_guard *gd = &m->plan.guards[s->guard - 1];
+      snprintf(branch, sizeof(branch), " [%s of If '%.200s']", gd->side ? "then_branch" : "else_branch", gd->if_name);
     }
     snprintf(line, sizeof(line), "%3d %-18s %-24s %s: %s%s%s%s\n", i, s->node->op_type, s->node->name, s->kernel,
              s->reason, s->node->note ? "; " : "", s->node->note ? s->node->note : "", branch);
@@ -78,6 +77,21 @@ static q8rt_status build_explain(q8rt_model *m, q8rt_error *err) {
   if (buf == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
   m->explain = buf;
   m->explain_len = len;
+  return Q8RT_OK;
+}
+
+static q8rt_status copy_metadata(q8rt_model *m, const ir_graph *g, q8rt_error *err) {
+  m->n_metadata = g->n_metadata;
+  m->metadata = q8rt_pool_array(&m->pool, g->n_metadata + 1, sizeof(ir_metadata));
+  if (m->metadata == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  for (size_t i = 0; i < g->n_metadata; i++) {
+    const ir_metadata *e = &g->metadata[i];
+    ir_metadata *c = &m->metadata[i];
+    c->key = q8rt_pool_strdup(&m->pool, e->key);
+    c->value = q8rt_pool_strndup(&m->pool, e->value, e->value_len); /* may hold NULs: copied by length */
+    c->value_len = e->value_len;
+    if (c->key == NULL || c->value == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  }
   return Q8RT_OK;
 }
 
@@ -140,6 +154,7 @@ static q8rt_status load(const void *data, size_t size, size_t held, const q8rt_m
     }
   }
   if (st == Q8RT_OK) st = build_explain(m, err);
+  if (st == Q8RT_OK) st = copy_metadata(m, m->graph, err);
   q8rt_meter_release(&m->meter, held);
   if (st != Q8RT_OK) {
     st = q8rt_meter_failure(&m->meter, st, "the model", err);
@@ -229,59 +244,58 @@ void q8rt_model_free(q8rt_model *m) {
 
 size_t q8rt_model_memory(const q8rt_model *m) { return m != NULL ? atomic_load(&m->meter.used) : 0; }
 
-size_t q8rt_model_input_count(const q8rt_model *m) { return m ? (size_t)m->graph->n_inputs : 0; }
-size_t q8rt_model_output_count(const q8rt_model *m) { return m ? (size_t)m->graph->n_outputs : 0; }
+size_t q8rt_model_input_count(const q8rt_model *m) { return m ? (size_t)m->plan.n_inputs : 0; }
+size_t q8rt_model_output_count(const q8rt_model *m) { return m ? (size_t)m->plan.n_outputs : 0; }
 
-static void fill_info(const ir_value *v, q8rt_tensor_info *info) {
+static void fill_info(const plan_value *v, q8rt_tensor_info *info) {
   memset(info, 0, sizeof(*info));
-  op_shape s;
-  pass_value_shape(v, &s);
+  const op_shape *s = &v->shape;
   info->name = v->name;
-  info->dtype = s.dtype;
-  info->rank = s.rank < 0 ? 0 : s.rank;
-  for (int i = 0; i < info->rank; i++) info->shape[i] = s.dims[i];
-  info->has_quantization = v->quant.known;
-  info->scale = v->quant.scale;
-  info->zero_point = v->quant.zero_point;
+  info->dtype = s->dtype;
+  info->rank = s->rank < 0 ? 0 : s->rank;
+  for (int i = 0; i < info->rank; i++) info->shape[i] = s->dims[i];
+  info->has_quantization = v->has_quant;
+  info->scale = v->scale;
+  info->zero_point = v->zero_point;
 }
 
 q8rt_status q8rt_model_input_info(const q8rt_model *m, size_t index, q8rt_tensor_info *info, q8rt_error *error) {
   if (m == NULL || info == NULL) return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "model or info is NULL");
-  if (index >= (size_t)m->graph->n_inputs) {
+  if (index >= (size_t)m->plan.n_inputs) {
     return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "input index %zu out of range (the model has %d inputs)",
-                     index, m->graph->n_inputs);
+                     index, m->plan.n_inputs);
   }
-  fill_info(&m->graph->values[m->graph->inputs[index]], info);
+  fill_info(&m->plan.values[m->plan.inputs[index]], info);
   return Q8RT_OK;
 }
 
 q8rt_status q8rt_model_output_info(const q8rt_model *m, size_t index, q8rt_tensor_info *info, q8rt_error *error) {
   if (m == NULL || info == NULL) return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "model or info is NULL");
-  if (index >= (size_t)m->graph->n_outputs) {
+  if (index >= (size_t)m->plan.n_outputs) {
     return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "output index %zu out of range (the model has %d outputs)",
-                     index, m->graph->n_outputs);
+                     index, m->plan.n_outputs);
   }
-  fill_info(&m->graph->values[m->graph->outputs[index]], info);
+  fill_info(&m->plan.values[m->plan.outputs[index]], info);
   return Q8RT_OK;
 }
 
 int q8rt_model_find_input(const q8rt_model *m, const char *name) {
   if (m == NULL || name == NULL) return -1;
-  for (int i = 0; i < m->graph->n_inputs; i++) {
-    if (strcmp(m->graph->values[m->graph->inputs[i]].name, name) == 0) return i;
+  for (int i = 0; i < m->plan.n_inputs; i++) {
+    if (strcmp(m->plan.values[m->plan.inputs[i]].name, name) == 0) return i;
   }
   return -1;
 }
 
 int q8rt_model_find_output(const q8rt_model *m, const char *name) {
   if (m == NULL || name == NULL) return -1;
-  for (int i = 0; i < m->graph->n_outputs; i++) {
-    if (strcmp(m->graph->values[m->graph->outputs[i]].name, name) == 0) return i;
+  for (int i = 0; i < m->plan.n_outputs; i++) {
+    if (strcmp(m->plan.values[m->plan.outputs[i]].name, name) == 0) return i;
   }
   return -1;
 }
 
-size_t q8rt_model_metadata_count(const q8rt_model *m) { return m != NULL ? m->graph->n_metadata : 0; }
+size_t q8rt_model_metadata_count(const q8rt_model *m) { return m != NULL ? m->n_metadata : 0; }
 
 q8rt_status q8rt_model_metadata_entry(const q8rt_model *m, size_t index, const char **key, const char **value,
                                       size_t *value_len, q8rt_error *error) {
@@ -289,11 +303,11 @@ q8rt_status q8rt_model_metadata_entry(const q8rt_model *m, size_t index, const c
     return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT,
                      "q8rt_model_metadata_entry: model, key and value must not be NULL");
   }
-  if (index >= m->graph->n_metadata) {
+  if (index >= m->n_metadata) {
     return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "metadata index %zu out of range (the model has %zu entries)",
-                     index, m->graph->n_metadata);
+                     index, m->n_metadata);
   }
-  const ir_metadata *e = &m->graph->metadata[index];
+  const ir_metadata *e = &m->metadata[index];
   *key = e->key;
   *value = e->value;
   if (value_len != NULL) *value_len = e->value_len;
@@ -302,8 +316,8 @@ q8rt_status q8rt_model_metadata_entry(const q8rt_model *m, size_t index, const c
 
 const char *q8rt_model_metadata(const q8rt_model *m, const char *key, size_t *value_len) {
   if (m == NULL || key == NULL) return NULL;
-  for (size_t i = m->graph->n_metadata; i-- > 0;) {
-    const ir_metadata *e = &m->graph->metadata[i];
+  for (size_t i = m->n_metadata; i-- > 0;) {
+    const ir_metadata *e = &m->metadata[i];
     if (strcmp(e->key, key) == 0) {
       if (value_len != NULL) *value_len = e->value_len;
       return e->value;

@@ -7,7 +7,6 @@
 #include <time.h>
 
 #include "internal.h"
-#include "passes/passes.h"
 #include "plan/arena.h"
 
 void q8rt_session_options_init(q8rt_session_options *o) {
@@ -17,7 +16,7 @@ void q8rt_session_options_init(q8rt_session_options *o) {
   o->threads = 1;
 }
 
-static size_t n_values(const q8rt_session *s) { return (size_t)s->model->graph->n_values; }
+static size_t n_values(const q8rt_session *s) { return (size_t)s->model->plan.n_values; }
 static size_t n_blocks(const q8rt_session *s) { return n_values(s) + (size_t)s->model->plan.n_steps; }
 
 static void free_arena(q8rt_session *s) {
@@ -140,7 +139,7 @@ static q8rt_status guard_state(q8rt_session *s, int id, int *state, q8rt_error *
     return Q8RT_OK;
   }
   if (s->gstate[id] == 0) {
-    const ir_guard *gd = ir_graph_guard(s->model->graph, id);
+    const plan_guard *gd = &s->model->plan.guards[id - 1];
     int p;
     q8rt_status st = guard_state(s, gd->parent, &p, err); /* depth <= IR_MAX_SUBGRAPH_DEPTH */
     if (st != Q8RT_OK) return st;
@@ -176,7 +175,6 @@ static void set_unavailable(op_shape *sh) {
  * decided at run that fails here keeps its error for the run that takes it. */
 static q8rt_status infer_all(q8rt_session *s, q8rt_error *err) {
   const q8rt_model *m = s->model;
-  const ir_graph *g = m->graph;
   op_shape in_shapes[Q8RT_MAX_IO], out_shapes[Q8RT_MAX_IO];
   memset(s->gstate, 0, (size_t)m->plan.n_guards + 1);
   free_bind_errors(s);
@@ -251,7 +249,6 @@ static q8rt_status infer_all(q8rt_session *s, q8rt_error *err) {
     ss->workspace_bytes = ps->op->workspace != NULL ? ps->op->workspace(ps->params, ss->geom, (size_t)s->threads) : 0;
     eval_small_values(s, i);
   }
-  (void)g;
   return Q8RT_OK;
 }
 
@@ -259,15 +256,15 @@ static q8rt_status infer_all(q8rt_session *s, q8rt_error *err) {
  * step's workspace. Returns the arena size in *total. */
 static q8rt_status plan_arena(q8rt_session *s, size_t *total, q8rt_error *err) {
   const q8rt_model *m = s->model;
-  const ir_graph *g = m->graph;
-  const int nv = g->n_values, ns = m->plan.n_steps, nb = nv + ns;
+  const plan *p = &m->plan;
+  const int nv = p->n_values, ns = p->n_steps, nb = nv + ns;
   int *first = s->live_tmp, *last = s->live_tmp + nb, *order = s->live_tmp + 2 * nb;
   for (int v = 0; v < nb; v++) first[v] = last[v] = ARENA_UNUSED;
   for (int v = 0; v < nv; v++) {
-    const ir_value *val = &g->values[v];
+    const plan_value *val = &p->values[v];
     s->offsets[v] = SIZE_MAX;
-    s->nbytes[v] = val->constant != NULL ? val->constant->nbytes : 0;
-    if (val->graph_input >= 0 && val->constant == NULL) first[v] = -1;
+    s->nbytes[v] = val->const_bytes;
+    if (val->graph_input >= 0 && !val->constant) first[v] = -1;
   }
   for (int i = 0; i < ns; i++) {
     const plan_step *ps = &m->plan.steps[i];
@@ -281,8 +278,8 @@ static q8rt_status plan_arena(q8rt_session *s, size_t *total, q8rt_error *err) {
       if (v >= 0 && first[v] != ARENA_UNUSED && last[v] < i) last[v] = i;
     }
     /* a branch decided at run reads its conditions before each of its steps */
-    for (int id = s->steps[i].check ? ps->guard : 0; id > 0; id = ir_graph_guard(g, id)->parent) {
-      const int v = ir_graph_guard(g, id)->cond;
+    for (int id = s->steps[i].check ? ps->guard : 0; id > 0; id = p->guards[id - 1].parent) {
+      const int v = p->guards[id - 1].cond;
       if (first[v] != ARENA_UNUSED && last[v] < i) last[v] = i;
     }
     if (s->steps[i].workspace_bytes > 0) {
@@ -295,11 +292,11 @@ static q8rt_status plan_arena(q8rt_session *s, size_t *total, q8rt_error *err) {
   }
   /* Graph outputs are read after the run; graph inputs must survive it so that a run can be
    * repeated on the same inputs. Both stay reserved to the end. */
-  for (int i = 0; i < g->n_outputs; i++) {
-    if (first[g->outputs[i]] != ARENA_UNUSED) last[g->outputs[i]] = ns;
+  for (int i = 0; i < p->n_outputs; i++) {
+    if (first[p->outputs[i]] != ARENA_UNUSED) last[p->outputs[i]] = ns;
   }
-  for (int i = 0; i < g->n_inputs; i++) {
-    if (first[g->inputs[i]] != ARENA_UNUSED) last[g->inputs[i]] = ns;
+  for (int i = 0; i < p->n_inputs; i++) {
+    if (first[p->inputs[i]] != ARENA_UNUSED) last[p->inputs[i]] = ns;
   }
   for (int v = 0; v < nv; v++) {
     if (first[v] == ARENA_UNUSED) continue;
@@ -308,7 +305,7 @@ static q8rt_status plan_arena(q8rt_session *s, size_t *total, q8rt_error *err) {
     size_t bytes;
     if (sh->rank < 0 || !q8rt_shape_elements(sh->dims, sh->rank, &elems) ||
         !q8rt_mul_size((size_t)elems, q8rt_dtype_size(sh->dtype), &bytes)) {
-      return q8rt_fail(err, Q8RT_ERROR_SHAPE, "tensor '%s' has no concrete shape or is too large", g->values[v].name);
+      return q8rt_fail(err, Q8RT_ERROR_SHAPE, "tensor '%s' has no concrete shape or is too large", p->values[v].name);
     }
     s->nbytes[v] = bytes;
     s->block_size[v] = bytes;
@@ -324,8 +321,8 @@ static q8rt_status plan_arena(q8rt_session *s, size_t *total, q8rt_error *err) {
 }
 
 static void *value_data(const q8rt_session *s, int v) {
-  const ir_value *val = &s->model->graph->values[v];
-  if (val->constant != NULL) return val->constant->data;
+  const plan_value *val = &s->model->plan.values[v];
+  if (val->constant) return (void *)(uintptr_t)val->shape.value;
   if (s->offsets[v] == SIZE_MAX) return NULL;
   return (char *)s->arena + s->offsets[v];
 }
@@ -450,8 +447,7 @@ q8rt_status q8rt_session_create(const q8rt_model *model, const q8rt_session_opti
   s->threads = o.threads < 1 ? 1 : o.threads;
   s->profile = o.profile;
   s->max_arena_bytes = o.max_arena_bytes;
-  const ir_graph *g = model->graph;
-  const size_t nv = (size_t)g->n_values, ns = (size_t)model->plan.n_steps, nb = nv + ns;
+  const size_t nv = (size_t)model->plan.n_values, ns = (size_t)model->plan.n_steps, nb = nv + ns;
   int nviews = 0;
   for (size_t i = 0; i < ns; i++) nviews += model->plan.steps[i].n_inputs + model->plan.steps[i].n_outputs;
   s->n_views = nviews;
@@ -496,7 +492,7 @@ q8rt_status q8rt_session_create(const q8rt_model *model, const q8rt_session_opti
       return st;
     }
   }
-  for (size_t v = 0; v < nv; v++) pass_value_shape(&g->values[v], &s->shapes[v]);
+  for (size_t v = 0; v < nv; v++) s->shapes[v] = model->plan.values[v].shape;
   if (model->all_inputs_static) {
     q8rt_status st = bind(s, error);
     if (st != Q8RT_OK) {
@@ -508,26 +504,26 @@ q8rt_status q8rt_session_create(const q8rt_model *model, const q8rt_session_opti
   return Q8RT_OK;
 }
 
-static const ir_value *graph_input(const q8rt_session *s, size_t index) {
-  const ir_graph *g = s->model->graph;
-  return &g->values[g->inputs[index]];
+static const plan_value *graph_input(const q8rt_session *s, size_t index) {
+  const plan *p = &s->model->plan;
+  return &p->values[p->inputs[index]];
 }
 
 /* Record a concrete shape for graph input value vi; re-plan when every input is concrete and some
  * shape changed. */
 static q8rt_status bind_input_shape(q8rt_session *s, int vi, const int64_t *shape, int rank, int need_all,
                                     q8rt_error *error) {
-  const ir_graph *g = s->model->graph;
+  const plan *p = &s->model->plan;
   op_shape *cur = &s->shapes[vi];
   int same = s->bound && cur->rank == rank;
   for (int d = 0; same && d < rank; d++) same = cur->dims[d] == shape[d];
   if (same) return Q8RT_OK;
-  cur->dtype = g->values[vi].dtype;
+  cur->dtype = p->values[vi].shape.dtype;
   cur->rank = rank;
   for (int d = 0; d < rank; d++) cur->dims[d] = shape[d];
   s->bound = 0;
-  for (int i = 0; i < g->n_inputs; i++) {
-    const op_shape *sh = &s->shapes[g->inputs[i]];
+  for (int i = 0; i < p->n_inputs; i++) {
+    const op_shape *sh = &s->shapes[p->inputs[i]];
     int ok = sh->rank >= 0;
     for (int d = 0; ok && d < sh->rank; d++) ok = sh->dims[d] >= 0;
     if (!ok && !need_all) return Q8RT_OK; /* bound once the last symbolic input gets its shape */
@@ -535,7 +531,7 @@ static q8rt_status bind_input_shape(q8rt_session *s, int vi, const int64_t *shap
       return q8rt_fail(error, Q8RT_ERROR_STATE,
                        "input '%s' has symbolic dimensions: bind its shape with q8rt_session_set_input_shape before "
                        "setting data",
-                       g->values[g->inputs[i]].name);
+                       p->values[p->inputs[i]].name);
     }
   }
   return bind(s, error);
@@ -543,26 +539,27 @@ static q8rt_status bind_input_shape(q8rt_session *s, int vi, const int64_t *shap
 
 static q8rt_status check_input_shape(const q8rt_session *s, size_t index, const int64_t *shape, int rank,
                                      q8rt_error *error) {
-  const ir_graph *g = s->model->graph;
-  if (index >= (size_t)g->n_inputs) {
+  const plan *p = &s->model->plan;
+  if (index >= (size_t)p->n_inputs) {
     return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "input index %zu out of range (the model has %d inputs)",
-                     index, g->n_inputs);
+                     index, p->n_inputs);
   }
-  const ir_value *v = graph_input(s, index);
+  const plan_value *v = graph_input(s, index);
+  const op_shape *vs = &v->shape;
   if (rank < 0 || rank > Q8RT_MAX_RANK || (rank > 0 && shape == NULL)) {
     return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "input '%s': invalid rank %d or NULL shape", v->name, rank);
   }
-  if (v->rank >= 0 && rank != v->rank) {
+  if (vs->rank >= 0 && rank != vs->rank) {
     return q8rt_fail(error, Q8RT_ERROR_SHAPE, "input '%s' has rank %d, the model expects rank %d", v->name, rank,
-                     v->rank);
+                     vs->rank);
   }
   for (int d = 0; d < rank; d++) {
     if (shape[d] < 0) {
       return q8rt_fail(error, Q8RT_ERROR_SHAPE, "input '%s': dimension %d is negative", v->name, d);
     }
-    if (v->rank >= 0 && v->dims[d] >= 0 && shape[d] != v->dims[d]) {
+    if (vs->rank >= 0 && vs->dims[d] >= 0 && shape[d] != vs->dims[d]) {
       return q8rt_fail(error, Q8RT_ERROR_SHAPE, "input '%s': dimension %d is %lld, the model expects %lld", v->name, d,
-                       (long long)shape[d], (long long)v->dims[d]);
+                       (long long)shape[d], (long long)vs->dims[d]);
     }
   }
   int64_t elems;
@@ -577,7 +574,7 @@ q8rt_status q8rt_session_set_input_shape(q8rt_session *s, size_t index, const in
   if (s == NULL) return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "session is NULL");
   q8rt_status st = check_input_shape(s, index, shape, rank, error);
   if (st != Q8RT_OK) return st;
-  return bind_input_shape(s, s->model->graph->inputs[index], shape, rank, 0, error);
+  return bind_input_shape(s, s->model->plan.inputs[index], shape, rank, 0, error);
 }
 
 q8rt_status q8rt_session_set_input(q8rt_session *s, size_t index, const int64_t *shape, int rank, const void *data,
@@ -585,18 +582,17 @@ q8rt_status q8rt_session_set_input(q8rt_session *s, size_t index, const int64_t 
   if (s == NULL) return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "session is NULL");
   q8rt_status cst = check_input_shape(s, index, shape, rank, error);
   if (cst != Q8RT_OK) return cst;
-  const ir_graph *g = s->model->graph;
-  const ir_value *v = graph_input(s, index);
+  const plan_value *v = graph_input(s, index);
   int64_t elems;
   q8rt_shape_elements(shape, rank, &elems);
-  const size_t want = (size_t)elems * q8rt_dtype_size(v->dtype);
+  const size_t want = (size_t)elems * q8rt_dtype_size(v->shape.dtype);
   if (nbytes != want) {
     return q8rt_fail(error, Q8RT_ERROR_SHAPE, "input '%s': %zu bytes given, its shape and type (%s) need %zu", v->name,
-                     nbytes, q8rt_dtype_name(v->dtype), want);
+                     nbytes, q8rt_dtype_name(v->shape.dtype), want);
   }
   if (data == NULL && nbytes != 0)
     return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "input '%s': data is NULL", v->name);
-  const int vi = g->inputs[index];
+  const int vi = s->model->plan.inputs[index];
   q8rt_status st = bind_input_shape(s, vi, shape, rank, 1, error);
   if (st != Q8RT_OK) return st;
   if (nbytes) memcpy((char *)s->arena + s->offsets[vi], data, nbytes);
@@ -605,15 +601,15 @@ q8rt_status q8rt_session_set_input(q8rt_session *s, size_t index, const int64_t 
 
 static q8rt_status require_bound(const q8rt_session *s, q8rt_error *error) {
   if (s->bound) return Q8RT_OK;
-  const ir_graph *g = s->model->graph;
-  for (int i = 0; i < g->n_inputs; i++) {
-    const op_shape *sh = &s->shapes[g->inputs[i]];
+  const plan *p = &s->model->plan;
+  for (int i = 0; i < p->n_inputs; i++) {
+    const op_shape *sh = &s->shapes[p->inputs[i]];
     int ok = sh->rank >= 0;
     for (int d = 0; ok && d < sh->rank; d++) ok = sh->dims[d] >= 0;
     if (!ok) {
       return q8rt_fail(error, Q8RT_ERROR_STATE,
                        "input '%s' has symbolic dimensions: give its shape with q8rt_session_set_input first",
-                       g->values[g->inputs[i]].name);
+                       p->values[p->inputs[i]].name);
     }
   }
   return q8rt_fail(error, Q8RT_ERROR_STATE, "the session's shapes are not bound (an earlier call failed)");
@@ -623,14 +619,14 @@ q8rt_status q8rt_session_input_buffer(q8rt_session *s, size_t index, void **data
   if (s == NULL || data == NULL || nbytes == NULL) {
     return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "session, data and nbytes must not be NULL");
   }
-  const ir_graph *g = s->model->graph;
-  if (index >= (size_t)g->n_inputs) {
+  const plan *p = &s->model->plan;
+  if (index >= (size_t)p->n_inputs) {
     return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "input index %zu out of range (the model has %d inputs)",
-                     index, g->n_inputs);
+                     index, p->n_inputs);
   }
   q8rt_status st = require_bound(s, error);
   if (st != Q8RT_OK) return st;
-  const int vi = g->inputs[index];
+  const int vi = p->inputs[index];
   *data = (char *)s->arena + s->offsets[vi];
   *nbytes = s->nbytes[vi];
   return Q8RT_OK;
@@ -645,9 +641,9 @@ static double now_ms(void) {
 /* Whether the conditions of branch `id` and the enclosing ones hold in this run. Read from the
  * arena: every condition was computed before the branch's first step (topological order). */
 static int guard_holds(const q8rt_session *s, int id) {
-  const ir_graph *g = s->model->graph;
-  for (; id > 0 && s->gstate[id] != GUARD_LIVE; id = ir_graph_guard(g, id)->parent) {
-    const ir_guard *gd = ir_graph_guard(g, id);
+  const plan *p = &s->model->plan;
+  for (; id > 0 && s->gstate[id] != GUARD_LIVE; id = p->guards[id - 1].parent) {
+    const plan_guard *gd = &p->guards[id - 1];
     const unsigned char *c = value_data(s, gd->cond);
     if (c == NULL || (*c != 0) != gd->side) return 0;
   }
@@ -660,7 +656,6 @@ q8rt_status q8rt_session_run(q8rt_session *s, q8rt_error *error) {
   if (st != Q8RT_OK) return st;
   const plan *p = &s->model->plan;
   const op_exec_ctx ctx = exec_ctx(s);
-  const ir_graph *g = s->model->graph;
   for (int i = 0; i < p->n_steps; i++) {
     const plan_step *ps = &p->steps[i];
     const session_step *ss = &s->steps[i];
@@ -673,7 +668,7 @@ q8rt_status q8rt_session_run(q8rt_session *s, q8rt_error *error) {
       /* the taken branch could not bind: its error, now that it is taken */
       const unsigned char *c = s->views[ss->in_base].data;
       const int id = if_guard + (c != NULL && *c != 0 ? 0 : 1);
-      if (id <= g->n_guards && s->gstate[id] == GUARD_BROKEN) {
+      if (id <= p->n_guards && s->gstate[id] == GUARD_BROKEN) {
         return q8rt_fail(error, s->gerr[id]->status, "%s", s->gerr[id]->message);
       }
     }
@@ -688,14 +683,14 @@ q8rt_status q8rt_session_run(q8rt_session *s, q8rt_error *error) {
 q8rt_status q8rt_session_get_output(q8rt_session *s, size_t index, q8rt_tensor_info *info, const void **data,
                                     size_t *nbytes, q8rt_error *error) {
   if (s == NULL) return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "session is NULL");
-  const ir_graph *g = s->model->graph;
-  if (index >= (size_t)g->n_outputs) {
+  const plan *p = &s->model->plan;
+  if (index >= (size_t)p->n_outputs) {
     return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "output index %zu out of range (the model has %d outputs)",
-                     index, g->n_outputs);
+                     index, p->n_outputs);
   }
   if (!s->ran) return q8rt_fail(error, Q8RT_ERROR_STATE, "no output yet: call q8rt_session_run first");
-  const int vi = g->outputs[index];
-  const ir_value *v = &g->values[vi];
+  const int vi = p->outputs[index];
+  const plan_value *v = &p->values[vi];
   if (info != NULL) {
     memset(info, 0, sizeof(*info));
     const op_shape *sh = &s->shapes[vi];
@@ -703,9 +698,9 @@ q8rt_status q8rt_session_get_output(q8rt_session *s, size_t index, q8rt_tensor_i
     info->dtype = sh->dtype;
     info->rank = sh->rank < 0 ? 0 : sh->rank;
     for (int d = 0; d < info->rank; d++) info->shape[d] = sh->dims[d];
-    info->has_quantization = v->quant.known;
-    info->scale = v->quant.scale;
-    info->zero_point = v->quant.zero_point;
+    info->has_quantization = v->has_quant;
+    info->scale = v->scale;
+    info->zero_point = v->zero_point;
   }
   if (data != NULL) *data = value_data(s, vi);
   if (nbytes != NULL) *nbytes = s->nbytes[vi];
