@@ -109,7 +109,7 @@ static q8rt_status castlike_prepare(op_prepare_ctx *ctx, void **out, q8rt_error 
   return cast_prepare_common(ctx, out, err, 1);
 }
 
-static q8rt_status cast_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status cast_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                               void *geom, q8rt_error *err) {
   const cast_params *p = params;
   const q8rt_dtype from = in[0].dtype;

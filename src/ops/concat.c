@@ -40,7 +40,7 @@ static q8rt_status concat_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
 
 _Static_assert(sizeof(concat_geom) <= Q8RT_GEOM_BYTES, "concat geometry must fit a step's geom record");
 
-static q8rt_status concat_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status concat_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                                 void *geom, q8rt_error *err) {
   const concat_params *p = params;
   q8rt_status st;

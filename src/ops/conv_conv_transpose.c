@@ -48,8 +48,9 @@ typedef struct fconv_params {
   q8rt_f32_vbinary_ukernel_fn addc;  /* the bias added to an output row (y = y + b, as the reference) */
   size_t nr, inr;                    /* gemm's and igemm's NR */
   int64_t group;
-  const int64_t *output_padding, *output_shape; /* ConvTranspose */
+  const int64_t *output_padding, *output_shape; /* ConvTranspose (copies in the params' pool) */
   size_t n_output_padding, n_output_shape;
+  op_window_attrs wattrs; /* resolved in infer, where the spatial rank is known */
 } fconv_params;
 
 typedef struct fconv_geom {
@@ -74,6 +75,7 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
   }
   op_window win; /* values only: the spatial rank is known in infer */
   if ((st = op_window_parse(n, 0, NULL, 1 << 24, 0, &win, err)) != Q8RT_OK) return st;
+  if ((st = op_window_attrs_read(n, 0, ctx->pool, &p->wattrs, err)) != Q8RT_OK) return st;
   if (transpose) {
     struct {
       const char *name;
@@ -89,6 +91,12 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
           return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute '%s' value %lld is out of range",
                            n->op_type, n->name, lists[i].name, (long long)v);
         }
+      }
+      if (*lists[i].v != NULL) {
+        int64_t *c = q8rt_pool_array(ctx->pool, *lists[i].c + 1, sizeof(int64_t));
+        if (c == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+        if (*lists[i].c > 0) memcpy(c, *lists[i].v, *lists[i].c * sizeof(int64_t));
+        *lists[i].v = c;
       }
     }
   }
@@ -198,7 +206,7 @@ static q8rt_status convt_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
   return fconv_prepare(ctx, out, err, 1);
 }
 
-static q8rt_status fconv_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status fconv_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                                void *geom, q8rt_error *err) {
   const fconv_params *p = params;
   const op_shape *x = &in[0], *w = &in[1], *b = n->n_inputs > 2 && n->inputs[2] >= 0 ? &in[2] : NULL;
@@ -217,7 +225,8 @@ static q8rt_status fconv_infer(const void *params, const ir_node *n, const op_sh
                      n->op_type, n->name, x->rank, w->rank);
   }
   op_window win;
-  if ((st = op_window_parse(n, sp, w->dims + 2, 1 << 24, OP_WINDOW_SAME_UNDILATED, &win, err)) != Q8RT_OK) return st;
+  if ((st = op_window_resolve(&p->wattrs, n, sp, w->dims + 2, 1 << 24, OP_WINDOW_SAME_UNDILATED, &win, err)) != Q8RT_OK)
+    return st;
   if (p->output_padding != NULL && p->n_output_padding != (size_t)sp) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
                      "%s node '%s': attribute 'output_padding' has %zu values, expected %d", n->op_type, n->name,

@@ -49,7 +49,7 @@ q8rt_status data_const_ints(op_prepare_ctx *ctx, int input, const char *what, in
   return Q8RT_OK;
 }
 
-q8rt_status data_shape_values(const ir_node *n, const op_shape *s, int input, const char *what, int concrete,
+q8rt_status data_shape_values(const op_node *n, const op_shape *s, int input, const char *what, int concrete,
                               int64_t *vals, size_t max, size_t *count, int *known, q8rt_error *err) {
   *known = 0;
   *count = 0;
@@ -97,20 +97,20 @@ q8rt_status data_attr_ints(op_prepare_ctx *ctx, const char *name, int64_t **vals
   return Q8RT_OK;
 }
 
-q8rt_status data_check_movable(const ir_node *n, const op_shape *s, const char *what, q8rt_error *err) {
+q8rt_status data_check_movable(const op_node *n, const op_shape *s, const char *what, q8rt_error *err) {
   if (s->dtype == Q8RT_DTYPE_UNDEFINED || q8rt_dtype_size(s->dtype) > 0) return Q8RT_OK;
   return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input %s has type %s, which q8rt does not support",
                    n->op_type, n->name, what, q8rt_onnx_type_name((int32_t)s->dtype));
 }
 
-q8rt_status data_check_float(const ir_node *n, const op_shape *s, const char *what, int allow_8bit, q8rt_error *err) {
+q8rt_status data_check_float(const op_node *n, const op_shape *s, const char *what, int allow_8bit, q8rt_error *err) {
   if (s->dtype == Q8RT_DTYPE_UNDEFINED || s->dtype == Q8RT_DTYPE_FLOAT32) return Q8RT_OK;
   if (allow_8bit && (s->dtype == Q8RT_DTYPE_UINT8 || s->dtype == Q8RT_DTYPE_INT8)) return Q8RT_OK;
   return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input %s is %s (q8rt runs it on float32%s)", n->op_type,
                    n->name, what, q8rt_onnx_type_name((int32_t)s->dtype), allow_8bit ? ", uint8 and int8" : " only");
 }
 
-q8rt_status data_count(const ir_node *n, const op_shape *s, int64_t *count, q8rt_error *err) {
+q8rt_status data_count(const op_node *n, const op_shape *s, int64_t *count, q8rt_error *err) {
   if (s->rank < 0 || !q8rt_shape_elements(s->dims, s->rank, count)) {
     return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': tensor shape is unknown or too large", n->op_type, n->name);
   }

@@ -18,7 +18,7 @@ q8rt_status data_const_ints(op_prepare_ctx *ctx, int input, const char *what, in
  * at infer: a constant, or a small value computed when shapes are bound. At most `max` values
  * (else a message naming the node). Unknown: at load (concrete = 0) *known = 0 and Q8RT_OK; when
  * binding, Q8RT_ERROR_UNSUPPORTED ("computed at run time"). */
-q8rt_status data_shape_values(const ir_node *n, const op_shape *s, int input, const char *what, int concrete,
+q8rt_status data_shape_values(const op_node *n, const op_shape *s, int input, const char *what, int concrete,
                               int64_t *vals, size_t max, size_t *count, int *known, q8rt_error *err);
 
 /* An ints attribute copied into the pool (absent: *present = 0). */
@@ -26,12 +26,12 @@ q8rt_status data_attr_ints(op_prepare_ctx *ctx, const char *name, int64_t **vals
                            q8rt_error *err);
 
 /* Fails unless input `what` has a dtype q8rt can move (any q8rt dtype); undefined passes (load). */
-q8rt_status data_check_movable(const ir_node *n, const op_shape *s, const char *what, q8rt_error *err);
+q8rt_status data_check_movable(const op_node *n, const op_shape *s, const char *what, q8rt_error *err);
 /* Fails unless the dtype is float32 (or, with allow_8bit, uint8/int8); undefined passes. */
-q8rt_status data_check_float(const ir_node *n, const op_shape *s, const char *what, int allow_8bit, q8rt_error *err);
+q8rt_status data_check_float(const op_node *n, const op_shape *s, const char *what, int allow_8bit, q8rt_error *err);
 
 /* Elements of a concrete shape, failing with a message naming the node when too large. */
-q8rt_status data_count(const ir_node *n, const op_shape *s, int64_t *count, q8rt_error *err);
+q8rt_status data_count(const op_node *n, const op_shape *s, int64_t *count, q8rt_error *err);
 
 /* Copies a strided view of src into dst in C order: dst[i0..] = src[offset + sum(i_k * strides_k)]
  * (element units; strides may be negative or zero). */

@@ -50,7 +50,7 @@ static q8rt_status dql_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err)
   return Q8RT_OK;
 }
 
-static q8rt_status dql_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status dql_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                              void *geom, q8rt_error *err) {
   (void)params;
   if (in[0].dtype != Q8RT_DTYPE_UNDEFINED && in[0].dtype != Q8RT_DTYPE_FLOAT32) {

@@ -291,7 +291,7 @@ static void bin_geometry(const op_shape *a, const op_shape *b, const op_shape *o
   gm->total = op_shape_count(out);
 }
 
-static q8rt_status bin_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status bin_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                              void *geom, q8rt_error *err) {
   const bin_params *p = params;
   const int count = n->n_inputs;

@@ -164,7 +164,7 @@ static q8rt_status un_prepare_kind(op_prepare_ctx *ctx, void **out, q8rt_error *
   return Q8RT_OK;
 }
 
-static q8rt_status un_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status un_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                             void *geom, q8rt_error *err) {
   const un_params *p = params;
   const q8rt_dtype t = in[0].dtype;

@@ -47,7 +47,7 @@ static bool cmp_type_ok(enum cmp_kind k, q8rt_dtype t) {
   return op_dtype_is_numeric(t);
 }
 
-static q8rt_status cmp_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status cmp_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                              void *geom, q8rt_error *err) {
   const cmp_params *p = params;
   const int nin = n->n_inputs;

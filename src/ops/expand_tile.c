@@ -31,7 +31,7 @@ static q8rt_status et_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) 
   return Q8RT_OK;
 }
 
-static q8rt_status expand_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status expand_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                                 void *geom, q8rt_error *err) {
   (void)params;
   const op_shape *x = &in[0];
@@ -84,7 +84,7 @@ static void expand_run(const void *params, const void *geom, const op_tensor *in
   data_strided_copy(in[0].data, out[0].data, gm->elem, gm->rank, gm->dims, gm->strides, 0);
 }
 
-static q8rt_status tile_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status tile_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                               void *geom, q8rt_error *err) {
   (void)params;
   const op_shape *x = &in[0];

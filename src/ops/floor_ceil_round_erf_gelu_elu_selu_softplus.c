@@ -64,7 +64,7 @@ static q8rt_status fm_prepare_kind(op_prepare_ctx *ctx, void **out, q8rt_error *
   return Q8RT_OK;
 }
 
-static q8rt_status fm_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status fm_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                             void *geom, q8rt_error *err) {
   (void)params;
   if (in[0].dtype != Q8RT_DTYPE_FLOAT32) {

@@ -24,7 +24,7 @@ static q8rt_status if_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) 
 
 static const char *branch_name(int side) { return side ? "then_branch" : "else_branch"; }
 
-static q8rt_status if_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status if_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                             void *geom, q8rt_error *err) {
   (void)params;
   const int nout = n->n_outputs;

@@ -68,7 +68,7 @@ static q8rt_status group_norm_prepare(op_prepare_ctx *ctx, void **out, q8rt_erro
   return norm_prepare_kind(ctx, out, err, 1);
 }
 
-static q8rt_status norm_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status norm_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                               void *geom, q8rt_error *err) {
   const norm_params *p = params;
   const op_shape *x = &in[0];

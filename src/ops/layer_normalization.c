@@ -68,7 +68,7 @@ static size_t trailing_count(const op_shape *s, const int64_t *tail, int ntail) 
   return full == c ? c : 0;
 }
 
-static q8rt_status ln_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status ln_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                             void *geom, q8rt_error *err) {
   const ln_params *p = params;
   const op_shape *x = &in[0];

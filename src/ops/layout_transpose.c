@@ -40,7 +40,7 @@ void *op_layout_transpose_params(q8rt_pool *pool, int to_nhwc, uint32_t isa, con
   return p;
 }
 
-static q8rt_status transpose_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out,
+static q8rt_status transpose_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out,
                                    int concrete, void *geom, q8rt_error *err) {
   const transpose_params *p = params;
   const op_shape *x = &in[0];

@@ -61,7 +61,7 @@ void *op_lookup_table_params(q8rt_pool *pool, const uint8_t *table, size_t chann
   return p;
 }
 
-static q8rt_status table_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status table_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                                void *geom, q8rt_error *err) {
   const table_params *p = params;
   const op_shape *x = &in[0];

@@ -597,7 +597,7 @@ static q8rt_status gru_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err)
 }
 
 /* Input i must be float32 of rank `rank` with the known dims in want[] (-1: any). */
-static q8rt_status check_input(const ir_node *n, const op_shape *in, int i, const char *what, q8rt_dtype dtype,
+static q8rt_status check_input(const op_node *n, const op_shape *in, int i, const char *what, q8rt_dtype dtype,
                                int rank, const int64_t *want, q8rt_error *err) {
   const op_shape *s = &in[i];
   if (s->dtype != dtype) {
@@ -619,7 +619,7 @@ static q8rt_status check_input(const ir_node *n, const op_shape *in, int i, cons
   return Q8RT_OK;
 }
 
-static q8rt_status rnn_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status rnn_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                              void *geom, q8rt_error *err) {
   const rnn_params *p = params;
   const int64_t H = p->hidden, G = p->gates, D = p->dirs;

@@ -98,7 +98,7 @@ static void mm_kernel(q8rt_f32_vfmac_ukernel_fn fmac, size_t M, size_t N, size_t
   }
 }
 
-static q8rt_status check_float(const ir_node *n, const op_shape *s, const char *what, q8rt_error *err) {
+static q8rt_status check_float(const op_node *n, const op_shape *s, const char *what, q8rt_error *err) {
   if (s->dtype != Q8RT_DTYPE_FLOAT32) {
     return q8rt_fail(err, s->dtype == Q8RT_DTYPE_UNDEFINED ? Q8RT_ERROR_INVALID_MODEL : Q8RT_ERROR_UNSUPPORTED,
                      "%s node '%s': input %s is %s (q8rt supports float32)", n->op_type, n->name, what,
@@ -137,7 +137,7 @@ static q8rt_status matmul_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
   return Q8RT_OK;
 }
 
-static q8rt_status matmul_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status matmul_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                                 void *geom, q8rt_error *err) {
   (void)params;
   const op_shape *a = &in[0], *b = &in[1];
@@ -328,7 +328,7 @@ static q8rt_status gemm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
   return Q8RT_OK;
 }
 
-static q8rt_status gemm_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status gemm_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                               void *geom, q8rt_error *err) {
   const gemm_params *p = params;
   const op_shape *a = &in[0], *b = &in[1];

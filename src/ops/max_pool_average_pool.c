@@ -150,7 +150,7 @@ static q8rt_status gmaxpool_prepare(op_prepare_ctx *ctx, void **out, q8rt_error 
   return pool_prepare(ctx, out, err, POOL_GLOBAL_MAX);
 }
 
-static q8rt_status pool_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status pool_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                               void *geom, q8rt_error *err) {
   const pool_params *p = params;
   const op_shape *x = &in[0];

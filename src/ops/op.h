@@ -41,11 +41,35 @@ typedef struct op_tensor {
   const op_shape *shape;
 } op_tensor;
 
+/* What a plan step keeps of its node: all that bind-time shape inference and messages read. The
+ * planner copies it into the model's pool, so nothing at bind or run reads the IR (freed after
+ * load). During load, op_node_view gives the same fields pointing into the IR. */
+typedef struct op_node {
+  const char *name;
+  const char *op_type;
+  const char *domain;
+  int opset;
+  int n_inputs, n_outputs;
+  /* value indices, -1 for an omitted optional input/output: infer reads only whether one is there */
+  const int *inputs;
+  const int *outputs;
+  const char *note; /* what a pass rewrote (shown by --explain), or NULL */
+  int if_guard;     /* an If: the id of its then_branch's guard (ir_node.if_guard), 0 otherwise */
+} op_node;
+
+/* op_node fields pointing into the IR node (valid while the IR is). */
+static inline op_node op_node_view(const ir_node *n) {
+  op_node d = {n->name,      n->op_type, n->domain,  n->opset, n->n_inputs,
+               n->n_outputs, n->inputs,  n->outputs, n->note,  n->if_guard};
+  return d;
+}
+
 enum op_layout { OP_LAYOUT_ANY = 0, OP_LAYOUT_NCHW = 1, OP_LAYOUT_NHWC = 2 };
 
 typedef struct op_prepare_ctx {
   const ir_graph *graph;
   const ir_node *node;
+  const op_node *desc;  /* the node as its step keeps it (what infer is given) */
   q8rt_pool *pool;      /* model-lifetime memory for params */
   q8rt_backend backend; /* requested backend (AUTO picks) */
   uint32_t isa;         /* enum q8rt_isa flags of this CPU */
@@ -77,7 +101,7 @@ typedef struct op_def {
   int shape_only;
   q8rt_status (*prepare)(op_prepare_ctx *ctx, void **params, q8rt_error *err);
   /* concrete = 1 when all input dims are known (session bind); geom may be NULL otherwise. */
-  q8rt_status (*infer)(const void *params, const ir_node *node, const op_shape *in, op_shape *out, int concrete,
+  q8rt_status (*infer)(const void *params, const op_node *node, const op_shape *in, op_shape *out, int concrete,
                        void *geom, q8rt_error *err);
   /* Workspace bytes the step needs during its run (may be NULL = none). */
   size_t (*workspace)(const void *params, const void *geom, size_t threads);

@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <string.h>
 
-q8rt_status op_broadcast_shapes(const ir_node *n, const op_shape *const *in, int count, op_shape *out,
+q8rt_status op_broadcast_shapes(const op_node *n, const op_shape *const *in, int count, op_shape *out,
                                 q8rt_error *err) {
   int rank = 0;
   for (int i = 0; i < count; i++) {

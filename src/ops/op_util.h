@@ -19,7 +19,7 @@ static inline bool op_isa_usable(uint32_t isa, uint32_t cpu_isa, q8rt_backend ba
 
 /* Numpy-style (multidirectional) broadcasting of n shapes into *out (rank = max rank; a dim of
  * -1 stays -1 unless another input fixes it). Fails naming the node when dims disagree. */
-q8rt_status op_broadcast_shapes(const ir_node *n, const op_shape *const *in, int count, op_shape *out, q8rt_error *err);
+q8rt_status op_broadcast_shapes(const op_node *n, const op_shape *const *in, int count, op_shape *out, q8rt_error *err);
 
 /* Element strides of `in` aligned to `out` (right-aligned; 0 where `in` broadcasts). */
 void op_broadcast_strides(const op_shape *in, const op_shape *out, int64_t strides[Q8RT_MAX_RANK]);

@@ -32,10 +32,26 @@ typedef struct op_window {
 q8rt_status op_window_parse(const ir_node *n, int spatial, const int64_t *kernel_from_weights, int64_t max_value,
                             int flags, op_window *w, q8rt_error *err);
 
+/* The window attributes as the model gives them, unchecked: what op_window_parse reads, for an op
+ * that resolves its window only in infer (the spatial rank comes from the input). With a pool the
+ * lists and auto_pad are copies in it (the params keep them past the IR); without, they point
+ * into the node. Fails only on an attribute of the wrong type. */
+typedef struct op_window_attrs {
+  const int64_t *ints[4]; /* kernel_shape, strides, dilations, pads; NULL when absent */
+  size_t len[4];
+  const char *auto_pad;
+  int64_t ceil_mode; /* read with OP_WINDOW_CEIL_MODE */
+} op_window_attrs;
+q8rt_status op_window_attrs_read(const ir_node *n, int flags, q8rt_pool *pool, op_window_attrs *a, q8rt_error *err);
+/* op_window_parse on attributes read before. */
+q8rt_status op_window_resolve(const op_window_attrs *a, const op_node *n, int spatial,
+                              const int64_t *kernel_from_weights, int64_t max_value, int flags, op_window *w,
+                              q8rt_error *err);
+
 /* Output size along spatial axis `axis` (0-based, ONNX order) for input size `in`, with the
  * resolved begin and end pads (either pointer may be NULL). In or kernel unknown (< 0): *out = -1.
  * Fails naming the node when the dilated kernel is larger than the padded input. */
-q8rt_status op_window_output(const op_window *w, const ir_node *n, int axis, int64_t in, int64_t *out,
+q8rt_status op_window_output(const op_window *w, const op_node *n, int axis, int64_t in, int64_t *out,
                              int64_t *pad_begin, int64_t *pad_end, q8rt_error *err);
 
 /* A window op's per-axis geometry as its run reads it: the spatial axes right-aligned in 3 (1-D

@@ -130,7 +130,7 @@ static void store_value(const pad_params *p, q8rt_dtype dt, unsigned char out[8]
   }
 }
 
-static q8rt_status pad_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status pad_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                              void *geom, q8rt_error *err) {
   const pad_params *p = params;
   const op_shape *x = &in[0];

@@ -166,7 +166,7 @@ static int a_is_run_scalar(const op_shape *a, const op_shape *b) {
   return 0;
 }
 
-static q8rt_status qbin_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status qbin_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                               void *geom, q8rt_error *err) {
   const qbin_params *p = params;
   static const char *const names[2] = {"A", "B"};

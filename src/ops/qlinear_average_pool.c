@@ -180,7 +180,7 @@ static q8rt_status qap_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err)
   return Q8RT_OK;
 }
 
-static q8rt_status global_scale(const qpool_params *p, const ir_node *n, size_t image, float *out, q8rt_error *err) {
+static q8rt_status global_scale(const qpool_params *p, const op_node *n, size_t image, float *out, q8rt_error *err) {
   if (image >= 0x1000000u || image == 0) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': image size %zu is out of ONNX Runtime's range",
                      n->op_type, n->name, image);
@@ -195,7 +195,7 @@ static q8rt_status global_scale(const qpool_params *p, const ir_node *n, size_t 
   return Q8RT_OK;
 }
 
-static q8rt_status qpool_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status qpool_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                                void *geom, q8rt_error *err) {
   const qpool_params *p = params;
   const op_shape *x = &in[0];

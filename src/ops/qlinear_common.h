@@ -49,7 +49,7 @@ static inline q8rt_dtype qk_input_type(const ir_graph *g, const ir_node *n, int 
 }
 
 /* Input `what` (X, A, B) at bind: of its zero point's type `want`, or not known yet. */
-static inline q8rt_status qk_check_input_type(const ir_node *n, const char *what, q8rt_dtype t, q8rt_dtype want,
+static inline q8rt_status qk_check_input_type(const op_node *n, const char *what, q8rt_dtype t, q8rt_dtype want,
                                               q8rt_error *err) {
   if (t != Q8RT_DTYPE_UNDEFINED && t != want) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input %s is %s, expected %s (its zero point's type)",

@@ -332,7 +332,7 @@ static q8rt_status choose_other_path(qconv_params *p, conv_choice *choice_p, con
   return Q8RT_OK;
 }
 
-static q8rt_status qconv_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status qconv_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                                void *geom, q8rt_error *err) {
   const qconv_params *p = params;
   const op_shape *x = &in[0];

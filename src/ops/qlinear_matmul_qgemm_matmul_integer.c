@@ -373,7 +373,7 @@ static q8rt_status qgemm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
   return mm_prepare(ctx, out, err, MM_QGEMM);
 }
 
-static q8rt_status check_type(const ir_node *n, const op_shape *s, const char *what, q8rt_dtype want, q8rt_error *err) {
+static q8rt_status check_type(const op_node *n, const op_shape *s, const char *what, q8rt_dtype want, q8rt_error *err) {
   if (s->dtype != Q8RT_DTYPE_UNDEFINED && s->dtype != want) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input %s is %s, expected %s", n->op_type, n->name,
                      what, q8rt_onnx_type_name(s->dtype), q8rt_onnx_type_name(want));
@@ -381,7 +381,7 @@ static q8rt_status check_type(const ir_node *n, const op_shape *s, const char *w
   return Q8RT_OK;
 }
 
-static q8rt_status gemm_infer(const mm_params *p, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status gemm_infer(const mm_params *p, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                               mm_geom *gm, q8rt_error *err) {
   const op_shape *a = &in[0], *b = &in[3];
   out->rank = 2;
@@ -436,7 +436,7 @@ static q8rt_status gemm_infer(const mm_params *p, const ir_node *n, const op_sha
   return Q8RT_OK;
 }
 
-static q8rt_status matmul_infer(const mm_params *p, const ir_node *n, const op_shape *in0, const op_shape *in1,
+static q8rt_status matmul_infer(const mm_params *p, const op_node *n, const op_shape *in0, const op_shape *in1,
                                 op_shape *out, int concrete, mm_geom *gm, q8rt_error *err) {
   (void)p;
   op_shape a = *in0, b = *in1;
@@ -501,7 +501,7 @@ static q8rt_status matmul_infer(const mm_params *p, const ir_node *n, const op_s
   return Q8RT_OK;
 }
 
-static q8rt_status mm_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status mm_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                             void *geom, q8rt_error *err) {
   const mm_params *p = params;
   const int ib = p->kind == MM_INTEGER ? 1 : 3;

@@ -83,7 +83,7 @@ typedef struct qlut_geom {
   size_t total;
 } qlut_geom;
 
-static q8rt_status qlut_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status qlut_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                               void *geom, q8rt_error *err) {
   const qlut_params *p = params;
   q8rt_status st = qk_check_input_type(n, "X", in[0].dtype, p->type, err);

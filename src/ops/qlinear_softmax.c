@@ -85,7 +85,7 @@ static q8rt_status qsm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err)
   return Q8RT_OK;
 }
 
-static q8rt_status qsm_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status qsm_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                              void *geom, q8rt_error *err) {
   const qsm_params *p = params;
   const op_shape *x = &in[0];

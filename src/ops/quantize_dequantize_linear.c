@@ -213,7 +213,7 @@ static q8rt_status dequantize_prepare(op_prepare_ctx *ctx, void **out, q8rt_erro
   return qdq_prepare(ctx, out, err, 0);
 }
 
-static q8rt_status qdq_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status qdq_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                              void *geom, q8rt_error *err) {
   const qdq_params *p = params;
   const op_shape *x = &in[0];

@@ -33,7 +33,7 @@ static q8rt_status range_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
   return Q8RT_OK;
 }
 
-static q8rt_status range_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status range_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                                void *geom, q8rt_error *err) {
   (void)params;
   const q8rt_dtype t = in[0].dtype;

@@ -17,7 +17,7 @@ static void copy_run(const void *params, const void *geom, const op_tensor *in, 
 }
 
 /* Shared tail of infer for the copy ops: dtype and, at bind, the byte count (must match). */
-static q8rt_status copy_finish(const ir_node *n, const op_shape *x, op_shape *y, int concrete, void *geom,
+static q8rt_status copy_finish(const op_node *n, const op_shape *x, op_shape *y, int concrete, void *geom,
                                q8rt_error *err) {
   y->dtype = x->dtype;
   if (!concrete) return Q8RT_OK;
@@ -46,7 +46,7 @@ static int all_known(const op_shape *s) {
  * already checked movable, IN_NAME names it in that message); the dtype, the element count check
  * and the run are the same for all. */
 #define COPY_OP(SYM, NAME, MIN_OPSET, IN_NAME)                                                            \
-  static q8rt_status SYM##_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, \
+  static q8rt_status SYM##_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, \
                                  int concrete, void *geom, q8rt_error *err) {                             \
     q8rt_status st;                                                                                       \
     if ((st = data_check_movable(n, &in[0], IN_NAME, err)) != Q8RT_OK) return st;                         \
@@ -68,7 +68,7 @@ typedef struct reshape_params {
   int64_t allowzero;
 } reshape_params;
 
-static q8rt_status check_shape_values(const ir_node *n, const int64_t *shape, size_t count, int64_t allowzero,
+static q8rt_status check_shape_values(const op_node *n, const int64_t *shape, size_t count, int64_t allowzero,
                                       q8rt_error *err) {
   if (count > Q8RT_MAX_RANK) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
@@ -115,10 +115,10 @@ static q8rt_status reshape_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *
   }
   int present;
   if ((st = data_const_ints(ctx, 1, "shape__scalar", 0, 0, &p->shape, &p->count, &present, err)) != Q8RT_OK) return st;
-  return check_shape_values(n, p->shape, p->count, p->allowzero, err);
+  return check_shape_values(ctx->desc, p->shape, p->count, p->allowzero, err);
 }
 
-static q8rt_status reshape_shape(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status reshape_shape(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                                  q8rt_error *err) {
   const reshape_params *p = params;
   const op_shape *x = &in[0], *sh = &in[1];
@@ -212,7 +212,7 @@ static q8rt_status flatten_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *
   return Q8RT_OK;
 }
 
-static q8rt_status flatten_shape(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status flatten_shape(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                                  q8rt_error *err) {
   (void)concrete;
   const axis_params *p = params;
@@ -291,7 +291,7 @@ static q8rt_status unsqueeze_prepare(op_prepare_ctx *ctx, void **out, q8rt_error
 }
 
 /* Marks the normalized axes in mark[0..rank); fails on out-of-range or repeated axes. */
-static q8rt_status mark_axes(const ir_node *n, const axes_params *p, int rank, int mark[Q8RT_MAX_RANK + 1],
+static q8rt_status mark_axes(const op_node *n, const axes_params *p, int rank, int mark[Q8RT_MAX_RANK + 1],
                              q8rt_error *err) {
   memset(mark, 0, sizeof(int) * (Q8RT_MAX_RANK + 1));
   for (size_t i = 0; i < p->count; i++) {
@@ -309,7 +309,7 @@ static q8rt_status mark_axes(const ir_node *n, const axes_params *p, int rank, i
   return Q8RT_OK;
 }
 
-static q8rt_status squeeze_shape(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status squeeze_shape(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                                  q8rt_error *err) {
   (void)concrete;
   const axes_params *p = params;
@@ -339,7 +339,7 @@ static q8rt_status squeeze_shape(const void *params, const ir_node *n, const op_
   return Q8RT_OK;
 }
 
-static q8rt_status unsqueeze_shape(const void *params, const ir_node *n, const op_shape *in, op_shape *out,
+static q8rt_status unsqueeze_shape(const void *params, const op_node *n, const op_shape *in, op_shape *out,
                                    int concrete, q8rt_error *err) {
   (void)concrete;
   const axes_params *p = params;
@@ -374,7 +374,7 @@ static q8rt_status identity_prepare(op_prepare_ctx *ctx, void **out, q8rt_error 
   return Q8RT_OK;
 }
 
-static q8rt_status identity_shape(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status identity_shape(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                                   q8rt_error *err) {
   (void)params, (void)n, (void)concrete, (void)err;
   *out = in[0];
@@ -424,7 +424,7 @@ static void shape_range(const shape_params *p, int rank, int *start, int *end) {
   *end = (int)(e < s ? s : e);
 }
 
-static q8rt_status shape_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status shape_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                                void *geom, q8rt_error *err) {
   const shape_params *p = params;
   const op_shape *x = &in[0];

@@ -185,7 +185,7 @@ static q8rt_status resize_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
   return Q8RT_OK;
 }
 
-static q8rt_status resize_infer_nchw(const void *params, const ir_node *n, const op_shape *in, op_shape *out,
+static q8rt_status resize_infer_nchw(const void *params, const op_node *n, const op_shape *in, op_shape *out,
                                      int concrete, void *geom, q8rt_error *err) {
   const resize_params *p = params;
   const op_shape *x = &in[0];
@@ -338,7 +338,7 @@ static void nhwc_perm(int r, int perm[Q8RT_MAX_RANK]) {
   perm[r - 1] = 1;
 }
 
-static q8rt_status resize_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status resize_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                                 void *geom, q8rt_error *err) {
   const resize_params *p = params;
   if (!p->nhwc || in[0].rank < 3) return resize_infer_nchw(params, n, in, out, concrete, geom, err);

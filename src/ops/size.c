@@ -15,7 +15,7 @@ static q8rt_status size_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
   return Q8RT_OK;
 }
 
-static q8rt_status size_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status size_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                               void *geom, q8rt_error *err) {
   (void)params;
   q8rt_status st;

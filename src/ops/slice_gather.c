@@ -71,7 +71,7 @@ static q8rt_status slice_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
   return Q8RT_OK;
 }
 
-static q8rt_status slice_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status slice_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                                void *geom, q8rt_error *err) {
   const slice_params *p = params;
   const op_shape *x = &in[0];
@@ -184,7 +184,7 @@ static q8rt_status gather_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
   return Q8RT_OK;
 }
 
-static q8rt_status gather_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status gather_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                                 void *geom, q8rt_error *err) {
   const gather_params *p = params;
   const op_shape *x = &in[0], *ix = &in[1];

@@ -51,7 +51,7 @@ static q8rt_status softmax_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *
   return Q8RT_OK;
 }
 
-static q8rt_status softmax_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status softmax_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                                  void *geom, q8rt_error *err) {
   const softmax_params *p = params;
   const op_shape *x = &in[0];

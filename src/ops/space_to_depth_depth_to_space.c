@@ -60,7 +60,7 @@ static q8rt_status d2s_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err)
   return s2d_prepare_kind(ctx, out, err, 0);
 }
 
-static q8rt_status s2d_infer(const void *params, const ir_node *n, const op_shape *in, op_shape *out, int concrete,
+static q8rt_status s2d_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                              void *geom, q8rt_error *err) {
   const s2d_params *p = params;
   const op_shape *x = &in[0];

@@ -15,14 +15,16 @@ q8rt_status pass_eval_prepare(const ir_graph *g, const ir_node *n, q8rt_pool *po
   if (n->n_inputs > Q8RT_MAX_IO || n->n_outputs > Q8RT_MAX_IO) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "node '%s' (%s): too many inputs or outputs", n->name, n->op_type);
   }
-  op_prepare_ctx ctx = {g, n, pool, backend, isa, "", "", OP_LAYOUT_NCHW, OP_LAYOUT_NCHW, 0, 0};
+  e->desc = op_node_view(n);
+  op_prepare_ctx ctx = {g, n, &e->desc, pool, backend, isa, "", "", OP_LAYOUT_NCHW, OP_LAYOUT_NCHW, 0, 0};
   return e->op->prepare(&ctx, &e->params, err);
 }
 
 q8rt_status pass_eval_infer(pass_eval *e, const ir_node *n, const op_shape *in, q8rt_pool *pool, q8rt_error *err) {
   memset(e->out, 0, sizeof(e->out));
   memset(e->geom, 0, sizeof(e->geom));
-  q8rt_status st = e->op->infer(e->params, n, in, e->out, 1, e->geom, err);
+  const op_node d = op_node_view(n);
+  q8rt_status st = e->op->infer(e->params, &d, in, e->out, 1, e->geom, err);
   if (st != Q8RT_OK) return st;
   const size_t ws = e->op->workspace != NULL ? e->op->workspace(e->params, e->geom, 1) : 0;
   e->workspace = NULL;

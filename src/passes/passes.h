@@ -74,6 +74,7 @@ void pass_remove_dead_nodes(ir_graph *g);
 typedef struct pass_eval {
   const op_def *op;
   void *params;
+  op_node desc; /* the node's fields (op_node_view) */
   op_shape out[Q8RT_MAX_IO];
   unsigned char geom[Q8RT_GEOM_BYTES] __attribute__((aligned(16)));
   void *workspace;

@@ -30,7 +30,30 @@ typedef struct builder {
   const char *consumer_why; /* why it runs NCHW, when it said */
   int *vguard;              /* [ls.cap] guard of the step writing each physical value (0: none) */
   unsigned char *float_ok;  /* [n_nodes] pass_float_nhwc_ok */
+  int node_step;            /* the step plan_node made for its node, -1 if none */
 } builder;
+
+/* A step's own op_node (strings in the plan's pool; inputs/outputs: the step's). */
+static op_node *new_op_node(q8rt_pool *pool, const char *name, const char *op_type, const char *domain) {
+  op_node *d = q8rt_pool_alloc(pool, sizeof(*d), 16);
+  if (d == NULL || (d->name = q8rt_pool_strdup(pool, name)) == NULL ||
+      (d->op_type = q8rt_pool_strdup(pool, op_type)) == NULL || (d->domain = q8rt_pool_strdup(pool, domain)) == NULL)
+    return NULL;
+  return d;
+}
+
+static op_node *copy_op_node(q8rt_pool *pool, const ir_node *n) {
+  op_node *d = new_op_node(pool, n->name, n->op_type, n->domain);
+  if (d == NULL) return NULL;
+  d->opset = n->opset;
+  d->n_inputs = n->n_inputs;
+  d->n_outputs = n->n_outputs;
+  d->inputs = n->inputs; /* until the step's own are made */
+  d->outputs = n->outputs;
+  d->if_guard = n->if_guard;
+  if (n->note != NULL && (d->note = q8rt_pool_strdup(pool, n->note)) == NULL) return NULL;
+  return d;
+}
 
 /* The logical (NCHW) value carries the shape the model sees of its NHWC twin. */
 static void set_logical_from_nhwc(ir_graph *g, int logical, int phys) {
@@ -99,7 +122,6 @@ static int new_value(builder *b, const char *base, const char *suffix) {
 /* Append a transpose step from physical value `from` to physical value `to`. */
 static q8rt_status add_transpose(builder *b, int from, int to, int to_nhwc) {
   plan_step *s = new_step(b);
-  ir_node *n = q8rt_pool_alloc(b->pool, sizeof(*n), 16);
   int *io = q8rt_pool_array(b->pool, 2, sizeof(int));
   const char *kernel = "";
   void *params = op_layout_transpose_params(b->pool, to_nhwc, b->isa, &kernel);
@@ -107,11 +129,13 @@ static q8rt_status add_transpose(builder *b, int from, int to, int to_nhwc) {
   if (q8rt_dtype_size(b->g->values[from].dtype) > 1) kernel = "layout_transpose_wide__scalar";
   char name[512];
   snprintf(name, sizeof(name), "%.400s%s", b->g->values[to].name, to_nhwc ? "" : " (to NCHW)");
-  if (s == NULL || n == NULL || io == NULL || params == NULL || (n->name = q8rt_pool_strdup(b->pool, name)) == NULL) {
+  op_node *n = new_op_node(b->pool, name, "LayoutTranspose", "q8rt");
+  if (s == NULL || n == NULL || io == NULL || params == NULL) {
     return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning layouts");
   }
-  n->op_type = "LayoutTranspose";
-  n->domain = "q8rt";
+  n->n_inputs = n->n_outputs = 1;
+  n->inputs = &io[0];
+  n->outputs = &io[1];
   io[0] = from;
   io[1] = to;
   s->op = &q8rt_op_layout_transpose;
@@ -214,7 +238,7 @@ static q8rt_status table_step(builder *b, int ni, int *tabled) {
     b->ls.nhwc[t.y] = outv;
   }
   plan_step *s = new_step(b);
-  ir_node *tn = q8rt_pool_alloc(b->pool, sizeof(*tn), 16);
+  op_node *tn = new_op_node(b->pool, g->values[t.y].name, "LookupTable", "q8rt");
   int *io = q8rt_pool_array(b->pool, 2, sizeof(int));
   char note[3100];
   snprintf(note, sizeof(note), "replaces %s", t.replaced);
@@ -224,9 +248,9 @@ static q8rt_status table_step(builder *b, int ni, int *tabled) {
   if (s == NULL || tn == NULL || io == NULL || params == NULL || (tn->note = q8rt_pool_strdup(b->pool, note)) == NULL) {
     return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning a table");
   }
-  tn->name = g->values[t.y].name;
-  tn->op_type = "LookupTable";
-  tn->domain = "q8rt";
+  tn->n_inputs = tn->n_outputs = 1;
+  tn->inputs = &io[0];
+  tn->outputs = &io[1];
   io[0] = in;
   io[1] = outv;
   s->op = &q8rt_op_lookup_table;
@@ -251,9 +275,9 @@ static q8rt_status table_step(builder *b, int ni, int *tabled) {
 
 /* After step s (whose op can apply a table as it writes): when every reader of its output is one
  * island, the op applies the island's table itself and writes the island's output. */
-static q8rt_status fuse_table_into(builder *b, plan_step *s, void *params) {
+static q8rt_status fuse_table_into(builder *b, const ir_node *n, plan_step *s, void *params) {
   ir_graph *g = b->g;
-  ir_node *n = (ir_node *)s->node;
+  op_node *d = s->node;
   const int x = n->outputs[0];
   if (!b->tables || x < 0 || g->values[x].graph_output >= 0) return Q8RT_OK;
   table_island t;
@@ -288,9 +312,9 @@ static q8rt_status fuse_table_into(builder *b, plan_step *s, void *params) {
   s->outputs[0] = outv;
   b->vguard[outv] = s->guard;
   char note[3600];
-  snprintf(note, sizeof(note), "%s%soutput through a table replacing %s", n->note ? n->note : "", n->note ? "; " : "",
+  snprintf(note, sizeof(note), "%s%soutput through a table replacing %s", d->note ? d->note : "", d->note ? "; " : "",
            t.replaced);
-  if ((n->note = q8rt_pool_strdup(b->pool, note)) == NULL)
+  if ((d->note = q8rt_pool_strdup(b->pool, note)) == NULL)
     return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
   if ((st = infer_step(b, s)) != Q8RT_OK) return st;
   if (nhwc) set_logical_from_nhwc(g, t.y, outv);
@@ -334,7 +358,10 @@ static q8rt_status plan_node(builder *b, int ni) {
   int tabled = 0;
   if ((st = table_step(b, ni, &tabled)) != Q8RT_OK) return st;
   if (tabled) return Q8RT_OK;
-  op_prepare_ctx ctx = {g, n, b->pool, b->backend, b->isa, "", "", OP_LAYOUT_NCHW, OP_LAYOUT_NCHW, edge_nchw(b, n), 0};
+  op_node *desc = copy_op_node(b->pool, n);
+  if (desc == NULL) return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
+  op_prepare_ctx ctx = {g,  n,  desc,           b->pool,        b->backend,      b->isa,
+                        "", "", OP_LAYOUT_NCHW, OP_LAYOUT_NCHW, edge_nchw(b, n), 0};
   void *params = NULL;
   if ((st = op->prepare(&ctx, &params, b->err)) != Q8RT_OK) return st;
 
@@ -411,8 +438,11 @@ static q8rt_status plan_node(builder *b, int ni) {
   n = &g->nodes[ni]; /* values may have moved; nodes did not, but keep the pattern obvious */
   plan_step *s = new_step(b);
   if (s == NULL) return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
+  desc->inputs = io;
+  desc->outputs = io + n->n_inputs;
+  b->node_step = (int)(s - b->out->steps);
   s->op = op;
-  s->node = n;
+  s->node = desc;
   s->params = params;
   s->kernel = ctx.kernel;
   s->reason = ctx.reason;
@@ -432,7 +462,7 @@ static q8rt_status plan_node(builder *b, int ni) {
   }
   pass_annotate_quant(g, n);
   b->done[ni] = 1;
-  if (op->fuse_table != NULL && (st = fuse_table_into(b, s, (void *)params)) != Q8RT_OK) return st;
+  if (op->fuse_table != NULL && (st = fuse_table_into(b, n, s, (void *)params)) != Q8RT_OK) return st;
   return Q8RT_OK;
 }
 
@@ -466,8 +496,8 @@ static q8rt_status release_packed_constants(ir_graph *g, const plan *p, q8rt_poo
   return Q8RT_OK;
 }
 
-/* The plan's own value table, inputs, outputs and guards (copies: nothing at bind or run reads the
- * IR). Runs last, when every twin value exists and packed constants are released. */
+/* The plan's own value table, inputs, outputs, guards and step strings (copies: nothing at bind
+ * or run reads the IR). Runs last, when every twin value exists and packed constants are released. */
 static q8rt_status copy_values(const ir_graph *g, plan *p, q8rt_pool *pool, q8rt_error *err) {
   p->n_values = g->n_values;
   p->values = q8rt_pool_array(pool, (size_t)g->n_values + 1, sizeof(plan_value));
@@ -491,6 +521,13 @@ static q8rt_status copy_values(const ir_graph *g, plan *p, q8rt_pool *pool, q8rt
     pv->has_quant = iv->quant.known;
     pv->scale = iv->quant.scale;
     pv->zero_point = iv->quant.zero_point;
+  }
+  /* an op may name its kernel or reason with a string of the IR (an attribute's value) */
+  for (int i = 0; i < p->n_steps; i++) {
+    plan_step *st = &p->steps[i];
+    if ((st->kernel = q8rt_pool_strdup(pool, st->kernel)) == NULL ||
+        (st->reason = q8rt_pool_strdup(pool, st->reason)) == NULL)
+      return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
   }
   for (int i = 0; i < g->n_inputs; i++) p->inputs[i] = g->inputs[i];
   for (int i = 0; i < g->n_outputs; i++) p->outputs[i] = g->outputs[i];
@@ -523,8 +560,8 @@ q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint3
   if (st != Q8RT_OK) return st;
 
   builder b = {
-      g,    pool, out, 2 * count + g->n_outputs + 1, {NULL, NULL, 0}, isa, err, backend, NULL, NULL, tables, NULL,
-      NULL, NULL, NULL};
+      g,    pool, out, 2 * count + g->n_outputs + 1, {NULL, NULL, 0}, isa, err, backend, NULL, NULL, tables, NULL, NULL,
+      NULL, NULL, -1};
   out->steps = q8rt_pool_array(pool, (size_t)b.cap_steps, sizeof(plan_step));
   b.ls.cap = 2 * g->n_values + 1;
   b.ls.nchw = q8rt_pool_array(pool, (size_t)b.ls.cap, sizeof(int));
@@ -563,7 +600,7 @@ q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint3
       b.done[order[i]] = 1; /* never runs (folded If), or its branch already reports an error */
       continue;
     }
-    const int steps_before = out->n_steps;
+    b.node_step = -1;
     q8rt_error node_err = {Q8RT_OK, ""};
     b.err = &node_err;
     st = plan_node(&b, order[i]);
@@ -579,7 +616,7 @@ q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint3
     if (kept == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
     *kept = node_err;
     out->guard_errors[n->guard] = kept;
-    if (out->n_steps > steps_before && out->steps[out->n_steps - 1].node == n) out->n_steps--;
+    if (b.node_step >= 0 && b.node_step == out->n_steps - 1) out->n_steps--;
     for (int k = 0; k < n->n_outputs; k++) {
       if (n->outputs[k] >= 0 && g->values[n->outputs[k]].constant == NULL) g->values[n->outputs[k]].rank = -1;
     }

@@ -9,7 +9,7 @@
 
 typedef struct plan_step {
   const op_def *op;
-  const ir_node *node; /* the ONNX node, or a synthetic one for planner-inserted steps */
+  op_node *node; /* its node (a copy), or a synthetic one for planner-inserted steps */
   const void *params;
   const char *kernel;
   const char *reason;
