@@ -27,7 +27,7 @@
 static const char usage_text[] =
     "usage: q8rt-run MODEL.onnx [--input NAME=PATH]... [--output-dir DIR] [--threads N]\n"
     "                [--backend auto|reference|avx2|avx512|neon|xnnpack] [--repeat N] [--explain] [--profile]\n"
-    "                [--no-tables] [--metadata] [--max-memory MIB] [--memory]\n"
+    "                [--profile-split] [--no-tables] [--metadata] [--max-memory MIB] [--memory]\n"
     "\n"
     "  --input NAME=PATH   feed input NAME from PATH (.npy, or .pb ONNX TensorProto); inputs not\n"
     "                      given get deterministic pseudo-random data (symbolic dimensions set to 1)\n"
@@ -36,7 +36,13 @@ static const char usage_text[] =
     "  --backend NAME      kernel backend (default auto)\n"
     "  --repeat N          one warm-up run, then N timed runs; prints latency_ms median/min\n"
     "  --explain           print the execution plan before running\n"
-    "  --profile           print per-step timings (median over the timed runs with --repeat)\n"
+    "  --profile           print per-step timings (median over the timed runs with --repeat); with\n"
+    "                      --threads N > 1 also how each step split: a 'threads' line per step\n"
+    "  --profile-split     as --profile, but every work item runs on the calling thread, timed, while\n"
+    "                      the steps split as for --threads N: per step the time inside parallel\n"
+    "                      regions and their best time on N threads, then the serial fraction and\n"
+    "                      the speed-up bounds of the plan (measured on one core, whatever the load;\n"
+    "                      with --repeat, each step's figures from the run where it was fastest)\n"
     "  --no-tables         run elementwise islands node by node, not as tables (same bytes; for checks)\n"
     "  --metadata          print the model's metadata_props, one 'metadata KEY bytes=N: VALUE' line each\n"
     "                      (at most the value's first 60 bytes, control characters as '.')\n"
@@ -198,6 +204,10 @@ static int parse_args(int argc, char **argv, options *o) {
     }
     if (strcmp(arg, "--profile") == 0) {
       o->profile = 1;
+      continue;
+    }
+    if (strcmp(arg, "--profile-split") == 0) {
+      o->profile = Q8RT_PROFILE_SPLIT;
       continue;
     }
     if (strcmp(arg, "--no-tables") == 0) {
@@ -369,13 +379,23 @@ typedef struct staged_input {
   size_t nbytes;
 } staged_input;
 
+static int compare_double(const void *a, const void *b);
+
+/* Median of m values (sorted in place). */
+static double median_of(double *v, size_t m) {
+  qsort(v, m, sizeof(double), compare_double);
+  return m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2.0;
+}
+
 typedef struct runner {
   q8rt_model *model;
   q8rt_session *session;
   void *file_bytes; /* the current input file */
   void *data;       /* decoded or generated input data */
   double *times;
-  double *step_times;          /* --profile with --repeat: [run][step] */
+  double *step_times;   /* --profile with --repeat: [step][run] */
+  double *region_times; /* ... the steps' region_ms, then ideal_ms: [2][step][run] */
+  q8rt_step_threads *thr;
   struct staged_input *staged; /* [n_in]: every input's shape and data, set once all are known */
   size_t n_staged;
   q8rt_step_profile *steps;
@@ -388,6 +408,8 @@ static void runner_free(runner *r) {
   free(r->data);
   free(r->times);
   free(r->step_times);
+  free(r->region_times);
+  free(r->thr);
   for (size_t i = 0; i < r->n_staged; i++) free(r->staged[i].data);
   free(r->staged);
   free(r->steps);
@@ -665,8 +687,10 @@ static int run(const options *o) {
     const size_t n_steps = o->profile ? q8rt_session_profile(r.session, NULL, 0) : 0;
     if (n_steps > 0) {
       r.step_times = malloc((size_t)o->repeat * n_steps * sizeof(double));
+      r.region_times = malloc(2 * (size_t)o->repeat * n_steps * sizeof(double));
       r.steps = calloc(n_steps, sizeof(*r.steps));
-      if (!r.step_times || !r.steps) {
+      r.thr = calloc(n_steps, sizeof(*r.thr));
+      if (!r.step_times || !r.region_times || !r.steps || !r.thr) {
         report_error("out of memory");
         goto done;
       }
@@ -677,7 +701,13 @@ static int run(const options *o) {
       r.times[k] = now_ms() - t0;
       if (n_steps > 0) {
         q8rt_session_profile(r.session, r.steps, n_steps);
-        for (size_t i = 0; i < n_steps; i++) r.step_times[i * (size_t)o->repeat + (size_t)k] = r.steps[i].milliseconds;
+        q8rt_session_profile_threads(r.session, r.thr, n_steps);
+        const size_t rep = (size_t)o->repeat;
+        for (size_t i = 0; i < n_steps; i++) {
+          r.step_times[i * rep + (size_t)k] = r.steps[i].milliseconds;
+          r.region_times[i * rep + (size_t)k] = r.thr[i].region_ms;
+          r.region_times[(n_steps + i) * rep + (size_t)k] = r.thr[i].ideal_ms;
+        }
       }
     }
     size_t n = (size_t)o->repeat;
@@ -723,29 +753,59 @@ static int run(const options *o) {
   }
 
   if (o->profile) {
-    size_t n = q8rt_session_profile(r.session, NULL, 0);
+    const size_t n_all = q8rt_session_profile(r.session, NULL, 0);
+    size_t n = n_all;
     if (r.steps == NULL) r.steps = calloc(n > 0 ? n : 1, sizeof(*r.steps));
-    if (!r.steps) {
+    if (r.thr == NULL) r.thr = calloc(n > 0 ? n : 1, sizeof(*r.thr));
+    if (!r.steps || !r.thr) {
       report_error("out of memory");
       goto done;
     }
     size_t got = q8rt_session_profile(r.session, r.steps, n);
     if (got < n) n = got;
-    double total = 0.0;
+    q8rt_session_profile_threads(r.session, r.thr, n);
+    const int threaded = o->threads > 1;
+    double total = 0.0, in_regions = 0.0, ideal = 0.0;
     for (size_t i = 0; i < n; i++) {
       const q8rt_step_profile *s = &r.steps[i];
+      q8rt_step_threads *t = &r.thr[i];
       double ms = s->milliseconds;
-      if (r.step_times != NULL) { /* median over the timed runs */
-        double *t = r.step_times + i * (size_t)o->repeat;
+      if (r.step_times != NULL && o->profile == Q8RT_PROFILE_SPLIT) {
+        /* the run where the step was fastest: on a loaded machine the others include time the
+         * thread was preempted, counted in whichever item it hit */
         const size_t m = (size_t)o->repeat;
-        qsort(t, m, sizeof(double), compare_double);
-        ms = m % 2 ? t[m / 2] : (t[m / 2 - 1] + t[m / 2]) / 2.0;
+        size_t best = 0;
+        for (size_t k = 1; k < m; k++)
+          if (r.step_times[i * m + k] < r.step_times[i * m + best]) best = k;
+        ms = r.step_times[i * m + best];
+        t->region_ms = r.region_times[i * m + best];
+        t->ideal_ms = r.region_times[(n_all + i) * m + best];
+      } else if (r.step_times != NULL) { /* median over the timed runs */
+        const size_t m = (size_t)o->repeat;
+        ms = median_of(r.step_times + i * m, m);
+        t->region_ms = median_of(r.region_times + i * m, m);
       }
-      printf("profile %s %s %s %.3f\n", s->op_type && s->op_type[0] ? s->op_type : "-",
-             s->node_name && s->node_name[0] ? s->node_name : "-", s->kernel && s->kernel[0] ? s->kernel : "-", ms);
+      const char *op = s->op_type && s->op_type[0] ? s->op_type : "-";
+      const char *name = s->node_name && s->node_name[0] ? s->node_name : "-";
+      printf("profile %s %s %s %.3f\n", op, name, s->kernel && s->kernel[0] ? s->kernel : "-", ms);
+      if (threaded && o->profile == Q8RT_PROFILE_SPLIT) {
+        printf("threads %s %s regions=%zu items=%zu region_ms=%.3f ideal_ms=%.3f\n", op, name, t->regions, t->items,
+               t->region_ms, t->ideal_ms);
+      } else if (threaded) {
+        printf("threads %s %s regions=%zu items=%zu caller_items=%zu region_ms=%.3f\n", op, name, t->regions, t->items,
+               t->caller_items, t->region_ms);
+      }
       total += ms;
+      /* a step's region time can exceed its median time by noise */
+      in_regions += t->region_ms < ms ? t->region_ms : ms;
+      ideal += t->ideal_ms < ms ? t->ideal_ms : ms;
     }
     printf("profile_total_ms %.3f steps=%zu\n", total, n);
+    if (threaded && o->profile == Q8RT_PROFILE_SPLIT && total > 0.0) {
+      const double serial = total - in_regions, th = (double)o->threads;
+      printf("split serial_ms=%.3f serial_fraction=%.3f amdahl_%dt=%.2fx granular_%dt=%.2fx\n", serial, serial / total,
+             o->threads, total / (serial + in_regions / th), o->threads, total / (serial + ideal));
+    }
   }
   if (o->memory) {
     printf("memory model_bytes=%zu session_bytes=%zu load_peak_rss_kib=%ld peak_rss_kib=%ld\n",

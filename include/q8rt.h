@@ -211,7 +211,12 @@ typedef struct q8rt_session_options {
   const q8rt_allocator *allocator; /* NULL: the model's allocator */
   int threads;                     /* worker threads; 0 or 1 = run on the caller's thread */
   size_t max_arena_bytes;          /* refuse shapes whose plan needs more; 0 = no limit */
-  int profile;                     /* 1: record time per step (q8rt_session_profile) */
+  /* 1: record time per step (q8rt_session_profile) and with threads > 1 how each step used them
+   * (q8rt_session_profile_threads). Q8RT_PROFILE_SPLIT: the same, but every work item runs on the
+   * caller's thread, timed, while the steps split their work as for `threads`: the serial part of
+   * the plan and what `threads` threads could at best do with its regions, measured on one core
+   * (slower than a normal run; outputs are the same bytes). */
+  int profile;
   /* Cap on the bytes the session holds: arena, bookkeeping, thread pool, XNNPACK operators (see
    * "Memory accounting"). 0 (default): no cap. Creating the session or binding shapes that would
    * exceed it fails with Q8RT_ERROR_OUT_OF_MEMORY and a message giving the limit. */
@@ -291,6 +296,25 @@ typedef struct q8rt_step_profile {
 } q8rt_step_profile;
 
 Q8RT_API size_t q8rt_session_profile(const q8rt_session *session, q8rt_step_profile *steps, size_t capacity);
+
+#define Q8RT_PROFILE_SPLIT 2
+
+/* How each step of the last run used the session's threads (profile set, threads > 1; zeros
+ * otherwise). A region is one split of a step's work into items over the pool; a step with no
+ * region ran on the caller alone. */
+typedef struct q8rt_step_threads {
+  size_t regions;      /* parallel regions the step opened */
+  size_t items;        /* work items in them */
+  size_t caller_items; /* of which the calling thread ran (the rest: workers) */
+  double region_ms;    /* time inside the regions */
+  /* Q8RT_PROFILE_SPLIT only: the regions' time on `threads` threads, from each item's time,
+   * items claimed in order by whichever thread is free first (no overheads counted). */
+  double ideal_ms;
+} q8rt_step_threads;
+
+/* Fills up to `capacity` entries (one per step, as q8rt_session_profile) and returns the number of
+ * steps. */
+Q8RT_API size_t q8rt_session_profile_threads(const q8rt_session *session, q8rt_step_threads *steps, size_t capacity);
 
 /* Decode an ONNX TensorProto (such as the input_0.pb files of the ONNX test data) into a caller buffer.
  * First call with data == NULL to learn dtype, shape and the byte size. Supports the dtypes of

@@ -26,6 +26,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 
 #define CLOSED 0xffffffffu
@@ -56,6 +57,9 @@ struct q8rt_threadpool {
   int64_t solo_until, solo_ns; /* regions before solo_until run on the caller alone */
   size_t solo_stretches;
   unsigned misses; /* regions in a row where the caller ran every item */
+  int mode;        /* Q8RT_POOL_* */
+  q8rt_pool_stats stats;
+  size_t nominal; /* threads the pool says it has (ANALYZE starts no worker) */
   pthread_mutex_t mu;
   pthread_cond_t cv, done_cv;
   const q8rt_allocator *allocator;
@@ -171,6 +175,10 @@ static void free_pool(q8rt_threadpool *p, int sync_made) {
 }
 
 q8rt_threadpool *q8rt_threadpool_create(const q8rt_allocator *a, size_t threads, int *failed) {
+  return q8rt_threadpool_create_mode(a, threads, Q8RT_POOL_RUN, failed);
+}
+
+q8rt_threadpool *q8rt_threadpool_create_mode(const q8rt_allocator *a, size_t threads, int mode, int *failed) {
   *failed = 0;
   if (threads < 2) return NULL;
   q8rt_threadpool *p = q8rt_alloc(a, sizeof(*p), 64);
@@ -195,6 +203,9 @@ q8rt_threadpool *q8rt_threadpool_create(const q8rt_allocator *a, size_t threads,
   p->solo_until = p->solo_ns = 0;
   p->solo_stretches = 0;
   p->misses = 0;
+  p->mode = mode;
+  memset(&p->stats, 0, sizeof(p->stats));
+  p->nominal = threads;
   p->allocator = a;
   p->workers = w;
   p->n_workers = 0;
@@ -202,7 +213,7 @@ q8rt_threadpool *q8rt_threadpool_create(const q8rt_allocator *a, size_t threads,
   int made = 0;
   if (pthread_mutex_init(&p->mu, NULL) == 0 && ++made && pthread_cond_init(&p->cv, NULL) == 0 && ++made &&
       pthread_cond_init(&p->done_cv, NULL) == 0 && ++made) {
-    for (size_t i = 0; i + 1 < threads; i++) {
+    for (size_t i = 0; i + 1 < threads && mode != Q8RT_POOL_ANALYZE; i++) {
       if (pthread_create(&w[i], NULL, worker_main, p) != 0) {
         p->n_workers = i;
         q8rt_threadpool_destroy(p);
@@ -210,7 +221,7 @@ q8rt_threadpool *q8rt_threadpool_create(const q8rt_allocator *a, size_t threads,
         return NULL;
       }
     }
-    p->n_workers = threads - 1;
+    p->n_workers = mode != Q8RT_POOL_ANALYZE ? threads - 1 : 0;
     return p;
   }
   free_pool(p, made);
@@ -226,7 +237,40 @@ void q8rt_threadpool_destroy(q8rt_threadpool *p) {
   free_pool(p, 3);
 }
 
-size_t q8rt_threadpool_threads(const q8rt_threadpool *p) { return p == NULL ? 1 : p->n_workers + 1; }
+size_t q8rt_threadpool_threads(const q8rt_threadpool *p) { return p == NULL ? 1 : p->nominal; }
+
+void q8rt_threadpool_stats(const q8rt_threadpool *p, q8rt_pool_stats *out) {
+  if (p != NULL) {
+    *out = p->stats;
+  } else {
+    memset(out, 0, sizeof(*out));
+  }
+}
+
+#define ANALYZE_MAX_THREADS 64
+
+/* ANALYZE: every item on the caller, timed; the region's makespan on p->nominal threads that
+ * claim the items in order, each item going to the thread that is free first. */
+static void analyze_region(q8rt_threadpool *p, size_t n, q8rt_task_fn fn, void *ctx, int64_t t0) {
+  int64_t free_at[ANALYZE_MAX_THREADS] = {0};
+  const size_t th = p->nominal < ANALYZE_MAX_THREADS ? p->nominal : ANALYZE_MAX_THREADS;
+  int64_t t = t0, makespan = 0;
+  for (size_t i = 0; i < n; i++) {
+    fn(ctx, i);
+    const int64_t u = now_ns();
+    size_t k = 0;
+    for (size_t j = 1; j < th; j++)
+      if (free_at[j] < free_at[k]) k = j;
+    free_at[k] += u - t;
+    if (free_at[k] > makespan) makespan = free_at[k];
+    t = u;
+  }
+  p->stats.regions++;
+  p->stats.items += n;
+  p->stats.caller_items += n;
+  p->stats.region_ns += t - t0;
+  p->stats.ideal_ns += makespan;
+}
 
 /* The caller stalled on a worker's item (the worker lost its core mid-item: the core is shared
  * with other work, and its next items may stall the caller for an OS time slice each). Run
@@ -240,14 +284,13 @@ static void go_solo(q8rt_threadpool *p, int64_t t) {
   p->solo_stretches++;
 }
 
-void q8rt_parallel_for(q8rt_threadpool *p, size_t n, q8rt_task_fn fn, void *ctx) {
-  int64_t t0 = 0;
-  if (p != NULL && n >= 2 && n < CLOSED) {
-    t0 = now_ns();
-  }
-  if (t0 == 0 || t0 < p->solo_until) {
+/* Runs a region of n >= 2 items that started at t0; returns how many the caller ran. Not inlined:
+ * GCC refuses atomic_thread_fence under -fsanitize=thread (-Wtsan) in an inlined copy. */
+__attribute__((noinline)) static size_t run_region(q8rt_threadpool *p, size_t n, q8rt_task_fn fn, void *ctx,
+                                                   int64_t t0) {
+  if (t0 < p->solo_until) {
     for (size_t i = 0; i < n; i++) fn(ctx, i);
-    return;
+    return n;
   }
   const uint32_t e = ++p->epoch;
   /* close: claims of the previous epoch fail from here on, before the description changes */
@@ -272,11 +315,11 @@ void q8rt_parallel_for(q8rt_threadpool *p, size_t n, q8rt_task_fn fn, void *ctx)
       const int64_t t = now_ns();
       if (t - t0 > MISS_NS && ++p->misses >= MISSES_SOLO) go_solo(p, t);
     }
-    return;
+    return ran;
   }
   p->misses = 0;
   const size_t done = atomic_load_explicit(&p->done, memory_order_acquire);
-  if (done == n) return;
+  if (done == n) return ran;
   /* A worker holds the last items. Spin briefly (it normally finishes within an item's time),
    * then sleep: a core left idle lets the OS move a worker that was descheduled over to it. */
   const int64_t t1 = now_ns();
@@ -294,6 +337,26 @@ void q8rt_parallel_for(q8rt_threadpool *p, size_t n, q8rt_task_fn fn, void *ctx)
    * caller ran out). Much longer: the worker was descheduled holding an item. */
   const int64_t t2 = now_ns(), per_item = (t1 - t0) * (int64_t)(p->n_workers + 1) / (int64_t)(done + 1);
   if (t2 - t1 > 4 * per_item + STALL_NS) go_solo(p, t2);
+  return ran;
+}
+
+void q8rt_parallel_for(q8rt_threadpool *p, size_t n, q8rt_task_fn fn, void *ctx) {
+  if (p == NULL || n < 2 || n >= CLOSED) {
+    for (size_t i = 0; i < n; i++) fn(ctx, i);
+    return;
+  }
+  const int64_t t0 = now_ns();
+  if (p->mode == Q8RT_POOL_ANALYZE) {
+    analyze_region(p, n, fn, ctx, t0);
+    return;
+  }
+  const size_t ran = run_region(p, n, fn, ctx, t0);
+  if (p->mode == Q8RT_POOL_COUNT) {
+    p->stats.regions++;
+    p->stats.items += n;
+    p->stats.caller_items += ran;
+    p->stats.region_ns += now_ns() - t0;
+  }
 }
 
 void q8rt_threadpool_hold(q8rt_threadpool *p, int hold) {

@@ -38,6 +38,28 @@ typedef void (*q8rt_task_fn)(void *ctx, size_t item);
 /* A pool for `threads` threads in all: the caller plus threads - 1 workers. NULL when threads < 2
  * or on failure (out of memory, no threads: *failed set). Workers sleep until the first region. */
 q8rt_threadpool *q8rt_threadpool_create(const q8rt_allocator *a, size_t threads, int *failed);
+
+/* Counting what the regions do, for profiles (q8rt_session_profile_threads). */
+enum {
+  Q8RT_POOL_RUN = 0,   /* plain */
+  Q8RT_POOL_COUNT = 1, /* also count regions, items, the caller's items and the time in regions */
+  /* No worker is started: every item of every region runs on the caller, in order, each timed,
+   * while the pool still says `threads` (so the ops split exactly as they would). `ideal_ns` is
+   * then what each region would take on `threads` threads with nothing but the items' own time:
+   * items claimed in order, each by the thread free first. The serial part of a plan (steps or
+   * parts of steps outside regions) and the granularity of its regions, measured on one core
+   * whatever the other cores are doing. */
+  Q8RT_POOL_ANALYZE = 2
+};
+q8rt_threadpool *q8rt_threadpool_create_mode(const q8rt_allocator *a, size_t threads, int mode, int *failed);
+
+/* Totals since the pool was made (modes COUNT and ANALYZE; zero otherwise). Regions are the
+ * calls of q8rt_parallel_for with n >= 2, including those a solo stretch ran on the caller. */
+typedef struct q8rt_pool_stats {
+  size_t regions, items, caller_items;
+  int64_t region_ns, ideal_ns; /* ideal_ns: ANALYZE only */
+} q8rt_pool_stats;
+void q8rt_threadpool_stats(const q8rt_threadpool *p, q8rt_pool_stats *out);
 void q8rt_threadpool_destroy(q8rt_threadpool *p);
 
 /* Threads of the pool, caller included (1 for NULL). */

@@ -78,9 +78,10 @@ typedef struct ci_params {
 typedef struct ci_geom {
   size_t n, c;
   int64_t in[2], out[2], pb[2];
-  size_t tile, tiles; /* GEMM: output pixels per tile (a multiple of NR), tiles per image and group */
-  int direct;         /* GEMM: 1x1, stride 1, no padding: B rows are the input planes */
-  size_t pw, band;    /* depthwise: padded row width, output rows per padded band (0: vmacc route) */
+  size_t tile, tiles;     /* GEMM: output pixels per tile (a multiple of NR), tiles per image and group */
+  size_t mblock, mblocks; /* GEMM: output channels per task (a multiple of MR), blocks per group */
+  int direct;             /* GEMM: 1x1, stride 1, no padding: B rows are the input planes */
+  size_t pw, band;        /* depthwise: padded row width, output rows per padded band (0: vmacc route) */
 } ci_geom;
 
 static size_t ci_round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
@@ -331,6 +332,20 @@ static q8rt_status ci_infer(const void *params, const op_node *n, const op_shape
     gm->tile = t * p->nr;
     if (gm->tile > ci_round_up(pixels, p->nr)) gm->tile = ci_round_up(pixels > 0 ? pixels : 1, p->nr);
     gm->tiles = pixels == 0 ? 0 : (pixels + gm->tile - 1) / gm->tile;
+    /* Few tasks (small planes: rec's 1x40 after its pooling, det's deepest layers): the output
+     * channels of a tile split into blocks of MR multiples, each packing the tile's B again (K x
+     * pixels bytes against the block's MR x K x pixels multiply-adds) so that a second thread has
+     * work; at least 4 tasks where blocks of 2 MR rows or more allow. Shape-only, as the tiles. */
+    const size_t mg = (size_t)(p->M / p->group), per_image = (size_t)p->group * gm->tiles;
+    gm->mblock = mg > 0 ? ci_round_up(mg, p->mr) : p->mr;
+    gm->mblocks = 1;
+    if (gm->n * per_image < 4 && gm->tiles > 0 && mg >= 2 * p->mr) {
+      const size_t want = (4 + gm->n * per_image - 1) / (gm->n * per_image);
+      size_t b = ci_round_up((mg + want - 1) / want, p->mr);
+      if (b < 2 * p->mr) b = 2 * p->mr;
+      gm->mblock = b;
+      gm->mblocks = (mg + b - 1) / b;
+    }
   }
   if (p->path == CI_PATH_DW && o[0] > 0 && o[1] > 0) {
     /* a band of output rows reads (band - 1) * sh + (KH - 1) * dh + 1 padded rows of pw bytes;
@@ -475,7 +490,9 @@ static void ci_gemm_task(void *context, size_t task) {
   const ci_params *p = c->p;
   const ci_geom *gm = c->gm;
   const size_t G = (size_t)p->group, mg = (size_t)(p->M / p->group), cg = (size_t)p->Cg;
-  const size_t tile = task % gm->tiles, g = (task / gm->tiles) % G, b = task / gm->tiles / G;
+  const size_t mb = task % gm->mblocks, tt = task / gm->mblocks;
+  const size_t tile = tt % gm->tiles, g = (tt / gm->tiles) % G, b = tt / gm->tiles / G;
+  const size_t m_lo = mb * gm->mblock, m_hi = m_lo + gm->mblock < mg ? m_lo + gm->mblock : mg;
   const size_t H = (size_t)gm->in[0], W = (size_t)gm->in[1];
   const size_t pixels = (size_t)(gm->out[0] * gm->out[1]);
   const size_t p0 = tile * gm->tile, rows = pixels - p0 < gm->tile ? pixels - p0 : gm->tile;
@@ -502,14 +519,14 @@ static void ci_gemm_task(void *context, size_t task) {
   p->packb(K, rows, brows, bstride, c->x_xor, p->nr, 16384u * (uint32_t)K, 128u + d0, packed,
            p->need_colsum ? xs : NULL);
   /* acc + (128 - x_zp) * W[m] + K * x_zp * d[m]  [- (d[m] - d0) * X[p]] */
-  for (size_t m = 0; m < mg; m++) {
+  for (size_t m = m_lo; m < m_hi; m++) {
     rt[m] = (128u - xz) * p->wsum[m0 + m] + (uint32_t)K * xz * p->d[m0 + m];
   }
   q8rt_qu8_requant_params rq;
   memset(&rq, 0, sizeof(rq));
   uint8_t *y = (uint8_t *)c->y + ((b * (size_t)p->M + m0) * pixels + p0) * 4;
-  for (size_t m = 0; m < mg; m += p->mr) {
-    const size_t mr = mg - m < p->mr ? mg - m : p->mr;
+  for (size_t m = m_lo; m < m_hi; m += p->mr) {
+    const size_t mr = m_hi - m < p->mr ? m_hi - m : p->mr;
     p->gemm(mr, rows, K, p->wa + (m0 + m) * p->a_stride, p->a_stride, packed, y + m * pixels * 4, pixels * 4, &rq);
     for (size_t i = m; i < m + mr; i++) {
       q8rt_s32_vcvt_params vp = ci_vcvt_params(c, m0 + i);
@@ -616,7 +633,7 @@ static void ci_run(const void *params, const void *geom, const op_tensor *in, op
     c.xz_u8 = (uint32_t)(x_signed ? c.xzp + 128 : c.xzp);
     c.scale = scale;
     if (p->path == CI_PATH_GEMM) {
-      q8rt_parallel_for(ctx->pool, gm->n * (size_t)p->group * gm->tiles, ci_gemm_task, &c);
+      q8rt_parallel_for(ctx->pool, gm->n * (size_t)p->group * gm->tiles * gm->mblocks, ci_gemm_task, &c);
     } else {
       q8rt_parallel_for(ctx->pool, gm->n * (size_t)p->M, ci_dw_task, &c);
     }

@@ -890,6 +890,11 @@ q8rt_status gemm_i32_prepare(size_t groups, size_t n, size_t k, const void *w, q
 
 void gemm_i32_rows(const gemm_i32 *g, size_t group, const uint8_t *a, size_t a_stride, size_t rows, int32_t *c,
                    size_t c_stride, uint8_t x_xor) {
+  gemm_i32_cols(g, group, a, a_stride, rows, 0, g->n, c, c_stride, x_xor);
+}
+
+void gemm_i32_cols(const gemm_i32 *g, size_t group, const uint8_t *a, size_t a_stride, size_t rows, size_t n_lo,
+                   size_t n_hi, int32_t *c, size_t c_stride, uint8_t x_xor) {
   q8rt_qu8_requant_params rq;
   memset(&rq, 0, sizeof(rq));
   rq.x_xor = x_xor;
@@ -901,8 +906,8 @@ void gemm_i32_rows(const gemm_i32 *g, size_t group, const uint8_t *a, size_t a_s
   size_t panels = ((size_t)256 << 10) / panel;
   if (panels < 1) panels = 1;
   const size_t nc = panels * g->nr;
-  for (size_t n0 = 0; n0 < g->n; n0 += nc) {
-    const size_t nb = g->n - n0 < nc ? g->n - n0 : nc;
+  for (size_t n0 = n_lo; n0 < n_hi; n0 += nc) {
+    const size_t nb = n_hi - n0 < nc ? n_hi - n0 : nc;
     const uint8_t *pb = packed + n0 / g->nr * panel;
     for (size_t r = 0; r < rows; r += g->mr) {
       const size_t mr = rows - r < g->mr ? rows - r : g->mr;

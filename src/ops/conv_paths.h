@@ -120,6 +120,9 @@ void gemm_i32_pack(gemm_i32 *g, size_t groups, const void *w, q8rt_dtype w_type,
 /* acc rows [rows][n] (c_stride bytes) of group g from A rows readable to a_stride bytes. */
 void gemm_i32_rows(const gemm_i32 *g, size_t group, const uint8_t *a, size_t a_stride, size_t rows, int32_t *c,
                    size_t c_stride, uint8_t x_xor);
+/* Columns [n_lo, n_hi) only (n_lo a multiple of nr); c points at column 0 as for gemm_i32_rows. */
+void gemm_i32_cols(const gemm_i32 *g, size_t group, const uint8_t *a, size_t a_stride, size_t rows, size_t n_lo,
+                   size_t n_hi, int32_t *c, size_t c_stride, uint8_t x_xor);
 /* rs[r] = sum_k (a[r][k] ^ x_xor) - K * x_zp_u8 (mod 2^32) */
 void gemm_i32_row_sums(const gemm_i32 *g, const uint8_t *a, size_t a_stride, size_t rows, uint8_t x_xor,
                        uint32_t x_zp_u8, uint32_t *rs);

@@ -151,6 +151,16 @@ void op_batch_iter_next(op_batch_iter *it) {
   }
 }
 
+void op_batch_iter_seek(op_batch_iter *it, size_t index) {
+  it->oa = it->ob = 0;
+  for (int d = it->rank - 1; d >= 0; d--) {
+    it->idx[d] = (int64_t)(index % (size_t)it->dims[d]);
+    index /= (size_t)it->dims[d];
+    it->oa += (size_t)(it->sa[d] * it->idx[d]);
+    it->ob += (size_t)(it->sb[d] * it->idx[d]);
+  }
+}
+
 typedef struct range_job {
   op_range_fn fn;
   void *arg;

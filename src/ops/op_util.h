@@ -87,6 +87,8 @@ typedef struct op_batch_iter {
 } op_batch_iter;
 void op_batch_iter_init(op_batch_iter *it, int rank, const int64_t *dims, const int64_t *sa, const int64_t *sb);
 void op_batch_iter_next(op_batch_iter *it);
+/* To batch `index` (in [0, product of dims)) directly, for batches run out of order by threads. */
+void op_batch_iter_seek(op_batch_iter *it, size_t index);
 
 /* Up to three operands broadcast to one output, with size-1 dims dropped and neighbouring dims
  * merged where every operand stays contiguous (or stays broadcast), so that the innermost span is

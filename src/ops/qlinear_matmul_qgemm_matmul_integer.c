@@ -14,6 +14,7 @@
  * transB and C of shape (), (1), (N), (1,N), (M,1) or (M,N). b scales / zero points: one value or
  * one per column (shape [N] or [..., 1, N] holding N values). Scales and zero points are
  * constants, except MatMulInteger's a_zero_point, which dynamic quantization computes at run time. */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "conv_paths.h"
@@ -60,6 +61,7 @@ typedef struct mm_geom {
   conv_fast_geom fg;
   int use_i32;             /* A's rows are contiguous: run p->gi */
   size_t tile_rows;        /* p->gi: rows per task */
+  size_t col_block;        /* p->gi: columns per task (all N, or a multiple of NR when rows are few) */
   int use_rt;              /* p->rt and A's rows contiguous: B packed per batch into the workspace */
   size_t out_count, ncols; /* MatMulIntegerToFloat: output elements, columns (1 for a 1-D B) */
 } mm_geom;
@@ -544,6 +546,17 @@ static q8rt_status mm_infer(const void *params, const op_node *n, const op_shape
     gm->use_i32 = 1;
     size_t t = 24576 / (p->gi.a_stride * p->gi.mr);
     gm->tile_rows = (t < 1 ? 1 : t) * p->gi.mr;
+    /* Fewer than 4 row tiles (rec's 40 x 120 x 6625 classifier is one): columns split into blocks
+     * of NR multiples too, so that a second thread has work. Shape-only. */
+    const size_t rows = gm->batches * (size_t)gm->M, tiles = (rows + gm->tile_rows - 1) / gm->tile_rows;
+    const size_t nr = p->gi.nr, cols = (size_t)gm->N;
+    gm->col_block = cols > 0 ? cols : 1;
+    if (tiles > 0 && tiles < 4 && cols >= 2 * nr) {
+      const size_t want = (4 + tiles - 1) / tiles;
+      size_t b = ((cols + want - 1) / want + nr - 1) / nr * nr;
+      if (b < nr) b = nr;
+      gm->col_block = b;
+    }
   }
   if (concrete && p->rt && !gm->use_fast && !gm->use_i32 && gm->a_sk == 1 && gm->a_sm == gm->K && gm->M >= 4 &&
       gm->N > 0 && gm->K > 0) {
@@ -623,6 +636,8 @@ static void mm_rt_layout_of(const mm_params *p, const mm_geom *gm, const gemm_i3
   l->total = at;
 }
 
+static size_t mm_rt_slots(const mm_geom *gm, const gemm_i32 *g, size_t threads);
+
 static size_t mm_workspace(const void *params, const void *geom, size_t threads) {
   const mm_params *p = params;
   const mm_geom *gm = geom;
@@ -631,7 +646,8 @@ static size_t mm_workspace(const void *params, const void *geom, size_t threads)
     gemm_i32_pick((size_t)gm->N, (size_t)gm->K, p->backend, p->isa, &g);
     mm_rt_layout l;
     mm_rt_layout_of(p, gm, &g, &l);
-    return l.total;
+    size_t total;
+    return q8rt_mul_size(l.total, mm_rt_slots(gm, &g, threads), &total) ? total : SIZE_MAX;
   }
   if (gm->use_i32) {
     return mmi_copy_bytes(p, gm) + (mmi_rows(gm) + (size_t)gm->N) * sizeof(uint32_t) + mmi_acc_bytes(p, gm);
@@ -639,21 +655,26 @@ static size_t mm_workspace(const void *params, const void *geom, size_t threads)
   return (size_t)(gm->N > 0 ? gm->N : 1) * (1 + mm_chunks(threads)) * sizeof(int32_t);
 }
 
-/* The output stage of one row of N accumulators (C already added) into y's row starting at orow. */
-static void mm_store_row(const mm_params *p, void *y, size_t orow, size_t N, const uint32_t *acc) {
+/* The output stage of columns [j0, j1) of one row of accumulators (C already added; acc and the
+ * output row starting at orow both indexed from column 0). */
+static void mm_store_cols(const mm_params *p, void *y, size_t orow, size_t j0, size_t j1, const uint32_t *acc) {
   if (p->y_type == Q8RT_DTYPE_INT32) {
     int32_t *Y = (int32_t *)y + orow;
-    for (size_t j = 0; j < N; j++) Y[j] = (int32_t)acc[j];
+    for (size_t j = j0; j < j1; j++) Y[j] = (int32_t)acc[j];
   } else if (p->y_type == Q8RT_DTYPE_FLOAT32) {
     float *Y = (float *)y + orow;
-    for (size_t j = 0; j < N; j++) Y[j] = (float)(int32_t)acc[j] * p->scale[p->n_scale == 1 ? 0 : j];
+    for (size_t j = j0; j < j1; j++) Y[j] = (float)(int32_t)acc[j] * p->scale[p->n_scale == 1 ? 0 : j];
   } else {
     const float lo = (float)(p->qmin - p->y_zp), hi = (float)(p->qmax - p->y_zp);
-    for (size_t j = 0; j < N; j++) {
+    for (size_t j = j0; j < j1; j++) {
       const float v = (float)(int32_t)acc[j] * p->scale[p->n_scale == 1 ? 0 : j];
       qk_store8(y, p->y_type, orow + j, q8rt_round_clamp(v, lo, hi) + p->y_zp);
     }
   }
+}
+
+static void mm_store_row(const mm_params *p, void *y, size_t orow, size_t N, const uint32_t *acc) {
+  mm_store_cols(p, y, orow, 0, N, acc);
 }
 
 typedef struct mm_job {
@@ -730,6 +751,7 @@ typedef struct mmi_job {
   const mm_geom *gm;
   const gemm_i32 *gi;
   size_t rows_all, tile_rows, row0; /* rows of this run, rows per task, first output row */
+  size_t col_block, col_blocks;     /* columns per task (a multiple of NR), tasks per row tile */
   const uint8_t *a;
   size_t a_stride;
   uint8_t *copy; /* NULL: A's rows are read in place */
@@ -741,15 +763,12 @@ typedef struct mmi_job {
   uint32_t xz_u8;
 } mmi_job;
 
-static void mmi_tile(void *arg, size_t t) {
-  const mmi_job *jb = arg;
-  const mm_params *p = jb->p;
+/* A's rows [r0, r0 + rows) padded to whole groups of 4 (when K is not) and their sums. */
+static const uint8_t *mmi_rows_prep(const mmi_job *jb, size_t r0, size_t rows, size_t *a_stride) {
   const gemm_i32 *gi = jb->gi;
-  const size_t rows_all = jb->rows_all, N = gi->n, K = gi->k;
-  const size_t r0 = t * jb->tile_rows;
-  const size_t rows = rows_all - r0 < jb->tile_rows ? rows_all - r0 : jb->tile_rows;
+  const size_t K = gi->k;
   const uint8_t *a = jb->a + r0 * K;
-  size_t a_stride = K;
+  *a_stride = K;
   if (jb->copy != NULL) {
     uint8_t *dst = jb->copy + r0 * gi->a_stride;
     for (size_t r = 0; r < rows; r++) {
@@ -757,19 +776,40 @@ static void mmi_tile(void *arg, size_t t) {
       memset(dst + r * gi->a_stride + K, 0, gi->a_stride - K);
     }
     a = dst;
-    a_stride = gi->a_stride;
+    *a_stride = gi->a_stride;
+  }
+  if (gi->need_rowsum) gemm_i32_row_sums(gi, a, *a_stride, rows, jb->x_xor, jb->xz_u8, jb->rs + r0);
+  return a;
+}
+
+/* Task t: row tile t / col_blocks, columns of block t % col_blocks. With one block, the task also
+ * prepares its rows; with several, the caller prepared every row before (mmi_rows_prep). */
+static void mmi_tile(void *arg, size_t t) {
+  const mmi_job *jb = arg;
+  const mm_params *p = jb->p;
+  const gemm_i32 *gi = jb->gi;
+  const size_t rows_all = jb->rows_all, N = gi->n;
+  const size_t cb = t % jb->col_blocks, r0 = t / jb->col_blocks * jb->tile_rows;
+  const size_t rows = rows_all - r0 < jb->tile_rows ? rows_all - r0 : jb->tile_rows;
+  const size_t j0 = cb * jb->col_block, j1 = j0 + jb->col_block < N ? j0 + jb->col_block : N;
+  size_t a_stride;
+  const uint8_t *a;
+  if (jb->col_blocks == 1) {
+    a = mmi_rows_prep(jb, r0, rows, &a_stride);
+  } else {
+    a_stride = jb->copy != NULL ? gi->a_stride : gi->k;
+    a = (jb->copy != NULL ? jb->copy : jb->a) + r0 * a_stride;
   }
   int32_t *y = jb->y + r0 * N;
-  gemm_i32_rows(gi, 0, a, a_stride, rows, y, N * sizeof(int32_t), jb->x_xor);
+  gemm_i32_cols(gi, 0, a, a_stride, rows, j0, j1, y, N * sizeof(int32_t), jb->x_xor);
   if (gi->need_rowsum) {
-    uint32_t *rs = jb->rs + r0;
-    gemm_i32_row_sums(gi, a, a_stride, rows, jb->x_xor, jb->xz_u8, rs);
+    const uint32_t *rs = jb->rs + r0;
     for (size_t r = 0; r < rows; r++) {
-      for (size_t j = 0; j < N; j++) y[r * N + j] = (int32_t)((uint32_t)y[r * N + j] + jb->c0[j] - gi->d[j] * rs[r]);
+      for (size_t j = j0; j < j1; j++) y[r * N + j] = (int32_t)((uint32_t)y[r * N + j] + jb->c0[j] - gi->d[j] * rs[r]);
     }
   } else {
     for (size_t r = 0; r < rows; r++) {
-      for (size_t j = 0; j < N; j++) y[r * N + j] = (int32_t)((uint32_t)y[r * N + j] + jb->c0[j]);
+      for (size_t j = j0; j < j1; j++) y[r * N + j] = (int32_t)((uint32_t)y[r * N + j] + jb->c0[j]);
     }
   }
   if (jb->out == NULL) return;
@@ -778,54 +818,130 @@ static void mmi_tile(void *arg, size_t t) {
     uint32_t *acc = (uint32_t *)(y + r * N);
     const int64_t m = (int64_t)(r0 + r);
     if (jb->C != NULL) {
-      for (size_t j = 0; j < N; j++) acc[j] += (uint32_t)jb->C[m * gm->c_sm + (int64_t)j * gm->c_sn];
+      for (size_t j = j0; j < j1; j++) acc[j] += (uint32_t)jb->C[m * gm->c_sm + (int64_t)j * gm->c_sn];
     }
-    mm_store_row(p, jb->out, (jb->row0 + r0 + r) * N, N, acc);
+    mm_store_cols(p, jb->out, (jb->row0 + r0 + r) * N, j0, j1, acc);
   }
 }
 
-/* B computed at run: per batch, B packed into the workspace, then the row tiles of that batch. */
-static void mm_run_rt(const mm_params *p, const mm_geom *gm, const op_tensor *in, op_tensor *out, void *workspace,
-                      const op_exec_ctx *ctx) {
+/* B computed at run (attention's Q x K^T and weights x V): per batch, B packed into the workspace,
+ * then the row tiles of that batch. Batches of one or two row tiles (a head of a few dozen rows) are
+ * the tasks themselves, each packing its own B into a slot of the workspace (one per thread): the
+ * caller packing every batch's B alone left these steps serial. */
+#define MM_RT_MAX_SLOTS 64
+/* The cost, in multiply-adds of the GEMM kernels (~128 a nanosecond), of one output's fix-up and
+ * output stage: scalar loops, ~15 ns an output for 8-bit outputs (rec's attention, 40 x 40 x 15 per
+ * head: 0.2 ms a step for 0.2 M multiply-adds), a few for int32 ones; and of one packed byte of a
+ * run-time B. */
+static size_t mm_stage_cost(const mm_params *p) { return p->y_type == Q8RT_DTYPE_INT32 ? 16 : 2048; }
+#define MM_PACK_COST 64
+
+static size_t mm_rt_tile_rows(const gemm_i32 *g) {
+  const size_t t = 24576 / (g->a_stride * g->mr);
+  return (t < 1 ? 1 : t) * g->mr;
+}
+
+static int mm_rt_by_batch(const mm_geom *gm, const gemm_i32 *g) {
+  return gm->batches >= 2 && ((size_t)gm->M + mm_rt_tile_rows(g) - 1) / mm_rt_tile_rows(g) <= 2;
+}
+
+static size_t mm_rt_slots(const mm_geom *gm, const gemm_i32 *g, size_t threads) {
+  if (!mm_rt_by_batch(gm, g)) return 1;
+  size_t s = threads < 1 ? 1 : threads < MM_RT_MAX_SLOTS ? threads : MM_RT_MAX_SLOTS;
+  return s < gm->batches ? s : gm->batches;
+}
+
+typedef struct mm_rt_job {
+  const mm_params *p;
+  const mm_geom *gm;
+  const gemm_i32 *g;
+  const mm_rt_layout *l;
+  const op_tensor *in;
+  op_tensor *out;
+  uint8_t *workspace;
+  size_t slots;
+  int32_t azp;
+  atomic_int busy[MM_RT_MAX_SLOTS];
+} mm_rt_job;
+
+/* Batch bt with the workspace slot ws: B packed, then its row tiles (on the pool when ctx). */
+static void mm_rt_batch(const mm_rt_job *rj, size_t bt, uint8_t *ws, const op_exec_ctx *ctx) {
+  const mm_params *p = rj->p;
+  const mm_geom *gm = rj->gm;
+  const mm_rt_layout *l = rj->l;
+  const gemm_i32 *g0 = rj->g;
   const int ib = p->kind == MM_INTEGER ? 1 : 3;
   const size_t M = (size_t)gm->M, N = (size_t)gm->N;
-  gemm_i32 g;
-  gemm_i32_pick(N, (size_t)gm->K, p->backend, p->isa, &g);
-  mm_rt_layout l;
-  mm_rt_layout_of(p, gm, &g, &l);
-  uint8_t *ws = workspace;
-  int32_t *bzp = (int32_t *)(void *)(ws + l.bzp);
+  gemm_i32 g = *g0; /* gemm_i32_pack points g.packed, wsum, d at this slot's buffers */
+  int32_t *bzp = (int32_t *)(void *)(ws + l->bzp);
   for (size_t j = 0; j < N; j++) bzp[j] = p->b_zp[p->n_bq == 1 ? 0 : j];
+  op_batch_iter it;
+  op_batch_iter_init(&it, gm->brank, gm->bdims, gm->sa, gm->sb);
+  op_batch_iter_seek(&it, bt);
+  gemm_i32_pack(&g, 1, (const uint8_t *)rj->in[ib].data + it.ob, p->b_type, (size_t)gm->b_sn, (size_t)gm->b_sk, bzp,
+                ws + l->packed, (uint32_t *)(void *)(ws + l->wsum), (uint32_t *)(void *)(ws + l->d), ws + l->scratch);
   mmi_job jb;
   jb.p = p;
   jb.gm = gm;
   jb.gi = &g;
   jb.rows_all = M;
-  const size_t t = 24576 / (g.a_stride * g.mr);
-  jb.tile_rows = (t < 1 ? 1 : t) * g.mr;
-  jb.copy = g.k % 4 ? ws + l.copy : NULL;
-  jb.rs = (uint32_t *)(void *)(ws + l.rs);
-  jb.c0 = (uint32_t *)(void *)(ws + l.c0);
-  jb.C = p->kind == MM_QGEMM && p->has_c ? in[6].data : NULL;
-  const int32_t azp = p->a_zp_dynamic ? qk_load8(in[2].data, p->a_type, 0) : p->a_zp;
+  jb.tile_rows = mm_rt_tile_rows(&g);
+  jb.col_block = N;
+  jb.col_blocks = 1;
+  jb.copy = g.k % 4 ? ws + l->copy : NULL;
+  jb.rs = (uint32_t *)(void *)(ws + l->rs);
+  jb.c0 = (uint32_t *)(void *)(ws + l->c0);
+  jb.C = p->kind == MM_QGEMM && p->has_c ? rj->in[6].data : NULL;
   const int a_signed = p->a_type == Q8RT_DTYPE_INT8;
   jb.x_xor = a_signed ? 0x80 : 0;
-  jb.xz_u8 = (uint32_t)(a_signed ? azp + 128 : azp);
+  jb.xz_u8 = (uint32_t)(a_signed ? rj->azp + 128 : rj->azp);
   const int separate = p->y_type != Q8RT_DTYPE_INT32;
-  op_batch_iter it;
-  op_batch_iter_init(&it, gm->brank, gm->bdims, gm->sa, gm->sb);
-  for (size_t bt = 0; bt < gm->batches; bt++) {
-    gemm_i32_pack(&g, 1, (const uint8_t *)in[ib].data + it.ob, p->b_type, (size_t)gm->b_sn, (size_t)gm->b_sk, bzp,
-                  ws + l.packed, (uint32_t *)(void *)(ws + l.wsum), (uint32_t *)(void *)(ws + l.d), ws + l.scratch);
-    for (size_t j = 0; j < N; j++) jb.c0[j] = 0u - jb.xz_u8 * g.wsum[j];
-    jb.a = (const uint8_t *)in[0].data + it.oa;
-    jb.row0 = bt * M;
-    jb.out = separate ? out[0].data : NULL;
-    jb.y = separate ? (int32_t *)(void *)(ws + l.acc) : (int32_t *)out[0].data + bt * M * N;
+  for (size_t j = 0; j < N; j++) jb.c0[j] = 0u - jb.xz_u8 * g.wsum[j];
+  jb.a = (const uint8_t *)rj->in[0].data + it.oa;
+  jb.row0 = bt * M;
+  jb.out = separate ? rj->out[0].data : NULL;
+  jb.y = separate ? (int32_t *)(void *)(ws + l->acc) : (int32_t *)rj->out[0].data + bt * M * N;
+  const size_t tiles = (M + jb.tile_rows - 1) / jb.tile_rows;
+  if (ctx != NULL) {
     /* grain: multiply-adds of ~2 us on the int8 GEMM kernels (conv_fast_run's) */
-    op_parallel_items(ctx, (M + jb.tile_rows - 1) / jb.tile_rows, jb.tile_rows * N * g.k, 1 << 18, mmi_tile, &jb);
-    op_batch_iter_next(&it);
+    op_parallel_items(ctx, tiles, jb.tile_rows * N * (g.k + mm_stage_cost(p)), 1 << 18, mmi_tile, &jb);
+  } else {
+    for (size_t t = 0; t < tiles; t++) mmi_tile(&jb, t);
   }
+}
+
+static void mm_rt_batch_task(void *arg, size_t bt) {
+  mm_rt_job *rj = arg;
+  size_t s = 0;
+  while (atomic_exchange_explicit(&rj->busy[s], 1, memory_order_acquire) != 0) s = s + 1 < rj->slots ? s + 1 : 0;
+  mm_rt_batch(rj, bt, rj->workspace + s * rj->l->total, NULL);
+  atomic_store_explicit(&rj->busy[s], 0, memory_order_release);
+}
+
+static void mm_run_rt(const mm_params *p, const mm_geom *gm, const op_tensor *in, op_tensor *out, void *workspace,
+                      const op_exec_ctx *ctx) {
+  gemm_i32 g;
+  gemm_i32_pick((size_t)gm->N, (size_t)gm->K, p->backend, p->isa, &g);
+  mm_rt_layout l;
+  mm_rt_layout_of(p, gm, &g, &l);
+  mm_rt_job rj;
+  rj.p = p;
+  rj.gm = gm;
+  rj.g = &g;
+  rj.l = &l;
+  rj.in = in;
+  rj.out = out;
+  rj.workspace = workspace;
+  rj.azp = p->a_zp_dynamic ? qk_load8(in[2].data, p->a_type, 0) : p->a_zp;
+  if (mm_rt_by_batch(gm, &g)) {
+    rj.slots = mm_rt_slots(gm, &g, ctx->threads);
+    for (size_t i = 0; i < rj.slots; i++) atomic_init(&rj.busy[i], 0);
+    const size_t M = (size_t)gm->M, N = (size_t)gm->N;
+    op_parallel_items(ctx, gm->batches, M * N * (g.k + mm_stage_cost(p)) + N * g.k * MM_PACK_COST, 1 << 18,
+                      mm_rt_batch_task, &rj);
+    return;
+  }
+  for (size_t bt = 0; bt < gm->batches; bt++) mm_rt_batch(&rj, bt, workspace, ctx);
 }
 
 static void mm_run_int(const mm_params *p, const mm_geom *gm, const op_tensor *in, op_tensor *out, void *workspace,
@@ -855,8 +971,15 @@ static void mm_run_int(const mm_params *p, const mm_geom *gm, const op_tensor *i
     jb.x_xor = a_signed ? 0x80 : 0;
     jb.xz_u8 = (uint32_t)(a_signed ? azp + 128 : azp);
     for (size_t j = 0; j < p->gi.n; j++) jb.c0[j] = 0u - jb.xz_u8 * p->gi.wsum[j];
-    const size_t rows = mmi_rows(gm);
-    op_parallel_items(ctx, (rows + gm->tile_rows - 1) / gm->tile_rows, gm->tile_rows * p->gi.n * p->gi.k, 1 << 18,
+    const size_t rows = mmi_rows(gm), tiles = (rows + gm->tile_rows - 1) / gm->tile_rows;
+    jb.col_block = gm->col_block;
+    jb.col_blocks = (p->gi.n + gm->col_block - 1) / gm->col_block;
+    if (jb.col_blocks == 0) jb.col_blocks = 1;
+    if (jb.col_blocks > 1) {
+      size_t a_stride;
+      mmi_rows_prep(&jb, 0, rows, &a_stride); /* once for every column block */
+    }
+    op_parallel_items(ctx, tiles * jb.col_blocks, gm->tile_rows * jb.col_block * (p->gi.k + mm_stage_cost(p)), 1 << 18,
                       mmi_tile, &jb);
     return;
   }
@@ -876,23 +999,46 @@ static void mm_run_int(const mm_params *p, const mm_geom *gm, const op_tensor *i
 }
 
 /* MatMulIntegerToFloat: the int32 result converted in place (the Cast, Mul and Add it replaces, in
- * their float32 operations and order), a row of columns at a time when the bias varies by column. */
-static void mmi_to_float(const mm_params *p, const mm_geom *gm, const op_tensor *in, void *y) {
+ * their float32 operations and order), a row of columns at a time when the bias varies by column;
+ * ranges of elements or rows split over the pool (each element converts alone). */
+typedef struct mmi_vcvt_job {
+  const mm_params *p;
+  const mm_geom *gm;
   q8rt_s32_vcvt_params vp;
-  memset(&vp, 0, sizeof(vp));
-  vp.scale = p->scale_dynamic ? *(const float *)in[4].data : p->fscale;
+  void *y;
+} mmi_vcvt_job;
+
+static void mmi_vcvt_range(void *arg, size_t begin, size_t end) {
+  const mmi_vcvt_job *j = arg;
+  int32_t *y = (int32_t *)j->y + begin;
+  j->p->vcvt(end - begin, y, NULL, y, &j->vp);
+}
+
+static void mmi_vcvt_rows(void *arg, size_t begin, size_t end) {
+  const mmi_vcvt_job *j = arg;
+  for (size_t r = begin; r < end; r++) {
+    int32_t *row = (int32_t *)j->y + r * j->gm->ncols;
+    j->p->vcvt(j->gm->ncols, row, NULL, row, &j->vp);
+  }
+}
+
+static void mmi_to_float(const mm_params *p, const mm_geom *gm, const op_tensor *in, void *y, const op_exec_ctx *ctx) {
+  mmi_vcvt_job j;
+  j.p = p;
+  j.gm = gm;
+  j.y = y;
+  memset(&j.vp, 0, sizeof(j.vp));
+  j.vp.scale = p->scale_dynamic ? *(const float *)in[4].data : p->fscale;
+  /* grain: ~2 us of conversion */
   if (p->fbias == NULL || p->n_fbias == 1 || gm->ncols <= 1) {
-    vp.mode = p->fbias == NULL ? Q8RT_S32_VCVT_SCALE : Q8RT_S32_VCVT_SCALE_BIAS;
-    vp.bias = p->fbias != NULL ? p->fbias[0] : 0.0f;
-    p->vcvt(gm->out_count, y, NULL, y, &vp);
+    j.vp.mode = p->fbias == NULL ? Q8RT_S32_VCVT_SCALE : Q8RT_S32_VCVT_SCALE_BIAS;
+    j.vp.bias = p->fbias != NULL ? p->fbias[0] : 0.0f;
+    op_parallel_range(ctx, gm->out_count, 8192, mmi_vcvt_range, &j);
     return;
   }
-  vp.mode = Q8RT_S32_VCVT_SCALE_BIASV;
-  vp.biasv = p->fbias;
-  for (size_t i = 0; i + gm->ncols <= gm->out_count; i += gm->ncols) {
-    int32_t *row = (int32_t *)y + i;
-    p->vcvt(gm->ncols, row, NULL, row, &vp);
-  }
+  j.vp.mode = Q8RT_S32_VCVT_SCALE_BIASV;
+  j.vp.biasv = p->fbias;
+  op_parallel_range(ctx, gm->out_count / gm->ncols, (8192 + gm->ncols - 1) / gm->ncols, mmi_vcvt_rows, &j);
 }
 
 static void mm_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
@@ -900,7 +1046,7 @@ static void mm_run(const void *params, const void *geom, const op_tensor *in, op
   const mm_params *p = params;
   const mm_geom *gm = geom;
   mm_run_int(p, gm, in, out, workspace, ctx);
-  if (p->to_float) mmi_to_float(p, gm, in, out[0].data);
+  if (p->to_float) mmi_to_float(p, gm, in, out[0].data, ctx);
 }
 
 const op_def q8rt_op_qlinear_matmul = {

@@ -43,13 +43,14 @@ struct q8rt_session {
   session_step *steps; /* [n_steps] */
   op_tensor *views;    /* inputs then outputs of every step, pointing into the arena */
   int n_views;
-  double *step_ms;          /* [n_steps] when profiling */
-  int *live_tmp;            /* planner scratch, [n_values + n_steps] x 4 */
-  unsigned char *valbuf;    /* [n_values][Q8RT_VALUE_BYTES]: small values computed at bind */
-  size_t *block_size;       /* planner scratch, [n_values + n_steps] */
-  size_t *block_off;        /* planner scratch, [n_values + n_steps] */
-  q8rt_threadpool *pool;    /* NULL: one thread */
-  pthreadpool_t threadpool; /* only when a step runs on XNNPACK */
+  double *step_ms;                 /* [n_steps] when profiling */
+  q8rt_step_threads *step_threads; /* [n_steps] when profiling */
+  int *live_tmp;                   /* planner scratch, [n_values + n_steps] x 4 */
+  unsigned char *valbuf;           /* [n_values][Q8RT_VALUE_BYTES]: small values computed at bind */
+  size_t *block_size;              /* planner scratch, [n_values + n_steps] */
+  size_t *block_off;               /* planner scratch, [n_values + n_steps] */
+  q8rt_threadpool *pool;           /* NULL: one thread */
+  pthreadpool_t threadpool;        /* only when a step runs on XNNPACK */
 
   unsigned char *gstate;          /* [n_guards + 1] each If branch at the bound shapes (session.c: GUARD_*) */
   const q8rt_error **gerr;        /* [n_guards + 1] why a branch could not bind (reported if taken at run) */

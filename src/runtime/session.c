@@ -80,6 +80,7 @@ void q8rt_session_free(q8rt_session *s) {
   q8rt_free(a, s->steps, (ns + 1) * sizeof(session_step));
   q8rt_free(a, s->views, ((size_t)s->n_views + 1) * sizeof(op_tensor));
   q8rt_free(a, s->step_ms, (ns + 1) * sizeof(double));
+  q8rt_free(a, s->step_threads, (ns + 1) * sizeof(q8rt_step_threads));
   q8rt_free(a, s->gstate, (size_t)s->model->plan.n_guards + 1);
   q8rt_free(a, s->gerr, ((size_t)s->model->plan.n_guards + 1) * sizeof(*s->gerr));
   free_bind_errors(s);
@@ -461,11 +462,12 @@ q8rt_status q8rt_session_create(const q8rt_model *model, const q8rt_session_opti
   s->steps = q8rt_calloc(a, ns + 1, sizeof(session_step));
   s->views = q8rt_calloc(a, (size_t)nviews + 1, sizeof(op_tensor));
   s->step_ms = q8rt_calloc(a, ns + 1, sizeof(double));
+  s->step_threads = q8rt_calloc(a, ns + 1, sizeof(q8rt_step_threads));
   s->gstate = q8rt_calloc(a, (size_t)model->plan.n_guards + 1, 1);
   s->gerr = q8rt_calloc(a, (size_t)model->plan.n_guards + 1, sizeof(*s->gerr));
   if ((nv && (!s->shapes || !s->offsets || !s->nbytes || !s->valbuf)) ||
       (nb && (!s->live_tmp || !s->block_size || !s->block_off)) || !s->steps || !s->views || !s->step_ms ||
-      !s->gstate || !s->gerr) {
+      !s->step_threads || !s->gstate || !s->gerr) {
     q8rt_status st = q8rt_fail(error, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory creating a session");
     st = q8rt_meter_failure(&s->meter, st, "the session", error);
     q8rt_session_free(s);
@@ -478,7 +480,8 @@ q8rt_status q8rt_session_create(const q8rt_model *model, const q8rt_session_opti
   }
   if (s->threads > 1) {
     int failed = 0;
-    s->pool = q8rt_threadpool_create(a, (size_t)s->threads, &failed);
+    const int mode = o.profile == Q8RT_PROFILE_SPLIT ? Q8RT_POOL_ANALYZE : o.profile ? Q8RT_POOL_COUNT : Q8RT_POOL_RUN;
+    s->pool = q8rt_threadpool_create_mode(a, (size_t)s->threads, mode, &failed);
     /* XNNPACK's operators take a pthreadpool; it allocates with malloc, outside the allocator
      * hook, so it is made only for plans that have such steps. */
     if (!failed && xnn_steps > 0) {
@@ -660,7 +663,10 @@ q8rt_status q8rt_session_run(q8rt_session *s, q8rt_error *error) {
     const plan_step *ps = &p->steps[i];
     const session_step *ss = &s->steps[i];
     if (ss->empty || ss->skip || (ss->check && !guard_holds(s, ps->guard))) {
-      if (s->profile) s->step_ms[i] = 0.0;
+      if (s->profile) {
+        s->step_ms[i] = 0.0;
+        memset(&s->step_threads[i], 0, sizeof(s->step_threads[i]));
+      }
       continue;
     }
     const int if_guard = ps->node->if_guard;
@@ -672,9 +678,21 @@ q8rt_status q8rt_session_run(q8rt_session *s, q8rt_error *error) {
         return q8rt_fail(error, s->gerr[id]->status, "%s", s->gerr[id]->message);
       }
     }
+    q8rt_pool_stats before;
+    if (s->profile) q8rt_threadpool_stats(s->pool, &before);
     const double t0 = s->profile ? now_ms() : 0.0;
     ps->op->run(ps->params, ss->geom, &s->views[ss->in_base], &s->views[ss->out_base], step_workspace(s, i), &ctx);
-    if (s->profile) s->step_ms[i] = now_ms() - t0;
+    if (s->profile) {
+      s->step_ms[i] = now_ms() - t0;
+      q8rt_pool_stats after;
+      q8rt_threadpool_stats(s->pool, &after);
+      q8rt_step_threads *t = &s->step_threads[i];
+      t->regions = after.regions - before.regions;
+      t->items = after.items - before.items;
+      t->caller_items = after.caller_items - before.caller_items;
+      t->region_ms = (double)(after.region_ns - before.region_ns) * 1e-6;
+      t->ideal_ms = (double)(after.ideal_ns - before.ideal_ns) * 1e-6;
+    }
   }
   s->ran = 1;
   return Q8RT_OK;
@@ -731,6 +749,13 @@ q8rt_status q8rt_session_set_arena(q8rt_session *s, void *arena, size_t nbytes, 
     return bind(s, error != NULL ? error : &tmp);
   }
   return Q8RT_OK;
+}
+
+size_t q8rt_session_profile_threads(const q8rt_session *s, q8rt_step_threads *steps, size_t capacity) {
+  if (s == NULL) return 0;
+  const size_t n = (size_t)s->model->plan.n_steps;
+  for (size_t i = 0; i < n && i < capacity && steps != NULL; i++) steps[i] = s->step_threads[i];
+  return n;
 }
 
 size_t q8rt_session_profile(const q8rt_session *s, q8rt_step_profile *steps, size_t capacity) {

@@ -396,3 +396,66 @@ def test_dynamic_matmul_output_fusion(variant, tmp_path):
     for j, extra in enumerate([["--backend", "reference"], ["--threads", "3"], ["--backend", "avx2"]]):
         res = h.run_q8rt(path, {"x": xin}, tmp_path / f"mmfuse_{j}", extra=extra).assert_ok()
         h.assert_same_bytes(res.output(out), want, f"{variant} {' '.join(extra)}")
+
+
+# ---- steps that split over the pool (issue 9: threads) ------------------------------------------
+
+def split_stats(res):
+    """The `threads` line of node0 from q8rt-run --profile-split: {'regions': n, 'items': n, ...}."""
+    for ln in res.stdout.splitlines():
+        f = ln.split()
+        if ln.startswith("threads ") and len(f) >= 3 and f[2] == "node0":
+            return {k: float(v) for k, v in (x.split("=", 1) for x in f[3:])}
+    raise AssertionError(res.stdout[-2000:])
+
+
+def _ci_small_plane(rng):
+    x = rand8(rng, (1, 120, 1, 40), np.uint8)
+    inits = {"w": rand8(rng, (480, 120, 1, 1), np.int8), "xz": zp_of(np.uint8, 131), "wz": zp_of(np.int8, 0)}
+    return single_node_model("ConvInteger", ["x", "w", "xz", "wz"], {"x": x}, inits, opset=11), {"x": x}
+
+
+def _mmi_wide(rng):
+    a = rand8(rng, (1, 40, 120), np.uint8)
+    inits = {"b": rand8(rng, (120, 6625), np.int8), "az": zp_of(np.uint8, 117), "bz": zp_of(np.int8, 0)}
+    return single_node_model("MatMulInteger", ["a", "b", "az", "bz"], {"a": a}, inits, opset=11), {"a": a}
+
+
+def _qlmm_wide(rng):
+    return qlmm_model(rng, (1, 40, 120), (120, 6625), True, True, np.uint8, np.int8)
+
+
+def _qlmm_heads(rng):
+    return qlmm_model(rng, (1, 8, 40, 15), (1, 8, 15, 40), False, False, np.uint8, np.uint8)
+
+
+SPLIT_CASES = {
+    # (model, fewest items at 2 threads): rec's shapes that ran on the caller alone before
+    "conv_integer_1x40_plane": (_ci_small_plane, 4),     # output channels in blocks
+    "matmul_integer_classifier": (_mmi_wide, 4),         # columns in blocks
+    "qlinear_matmul_classifier": (_qlmm_wide, 4),
+    "qlinear_matmul_attention_heads": (_qlmm_heads, 8),  # run-time B: a head per task, B packed in it
+}
+
+
+@pytest.mark.parametrize("name", list(SPLIT_CASES))
+def test_small_steps_split(name, tmp_path):
+    """Steps with few rows or pixels split their work over the pool (--profile-split counts the work
+    items of each step's parallel regions, every item run on the caller), and give the same bytes
+    as ORT at 1, 2 and 3 threads and in the counting modes."""
+    make, fewest = SPLIT_CASES[name]
+    m, feeds = make(np.random.default_rng(91))
+    want = check(tmp_path, "split", m, feeds)[0]
+    path = h.save_model(m, tmp_path / "split.onnx")
+    inputs = {k: h.save_npy(tmp_path / f"split_{k}.npy", v) for k, v in feeds.items()}
+    for j, extra in enumerate([["--threads", "2"], ["--threads", "3"], ["--threads", "2", "--profile"],
+                               ["--threads", "2", "--profile-split"]]):
+        res = h.run_q8rt(path, inputs, tmp_path / f"split_{j}", extra=extra).assert_ok()
+        h.assert_same_bytes(res.output("y"), want, f"{name} {' '.join(extra)}")
+        if "--profile-split" in extra:
+            st = split_stats(res)
+            assert st["regions"] >= 1 and st["items"] >= fewest, st
+            assert 0 < st["ideal_ms"] <= st["region_ms"], st
+        elif "--profile" in extra:
+            st = split_stats(res)
+            assert st["regions"] >= 1 and st["caller_items"] <= st["items"], st

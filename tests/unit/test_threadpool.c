@@ -171,3 +171,60 @@ Q8RT_TEST(threadpool_allocation_failure) {
   q8rt_threadpool_destroy(NULL);
   return 0;
 }
+
+/* ANALYZE: no worker runs, yet the pool says `threads` (ops split as they would); every item runs
+ * once, on the caller; the counts add up; the ideal time on 3 threads of equal items is about a
+ * third of the region's (at least a third, and below two thirds even on a loaded machine, where
+ * preemption only lengthens single items). Regions of fewer than 2 items are not counted. */
+Q8RT_TEST(threadpool_analyze_runs_on_caller_and_counts) {
+  static tp_counts c;
+  c.caller = pthread_self();
+  c.spin_ns = 20000;
+  int failed = 0;
+  q8rt_threadpool *p = q8rt_threadpool_create_mode(q8rt_default_allocator(), 3, Q8RT_POOL_ANALYZE, &failed);
+  CHECK(p != NULL);
+  CHECK(q8rt_threadpool_threads(p) == 3);
+  atomic_store(&c.on_worker, 0);
+  q8rt_pool_stats st;
+  int fair = 0;
+  for (int rep = 0; rep < 20 && !fair; rep++) {
+    q8rt_pool_stats before;
+    q8rt_threadpool_stats(p, &before);
+    CHECK(tp_region(p, &c, 30) == 0);
+    CHECK(tp_region(p, &c, 1) == 0);
+    q8rt_threadpool_stats(p, &st);
+    CHECK(st.regions == before.regions + 1);
+    CHECK(st.items == before.items + 30 && st.caller_items == before.caller_items + 30);
+    const int64_t region = st.region_ns - before.region_ns, ideal = st.ideal_ns - before.ideal_ns;
+    CHECK(region >= 30 * 20000 && ideal * 3 >= region - 30000 && ideal <= region);
+    fair = ideal * 3 < region * 2;
+  }
+  CHECK(fair);
+  CHECK(atomic_load(&c.on_worker) == 0);
+  q8rt_threadpool_destroy(p);
+  return 0;
+}
+
+/* COUNT: workers run as usual; the items the caller ran are counted, the others ran on workers. */
+Q8RT_TEST(threadpool_count_mode) {
+  static tp_counts c;
+  c.caller = pthread_self();
+  c.spin_ns = 20000;
+  int failed = 0;
+  q8rt_threadpool *p = q8rt_threadpool_create_mode(q8rt_default_allocator(), 2, Q8RT_POOL_COUNT, &failed);
+  CHECK(p != NULL);
+  q8rt_pool_stats st = {0, 0, 0, 0, 0};
+  int regions = 0;
+  atomic_store(&c.on_worker, 0);
+  for (; regions < 500 && (regions < 3 || st.caller_items == st.items); regions++) {
+    CHECK(tp_region(p, &c, 32) == 0);
+    q8rt_threadpool_stats(p, &st);
+  }
+  CHECK(st.regions == (size_t)regions && st.items == 32 * (size_t)regions);
+  CHECK(st.caller_items < st.items && atomic_load(&c.on_worker) == 1);
+  CHECK(st.region_ns >= (int64_t)regions * 16 * 20000 && st.ideal_ns == 0);
+  q8rt_threadpool_destroy(p);
+  q8rt_threadpool_stats(NULL, &st);
+  CHECK(st.regions == 0 && st.items == 0);
+  return 0;
+}
