@@ -13,8 +13,9 @@
  *               multiply-adds, clamped to [0, 1]. Bit-identical to ORT's FMA3 kernel (x86-64
  *               with AVX2); fmaf keeps it the same on every machine.
  *   Tanh        MLAS's tanh the same way: x clamped to [-9, 9], p(x)/q(x).
- *   Exp, Sqrt   libm expf (ORT: Eigen's exp, within an ulp or two), sqrtf (exact)
- *   Log         libm logf (ORT: Eigen's log, within an ulp or two)
+ *   Exp, Log    q8rt_expf/q8rt_logf (src/common/fmath.h: correctly rounded but for rare near-ties,
+ *               the same bits on every CPU; ORT: Eigen's exp/log, within an ulp or two)
+ *   Sqrt        sqrtf (exact)
  *   Reciprocal  1 / x (exact)
  * float32 Relu (a clamp to [0, +inf]: the same selects), Clip, Neg, Abs, Sqrt, LeakyRelu,
  * HardSigmoid, HardSwish, Sigmoid and Tanh run on the f32-vunary kernels (AVX-512, AVX2, NEON, the
@@ -25,6 +26,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "common/fmath.h"
 #include "f32-vunary/f32-vunary.h"
 #include "op.h"
 #include "op_util.h"
@@ -302,10 +304,10 @@ static void un_range(void *arg, size_t begin, size_t end) {
   }
   switch (j->p->kind) {
     case UN_EXP:
-      for (size_t i = 0; i < n; i++) y[i] = expf(x[i]);
+      for (size_t i = 0; i < n; i++) y[i] = q8rt_expf(x[i]);
       break;
     case UN_LOG:
-      for (size_t i = 0; i < n; i++) y[i] = logf(x[i]);
+      for (size_t i = 0; i < n; i++) y[i] = q8rt_logf(x[i]);
       break;
     case UN_RECIPROCAL:
       for (size_t i = 0; i < n; i++) y[i] = 1.0f / x[i];

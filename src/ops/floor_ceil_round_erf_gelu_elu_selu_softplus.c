@@ -2,18 +2,20 @@
  * "none" or "tanh"), Elu, Selu, Softplus.
  *
  * Floor, Ceil and Round are exact. The others follow ONNX Runtime's CPU functors operation by
- * operation with libm's expf/logf/erff/tanhf where ORT uses its MLAS/Eigen approximations, so
+ * operation with q8rt's own exp/log1p/erf/tanh (src/common/fmath.h: the same bits on x86-64 and
+ * aarch64, unlike libm's) where ORT uses its MLAS/Eigen approximations, so
  * they agree with ORT within a few ulp of max(|y|, 1) (the op tests state the bound; relative to |y|
  * alone they can differ much more where 1 + erf or exp - 1 cancels, and ORT's approximations are
  * the less accurate there):
- *   Elu       x >= 0 ? x : alpha * (expf(x) - 1)
- *   Selu      x > 0 ? gamma * x : gamma * (alpha * (expf(x) - 1))
- *   Softplus  x > 0 ? x + log1pf(expf(-x)) : log1pf(expf(x))
- *   Gelu      0.5 * x * (1 + erff(x * M_SQRT1_2))
- *             tanh: 0.5 * x * (1 + tanhf(sqrt(2/pi) * (x + 0.044715 * x^3))) */
+ *   Elu       x >= 0 ? x : alpha * (exp(x) - 1)
+ *   Selu      x > 0 ? gamma * x : gamma * (alpha * (exp(x) - 1))
+ *   Softplus  x > 0 ? x + log1p(exp(-x)) : log1p(exp(x)), in double, rounded once
+ *   Gelu      0.5 * x * (1 + erf(x * M_SQRT1_2))
+ *             tanh: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))) */
 #include <math.h>
 #include <string.h>
 
+#include "common/fmath.h"
 #include "op.h"
 #include "op_util.h"
 
@@ -102,32 +104,32 @@ static void fm_run(const void *params, const void *geom, const op_tensor *in, op
       for (size_t i = 0; i < n; i++) y[i] = nearbyintf(x[i]);
       break;
     case FM_ERF:
-      for (size_t i = 0; i < n; i++) y[i] = erff(x[i]);
+      for (size_t i = 0; i < n; i++) y[i] = q8rt_erff(x[i]);
       break;
     case FM_GELU:
       for (size_t i = 0; i < n; i++) {
         const float v = x[i];
-        y[i] = 0.5f * v * (1.0f + erff(v * (float)M_SQRT1_2));
+        y[i] = 0.5f * v * (1.0f + q8rt_erff(v * (float)M_SQRT1_2));
       }
       break;
     case FM_GELU_TANH: {
       const float k = 0.7978845608028654f; /* sqrt(2/pi) */
       for (size_t i = 0; i < n; i++) {
         const float v = x[i];
-        y[i] = 0.5f * v * (1.0f + tanhf(k * (v + 0.044715f * v * v * v)));
+        y[i] = 0.5f * v * (1.0f + q8rt_tanhf(k * (v + 0.044715f * v * v * v)));
       }
       break;
     }
     case FM_ELU:
-      for (size_t i = 0; i < n; i++) y[i] = x[i] >= 0.0f ? x[i] : alpha * (expf(x[i]) - 1.0f);
+      for (size_t i = 0; i < n; i++) y[i] = x[i] >= 0.0f ? x[i] : alpha * (q8rt_expf(x[i]) - 1.0f);
       break;
     case FM_SELU:
-      for (size_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? gamma * x[i] : gamma * (alpha * (expf(x[i]) - 1.0f));
+      for (size_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? gamma * x[i] : gamma * (alpha * (q8rt_expf(x[i]) - 1.0f));
       break;
     case FM_SOFTPLUS:
       for (size_t i = 0; i < n; i++) {
         const float v = x[i];
-        y[i] = v > 0.0f ? v + log1pf(expf(-v)) : log1pf(expf(v));
+        y[i] = (float)(v > 0.0f ? v + q8rt_log1p_d(q8rt_exp_d(-v)) : q8rt_log1p_d(q8rt_exp_d(v)));
       }
       break;
   }

@@ -35,6 +35,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/fmath.h"
 #include "conv_paths.h"
 #include "op.h"
 #include "op_util.h"
@@ -157,7 +158,7 @@ static void act_apply(const rnn_act *a, float *v, size_t n) {
       for (size_t i = 0; i < n; i++) v[i] = v[i] > a->alpha ? v[i] : 0.0f;
       break;
     case ACT_SCALED_TANH:
-      for (size_t i = 0; i < n; i++) v[i] = a->alpha * tanhf(a->beta * v[i]);
+      for (size_t i = 0; i < n; i++) v[i] = a->alpha * q8rt_tanhf(a->beta * v[i]);
       break;
     case ACT_HARD_SIGMOID:
       for (size_t i = 0; i < n; i++) {
@@ -166,13 +167,13 @@ static void act_apply(const rnn_act *a, float *v, size_t n) {
       }
       break;
     case ACT_ELU:
-      for (size_t i = 0; i < n; i++) v[i] = v[i] >= 0.0f ? v[i] : a->alpha * (expf(v[i]) - 1.0f);
+      for (size_t i = 0; i < n; i++) v[i] = v[i] >= 0.0f ? v[i] : a->alpha * (q8rt_expf(v[i]) - 1.0f);
       break;
     case ACT_SOFTSIGN:
       for (size_t i = 0; i < n; i++) v[i] = v[i] / (1.0f + fabsf(v[i]));
       break;
     case ACT_SOFTPLUS:
-      for (size_t i = 0; i < n; i++) v[i] = logf(1.0f + expf(v[i]));
+      for (size_t i = 0; i < n; i++) v[i] = q8rt_logf(1.0f + q8rt_expf(v[i]));
       break;
   }
 }

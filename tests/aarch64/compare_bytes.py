@@ -39,6 +39,46 @@ def graph_inputs(model_path: Path):
     return [i.name for i in g.input if i.name not in init]
 
 
+def math_models(d: Path):
+    """Float ops whose formulas use exp/log/log1p/erf/tanh (q8rt's own src/common/fmath.c, where libm
+    differs between x86-64 and aarch64), on a float input spanning every magnitude, and the same ops
+    as 8-bit islands (DequantizeLinear -> op -> QuantizeLinear, which q8rt turns into tables at load)."""
+    from onnx import TensorProto, helper
+
+    rng = np.random.default_rng(20261123)
+    bits = rng.integers(0, 2**32, 30000, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    x = np.concatenate([np.linspace(-12, 12, 24001, dtype=np.float32), bits[np.isfinite(bits)],
+                        np.array([0.0, -0.0, np.inf, -np.inf, 1e-30, -1e-30, 88.7, -103.9], np.float32)])
+    ops = [("Exp", {}), ("Log", {}), ("Erf", {}), ("Gelu", {}), ("Gelu", {"approximate": "tanh"}),
+           ("Softplus", {}), ("Elu", {"alpha": 0.7}), ("Selu", {}), ("Tanh", {}), ("Sigmoid", {})]
+    nodes, outs = [], []
+    for i, (op, attrs) in enumerate(ops):
+        nodes.append(helper.make_node(op, ["x"], [f"y{i}"], **attrs))
+        outs.append(helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, [len(x)]))
+    g = helper.make_graph(nodes, "math_float", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [len(x)])], outs)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 20)])
+    (d / "math_float").mkdir(parents=True)
+    onnx.save(m, str(d / "math_float" / "model.onnx"))
+    np.save(d / "math_float" / "x.npy", x)
+    jobs = [("math/float", d / "math_float" / "model.onnx", {"x": d / "math_float" / "x.npy"})]
+
+    init = [helper.make_tensor("s", TensorProto.FLOAT, [], [0.05]), helper.make_tensor("z", TensorProto.UINT8, [], [128]),
+            helper.make_tensor("so", TensorProto.FLOAT, [], [0.02]), helper.make_tensor("zo", TensorProto.UINT8, [], [100])]
+    nodes, outs = [helper.make_node("DequantizeLinear", ["q", "s", "z"], ["f"])], []
+    for i, (op, attrs) in enumerate(ops):
+        nodes.append(helper.make_node(op, ["f"], [f"t{i}"], **attrs))
+        nodes.append(helper.make_node("QuantizeLinear", [f"t{i}", "so", "zo"], [f"y{i}"]))
+        outs.append(helper.make_tensor_value_info(f"y{i}", TensorProto.UINT8, [256]))
+    g = helper.make_graph(nodes, "math_table", [helper.make_tensor_value_info("q", TensorProto.UINT8, [256])], outs,
+                          initializer=init)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 20)])
+    (d / "math_table").mkdir(parents=True)
+    onnx.save(m, str(d / "math_table" / "model.onnx"))
+    np.save(d / "math_table" / "q.npy", np.arange(256, dtype=np.uint8))
+    jobs.append(("math/table", d / "math_table" / "model.onnx", {"q": d / "math_table" / "q.npy"}))
+    return jobs
+
+
 def run(cmd, out_dir: Path, timeout: float):
     out_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
@@ -92,6 +132,7 @@ def main(argv):
             onnx.save(b.model, str(d / "model.onnx"))
             np.save(d / "x.npy", b.x)
             jobs.append((f"parity/{c.name}", d / "model.onnx", {"x": d / "x.npy"}))
+        jobs += math_models(tmp / "math")
         models = Path(args.models)
         if not args.quick and models.is_dir():
             for m in sorted(models.glob("*/*.onnx")):
