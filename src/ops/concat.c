@@ -120,9 +120,34 @@ static void concat_run(const void *params, const void *geom, const op_tensor *in
   }
 }
 
+/* Channels-last: the same logical axis, found where the physical order puts it (rows copied as
+ * they come; the planner hands every input channels-last with one rank). */
+static const void *concat_nhwc(const void *params, const ir_graph *g, const ir_node *n, q8rt_pool *pool,
+                               const char **why) {
+  const concat_params *p = params;
+  const ir_value *x = ir_node_input(g, n, 0);
+  int64_t axis;
+  if (x == NULL || x->rank < 3 || !op_normalize_axis(p->axis, x->rank, &axis)) {
+    *why = "axis or rank unknown at load";
+    return NULL;
+  }
+  for (int k = 0; k < n->n_inputs; k++) {
+    const ir_value *v = ir_node_input(g, n, k);
+    if (v == NULL || v->constant != NULL) {
+      *why = "a constant tensor among the inputs";
+      return NULL;
+    }
+  }
+  concat_params *q = q8rt_pool_alloc(pool, sizeof(*q), 16);
+  if (q == NULL) return NULL;
+  q->axis = op_axis_nhwc((int)axis, x->rank);
+  return q;
+}
+
 const op_def q8rt_op_concat = {.op_type = "Concat",
                                .domain = "",
                                .min_opset = 1,
                                .prepare = concat_prepare,
                                .infer = concat_infer,
-                               .run = concat_run};
+                               .run = concat_run,
+                               .nhwc_params = concat_nhwc};

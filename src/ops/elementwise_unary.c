@@ -346,6 +346,17 @@ static void un_run(const void *params, const void *geom, const op_tensor *in, op
   op_parallel_range(ctx, nel, grain, un_range, &j);
 }
 
+/* Elementwise on one tensor: the same elements in either layout, so channels-last input is
+ * read as it comes and the output has its layout (the planner hands a Clip's bounds, when they
+ * are computed inputs, NCHW: they are scalars of another rank). */
+static const void *un_nhwc(const void *params, const ir_graph *g, const ir_node *n, q8rt_pool *pool, const char **why) {
+  (void)g, (void)n, (void)why;
+  un_params *q = q8rt_pool_alloc(pool, sizeof(*q), 16);
+  if (q == NULL) return NULL;
+  *q = *(const un_params *)params;
+  return q;
+}
+
 #define UNARY_OP(SYM, NAME, KIND, MIN_OPSET)                                           \
   static q8rt_status SYM##_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) { \
     return un_prepare_kind(ctx, out, err, KIND);                                       \
@@ -355,7 +366,8 @@ static void un_run(const void *params, const void *geom, const op_tensor *in, op
                                 .min_opset = MIN_OPSET,                                \
                                 .prepare = SYM##_prepare,                              \
                                 .infer = un_infer,                                     \
-                                .run = un_run};
+                                .run = un_run,                                         \
+                                .nhwc_params = un_nhwc};
 
 UNARY_OP(relu, "Relu", UN_RELU, 6)
 UNARY_OP(leaky_relu, "LeakyRelu", UN_LEAKY, 6)

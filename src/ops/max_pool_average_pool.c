@@ -20,7 +20,7 @@ typedef struct pool_params {
   int sp; /* spatial rank: 1..3 (0 for global: from the input) */
   op_window win;
   int64_t count_include_pad;
-  int nhwc; /* channels-last (GlobalAveragePool, MaxPool, GlobalMaxPool): [N, S..., C] -> [N, S'..., C] */
+  int nhwc;                           /* channels-last (all four kinds): [N, S..., C] -> [N, S'..., C] */
   q8rt_f32_maxpool_ukernel_fn f32max; /* MaxPool, GlobalMaxPool: the row kernels for this CPU */
   q8rt_u8_maxpool_ukernel_fn u8max;
   q8rt_s8_maxpool_ukernel_fn s8max;
@@ -430,8 +430,13 @@ static void pool_run(const void *params, const void *geom, const op_tensor *in, 
     }
     return;
   }
+  /* Channels-last: each channel's window sums in the same order, its pixels `channels` apart. */
+  const size_t cs = g->channels;
+  const size_t oplane = (size_t)(g->w.out[0] * g->w.out[1] * g->w.out[2]);
   for (size_t c = 0; c < g->outer; c++) {
-    const float *xc = x + c * plane;
+    const float *xc = cs == 1 ? x + c * plane : x + c / cs * plane * cs + c % cs;
+    float *yc = cs == 1 ? y + c * oplane : y + c / cs * oplane * cs + c % cs;
+    size_t yo = 0;
     for (int64_t o0 = 0; o0 < g->w.out[0]; o0++) {
       int64_t a0, b0, p0;
       window(g, 0, o0, &a0, &b0, &p0);
@@ -451,7 +456,7 @@ static void pool_run(const void *params, const void *geom, const op_tensor *in, 
                 const int64_t i0 = o0 * g->w.s[0] - g->w.pb[0] + t0;
                 for (int64_t t1 = a1; t1 < b1; t1++) {
                   const int64_t i1 = o1 * g->w.s[1] - g->w.pb[1] + t1;
-                  col += xc[(i0 * g->w.in[1] + i1) * g->w.in[2] + i2];
+                  col += xc[(size_t)((i0 * g->w.in[1] + i1) * g->w.in[2] + i2) * cs];
                 }
               }
               sum += col;
@@ -461,15 +466,16 @@ static void pool_run(const void *params, const void *geom, const op_tensor *in, 
               const int64_t i0 = o0 * g->w.s[0] - g->w.pb[0] + t0 * g->w.d[0];
               for (int64_t t1 = a1; t1 < b1; t1++) {
                 const int64_t i1 = o1 * g->w.s[1] - g->w.pb[1] + t1 * g->w.d[1];
-                const float *row = xc + (i0 * g->w.in[1] + i1) * g->w.in[2];
-                for (int64_t t2 = a2; t2 < b2; t2++) sum += row[o2 * g->w.s[2] - g->w.pb[2] + t2 * g->w.d[2]];
+                const float *row = xc + (size_t)((i0 * g->w.in[1] + i1) * g->w.in[2]) * cs;
+                for (int64_t t2 = a2; t2 < b2; t2++)
+                  sum += row[(size_t)(o2 * g->w.s[2] - g->w.pb[2] + t2 * g->w.d[2]) * cs];
               }
             }
           }
           /* count_include_pad: the taps inside the padded input (the whole kernel: windows reaching
            * past the padding are refused at bind) */
           const int64_t count = g->include_pad ? p0 * p1 * p2 : (b0 - a0) * (b1 - a1) * (b2 - a2);
-          *y++ = count > 0 ? sum / (float)count : 0.0f;
+          yc[yo++ * cs] = count > 0 ? sum / (float)count : 0.0f;
         }
       }
     }
@@ -491,9 +497,10 @@ const op_def q8rt_op_averagepool = {.op_type = "AveragePool",
                                     .min_opset = 1,
                                     .prepare = avgpool_prepare,
                                     .infer = pool_infer,
-                                    .run = pool_run};
-/* GlobalAveragePool reads its input channels-last as it comes: each channel's sum keeps the
- * NCHW order of its pixels. MaxPool and GlobalMaxPool run their window rows over the channels
+                                    .run = pool_run,
+                                    .nhwc_params = pool_nhwc};
+/* GlobalAveragePool and AveragePool read their input channels-last as it comes: each channel's
+ * sums keep the NCHW order of its pixels. MaxPool and GlobalMaxPool run their window rows over the channels
  * (maxpool_nhwc_row). */
 static const void *pool_nhwc(const void *params, const ir_graph *g, const ir_node *n, q8rt_pool *pool,
                              const char **why) {
