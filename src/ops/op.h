@@ -127,6 +127,23 @@ typedef struct op_def {
 extern const op_def q8rt_op_layout_transpose;
 void *op_layout_transpose_params(q8rt_pool *pool, int to_nhwc, uint32_t isa, const char **kernel);
 
+/* The planner's view step (layout_view.c): node `inner` (a Reshape, Flatten, Squeeze, Unsqueeze,
+ * Identity, Transpose, Shape or Size) run on input 0 stored channels-last (in_cl) or in its logical
+ * order; output 0 is written channels-last (out_cl) or in its logical order. A Transpose passes
+ * its perm (output axis j is input axis tperm[j], trank entries), other ops NULL. Use
+ * q8rt_op_layout_view_shape for shape-only inner ops. */
+extern const op_def q8rt_op_layout_view;
+extern const op_def q8rt_op_layout_view_shape;
+void *op_layout_view_params(q8rt_pool *pool, const op_def *inner, const void *inner_params, int in_cl, int out_cl,
+                            const unsigned char *tperm, int trank);
+/* Axis orders: physical axis i of a tensor holds logical axis p[i]. Channels-last of `rank`
+ * (NCHW -> NHWC order: 0, 2, ..., rank-1, 1; the identity below rank 3). */
+void op_perm_channels_last(int rank, unsigned char *p);
+/* Whether a reshape from logical dims in_dims (stored in order pin) to out_dims (stored in order
+ * qout) leaves the bytes as they are: 1 yes, 0 no, -1 unknown (a dim not known). */
+int op_perm_reshape_view(const int64_t *in_dims, int in_rank, const unsigned char *pin, const int64_t *out_dims,
+                         int out_rank, const unsigned char *qout);
+
 /* The planner's table step (an island of elementwise ops on one 8-bit tensor): `table` holds
  * channels x 256 bytes; with channels > 1 they are indexed along physical axis `axis`. */
 extern const op_def q8rt_op_lookup_table;

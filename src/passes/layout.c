@@ -17,6 +17,30 @@ static int ends_stretch(const ir_graph *g, const ir_node *n) {
   return s != NULL && s->constant != NULL && s->constant->count == 1;
 }
 
+/* Nodes the planner runs as views of a channels-last input (plan.c, view_step): 2 when the
+ * output leaves the channels-last stretch (shape reads; a Transpose whose perm is the
+ * channels-last order itself, giving the logical order), 1 when it may stay channels-last
+ * (reshapes that keep the batch and channel axes), 0 otherwise. */
+static int view_through(const ir_node *n, const op_def *op) {
+  if (n->domain[0] != '\0') return 0;
+  if (op->shape_only) return 2;
+  if (strcmp(n->op_type, "Transpose") == 0) {
+    const ir_attr *a = ir_node_attr(n, "perm");
+    if (a == NULL || a->ints == NULL || a->count < 3) return 0;
+    const size_t r = a->count;
+    for (size_t i = 0; i < r; i++) {
+      const int64_t want = i == 0 ? 0 : i == r - 1 ? 1 : (int64_t)i + 1;
+      if (a->ints[i] != want) return 0;
+    }
+    return 2;
+  }
+  static const char *const moves[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
+  for (size_t i = 0; i < sizeof(moves) / sizeof(moves[0]); i++) {
+    if (strcmp(n->op_type, moves[i]) == 0) return 1;
+  }
+  return 0;
+}
+
 q8rt_status pass_float_nhwc_ok(const ir_graph *g, const int *order, int count, const unsigned char *skip,
                                unsigned char *ok, q8rt_error *err) {
   /* readers of each value (CSR over the live nodes); scratch, freed before returning */
@@ -52,7 +76,12 @@ q8rt_status pass_float_nhwc_ok(const ir_graph *g, const int *order, int count, c
     const int ni = order[i];
     const ir_node *n = &g->nodes[ni];
     const op_def *op = op_find(n);
-    int can = op != NULL && op->nhwc_params != NULL && !skip[ni];
+    const int view = op != NULL ? view_through(n, op) : 0;
+    if (view == 2 && !skip[ni]) {
+      ok[ni] = 1;
+      continue;
+    }
+    int can = op != NULL && (op->nhwc_params != NULL || view == 1) && !skip[ni];
     for (int k = 0; k < n->n_outputs && can; k++) {
       const int v = n->outputs[k];
       if (v < 0) continue;

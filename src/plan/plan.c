@@ -341,6 +341,207 @@ static int edge_nchw(const builder *b, const ir_node *n) {
   return 1;
 }
 
+/* ---- views: nodes that move bytes as they are, on a channels-last input ---------------------- */
+
+enum { VIEW_NONE = 0, VIEW_MOVE = 1, VIEW_TRANSPOSE = 2, VIEW_SHAPE = 3 };
+
+static int view_kind(const ir_node *n, const op_def *op) {
+  if (n->domain[0] != '\0') return VIEW_NONE;
+  if (op->shape_only) return VIEW_SHAPE;
+  if (strcmp(n->op_type, "Transpose") == 0) return VIEW_TRANSPOSE;
+  static const char *const moves[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
+  for (size_t i = 0; i < sizeof(moves) / sizeof(moves[0]); i++) {
+    if (strcmp(n->op_type, moves[i]) == 0) return VIEW_MOVE;
+  }
+  return VIEW_NONE;
+}
+
+/* Transpose's perm (default: the axes reversed) as physical order q of its output, given the
+ * input's order p: q = perm^-1 o p. Returns 0 when the attribute is not a permutation of rank. */
+static int transpose_order(const ir_node *n, int rank, const unsigned char *p, unsigned char *q, unsigned char *t) {
+  const ir_attr *a = ir_node_attr(n, "perm");
+  int64_t perm[Q8RT_MAX_RANK];
+  int inv[Q8RT_MAX_RANK];
+  if (rank < 1 || rank > Q8RT_MAX_RANK) return 0;
+  if (a != NULL && (a->ints == NULL || a->count != (size_t)rank)) return 0;
+  for (int i = 0; i < rank; i++) {
+    perm[i] = a != NULL ? a->ints[i] : rank - 1 - i;
+    inv[i] = -1;
+  }
+  for (int i = 0; i < rank; i++) {
+    if (perm[i] < 0 || perm[i] >= rank || inv[perm[i]] >= 0) return 0;
+    inv[perm[i]] = i;
+  }
+  for (int i = 0; i < rank; i++) {
+    q[i] = (unsigned char)inv[p[i]];
+    t[i] = (unsigned char)perm[i];
+  }
+  return 1;
+}
+
+static int same_order(const unsigned char *a, const unsigned char *b, int rank) {
+  return memcmp(a, b, (size_t)rank) == 0;
+}
+
+/* Whether value v goes (directly or through a QuantizeLinear) into a QLinearConv: a consumer that
+ * reads channels-last. A Transpose from the logical order gains by writing channels-last only then;
+ * for any other reader the layout change would just come later. */
+static int feeds_conv(const builder *b, int v, int depth) {
+  const ir_graph *g = b->g;
+  for (int i = 0; i < g->n_nodes; i++) {
+    if (b->pos[i] < 0 || b->done[i]) continue;
+    const ir_node *m = &g->nodes[i];
+    int reads = 0;
+    for (int k = 0; k < m->n_inputs; k++) reads |= m->inputs[k] == v;
+    if (!reads) continue;
+    if (strcmp(m->op_type, "QLinearConv") == 0) return 1;
+    if (depth == 0 && m->n_outputs == 1 && m->outputs[0] >= 0 && strcmp(m->op_type, "QuantizeLinear") == 0 &&
+        m->domain[0] == '\0' && feeds_conv(b, m->outputs[0], 1))
+      return 1;
+  }
+  return 0;
+}
+
+/* Node ni moves bytes as they are (or reads only shapes) and its input exists channels-last only:
+ * when its output, channels-last or in its logical order, holds the input's bytes unchanged, the
+ * node runs as a view (q8rt_op_layout_view) and no layout change comes before it. A reshape whose
+ * dims are not known at load is checked at bind (the step gathers if the bound shapes break it). */
+static q8rt_status view_step(builder *b, int ni, const op_def *op, int *handled) {
+  ir_graph *g = b->g;
+  ir_node *n = &g->nodes[ni];
+  *handled = 0;
+  const int kind = view_kind(n, op);
+  if (kind == VIEW_NONE || n->n_inputs < 1 || n->n_inputs > 4 || n->n_outputs != 1 || n->outputs[0] < 0) {
+    return Q8RT_OK;
+  }
+  const int x = n->inputs[0];
+  if (x < 0 || g->values[x].constant != NULL) return Q8RT_OK;
+  const int rin = g->values[x].rank;
+  if (rin < 3 || rin > Q8RT_MAX_RANK) return Q8RT_OK;
+  /* in the logical order, only a Transpose whose output order is channels-last can gain */
+  const int in_cl = b->ls.nchw[x] < 0 && b->ls.nhwc[x] >= 0;
+  if (!in_cl && kind != VIEW_TRANSPOSE) return Q8RT_OK;
+  op_node *desc = copy_op_node(b->pool, n);
+  if (desc == NULL) return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
+  op_prepare_ctx ctx = {g, n, desc, b->pool, b->backend, b->isa, "", "", OP_LAYOUT_NCHW, OP_LAYOUT_NCHW, 0, 0};
+  void *params = NULL;
+  q8rt_status st;
+  if ((st = op->prepare(&ctx, &params, b->err)) != Q8RT_OK) return st;
+  /* the node's output in logical terms, from the logical shapes known at load */
+  op_shape lin[4], lout;
+  for (int k = 0; k < n->n_inputs; k++) {
+    if (n->inputs[k] >= 0) {
+      pass_value_shape(&g->values[n->inputs[k]], &lin[k]);
+    } else {
+      memset(&lin[k], 0, sizeof(lin[k]));
+      lin[k].rank = -1;
+    }
+  }
+  memset(&lout, 0, sizeof(lout));
+  if ((st = op->infer(params, desc, lin, &lout, 0, NULL, b->err)) != Q8RT_OK) return st;
+  unsigned char pin[Q8RT_MAX_RANK], q[Q8RT_MAX_RANK], cl[Q8RT_MAX_RANK], id[Q8RT_MAX_RANK], t[Q8RT_MAX_RANK];
+  op_perm_channels_last(in_cl ? rin : 0, pin);
+  for (int i = in_cl ? rin : 0; i < rin; i++) pin[i] = (unsigned char)i;
+  int out_cl = 0, as_view = 1;
+  const char *how = "";
+  if (kind == VIEW_SHAPE) {
+    how = "reads the logical shape of its channels-last input";
+  } else if (kind == VIEW_TRANSPOSE) {
+    op_perm_channels_last(rin, cl);
+    for (int i = 0; i < rin; i++) id[i] = (unsigned char)i;
+    if (!transpose_order(n, rin, pin, q, t) || lout.rank != rin) return Q8RT_OK;
+    /* the output's bytes in order q are the input's: a view when q is canonical, or is once the
+     * axes of size 1 (known at load) are left out */
+    const int as_id = same_order(q, id, rin) || op_perm_reshape_view(lout.dims, rin, q, lout.dims, rin, id) == 1;
+    const int as_cl = same_order(q, cl, rin) || op_perm_reshape_view(lout.dims, rin, q, lout.dims, rin, cl) == 1;
+    if (!in_cl && as_cl && !as_id && feeds_conv(b, n->outputs[0], 0)) {
+      out_cl = 1;
+      how = "its output in channels-last order is its input's bytes: a copy, no transpose";
+    } else if (!in_cl) {
+      return Q8RT_OK;
+    } else if (as_id) {
+      how = "its perm makes the channels-last input's order the logical one: a copy, no transpose";
+    } else if (as_cl) {
+      out_cl = 1;
+      how = "channels-last in and out: a copy, no transpose";
+    } else {
+      as_view = 0;
+      how = "one strided copy from its channels-last input, no layout change before it";
+    }
+  } else {
+    const int rout = lout.rank;
+    if (rout < 1 || rout > Q8RT_MAX_RANK) return Q8RT_OK;
+    op_perm_channels_last(rout, cl);
+    for (int i = 0; i < rout; i++) id[i] = (unsigned char)i;
+    const int as_cl = rout >= 3 ? op_perm_reshape_view(lin[0].dims, rin, pin, lout.dims, rout, cl) : 0;
+    if (as_cl == 1) {
+      out_cl = 1;
+      how = "channels-last in and out, the same bytes: a copy, no transpose";
+    } else if (as_cl == -1) {
+      out_cl = 1;
+      how = "channels-last in and out: a copy when the bound shapes keep the bytes (checked at bind), else a gather";
+    } else if (op_perm_reshape_view(lin[0].dims, rin, pin, lout.dims, rout, id) == 1) {
+      how = "its channels-last input's bytes are its output's in logical order: a copy, no transpose";
+    } else {
+      return Q8RT_OK;
+    }
+  }
+  void *vp = op_layout_view_params(b->pool, op, params, in_cl, out_cl, kind == VIEW_TRANSPOSE ? t : NULL, rin);
+  int *io = q8rt_pool_array(b->pool, (size_t)n->n_inputs + 2, sizeof(int));
+  char why[512];
+  if (kind == VIEW_TRANSPOSE) {
+    snprintf(why, sizeof(why), "%s", how);
+  } else {
+    snprintf(why, sizeof(why), "%s; %s", ctx.reason, how);
+  }
+  plan_step *s = new_step(b);
+  const char *reason = q8rt_pool_strdup(b->pool, why);
+  if (vp == NULL || io == NULL || s == NULL || reason == NULL)
+    return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
+  b->out->n_steps--; /* the inputs below may add layout changes first */
+  b->consumer = n;
+  b->consumer_why = NULL;
+  io[0] = in_cl ? b->ls.nhwc[x] : b->ls.nchw[x];
+  for (int k = 1; k < n->n_inputs; k++) {
+    io[k] = -1;
+    if (n->inputs[k] >= 0 && (st = materialize(b, n->inputs[k], OP_LAYOUT_NCHW, &io[k])) != Q8RT_OK) return st;
+  }
+  const int y = n->outputs[0];
+  io[n->n_inputs] = y;
+  if (out_cl) {
+    const int twin = new_value(b, g->values[y].name, "#nhwc");
+    if (twin < 0 || twin >= b->ls.cap) return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
+    b->ls.nchw[twin] = b->ls.nhwc[twin] = -1;
+    b->ls.nchw[y] = -1;
+    b->ls.nhwc[y] = twin;
+    io[n->n_inputs] = twin;
+  }
+  n = &g->nodes[ni];
+  if ((s = new_step(b)) == NULL) return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
+  desc->inputs = io;
+  desc->outputs = io + n->n_inputs;
+  b->node_step = (int)(s - b->out->steps);
+  s->op = kind == VIEW_SHAPE ? &q8rt_op_layout_view_shape : &q8rt_op_layout_view;
+  s->node = desc;
+  s->params = vp;
+  s->kernel = kind == VIEW_SHAPE                   ? ctx.kernel
+              : kind == VIEW_TRANSPOSE && !as_view ? "transpose__scalar"
+                                                   : "copy__scalar";
+  s->reason = reason;
+  s->n_inputs = n->n_inputs;
+  s->inputs = io;
+  s->n_outputs = 1;
+  s->outputs = io + n->n_inputs;
+  s->guard = n->guard;
+  b->vguard[s->outputs[0]] = n->guard;
+  if ((st = infer_step(b, s)) != Q8RT_OK) return st;
+  if (out_cl) set_logical_from_nhwc(g, y, s->outputs[0]);
+  pass_annotate_quant(g, n);
+  b->done[ni] = 1;
+  *handled = 1;
+  return Q8RT_OK;
+}
+
 /* Plan node ni: prepare, layouts, the step, its shapes. */
 static q8rt_status plan_node(builder *b, int ni) {
   ir_graph *g = b->g;
@@ -358,6 +559,9 @@ static q8rt_status plan_node(builder *b, int ni) {
   int tabled = 0;
   if ((st = table_step(b, ni, &tabled)) != Q8RT_OK) return st;
   if (tabled) return Q8RT_OK;
+  int viewed = 0;
+  if ((st = view_step(b, ni, op, &viewed)) != Q8RT_OK) return st;
+  if (viewed) return Q8RT_OK;
   op_node *desc = copy_op_node(b->pool, n);
   if (desc == NULL) return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
   op_prepare_ctx ctx = {g,  n,  desc,           b->pool,        b->backend,      b->isa,

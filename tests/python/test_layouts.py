@@ -209,7 +209,7 @@ def test_float_stretch_channels_last(tmp_path):
 
 
 def test_float_stretch_to_nchw_op_stays_nchw(tmp_path):
-    """A float stretch that reaches an op with no channels-last form (float AveragePool) stays NCHW
+    """A float stretch that reaches an op with no channels-last form (ReduceMean) stays NCHW
     from its DequantizeLinear on: one 8-bit layout change, never a float one."""
     rng = np.random.default_rng(17)
     c = 8
@@ -218,7 +218,7 @@ def test_float_stretch_to_nchw_op_stays_nchw(tmp_path):
     nodes = [conv(rng, "c1", "x", "a", c, c, inits),
              helper.make_node("DequantizeLinear", ["a", "c1_ys", "c1_yz"], ["af"], name="dq"),
              helper.make_node("Div", ["af", "six"], ["d"], name="div"),
-             helper.make_node("AveragePool", ["d"], ["mp"], name="apool", kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("ReduceMean", ["d"], ["mp"], name="rmean", axes=[3], keepdims=1),
              helper.make_node("QuantizeLinear", ["mp", "sp", "zp"], ["q"], name="q"),
              conv(rng, "c2", "q", "y", c, c, inits)]
     nodes[-1].input[1], nodes[-1].input[2] = "sp", "zp"

@@ -111,7 +111,7 @@ Q8RT_TEST(pass_fold_constants_refuses_huge_output) {
 
 Q8RT_TEST(pass_float_nhwc_ok_stops_at_nchw_ops) {
   /* three float stretches on one 8-bit input: a -> GlobalAveragePool -> Q (all channels-last),
-   * b -> AveragePool (no channels-last form) -> Q, c ending in a float graph output */
+   * b -> ReduceMean (no channels-last form) -> Q, c ending in a float graph output */
   mb_model *m = mb_create(13);
   const int64_t shape[4] = {1, 2, 3, 3};
   const float s = 0.5f, six = 6.0f;
@@ -137,9 +137,9 @@ Q8RT_TEST(pass_float_nhwc_ok_stops_at_nchw_ops) {
       mb_output(m, d, T_FLOAT);
       continue;
     }
-    mb_node(m, i == 0 ? "GlobalAveragePool" : "AveragePool", pool, (const char *const[]){d, NULL},
+    mb_node(m, i == 0 ? "GlobalAveragePool" : "ReduceMean", pool, (const char *const[]){d, NULL},
             (const char *const[]){p, NULL});
-    if (i == 1) mb_attr_ints(m, "kernel_shape", 2, (const int64_t[]){2, 2});
+    if (i == 1) mb_attr_ints(m, "axes", 1, (const int64_t[]){3});
     mb_node(m, "QuantizeLinear", q, (const char *const[]){p, "s", "z", NULL}, (const char *const[]){y, NULL});
     mb_node(m, "Identity", pool[5] == 'a' ? "id_a" : "id_b", (const char *const[]){y, NULL},
             (const char *const[]){i == 0 ? "out_a" : "out_b", NULL});

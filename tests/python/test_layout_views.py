@@ -1,0 +1,231 @@
+"""Layout views: nodes that only move bytes (Reshape, Squeeze, Unsqueeze, Flatten, Identity,
+Transpose) or read shapes (Shape) run on channels-last data without a layout change before them
+when their output, channels-last or in its logical order, holds the same bytes (the planner tracks
+each value's physical axis order). The idioms of PP-OCR rec: SVTR's flatten-then-transpose
+(Shape -> Slice -> Concat computes Reshape's target, so the check is at bind) and back
+(Reshape -> Transpose(0,3,1,2) -> conv), CRNN's Squeeze(H=1) -> Transpose(0,2,1). Every model is
+compared byte for byte with ONNX Runtime (no optimizations) with the default backend and with
+--backend reference; --explain must show no LayoutTranspose but the ones at the graph's edges.
+Shapes that break the view at bind (a reshape mixing the channels in) go through a gather and
+stay exact; hostile targets give a status."""
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import onnx
+from onnx import TensorProto, helper
+
+import q8rt_harness as h
+from test_layouts import conv
+from test_tables import model_of, ort_noopt, scalars
+
+REPO = Path(__file__).resolve().parents[2]
+MODELS = Path(os.environ.get("Q8RT_MODELS", REPO / "build" / "models"))
+
+
+def run_both(model, feeds, tmp_path):
+    """q8rt (auto and reference) against ORT; returns the auto run's --explain text."""
+    path = h.save_model(model, tmp_path / "model.onnx")
+    paths = {k: h.save_npy(tmp_path / f"{k}.npy", v) for k, v in feeds.items()}
+    ref = ort_noopt(model, feeds)
+    auto = None
+    for backend in ("auto", "reference"):
+        res = h.run_q8rt(path, paths, tmp_path / backend, extra=["--explain", "--backend", backend]).assert_ok()
+        if backend == "auto":
+            auto = res.stdout
+        for o in model.graph.output:
+            h.assert_same_bytes(res.output(o.name), ref[o.name], f"{o.name} ({backend})")
+    return auto
+
+
+def transposes(explain):
+    return [ln for ln in explain.splitlines() if "LayoutTranspose" in ln]
+
+
+def base(rng, c, hw, symbolic):
+    inits = [h.tensor("xs", np.float32(0.02)), h.tensor("xz", np.array(128, dtype=np.uint8))]
+    x = rng.integers(0, 256, size=(1, c, *hw)).astype(np.uint8)
+    shape = ["N", c, "H", "W"] if symbolic else list(x.shape)
+    return inits, x, helper.make_tensor_value_info("x", TensorProto.UINT8, shape)
+
+
+def flatten_by_shape(src, dst, inits, prefix, tail):
+    """SVTR's Reshape to [N, C, -1] whose target comes from Shape -> Slice -> Concat."""
+    inits += [h.tensor(f"{prefix}_s0", np.array([0], dtype=np.int64)),
+              h.tensor(f"{prefix}_s2", np.array([2], dtype=np.int64)),
+              h.tensor(f"{prefix}_tail", np.array(tail, dtype=np.int64))]
+    return [helper.make_node("Shape", [src], [f"{prefix}_shape"], name=f"{prefix}_shape"),
+            helper.make_node("Slice", [f"{prefix}_shape", f"{prefix}_s0", f"{prefix}_s2"], [f"{prefix}_nc"],
+                             name=f"{prefix}_slice"),
+            helper.make_node("Concat", [f"{prefix}_nc", f"{prefix}_tail"], [f"{prefix}_target"], axis=0,
+                             name=f"{prefix}_concat"),
+            helper.make_node("Reshape", [src, f"{prefix}_target"], [dst], name=f"{prefix}_reshape")]
+
+
+@pytest.mark.parametrize("symbolic", [False, True], ids=["fixed", "symbolic"])
+def test_svtr_flatten_transpose_and_back(symbolic, tmp_path):
+    """conv -> Reshape [N,C,HW] (target from Shape) -> Transpose(0,2,1) -> DequantizeLinear ->
+    Softmax over C (runs in the logical order [N,HW,C]) -> QuantizeLinear -> Reshape [N,H,W,C] ->
+    Transpose(0,3,1,2) -> conv: both transposes and reshapes are copies, no layout change inside."""
+    rng = np.random.default_rng(21)
+    c, hw = 16, (3, 10)
+    inits, x, xin = base(rng, c, hw, symbolic)
+    inits += scalars(np.uint8, sq=1.0 / 256, zq=0) + [h.tensor("back", np.array([0, hw[0], hw[1], c], np.int64))]
+    nodes = [conv(rng, "c1", "x", "a", c, c, inits)]
+    nodes += flatten_by_shape("a", "flat", inits, "f", [-1])
+    nodes += [helper.make_node("Transpose", ["flat"], ["seq"], perm=[0, 2, 1], name="to_seq"),
+              helper.make_node("DequantizeLinear", ["seq", "c1_ys", "c1_yz"], ["seqf"], name="dq"),
+              helper.make_node("Softmax", ["seqf"], ["sm"], axis=-1, name="softmax"),
+              helper.make_node("QuantizeLinear", ["sm", "sq", "zq"], ["smq"], name="q"),
+              helper.make_node("Reshape", ["smq", "back"], ["img"], name="unflatten"),
+              helper.make_node("Transpose", ["img"], ["nchw"], perm=[0, 3, 1, 2], name="to_nchw"),
+              conv(rng, "c2", "nchw", "y", c, c, inits)]
+    nodes[-1].input[1], nodes[-1].input[2] = "sq", "zq"
+    m = model_of(nodes, [xin], [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
+    out = run_both(m, {"x": x}, tmp_path)
+    lts = transposes(out)
+    assert len(lts) == 2, out  # the graph's input and output only
+    assert "for QLinearConv 'c1'" in lts[0] and "graph outputs are NCHW" in lts[1], out
+    for name in ("f_reshape", "to_seq", "to_nchw"):
+        line = [ln for ln in out.splitlines() if f" {name} " in ln]
+        assert len(line) == 1 and "a copy" in line[0], out
+    assert "checked at bind" in [ln for ln in out.splitlines() if " f_reshape " in ln][0] or not symbolic, out
+
+
+def test_squeeze_then_transpose(tmp_path):
+    """CRNN's head: conv to H = 1 -> Squeeze(axis 2) -> Transpose(0,2,1) -> [N,W,C] graph output:
+    the squeezed channels-last data is the output's bytes; one layout change (the input)."""
+    rng = np.random.default_rng(23)
+    c = 8
+    inits, x, xin = base(rng, c, (1, 17), False)
+    inits += [h.tensor("ax", np.array([2], dtype=np.int64))]
+    nodes = [conv(rng, "c1", "x", "a", c, c, inits),
+             helper.make_node("Squeeze", ["a", "ax"], ["sq"], name="squeeze"),
+             helper.make_node("Transpose", ["sq"], ["y"], perm=[0, 2, 1], name="to_seq")]
+    m = model_of(nodes, [xin], [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
+    out = run_both(m, {"x": x}, tmp_path)
+    assert len(transposes(out)) == 1, out
+
+
+def test_unsqueeze_identity_flatten_keep_channels_last(tmp_path):
+    """Identity, Unsqueeze of a spatial axis and Squeeze back keep channels-last between convs."""
+    rng = np.random.default_rng(29)
+    c = 8
+    inits, x, xin = base(rng, c, (5, 6), False)
+    inits += [h.tensor("ax", np.array([3], dtype=np.int64))]
+    nodes = [conv(rng, "c1", "x", "a", c, c, inits),
+             helper.make_node("Identity", ["a"], ["b"], name="ident"),
+             helper.make_node("Unsqueeze", ["b", "ax"], ["u"], name="unsq"),
+             helper.make_node("Squeeze", ["u", "ax"], ["s"], name="sq"),
+             conv(rng, "c2", "s", "y", c, c, inits)]
+    nodes[-1].input[1], nodes[-1].input[2] = "c1_ys", "c1_yz"
+    m = model_of(nodes, [xin], [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
+    out = run_both(m, {"x": x}, tmp_path)
+    assert len(transposes(out)) == 2, out
+
+
+@pytest.mark.parametrize("symbolic", [False, True], ids=["fixed", "symbolic"])
+def test_reshape_mixing_channels(symbolic, tmp_path):
+    """Reshape [N,C,H,W] -> [N, C*H, W] is no view of channels-last data. Known dims: the planner
+    moves the data to NCHW first. Target known only at bind: planned as a view, the bound shapes
+    break it and the step gathers. Exact either way."""
+    rng = np.random.default_rng(31)
+    c = 8
+    inits, x, xin = base(rng, c, (3, 7), symbolic)
+    inits += [h.tensor("s0", np.array([0], dtype=np.int64)), h.tensor("s1", np.array([1], dtype=np.int64)),
+              h.tensor("s3", np.array([3], dtype=np.int64)), h.tensor("s4", np.array([4], dtype=np.int64)),
+              h.tensor("m1", np.array([-1], dtype=np.int64))]
+    nodes = [conv(rng, "c1", "x", "a", c, c, inits),
+             helper.make_node("Shape", ["a"], ["sh"], name="shape"),
+             helper.make_node("Slice", ["sh", "s0", "s1"], ["n"], name="n"),
+             helper.make_node("Slice", ["sh", "s3", "s4"], ["w"], name="w"),
+             helper.make_node("Concat", ["n", "m1", "w"], ["t"], axis=0, name="target"),
+             helper.make_node("Reshape", ["a", "t"], ["y"], name="mix")]
+    m = model_of(nodes, [xin], [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
+    out = run_both(m, {"x": x}, tmp_path)
+    line = [ln for ln in out.splitlines() if " mix " in ln]
+    assert len(line) == 1, out
+    if symbolic:
+        assert "else a gather" in line[0], out
+
+
+@pytest.mark.parametrize("perm", [[3, 0, 1, 2], [0, 2, 3, 1], [2, 3, 0, 1]])
+def test_transpose_of_channels_last_any_perm(perm, tmp_path):
+    """Any Transpose of channels-last data is one step: a copy when the result is in a canonical
+    order, else one strided copy from the physical order (CRNN's Transpose(3,0,1,2))."""
+    rng = np.random.default_rng(37)
+    c = 8
+    inits, x, xin = base(rng, c, (4, 9), False)
+    nodes = [conv(rng, "c1", "x", "a", c, c, inits),
+             helper.make_node("Transpose", ["a"], ["y"], perm=perm, name="tr")]
+    m = model_of(nodes, [xin], [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
+    out = run_both(m, {"x": x}, tmp_path)
+    assert not any("(to NCHW)" in ln and "Transpose 'tr'" in ln for ln in transposes(out)), out
+
+
+def test_float_stretch_unary_pool_concat_channels_last(tmp_path):
+    """rec qop_u8s8_pc_conv's stretches: DequantizeLinear -> Clip, Sigmoid, HardSigmoid, Mul ->
+    float AveragePool and a float Concat -> QuantizeLinear run channels-last between convs."""
+    rng = np.random.default_rng(41)
+    c = 8
+    inits, x, xin = base(rng, c, (6, 10), False)
+    inits += scalars(np.uint8, sq=0.01, zq=3) + [h.tensor("lo", np.float32(0.0)), h.tensor("hi", np.float32(2.0))]
+    nodes = [conv(rng, "c1", "x", "a", c, c, inits),
+             helper.make_node("DequantizeLinear", ["a", "c1_ys", "c1_yz"], ["af"], name="dq"),
+             helper.make_node("Clip", ["af", "lo", "hi"], ["cl"], name="clip"),
+             helper.make_node("Sigmoid", ["af"], ["sg"], name="sig"),
+             helper.make_node("HardSigmoid", ["cl"], ["hs"], name="hsig"),
+             helper.make_node("Mul", ["sg", "hs"], ["m"], name="mul"),
+             helper.make_node("AveragePool", ["m"], ["p"], kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1],
+                              name="apool"),
+             helper.make_node("Concat", ["p", "sg"], ["cat"], axis=1, name="cat"),
+             helper.make_node("QuantizeLinear", ["cat", "sq", "zq"], ["q"], name="q"),
+             conv(rng, "c2", "q", "y", 2 * c, c, inits)]
+    nodes[-1].input[1], nodes[-1].input[2] = "sq", "zq"
+    m = model_of(nodes, [xin], [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
+    out = run_both(m, {"x": x}, tmp_path)
+    assert len(transposes(out)) == 2, out
+    for name in ("dq", "clip", "sig", "hsig", "mul", "apool", "cat", "q"):
+        line = [ln for ln in out.splitlines() if f" {name} " in ln]
+        assert len(line) == 1 and "channels-last" in line[0], out
+
+
+@pytest.mark.parametrize("tail", [[7], [-1, 0, 5]], ids=["count", "rank"])
+def test_hostile_reshape_target_on_channels_last(tail, tmp_path):
+    """A computed target that does not fit the element count (or asks for an impossible rank)
+    on channels-last data: one error line naming the node, no crash."""
+    rng = np.random.default_rng(43)
+    c = 8
+    inits, x, xin = base(rng, c, (3, 5), True)
+    nodes = [conv(rng, "c1", "x", "a", c, c, inits)]
+    nodes += flatten_by_shape("a", "flat", inits, "f", tail)
+    nodes += [helper.make_node("Transpose", ["flat"], ["y"], name="tr")]
+    m = model_of(nodes, [xin], [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
+    path = h.save_model(m, tmp_path / "model.onnx")
+    res = h.run_q8rt(path, {"x": h.save_npy(tmp_path / "x.npy", x)}, tmp_path / "o")
+    h.assert_clean_error(res, ["f_reshape"])
+
+
+# Real PP-OCR models: det and cls change layout at the first conv's input and where the last
+# float stretch meets an op with no channels-last form (det: ConvTranspose; cls: the head), rec
+# only at the first conv (its output is [N, T, classes] in the logical order).
+LIMIT = {"det": 2, "cls": 2, "rec": 1}
+
+
+@pytest.mark.parametrize("kind", sorted(LIMIT))
+def test_ppocr_models_have_no_inner_layout_transpose(kind):
+    files = sorted((MODELS / kind).glob("*.onnx"))
+    inp = MODELS / kind / "input.npy"
+    if not files or not inp.exists():
+        pytest.skip(f"{MODELS / kind} has no models (make models)")
+    for f in files:
+        g = onnx.load(f, load_external_data=False).graph
+        init = {i.name for i in g.initializer}
+        name = [i.name for i in g.input if i.name not in init][0]
+        res = h.run_q8rt(f, {name: inp}, extra=["--explain"]).assert_ok()
+        lts = transposes(res.stdout)
+        assert len(lts) <= LIMIT[kind], f"{f.name}:\n" + "\n".join(lts)
+        for ln in lts:  # each says why
+            assert "NCHW -> NHWC for " in ln or "NHWC -> NCHW: " in ln, f"{f.name}: {ln}"
