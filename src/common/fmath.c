@@ -14,6 +14,64 @@
 #define INV_LN2 1.44269504088896338700e+00
 #define ROUND_MAGIC 6755399441055744.0 /* 1.5 * 2^52: adding and subtracting it rounds to an integer */
 
+/* p(x) = c[0] + c[1] x + ... + c[deg] x^deg by Horner's rule, highest coefficient first. */
+static double horner(const double *c, int deg, double x) {
+  double p = c[deg];
+  for (int k = deg - 1; k >= 0; k--) p = p * x + c[k];
+  return p;
+}
+
+/* 1 / n! for n = 0..20 */
+static const double g_rfact[21] = {
+    1.0,
+    1.0,
+    1.0 / 2.0,
+    1.0 / 6.0,
+    1.0 / 24.0,
+    1.0 / 120.0,
+    1.0 / 720.0,
+    1.0 / 5040.0,
+    1.0 / 40320.0,
+    1.0 / 362880.0,
+    1.0 / 3628800.0,
+    1.0 / 39916800.0,
+    1.0 / 479001600.0,
+    1.0 / 6227020800.0,
+    1.0 / 87178291200.0,
+    1.0 / 1307674368000.0,
+    1.0 / 20922789888000.0,
+    1.0 / 355687428096000.0,
+    1.0 / 6402373705728000.0,
+    1.0 / 121645100408832000.0,
+    1.0 / 2432902008176640000.0,
+};
+
+/* 1 / (2k + 3) for k = 0..9: the atanh series of log */
+static const double g_rodd[10] = {1.0 / 3.0,  1.0 / 5.0,  1.0 / 7.0,  1.0 / 9.0,  1.0 / 11.0,
+                                  1.0 / 13.0, 1.0 / 15.0, 1.0 / 17.0, 1.0 / 19.0, 1.0 / 21.0};
+
+/* (-1)^n / (n! (2n + 1)) for n = 0..17: the Taylor series of erf(a) / (2 a / sqrt(pi)) */
+static const double g_erf_taylor[18] = {
+    1.0,
+    -1.0 / 3.0,
+    1.0 / (2.0 * 5.0),
+    -1.0 / (6.0 * 7.0),
+    1.0 / (24.0 * 9.0),
+    -1.0 / (120.0 * 11.0),
+    1.0 / (720.0 * 13.0),
+    -1.0 / (5040.0 * 15.0),
+    1.0 / (40320.0 * 17.0),
+    -1.0 / (362880.0 * 19.0),
+    1.0 / (3628800.0 * 21.0),
+    -1.0 / (39916800.0 * 23.0),
+    1.0 / (479001600.0 * 25.0),
+    -1.0 / (6227020800.0 * 27.0),
+    1.0 / (87178291200.0 * 29.0),
+    -1.0 / (1307674368000.0 * 31.0),
+    1.0 / (20922789888000.0 * 33.0),
+    -1.0 / (355687428096000.0 * 35.0),
+};
+
 double q8rt_exp_d(double x) {
   if (x != x) return x;
   if (x > 710.0) return INFINITY; /* also +inf */
@@ -23,20 +81,7 @@ double q8rt_exp_d(double x) {
   k -= ROUND_MAGIC;
   const double r = (x - k * LN2_HI) - k * LN2_LO;
   /* Taylor to r^13: the next term is below 4e-18 for |r| <= 0.347 */
-  double p = 1.0 / 6227020800.0;
-  p = p * r + 1.0 / 479001600.0;
-  p = p * r + 1.0 / 39916800.0;
-  p = p * r + 1.0 / 3628800.0;
-  p = p * r + 1.0 / 362880.0;
-  p = p * r + 1.0 / 40320.0;
-  p = p * r + 1.0 / 5040.0;
-  p = p * r + 1.0 / 720.0;
-  p = p * r + 1.0 / 120.0;
-  p = p * r + 1.0 / 24.0;
-  p = p * r + 1.0 / 6.0;
-  p = p * r + 0.5;
-  p = p * r + 1.0;
-  p = p * r + 1.0;
+  const double p = horner(g_rfact, 13, r);
   const int ki = (int)k;
   if (ki >= -1022 && ki <= 1023) { /* 2^k built in the exponent bits: the product is exact, as ldexp's */
     const uint64_t bits = (uint64_t)(ki + 1023) << 52;
@@ -60,16 +105,7 @@ static double log_pos(double x) {
   const double f = m - 1.0;
   const double s = f / (2.0 + f);
   const double s2 = s * s;
-  double t = 1.0 / 21.0;
-  t = t * s2 + 1.0 / 19.0;
-  t = t * s2 + 1.0 / 17.0;
-  t = t * s2 + 1.0 / 15.0;
-  t = t * s2 + 1.0 / 13.0;
-  t = t * s2 + 1.0 / 11.0;
-  t = t * s2 + 1.0 / 9.0;
-  t = t * s2 + 1.0 / 7.0;
-  t = t * s2 + 1.0 / 5.0;
-  t = t * s2 + 1.0 / 3.0;
+  const double t = horner(g_rodd, 9, s2);
   const double logm = 2.0 * s + 2.0 * s * (s2 * t);
   const double de = (double)e;
   return de * LN2_HI + (de * LN2_LO + logm);
@@ -135,24 +171,7 @@ float q8rt_erff(float x) {
   double r;
   if (a < 1.0) {
     /* erf(a) = 2/sqrt(pi) sum_n (-1)^n a^(2n+1) / (n! (2n+1)), to n = 17 (next term < 1e-17) */
-    double p = -1.0 / (355687428096000.0 * 35.0);
-    p = p * a2 + 1.0 / (20922789888000.0 * 33.0);
-    p = p * a2 - 1.0 / (1307674368000.0 * 31.0);
-    p = p * a2 + 1.0 / (87178291200.0 * 29.0);
-    p = p * a2 - 1.0 / (6227020800.0 * 27.0);
-    p = p * a2 + 1.0 / (479001600.0 * 25.0);
-    p = p * a2 - 1.0 / (39916800.0 * 23.0);
-    p = p * a2 + 1.0 / (3628800.0 * 21.0);
-    p = p * a2 - 1.0 / (362880.0 * 19.0);
-    p = p * a2 + 1.0 / (40320.0 * 17.0);
-    p = p * a2 - 1.0 / (5040.0 * 15.0);
-    p = p * a2 + 1.0 / (720.0 * 13.0);
-    p = p * a2 - 1.0 / (120.0 * 11.0);
-    p = p * a2 + 1.0 / (24.0 * 9.0);
-    p = p * a2 - 1.0 / (6.0 * 7.0);
-    p = p * a2 + 1.0 / (2.0 * 5.0);
-    p = p * a2 - 1.0 / 3.0;
-    p = p * a2 + 1.0;
+    const double p = horner(g_erf_taylor, 17, a2);
     r = 1.12837916709551257390 * a * p;
   } else {
     /* erf(a) = 2/sqrt(pi) exp(-a^2) a sum_n (2a^2)^n / (2n+1)!!: every term positive, so no
@@ -160,10 +179,7 @@ float q8rt_erff(float x) {
      * interval's end (31 at a = 2, 45 at 3, 59 at 3.92). Fixed degrees, no division: the loop
      * overlaps across elements. */
     const int deg = a < 2.0 ? 31 : a < 3.0 ? 45 : 59;
-    const double q = 2.0 * a2;
-    double sum = g_rdfact[deg];
-    for (int n = deg - 1; n >= 0; n--) sum = sum * q + g_rdfact[n];
-    sum *= a;
+    const double sum = a * horner(g_rdfact, deg, 2.0 * a2);
     r = 1.12837916709551257390 * q8rt_exp_d(-a2) * sum;
   }
   const float f = (float)r;
@@ -180,26 +196,7 @@ float q8rt_tanhf(float x) {
   if (a < 0.55) {
     /* tanh(a) = e / (e + 2) with e = expm1(2a), by Taylor to y^20 (y = 2a <= 1.1; next < 1e-19) */
     const double y = 2.0 * a;
-    double p = 1.0 / 2432902008176640000.0;
-    p = p * y + 1.0 / 121645100408832000.0;
-    p = p * y + 1.0 / 6402373705728000.0;
-    p = p * y + 1.0 / 355687428096000.0;
-    p = p * y + 1.0 / 20922789888000.0;
-    p = p * y + 1.0 / 1307674368000.0;
-    p = p * y + 1.0 / 87178291200.0;
-    p = p * y + 1.0 / 6227020800.0;
-    p = p * y + 1.0 / 479001600.0;
-    p = p * y + 1.0 / 39916800.0;
-    p = p * y + 1.0 / 3628800.0;
-    p = p * y + 1.0 / 362880.0;
-    p = p * y + 1.0 / 40320.0;
-    p = p * y + 1.0 / 5040.0;
-    p = p * y + 1.0 / 720.0;
-    p = p * y + 1.0 / 120.0;
-    p = p * y + 1.0 / 24.0;
-    p = p * y + 1.0 / 6.0;
-    p = p * y + 0.5;
-    p = p * y + 1.0;
+    const double p = horner(g_rfact + 1, 19, y);
     const double e = y * p;
     r = e / (e + 2.0);
   } else {
