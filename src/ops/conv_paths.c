@@ -147,10 +147,10 @@ static int gemm_chw_prepare(const conv_fast_desc *d, const conv_choice *choice, 
   /* the kernel_w - 1 columns computed and dropped per row: on narrow images (3x3 on 14 or 28
    * columns: 7-14% more work, measured slower than the NHWC kernels and their transposes) keep those */
   if (d->in_w_hint != 0 && (d->kernel_w - 1) * 16 > d->in_w_hint) return 0;
-  if (choice->backend == Q8RT_BACKEND_AVX2 || choice->backend == Q8RT_BACKEND_NEON) return 0;
+  if (choice->backend == Q8RT_BACKEND_AVX2) return 0;
   const size_t k = d->kernel_h * d->kernel_w * d->in_c_per_group;
   for (size_t i = 0; i < d->out_c * k; i++) {
-    if (d->w[i] < -128 || d->w[i] > 127) return 0; /* vpdpbusd takes int8 weights */
+    if (d->w[i] < -128 || d->w[i] > 127) return 0; /* vpdpbusd / sdot take int8 weights */
   }
   size_t i = 0;
   while (g_gemm_chw[i].fn != NULL && !op_isa_usable(g_gemm_chw[i].isa, choice->isa, choice->backend)) i++;
@@ -192,7 +192,7 @@ static int gemm_chw_prepare(const conv_fast_desc *d, const conv_choice *choice, 
 static int dw_chw_prepare(const conv_fast_desc *d, const conv_choice *choice, q8rt_pool *pool, int32_t x_zp_u8,
                           conv_fast *f, q8rt_error *err, q8rt_status *st) {
   *st = Q8RT_OK;
-  if (!d->want_chw || choice->backend == Q8RT_BACKEND_AVX2 || choice->backend == Q8RT_BACKEND_NEON) return 0;
+  if (!d->want_chw || choice->backend == Q8RT_BACKEND_AVX2) return 0;
   const size_t taps = d->kernel_h * d->kernel_w;
   for (size_t i = 0; i < d->out_c * taps; i++) {
     if (d->w[i] < -128 || d->w[i] > 127) return 0; /* vpdpbusd takes int8 weights */
