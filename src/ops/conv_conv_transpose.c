@@ -36,11 +36,29 @@
 #include "f32-gemm/f32-gemm.h"
 #include "f32-igemm/f32-igemm.h"
 #include "f32-vbinary/f32-vbinary.h"
+#include "f32-vunary/f32-vunary.h"
 #include "op_window.h"
 #include "q8rt-isa.h"
 
+/* FusedConv's output stage (src/passes/float_fuse.c): ops in the graph's order, each reading
+ * stage values (0: the conv's output after its bias, k: op k-1's result) or a constant of one
+ * value or one per output channel. The last op's result is the node's output. */
+#define FC_STAGE_MAX 8
+enum { FC_ST_CLAMP = 10 };
+typedef struct fc_stage_op {
+  int code;                  /* 0..3: add, sub, mul, div (f32-vbinary's order); FC_ST_CLAMP */
+  int a, b;                  /* stage value, or -1 for the constant */
+  const float *c;            /* the constant (binary ops with one) */
+  size_t c_per_channel;      /* 1: c[channel], 0: c[0] */
+  q8rt_f32_vunary_params kp; /* clamp bounds */
+} fc_stage_op;
+
 typedef struct fconv_params {
   int transpose;
+  int n_stage;
+  fc_stage_op stage[FC_STAGE_MAX];
+  q8rt_f32_vbinary_set bin; /* the stage's binary kernels */
+  q8rt_f32_vunary_ukernel_fn clamp;
   q8rt_f32_gemm_ukernel_fn gemm;     /* Conv's fast route, or NULL */
   q8rt_f32_igemm_ukernel_fn igemm;   /* its windows of taps > 1 and innermost stride 1 (with gemm) */
   q8rt_f32_dwconv_ukernel_fn dw;     /* Conv's depthwise row kernel (any backend but reference) */
@@ -58,10 +76,111 @@ typedef struct fconv_geom {
   op_window_geom w;
 } fconv_geom;
 
+/* FusedConv: the stage program (attributes q8rt_stage: code, a, b per op; q8rt_stage_bounds: lo,
+ * hi per op) checked as any model input would be, and its kernels picked. */
+static q8rt_status fc_stage_prepare(op_prepare_ctx *ctx, fconv_params *p, q8rt_error *err) {
+  const ir_node *n = ctx->node;
+  const int64_t *prog = NULL;
+  size_t n_prog = 0;
+  q8rt_status st;
+  if ((st = ir_attr_ints(n, "q8rt_stage", &prog, &n_prog, err)) != Q8RT_OK) return st;
+  const float *bounds = NULL;
+  size_t n_bounds = 0;
+  for (int i = 0; i < n->n_attrs; i++) {
+    if (strcmp(n->attrs[i].name, "q8rt_stage_bounds") == 0 && n->attrs[i].type == IR_ATTR_FLOATS) {
+      bounds = n->attrs[i].floats;
+      n_bounds = n->attrs[i].count;
+    }
+  }
+  const ir_value *wv = ir_node_input(ctx->graph, n, 1);
+  if (n_prog == 0 || n_prog % 3 != 0 || n_prog / 3 > FC_STAGE_MAX || n_bounds != n_prog / 3 * 2 || wv == NULL ||
+      wv->constant == NULL || wv->constant->rank < 1) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                     "FusedConv node '%s': attributes q8rt_stage / q8rt_stage_bounds (1 to %d ops) and a constant W "
+                     "are required",
+                     n->name, FC_STAGE_MAX);
+  }
+  const int64_t M = wv->constant->dims[0];
+  p->n_stage = (int)(n_prog / 3);
+  for (int k = 0; k < p->n_stage; k++) {
+    fc_stage_op *o = &p->stage[k];
+    const int64_t code = prog[3 * k], a = prog[3 * k + 1], b = prog[3 * k + 2];
+    o->code = (int)code;
+    o->kp.lo = bounds[2 * k];
+    o->kp.hi = bounds[2 * k + 1];
+    o->kp.alpha = o->kp.beta = 0.0f;
+    const int binary = code >= 0 && code <= 3;
+    /* island refs in [0, k]; a constant is -1 - (input index - 3) */
+    const int a_ok = a >= -FC_STAGE_MAX && a <= k, b_ok = binary ? b >= -FC_STAGE_MAX && b <= k : b == -1;
+    if ((!binary && code != FC_ST_CLAMP) || !a_ok || !b_ok || (binary && a < 0 && b < 0) ||
+        (code == FC_ST_CLAMP && a < 0)) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "FusedConv node '%s': stage op %d is not valid", n->name, k);
+    }
+    o->a = a >= 0 ? (int)a : -1;
+    o->b = binary && b >= 0 ? (int)b : -1;
+    o->c = NULL;
+    if (binary && (a < 0 || b < 0)) {
+      const int in = 3 + (int)(-1 - (a < 0 ? a : b));
+      const ir_value *cv = in < n->n_inputs ? ir_node_input(ctx->graph, n, in) : NULL;
+      if (cv == NULL || cv->constant == NULL || cv->constant->dtype != Q8RT_DTYPE_FLOAT32 ||
+          (cv->constant->count != 1 && cv->constant->count != M)) {
+        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                         "FusedConv node '%s': stage op %d needs input %d, a float32 constant of 1 or %lld values",
+                         n->name, k, in, (long long)M);
+      }
+      float *c = q8rt_pool_alloc(ctx->pool, (size_t)cv->constant->count * sizeof(float), 16);
+      if (c == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+      memcpy(c, cv->constant->data, (size_t)cv->constant->count * sizeof(float));
+      o->c = c;
+      o->c_per_channel = cv->constant->count != 1;
+    }
+  }
+  static const struct {
+    uint32_t isa;
+    q8rt_f32_vbinary_set set;
+  } bv[] = {
+#define Q8RT_F32_VBINARY_UKERNELS(isa_flag, isa) {isa_flag, Q8RT_F32_VBINARY_TABLE(isa)},
+#include "f32-vbinary/f32-vbinary.inc"
+#undef Q8RT_F32_VBINARY_UKERNELS
+  };
+  size_t bi = 0; /* the list ends with the scalar twin */
+  while (!op_isa_usable(bv[bi].isa, ctx->isa, ctx->backend)) bi++;
+  p->bin = bv[bi].set;
+  p->clamp = op_f32_vunary_pick(ctx, Q8RT_F32_VCLAMP, NULL);
+  return Q8RT_OK;
+}
+
+/* The output stage on n outputs of output channel ch, in blocks of 64 (stage values on the stack). */
+static void fc_stage_run(const fconv_params *p, size_t ch, float *y, size_t n) {
+  if (p->n_stage == 0) return;
+  float tmp[FC_STAGE_MAX][256];
+  for (size_t off = 0; off < n; off += 256) {
+    const size_t len = n - off < 256 ? n - off : 256;
+    float *yo = y + off;
+    for (int k = 0; k < p->n_stage; k++) {
+      const fc_stage_op *o = &p->stage[k];
+      float *dst = k == p->n_stage - 1 ? yo : tmp[k];
+      const float *a = o->a < 0 ? NULL : o->a == 0 ? yo : tmp[o->a - 1];
+      const float *b = o->b < 0 ? NULL : o->b == 0 ? yo : tmp[o->b - 1];
+      const float *c = o->c != NULL ? o->c + (o->c_per_channel ? ch : 0) : NULL;
+      if (o->code == FC_ST_CLAMP) {
+        p->clamp(len, a, dst, &o->kp);
+      } else if (a != NULL && b != NULL) {
+        p->bin.fn[o->code][0](len, a, b, dst);
+      } else if (a != NULL) {
+        p->bin.fn[o->code][1](len, a, c, dst); /* a op c */
+      } else {
+        p->bin.fn[o->code][2](len, b, c, dst); /* c op b */
+      }
+    }
+  }
+}
+
 static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, int transpose) {
   const ir_node *n = ctx->node;
   q8rt_status st;
-  if ((st = data_check_arity(n, 2, 3, 1, 1, err)) != Q8RT_OK) return st;
+  const int fused = strcmp(n->op_type, "FusedConv") == 0;
+  if ((st = data_check_arity(n, 2, fused ? 3 + FC_STAGE_MAX : 3, 1, 1, err)) != Q8RT_OK) return st;
   if (n->inputs[1] < 0) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': input 1 (W) is missing", n->op_type, n->name);
   }
@@ -100,6 +219,7 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
       }
     }
   }
+  if (fused && (st = fc_stage_prepare(ctx, p, err)) != Q8RT_OK) return st;
   ctx->kernel = "conv_f32__scalar";
   ctx->reason = "float32 reference loop (the definition: one fma chain per output)";
   if (transpose) {
@@ -548,6 +668,7 @@ static void fc_task(void *arg, size_t task) {
   if (j->bias != NULL) {
     for (size_t m = 0; m < mc; m++) j->p->addc(T, y + m * P, j->bias + grp * (size_t)Mg + m0 + m, y + m * P);
   }
+  for (size_t m = 0; m < mc && j->p->n_stage > 0; m++) fc_stage_run(j->p, grp * (size_t)Mg + m0 + m, y + m * P, T);
   atomic_store_explicit(&j->busy[slot], 0, memory_order_release);
 }
 
@@ -557,8 +678,8 @@ static void fc_task(void *arg, size_t task) {
  * order (valid taps in row-major order), so the same bits. */
 typedef struct fdw_job {
   const fconv_geom *g;
+  const fconv_params *p;
   q8rt_f32_dwconv_ukernel_fn row;
-  q8rt_f32_vbinary_ukernel_fn addc;
   const float *x, *w, *bias;
   float *y;
 } fdw_job;
@@ -594,7 +715,8 @@ static void fdw_plane(void *arg, size_t task) {
                (size_t)g->w.pb[2], (size_t)g->w.in[2], xc + (i0 * g->w.in[1] + i1) * g->w.in[2],
                (size_t)(g->w.d[1] * g->w.in[2]), wm + (t0 * g->w.k[1] + t1lo) * g->w.k[2], y);
       }
-      if (j->bias != NULL) j->addc((size_t)O2, y, j->bias + m, y);
+      if (j->bias != NULL) j->p->addc((size_t)O2, y, j->bias + m, y);
+      fc_stage_run(j->p, (size_t)m, y, (size_t)O2);
     }
   }
 }
@@ -630,7 +752,7 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
     return;
   }
   if (p->dw != NULL && g->group == g->C && g->M == g->C) {
-    fdw_job j = {g, p->dw, p->addc, in[0].data, in[1].data, g->has_bias ? in[2].data : NULL, out[0].data};
+    fdw_job j = {g, p, p->dw, in[0].data, in[1].data, g->has_bias ? in[2].data : NULL, out[0].data};
     const size_t cost = (size_t)(op_window_out_plane(&g->w) * op_window_taps(&g->w));
     op_parallel_items(ctx, (size_t)(g->N * g->M), cost, 1 << 16, fdw_plane, &j);
     return;
@@ -676,6 +798,8 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
           }
         }
       }
+      const size_t P = (size_t)op_window_out_plane(&g->w);
+      fc_stage_run(p, (size_t)m, y - P, P);
     }
   }
 }
@@ -765,6 +889,13 @@ const op_def q8rt_op_conv = {.op_type = "Conv",
                              .infer = fconv_infer,
                              .workspace = conv_workspace,
                              .run = conv_run};
+const op_def q8rt_op_fused_conv = {.op_type = "FusedConv",
+                                   .domain = "q8rt",
+                                   .min_opset = 1,
+                                   .prepare = conv_prepare,
+                                   .infer = fconv_infer,
+                                   .workspace = conv_workspace,
+                                   .run = conv_run};
 const op_def q8rt_op_conv_transpose = {.op_type = "ConvTranspose",
                                        .domain = "",
                                        .min_opset = 1,

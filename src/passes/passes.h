@@ -67,6 +67,14 @@ q8rt_status pass_float_nhwc_ok(const ir_graph *g, const int *order, int count, c
  * chain's last node's place, the others are removed and marked in `done`. */
 q8rt_status pass_fuse_integer_outputs(ir_graph *g, const int *order, int count, unsigned char *done, q8rt_error *err);
 
+/* Float Conv -> elementwise float32 nodes on its output and constants (per-tensor or per-channel)
+ * become one FusedConv node (domain q8rt) whose output stage runs those nodes' operations in
+ * order on each block the conv computes (float_fuse.c). Same contract as
+ * pass_fuse_integer_outputs. */
+#define Q8RT_FCONV_MAX_OPS 8
+q8rt_status pass_fuse_float_conv_outputs(ir_graph *g, const int *order, int count, unsigned char *done,
+                                         q8rt_error *err);
+
 /* Remove nodes none of whose outputs is read by a node or is a graph output. */
 void pass_remove_dead_nodes(ir_graph *g);
 

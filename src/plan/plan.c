@@ -794,6 +794,8 @@ q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint3
   /* the reference backend runs the graph as written: the fused and unfused routes check each other */
   if (backend != Q8RT_BACKEND_REFERENCE && (st = pass_fuse_integer_outputs(g, order, count, b.done, err)) != Q8RT_OK)
     return st;
+  if (backend != Q8RT_BACKEND_REFERENCE && (st = pass_fuse_float_conv_outputs(g, order, count, b.done, err)) != Q8RT_OK)
+    return st;
   if ((st = pass_float_nhwc_ok(g, order, count, b.done, b.float_ok, err)) != Q8RT_OK) return st;
 
   for (int i = 0; i < count; i++) {

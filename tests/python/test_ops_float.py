@@ -24,6 +24,7 @@ clean error line that names the node.
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -669,3 +670,102 @@ def test_float_softmax_and_elementwise_routes(tmp_path):
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     ok = ~np.isnan(want)
     np.testing.assert_array_equal(got[ok].view(np.uint32), want[ok].view(np.uint32))
+
+
+# ---- float Conv output stages: elementwise nodes after a float Conv run in its output stage ----
+
+
+def _stage_model(xshape, wshape, conv_attrs, chain, opset=13, extra_outputs=()):
+    """x -> Conv(W) -> chain of (op, inputs, attrs) nodes; an input "@k" is the output of chain node
+    k ("@-1": the conv's), anything else an initializer given as (name, array). Output: the last node's."""
+    rng = np.random.default_rng(17)
+    inits = [onnx.numpy_helper.from_array(rng.normal(0, 0.4, wshape).astype(np.float32), "w")]
+    nodes = [helper.make_node("Conv", ["x", "w"], ["v-1"], **conv_attrs)]
+    for k, (op, ins, attrs) in enumerate(chain):
+        names = []
+        for i in ins:
+            if isinstance(i, str):
+                names.append(f"v{i[1:]}")
+            else:
+                inits.append(onnx.numpy_helper.from_array(np.asarray(i[1], np.float32), i[0]))
+                names.append(i[0])
+        nodes.append(helper.make_node(op, names, [f"v{k}"], **attrs))
+    outs = [f"v{len(chain) - 1}"] + list(extra_outputs)
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, xshape)],
+                          [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outs], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m, outs
+
+
+_HSWISH = [("Add", ["@1", ("three", 3.0)], {}), ("Clip", ["@2", ("zero", 0.0), ("six", 6.0)], {}),
+           ("Mul", ["@1", "@3"], {}), ("Div", ["@4", ("sixd", 6.0)], {})]
+STAGE_CASES = [
+    # (name, x shape, w shape, conv attrs, chain, opset, extra graph outputs, FusedConv steps expected)
+    ("bn_hardswish_igemm", (1, 8, 9, 40), (12, 8, 3, 3), {"pads": [1, 1, 1, 1]},
+     [("Mul", ["@-1", ("s", np.linspace(0.5, 2, 12).reshape(1, 12, 1, 1))], {}),
+      ("Add", [("t", np.linspace(-1, 1, 12).reshape(12, 1, 1)), "@0"], {})] + _HSWISH, 13, (), 1),
+    ("dw_relu_rsub", (2, 6, 11, 150), (6, 1, 3, 3), {"group": 6, "pads": [1, 1, 1, 1]},
+     [("Relu", ["@-1"], {}), ("Sub", [("two", 2.0), "@0"], {}), ("Mul", ["@1", "@0"], {})], 13, (), 1),
+    ("loop_clip_attrs", (1, 4, 7, 9), (4, 2, 3, 3), {"group": 2},
+     [("Clip", ["@-1"], {"min": -0.5, "max": 0.75}), ("Mul", ["@0", ("c", np.arange(4.0).reshape(4, 1, 1))], {})],
+     10, (), 1),
+    ("pointwise_not_per_channel", (1, 16, 5, 13), (8, 16, 1, 1), {},
+     [("Mul", ["@-1", ("s", np.linspace(0.5, 2, 8).reshape(8, 1, 1))], {}),
+      ("Add", ["@0", ("t", np.linspace(-1, 1, 13))], {})], 13, (), 1),  # the Add broadcasts along W: not fused
+    ("inner_value_is_output", (1, 8, 6, 7), (8, 8, 3, 3), {"pads": [1, 1, 1, 1]},
+     [("Mul", ["@-1", ("s", 1.5)], {}), ("Add", ["@0", ("t", 0.25)], {})], 13, ("v0",), 1),
+]
+
+
+@pytest.mark.parametrize("case", STAGE_CASES, ids=[c[0] for c in STAGE_CASES])
+def test_float_conv_output_stage(case, tmp_path):
+    """Elementwise float nodes after a float Conv run in its output stage (FusedConv, one step):
+    the same bytes as the graph as written (--backend reference runs it unfused) and at --threads 3;
+    within the float tolerance of ONNX Runtime; only the nodes the rules allow are taken."""
+    from single_node import run_ort
+    name, xshape, wshape, attrs, chain, opset, extra, fused = case
+    m, outs = _stage_model(xshape, wshape, attrs, chain, opset, extra)
+    x = np.random.default_rng(3).normal(0, 2, xshape).astype(np.float32)
+    x.flat[::7] = 0.0
+    path = h.save_model(m, tmp_path / "m.onnx")
+    files = {"x": h.save_npy(tmp_path / "x.npy", x)}
+    runs = []
+    for j, extra_args in enumerate([["--explain"], ["--threads", "3"], ["--backend", "reference", "--explain"]]):
+        res = h.run_q8rt(path, files, tmp_path / f"o{j}", extra=extra_args).assert_ok()
+        runs.append(res)
+    for o in outs:
+        h.assert_same_bytes(runs[1].output(o), runs[0].output(o), f"{name} {o} --threads 3")
+        h.assert_same_bytes(runs[2].output(o), runs[0].output(o), f"{name} {o} vs the unfused graph")
+    want = run_ort(m, {"x": x}, optimize=False)
+    for o, w in zip(outs, want):
+        np.testing.assert_allclose(runs[0].output(o), w, rtol=1e-4, atol=1e-4)
+    steps = [ln.split()[1] for ln in runs[0].stdout.splitlines() if re.match(r"\s*\d+ ", ln)]
+    assert steps.count("FusedConv") == fused, runs[0].stdout
+    assert "FusedConv" not in runs[2].stdout  # the reference backend runs the graph as written
+    left = [s for s in steps if s not in ("FusedConv", "Conv")]
+    if name == "pointwise_not_per_channel":
+        assert left == ["Add"], runs[0].stdout
+    elif name == "inner_value_is_output":
+        assert left == ["Add"], runs[0].stdout  # Mul's output is a graph output: the stage stops there
+    else:
+        assert left == [], runs[0].stdout
+
+
+def test_fused_conv_node_checked(tmp_path):
+    """A FusedConv node written into a model by hand (domain q8rt) is checked like any input: a
+    stage that reads a missing constant or a later value ends in a message naming the node."""
+    w = onnx.numpy_helper.from_array(np.ones((4, 2, 3, 3), np.float32), "w")
+    for prog, bounds in (([0, 0, -1], [0.0, 0.0]), ([2, 0, 1], [0.0, 0.0]), ([10, 0, 0], [0.0, 1.0]),
+                         ([7, 0, 0], [0.0, 0.0]), ([0, 0, -1], [0.0])):
+        node = helper.make_node("FusedConv", ["x", "w"], ["y"], domain="q8rt", name="fc", q8rt_stage=prog,
+                                q8rt_stage_bounds=bounds)
+        g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, (1, 2, 5, 5))],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [w])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("q8rt", 1)])
+        m.ir_version = 8
+        path = h.save_model(m, tmp_path / "f.onnx")
+        res = h.run_q8rt(path, {"x": h.save_npy(tmp_path / "x.npy", np.ones((1, 2, 5, 5), np.float32))},
+                         tmp_path / "o")
+        msg = h.assert_clean_error(res)
+        assert "fc" in msg, msg
