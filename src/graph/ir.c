@@ -8,6 +8,7 @@ ir_graph *ir_graph_create(const q8rt_allocator *allocator) {
   if (g == NULL) return NULL;
   g->allocator = allocator;
   q8rt_pool_init(&g->pool, allocator);
+  q8rt_pool_init(&g->tensors, allocator);
   g->name = "";
   return g;
 }
@@ -20,7 +21,13 @@ void ir_graph_free(ir_graph *g) {
   q8rt_free(a, g->nodes, (size_t)g->cap_nodes * sizeof(ir_node));
   q8rt_free(a, g->guards, (size_t)g->cap_guards * sizeof(ir_guard));
   q8rt_pool_free(&g->pool);
+  q8rt_pool_free(&g->tensors);
   q8rt_free(a, g, sizeof(*g));
+}
+
+void ir_graph_take_tensors(ir_graph *g, q8rt_pool *out) {
+  *out = g->tensors;
+  q8rt_pool_init(&g->tensors, g->allocator);
 }
 
 /* Grow a heap array to hold at least `need` elements (doubling). */
@@ -126,7 +133,7 @@ q8rt_status ir_tensor_create(ir_graph *g, q8rt_dtype dtype, int rank, const int6
   if (!q8rt_shape_elements(dims, rank, &count)) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "tensor dimensions are negative or overflow");
   }
-  ir_tensor *t = q8rt_pool_alloc(&g->pool, sizeof(*t), 16);
+  ir_tensor *t = q8rt_pool_alloc(&g->tensors, sizeof(*t), 16);
   if (t == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory for a tensor");
   t->dtype = dtype;
   t->rank = rank;
@@ -134,8 +141,8 @@ q8rt_status ir_tensor_create(ir_graph *g, q8rt_dtype dtype, int rank, const int6
   t->count = count;
   t->nbytes = (size_t)count * esize;
   /* large tensors (weights) get chunks of their own: the planner can free those it packed */
-  t->data = t->nbytes >= IR_OWN_CHUNK_BYTES ? q8rt_pool_alloc_own(&g->pool, t->nbytes, 64)
-                                            : q8rt_pool_alloc(&g->pool, t->nbytes ? t->nbytes : 1, 64);
+  t->data = t->nbytes >= IR_OWN_CHUNK_BYTES ? q8rt_pool_alloc_own(&g->tensors, t->nbytes, 64)
+                                            : q8rt_pool_alloc(&g->tensors, t->nbytes ? t->nbytes : 1, 64);
   if (t->data == NULL)
     return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory for %zu bytes of tensor data", t->nbytes);
   *out = t;
@@ -144,7 +151,7 @@ q8rt_status ir_tensor_create(ir_graph *g, q8rt_dtype dtype, int rank, const int6
 
 void ir_tensor_release(ir_graph *g, ir_tensor *t) {
   if (t->nbytes < IR_OWN_CHUNK_BYTES || t->data == NULL) return;
-  q8rt_pool_release(&g->pool, t->data);
+  q8rt_pool_release(&g->tensors, t->data);
   t->data = NULL;
 }
 

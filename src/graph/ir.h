@@ -1,7 +1,9 @@
 /* q8rt's graph IR: what the loader produces and everything after it consumes.
  *
- * Nothing here knows about protobuf. All memory of a graph (names, attributes, constant data)
- * lives in the graph's pool and is released by ir_graph_free. Values and nodes are addressed by
+ * Nothing here knows about protobuf. All memory of a graph lives in its two pools and is released
+ * by ir_graph_free: `tensors` holds the constant tensors (records and data), `pool` the rest
+ * (names, attributes, ...). Once the plan is built, the model takes the tensors pool (the steps'
+ * params may point at constants they read) and frees the IR. Values and nodes are addressed by
  * index; an optional input is -1 (ONNX's empty input name). */
 #ifndef Q8RT_IR_H
 #define Q8RT_IR_H
@@ -17,6 +19,7 @@ typedef struct ir_tensor {
   int64_t count; /* number of elements */
   size_t nbytes; /* count * dtype size */
   void *data;    /* host-endian, C order, 64-byte aligned, pool memory */
+  int keep;      /* scratch of the planner's release pass: a step or an output still reads the data */
 } ir_tensor;
 
 typedef enum ir_attr_type {
@@ -113,6 +116,7 @@ typedef struct ir_metadata {
 
 typedef struct ir_graph {
   q8rt_pool pool;
+  q8rt_pool tensors; /* ir_tensor records and data (ir_tensor_create) */
   const q8rt_allocator *allocator;
   const char *name;
 
@@ -145,6 +149,9 @@ typedef struct ir_graph {
 /* Create an empty graph whose memory comes from `allocator`. NULL on allocation failure. */
 ir_graph *ir_graph_create(const q8rt_allocator *allocator);
 void ir_graph_free(ir_graph *g);
+/* Move the graph's tensors pool to *out (the caller frees it with q8rt_pool_free): every
+ * ir_tensor stays valid after ir_graph_free. */
+void ir_graph_take_tensors(ir_graph *g, q8rt_pool *out);
 
 /* Find a value by name; -1 if absent. */
 int ir_graph_find_value(const ir_graph *g, const char *name);

@@ -670,33 +670,37 @@ static q8rt_status plan_node(builder *b, int ni) {
   return Q8RT_OK;
 }
 
-/* Weights stored once: a constant whose every reading step packed it (plan_step.consumed) and
- * that no graph output shows is freed from the IR, leaving the packed copy the only one. Runs
- * after every step is planned, so folding and tables, which read constants while planning, are
- * done with them. */
-static q8rt_status release_packed_constants(ir_graph *g, const plan *p, q8rt_pool *pool, q8rt_error *err) {
-  const size_t nv = (size_t)g->n_values;
-  int *reads = q8rt_calloc(g->allocator, nv + 1, sizeof(int));
-  if (reads == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
-  (void)pool;
+/* Weights stored once, and no constant kept for nothing: after planning, a large constant (one
+ * with a pool chunk of its own) whose data no step reads at bind or run and no graph output shows
+ * is freed. A step reads a constant input unless its prepare packed it (plan_step.consumed); the
+ * constants only folding, tables or fused passes read are done with. Runs after every step is
+ * planned; what it keeps the model takes over when the IR goes (ir_graph_take_tensors). */
+static q8rt_status release_unread_constants(ir_graph *g, const plan *p, q8rt_error *err) {
+  (void)err;
+  for (int v = 0; v < g->n_values; v++) {
+    if (g->values[v].constant != NULL) g->values[v].constant->keep = 0;
+  }
+  /* marked through the tensor: two values may share one (a folded Identity) */
   for (int i = 0; i < p->n_steps; i++) {
     const plan_step *s = &p->steps[i];
     for (int k = 0; k < s->n_inputs; k++) {
       const int v = s->inputs[k];
-      if (v < 0 || (size_t)v >= nv) continue;
-      /* a step that still reads it counts it out for good */
-      if (k < 32 && (s->consumed >> k & 1u)) {
-        if (reads[v] >= 0) reads[v]++;
-      } else {
-        reads[v] = -1;
-      }
+      if (v < 0 || v >= g->n_values || g->values[v].constant == NULL) continue;
+      if (k >= 32 || !(s->consumed >> k & 1u)) g->values[v].constant->keep = 1;
     }
   }
-  for (size_t v = 0; v < nv; v++) {
-    ir_value *val = &g->values[v];
-    if (reads[v] > 0 && val->constant != NULL && val->graph_output < 0) ir_tensor_release(g, val->constant);
+  for (int v = 0; v < g->n_values; v++) {
+    const ir_value *val = &g->values[v];
+    if (val->constant != NULL && val->graph_output >= 0) val->constant->keep = 1;
   }
-  q8rt_free(g->allocator, reads, (nv + 1) * sizeof(int));
+  for (int id = 1; id <= g->n_guards; id++) {
+    const ir_value *c = &g->values[ir_graph_guard(g, id)->cond];
+    if (c->constant != NULL) c->constant->keep = 1; /* the session reads a known condition at bind */
+  }
+  for (int v = 0; v < g->n_values; v++) {
+    ir_tensor *t = g->values[v].constant;
+    if (t != NULL && !t->keep) ir_tensor_release(g, t);
+  }
   return Q8RT_OK;
 }
 
@@ -838,6 +842,6 @@ q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint3
     if (out->steps[i].n_inputs > out->max_inputs) out->max_inputs = out->steps[i].n_inputs;
     if (out->steps[i].n_outputs > out->max_outputs) out->max_outputs = out->steps[i].n_outputs;
   }
-  if ((st = release_packed_constants(g, out, pool, err)) != Q8RT_OK) return st;
+  if ((st = release_unread_constants(g, out, err)) != Q8RT_OK) return st;
   return copy_values(g, out, pool, err);
 }

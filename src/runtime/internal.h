@@ -8,7 +8,8 @@ struct q8rt_model {
   const q8rt_allocator *allocator; /* &meter.iface: everything the model holds is counted */
   q8rt_meter meter;                /* over the caller's allocator (copied), with max_memory_bytes */
   q8rt_pool pool;                  /* plan, packed weights, explain text */
-  ir_graph *graph;
+  q8rt_pool tensors;               /* the constants steps read at bind or run (taken from the IR) */
+  ir_graph *graph;                 /* only while loading: freed once the plan is built */
   plan plan;
   q8rt_backend backend;
   char *explain;

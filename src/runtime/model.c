@@ -115,6 +115,7 @@ static q8rt_status load(const void *data, size_t size, size_t held, const q8rt_m
                      held);
   }
   q8rt_pool_init(&m->pool, m->allocator);
+  q8rt_pool_init(&m->tensors, m->allocator);
   m->backend = opts->backend;
 
   q8rt_load_config cfg;
@@ -155,6 +156,13 @@ static q8rt_status load(const void *data, size_t size, size_t held, const q8rt_m
   }
   if (st == Q8RT_OK) st = build_explain(m, err);
   if (st == Q8RT_OK) st = copy_metadata(m, m->graph, err);
+  if (st == Q8RT_OK) {
+    /* The plan holds all it needs (plan_value, op_node, params); the constants its steps read
+     * stay, owned by the model, and the rest of the IR goes. */
+    ir_graph_take_tensors(m->graph, &m->tensors);
+    ir_graph_free(m->graph);
+    m->graph = NULL;
+  }
   q8rt_meter_release(&m->meter, held);
   if (st != Q8RT_OK) {
     st = q8rt_meter_failure(&m->meter, st, "the model", err);
@@ -238,6 +246,7 @@ void q8rt_model_free(q8rt_model *m) {
   if (m == NULL) return;
   const q8rt_allocator a = m->meter.under;
   ir_graph_free(m->graph);
+  q8rt_pool_free(&m->tensors);
   q8rt_pool_free(&m->pool);
   q8rt_free(&a, m, sizeof(*m));
 }

@@ -174,3 +174,109 @@ Q8RT_TEST(memory_limit_session) {
   CHECK(atomic_load(&c.live) == 0);
   return 0;
 }
+
+/* An allocator that overwrites what it frees: whatever still read the freed IR would read 0xA5
+ * bytes (and ASan, in make test-san, reports the read itself). */
+static void m_free_poison(void *ud, void *ptr, size_t size) {
+  memset(ptr, 0xA5, size);
+  m_free(ud, ptr, size);
+}
+
+/* The IR is freed once the plan is built (issue 8): names, shapes, metadata, the explain text,
+ * bind-time shape inference (symbolic batch, a float Conv resolving its window attributes) and
+ * the constants a step reads all come from the model's own copies; a large initializer no step
+ * reads is not kept at all. Fails on a build that keeps the IR (the 1 MiB initializer stays) or
+ * that reads it after load (poisoned names, dims and data). */
+Q8RT_TEST(model_ir_freed_after_load) {
+  mem_count c = {0, 0};
+  const q8rt_allocator a = {m_alloc, m_free_poison, &c};
+  enum { K = 2048, UNUSED = 1 << 18 };
+  float *bias = malloc(K * sizeof(float)), *unused = calloc(UNUSED, sizeof(float));
+  CHECK(bias != NULL && unused != NULL);
+  for (int i = 0; i < K; i++) bias[i] = 0.5f * (float)i - 300.0f;
+  const float ones[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+  mb_model *mb = mb_create(13);
+  const int64_t xd[2] = {-1, K}, zd[4] = {-1, 1, 8, 8}, bd[1] = {K}, wd[4] = {1, 1, 3, 3}, ud[1] = {UNUSED};
+  mb_input(mb, "x", 1, 2, xd);
+  mb_input(mb, "z", 1, 4, zd);
+  mb_output(mb, "y", 1);
+  mb_output(mb, "c", 1);
+  mb_initializer(mb, "bias", 1, 1, bd, bias, K * sizeof(float));
+  mb_initializer(mb, "w", 1, 4, wd, ones, sizeof(ones));
+  mb_initializer(mb, "unused", 1, 1, ud, unused, UNUSED * sizeof(float));
+  mb_node(mb, "Add", "add_bias", (const char *const[]){"x", "bias", NULL}, (const char *const[]){"y", NULL});
+  mb_node(mb, "Conv", "conv_ones", (const char *const[]){"z", "w", NULL}, (const char *const[]){"c", NULL});
+  const int64_t pads[4] = {1, 1, 1, 1}, ks[2] = {3, 3};
+  mb_attr_ints(mb, "pads", 4, pads);
+  mb_attr_ints(mb, "kernel_shape", 2, ks);
+  mb_metadata(mb, "author", "irfree", 6);
+  size_t size;
+  uint8_t *bytes = mb_pack(mb, &size);
+  mb_free(mb);
+  free(unused);
+  q8rt_model_options mo;
+  q8rt_model_options_init(&mo);
+  mo.allocator = &a;
+  q8rt_model *m = NULL;
+  CHECK_OK(q8rt_model_load_memory(bytes, size, &mo, &m, NULL));
+  free(bytes);
+  printf("  model bytes %zu (the unused initializer alone is %d)\n", q8rt_model_memory(m), UNUSED * 4);
+  CHECK((long)q8rt_model_memory(m) == atomic_load(&c.live));
+  CHECK(q8rt_model_memory(m) < (size_t)UNUSED * 4 / 2);
+
+  q8rt_tensor_info info;
+  CHECK(q8rt_model_input_count(m) == 2 && q8rt_model_output_count(m) == 2);
+  CHECK_OK(q8rt_model_input_info(m, 1, &info, NULL));
+  CHECK(strcmp(info.name, "z") == 0 && info.dtype == Q8RT_DTYPE_FLOAT32 && info.rank == 4);
+  CHECK(info.shape[0] == -1 && info.shape[1] == 1 && info.shape[2] == 8 && info.shape[3] == 8);
+  CHECK_OK(q8rt_model_output_info(m, 0, &info, NULL));
+  CHECK(strcmp(info.name, "y") == 0 && info.rank == 2 && info.shape[1] == K);
+  CHECK(q8rt_model_find_input(m, "x") == 0 && q8rt_model_find_output(m, "c") == 1);
+  size_t vlen = 0;
+  const char *author = q8rt_model_metadata(m, "author", &vlen);
+  CHECK(author != NULL && vlen == 6 && memcmp(author, "irfree", 6) == 0);
+  char explain[4096];
+  q8rt_model_explain(m, explain, sizeof(explain));
+  CHECK(strstr(explain, "add_bias") != NULL && strstr(explain, "conv_ones") != NULL);
+
+  /* twice, at two batch sizes: shapes are inferred again at each bind */
+  for (int64_t n = 3; n >= 1; n -= 2) {
+    q8rt_session *s = NULL;
+    CHECK_OK(q8rt_session_create(m, NULL, &s, NULL));
+    float *x = malloc((size_t)n * K * sizeof(float)), *z = malloc((size_t)n * 64 * sizeof(float));
+    CHECK(x != NULL && z != NULL);
+    for (int64_t i = 0; i < n * K; i++) x[i] = (float)(i % 17) - 8.0f;
+    for (int64_t i = 0; i < n * 64; i++) z[i] = 1.0f;
+    const int64_t xs[2] = {n, K}, zs[4] = {n, 1, 8, 8};
+    CHECK_OK(q8rt_session_set_input_shape(s, 0, xs, 2, NULL));
+    CHECK_OK(q8rt_session_set_input_shape(s, 1, zs, 4, NULL));
+    CHECK_OK(q8rt_session_set_input(s, 0, xs, 2, x, (size_t)n * K * sizeof(float), NULL));
+    CHECK_OK(q8rt_session_set_input(s, 1, zs, 4, z, (size_t)n * 64 * sizeof(float), NULL));
+    CHECK_OK(q8rt_session_run(s, NULL));
+    const void *out;
+    size_t nbytes;
+    CHECK_OK(q8rt_session_get_output(s, 0, &info, &out, &nbytes, NULL));
+    CHECK(strcmp(info.name, "y") == 0 && info.shape[0] == n && nbytes == (size_t)n * K * sizeof(float));
+    int same = 1;
+    for (int64_t i = 0; i < n * K; i++) same &= ((const float *)out)[i] == x[i] + bias[i % K];
+    CHECK(same);
+    CHECK_OK(q8rt_session_get_output(s, 1, &info, &out, &nbytes, NULL));
+    CHECK(strcmp(info.name, "c") == 0 && info.rank == 4 && info.shape[0] == n && info.shape[2] == 8);
+    for (int64_t b = 0; b < n; b++) {
+      for (int h = 0; h < 8; h++) {
+        for (int w = 0; w < 8; w++) {
+          const float taps = (float)((h == 0 || h == 7 ? 2 : 3) * (w == 0 || w == 7 ? 2 : 3));
+          same &= ((const float *)out)[b * 64 + h * 8 + w] == taps;
+        }
+      }
+    }
+    CHECK(same);
+    free(x);
+    free(z);
+    q8rt_session_free(s);
+  }
+  free(bias);
+  q8rt_model_free(m);
+  CHECK(atomic_load(&c.live) == 0);
+  return 0;
+}
