@@ -73,7 +73,7 @@ void Q8RT_CHW_FN(size_t mr, size_t nc, size_t kc, const uint8_t *x, size_t x_str
 #endif
       const int8x16_t w0 = vld1q_s8(wk), w1 = vld1q_s8(wk + 16);
       wk += 32;
-#define DOT(m)                                                         \
+#define DOT(m)                                                     \
   acc##m##a = Q8RT_CHW_DOT(acc##m##a, x0, m < 4 ? w0 : w1, m % 4); \
   acc##m##b = Q8RT_CHW_DOT(acc##m##b, x1, m < 4 ? w0 : w1, m % 4);
       Q8RT_CHW_FOR8(DOT)
