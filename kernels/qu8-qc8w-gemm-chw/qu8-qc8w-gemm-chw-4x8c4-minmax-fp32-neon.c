@@ -27,8 +27,8 @@ static __attribute__((noinline)) void chw_store(uint8_t *y, int32x4_t lo, int32x
 }
 
 void q8rt_qu8_qc8w_gemm_chw_minmax_fp32_ukernel_4x8c4__neon(size_t mr, size_t nc, size_t kc, const uint8_t *x,
-                                                            size_t x_stride, const void *w, uint8_t *y,
-                                                            size_t y_stride, const q8rt_qu8_requant_params *p) {
+                                                            size_t x_stride, const void *w, uint8_t *y, size_t y_stride,
+                                                            const q8rt_qu8_requant_params *p) {
   const size_t k4 = (kc + 3) / 4;
   const uint8_t *wb = (const uint8_t *)w;
   const int8_t *wp = (const int8_t *)(wb + 4 * sizeof(int32_t));
@@ -57,23 +57,23 @@ void q8rt_qu8_qc8w_gemm_chw_minmax_fp32_ukernel_4x8c4__neon(size_t mr, size_t nc
       xp += x_stride;
       const int32x4_t w4 = vreinterpretq_s32_s8(vld1q_s8(wk));
       wk += 16;
-#define MAC(m)                                                                       \
-  {                                                                                  \
-    const int8x16_t wm = vreinterpretq_s8_s32(vdupq_laneq_s32(w4, m));               \
+#define MAC(m)                                                                      \
+  {                                                                                 \
+    const int8x16_t wm = vreinterpretq_s8_s32(vdupq_laneq_s32(w4, m));              \
     acc##m##0 = vpadalq_s16(acc##m##0, vmull_s8(vget_low_s8(x0), vget_low_s8(wm))); \
-    acc##m##1 = vpadalq_s16(acc##m##1, vmull_high_s8(x0, wm));                       \
+    acc##m##1 = vpadalq_s16(acc##m##1, vmull_high_s8(x0, wm));                      \
     acc##m##2 = vpadalq_s16(acc##m##2, vmull_s8(vget_low_s8(x1), vget_low_s8(wm))); \
-    acc##m##3 = vpadalq_s16(acc##m##3, vmull_high_s8(x1, wm));                       \
+    acc##m##3 = vpadalq_s16(acc##m##3, vmull_high_s8(x1, wm));                      \
   }
       FOR4(MAC)
 #undef MAC
     }
     const size_t left = nc - n0;
-#define STORE(m)                                                                                               \
-  if (m < mr) {                                                                                                \
-    const int32x4_t bm = vdupq_laneq_s32(b, m);                                                                \
-    chw_store(y + m * y_stride + n0, vaddq_s32(bm, vpaddq_s32(acc##m##0, acc##m##1)),                          \
-              vaddq_s32(bm, vpaddq_s32(acc##m##2, acc##m##3)), scale[m], left, &rq);                           \
+#define STORE(m)                                                                      \
+  if (m < mr) {                                                                       \
+    const int32x4_t bm = vdupq_laneq_s32(b, m);                                       \
+    chw_store(y + m * y_stride + n0, vaddq_s32(bm, vpaddq_s32(acc##m##0, acc##m##1)), \
+              vaddq_s32(bm, vpaddq_s32(acc##m##2, acc##m##3)), scale[m], left, &rq);  \
   }
     FOR4(STORE)
 #undef STORE
