@@ -106,18 +106,44 @@ static q8rt_status concat_infer(const void *params, const op_node *n, const op_s
   return Q8RT_OK;
 }
 
+typedef struct concat_job {
+  const concat_geom *gm;
+  const op_tensor *in;
+  char *y;
+} concat_job;
+
+/* Output bytes [begin, end): rows of the dims before the axis, each the inputs' rows in turn; a
+ * range may start and end inside a row (a concatenation of few rows: NCHW along channels). */
+static void concat_bytes(void *arg, size_t begin, size_t end) {
+  const concat_job *j = arg;
+  const concat_geom *gm = j->gm;
+  size_t o = begin / gm->out_row, at = begin % gm->out_row, pos = begin;
+  while (pos < end) {
+    size_t skip = at; /* offset inside row o */
+    for (int i = 0; i < gm->n && pos < end; i++) {
+      if (skip >= gm->row[i]) {
+        skip -= gm->row[i];
+        continue;
+      }
+      size_t len = gm->row[i] - skip;
+      if (len > end - pos) len = end - pos;
+      memcpy(j->y + pos, (const char *)j->in[i].data + o * gm->row[i] + skip, len);
+      pos += len;
+      skip = 0;
+    }
+    o++;
+    at = 0;
+  }
+}
+
 static void concat_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                        const op_exec_ctx *ctx) {
-  (void)params, (void)workspace, (void)ctx;
+  (void)params, (void)workspace;
   const concat_geom *gm = geom;
-  char *dst = out[0].data;
-  for (size_t o = 0; o < gm->outer; o++) {
-    for (int i = 0; i < gm->n; i++) {
-      if (gm->row[i] == 0) continue;
-      memcpy(dst, (const char *)in[i].data + o * gm->row[i], gm->row[i]);
-      dst += gm->row[i];
-    }
-  }
+  if (gm->out_row == 0) return;
+  concat_job j = {gm, in, out[0].data};
+  /* grain: 16 KB of copies (~2 us) */
+  op_parallel_range(ctx, gm->outer * gm->out_row, 16384, concat_bytes, &j);
 }
 
 /* Channels-last: the same logical axis, found where the physical order puts it (rows copied as

@@ -737,24 +737,30 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
     j.x_count = (size_t)(g->N * g->C * op_window_in_plane(&g->w));
     const size_t P = (size_t)op_window_out_plane(&g->w);
     j.tiles = (P + FC_TILE - 1) / FC_TILE;
-    /* With threads, few tiles (small planes: the deep 1x1 convs) also split the weight rows, in
-     * blocks of 48 (a multiple of every MR), so a second thread has work; each block packs its own
-     * copy of the tile, which one thread need not pay. No output's chain depends on the split: the
-     * bytes are the same either way. */
+    /* With threads, few tiles (small planes: the deep 1x1 convs, rec's 1x40 convs after its
+     * pooling, det's 8x12 neck) also split the weight rows, in blocks of 24 or 48 (multiples of
+     * every MR; halves rounded to 4 rows under 48), so a second thread has work; each block packs its own copy of the
+     * tile, which one thread need not pay. No output's chain depends on the split: the bytes are the same either way.
+     */
     const size_t Mg = (size_t)(g->M / g->group), items = (size_t)g->N * (size_t)g->group * j.tiles;
-    j.mb = ctx->threads > 1 && items < 4 && Mg >= 96 ? 48 : Mg;
+    j.mb = ctx->threads <= 1 || items >= 4 || Mg < 16 ? Mg : Mg >= 192 ? 48 : Mg >= 48 ? 24 : (Mg / 2 + 3) / 4 * 4;
     j.mblocks = (Mg + j.mb - 1) / j.mb;
     j.slots = ctx->threads < 1 ? 1 : ctx->threads < FC_MAX_SLOTS ? ctx->threads : FC_MAX_SLOTS;
     j.slot_floats = fc_slot_floats(p, g);
     for (size_t i = 0; i < j.slots; i++) atomic_init(&j.busy[i], 0);
     const size_t K = (size_t)(g->C / g->group * op_window_taps(&g->w));
-    op_parallel_items(ctx, items * j.mblocks, j.mb * K * (P < FC_TILE ? P : FC_TILE), 1 << 16, fc_task, &j);
+    /* the kernels compute whole NR-pixel tiles: a 1-pixel plane (squeeze-excite) costs NR */
+    const size_t nr = fc_use_igemm(p, g) ? p->inr : p->nr, px = P < FC_TILE ? P : FC_TILE;
+    const size_t tile_px = nr > 0 ? (px + nr - 1) / nr * nr : px;
+    op_parallel_items(ctx, items * j.mblocks, j.mb * K * tile_px, 1 << 16, fc_task, &j);
     return;
   }
   if (p->dw != NULL && g->group == g->C && g->M == g->C) {
     fdw_job j = {g, p, p->dw, in[0].data, in[1].data, g->has_bias ? in[2].data : NULL, out[0].data};
+    /* grain: ~2 us of taps (~0.25 ns a tap on the f32-dwconv kernels: det's 5x5 stride-2 planes of
+     * 192 channels took 97 us on one thread) */
     const size_t cost = (size_t)(op_window_out_plane(&g->w) * op_window_taps(&g->w));
-    op_parallel_items(ctx, (size_t)(g->N * g->M), cost, 1 << 16, fdw_plane, &j);
+    op_parallel_items(ctx, (size_t)(g->N * g->M), cost, 1 << 13, fdw_plane, &j);
     return;
   }
   const float *x = in[0].data, *w = in[1].data, *bias = g->has_bias ? in[2].data : NULL;

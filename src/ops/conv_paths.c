@@ -799,8 +799,10 @@ void conv_fast_run(const conv_fast *f, const conv_fast_geom *g, const void *x, v
   const int dw = f->path == CONV_PATH_DW;
   const size_t tiles = (g->rows + g->tile_rows - 1) / g->tile_rows;
   void (*task)(void *, size_t) = dw ? dw_task : gemm_task;
-  /* cost: multiply-adds per tile; a grain ~2 us (VNNI GEMM ~100 GMAC/s, depthwise ~20) */
-  const size_t cost = g->tile_rows * f->out_c * (dw ? f->taps : f->k);
+  /* cost: multiply-adds per tile; a grain ~2 us (VNNI GEMM ~100 GMAC/s, depthwise ~20); an
+   * im2col byte counts as 32 (the first layer's 3-channel gather costs more than its GEMM: rec's
+   * 3x3 stride-2 conv to 16 channels is ~85 us for 1.7 M multiply-adds) */
+  const size_t cost = g->tile_rows * (f->out_c * (dw ? f->taps : f->k) + (dw || g->direct ? 0 : 32 * f->k));
   op_parallel_items(ctx, tiles, cost, dw ? 1 << 15 : 1 << 18, task, &c);
 }
 

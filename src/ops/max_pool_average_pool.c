@@ -387,53 +387,51 @@ static void maxpool_nhwc_row(void *arg, size_t item) {
   }
 }
 
-static void pool_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
-                     const op_exec_ctx *ctx) {
-  (void)workspace;
-  const pool_params *p = params;
-  const pool_geom *g = geom;
+/* AveragePool / GlobalAveragePool (float): channels [begin, end), each computed alone (the split
+ * over the pool changes no sum's order). */
+typedef struct avgpool_job {
+  const pool_geom *g;
+  const float *x;
+  float *y;
+} avgpool_job;
+
+static void gavg_range(void *arg, size_t begin, size_t end) {
+  const avgpool_job *jb = arg;
+  const pool_geom *g = jb->g;
+  const float *x = jb->x;
+  float *y = jb->y;
   const size_t plane = (size_t)op_window_in_plane(&g->w);
-  if (p->kind == POOL_MAX || p->kind == POOL_GLOBAL_MAX) {
-    maxpool_job jb = {p, g, in[0].data, out[0].data};
-    const size_t taps = (size_t)(g->w.k[0] * g->w.k[1] * g->w.k[2]);
-    const size_t oplane = (size_t)(g->w.out[0] * g->w.out[1] * g->w.out[2]);
-    if (p->nhwc) {
-      const size_t rows = g->outer / g->channels * (size_t)(g->w.out[0] * g->w.out[1]);
-      op_parallel_items(ctx, rows, (size_t)g->w.out[2] * g->channels * (taps < 64 ? taps : 64), 1 << 16,
-                        maxpool_nhwc_row, &jb);
-      return;
+  /* ONNX Runtime's order (MLAS global pooling): four running sums over elements 4k+j, combined
+   * as (s0 + s2) + (s1 + s3), then the tail one by one, then one division.
+   * Channels-last: the same sums per channel, its pixels `channels` elements apart. */
+  const float count = (float)plane;
+  const size_t cs = g->channels;
+  for (size_t c = begin; c < end; c++) {
+    const float *xc = cs == 1 ? x + c * plane : x + c / cs * plane * cs + c % cs;
+    float l0 = 0.0f, l1 = 0.0f, l2 = 0.0f, l3 = 0.0f;
+    size_t i = 0;
+    for (; i + 4 <= plane; i += 4) {
+      l0 += xc[i * cs];
+      l1 += xc[(i + 1) * cs];
+      l2 += xc[(i + 2) * cs];
+      l3 += xc[(i + 3) * cs];
     }
-    op_parallel_items(ctx, g->outer, oplane * (taps < 64 ? taps : 64), 1 << 16, maxpool_plane, &jb);
-    return;
+    float sum = (l0 + l2) + (l1 + l3);
+    for (; i < plane; i++) sum += xc[i * cs];
+    y[c] = sum / count;
   }
-  const float *x = in[0].data;
-  float *y = out[0].data;
-  if (p->kind == POOL_GLOBAL_AVG || g->order == ORDER_GLOBAL) {
-    /* ONNX Runtime's order (MLAS global pooling): four running sums over elements 4k+j, combined
-     * as (s0 + s2) + (s1 + s3), then the tail one by one, then one division.
-     * Channels-last: the same sums per channel, its pixels `channels` elements apart. */
-    const float count = (float)plane;
-    const size_t cs = g->channels;
-    for (size_t c = 0; c < g->outer; c++) {
-      const float *xc = cs == 1 ? x + c * plane : x + c / cs * plane * cs + c % cs;
-      float l0 = 0.0f, l1 = 0.0f, l2 = 0.0f, l3 = 0.0f;
-      size_t i = 0;
-      for (; i + 4 <= plane; i += 4) {
-        l0 += xc[i * cs];
-        l1 += xc[(i + 1) * cs];
-        l2 += xc[(i + 2) * cs];
-        l3 += xc[(i + 3) * cs];
-      }
-      float sum = (l0 + l2) + (l1 + l3);
-      for (; i < plane; i++) sum += xc[i * cs];
-      y[c] = sum / count;
-    }
-    return;
-  }
+}
+
+static void avg_range(void *arg, size_t begin, size_t end) {
+  const avgpool_job *jb = arg;
+  const pool_geom *g = jb->g;
+  const float *x = jb->x;
+  float *y = jb->y;
+  const size_t plane = (size_t)op_window_in_plane(&g->w);
   /* Channels-last: each channel's window sums in the same order, its pixels `channels` apart. */
   const size_t cs = g->channels;
   const size_t oplane = (size_t)(g->w.out[0] * g->w.out[1] * g->w.out[2]);
-  for (size_t c = 0; c < g->outer; c++) {
+  for (size_t c = begin; c < end; c++) {
     const float *xc = cs == 1 ? x + c * plane : x + c / cs * plane * cs + c % cs;
     float *yc = cs == 1 ? y + c * oplane : y + c / cs * oplane * cs + c % cs;
     size_t yo = 0;
@@ -480,6 +478,36 @@ static void pool_run(const void *params, const void *geom, const op_tensor *in, 
       }
     }
   }
+}
+
+static void pool_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                     const op_exec_ctx *ctx) {
+  (void)workspace;
+  const pool_params *p = params;
+  const pool_geom *g = geom;
+  const size_t plane = (size_t)op_window_in_plane(&g->w);
+  if (p->kind == POOL_MAX || p->kind == POOL_GLOBAL_MAX) {
+    maxpool_job jb = {p, g, in[0].data, out[0].data};
+    const size_t taps = (size_t)(g->w.k[0] * g->w.k[1] * g->w.k[2]);
+    const size_t oplane = (size_t)(g->w.out[0] * g->w.out[1] * g->w.out[2]);
+    if (p->nhwc) {
+      const size_t rows = g->outer / g->channels * (size_t)(g->w.out[0] * g->w.out[1]);
+      op_parallel_items(ctx, rows, (size_t)g->w.out[2] * g->channels * (taps < 64 ? taps : 64), 1 << 16,
+                        maxpool_nhwc_row, &jb);
+      return;
+    }
+    op_parallel_items(ctx, g->outer, oplane * (taps < 64 ? taps : 64), 1 << 16, maxpool_plane, &jb);
+    return;
+  }
+  avgpool_job jb = {g, in[0].data, out[0].data};
+  /* grain: channels of ~4096 additions */
+  if (p->kind == POOL_GLOBAL_AVG || g->order == ORDER_GLOBAL) {
+    op_parallel_range(ctx, g->outer, 4096 / (plane + 1) + 1, gavg_range, &jb);
+    return;
+  }
+  const size_t taps = (size_t)(g->w.k[0] * g->w.k[1] * g->w.k[2]);
+  const size_t per_c = (size_t)(g->w.out[0] * g->w.out[1] * g->w.out[2]) * (taps < 64 ? taps : 64);
+  op_parallel_range(ctx, g->outer, 4096 / (per_c + 1) + 1, avg_range, &jb);
 }
 
 static const void *pool_nhwc(const void *params, const ir_graph *g, const ir_node *n, q8rt_pool *pool,

@@ -296,6 +296,16 @@ static void run_global(void *arg, size_t begin, size_t end) {
   }
 }
 
+#define QPOOL_CHUNK 16
+
+/* Item t of the channels-last global pooling: image t / chunks, its channels of chunk t % chunks. */
+static void run_global_chunk(void *arg, size_t t) {
+  const qpool_job *jb = arg;
+  const size_t c = jb->gm->c, chunks = (c + QPOOL_CHUNK - 1) / QPOOL_CHUNK;
+  const size_t b = t / chunks, c0 = t % chunks * QPOOL_CHUNK;
+  run_global(arg, b * c + c0, b * c + (c0 + QPOOL_CHUNK < c ? c0 + QPOOL_CHUNK : c));
+}
+
 static void run_avg(void *arg, size_t begin, size_t end) {
   const qpool_job *jb = arg;
   const qpool_params *p = jb->p;
@@ -401,6 +411,14 @@ static void qpool_run(const void *params, const void *geom, const op_tensor *in,
   if (!gm->as_global && p->channels_last) {
     const size_t per_pixel = gm->c * (size_t)(p->kernel[0] * (p->nk > 1 ? p->kernel[1] : 1));
     op_parallel_range(ctx, gm->n * (size_t)(gm->out[0] * gm->out[1]), 8192 / (per_pixel + 1) + 1, run_avg_nhwc, &j);
+    return;
+  }
+  if (gm->as_global && p->channels_last) {
+    /* channels-last global pooling: chunks of 16 channels of one image, so that the few channels
+     * of a squeeze-excite block (det: 24-96 over a whole plane) still give a second thread work;
+     * each chunk reads its 16 bytes of every pixel (the lines stay in L2 for the other thread) */
+    const size_t chunks = (gm->c + QPOOL_CHUNK - 1) / QPOOL_CHUNK;
+    op_parallel_items(ctx, gm->n * chunks, QPOOL_CHUNK * gm->image, 8192, run_global_chunk, &j);
     return;
   }
   size_t grain = 8192 / (per_c + 1) + 1;

@@ -145,19 +145,25 @@ static q8rt_status qcat_infer(const void *params, const op_node *n, const op_sha
   return Q8RT_OK;
 }
 
-static void qcat_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
-                     const op_exec_ctx *ctx) {
-  (void)workspace;
-  (void)ctx;
-  const qcat_params *p = params;
-  const qcat_geom *gm = geom;
-  uint8_t *y = out[0].data;
+typedef struct qcat_job {
+  const qcat_params *p;
+  const qcat_geom *gm;
+  const op_tensor *in;
+  uint8_t *y;
+} qcat_job;
+
+/* Output rows [begin, end) (rows of the dims before the axis): each input's part copied or mapped
+ * through its table. */
+static void qcat_rows(void *arg, size_t begin, size_t end) {
+  const qcat_job *j = arg;
+  const qcat_params *p = j->p;
+  const qcat_geom *gm = j->gm;
   size_t off = 0;
   for (int k = 0; k < p->count; k++) {
-    const uint8_t *x = in[2 + 3 * k].data;
+    const uint8_t *x = j->in[2 + 3 * k].data;
     const size_t pitch = gm->pitch[k];
-    for (size_t o = 0; o < gm->outer; o++) {
-      uint8_t *dst = y + o * gm->out_pitch + off;
+    for (size_t o = begin; o < end; o++) {
+      uint8_t *dst = j->y + o * gm->out_pitch + off;
       const uint8_t *src = x + o * pitch;
       if (p->copy[k]) {
         memcpy(dst, src, pitch);
@@ -167,6 +173,15 @@ static void qcat_run(const void *params, const void *geom, const op_tensor *in, 
     }
     off += pitch;
   }
+}
+
+static void qcat_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                     const op_exec_ctx *ctx) {
+  (void)workspace;
+  const qcat_geom *gm = geom;
+  qcat_job j = {params, gm, in, out[0].data};
+  /* grain: rows of ~8 KB (channels-last concatenations have a row per pixel) */
+  op_parallel_range(ctx, gm->outer, 8192 / (gm->out_pitch + 1) + 1, qcat_rows, &j);
 }
 
 /* Channels-last: a concatenation along the same logical axis, found where NHWC puts it. */

@@ -27,13 +27,14 @@ def conv(rng, name, x, y, c_in, c_out, inits, zp=128, ys=0.25, yz=120, depthwise
                             group=c_out if depthwise else 1)
 
 
-def check(model, x, tmp_path, max_transposes, feeds=None):
+def check(model, x, tmp_path, max_transposes, feeds=None, threads=()):
     feeds = {"x": x, **(feeds or {})}
     path = h.save_model(model, tmp_path / "model.onnx")
     paths = {k: h.save_npy(tmp_path / f"{k}.npy", v) for k, v in feeds.items()}
     ref = ort_noopt(model, feeds)
-    for backend in ("auto", "reference"):
-        res = h.run_q8rt(path, paths, tmp_path / backend, extra=["--explain", "--backend", backend]).assert_ok()
+    for backend in ("auto", "reference") + tuple(f"threads{t}" for t in threads):
+        extra = ["--threads", backend[7:]] if backend.startswith("threads") else ["--backend", backend]
+        res = h.run_q8rt(path, paths, tmp_path / backend, extra=["--explain"] + extra).assert_ok()
         if backend == "auto":
             n = res.stdout.count("LayoutTranspose")
             assert n <= max_transposes, res.stdout
@@ -70,6 +71,36 @@ def test_residual_add_and_se_multiply(tmp_path):
     m = model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.UINT8, list(x.shape))],
                  [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
     check(m, x, tmp_path, max_transposes=2)
+
+
+def test_concat_and_squeeze_excite_channels_last_threads(tmp_path):
+    """det's neck and SE blocks at a plane large enough to split: QLinearConcat by pixel rows and
+    QLinearGlobalAveragePool by 16-channel chunks over the pool; the same bytes as ORT at 1, 2 and 3
+    threads."""
+    rng = np.random.default_rng(13)
+    c = 40
+    inits = [h.tensor("xs", np.float32(0.02)), h.tensor("xz", np.array(128, dtype=np.uint8))]
+    x = rng.integers(0, 256, size=(1, c, 48, 64)).astype(np.uint8)
+    inits += scalars(np.uint8, so=0.27, zo=118, s3=0.05, z3=3, s4=0.2, z4=125)
+    nodes = [conv(rng, "c1", "x", "a", c, c, inits),
+             conv(rng, "c2", "x", "b", c, c, inits, ys=0.3, yz=100),
+             helper.make_node("QLinearConcat", ["so", "zo", "a", "c1_ys", "c1_yz", "b", "c2_ys", "c2_yz"], ["cat"],
+                              name="cat", domain=MS, axis=1),
+             helper.make_node("QLinearGlobalAveragePool", ["cat", "so", "zo", "s3", "z3"], ["g"], name="gap",
+                              domain=MS),
+             conv(rng, "c3", "g", "e", 2 * c, 2 * c, inits, ys=0.1, yz=128),
+             qmul("cat", "e", "se_scale", "so", "zo", "c3_ys", "c3_yz", "s4", "z4", "m"),
+             conv(rng, "c4", "m", "y", 2 * c, c, inits)]
+    nodes[4].input[1], nodes[4].input[2] = "s3", "z3"
+    nodes[6].input[1], nodes[6].input[2] = "s4", "z4"
+    m = model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.UINT8, list(x.shape))],
+                 [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
+    check(m, x, tmp_path, max_transposes=2, threads=(2, 3))
+    res = h.run_q8rt(h.save_model(m, tmp_path / "split.onnx"), {"x": h.save_npy(tmp_path / "xs.npy", x)},
+                     tmp_path / "split", extra=["--threads", "2", "--profile-split"]).assert_ok()
+    items = {ln.split()[2]: ln for ln in res.stdout.splitlines() if ln.startswith("threads ")}
+    for name in ("cat", "gap"):
+        assert "regions=1 " in items[name], items[name]
 
 
 @pytest.mark.parametrize("axis", [1, -1, 2])

@@ -124,6 +124,11 @@ def cases() -> List[Case]:
                     dict(axis=1), opset=12))
     c.append(single("det_concat_axis1_4x_f32", "Concat", [(f"x{i}", f32(1, 24, 16, 24), "in") for i in range(4)],
                     dict(axis=1), opset=12))
+    # 14 rows of 18183 bytes, split over threads in 16 KB ranges that start and end inside rows and
+    # inputs; an empty input between
+    c.append(single("concat_axis2_ranges_mid_row_u8", "Concat",
+                    [("a", u8(2, 7, 300, 33), "in"), ("e", u8(2, 7, 0, 33), "in"), ("b", u8(2, 7, 1, 33), "in"),
+                     ("c", u8(2, 7, 250, 33), "in")], dict(axis=2), opset=13))
     ct = dict(auto_pad="NOTSET", dilations=[1, 1], strides=[2, 2], group=1, kernel_shape=[2, 2], pads=[0, 0, 0, 0])
     c.append(single("det_convtranspose_24_24_k2s2", "ConvTranspose",
                     [("x", f32(1, 24, 16, 24), "in"), ("w", f32(24, 24, 2, 2, lo=-0.5, hi=0.5), "init")], ct,
@@ -360,6 +365,9 @@ def compare(got: np.ndarray, want: np.ndarray, tol, what: str) -> None:
     np.testing.assert_allclose(got, want, rtol=rtol, atol=atol * scale, err_msg=what)
 
 
+THREADED_OPS = ("Concat", "AveragePool", "GlobalAveragePool")
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_op(case: Case, tmp_path):
     model = _fill_output_types(case.model)
@@ -368,8 +376,11 @@ def test_op(case: Case, tmp_path):
     inputs = {k: h.save_npy(tmp_path / f"{k}.npy", v) for k, v in case.feeds.items()}
     out_names = [o.name for o in model.graph.output]
     runs = [("auto", []), ("reference", ["--backend", "reference"])]
-    if case.name.startswith("maxpool"):
+    # ops that split their work over the pool (by channels, rows or byte ranges): the same bytes
+    # at any thread count
+    if case.name.startswith("maxpool") or case.model.graph.node[0].op_type in THREADED_OPS:
         runs.append(("threads3", ["--threads", "3"]))
+        runs.append(("threads2", ["--threads", "2"]))
     for label, extra in runs:
         res = h.run_q8rt(path, inputs, tmp_path / f"out-{label}", extra=extra).assert_ok()
         for name, w in zip(out_names, want):
