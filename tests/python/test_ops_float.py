@@ -314,6 +314,11 @@ def test_float_op(case: Case, tmp_path, q8rt_run):
     inputs = {n: save_input(tmp_path, n, v) for n, v in case.feeds.items()}
     want = case.expect or run_ort_literal(case.model, case.feeds)
     res = h.run_q8rt(model_path, inputs, tmp_path / "out").assert_ok()
+    if case.model.graph.node[0].op_type == "MatMul":  # split over the pool: the same bytes at any thread count
+        for t in ("2", "3"):
+            rt = h.run_q8rt(model_path, inputs, tmp_path / f"out{t}", extra=["--threads", t]).assert_ok()
+            for out in case.model.graph.output:
+                h.assert_same_bytes(rt.output(out.name), res.output(out.name), f"{case.name} --threads {t}")
     for i, out in enumerate(case.model.graph.output):
         got = res.output(out.name)
         w = np.asarray(want[i])
