@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "q8rt-isa.h"
 #include "runtime/isa.h"
@@ -83,6 +84,40 @@ static inline bool test_f32_same(const float *a, const float *b, size_t n) {
     }
   }
   return true;
+}
+
+/* A float for the float kernels' sweeps: mostly ordinary values whose sums round (multiples of
+ * 2^-6 scaled by 2^-4..2^4), one in eight a special one (signed zeros, infinities, NaN, denormals,
+ * huge, random bits). */
+static inline float test_f32_value(uint32_t *state) {
+  const uint32_t r = test_xorshift32(state) % 64;
+  uint32_t bits;
+  float v;
+  switch (r) {
+    case 0: return 0.0f;
+    case 1: return -0.0f;
+    case 2: return INFINITY;
+    case 3: return -INFINITY;
+    case 4: return NAN;
+    case 5: return 1e-40f;  /* denormal */
+    case 6: return -3e-39f; /* denormal */
+    case 7: return 3e38f;
+    case 8:
+      bits = test_xorshift32(state);
+      memcpy(&v, &bits, sizeof(v));
+      return v;
+    default:
+      return ((float)(int32_t)(test_xorshift32(state) % 2001) - 1000.0f) * (1.0f / 64.0f) *
+             ldexpf(1.0f, (int)(r % 9) - 4);
+  }
+}
+
+/* n values of test_f32_value in a new malloc'd array (the caller frees it) */
+static inline float *test_f32_fill(uint32_t *state, size_t n) {
+  float *p = malloc(n ? n * sizeof(float) : 1);
+  if (p == NULL) return NULL;
+  for (size_t i = 0; i < n; i++) p[i] = test_f32_value(state);
+  return p;
 }
 
 /* Whether this CPU runs a kernel-list entry's instruction set (enum q8rt_isa flags), so the kernel

@@ -29,53 +29,18 @@ static const f32_gemm_variant g_f32_variants[] = {
 static uint32_t fg_rng = 0x9e3779b9u;
 static uint32_t fg_rnd(void) { return test_xorshift32(&fg_rng); }
 
-/* Mostly ordinary values (sums that round), sometimes a special one. */
-static float fg_value(void) {
-  const uint32_t r = fg_rnd() % 64;
-  uint32_t bits;
-  float v;
-  switch (r) {
-    case 0: return 0.0f;
-    case 1: return -0.0f;
-    case 2: return INFINITY;
-    case 3: return -INFINITY;
-    case 4: return NAN;
-    case 5: return 1e-40f;  /* denormal */
-    case 6: return -3e-39f; /* denormal */
-    case 7: return 3e38f;
-    case 8:
-      bits = fg_rnd();
-      memcpy(&v, &bits, sizeof(v));
-      return v;
-    default: return ((float)(int32_t)(fg_rnd() % 2001) - 1000.0f) * (1.0f / 64.0f) * ldexpf(1.0f, (int)(r % 9) - 4);
-  }
-}
-
-static bool fg_same(float x, float y) {
-  if (isnan(x) || isnan(y)) return isnan(x) && isnan(y);
-  uint32_t a, b;
-  memcpy(&a, &x, 4);
-  memcpy(&b, &y, 4);
-  return a == b;
-}
-
-static float *fg_fill(size_t n) {
-  float *p = malloc(n ? n * sizeof(float) : 1);
-  for (size_t i = 0; i < n; i++) p[i] = fg_value();
-  return p;
-}
-
 Q8RT_TEST(f32_gemm_scalar_is_the_fma_chain) {
   for (int rep = 0; rep < 200; rep++) {
     const size_t m = 1 + fg_rnd() % 7, n = 1 + fg_rnd() % 40, k = fg_rnd() % 30;
     const size_t lda = k + fg_rnd() % 3, ldb = n + fg_rnd() % 3, ldc = n + fg_rnd() % 3;
-    float *a = fg_fill(m * lda), *b = fg_fill(k * ldb), *c = fg_fill(m * ldc);
+    float *a = test_f32_fill(&fg_rng, m * lda), *b = test_f32_fill(&fg_rng, k * ldb),
+          *c = test_f32_fill(&fg_rng, m * ldc);
     q8rt_f32_gemm_ukernel__scalar(m, n, k, a, lda, b, ldb, c, ldc);
     for (size_t i = 0; i < m; i++) {
       for (size_t j = 0; j < n; j++) {
         float want = 0.0f;
         for (size_t p = 0; p < k; p++) want = fmaf(a[i * lda + p], b[p * ldb + j], want);
-        CHECK(fg_same(c[i * ldc + j], want));
+        CHECK(test_f32_same(&c[i * ldc + j], &want, 1));
       }
     }
     free(a), free(b), free(c);
@@ -102,8 +67,8 @@ Q8RT_TEST(f32_gemm_variants_match_scalar) {
           const size_t lda = k + fg_rnd() % 3, ldb = n + fg_rnd() % 5, ldc = n + 1 + fg_rnd() % 3;
           /* exact sizes: the last row of each matrix ends at its last used element */
           const size_t a_n = (m - 1) * lda + k, b_n = k ? (k - 1) * ldb + n : 0, c_n = (m - 1) * ldc + n;
-          float *a = fg_fill(a_n), *b = fg_fill(b_n);
-          float *c1 = fg_fill(c_n), *c2 = malloc(c_n * sizeof(float));
+          float *a = test_f32_fill(&fg_rng, a_n), *b = test_f32_fill(&fg_rng, b_n);
+          float *c1 = test_f32_fill(&fg_rng, c_n), *c2 = malloc(c_n * sizeof(float));
           memcpy(c2, c1, c_n * sizeof(float));
           const size_t pb_n = q8rt_f32_gemm_packed_size(k, n, v->nr);
           float *pb = malloc(pb_n ? pb_n * sizeof(float) : 1);
@@ -121,7 +86,7 @@ Q8RT_TEST(f32_gemm_variants_match_scalar) {
           v->fn(m, n, k, a, lda, pb, c2, ldc);
           free(pb);
           for (size_t i = 0; i < c_n; i++) {
-            if (!fg_same(c1[i], c2[i])) {
+            if (!test_f32_same(&c1[i], &c2[i], 1)) {
               fprintf(stderr, "  %s m=%zu n=%zu k=%zu: element %zu differs (%a vs %a)\n", v->name, m, n, k, i,
                       (double)c1[i], (double)c2[i]);
               CHECK(0);

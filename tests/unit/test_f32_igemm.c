@@ -30,42 +30,6 @@ static const f32_igemm_variant g_f32i_variants[] = {
 static uint32_t fi_rng = 0x2545f491u;
 static uint32_t fi_rnd(void) { return test_xorshift32(&fi_rng); }
 
-/* Mostly ordinary values (sums that round), sometimes a special one. */
-static float fi_value(void) {
-  const uint32_t r = fi_rnd() % 64;
-  uint32_t bits;
-  float v;
-  switch (r) {
-    case 0: return 0.0f;
-    case 1: return -0.0f;
-    case 2: return INFINITY;
-    case 3: return -INFINITY;
-    case 4: return NAN;
-    case 5: return 1e-40f;  /* denormal */
-    case 6: return -3e-39f; /* denormal */
-    case 7: return 3e38f;
-    case 8:
-      bits = fi_rnd();
-      memcpy(&v, &bits, sizeof(v));
-      return v;
-    default: return ((float)(int32_t)(fi_rnd() % 2001) - 1000.0f) * (1.0f / 64.0f) * ldexpf(1.0f, (int)(r % 9) - 4);
-  }
-}
-
-static bool fi_same(float x, float y) {
-  if (isnan(x) || isnan(y)) return isnan(x) && isnan(y);
-  uint32_t a, b;
-  memcpy(&a, &x, 4);
-  memcpy(&b, &y, 4);
-  return a == b;
-}
-
-static float *fi_fill(size_t n) {
-  float *p = malloc(n ? n * sizeof(float) : 1);
-  for (size_t i = 0; i < n; i++) p[i] = fi_value();
-  return p;
-}
-
 /* k row pointers into `rows` separate allocations of nr floats (n values, then NaN); about one k
  * in five reuses an earlier row. rows[] gets the allocations to free. */
 static void fi_rows(size_t k, size_t n, size_t nr, const float **b, float **rows, size_t *nrows) {
@@ -76,7 +40,7 @@ static void fi_rows(size_t k, size_t n, size_t nr, const float **b, float **rows
       continue;
     }
     float *r = malloc(nr * sizeof(float));
-    for (size_t j = 0; j < nr; j++) r[j] = j < n ? fi_value() : NAN;
+    for (size_t j = 0; j < nr; j++) r[j] = j < n ? test_f32_value(&fi_rng) : NAN;
     rows[(*nrows)++] = r;
     b[p] = r;
   }
@@ -86,7 +50,7 @@ Q8RT_TEST(f32_igemm_scalar_is_the_fma_chain) {
   for (int rep = 0; rep < 200; rep++) {
     const size_t m = 1 + fi_rnd() % 7, n = 1 + fi_rnd() % 40, k = fi_rnd() % 30;
     const size_t lda = k + fi_rnd() % 3, ldc = n + fi_rnd() % 3;
-    float *a = fi_fill(m * lda), *c = fi_fill(m * ldc);
+    float *a = test_f32_fill(&fi_rng, m * lda), *c = test_f32_fill(&fi_rng, m * ldc);
     const float *b[30];
     float *rows[30];
     size_t nrows;
@@ -96,7 +60,7 @@ Q8RT_TEST(f32_igemm_scalar_is_the_fma_chain) {
       for (size_t j = 0; j < n; j++) {
         float want = 0.0f;
         for (size_t p = 0; p < k; p++) want = fmaf(a[i * lda + p], b[p][j], want);
-        CHECK(fi_same(c[i * ldc + j], want));
+        CHECK(test_f32_same(&c[i * ldc + j], &want, 1));
       }
     }
     for (size_t r = 0; r < nrows; r++) free(rows[r]);
@@ -123,7 +87,7 @@ Q8RT_TEST(f32_igemm_variants_match_scalar) {
           const size_t lda = k + fi_rnd() % 3, ldc = n + 1 + fi_rnd() % 3;
           /* exact sizes: the last row of each matrix ends at its last used element */
           const size_t a_n = (m - 1) * lda + k, c_n = (m - 1) * ldc + n;
-          float *a = fi_fill(a_n), *c1 = fi_fill(c_n), *c2 = malloc(c_n * sizeof(float));
+          float *a = test_f32_fill(&fi_rng, a_n), *c1 = test_f32_fill(&fi_rng, c_n), *c2 = malloc(c_n * sizeof(float));
           memcpy(c2, c1, c_n * sizeof(float));
           const float **b = malloc((k ? k : 1) * sizeof(*b));
           float **rows = malloc((k ? k : 1) * sizeof(*rows));
@@ -132,7 +96,7 @@ Q8RT_TEST(f32_igemm_variants_match_scalar) {
           q8rt_f32_igemm_ukernel__scalar(m, n, k, a, lda, b, c1, ldc);
           v->fn(m, n, k, a, lda, b, c2, ldc);
           for (size_t i = 0; i < c_n; i++) {
-            if (!fi_same(c1[i], c2[i])) {
+            if (!test_f32_same(&c1[i], &c2[i], 1)) {
               fprintf(stderr, "  %s m=%zu n=%zu k=%zu: element %zu differs (%a vs %a)\n", v->name, m, n, k, i,
                       (double)c1[i], (double)c2[i]);
               CHECK(0);
