@@ -27,10 +27,107 @@ static inline int32_t q8rt_gemm_load4(const uint8_t *p) {
 #define Q8RT_GEMM_VNNI_MAX_MR 16
 #define Q8RT_GEMM_VNNI_MAX_NV 4
 
+/* One block of NZ * 16 (+ 8 when HALF) output channels of MR rows: the packed block at w (NR int32
+ * bias, then NR * 4 bytes per group of 4 k, then NR float scales) and the first nc <= NZ * 16 +
+ * 8 * HALF of its channels stored. HALF computes 8 channels past the NZ zmm blocks on ymm
+ * registers: on Zen 4 a zmm vpdpbusd issues as two 256-bit halves, so the last partial block of a
+ * layer with 24 or 48 channels costs what its channels need instead of a whole 32-wide block. The
+ * products and sums per lane are those of the zmm form (the same bytes). */
+static inline __attribute__((always_inline)) void q8rt_gemm_avx512vnni_block(
+    size_t nc, size_t kc, const uint8_t *const *ar, uint8_t *const *cr, const int8_t *wp,
+    const q8rt_qu8_requant_params *p, const size_t MR, const size_t NR, const size_t NZ, const bool HALF,
+    const bool use_xor, const bool i32_out) {
+  const size_t k4 = (kc + 3) / 4;
+  const __m512i vxor = _mm512_set1_epi8((char)p->x_xor);
+  __m512i acc[Q8RT_GEMM_VNNI_MAX_MR][Q8RT_GEMM_VNNI_MAX_NV];
+  __m256i acch[Q8RT_GEMM_VNNI_MAX_MR];
+#pragma GCC unroll 4
+  for (size_t j = 0; j < NZ; j++) {
+    const __m512i b = _mm512_loadu_si512(wp + 64 * j);
+#pragma GCC unroll 16
+    for (size_t m = 0; m < MR; m++) acc[m][j] = b;
+  }
+  if (HALF) {
+    const __m256i b = _mm256_loadu_si256((const __m256i *)(wp + 64 * NZ));
+#pragma GCC unroll 16
+    for (size_t m = 0; m < MR; m++) acch[m] = b;
+  }
+  wp += NR * sizeof(int32_t);
+  for (size_t g = 0; g < k4; g++) {
+    __m512i vw[Q8RT_GEMM_VNNI_MAX_NV];
+#pragma GCC unroll 4
+    for (size_t j = 0; j < NZ; j++) vw[j] = _mm512_loadu_si512(wp + 64 * j);
+    __m256i vwh = _mm256_setzero_si256();
+    if (HALF) vwh = _mm256_loadu_si256((const __m256i *)(wp + 64 * NZ));
+    wp += NR * 4;
+#pragma GCC unroll 16
+    for (size_t m = 0; m < MR; m++) {
+      __m512i va = _mm512_set1_epi32(q8rt_gemm_load4(ar[m] + 4 * g));
+      if (use_xor) va = _mm512_xor_si512(va, vxor);
+#pragma GCC unroll 4
+      for (size_t j = 0; j < NZ; j++) acc[m][j] = _mm512_dpbusd_epi32(acc[m][j], va, vw[j]);
+      if (HALF) acch[m] = _mm256_dpbusd_epi32(acch[m], _mm512_castsi512_si256(va), vwh);
+    }
+  }
+  /* the half block joins the epilogue as a zmm whose upper lanes are never stored */
+  const size_t NS = NZ + (HALF ? 1 : 0);
+  if (HALF) {
+#pragma GCC unroll 16
+    for (size_t m = 0; m < MR; m++) acc[m][NZ] = _mm512_zextsi256_si512(acch[m]);
+  }
+  /* per-store masks: all ones for full blocks, the first nc channels for the last partial one */
+  __mmask16 mask[Q8RT_GEMM_VNNI_MAX_NV];
+#pragma GCC unroll 4
+  for (size_t j = 0; j < NS; j++) {
+    const size_t rem = nc > 16 * j ? nc - 16 * j : 0;
+    mask[j] = rem >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << rem) - 1u);
+  }
+  if (i32_out) {
+    /* the accumulators are the result (ConvInteger, MatMulInteger): no scale, no clamp */
+#pragma GCC unroll 16
+    for (size_t m = 0; m < MR; m++) {
+#pragma GCC unroll 4
+      for (size_t j = 0; j < NS; j++) _mm512_mask_storeu_epi32(cr[m] + 64 * j, mask[j], acc[m][j]);
+    }
+    return;
+  }
+  const __m512 vlo = _mm512_set1_ps(p->y_lo);
+  const __m512 vhi = _mm512_set1_ps(p->y_hi);
+  const __m512i vzp = _mm512_set1_epi32(p->y_zero_point);
+  __m512 vs[Q8RT_GEMM_VNNI_MAX_NV];
+#pragma GCC unroll 4
+  for (size_t j = 0; j < NS; j++) vs[j] = _mm512_maskz_loadu_ps(mask[j], wp + 64 * j);
+#pragma GCC unroll 16
+  for (size_t m = 0; m < MR; m++) {
+#pragma GCC unroll 4
+    for (size_t j = 0; j < NS; j++) {
+      __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[m][j]), vs[j]);
+      v = _mm512_max_ps(v, vlo); /* a NaN in v (first operand) becomes lo, as in the scalar twin */
+      v = _mm512_min_ps(v, vhi);
+      __m512i q = _mm512_cvt_roundps_epi32(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      q = _mm512_add_epi32(q, vzp);
+      /* q is within the output type's range, so truncating to 8 bits is exact for u8 and s8 */
+      _mm_mask_storeu_epi8(cr[m] + 16 * j, mask[j], _mm512_cvtepi32_epi8(q));
+    }
+  }
+}
+
+/* The kernel: blocks of NR = NV * 16 channels on the full-width body; a last block narrower than
+ * NR takes the narrowest of 8 (ymm), 16 (one zmm) or 24 (zmm + ymm) channels that covers it. The
+ * narrow bodies are separate functions, kept out of line and one per width (they xor the
+ * activations with x_xor even where it is 0, an identity) so the sanitizer build stays quick. */
+#define Q8RT_GEMM_VNNI_BLOCK_FN(name, MR, NR, NZ, HALF, XOR, I32)                                                \
+  static __attribute__((noinline)) void name(size_t nc, size_t kc, const uint8_t *const *ar, uint8_t *const *cr, \
+                                             const int8_t *wp, const q8rt_qu8_requant_params *p) {               \
+    q8rt_gemm_avx512vnni_block(nc, kc, ar, cr, wp, p, MR, NR, NZ, HALF, XOR, I32);                               \
+  }
+
 static inline __attribute__((always_inline)) void q8rt_gemm_avx512vnni_body(
     size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c, size_t c_stride,
     const q8rt_qu8_requant_params *p, const size_t MR, const size_t NV /* NR / 16 */, const bool use_xor,
-    const bool i32_out) {
+    const bool i32_out,
+    void (*narrow[3])(size_t, size_t, const uint8_t *const *, uint8_t *const *, const int8_t *,
+                      const q8rt_qu8_requant_params *)) {
   const size_t NR = NV * 16;
   const uint8_t *ar[Q8RT_GEMM_VNNI_MAX_MR];
   uint8_t *cr[Q8RT_GEMM_VNNI_MAX_MR];
@@ -42,97 +139,47 @@ static inline __attribute__((always_inline)) void q8rt_gemm_avx512vnni_body(
     cr[m] = (uint8_t *)c + mm * c_stride;
   }
   const size_t k4 = (kc + 3) / 4;
-  const __m512i vxor = _mm512_set1_epi8((char)p->x_xor);
-  const __m512 vlo = _mm512_set1_ps(p->y_lo);
-  const __m512 vhi = _mm512_set1_ps(p->y_hi);
-  const __m512i vzp = _mm512_set1_epi32(p->y_zero_point);
+  const size_t wblock = NR * (sizeof(int32_t) + 4 * k4 + sizeof(float)); /* q8rt_qu8_qc8w_gemm_pack */
+  const size_t ostep = i32_out ? NR * sizeof(int32_t) : NR;
   const int8_t *wp = (const int8_t *)w;
   for (;;) {
-    __m512i acc[Q8RT_GEMM_VNNI_MAX_MR][Q8RT_GEMM_VNNI_MAX_NV];
-#pragma GCC unroll 4
-    for (size_t j = 0; j < NV; j++) {
-      const __m512i b = _mm512_loadu_si512(wp + 64 * j);
-#pragma GCC unroll 16
-      for (size_t m = 0; m < MR; m++) acc[m][j] = b;
+    if (nc < NR && (nc + 7) / 8 < 2 * NV) {
+      narrow[(nc + 7) / 8 - 1](nc, kc, ar, cr, wp, p);
+      break;
     }
-    wp += NR * sizeof(int32_t);
-    for (size_t g = 0; g < k4; g++) {
-      __m512i vw[Q8RT_GEMM_VNNI_MAX_NV];
-#pragma GCC unroll 4
-      for (size_t j = 0; j < NV; j++) vw[j] = _mm512_loadu_si512(wp + 64 * j);
-      wp += NR * 4;
-#pragma GCC unroll 16
-      for (size_t m = 0; m < MR; m++) {
-        __m512i va = _mm512_set1_epi32(q8rt_gemm_load4(ar[m] + 4 * g));
-        if (use_xor) va = _mm512_xor_si512(va, vxor);
-#pragma GCC unroll 4
-        for (size_t j = 0; j < NV; j++) acc[m][j] = _mm512_dpbusd_epi32(acc[m][j], va, vw[j]);
-      }
-    }
-    /* per-store masks: all ones for full blocks, the first nc bytes for the last partial one */
-    __mmask16 mask[Q8RT_GEMM_VNNI_MAX_NV];
-#pragma GCC unroll 4
-    for (size_t j = 0; j < NV; j++) {
-      const size_t rem = nc > 16 * j ? nc - 16 * j : 0;
-      mask[j] = rem >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << rem) - 1u);
-    }
-    if (i32_out) {
-      /* the accumulators are the result (ConvInteger, MatMulInteger): no scale, no clamp */
-      wp += NR * sizeof(float);
-#pragma GCC unroll 16
-      for (size_t m = 0; m < MR; m++) {
-#pragma GCC unroll 4
-        for (size_t j = 0; j < NV; j++) _mm512_mask_storeu_epi32(cr[m] + 64 * j, mask[j], acc[m][j]);
-      }
-      if (nc <= NR) break;
-      nc -= NR;
-#pragma GCC unroll 16
-      for (size_t m = 0; m < MR; m++) cr[m] += NR * sizeof(int32_t);
-      continue;
-    }
-    __m512 vs[Q8RT_GEMM_VNNI_MAX_NV];
-#pragma GCC unroll 4
-    for (size_t j = 0; j < NV; j++) vs[j] = _mm512_loadu_ps(wp + 64 * j);
-    wp += NR * sizeof(float);
-#pragma GCC unroll 16
-    for (size_t m = 0; m < MR; m++) {
-#pragma GCC unroll 4
-      for (size_t j = 0; j < NV; j++) {
-        __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[m][j]), vs[j]);
-        v = _mm512_max_ps(v, vlo); /* a NaN in v (first operand) becomes lo, as in the scalar twin */
-        v = _mm512_min_ps(v, vhi);
-        __m512i q = _mm512_cvt_roundps_epi32(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        q = _mm512_add_epi32(q, vzp);
-        /* q is within the output type's range, so truncating to 8 bits is exact for u8 and s8 */
-        _mm_mask_storeu_epi8(cr[m] + 16 * j, mask[j], _mm512_cvtepi32_epi8(q));
-      }
-    }
+    q8rt_gemm_avx512vnni_block(nc, kc, ar, cr, wp, p, MR, NR, NV, false, use_xor, i32_out);
     if (nc <= NR) break;
     nc -= NR;
+    wp += wblock;
 #pragma GCC unroll 16
-    for (size_t m = 0; m < MR; m++) cr[m] += NR;
+    for (size_t m = 0; m < MR; m++) cr[m] += ostep;
   }
 }
 
-#define Q8RT_GEMM_AVX512VNNI_DEFINE(fn, MR, NV)                                                                        \
+/* narrow[i] covers a last block of up to 8 * (i + 1) channels (NV = 2: 32-wide blocks) */
+#define Q8RT_GEMM_VNNI_NARROW(fn, MR, XOR, I32, tag)                                                            \
+  Q8RT_GEMM_VNNI_BLOCK_FN(fn##_n8_##tag, MR, 32, 0, true, XOR, I32)                                             \
+  Q8RT_GEMM_VNNI_BLOCK_FN(fn##_n16_##tag, MR, 32, 1, false, XOR, I32)                                           \
+  Q8RT_GEMM_VNNI_BLOCK_FN(fn##_n24_##tag, MR, 32, 1, true, XOR, I32)                                            \
+  static void (*fn##_narrow_##tag[3])(size_t, size_t, const uint8_t *const *, uint8_t *const *, const int8_t *, \
+                                      const q8rt_qu8_requant_params *) = {fn##_n8_##tag, fn##_n16_##tag,        \
+                                                                          fn##_n24_##tag};
+
+#define Q8RT_GEMM_AVX512VNNI_DEFINE_X(fn, MR, NV, I32)                                                                 \
+  _Static_assert((NV) == 2, "the narrow last blocks are written for 32-wide blocks");                                  \
+  Q8RT_GEMM_VNNI_NARROW(fn, MR, true, I32, any)                                                                        \
   void fn(size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c, size_t c_stride, \
           const q8rt_qu8_requant_params *p) {                                                                          \
     if (p->x_xor != 0) {                                                                                               \
-      q8rt_gemm_avx512vnni_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, true, false);                      \
+      q8rt_gemm_avx512vnni_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, true, I32, fn##_narrow_any);       \
     } else {                                                                                                           \
-      q8rt_gemm_avx512vnni_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, false, false);                     \
+      q8rt_gemm_avx512vnni_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, false, I32, fn##_narrow_any);      \
     }                                                                                                                  \
   }
 
+#define Q8RT_GEMM_AVX512VNNI_DEFINE(fn, MR, NV) Q8RT_GEMM_AVX512VNNI_DEFINE_X(fn, MR, NV, false)
+
 /* int32 output: c holds int32_t, c_stride in bytes; only p->x_xor is read */
-#define Q8RT_GEMM_I32_AVX512VNNI_DEFINE(fn, MR, NV)                                                                    \
-  void fn(size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c, size_t c_stride, \
-          const q8rt_qu8_requant_params *p) {                                                                          \
-    if (p->x_xor != 0) {                                                                                               \
-      q8rt_gemm_avx512vnni_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, true, true);                       \
-    } else {                                                                                                           \
-      q8rt_gemm_avx512vnni_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, false, true);                      \
-    }                                                                                                                  \
-  }
+#define Q8RT_GEMM_I32_AVX512VNNI_DEFINE(fn, MR, NV) Q8RT_GEMM_AVX512VNNI_DEFINE_X(fn, MR, NV, true)
 
 #endif

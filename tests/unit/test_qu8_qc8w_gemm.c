@@ -286,7 +286,8 @@ static const size_t k_kc[] = {1, 2, 3, 4, 5, 7, 8, 9, 12, 16, 17, 31, 64, 67, 14
 
 /* The full shape sweep for one variant (or for the scalar twin alone with nr when v is NULL). */
 static int sweep(size_t mr_max, size_t nr, const gemm_variant *v) {
-  size_t ncs[] = {1, nr - 1, nr, nr + 1, 2 * nr + 3, 3 * nr};
+  /* the last block of each width an AVX-512 kernel narrows to (8, 16, 24 of 32 channels) */
+  size_t ncs[] = {1, nr - 1, nr, nr + 1, 2 * nr + 3, 3 * nr, nr / 2, nr / 2 + 5, nr + nr / 2, nr + nr / 2 + 8};
   for (size_t mr = 1; mr <= mr_max; mr++) {
     for (size_t ni = 0; ni < sizeof(ncs) / sizeof(ncs[0]); ni++) {
       if (ncs[ni] == 0) continue;
@@ -509,7 +510,7 @@ done:
 }
 
 static int sweep_i32(size_t mr_max, size_t nr, q8rt_qu8_gemm_ukernel_fn fn, const char *name) {
-  const size_t ncs[] = {1, nr - 1, nr, nr + 1, 2 * nr + 3, 3 * nr};
+  const size_t ncs[] = {1, nr - 1, nr, nr + 1, 2 * nr + 3, 3 * nr, nr / 2, nr / 2 + 5, nr + nr / 2, nr + nr / 2 + 8};
   for (size_t mr = 1; mr <= mr_max; mr++) {
     for (size_t ni = 0; ni < sizeof(ncs) / sizeof(ncs[0]); ni++) {
       if (ncs[ni] == 0) continue;
