@@ -105,6 +105,23 @@ void q8rt_qu8_qc8w_gemm_pack(size_t n, size_t k, size_t nr, const int8_t *w, con
  * weights w (nc channels: the kernel walks ceil(nc / NR) blocks). Output row m at c + m * c_stride. */
 typedef void (*q8rt_qu8_gemm_ukernel_fn)(size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride,
                                          const void *w, void *c, size_t c_stride, const q8rt_qu8_requant_params *p);
+/* Segmented rows (the seg variants, Q8RT_GEMM_UKERNEL_SEG): row m's K = n * len bytes are the n
+ * runs a + m * a_stride + off[s], len bytes each (len a multiple of 4), in order. A stride-1 or
+ * strided convolution's interior pixels read the input this way (one run per kernel row: kernel_w
+ * adjacent NHWC pixels), with no im2col copy. */
+#define Q8RT_GEMM_MAX_SEGS 16
+typedef struct q8rt_gemm_segs {
+  size_t n, len;
+  size_t off[Q8RT_GEMM_MAX_SEGS];
+} q8rt_gemm_segs;
+typedef void (*q8rt_qu8_gemm_seg_ukernel_fn)(size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride,
+                                             const void *w, void *c, size_t c_stride, const q8rt_qu8_requant_params *p,
+                                             const q8rt_gemm_segs *segs);
+/* The seg variants' twin (kc == n * len; reads the packing's NR like the contiguous twin). */
+void q8rt_qu8_qc8w_gemm_seg_minmax_fp32_ukernel__scalar(size_t mr, size_t nc, size_t kc, const uint8_t *a,
+                                                        size_t a_stride, const void *w, void *c, size_t c_stride,
+                                                        const q8rt_qu8_requant_params *p, const q8rt_gemm_segs *segs,
+                                                        size_t nr);
 /* The scalar twin takes the packing's NR as an argument, so it reads any variant's layout. */
 void q8rt_qu8_qc8w_gemm_minmax_fp32_ukernel__scalar(size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride,
                                                     const void *w, void *c, size_t c_stride,

@@ -36,8 +36,10 @@ static inline int32_t q8rt_gemm_load4(const uint8_t *p) {
 static inline __attribute__((always_inline)) void q8rt_gemm_avx512vnni_block(
     size_t nc, size_t kc, const uint8_t *const *ar, uint8_t *const *cr, const int8_t *wp,
     const q8rt_qu8_requant_params *p, const size_t MR, const size_t NR, const size_t NZ, const bool HALF,
-    const bool use_xor, const bool i32_out) {
-  const size_t k4 = (kc + 3) / 4;
+    const bool use_xor, const bool i32_out, const q8rt_gemm_segs *segs) {
+  /* segs (the seg variants): K is segs->n runs of segs->len bytes at ar[m] + segs->off[s] */
+  const size_t nseg = segs != NULL ? segs->n : 1;
+  const size_t k4 = segs != NULL ? segs->len / 4 : (kc + 3) / 4;
   const __m512i vxor = _mm512_set1_epi8((char)p->x_xor);
   __m512i acc[Q8RT_GEMM_VNNI_MAX_MR][Q8RT_GEMM_VNNI_MAX_NV];
   __m256i acch[Q8RT_GEMM_VNNI_MAX_MR];
@@ -53,20 +55,23 @@ static inline __attribute__((always_inline)) void q8rt_gemm_avx512vnni_block(
     for (size_t m = 0; m < MR; m++) acch[m] = b;
   }
   wp += NR * sizeof(int32_t);
-  for (size_t g = 0; g < k4; g++) {
-    __m512i vw[Q8RT_GEMM_VNNI_MAX_NV];
+  for (size_t sg = 0; sg < nseg; sg++) {
+    const size_t so = segs != NULL ? segs->off[sg] : 0;
+    for (size_t g = 0; g < k4; g++) {
+      __m512i vw[Q8RT_GEMM_VNNI_MAX_NV];
 #pragma GCC unroll 4
-    for (size_t j = 0; j < NZ; j++) vw[j] = _mm512_loadu_si512(wp + 64 * j);
-    __m256i vwh = _mm256_setzero_si256();
-    if (HALF) vwh = _mm256_loadu_si256((const __m256i *)(wp + 64 * NZ));
-    wp += NR * 4;
+      for (size_t j = 0; j < NZ; j++) vw[j] = _mm512_loadu_si512(wp + 64 * j);
+      __m256i vwh = _mm256_setzero_si256();
+      if (HALF) vwh = _mm256_loadu_si256((const __m256i *)(wp + 64 * NZ));
+      wp += NR * 4;
 #pragma GCC unroll 16
-    for (size_t m = 0; m < MR; m++) {
-      __m512i va = _mm512_set1_epi32(q8rt_gemm_load4(ar[m] + 4 * g));
-      if (use_xor) va = _mm512_xor_si512(va, vxor);
+      for (size_t m = 0; m < MR; m++) {
+        __m512i va = _mm512_set1_epi32(q8rt_gemm_load4(ar[m] + so + 4 * g));
+        if (use_xor) va = _mm512_xor_si512(va, vxor);
 #pragma GCC unroll 4
-      for (size_t j = 0; j < NZ; j++) acc[m][j] = _mm512_dpbusd_epi32(acc[m][j], va, vw[j]);
-      if (HALF) acch[m] = _mm256_dpbusd_epi32(acch[m], _mm512_castsi512_si256(va), vwh);
+        for (size_t j = 0; j < NZ; j++) acc[m][j] = _mm512_dpbusd_epi32(acc[m][j], va, vw[j]);
+        if (HALF) acch[m] = _mm256_dpbusd_epi32(acch[m], _mm512_castsi512_si256(va), vwh);
+      }
     }
   }
   /* the half block joins the epilogue as a zmm whose upper lanes are never stored */
@@ -116,18 +121,21 @@ static inline __attribute__((always_inline)) void q8rt_gemm_avx512vnni_block(
  * NR takes the narrowest of 8 (ymm), 16 (one zmm) or 24 (zmm + ymm) channels that covers it. The
  * narrow bodies are separate functions, kept out of line and one per width (they xor the
  * activations with x_xor even where it is 0, an identity) so the sanitizer build stays quick. */
-#define Q8RT_GEMM_VNNI_BLOCK_FN(name, MR, NR, NZ, HALF, XOR, I32)                                                \
+typedef void (*q8rt_gemm_vnni_narrow_fn)(size_t nc, size_t kc, const uint8_t *const *ar, uint8_t *const *cr,
+                                         const int8_t *wp, const q8rt_qu8_requant_params *p,
+                                         const q8rt_gemm_segs *segs);
+
+#define Q8RT_GEMM_VNNI_BLOCK_FN(name, MR, NR, NZ, HALF, I32, SEG)                                                \
   static __attribute__((noinline)) void name(size_t nc, size_t kc, const uint8_t *const *ar, uint8_t *const *cr, \
-                                             const int8_t *wp, const q8rt_qu8_requant_params *p) {               \
-    q8rt_gemm_avx512vnni_block(nc, kc, ar, cr, wp, p, MR, NR, NZ, HALF, XOR, I32);                               \
+                                             const int8_t *wp, const q8rt_qu8_requant_params *p,                 \
+                                             const q8rt_gemm_segs *segs) {                                       \
+    q8rt_gemm_avx512vnni_block(nc, kc, ar, cr, wp, p, MR, NR, NZ, HALF, true, I32, SEG ? segs : NULL);           \
   }
 
 static inline __attribute__((always_inline)) void q8rt_gemm_avx512vnni_body(
     size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c, size_t c_stride,
     const q8rt_qu8_requant_params *p, const size_t MR, const size_t NV /* NR / 16 */, const bool use_xor,
-    const bool i32_out,
-    void (*narrow[3])(size_t, size_t, const uint8_t *const *, uint8_t *const *, const int8_t *,
-                      const q8rt_qu8_requant_params *)) {
+    const bool i32_out, const q8rt_gemm_vnni_narrow_fn *narrow, const q8rt_gemm_segs *segs) {
   const size_t NR = NV * 16;
   const uint8_t *ar[Q8RT_GEMM_VNNI_MAX_MR];
   uint8_t *cr[Q8RT_GEMM_VNNI_MAX_MR];
@@ -144,10 +152,10 @@ static inline __attribute__((always_inline)) void q8rt_gemm_avx512vnni_body(
   const int8_t *wp = (const int8_t *)w;
   for (;;) {
     if (nc < NR && (nc + 7) / 8 < 2 * NV) {
-      narrow[(nc + 7) / 8 - 1](nc, kc, ar, cr, wp, p);
+      narrow[(nc + 7) / 8 - 1](nc, kc, ar, cr, wp, p, segs);
       break;
     }
-    q8rt_gemm_avx512vnni_block(nc, kc, ar, cr, wp, p, MR, NR, NV, false, use_xor, i32_out);
+    q8rt_gemm_avx512vnni_block(nc, kc, ar, cr, wp, p, MR, NR, NV, false, use_xor, i32_out, segs);
     if (nc <= NR) break;
     nc -= NR;
     wp += wblock;
@@ -157,23 +165,21 @@ static inline __attribute__((always_inline)) void q8rt_gemm_avx512vnni_body(
 }
 
 /* narrow[i] covers a last block of up to 8 * (i + 1) channels (NV = 2: 32-wide blocks) */
-#define Q8RT_GEMM_VNNI_NARROW(fn, MR, XOR, I32, tag)                                                            \
-  Q8RT_GEMM_VNNI_BLOCK_FN(fn##_n8_##tag, MR, 32, 0, true, XOR, I32)                                             \
-  Q8RT_GEMM_VNNI_BLOCK_FN(fn##_n16_##tag, MR, 32, 1, false, XOR, I32)                                           \
-  Q8RT_GEMM_VNNI_BLOCK_FN(fn##_n24_##tag, MR, 32, 1, true, XOR, I32)                                            \
-  static void (*fn##_narrow_##tag[3])(size_t, size_t, const uint8_t *const *, uint8_t *const *, const int8_t *, \
-                                      const q8rt_qu8_requant_params *) = {fn##_n8_##tag, fn##_n16_##tag,        \
-                                                                          fn##_n24_##tag};
+#define Q8RT_GEMM_VNNI_NARROW(fn, MR, I32, SEG)                 \
+  Q8RT_GEMM_VNNI_BLOCK_FN(fn##_n8, MR, 32, 0, true, I32, SEG)   \
+  Q8RT_GEMM_VNNI_BLOCK_FN(fn##_n16, MR, 32, 1, false, I32, SEG) \
+  Q8RT_GEMM_VNNI_BLOCK_FN(fn##_n24, MR, 32, 1, true, I32, SEG)  \
+  static const q8rt_gemm_vnni_narrow_fn fn##_narrow[3] = {fn##_n8, fn##_n16, fn##_n24};
 
 #define Q8RT_GEMM_AVX512VNNI_DEFINE_X(fn, MR, NV, I32)                                                                 \
   _Static_assert((NV) == 2, "the narrow last blocks are written for 32-wide blocks");                                  \
-  Q8RT_GEMM_VNNI_NARROW(fn, MR, true, I32, any)                                                                        \
+  Q8RT_GEMM_VNNI_NARROW(fn, MR, I32, false)                                                                            \
   void fn(size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c, size_t c_stride, \
           const q8rt_qu8_requant_params *p) {                                                                          \
     if (p->x_xor != 0) {                                                                                               \
-      q8rt_gemm_avx512vnni_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, true, I32, fn##_narrow_any);       \
+      q8rt_gemm_avx512vnni_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, true, I32, fn##_narrow, NULL);     \
     } else {                                                                                                           \
-      q8rt_gemm_avx512vnni_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, false, I32, fn##_narrow_any);      \
+      q8rt_gemm_avx512vnni_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, false, I32, fn##_narrow, NULL);    \
     }                                                                                                                  \
   }
 
@@ -181,5 +187,19 @@ static inline __attribute__((always_inline)) void q8rt_gemm_avx512vnni_body(
 
 /* int32 output: c holds int32_t, c_stride in bytes; only p->x_xor is read */
 #define Q8RT_GEMM_I32_AVX512VNNI_DEFINE(fn, MR, NV) Q8RT_GEMM_AVX512VNNI_DEFINE_X(fn, MR, NV, true)
+
+/* Segmented rows (Q8RT_GEMM_UKERNEL_SEG in qu8-qc8w-gemm.inc): row m's K bytes are the runs
+ * a + m * a_stride + segs->off[s] of segs->len bytes, s < segs->n, in order. */
+#define Q8RT_GEMM_SEG_AVX512VNNI_DEFINE(fn, MR, NV)                                                                    \
+  _Static_assert((NV) == 2, "the narrow last blocks are written for 32-wide blocks");                                  \
+  Q8RT_GEMM_VNNI_NARROW(fn, MR, false, true)                                                                           \
+  void fn(size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c, size_t c_stride, \
+          const q8rt_qu8_requant_params *p, const q8rt_gemm_segs *segs) {                                              \
+    if (p->x_xor != 0) {                                                                                               \
+      q8rt_gemm_avx512vnni_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, true, false, fn##_narrow, segs);   \
+    } else {                                                                                                           \
+      q8rt_gemm_avx512vnni_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, false, false, fn##_narrow, segs);  \
+    }                                                                                                                  \
+  }
 
 #endif

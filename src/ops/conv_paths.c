@@ -75,6 +75,19 @@ static const struct {
 #undef Q8RT_QC8W_DWCONV2D_CHW_UKERNEL
 };
 
+static const struct {
+  uint32_t isa;
+  q8rt_qu8_gemm_seg_ukernel_fn fn;
+  size_t mr, nr;
+} g_gemm_seg[] = {
+#define Q8RT_GEMM_UKERNEL(isa, fn, mr, nr)
+#define Q8RT_GEMM_UKERNEL_SEG(isa, fn, mr, nr) {isa, fn, mr, nr},
+#include "qu8-qc8w-gemm/qu8-qc8w-gemm.inc"
+#undef Q8RT_GEMM_UKERNEL
+#undef Q8RT_GEMM_UKERNEL_SEG
+    {0, NULL, 0, 0},
+};
+
 typedef struct gemm_i32_variant {
   uint32_t isa;
   q8rt_qu8_gemm_ukernel_fn fn;
@@ -400,6 +413,15 @@ q8rt_status conv_fast_prepare(const conv_fast_desc *d, const conv_choice *choice
   if (packed == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory packing weights");
   f->path = CONV_PATH_GEMM;
   f->gemm = v->fn;
+  /* the segmented-row twin of the chosen kernel (same ISA and tile: the same packing) reads a
+   * convolution's interior pixels in place; s8-activation and vpmaddubsw variants have none */
+  f->gemm_seg = NULL;
+  for (size_t i = 0; g_gemm_seg[i].fn != NULL && !v->pairs && !v->s8a; i++) {
+    if (g_gemm_seg[i].isa == v->isa && g_gemm_seg[i].mr == v->mr && g_gemm_seg[i].nr == v->nr) {
+      f->gemm_seg = g_gemm_seg[i].fn;
+      break;
+    }
+  }
   f->mr = v->mr;
   f->nr = v->nr;
   f->k = k;
@@ -407,10 +429,11 @@ q8rt_status conv_fast_prepare(const conv_fast_desc *d, const conv_choice *choice
   f->taps = taps;
   f->packed = packed;
   f->kernel = v->name + 5;
-  const char *shape = taps == 1 ? "pointwise: GEMM on the NHWC input"
-                      : d->in_c_per_group <= 4
-                          ? "few input channels (first layer): im2col tiles make K dense, then GEMM"
-                          : "im2col tiles + GEMM";
+  const char *shape =
+      taps == 1                ? "pointwise: GEMM on the NHWC input"
+      : d->in_c_per_group <= 4 ? "few input channels (first layer): im2col tiles make K dense, then GEMM"
+      : f->gemm_seg != NULL    ? "GEMM reading interior pixels in place (segmented rows), im2col for the rest"
+                               : "im2col tiles + GEMM";
   f->reason = v->pairs ? "vpmaddubsw GEMM: every adjacent weight pair has |w0|+|w1| <= 128, proven at load"
                        : pool_printf(pool, "%s (fastest exact kernel on this CPU: %s)", shape, isa_name(v->isa));
   return Q8RT_OK;
@@ -502,8 +525,20 @@ static size_t chw_slot_bytes(const conv_fast *f, const conv_fast_geom *g) {
   return round_up(f->a_stride * g->tile_rows, 64) + round_up(tile, 64);
 }
 
+/* Whether a GEMM convolution's interior pixels go to the segmented-row kernel: each kernel row's
+ * taps are one run of kernel_w * C input bytes (no dilation along x), runs whole k groups, and
+ * output rows wide enough that most pixels come in full MR chunks. */
+static int seg_ok(const conv_fast *f, const conv_fast_geom *g) {
+  return f->gemm_seg != NULL && !g->direct && g->dilation_w == 1 && g->kernel_h <= Q8RT_GEMM_MAX_SEGS &&
+         (g->kernel_w * g->in_c) % 4 == 0 && f->k == g->kernel_h * g->kernel_w * g->in_c && g->out_w >= 2 * f->mr;
+}
+
+/* A GEMM task's buffer: the im2col rows; with the seg route also the outputs of the gathered rows
+ * and their row indices (see gemm_task). */
 static size_t tile_bytes(const conv_fast *f, const conv_fast_geom *g) {
-  return round_up(g->tile_rows * f->a_stride, 64);
+  size_t b = round_up(g->tile_rows * f->a_stride, 64);
+  if (seg_ok(f, g)) b += round_up(g->tile_rows * f->out_c, 64) + round_up(g->tile_rows * sizeof(size_t), 64);
+  return b;
 }
 
 size_t conv_fast_workspace(const conv_fast *f, const conv_fast_geom *g, size_t threads) {
@@ -653,6 +688,62 @@ static void gemm_rows(const conv_fast *f, const uint8_t *a, size_t a_stride, siz
   }
 }
 
+/* Rows [r0, r1) on the seg route. In each output row, the pixels whose receptive field lies inside
+ * the input (no padding) are read in place by the segmented-row kernel, MR at a time: row m's K
+ * bytes are kernel_h runs of kernel_w * C bytes, one input row apart, and the next pixel's start
+ * stride_w * C bytes further. The other pixels (borders, and the last < MR interior pixels of a
+ * row) are gathered as im2col rows into `tile`, computed together, and their outputs copied to
+ * their rows. The seg kernel equals its contiguous twin on the gathered rows byte for byte
+ * (test_qu8_qc8w_gemm), so the split changes no byte. */
+static void gemm_seg_tile(const conv_fast *f, const conv_fast_geom *g, const uint8_t *x, size_t r0, size_t r1,
+                          uint8_t *tile, uint8_t *y) {
+  const size_t c = g->in_c, out_c = f->out_c, mr = f->mr;
+  uint8_t *ybuf = tile + round_up(g->tile_rows * f->a_stride, 64);
+  size_t *idx = (size_t *)(void *)(ybuf + round_up(g->tile_rows * out_c, 64));
+  q8rt_gemm_segs segs;
+  segs.n = g->kernel_h;
+  segs.len = g->kernel_w * c;
+  for (size_t s = 0; s < g->kernel_h; s++) segs.off[s] = s * g->dilation_h * g->in_w * c;
+  /* interior columns [ox_lo, ox_hi): ox * sw >= pad_left and ox * sw - pad_left + kw <= in_w */
+  const size_t ox_lo = (g->pad_left + g->stride_w - 1) / g->stride_w;
+  size_t ox_hi = g->in_w + g->pad_left >= g->kernel_w ? (g->in_w + g->pad_left - g->kernel_w) / g->stride_w + 1 : 0;
+  if (ox_hi > g->out_w) ox_hi = g->out_w;
+  const size_t span_h = (g->kernel_h - 1) * g->dilation_h + 1;
+  size_t gathered = 0;
+  size_t r = r0;
+  while (r < r1) {
+    const size_t ox = r % g->out_w, oy = (r / g->out_w) % g->out_h, n = r / (g->out_w * g->out_h);
+    const size_t row_end = r - ox + g->out_w < r1 ? r - ox + g->out_w : r1;
+    const size_t ox_end = ox + (row_end - r);
+    size_t ia = ox, ib = ox; /* interior pixels of this row within the tile, in full MR chunks */
+    const size_t iy0 = oy * g->stride_h;
+    if (iy0 >= g->pad_top && iy0 - g->pad_top + span_h <= g->in_h && ox_lo < ox_hi) {
+      ia = ox > ox_lo ? ox : ox_lo;
+      ib = ox_end < ox_hi ? ox_end : ox_hi;
+      if (ib < ia) ib = ia;
+      ib = ia + (ib - ia) / mr * mr;
+    }
+    for (size_t q = ox; q < ox_end; q++) {
+      if (q == ia && ib > ia) {
+        const uint8_t *a = x + ((n * g->in_h + iy0 - g->pad_top) * g->in_w + ia * g->stride_w - g->pad_left) * c;
+        const size_t rr = r + (ia - ox);
+        for (size_t m = 0; m < ib - ia; m += mr) {
+          f->gemm_seg(mr, out_c, f->k, a + m * g->stride_w * c, g->stride_w * c, f->packed, y + (rr + m) * out_c, out_c,
+                      &f->rq, &segs);
+        }
+        q = ib - 1;
+        continue;
+      }
+      im2col(f, g, x, r + (q - ox), r + (q - ox) + 1, tile + gathered * f->a_stride);
+      idx[gathered++] = r + (q - ox);
+    }
+    r = row_end;
+  }
+  if (gathered == 0) return;
+  gemm_rows(f, tile, f->a_stride, gathered, ybuf);
+  for (size_t i = 0; i < gathered; i++) memcpy(y + idx[i] * out_c, ybuf + i * out_c, out_c);
+}
+
 /* One tile of output rows. Tiles are the pool's work items, so an idle thread steals tiles
  * from a descheduled one; the im2col buffer is claimed from `slots` buffers (one per thread:
  * a thread runs one tile at a time, so a free one always exists). */
@@ -673,8 +764,12 @@ static void gemm_task(void *context, size_t t) {
     slot = slot + 1 < c->slots ? slot + 1 : 0;
   }
   uint8_t *tile = c->workspace + slot * tile_bytes(f, g);
-  im2col(f, g, c->x, r0, r1, tile);
-  gemm_rows(f, tile, f->a_stride, r1 - r0, c->y + r0 * f->out_c);
+  if (seg_ok(f, g)) {
+    gemm_seg_tile(f, g, c->x, r0, r1, tile, c->y);
+  } else {
+    im2col(f, g, c->x, r0, r1, tile);
+    gemm_rows(f, tile, f->a_stride, r1 - r0, c->y + r0 * f->out_c);
+  }
   apply_table(f, c->y + r0 * f->out_c, r1 - r0);
   atomic_store_explicit(&c->busy[slot], 0, memory_order_release);
 }

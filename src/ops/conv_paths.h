@@ -49,6 +49,7 @@ typedef struct conv_fast {
   size_t out_c, k, a_stride; /* GEMM: K = kh*kw*C, rows padded to a multiple of 4 */
   size_t mr, nr, cb, taps;
   q8rt_qu8_gemm_ukernel_fn gemm;
+  q8rt_qu8_gemm_seg_ukernel_fn gemm_seg; /* GEMM: the same packing read by segmented rows, or NULL */
   q8rt_qu8_dwconv_ukernel_fn dw;
   q8rt_q8_conv_ref_ukernel_fn ref; /* CONV_PATH_REF */
   q8rt_qu8_qc8w_dwconv2d_chw_ukernel_fn dw_chw;

@@ -562,3 +562,139 @@ Q8RT_TEST(gemm_i32_variants_vs_scalar) {
   }
   return 0;
 }
+
+/* ---- segmented-row variants (Q8RT_GEMM_UKERNEL_SEG) ---------------------------------------------- */
+
+typedef struct gemm_seg_variant {
+  const char *name;
+  q8rt_qu8_gemm_seg_ukernel_fn fn;
+  unsigned isa;
+  size_t mr, nr;
+} gemm_seg_variant;
+
+#define Q8RT_GEMM_UKERNEL(isa, fn, mr, nr)
+#define Q8RT_GEMM_UKERNEL_SEG(isa, fn, mr, nr) {#fn, fn, isa, mr, nr},
+static const gemm_seg_variant g_seg_variants[] = {
+#include "qu8-qc8w-gemm/qu8-qc8w-gemm.inc"
+    {NULL, NULL, 0, 0, 0},
+};
+#undef Q8RT_GEMM_UKERNEL
+#undef Q8RT_GEMM_UKERNEL_SEG
+
+/* An NHWC image of c-channel pixels, w pixels a row: output row m reads kh runs of kw pixels
+ * starting at pixel m * stride, one image row apart (a convolution's interior pixels). The
+ * buffer ends exactly after the last byte read. The seg twin must equal the int64 loop on the
+ * gathered rows, and v (when given) the seg twin. */
+static int check_seg_case(gemm_case *t, size_t c, size_t kw, size_t kh, size_t stride, size_t w, size_t nr,
+                          const gemm_seg_variant *v) {
+  q8rt_gemm_segs segs;
+  segs.n = kh;
+  segs.len = kw * c;
+  for (size_t s = 0; s < kh; s++) segs.off[s] = s * w * c;
+  t->kc = kh * kw * c;
+  t->a_stride = t->kc;
+  const size_t as = stride * c;
+  const size_t img_size = (t->mr - 1) * as + segs.off[kh - 1] + segs.len;
+  gemm_data d;
+  memset(&d, 0, sizeof(d));
+  int rc = 1;
+  uint8_t *img = malloc(img_size), *ref = malloc(t->mr * t->nc), *sc = NULL, *vc = NULL;
+  void *packed = malloc(q8rt_qu8_qc8w_gemm_packed_size(t->nc, t->kc, nr));
+  if (!img || !ref || !packed || !gen_data(t, &d)) goto done;
+  for (size_t i = 0; i < img_size; i++) img[i] = gen_a(t);
+  for (size_t m = 0; m < t->mr; m++) {
+    for (size_t k = 0; k < t->kc; k++) d.a[m * t->kc + k] = img[m * as + segs.off[k / segs.len] + k % segs.len];
+  }
+  const int32_t x_zp_u8 = t->x_signed ? t->x_zp + 128 : t->x_zp;
+  q8rt_qu8_qc8w_gemm_pack(t->nc, t->kc, nr, d.w, d.bias, d.scale, x_zp_u8, packed);
+  q8rt_qu8_requant_params p;
+  make_params(t, &p);
+  reference(t, &d, ref);
+  const size_t c_size = (t->mr - 1) * t->c_stride + t->nc;
+  sc = malloc(c_size);
+  vc = malloc(c_size);
+  if (!sc || !vc) goto done;
+  memset(sc, SENTINEL, c_size);
+  q8rt_qu8_qc8w_gemm_seg_minmax_fp32_ukernel__scalar(t->mr, t->nc, t->kc, img, as, packed, sc, t->c_stride, &p, &segs,
+                                                     nr);
+  for (size_t m = 0; m < t->mr; m++) {
+    if (memcmp(sc + m * t->c_stride, ref + m * t->nc, t->nc) != 0) {
+      report("seg scalar != reference", t, nr);
+      goto done;
+    }
+    for (size_t i = t->nc; m + 1 < t->mr && i < t->c_stride; i++) {
+      if (sc[m * t->c_stride + i] != SENTINEL) {
+        report("seg scalar wrote between rows", t, nr);
+        goto done;
+      }
+    }
+  }
+  if (v != NULL) {
+    memset(vc, SENTINEL, c_size);
+    v->fn(t->mr, t->nc, t->kc, img, as, packed, vc, t->c_stride, &p, &segs);
+    if (memcmp(vc, sc, c_size) != 0) {
+      report(v->name, t, nr);
+      fprintf(stderr, "  c=%zu kw=%zu kh=%zu stride=%zu w=%zu\n", c, kw, kh, stride, w);
+      goto done;
+    }
+  }
+  rc = 0;
+done:
+  free(vc);
+  free(sc);
+  free(ref);
+  free(img);
+  free(packed);
+  free_data(&d);
+  return rc;
+}
+
+static int sweep_seg(size_t mr_max, size_t nr, const gemm_seg_variant *v) {
+  static const size_t k_c[] = {4, 12, 24, 48, 96};
+  static const size_t k_kw[] = {1, 3, 5};
+  static const size_t k_kh[] = {1, 2, 3, 7};
+  const size_t ncs[] = {1, nr / 4, nr / 2, nr / 2 + 5, nr - 1, nr, nr + 1, nr + nr / 2, 2 * nr + 3};
+  for (size_t mr = 1; mr <= mr_max; mr++) {
+    for (size_t ni = 0; ni < sizeof(ncs) / sizeof(ncs[0]); ni++) {
+      if (ncs[ni] == 0) continue;
+      for (size_t ci = 0; ci < sizeof(k_c) / sizeof(k_c[0]); ci++) {
+        gemm_case t;
+        t.mr = mr;
+        t.nc = ncs[ni];
+        random_quant(&t);
+        t.c_stride = t.nc + ((rnd() & 1) ? 0 : 7);
+        const size_t kw = k_kw[rnd() % 3], kh = k_kh[rnd() % 4], stride = 1 + rnd() % 2;
+        const size_t w = kw + (mr - 1) * stride + rnd() % 3;
+        if (check_seg_case(&t, k_c[ci], kw, kh, stride, w, nr, v)) return 1;
+      }
+    }
+  }
+  /* extremes: a 7x7 kernel of 96 channels (K = 4704) with the activations and weights at their limits */
+  for (int i = 0; i < 8; i++) {
+    gemm_case t;
+    t.mr = mr_max;
+    t.nc = i < 4 ? nr + nr / 2 : 2 * nr;
+    random_quant(&t);
+    t.c_stride = t.nc + 3;
+    t.a_mode = i % 2 ? A_MIN_MAX : A_MAX;
+    t.w_mode = i % 4 < 2 ? W_EXTREME : W_MIN;
+    t.b_mode = B_FULL;
+    if (check_seg_case(&t, 96, 7, 7, 1 + (size_t)i % 2, 7 + (mr_max - 1) * 2, nr, v)) return 1;
+  }
+  return 0;
+}
+
+Q8RT_TEST(gemm_seg_variants_vs_scalar) {
+  CHECK(sweep_seg(3, 4, NULL) == 0); /* the twin alone against the int64 loop */
+  for (const gemm_seg_variant *v = g_seg_variants; v->name != NULL; v++) {
+    if (!test_isa_supported(v->isa)) {
+      printf("     skip %s (CPU lacks its ISA)\n", v->name);
+      continue;
+    }
+    if (sweep_seg(v->mr, v->nr, v)) {
+      fprintf(stderr, "  variant %s failed\n", v->name);
+      return 1;
+    }
+  }
+  return 0;
+}
