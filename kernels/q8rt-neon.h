@@ -22,6 +22,17 @@ typedef struct q8rt_neon_requant {
   int16x8_t zp;
 } q8rt_neon_requant;
 
+/* int32 lanes added / subtracted modulo 2^32, as the contract's accumulator and the scalar twins
+ * (uint32 arithmetic) do. GCC's arm_neon.h writes vaddq_s32/vsubq_s32 as `a + b` on a signed
+ * vector type, which UBSan reports when it wraps (a hostile bias near INT32_MAX, ConvInteger's
+ * row-sum correction); the unsigned forms are the same instruction. */
+static inline __attribute__((always_inline)) int32x4_t q8rt_vaddq_s32_wrap(int32x4_t a, int32x4_t b) {
+  return vreinterpretq_s32_u32(vaddq_u32(vreinterpretq_u32_s32(a), vreinterpretq_u32_s32(b)));
+}
+static inline __attribute__((always_inline)) int32x4_t q8rt_vsubq_s32_wrap(int32x4_t a, int32x4_t b) {
+  return vreinterpretq_s32_u32(vsubq_u32(vreinterpretq_u32_s32(a), vreinterpretq_u32_s32(b)));
+}
+
 static inline __attribute__((always_inline)) int32x4_t q8rt_neon_round_clamp(int32x4_t acc, float32x4_t scale,
                                                                              const q8rt_neon_requant *r) {
   float32x4_t v = vmulq_f32(vcvtq_f32_s32(acc), scale);

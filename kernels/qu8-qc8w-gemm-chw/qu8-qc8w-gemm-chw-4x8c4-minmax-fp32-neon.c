@@ -39,7 +39,7 @@ void q8rt_qu8_qc8w_gemm_chw_minmax_fp32_ukernel_4x8c4__neon(size_t mr, size_t nc
   rq.zp = vdupq_n_s16((int16_t)p->y_zero_point);
   int32x4_t wsum = vdupq_n_s32(0);
   for (size_t g = 0; g < k4; g++) wsum = vpadalq_s16(wsum, vpaddlq_s8(vld1q_s8(wp + 16 * g)));
-  const int32x4_t b = vaddq_s32(vld1q_s32((const int32_t *)(const void *)wb), vshlq_n_s32(wsum, 7));
+  const int32x4_t b = q8rt_vaddq_s32_wrap(vld1q_s32((const int32_t *)(const void *)wb), vshlq_n_s32(wsum, 7));
   const int8x16_t vflip = vdupq_n_s8(INT8_MIN);
   float scale[4];
   memcpy(scale, sp, sizeof(scale));
@@ -69,11 +69,11 @@ void q8rt_qu8_qc8w_gemm_chw_minmax_fp32_ukernel_4x8c4__neon(size_t mr, size_t nc
 #undef MAC
     }
     const size_t left = nc - n0;
-#define STORE(m)                                                                      \
-  if (m < mr) {                                                                       \
-    const int32x4_t bm = vdupq_laneq_s32(b, m);                                       \
-    chw_store(y + m * y_stride + n0, vaddq_s32(bm, vpaddq_s32(acc##m##0, acc##m##1)), \
-              vaddq_s32(bm, vpaddq_s32(acc##m##2, acc##m##3)), scale[m], left, &rq);  \
+#define STORE(m)                                                                                \
+  if (m < mr) {                                                                                 \
+    const int32x4_t bm = vdupq_laneq_s32(b, m);                                                 \
+    chw_store(y + m * y_stride + n0, q8rt_vaddq_s32_wrap(bm, vpaddq_s32(acc##m##0, acc##m##1)), \
+              q8rt_vaddq_s32_wrap(bm, vpaddq_s32(acc##m##2, acc##m##3)), scale[m], left, &rq);  \
   }
     FOR4(STORE)
 #undef STORE

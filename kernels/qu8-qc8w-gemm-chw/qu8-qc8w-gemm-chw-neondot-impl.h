@@ -51,8 +51,8 @@ void Q8RT_CHW_FN(size_t mr, size_t nc, size_t kc, const uint8_t *x, size_t x_str
       s_lo = vdotq_s32(s_lo, vld1q_s8(wp + 32 * g), ones);
       s_hi = vdotq_s32(s_hi, vld1q_s8(wp + 32 * g + 16), ones);
     }
-    b_lo = vaddq_s32(b_lo, vshlq_n_s32(s_lo, 7));
-    b_hi = vaddq_s32(b_hi, vshlq_n_s32(s_hi, 7));
+    b_lo = q8rt_vaddq_s32_wrap(b_lo, vshlq_n_s32(s_lo, 7));
+    b_hi = q8rt_vaddq_s32_wrap(b_hi, vshlq_n_s32(s_hi, 7));
   }
   const uint8x16_t vflip = vdupq_n_u8(0x80);
 #endif

@@ -66,9 +66,9 @@ static inline __attribute__((always_inline)) void gemm_4x8c4(size_t mr, size_t n
     const float32x4_t s_lo = vld1q_f32((const float *)(const void *)pw);
     const float32x4_t s_hi = vld1q_f32((const float *)(const void *)(pw + 16));
     pw += 32;
-#define REQUANT(i)                                                             \
-  const int32x4_t r##i##l = vaddq_s32(b_lo, vpaddq_s32(acc##i##0, acc##i##1)); \
-  const int32x4_t r##i##h = vaddq_s32(b_hi, vpaddq_s32(acc##i##2, acc##i##3)); \
+#define REQUANT(i)                                                                       \
+  const int32x4_t r##i##l = q8rt_vaddq_s32_wrap(b_lo, vpaddq_s32(acc##i##0, acc##i##1)); \
+  const int32x4_t r##i##h = q8rt_vaddq_s32_wrap(b_hi, vpaddq_s32(acc##i##2, acc##i##3)); \
   const uint8x8_t y##i = q8rt_neon_requant8(r##i##l, r##i##h, s_lo, s_hi, &rq);
     FOR4(REQUANT)
 #undef REQUANT

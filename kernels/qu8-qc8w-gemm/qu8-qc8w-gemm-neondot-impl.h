@@ -101,7 +101,8 @@ static inline __attribute__((always_inline)) void gemm_8x8c4(size_t mr, size_t n
     const int32x4_t b_hi = vld1q_s32((const int32_t *)(const void *)(pw + 16));
     pw += 32;
 #ifdef Q8RT_A_ROWSUM
-#define DECL_ACC(i) int32x4_t acc##i##l = vsubq_s32(b_lo, rs##i), acc##i##h = vsubq_s32(b_hi, rs##i);
+#define DECL_ACC(i) \
+  int32x4_t acc##i##l = q8rt_vsubq_s32_wrap(b_lo, rs##i), acc##i##h = q8rt_vsubq_s32_wrap(b_hi, rs##i);
 #else
 #define DECL_ACC(i) int32x4_t acc##i##l = b_lo, acc##i##h = b_hi;
 #endif
