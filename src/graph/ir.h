@@ -34,6 +34,12 @@ typedef enum ir_attr_type {
   IR_ATTR_STRINGS = 8,
 } ir_attr_type;
 
+/* Attributes whose names begin with this prefix are q8rt's own: a pass that rewrites a node states
+ * what the node's front-end must do differently in them (a fused activation, an output stage), so
+ * the IR has no op-specific fields. The loader refuses them on nodes outside the q8rt domain: a
+ * model cannot set them on an ONNX op. */
+#define IR_ATTR_INTERNAL_PREFIX "q8rt_"
+
 typedef struct ir_attr {
   const char *name;
   ir_attr_type type;
@@ -81,11 +87,8 @@ typedef struct ir_node {
   ir_attr *attrs;
   int removed;      /* set by passes that fold a node away */
   const char *note; /* set by passes that rewrote the node (shown by --explain), or NULL */
-  int clamp_fused;  /* QLinearConv made from DQ -> Conv -> Relu/Clip -> Q: the activation's */
-  float clamp_min;  /* real-valued bounds, applied as the requantization clamp */
-  float clamp_max;
-  int guard;    /* 0, or the If branch (ir_guard id) the node was inlined from: it runs only there */
-  int if_guard; /* an If: the id of its then_branch's guard (else_branch: if_guard + 1); 0 otherwise */
+  int guard;        /* 0, or the If branch (ir_guard id) the node was inlined from: it runs only there */
+  int if_guard;     /* an If: the id of its then_branch's guard (else_branch: if_guard + 1); 0 otherwise */
 } ir_node;
 
 /* The subgraphs of If are inlined into the one graph: a branch's nodes carry the branch's guard

@@ -849,6 +849,13 @@ static q8rt_status read_node(loader *L, const Onnx__NodeProto *np, size_t index,
                          n->name, n->op_type, aname);
       }
     }
+    if (strcmp(domain, "q8rt") != 0 &&
+        strncmp(aname, IR_ATTR_INTERNAL_PREFIX, sizeof(IR_ATTR_INTERNAL_PREFIX) - 1) == 0) {
+      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
+                       "node '%.200s' (%.100s) has attribute '%.100s': names beginning with '" IR_ATTR_INTERNAL_PREFIX
+                       "' are reserved for q8rt's own rewrites",
+                       n->name, n->op_type, aname);
+    }
     q8rt_status st = convert_attr(L, n, np->attribute[i], &n->attrs[n->n_attrs]);
     if (st != Q8RT_OK) return st;
     n->n_attrs++;

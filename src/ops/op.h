@@ -64,6 +64,10 @@ static inline op_node op_node_view(const ir_node *n) {
   return d;
 }
 
+/* QLinearConv made from DQ -> Conv -> Relu/Clip -> Q by the QDQ pass: FLOATS {lo, hi}, the
+ * activation's real-valued bounds (+-inf where it has none), applied as the requantization clamp. */
+#define OP_ATTR_FUSED_CLIP IR_ATTR_INTERNAL_PREFIX "fused_clip"
+
 enum op_layout { OP_LAYOUT_ANY = 0, OP_LAYOUT_NCHW = 1, OP_LAYOUT_NHWC = 2 };
 
 typedef struct op_prepare_ctx {

@@ -206,8 +206,15 @@ static q8rt_status qconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
   /* The output clamp. A Relu/Clip fused by the QDQ pass becomes part of it: QuantizeLinear is
    * monotonic, so Q(clip(v, lo, hi)) = clamp(Q(v), Q(lo), Q(hi)) exactly. */
   q8rt_dtype_range(p->y_type, &p->y_min, &p->y_max);
-  if (n->clamp_fused) {
-    const float bounds[2] = {n->clamp_min, n->clamp_max};
+  const ir_attr *clip = ir_node_attr(n, OP_ATTR_FUSED_CLIP);
+  if (clip != NULL &&
+      (clip->type != IR_ATTR_FLOATS || clip->count != 2 || isnan(clip->floats[0]) || isnan(clip->floats[1]))) {
+    q8rt_free(alloc, p->w, w16_bytes);
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "QLinearConv node '%s': attribute '%s' must be two bounds", n->name,
+                     OP_ATTR_FUSED_CLIP);
+  }
+  if (clip != NULL) {
+    const float bounds[2] = {clip->floats[0], clip->floats[1]};
     int32_t qb[2];
     for (int i = 0; i < 2; i++) {
       const float v = bounds[i] / y_scale; /* QuantizeLinear's division */

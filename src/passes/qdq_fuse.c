@@ -130,6 +130,25 @@ static void drop_consumers(ir_graph *g, const ir_node *n) {
   }
 }
 
+/* The fused node's attributes: the conv's plus OP_ATTR_FUSED_CLIP {lo, hi}. */
+static q8rt_status fused_clip_attr(ir_graph *g, ir_node *f, float lo, float hi) {
+  ir_attr *attrs = q8rt_pool_array(&g->pool, (size_t)f->n_attrs + 1, sizeof(ir_attr));
+  float *bounds = q8rt_pool_array(&g->pool, 2, sizeof(float));
+  if (attrs == NULL || bounds == NULL) return Q8RT_ERROR_OUT_OF_MEMORY;
+  if (f->n_attrs > 0) memcpy(attrs, f->attrs, (size_t)f->n_attrs * sizeof(ir_attr));
+  bounds[0] = lo;
+  bounds[1] = hi;
+  ir_attr *a = &attrs[f->n_attrs];
+  memset(a, 0, sizeof(*a));
+  a->name = OP_ATTR_FUSED_CLIP;
+  a->type = IR_ATTR_FLOATS;
+  a->floats = bounds;
+  a->count = 2;
+  f->attrs = attrs;
+  f->n_attrs++;
+  return Q8RT_OK;
+}
+
 static q8rt_status fuse_convs(ir_graph *g, q8rt_error *err) {
   const int n_nodes = g->n_nodes;
   for (int ci = 0; ci < n_nodes; ci++) {
@@ -223,9 +242,8 @@ static q8rt_status fuse_convs(ir_graph *g, q8rt_error *err) {
     f->attrs = conv->attrs;
     f->note = note;
     if (act != NULL) {
-      f->clamp_fused = 1;
-      f->clamp_min = act_lo;
-      f->clamp_max = act_hi;
+      if (fused_clip_attr(g, f, act_lo, act_hi) != Q8RT_OK)
+        return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory fusing node '%s'", f->name);
       f->note = ir_is_onnx_op(act, "Relu")
                     ? "fused from DequantizeLinear -> Conv -> Relu -> QuantizeLinear (Relu as the clamp)"
                     : "fused from DequantizeLinear -> Conv -> Clip -> QuantizeLinear (Clip as the clamp)";

@@ -757,6 +757,10 @@ Q8RT_TEST(loader_attribute_checks) {
   tmodel_init(&m);
   m.a_pads.name = S("strides");
   EXPECT_FAIL(&m, NULL, Q8RT_ERROR_INVALID_MODEL, "Conv_2", "'strides'", "twice");
+  /* q8rt's passes state rewrites in attributes of this prefix: a model may not set them on ONNX ops */
+  tmodel_init(&m);
+  m.a_pads.name = S("q8rt_fused_clip");
+  EXPECT_FAIL(&m, NULL, Q8RT_ERROR_INVALID_MODEL, "Conv_2", "'q8rt_fused_clip'", "reserved");
   /* a tensor attribute goes through the initializer conversion */
   tmodel_init(&m);
   m.a_extra.name = S("t");
