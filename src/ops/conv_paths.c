@@ -478,6 +478,17 @@ void conv_fast_geom_init(const conv_fast *f, const q8rt_q8_conv_ref_params *r, c
     const size_t t = (per + unit - 1) / unit * unit;
     if (t < g->tile_rows) g->tile_rows = t;
   }
+  /* Few rows and weights larger than the L2 cache (a classifier: crnn's 29 x 1024 x 8210 QGemm):
+   * row tiles would each stream every weight from L3 (4 passes over 8.4 MB there); blocks of
+   * ~128 KiB of packed weights, each run over all rows while it stays in cache, read them once.
+   * Same kernel calls on the same rows and channel blocks: the same bytes. */
+  if (f->path == CONV_PATH_GEMM && g->direct && f->table == NULL && g->rows <= 64 && f->out_c >= 4 * f->nr &&
+      f->out_c * f->a_stride >= ((size_t)512 << 10)) {
+    size_t cb = (size_t)131072 / f->a_stride / f->nr * f->nr;
+    if (cb < f->nr) cb = f->nr;
+    g->col_block = cb;
+    g->tile_rows = g->rows;
+  }
   if (f->path == CONV_PATH_GEMM_CHW) { /* stride 1, no dilation */
     g->direct = r->kernel_h == 1 && r->kernel_w == 1 && r->pad_top == 0 && r->pad_left == 0 && r->out_h == r->in_h &&
                 r->out_w == r->in_w;
@@ -685,6 +696,21 @@ static void gemm_rows(const conv_fast *f, const uint8_t *a, size_t a_stride, siz
   for (size_t r = 0; r < rows; r += f->mr) {
     const size_t mr = rows - r < f->mr ? rows - r : f->mr;
     f->gemm(mr, f->out_c, f->k, a + r * a_stride, a_stride, f->packed, y + r * f->out_c, f->out_c, &f->rq);
+  }
+}
+
+/* GEMM direct by channel blocks (g->col_block): block t of every row, MR rows at a time. */
+static void gemm_col_task(void *context, size_t t) {
+  const run_ctx *c = context;
+  const conv_fast *f = c->f;
+  const conv_fast_geom *g = c->g;
+  const size_t c0 = t * g->col_block;
+  const size_t nc = f->out_c - c0 < g->col_block ? f->out_c - c0 : g->col_block;
+  /* c0 is a multiple of NR: the blocks before it are whole packed blocks */
+  const uint8_t *w = (const uint8_t *)f->packed + q8rt_qu8_qc8w_gemm_packed_size(c0, f->k, f->nr);
+  for (size_t r = 0; r < g->rows; r += f->mr) {
+    const size_t mr = g->rows - r < f->mr ? g->rows - r : f->mr;
+    f->gemm(mr, nc, f->k, c->x + r * g->in_c, g->in_c, w, c->y + r * f->out_c + c0, f->out_c, &f->rq);
   }
 }
 
@@ -922,6 +948,11 @@ void conv_fast_run(const conv_fast *f, const conv_fast_geom *g, const void *x, v
   if (f->path == CONV_PATH_GEMM_CHW) {
     if (!g->direct) q8rt_parallel_for(ctx->pool, g->batch * g->in_c, chw_pad_task, &c);
     q8rt_parallel_for(ctx->pool, g->batch * chw_geometry(g).blocks, gemm_chw_task, &c);
+    return;
+  }
+  if (g->col_block != 0) {
+    const size_t blocks = (f->out_c + g->col_block - 1) / g->col_block;
+    op_parallel_items(ctx, blocks, g->rows * g->col_block * f->k, 1 << 18, gemm_col_task, &c);
     return;
   }
   const int dw = f->path == CONV_PATH_DW;

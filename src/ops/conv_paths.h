@@ -71,6 +71,8 @@ typedef struct conv_fast_geom {
   size_t rows;                  /* output pixels: batch * out_h * out_w */
   size_t tile_rows;             /* GEMM rows per im2col tile; GEMM_CHW: pixels per panel */
   int direct;                   /* 1x1, stride 1, no padding: the input is the GEMM's A (GEMM_CHW: the panels' rows) */
+  size_t col_block;             /* GEMM direct, few rows, large B: tasks are blocks of this many channels over all
+                                   rows (0: tasks are row tiles) */
   const uint8_t **indirection;  /* depthwise: rows * taps pointers (workspace) */
   q8rt_xnn_conv *xnn;
 } conv_fast_geom;
