@@ -1,7 +1,8 @@
 /* The planner's layout change: NCHW <-> NHWC (3-D: NCW <-> NWC). It is not an ONNX op: the
  * planner inserts it where a value crosses from NCHW ops to NHWC ones or back. 8-bit activations
  * go through the x8-transpose kernels; wider ones (a float tensor between channels-last quantized
- * ops and an op that runs NCHW only) are moved element by element. */
+ * ops and an op that runs NCHW only) are moved element by element. When the bound shapes have one
+ * channel or one pixel, only axes of size 1 move: the step is a copy. */
 #include <string.h>
 
 #include "op.h"
@@ -17,6 +18,7 @@ typedef struct transpose_params {
 typedef struct transpose_geom {
   size_t outer, a, b; /* [outer][a][b] -> [outer][b][a] */
   size_t esize;       /* bytes per element: 1, 2, 4 or 8 */
+  int copy;           /* a or b is 1: only axes of size 1 move, the bytes stay (a copy) */
 } transpose_geom;
 
 static const struct {
@@ -71,6 +73,7 @@ static q8rt_status transpose_infer(const void *params, const op_node *n, const o
     g->a = p->to_nhwc ? channels : spatial;
     g->b = p->to_nhwc ? spatial : channels;
     g->esize = es;
+    g->copy = g->a == 1 || g->b == 1;
   }
   return Q8RT_OK;
 }
@@ -124,6 +127,10 @@ static void transpose_run(const void *params, const void *geom, const op_tensor 
   (void)workspace;
   const transpose_geom *g = geom;
   if (g->a == 0 || g->b == 0) return;
+  if (g->copy) {
+    memcpy(out[0].data, in[0].data, g->outer * g->a * g->b * g->esize);
+    return;
+  }
   const int by_rows = g->a > g->b;
   const size_t along = by_rows ? g->a : g->b, across = by_rows ? g->b : g->a;
   transpose_job j = {params, g, in[0].data, out[0].data, (along + TR_BLOCK - 1) / TR_BLOCK, by_rows};

@@ -149,6 +149,23 @@ int op_perm_reshape_view(const int64_t *in_dims, int in_rank, const unsigned cha
   return 1;
 }
 
+int op_perm_keeps_bytes(const int64_t *dims, int rank, const unsigned char *p) {
+  if (rank < 0 || rank > Q8RT_MAX_RANK) return -1;
+  for (int i = 0; i < rank; i++) {
+    if (dims[i] == 0) return 1; /* no bytes */
+  }
+  int res = 1;
+  for (int i = 0; i < rank; i++) {
+    for (int j = i + 1; j < rank; j++) {
+      const int64_t a = dims[p[i]], b = dims[p[j]];
+      if (p[i] < p[j] || a == 1 || b == 1) continue;
+      if (a > 1 && b > 1) return 0;
+      res = -1;
+    }
+  }
+  return res;
+}
+
 void *op_layout_view_params(q8rt_pool *pool, const op_def *inner, const void *inner_params, int in_cl, int out_cl,
                             const unsigned char *tperm, int trank) {
   view_params *p = q8rt_pool_alloc(pool, sizeof(*p), 16);

@@ -147,6 +147,11 @@ void op_perm_channels_last(int rank, unsigned char *p);
  * qout) leaves the bytes as they are: 1 yes, 0 no, -1 unknown (a dim not known). */
 int op_perm_reshape_view(const int64_t *in_dims, int in_rank, const unsigned char *pin, const int64_t *out_dims,
                          int out_rank, const unsigned char *qout);
+/* Whether a tensor of logical dims `dims` stored in order p holds the bytes of its logical order:
+ * 1 when the axes of size other than 1 keep their relative order in p (or the tensor is empty), 0
+ * when two axes of size > 1 swap, -1 when it depends on dims not known (< 0). A layout change
+ * between two such orders moves only axes of size 1: a copy. */
+int op_perm_keeps_bytes(const int64_t *dims, int rank, const unsigned char *p);
 
 /* The planner's table step (an island of elementwise ops on one 8-bit tensor): `table` holds
  * channels x 256 bytes; with channels > 1 they are indexed along physical axis `axis`. */

@@ -55,6 +55,13 @@ static op_node *copy_op_node(q8rt_pool *pool, const ir_node *n) {
   return d;
 }
 
+/* Logical (NCHW) dims of channels-last dims `phys` of rank >= 2. */
+static void set_logical_dims(const int64_t *phys, int rank, int64_t *logical) {
+  logical[0] = phys[0];
+  logical[1] = phys[rank - 1];
+  for (int d = 2; d < rank; d++) logical[d] = phys[d - 1];
+}
+
 /* The logical (NCHW) value carries the shape the model sees of its NHWC twin. */
 static void set_logical_from_nhwc(ir_graph *g, int logical, int phys) {
   ir_value *lv = &g->values[logical];
@@ -65,9 +72,7 @@ static void set_logical_from_nhwc(ir_graph *g, int logical, int phys) {
     memcpy(lv->dims, pv->dims, sizeof(lv->dims));
     return;
   }
-  lv->dims[0] = pv->dims[0];
-  lv->dims[1] = pv->dims[pv->rank - 1];
-  for (int d = 2; d < pv->rank; d++) lv->dims[d] = pv->dims[d - 1];
+  set_logical_dims(pv->dims, pv->rank, lv->dims);
 }
 
 static q8rt_status infer_step(builder *b, plan_step *s) {
@@ -119,7 +124,9 @@ static int new_value(builder *b, const char *base, const char *suffix) {
   return -1;
 }
 
-/* Append a transpose step from physical value `from` to physical value `to`. */
+/* Append a transpose step from physical value `from` to physical value `to`. When only axes of
+ * size 1 move (one channel, or one pixel: known at load) the step is a copy (LayoutCopy); when
+ * that depends on dims known at bind, the step checks there and copies if so. */
 static q8rt_status add_transpose(builder *b, int from, int to, int to_nhwc) {
   plan_step *s = new_step(b);
   int *io = q8rt_pool_array(b->pool, 2, sizeof(int));
@@ -127,9 +134,23 @@ static q8rt_status add_transpose(builder *b, int from, int to, int to_nhwc) {
   void *params = op_layout_transpose_params(b->pool, to_nhwc, b->isa, &kernel);
   /* the x8 kernels move bytes; a float value (a stretch between quantized ops) goes element by element */
   if (q8rt_dtype_size(b->g->values[from].dtype) > 1) kernel = "layout_transpose_wide__scalar";
+  const ir_value *fv = &b->g->values[from];
+  int keeps = -1;
+  char dims[160] = "";
+  if (fv->rank >= 3 && fv->rank <= Q8RT_MAX_RANK) {
+    int64_t ld[Q8RT_MAX_RANK];
+    unsigned char cl[Q8RT_MAX_RANK];
+    for (int i = 0; i < fv->rank; i++) ld[i] = fv->dims[i];
+    if (!to_nhwc) set_logical_dims(fv->dims, fv->rank, ld);
+    op_perm_channels_last(fv->rank, cl);
+    keeps = op_perm_keeps_bytes(ld, fv->rank, cl);
+    for (int i = 0, len = 0; i < fv->rank && len < 120; i++)
+      len += snprintf(dims + len, sizeof(dims) - (size_t)len, "%s%lld", i ? "x" : "", (long long)ld[i]);
+  }
+  if (keeps == 1) kernel = "copy__scalar";
   char name[512];
   snprintf(name, sizeof(name), "%.400s%s", b->g->values[to].name, to_nhwc ? "" : " (to NCHW)");
-  op_node *n = new_op_node(b->pool, name, "LayoutTranspose", "q8rt");
+  op_node *n = new_op_node(b->pool, name, keeps == 1 ? "LayoutCopy" : "LayoutTranspose", "q8rt");
   if (s == NULL || n == NULL || io == NULL || params == NULL) {
     return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning layouts");
   }
@@ -151,6 +172,13 @@ static q8rt_status add_transpose(builder *b, int from, int to, int to_nhwc) {
   } else {
     snprintf(why, sizeof(why), "NHWC -> NCHW: %s '%.200s' runs in NCHW (%s)", c->op_type, c->name,
              b->consumer_why != NULL ? b->consumer_why : "it has no channels-last form in q8rt");
+  }
+  if (keeps == 1) {
+    const size_t len = strlen(why);
+    snprintf(why + len, sizeof(why) - len, "; only axes of size 1 move (%s): the same bytes, a copy", dims);
+  } else if (keeps == -1 && dims[0] != '\0') {
+    const size_t len = strlen(why);
+    snprintf(why + len, sizeof(why) - len, "; a copy if the bound shapes (%s) move only axes of size 1", dims);
   }
   if ((s->reason = q8rt_pool_strdup(b->pool, why)) == NULL) {
     return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning layouts");
@@ -482,6 +510,10 @@ static q8rt_status view_step(builder *b, int ni, const op_def *op, int *handled)
       how = "channels-last in and out: a copy when the bound shapes keep the bytes (checked at bind), else a gather";
     } else if (op_perm_reshape_view(lin[0].dims, rin, pin, lout.dims, rout, id) == 1) {
       how = "its channels-last input's bytes are its output's in logical order: a copy, no transpose";
+    } else if (op_perm_keeps_bytes(lin[0].dims, rin, pin) == 1) {
+      how =
+          "its channels-last input moves only axes of size 1 from the logical order: the same bytes, a copy, no "
+          "transpose";
     } else {
       return Q8RT_OK;
     }

@@ -57,3 +57,30 @@ Q8RT_TEST(perm_reshape_views) {
   CHECK(view(a, 4, 1, d3, 3, 1) == 0);
   return 0;
 }
+
+Q8RT_TEST(perm_keeps_bytes) {
+  unsigned char cl[Q8RT_MAX_RANK], cl3[Q8RT_MAX_RANK];
+  op_perm_channels_last(4, cl);
+  op_perm_channels_last(3, cl3);
+  /* only axes of size 1 move: one channel, one pixel, or both (the batch never moves) */
+  const int64_t c1[] = {2, 1, 5, 7}, p1[] = {-1, 200, 1, 1}, both[] = {1, 1, 1, 1}, w1[] = {3, 9, 1};
+  CHECK(op_perm_keeps_bytes(c1, 4, cl) == 1);
+  CHECK(op_perm_keeps_bytes(p1, 4, cl) == 1);
+  CHECK(op_perm_keeps_bytes(both, 4, cl) == 1);
+  CHECK(op_perm_keeps_bytes(w1, 3, cl3) == 1);
+  /* the channels pass one spatial axis of size > 1 */
+  const int64_t h1[] = {1, 8, 1, 7}, full[] = {1, 8, 3, 7};
+  CHECK(op_perm_keeps_bytes(h1, 4, cl) == 0);
+  CHECK(op_perm_keeps_bytes(full, 4, cl) == 0);
+  /* unknown dims that decide it: unknown; unknown dims that do not: decided */
+  const int64_t uhw[] = {1, 8, -1, -1}, uc[] = {-1, -1, 1, 1}, un[] = {-1, 8, 3, 7}, z[] = {1, 8, 0, -1};
+  CHECK(op_perm_keeps_bytes(uhw, 4, cl) == -1);
+  CHECK(op_perm_keeps_bytes(uc, 4, cl) == 1);
+  CHECK(op_perm_keeps_bytes(un, 4, cl) == 0);
+  CHECK(op_perm_keeps_bytes(z, 4, cl) == 1); /* no bytes */
+  /* the identity order always; a rank past the limit: unknown */
+  const unsigned char id[] = {0, 1, 2, 3};
+  CHECK(op_perm_keeps_bytes(full, 4, id) == 1);
+  CHECK(op_perm_keeps_bytes(full, Q8RT_MAX_RANK + 1, cl) == -1);
+  return 0;
+}
