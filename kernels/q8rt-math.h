@@ -12,18 +12,13 @@
  * >= 2^23 are integral already; below, truncation and the fraction are exact. */
 static inline int32_t q8rt_round_half_even_core(float v) {
   if (v >= 8388608.0f || v <= -8388608.0f) return (int32_t)v;
-  int32_t i = (int32_t)v;          /* truncation toward zero */
+  const int32_t i = (int32_t)v;    /* truncation toward zero */
   const float frac = v - (float)i; /* exact */
-  if (frac > 0.5f) {
-    i += 1;
-  } else if (frac < -0.5f) {
-    i -= 1;
-  } else if (frac == 0.5f) {
-    i += i & 1;
-  } else if (frac == -0.5f) {
-    i -= i & 1;
-  }
-  return i;
+  const int32_t odd = i & 1;
+  /* comparisons as 0/1 rather than branches: the fraction of real data is random, and a
+   * mispredicted branch per value cost more than the arithmetic (|i| < 2^23: no overflow) */
+  return i + (int32_t)(frac > 0.5f) - (int32_t)(frac < -0.5f) + (odd & (int32_t)(frac == 0.5f)) -
+         (odd & (int32_t)(frac == -0.5f));
 }
 
 /* round_half_even(clamp(v, lo, hi)) for integral lo <= hi with |lo|, |hi| < 2^24; NaN gives lo

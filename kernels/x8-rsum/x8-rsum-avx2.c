@@ -2,8 +2,9 @@
  * the end (128 per element), so both types take the unsigned route; all arithmetic is integer,
  * so the sums equal the scalar twin's exactly (uint32 wraparound included).
  *   rsum: vpsadbw adds 8 bytes into a 64-bit lane (no overflow for any n), 32 bytes per step.
- *   csum: 32 channels at a time, bytes widened to 16 bits and added for up to 256 pixels (at most
- *         256 * 255 = 65280 < 2^16), then widened into 32-bit totals. */
+ *   csum: 32 channels at a time (then 16, then 8), bytes widened to 16 bits and added for up to 256
+ *         pixels (at most 256 * 255 = 65280 < 2^16), then widened into 32-bit totals; the last < 8
+ *         channels by the scalar twin. */
 #include <immintrin.h>
 
 #include "x8-rsum/x8-rsum.h"
@@ -53,6 +54,39 @@ void q8rt_x8_csum_ukernel__avx2(size_t pixels, size_t channels, const uint8_t *x
     _mm256_storeu_si256((__m256i *)(void *)(out + c + 8), _mm256_sub_epi32(t1, b));
     _mm256_storeu_si256((__m256i *)(void *)(out + c + 16), _mm256_sub_epi32(t2, b));
     _mm256_storeu_si256((__m256i *)(void *)(out + c + 24), _mm256_sub_epi32(t3, b));
+  }
+  if (c + 16 <= channels) { /* squeeze-excite blocks pool 16-channel chunks: keep them on SIMD */
+    const __m128i flip16 = _mm256_castsi256_si128(flip);
+    __m256i t0 = _mm256_setzero_si256(), t1 = t0;
+    for (size_t p0 = 0; p0 < pixels; p0 += 256) {
+      const size_t p1 = pixels - p0 < 256 ? pixels : p0 + 256;
+      __m256i s16 = _mm256_setzero_si256();
+      for (size_t p = p0; p < p1; p++) {
+        const __m128i v = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(x + p * stride + c)), flip16);
+        s16 = _mm256_add_epi16(s16, _mm256_cvtepu8_epi16(v));
+      }
+      t0 = _mm256_add_epi32(t0, _mm256_cvtepu16_epi32(_mm256_castsi256_si128(s16)));
+      t1 = _mm256_add_epi32(t1, _mm256_cvtepu16_epi32(_mm256_extracti128_si256(s16, 1)));
+    }
+    const __m256i b = _mm256_set1_epi32((int)bias);
+    _mm256_storeu_si256((__m256i *)(void *)(out + c), _mm256_sub_epi32(t0, b));
+    _mm256_storeu_si256((__m256i *)(void *)(out + c + 8), _mm256_sub_epi32(t1, b));
+    c += 16;
+  }
+  if (c + 8 <= channels) {
+    const __m128i flip8 = _mm256_castsi256_si128(flip);
+    __m256i t0 = _mm256_setzero_si256();
+    for (size_t p0 = 0; p0 < pixels; p0 += 256) {
+      const size_t p1 = pixels - p0 < 256 ? pixels : p0 + 256;
+      __m128i s16 = _mm_setzero_si128();
+      for (size_t p = p0; p < p1; p++) {
+        const __m128i v = _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)(x + p * stride + c)), flip8);
+        s16 = _mm_add_epi16(s16, _mm_cvtepu8_epi16(v));
+      }
+      t0 = _mm256_add_epi32(t0, _mm256_cvtepu16_epi32(s16));
+    }
+    _mm256_storeu_si256((__m256i *)(void *)(out + c), _mm256_sub_epi32(t0, _mm256_set1_epi32((int)bias)));
+    c += 8;
   }
   if (c < channels) q8rt_x8_csum_ukernel__scalar(pixels, channels - c, x + c, stride, is_signed, out + c);
 }

@@ -167,6 +167,10 @@ void op_lookup_table_apply(q8rt_x8_lut_ukernel_fn fn, const uint8_t *table, size
 /* QuantizeLinear's kernel for quantized type `qtype` (the first usable line of f32-qint-vcvt.inc;
  * *name: its symbol, NULL when the list has none for the type). */
 q8rt_f32_qint_vcvt_ukernel_fn op_quantize_kernel(int32_t qtype, uint32_t isa, q8rt_backend backend, const char **name);
+/* DequantizeLinear's kernel for quantized type `qtype` (the first usable line of qint-f32-vcvt.inc;
+ * *name: its symbol, NULL when the list has none for the type). */
+q8rt_qint_f32_vcvt_ukernel_fn op_dequantize_kernel(int32_t qtype, uint32_t isa, q8rt_backend backend,
+                                                   const char **name);
 
 /* The op that runs `node` at its opset, or NULL. */
 const op_def *op_find(const ir_node *node);

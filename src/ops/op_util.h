@@ -3,6 +3,7 @@
 #define Q8RT_OP_UTIL_H
 
 #include "f32-gemm/f32-gemm.h"
+#include "f32-vbinary/f32-vbinary.h"
 #include "f32-vunary/f32-vunary.h"
 #include "s32-f32-vcvt/s32-f32-vcvt.h"
 #include "op.h"
@@ -177,6 +178,11 @@ const op_f32_gemm_variant *op_f32_gemm_pick(const op_prepare_ctx *ctx);
 /* The f32-vunary kernel of `op` on the first line of f32-vunary.inc this CPU and backend allow (the
  * list ends with the scalar twin, the reference backend's); *name (if not NULL) for --explain. */
 q8rt_f32_vunary_ukernel_fn op_f32_vunary_pick(const op_prepare_ctx *ctx, enum q8rt_f32_vunary_op op, const char **name);
+
+/* The f32-vbinary kernel of op (Q8RT_F32_VBINARY_OPS order: 0 add, 1 sub, 2 mul, 3 div, 4 max, 5 min)
+ * in form 0 (y = a op b), 1 (y = a op b[0]) or 2 (y = b[0] op a), from the first line of
+ * f32-vbinary.inc this CPU and backend allow (the list ends with the scalar twins). */
+q8rt_f32_vbinary_ukernel_fn op_f32_vbinary_kernel(uint32_t isa, q8rt_backend backend, int op, int form);
 
 /* The first s32-f32-vcvt kernel (s32-f32-vcvt.inc) this CPU and backend allow: the output stage
  * of ConvIntegerToFloat and MatMulIntegerToFloat. */

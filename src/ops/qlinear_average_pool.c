@@ -29,6 +29,9 @@ typedef struct qpool_params {
   q8rt_x8_rsum_ukernel_fn rsum; /* global sums: NCHW planes */
   q8rt_x8_csum_ukernel_fn csum; /* global sums: NHWC channels */
   const char *rsum_name;
+  q8rt_qint_f32_vcvt_ukernel_fn dq;         /* channels-last windows: a pixel's channels as x_scale * (x - x_zp) */
+  q8rt_f32_vbinary_ukernel_fn vadd;         /* ... added into the window sums, */
+  q8rt_f32_vbinary_ukernel_fn vdivc, vaddc; /* ... then / count / y_scale + y_zp */
 } qpool_params;
 
 typedef struct rsum_variant {
@@ -174,8 +177,15 @@ static q8rt_status qap_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err)
   }
   if ((st = ir_attr_int(n, "count_include_pad", 0, &p->count_include_pad, err)) != Q8RT_OK) return st;
   if ((st = ir_attr_int(n, "ceil_mode", 0, &p->ceil_mode, err)) != Q8RT_OK) return st;
+  const char *dq_name = NULL;
+  p->dq = op_dequantize_kernel(p->type, ctx->isa, ctx->backend, &dq_name);
+  p->vadd = op_f32_vbinary_kernel(ctx->isa, ctx->backend, 0, 0);
+  p->vaddc = op_f32_vbinary_kernel(ctx->isa, ctx->backend, 0, 1);
+  p->vdivc = op_f32_vbinary_kernel(ctx->isa, ctx->backend, 3, 1);
   ctx->kernel = "qlinear_average_pool__scalar";
-  ctx->reason = "ONNX Runtime formula (float window sums)";
+  ctx->reason =
+      "ONNX Runtime formula (float window sums); channels-last: each window pixel's channels dequantized "
+      "(qint-f32-vcvt) and added (f32-vbinary), the same operations in the same order";
   *out = p;
   return Q8RT_OK;
 }
@@ -264,6 +274,7 @@ typedef struct qpool_job {
   const qpool_geom *gm;
   const void *X;
   void *Y;
+  size_t chunk; /* channels-last global pooling: channels per work item */
 } qpool_job;
 
 /* Channels [begin, end) of the n x c (batch, channel) pairs: exact sums by the x8-rsum kernels,
@@ -296,14 +307,12 @@ static void run_global(void *arg, size_t begin, size_t end) {
   }
 }
 
-#define QPOOL_CHUNK 16
-
 /* Item t of the channels-last global pooling: image t / chunks, its channels of chunk t % chunks. */
 static void run_global_chunk(void *arg, size_t t) {
   const qpool_job *jb = arg;
-  const size_t c = jb->gm->c, chunks = (c + QPOOL_CHUNK - 1) / QPOOL_CHUNK;
-  const size_t b = t / chunks, c0 = t % chunks * QPOOL_CHUNK;
-  run_global(arg, b * c + c0, b * c + (c0 + QPOOL_CHUNK < c ? c0 + QPOOL_CHUNK : c));
+  const size_t c = jb->gm->c, chunks = (c + jb->chunk - 1) / jb->chunk;
+  const size_t b = t / chunks, c0 = t % chunks * jb->chunk;
+  run_global(arg, b * c + c0, b * c + (c0 + jb->chunk < c ? c0 + jb->chunk : c));
 }
 
 static void run_avg(void *arg, size_t begin, size_t end) {
@@ -365,8 +374,8 @@ static void run_avg_nhwc(void *arg, size_t begin, size_t end) {
   const int64_t sh = p->stride[0], sw = p->nk > 1 ? p->stride[1] : 1;
   const int64_t ph = p->pads[0], pw = p->nk > 1 ? p->pads[1] : 0;
   const size_t C = gm->c;
-  const float xs = p->x_scale, zp = (float)p->x_zp;
-  float sum[256];
+  const q8rt_qint_f32_vcvt_params kp = {p->x_scale, p->x_zp};
+  float sum[256], row[256];
   for (size_t op = begin; op < end; op++) {
     const size_t b = op / (size_t)(OH * OW);
     const int64_t oh = (int64_t)(op % (size_t)(OH * OW)) / OW, ow = (int64_t)(op % (size_t)(OH * OW)) % OW;
@@ -383,18 +392,21 @@ static void run_avg_nhwc(void *arg, size_t begin, size_t end) {
       for (int64_t h = hs; h < he; h++) {
         for (int64_t w = ws; w < we; w++) {
           const uint8_t *xp = (const uint8_t *)jb->X + (b * (size_t)(H * W) + (size_t)(h * W + w)) * C + c0;
+          /* (float)(x - zp) * x_scale: run_avg's x_scale * ((float)x - zp), exactly (x - zp is exact) */
           if (is_signed) {
-            for (size_t c = 0; c < nc; c++) sum[c] += xs * ((float)(int8_t)xp[c] - zp);
+            p->dq.qs8(nc, (const int8_t *)xp, row, &kp);
           } else {
-            for (size_t c = 0; c < nc; c++) sum[c] += xs * ((float)xp[c] - zp);
+            p->dq.qu8(nc, xp, row, &kp);
           }
+          p->vadd(nc, sum, row, sum);
         }
       }
       uint8_t *yp = (uint8_t *)jb->Y + op * C + c0;
-      for (size_t c = 0; c < nc; c++) {
-        const float v = sum[c] / (float)count / p->y_scale + (float)p->y_zp;
-        yp[c] = (uint8_t)qk_clamp(q8rt_cvt_rne(v), p->qmin, p->qmax);
-      }
+      const float fcount = (float)count, yzp = (float)p->y_zp;
+      p->vdivc(nc, sum, &fcount, sum); /* sum / count / y_scale + y_zp, one IEEE operation at a time */
+      p->vdivc(nc, sum, &p->y_scale, sum);
+      p->vaddc(nc, sum, &yzp, sum);
+      for (size_t c = 0; c < nc; c++) yp[c] = (uint8_t)qk_clamp(q8rt_cvt_rne(sum[c]), p->qmin, p->qmax);
     }
   }
 }
@@ -404,7 +416,7 @@ static void qpool_run(const void *params, const void *geom, const op_tensor *in,
   (void)workspace;
   const qpool_params *p = params;
   const qpool_geom *gm = geom;
-  qpool_job j = {p, gm, in[0].data, out[0].data};
+  qpool_job j = {p, gm, in[0].data, out[0].data, 0};
   /* per channel: the image (global) or the output image times the window (average) */
   const size_t per_c =
       gm->as_global ? gm->image : (size_t)(gm->out[0] * gm->out[1] * p->kernel[0] * (p->nk > 1 ? p->kernel[1] : 1));
@@ -414,11 +426,17 @@ static void qpool_run(const void *params, const void *geom, const op_tensor *in,
     return;
   }
   if (gm->as_global && p->channels_last) {
-    /* channels-last global pooling: chunks of 16 channels of one image, so that the few channels
-     * of a squeeze-excite block (det: 24-96 over a whole plane) still give a second thread work;
-     * each chunk reads its 16 bytes of every pixel (the lines stay in L2 for the other thread) */
-    const size_t chunks = (gm->c + QPOOL_CHUNK - 1) / QPOOL_CHUNK;
-    op_parallel_items(ctx, gm->n * chunks, QPOOL_CHUNK * gm->image, 8192, run_global_chunk, &j);
+    /* channels-last global pooling: each chunk of channels reads its bytes of every pixel, so one
+     * chunk per thread (multiples of 16 channels, the column-sum kernels' blocks, at most the 256 a
+     * pass sums): one pass over the image on one thread, and the few channels of a squeeze-excite
+     * block (det: 16-96 over a whole plane) still split between two. Integer sums: any chunking
+     * gives the same bytes. */
+    size_t chunk = (gm->c + ctx->threads - 1) / ctx->threads;
+    chunk = (chunk + 15) / 16 * 16;
+    if (chunk > 256) chunk = 256;
+    j.chunk = chunk;
+    const size_t chunks = (gm->c + chunk - 1) / chunk;
+    op_parallel_items(ctx, gm->n * chunks, chunk * gm->image, 8192, run_global_chunk, &j);
     return;
   }
   size_t grain = 8192 / (per_c + 1) + 1;

@@ -19,6 +19,7 @@ enum { LUT_SIGMOID, LUT_LEAKY_RELU };
 
 typedef struct qlut_params {
   q8rt_dtype type;
+  q8rt_x8_lut_ukernel_fn fn; /* x8-lut: the table steps' kernel */
   uint8_t table[256];
 } qlut_params;
 
@@ -65,7 +66,7 @@ static q8rt_status qlut_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
     const float v = kind == LUT_SIGMOID ? mlas_logistic(in) : (in >= 0.0f ? in : alpha * in);
     p->table[i] = (uint8_t)(q8rt_round_clamp(v / ys, lo, hi) + yz);
   }
-  ctx->kernel = "qlinear_lut__scalar";
+  p->fn = op_lookup_table_kernel(ctx->backend, ctx->isa, &ctx->kernel);
   ctx->reason = kind == LUT_SIGMOID ? "256-entry table (MLAS logistic, MLAS quantize)"
                                     : "256-entry table (float leaky relu, MLAS quantize)";
   *out = p;
@@ -95,21 +96,22 @@ static q8rt_status qlut_infer(const void *params, const op_node *n, const op_sha
 }
 
 typedef struct qlut_job {
+  q8rt_x8_lut_ukernel_fn fn;
   const uint8_t *table, *x;
   uint8_t *y;
 } qlut_job;
 
 static void qlut_range(void *arg, size_t begin, size_t end) {
   const qlut_job *j = arg;
-  for (size_t i = begin; i < end; i++) j->y[i] = j->table[j->x[i]];
+  j->fn(end - begin, j->x + begin, j->y + begin, j->table);
 }
 
 static void qlut_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                      const op_exec_ctx *ctx) {
   (void)workspace;
   const qlut_params *p = params;
-  qlut_job j = {p->table, in[0].data, out[0].data};
-  op_parallel_range(ctx, ((const qlut_geom *)geom)->total, 4096, qlut_range, &j); /* ~2 us (scalar table) */
+  qlut_job j = {p->fn, p->table, in[0].data, out[0].data};
+  op_parallel_range(ctx, ((const qlut_geom *)geom)->total, 4096, qlut_range, &j); /* as the table steps */
 }
 
 const op_def q8rt_op_qlinear_sigmoid = {

@@ -74,6 +74,18 @@ q8rt_f32_qint_vcvt_ukernel_fn op_quantize_kernel(int32_t qtype, uint32_t isa, q8
   return (q8rt_f32_qint_vcvt_ukernel_fn){.qu8 = NULL};
 }
 
+q8rt_qint_f32_vcvt_ukernel_fn op_dequantize_kernel(int32_t qtype, uint32_t isa, q8rt_backend backend,
+                                                   const char **name) {
+  for (size_t i = 0; i < sizeof(g_dequantize) / sizeof(g_dequantize[0]); i++) {
+    if (g_dequantize[i].qtype == qtype && op_isa_usable(g_dequantize[i].isa, isa, backend)) {
+      *name = g_dequantize[i].name;
+      return g_dequantize[i].fn;
+    }
+  }
+  *name = NULL;
+  return (q8rt_qint_f32_vcvt_ukernel_fn){.qu8 = NULL};
+}
+
 static q8rt_status qdq_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, int quantize) {
   const ir_graph *g = ctx->graph;
   const ir_node *n = ctx->node;
@@ -189,12 +201,7 @@ static q8rt_status qdq_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err,
   if (quantize) {
     p->q_fn = op_quantize_kernel(qtype, ctx->isa, ctx->backend, &name);
   } else {
-    for (size_t i = 0; i < sizeof(g_dequantize) / sizeof(g_dequantize[0]) && name == NULL; i++) {
-      if (g_dequantize[i].qtype == qtype && op_isa_usable(g_dequantize[i].isa, ctx->isa, ctx->backend)) {
-        p->dq_fn = g_dequantize[i].fn;
-        name = g_dequantize[i].name;
-      }
-    }
+    p->dq_fn = op_dequantize_kernel(qtype, ctx->isa, ctx->backend, &name);
   }
   if (name == NULL) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': no kernel for %s", n->op_type, n->name,

@@ -49,7 +49,7 @@ Q8RT_TEST(x8_rsum_scalar_sums) {
 Q8RT_TEST(x8_rsum_variants_match_scalar) {
   int tested = 0;
   const size_t lens[] = {1, 7, 31, 32, 33, 64, 95, 255, 256, 257, 600};
-  const size_t widths[] = {1, 5, 31, 32, 33, 64, 70};
+  const size_t widths[] = {1, 5, 8, 9, 15, 16, 17, 24, 31, 32, 33, 48, 56, 64, 70}; /* blocks of 32, 16, 8 */
   for (const rsum_variant *v = g_rsum_variants; v->rsum != NULL; v++) {
     if (!test_isa_supported(v->isa)) continue;
     tested++;
