@@ -110,7 +110,7 @@ typedef enum q8rt_backend {
   Q8RT_BACKEND_AUTO = 0,
   Q8RT_BACKEND_REFERENCE = 1, /* portable scalar kernels, the numerics reference */
   Q8RT_BACKEND_AVX2 = 2,      /* q8rt's exact AVX2 kernels (x86-64) */
-  Q8RT_BACKEND_NEON = 3,      /* q8rt's exact NEON kernels (aarch64: i8mm, dot product or plain NEON, best the CPU has) */
+  Q8RT_BACKEND_NEON = 3,      /* q8rt's exact NEON kernels (aarch64; i8mm/dot product where present) */
   Q8RT_BACKEND_XNNPACK = 4,   /* XNNPACK operators, where they are exact for the node */
   Q8RT_BACKEND_AVX512 = 5,    /* q8rt's AVX-512 VNNI kernels (x86-64 with AVX512-VNNI) */
 } q8rt_backend;
