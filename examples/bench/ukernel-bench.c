@@ -23,6 +23,7 @@
 
 #include "q8rt-isa.h"
 #include "q8rt-kernels.h"
+#include "f32-deconv-nhwc/f32-deconv-nhwc.h"
 #include "f32-deconv/f32-deconv.h"
 #include "f32-dwconv/f32-dwconv.h"
 #include "f32-gemm/f32-gemm.h"
@@ -391,6 +392,52 @@ static int bench_f32_deconv(const char *filter) {
     report(g_f32_deconv[k].name, t, (double)C * M * 4 * H * W, "MAC", ok);
   }
 #undef DC_LAYER
+  return bad;
+}
+
+static const struct {
+  unsigned isa;
+  q8rt_f32_deconv_nhwc_ukernel_fn fn;
+  const char *name;
+} g_f32_deconv_nhwc[] = {
+#define Q8RT_F32_DECONV_NHWC_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "f32-deconv-nhwc/f32-deconv-nhwc.inc"
+#undef Q8RT_F32_DECONV_NHWC_UKERNEL
+    {Q8RT_ISA_SCALAR, q8rt_f32_deconv_nhwc_ukernel__scalar, "q8rt_f32_deconv_nhwc_ukernel__scalar"},
+};
+
+/* f32-deconv-nhwc: the same layer channels-last (weights packed [tap][C][M]), against the twin. */
+static int bench_f32_deconv_nhwc(const char *filter) {
+  enum { C = 24, M = 24, H = 64, W = 96 };
+  static float x[C * H * W], w[C * M * 4], y0[M * 2 * H * 2 * W], y1[M * 2 * H * 2 * W];
+  int bad = 0;
+  double t;
+  for (size_t i = 0; i < sizeof(x) / sizeof(x[0]); i++) x[i] = (float)(int32_t)(rnd() % 2001 - 1000) * 1e-3f;
+  for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++) w[i] = (float)(int32_t)(rnd() % 2001 - 1000) * 1e-3f;
+  printf("f32-deconv-nhwc, %d->%d 2x2 stride 2, %dx%d inputs\n", C, M, H, W);
+#define DN_LAYER(fn, y)                                                                                           \
+  do {                                                                                                            \
+    memset(y, 0, sizeof(y));                                                                                      \
+    for (size_t o1 = 0; o1 < 2 * H; o1++) {                                                                       \
+      for (size_t t2 = 0; t2 < 2; t2++) {                                                                         \
+        fn(W, M, C, x + o1 / 2 * W * C, C, w + ((o1 % 2) * 2 + t2) * C * M, M, y + (o1 * 2 * W + t2) * M, 2 * M); \
+      }                                                                                                           \
+    }                                                                                                             \
+  } while (0)
+  DN_LAYER(q8rt_f32_deconv_nhwc_ukernel__scalar, y0);
+  for (size_t k = 0; k < sizeof(g_f32_deconv_nhwc) / sizeof(g_f32_deconv_nhwc[0]); k++) {
+    if (!wanted(filter, g_f32_deconv_nhwc[k].name)) continue;
+    if (!isa_supported(g_f32_deconv_nhwc[k].isa)) {
+      printf("  %-62s skipped (CPU lacks its ISA)\n", g_f32_deconv_nhwc[k].name);
+      continue;
+    }
+    DN_LAYER(g_f32_deconv_nhwc[k].fn, y1);
+    const bool ok = memcmp(y0, y1, sizeof(y0)) == 0;
+    bad |= !ok;
+    TIME_MEDIAN(t, DN_LAYER(g_f32_deconv_nhwc[k].fn, y1));
+    report(g_f32_deconv_nhwc[k].name, t, (double)C * M * 4 * H * W, "MAC", ok);
+  }
+#undef DN_LAYER
   return bad;
 }
 
@@ -1114,6 +1161,7 @@ int main(int argc, char **argv) {
   bad |= bench_f32_gemm_lut(filter);
   bad |= bench_f32_dwconv(filter);
   bad |= bench_f32_deconv(filter);
+  bad |= bench_f32_deconv_nhwc(filter);
   bad |= bench_rsum(filter);
   bad |= bench_softmax(filter);
   bad |= bench_vmacc(filter);

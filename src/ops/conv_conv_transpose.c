@@ -25,12 +25,17 @@
  * ConvTranspose sums each kernel tap's channel dot product (channel order) and adds the taps in
  * row-major order (ONNX Runtime's col2im order), then the bias, with separate multiplies and adds:
  * f32-deconv (AVX-512, AVX2, NEON, the scalar twin on --backend reference) per output row and
- * tap. ONNX Runtime agrees to a few ulps, not bitwise. */
+ * tap. Channels-last (between quantized ops that run NHWC; constant weights) each output row's
+ * pixels take the same operations: f32-deconv-nhwc on the input pixels' contiguous channels with
+ * the weights packed per tap at load (8 or more output channels per group), else f32-deconv on a
+ * channel-major copy of the input in the workspace, writing the NHWC rows. ONNX Runtime agrees
+ * to a few ulps, not bitwise. */
 #include <math.h>
 #include <stdatomic.h>
 #include <string.h>
 
 #include "data_common.h"
+#include "f32-deconv-nhwc/f32-deconv-nhwc.h"
 #include "f32-deconv/f32-deconv.h"
 #include "f32-dwconv/f32-dwconv.h"
 #include "f32-gemm/f32-gemm.h"
@@ -59,12 +64,16 @@ typedef struct fconv_params {
   fc_stage_op stage[FC_STAGE_MAX];
   q8rt_f32_vbinary_set bin; /* the stage's binary kernels */
   q8rt_f32_vunary_ukernel_fn clamp;
-  q8rt_f32_gemm_ukernel_fn gemm;     /* Conv's fast route, or NULL */
-  q8rt_f32_igemm_ukernel_fn igemm;   /* its windows of taps > 1 and innermost stride 1 (with gemm) */
-  q8rt_f32_dwconv_ukernel_fn dw;     /* Conv's depthwise row kernel (any backend but reference) */
-  q8rt_f32_deconv_ukernel_fn deconv; /* ConvTranspose's tap kernel */
-  q8rt_f32_vbinary_ukernel_fn addc;  /* the bias added to an output row (y = y + b, as the reference) */
-  size_t nr, inr;                    /* gemm's and igemm's NR */
+  q8rt_f32_gemm_ukernel_fn gemm;               /* Conv's fast route, or NULL */
+  q8rt_f32_igemm_ukernel_fn igemm;             /* its windows of taps > 1 and innermost stride 1 (with gemm) */
+  q8rt_f32_dwconv_ukernel_fn dw;               /* Conv's depthwise row kernel (any backend but reference) */
+  q8rt_f32_deconv_ukernel_fn deconv;           /* ConvTranspose's tap kernel */
+  q8rt_f32_deconv_nhwc_ukernel_fn deconv_nhwc; /* its channels-last tap kernel */
+  const char *deconv_nhwc_name;
+  int nhwc;                         /* ConvTranspose on channels-last X and Y (NHWC; NWC for 1-D) */
+  const float *wpack;               /* nhwc, >= CT_NHWC_MIN_MG output channels per group: W as [group][tap][C/g][M/g] */
+  q8rt_f32_vbinary_ukernel_fn addc; /* the bias added to an output row (y = y + b, as the reference) */
+  size_t nr, inr;                   /* gemm's and igemm's NR */
   int64_t group;
   const int64_t *output_padding, *output_shape; /* ConvTranspose (copies in the params' pool) */
   size_t n_output_padding, n_output_shape;
@@ -237,6 +246,20 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
     while (!op_isa_usable(tv[ti].isa, ctx->isa, ctx->backend)) ti++;
     p->deconv = tv[ti].fn;
     ctx->kernel = tv[ti].name + 5;
+    static const struct {
+      uint32_t isa;
+      q8rt_f32_deconv_nhwc_ukernel_fn fn;
+      const char *name;
+    } nv[] = {
+#define Q8RT_F32_DECONV_NHWC_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "f32-deconv-nhwc/f32-deconv-nhwc.inc"
+#undef Q8RT_F32_DECONV_NHWC_UKERNEL
+        {Q8RT_ISA_SCALAR, q8rt_f32_deconv_nhwc_ukernel__scalar, "q8rt_f32_deconv_nhwc_ukernel__scalar"},
+    };
+    size_t ni = 0; /* the list ends with the twin */
+    while (!op_isa_usable(nv[ni].isa, ctx->isa, ctx->backend)) ni++;
+    p->deconv_nhwc = nv[ni].fn;
+    p->deconv_nhwc_name = nv[ni].name + 5;
     ctx->reason =
         "f32-deconv per output row and kernel tap, all output channels of a group at once (the "
         "definition's channel dots and tap order)";
@@ -326,9 +349,8 @@ static q8rt_status convt_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
   return fconv_prepare(ctx, out, err, 1);
 }
 
-static q8rt_status fconv_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
-                               void *geom, q8rt_error *err) {
-  const fconv_params *p = params;
+static q8rt_status fconv_infer_logical(const fconv_params *p, const op_node *n, const op_shape *in, op_shape *out,
+                                       int concrete, void *geom, q8rt_error *err) {
   const op_shape *x = &in[0], *w = &in[1], *b = n->n_inputs > 2 && n->inputs[2] >= 0 ? &in[2] : NULL;
   q8rt_status st;
   if ((st = data_check_float(n, x, "X", 0, err)) != Q8RT_OK) return st;
@@ -442,6 +464,25 @@ static q8rt_status fconv_infer(const void *params, const op_node *n, const op_sh
   g.group = G;
   g.has_bias = b != NULL;
   memcpy(geom, &g, sizeof(g));
+  return Q8RT_OK;
+}
+
+/* Channels-last ConvTranspose reads X [N, S..., C] and writes Y [N, S..., M]: the shapes move
+ * to and from the logical order around the definition's checks. */
+static q8rt_status fconv_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
+                               void *geom, q8rt_error *err) {
+  const fconv_params *p = params;
+  if (!p->nhwc || in[0].rank < 3) return fconv_infer_logical(p, n, in, out, concrete, geom, err);
+  op_shape lin[3];
+  const int r = in[0].rank;
+  for (int k = 0; k < n->n_inputs && k < 3; k++) lin[k] = in[k];
+  lin[0].dims[1] = in[0].dims[r - 1];
+  for (int d = 2; d < r; d++) lin[0].dims[d] = in[0].dims[d - 1];
+  q8rt_status st = fconv_infer_logical(p, n, lin, out, concrete, geom, err);
+  if (st != Q8RT_OK || out->rank != r) return st;
+  const int64_t m = out->dims[1];
+  for (int d = 1; d < r - 1; d++) out->dims[d] = out->dims[d + 1];
+  out->dims[r - 1] = m;
   return Q8RT_OK;
 }
 
@@ -819,11 +860,15 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
  * bias), whatever the kernel's tiling. */
 static inline int64_t ct_floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
+#define CT_NHWC_MIN_MG 8 /* output channels per group from which f32-deconv-nhwc's vectors pay */
+
 typedef struct convt_job {
+  const fconv_params *p;
   const fconv_geom *g;
-  q8rt_f32_deconv_ukernel_fn tap;
   const float *x, *w, *bias;
   float *y;
+  int64_t ys_c, ys_p; /* Y's element strides between output channels and between output pixels */
+  int64_t xs_p;       /* f32-deconv-nhwc: X's stride between input pixels (C), else 0 */
 } convt_job;
 
 /* Output row `row` = (nb, o0, o1) for every output channel: rows are independent work items. */
@@ -836,15 +881,21 @@ static void convt_row(void *arg, size_t row) {
   const int64_t in_plane = op_window_in_plane(&g->w), ktaps = op_window_taps(&g->w);
   const int64_t out_plane = op_window_out_plane(&g->w);
   const int64_t in2 = g->w.in[2], out2 = g->w.out[2], s2 = g->w.s[2];
-  float *y0 = jb->y + nb * g->M * out_plane + (o0 * g->w.out[1] + o1) * out2; /* channel 0's row */
+  const int64_t cs = jb->ys_c, ps = jb->ys_p;
+  /* channel 0's output at the row's first pixel */
+  float *y0 = jb->y + nb * g->M * out_plane + (o0 * g->w.out[1] + o1) * out2 * ps;
   for (int64_t m = 0; m < g->M; m++) {
-    float *yr = y0 + m * out_plane;
-    for (int64_t o2 = 0; o2 < out2; o2++) yr[o2] = 0.0f;
+    for (int64_t o2 = 0; o2 < out2; o2++) y0[m * cs + o2 * ps] = 0.0f;
   }
   for (int64_t grp = 0; grp < g->group; grp++) {
+    /* channel-major X (NCHW, or the NHWC input's copy): W[c][mm][taps], c within the group */
     const float *xg = jb->x + (nb * g->C + grp * Cg) * in_plane;
-    const float *wg = jb->w + grp * Cg * Mg * ktaps; /* W[c][mm][taps], c within the group */
-    float *yg = y0 + grp * Mg * out_plane;
+    const float *wg = jb->w + grp * Cg * Mg * ktaps;
+    if (jb->xs_p != 0) { /* NHWC X, W packed [group][tap][Cg][Mg] */
+      xg = jb->x + nb * g->C * in_plane + grp * Cg;
+      wg = jb->p->wpack + grp * ktaps * Cg * Mg;
+    }
+    float *yg = y0 + grp * Mg * cs;
     for (int64_t t0 = 0; t0 < g->w.k[0]; t0++) {
       const int64_t q0 = o0 + g->w.pb[0] - t0 * g->w.d[0];
       if (q0 < 0 || q0 % g->w.s[0] != 0 || q0 / g->w.s[0] >= g->w.in[0]) continue;
@@ -853,7 +904,7 @@ static void convt_row(void *arg, size_t row) {
         const int64_t q1 = o1 + g->w.pb[1] - t1 * g->w.d[1];
         if (q1 < 0 || q1 % g->w.s[1] != 0 || q1 / g->w.s[1] >= g->w.in[1]) continue;
         const int64_t i1 = q1 / g->w.s[1];
-        const float *xrow = xg + (i0 * g->w.in[1] + i1) * in2;
+        const int64_t pix = (i0 * g->w.in[1] + i1) * in2;
         for (int64_t t2 = 0; t2 < g->w.k[2]; t2++) {
           /* o2 = i2 * s2 + off, 0 <= o2 < out2, 0 <= i2 < in2 */
           const int64_t off = t2 * g->w.d[2] - g->w.pb[2];
@@ -861,9 +912,15 @@ static void convt_row(void *arg, size_t row) {
           int64_t hi = ct_floor_div(out2 - 1 - off, s2) + 1;
           if (hi > in2) hi = in2;
           if (hi <= lo) continue;
-          jb->tap((size_t)Mg, (size_t)(hi - lo), (size_t)Cg, xrow + lo, (size_t)in_plane,
-                  wg + (t0 * g->w.k[1] + t1) * g->w.k[2] + t2, (size_t)(Mg * ktaps), (size_t)ktaps, yg + lo * s2 + off,
-                  (size_t)out_plane, (size_t)s2);
+          const int64_t tap = (t0 * g->w.k[1] + t1) * g->w.k[2] + t2;
+          if (jb->xs_p != 0) {
+            jb->p->deconv_nhwc((size_t)(hi - lo), (size_t)Mg, (size_t)Cg, xg + (pix + lo) * jb->xs_p, (size_t)jb->xs_p,
+                               wg + tap * Cg * Mg, (size_t)Mg, yg + (lo * s2 + off) * ps, (size_t)(s2 * ps));
+          } else {
+            jb->p->deconv((size_t)Mg, (size_t)(hi - lo), (size_t)Cg, xg + pix + lo, (size_t)in_plane, wg + tap,
+                          (size_t)(Mg * ktaps), (size_t)ktaps, yg + (lo * s2 + off) * ps, (size_t)cs,
+                          (size_t)(s2 * ps));
+          }
         }
       }
     }
@@ -871,21 +928,93 @@ static void convt_row(void *arg, size_t row) {
   if (jb->bias != NULL) {
     for (int64_t m = 0; m < g->M; m++) {
       const float bm = jb->bias[m];
-      float *yr = y0 + m * out_plane;
-      for (int64_t o2 = 0; o2 < out2; o2++) yr[o2] += bm;
+      for (int64_t o2 = 0; o2 < out2; o2++) y0[m * cs + o2 * ps] += bm;
     }
   }
 }
 
+/* Channels-last with few output channels per group: X copied channel-major into the workspace. */
+static int convt_copies_x(const fconv_params *p, const fconv_geom *g) {
+  return p->nhwc && (p->wpack == NULL || g->M / g->group < CT_NHWC_MIN_MG);
+}
+
+static size_t convt_workspace(const void *params, const void *geom, size_t threads) {
+  (void)threads;
+  const fconv_geom *g = geom;
+  if (!convt_copies_x(params, g)) return 0;
+  return (size_t)(g->N * g->C * op_window_in_plane(&g->w)) * sizeof(float);
+}
+
 static void convt_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                       const op_exec_ctx *ctx) {
-  (void)workspace;
   const fconv_params *p = params;
   const fconv_geom *g = geom;
-  convt_job jb = {g, p->deconv, in[0].data, in[1].data, g->has_bias ? in[2].data : NULL, out[0].data};
+  const int64_t out_plane = op_window_out_plane(&g->w);
+  convt_job jb = {p, g, in[0].data, in[1].data, g->has_bias ? in[2].data : NULL, out[0].data, out_plane, 1, 0};
+  if (p->nhwc) {
+    jb.ys_c = 1;
+    jb.ys_p = g->M;
+    if (convt_copies_x(p, g)) {
+      const int64_t P = op_window_in_plane(&g->w);
+      const float *x = in[0].data;
+      float *xc = workspace;
+      for (int64_t nb = 0; nb < g->N; nb++) {
+        for (int64_t c = 0; c < g->C; c++) {
+          for (int64_t i = 0; i < P; i++) xc[(nb * g->C + c) * P + i] = x[(nb * P + i) * g->C + c];
+        }
+      }
+      jb.x = xc;
+    } else {
+      jb.xs_p = g->C;
+    }
+  }
   const size_t rows = (size_t)(g->N * g->w.out[0] * g->w.out[1]);
   const size_t cost = (size_t)(g->M * g->w.out[2] * (g->C / g->group) * op_window_taps(&g->w));
   op_parallel_items(ctx, rows, cost, 1 << 16, convt_row, &jb);
+}
+
+/* Channels-last params: constant W (packed per tap here when the groups have enough output
+ * channels for f32-deconv-nhwc) and a constant B or none; ConvTranspose only. */
+static const void *convt_nhwc(const void *params, const ir_graph *g, const ir_node *n, q8rt_pool *pool,
+                              const char **why) {
+  const fconv_params *p = params;
+  const ir_value *w = ir_node_input(g, n, 1), *b = ir_node_input(g, n, 2);
+  if (!p->transpose || w == NULL || w->constant == NULL || w->constant->dtype != Q8RT_DTYPE_FLOAT32 ||
+      (b != NULL && b->constant == NULL)) {
+    *why = "its weights or bias are computed at run time";
+    return NULL;
+  }
+  const ir_tensor *wt = w->constant;
+  if (wt->rank < 3 || wt->rank > 4 || wt->dims[1] < 1 || wt->dims[0] % p->group != 0) {
+    *why = "its weights are not those of a 1-D or 2-D ConvTranspose";
+    return NULL;
+  }
+  fconv_params *q = q8rt_pool_alloc(pool, sizeof(*q), 16);
+  if (q == NULL) return NULL;
+  *q = *p;
+  q->nhwc = 1;
+  q->wpack = NULL;
+  const int64_t C = wt->dims[0], Mg = wt->dims[1], Cg = C / p->group;
+  int64_t taps = 1;
+  for (int i = 2; i < wt->rank; i++) taps *= wt->dims[i]; /* the tensor's count bounds the product */
+  if (Mg >= CT_NHWC_MIN_MG) {
+    float *wp = q8rt_pool_array(pool, (size_t)wt->count + 1, sizeof(float));
+    if (wp == NULL) return NULL;
+    const float *src = wt->data;
+    for (int64_t grp = 0; grp < p->group; grp++) {
+      for (int64_t t = 0; t < taps; t++) {
+        for (int64_t c = 0; c < Cg; c++) {
+          for (int64_t mm = 0; mm < Mg; mm++)
+            wp[((grp * taps + t) * Cg + c) * Mg + mm] = src[((grp * Cg + c) * Mg + mm) * taps + t];
+        }
+      }
+    }
+    q->wpack = wp;
+    *why = p->deconv_nhwc_name;
+  } else {
+    *why = "fewer than 8 output channels per group: f32-deconv on a channel-major copy of X in the workspace";
+  }
+  return q;
 }
 
 const op_def q8rt_op_conv = {.op_type = "Conv",
@@ -907,4 +1036,6 @@ const op_def q8rt_op_conv_transpose = {.op_type = "ConvTranspose",
                                        .min_opset = 1,
                                        .prepare = convt_prepare,
                                        .infer = fconv_infer,
-                                       .run = convt_run};
+                                       .workspace = convt_workspace,
+                                       .run = convt_run,
+                                       .nhwc_params = convt_nhwc};

@@ -122,7 +122,8 @@ typedef struct op_def {
   /* (optional) Params to run this node with its activations channels-last (NHWC; NWC for 3-D):
    * the planner asks when its first non-constant input is NHWC and every non-constant input has
    * that input's rank (3 or 4). Then all of them are read NHWC and output 0 is written NHWC.
-   * Returns NULL (and *why) when the node cannot; the params are a copy from `pool`. */
+   * Returns NULL (and *why) when the node cannot; the params are a copy from `pool` (and *why, if
+   * set, says how the op runs channels-last: --explain shows it). */
   const void *(*nhwc_params)(const void *params, const ir_graph *g, const ir_node *n, q8rt_pool *pool,
                              const char **why);
 } op_def;

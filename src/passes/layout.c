@@ -41,6 +41,24 @@ static int view_through(const ir_node *n, const op_def *op) {
   return 0;
 }
 
+/* Whether 8-bit value v is read only by ops that take it channels-last as it is (QLinearConv, or an
+ * op with a channels-last form and no constant operand of more than one element, which would
+ * keep the NCHW broadcast). A ConvTranspose's output grows by its stride: moving it channels-last
+ * only pays when the layout change does not just move after it, onto the larger tensor. */
+static int read_channels_last(const ir_graph *g, int v, const int *start, const int *readers) {
+  for (int e = start[v]; e < start[v + 1]; e++) {
+    const ir_node *m = &g->nodes[readers[e]];
+    if (strcmp(m->op_type, "QLinearConv") == 0 && m->domain[0] == '\0') continue;
+    const op_def *op = op_find(m);
+    if (op == NULL || op->nhwc_params == NULL) return 0;
+    for (int k = 0; k < m->n_inputs; k++) {
+      const ir_value *c = ir_node_input(g, m, k);
+      if (c != NULL && c->constant != NULL && c->constant->count != 1) return 0;
+    }
+  }
+  return 1;
+}
+
 q8rt_status pass_float_nhwc_ok(const ir_graph *g, const int *order, int count, const unsigned char *skip,
                                unsigned char *ok, q8rt_error *err) {
   /* readers of each value (CSR over the live nodes); scratch, freed before returning */
@@ -82,6 +100,7 @@ q8rt_status pass_float_nhwc_ok(const ir_graph *g, const int *order, int count, c
       continue;
     }
     int can = op != NULL && (op->nhwc_params != NULL || view == 1) && !skip[ni];
+    const int is_deconv = strcmp(n->op_type, "ConvTranspose") == 0 && n->domain[0] == '\0';
     for (int k = 0; k < n->n_outputs && can; k++) {
       const int v = n->outputs[k];
       if (v < 0) continue;
@@ -91,6 +110,9 @@ q8rt_status pass_float_nhwc_ok(const ir_graph *g, const int *order, int count, c
         /* a reader later in the order was decided already; a node reading its own output
          * (impossible in a checked graph) would read ok[r] as 0 */
         can = ends_stretch(g, &g->nodes[r]) || ok[r];
+        if (can && is_deconv && ends_stretch(g, &g->nodes[r]) && g->nodes[r].n_outputs >= 1 &&
+            g->nodes[r].outputs[0] >= 0)
+          can = read_channels_last(g, g->nodes[r].outputs[0], start, readers);
       }
     }
     ok[ni] = (unsigned char)can;

@@ -639,7 +639,10 @@ static q8rt_status plan_node(builder *b, int ni) {
           nhwc_all = 1;
           ctx.out_layout = OP_LAYOUT_NHWC;
           char why[512];
-          snprintf(why, sizeof(why), "%s; channels-last like its input", ctx.reason);
+          /* an op may say how it runs channels-last (then *why is its note, not a refusal) */
+          snprintf(why, sizeof(why), "%s; channels-last like its input%s%s", ctx.reason,
+                   b->consumer_why != NULL ? ": " : "", b->consumer_why != NULL ? b->consumer_why : "");
+          b->consumer_why = NULL;
           if ((ctx.reason = q8rt_pool_strdup(b->pool, why)) == NULL)
             return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
         }

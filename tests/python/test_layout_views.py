@@ -273,3 +273,43 @@ def test_ppocr_models_have_no_inner_layout_transpose(kind):
         assert len(lts) <= LIMIT[kind], f"{f.name}:\n" + "\n".join(lts)
         for ln in lts:  # each says why
             assert "NCHW -> NHWC for " in ln or "NHWC -> NCHW: " in ln, f"{f.name}: {ln}"
+
+
+@pytest.mark.parametrize("m", [16, 3], ids=["nhwc_kernel", "channel_major_copy"])
+def test_float_conv_transpose_channels_last(m, tmp_path):
+    """conv -> DequantizeLinear -> ConvTranspose (k2 s2, bias) -> QuantizeLinear -> conv: the float
+    ConvTranspose runs channels-last (f32-deconv-nhwc from 8 output channels per group, else
+    f32-deconv on a channel-major copy of its input), no layout change inside. Same bytes as the
+    reference backend (NCHW, the scalar twin) and at 1 and 3 threads; ONNX Runtime's ConvTranspose
+    sums in another order, so its bytes may differ by one quantization step."""
+    rng = np.random.default_rng(59)
+    c = 16
+    inits, x, xin = base(rng, c, (6, 9), False)
+    inits += scalars(np.uint8, sq=0.05, zq=128)
+    inits += [h.tensor("wt", rng.uniform(-0.5, 0.5, size=(c, m, 2, 2)).astype(np.float32)),
+              h.tensor("bt", rng.uniform(-1, 1, size=m).astype(np.float32))]
+    nodes = [conv(rng, "c1", "x", "a", c, c, inits),
+             helper.make_node("DequantizeLinear", ["a", "c1_ys", "c1_yz"], ["af"], name="dq"),
+             helper.make_node("ConvTranspose", ["af", "wt", "bt"], ["up"], kernel_shape=[2, 2], strides=[2, 2],
+                              name="deconv"),
+             helper.make_node("QuantizeLinear", ["up", "sq", "zq"], ["q"], name="q"),
+             conv(rng, "c2", "q", "y", m, 8, inits)]
+    nodes[-1].input[1], nodes[-1].input[2] = "sq", "zq"
+    model = model_of(nodes, [xin], [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
+    path = h.save_model(model, tmp_path / "model.onnx")
+    xp = h.save_npy(tmp_path / "x.npy", x)
+    outs = {}
+    for cfg in (["--backend", "reference"], ["--threads", "1"], ["--threads", "3"], ["--backend", "avx2"]):
+        d = tmp_path / "_".join(cfg).strip("-")
+        res = h.run_q8rt(path, {"x": xp}, d, extra=["--explain"] + cfg).assert_ok()
+        outs[" ".join(cfg)] = res.output("y")
+        if cfg[0] == "--threads":
+            line = [ln for ln in res.stdout.splitlines() if " deconv " in ln]
+            assert len(line) == 1 and "channels-last like its input" in line[0], res.stdout
+            assert ("f32_deconv_nhwc" in line[0]) == (m >= 8), line[0]
+            assert len(transposes(res.stdout)) == 2, res.stdout  # the input's and the output's
+    ref = outs["--backend reference"]
+    for k, v in outs.items():
+        h.assert_same_bytes(v, ref, k)
+    ort = ort_noopt(model, {"x": x})["y"]
+    assert np.abs(ort.astype(np.int32) - ref.astype(np.int32)).max() <= 1
