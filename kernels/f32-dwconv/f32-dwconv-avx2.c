@@ -1,5 +1,5 @@
-/* f32-dwconv, AVX2: 8 outputs per vector over the row's interior (every tap inside the row), two
- * vectors at a time so two add chains overlap; stride 2 loads 16 neighbouring columns and keeps
+/* f32-dwconv, AVX2: 8 outputs per vector over the row's interior (every tap inside the row), four
+ * (then two) vectors at a time so the add chains overlap; stride 2 loads 16 neighbouring columns and keeps
  * the even ones (vshufps + vpermpd), only while a further interior output guarantees the 16th
  * column is inside the row. Each tap is vmulps then vaddps, the twin's rounded product and add in
  * its order; edges, the last outputs that do not fill a vector and strides above 2 run the twin. */
@@ -19,6 +19,24 @@ static inline __attribute__((always_inline)) size_t interior(const size_t s, siz
                                                              size_t x_rs, const float *w, float *y) {
   const size_t end = s == 1 ? hi : hi - 1; /* stride 2: a vector's 16 columns end before output end */
   size_t o = lo;
+  for (; o + 32 <= end; o += 32) { /* four add chains: the add latency hidden */
+    __m256 a0 = _mm256_loadu_ps(y + o), a1 = _mm256_loadu_ps(y + o + 8);
+    __m256 a2 = _mm256_loadu_ps(y + o + 16), a3 = _mm256_loadu_ps(y + o + 24);
+    for (size_t r = 0; r < rows; r++) {
+      const float *xr = x + r * x_rs + o * s - pad, *wr = w + r * kw;
+      for (size_t t = 0; t < kw; t++) {
+        const __m256 wv = _mm256_broadcast_ss(wr + t);
+        a0 = _mm256_add_ps(a0, _mm256_mul_ps(load_cols(xr + t * d, s), wv));
+        a1 = _mm256_add_ps(a1, _mm256_mul_ps(load_cols(xr + t * d + 8 * s, s), wv));
+        a2 = _mm256_add_ps(a2, _mm256_mul_ps(load_cols(xr + t * d + 16 * s, s), wv));
+        a3 = _mm256_add_ps(a3, _mm256_mul_ps(load_cols(xr + t * d + 24 * s, s), wv));
+      }
+    }
+    _mm256_storeu_ps(y + o, a0);
+    _mm256_storeu_ps(y + o + 8, a1);
+    _mm256_storeu_ps(y + o + 16, a2);
+    _mm256_storeu_ps(y + o + 24, a3);
+  }
   for (; o + 16 <= end; o += 16) {
     __m256 a0 = _mm256_loadu_ps(y + o), a1 = _mm256_loadu_ps(y + o + 8);
     for (size_t r = 0; r < rows; r++) {

@@ -1,5 +1,5 @@
 /* f32-dwconv, AVX-512: 16 outputs per vector. Vectors whose taps all fall inside the row (the
- * interior) run two at a time so two add chains overlap; the others (row edges, the tail) load
+ * interior) run four (then two) at a time so the add chains overlap; the others (row edges, the tail) load
  * under per-tap column masks and add only on the lanes whose tap is inside (vaddps under a mask:
  * a padded tap is skipped, not added as 0 * w, which is NaN for an infinite w). Stride 2 loads 32
  * neighbouring columns and keeps the even ones (vpermt2ps). Each tap is vmulps then vaddps, the
@@ -29,6 +29,26 @@ static inline __attribute__((always_inline)) void row(const size_t s, size_t n, 
   const __mmask16 all = (__mmask16)0xffff, full_b = s == 1 ? (__mmask16)0 : (__mmask16)0x7fff;
   size_t o = 0;
   while (o < n) {
+    if (o >= lo && o + 64 <= hi) { /* four interior vectors: the add latency hidden */
+      __m512 a0 = _mm512_loadu_ps(y + o), a1 = _mm512_loadu_ps(y + o + 16);
+      __m512 a2 = _mm512_loadu_ps(y + o + 32), a3 = _mm512_loadu_ps(y + o + 48);
+      for (size_t r = 0; r < rows; r++) {
+        const float *xr = x + r * x_rs + o * s - pad, *wr = w + r * kw;
+        for (size_t t = 0; t < kw; t++) {
+          const __m512 wv = _mm512_set1_ps(wr[t]);
+          a0 = _mm512_add_ps(a0, _mm512_mul_ps(load_cols(xr + t * d, s, all, full_b, even), wv));
+          a1 = _mm512_add_ps(a1, _mm512_mul_ps(load_cols(xr + t * d + 16 * s, s, all, full_b, even), wv));
+          a2 = _mm512_add_ps(a2, _mm512_mul_ps(load_cols(xr + t * d + 32 * s, s, all, full_b, even), wv));
+          a3 = _mm512_add_ps(a3, _mm512_mul_ps(load_cols(xr + t * d + 48 * s, s, all, full_b, even), wv));
+        }
+      }
+      _mm512_storeu_ps(y + o, a0);
+      _mm512_storeu_ps(y + o + 16, a1);
+      _mm512_storeu_ps(y + o + 32, a2);
+      _mm512_storeu_ps(y + o + 48, a3);
+      o += 64;
+      continue;
+    }
     if (o >= lo && o + 32 <= hi) { /* two interior vectors */
       __m512 a0 = _mm512_loadu_ps(y + o), a1 = _mm512_loadu_ps(y + o + 16);
       for (size_t r = 0; r < rows; r++) {

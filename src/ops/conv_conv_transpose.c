@@ -10,7 +10,7 @@
  * the exception: each valid tap's product is rounded and added (acc += x * w, padded taps
  * skipped), then the bias. Every route computes exactly these operations, so the output bits do
  * not depend on the backend, the CPU (x86-64 or AArch64) or the thread count:
- * - >= 4 output channels per group (any backend but reference): per (image, group, tile of 128
+ * - not depthwise (any backend but reference): per (image, group, tile of 128
  *   output pixels) a GEMM with the weights [M/g][K = C/g * taps] as A and the tile's im2col
  *   columns [K][pixels] (0.0f at padded taps) as B, written straight into the NCHW output; the
  *   bias is added after the chain (f32-vbinary's vaddc). Windows of more than one tap with an
@@ -47,23 +47,32 @@
 
 /* FusedConv's output stage (src/passes/float_fuse.c): ops in the graph's order, each reading
  * stage values (0: the conv's output after its bias, k: op k-1's result) or a constant of one
- * value or one per output channel. The last op's result is the node's output. */
+ * value or one per output channel. The last op's result is the node's output. Codes: 0..3 add,
+ * sub, mul, div (f32-vbinary's order); 10 clamp (bounds lo, hi); 20 + an f32-vunary op for
+ * LeakyRelu, HardSigmoid, HardSwish, Sigmoid and Tanh (bounds: alpha, beta), the kernels and
+ * parameters the unary front-end (elementwise_unary.c) runs them with. */
 #define FC_STAGE_MAX 8
-enum { FC_ST_CLAMP = 10 };
+enum { FC_ST_CLAMP = 10, FC_ST_UNARY = 20 };
 typedef struct fc_stage_op {
-  int code;                  /* 0..3: add, sub, mul, div (f32-vbinary's order); FC_ST_CLAMP */
-  int a, b;                  /* stage value, or -1 for the constant */
-  const float *c;            /* the constant (binary ops with one) */
-  size_t c_per_channel;      /* 1: c[channel], 0: c[0] */
-  q8rt_f32_vunary_params kp; /* clamp bounds */
+  int code;                      /* 0..3: add, sub, mul, div; FC_ST_CLAMP; FC_ST_UNARY + op */
+  int a, b;                      /* stage value, or -1 for the constant */
+  const float *c;                /* the constant (binary ops with one) */
+  size_t c_per_channel;          /* 1: c[channel], 0: c[0] */
+  q8rt_f32_vunary_params kp;     /* clamp bounds; alpha, beta */
+  q8rt_f32_vunary_ukernel_fn fn; /* clamp and unary ops */
 } fc_stage_op;
+
+/* The f32-vunary ops a stage may run (alpha, beta from q8rt_stage_bounds). */
+static int fc_stage_unary_ok(int64_t op) {
+  return op == Q8RT_F32_VLRELU || op == Q8RT_F32_VHSIGMOID || op == Q8RT_F32_VHSWISH || op == Q8RT_F32_VSIGMOID ||
+         op == Q8RT_F32_VTANH;
+}
 
 typedef struct fconv_params {
   int transpose;
   int n_stage;
   fc_stage_op stage[FC_STAGE_MAX];
-  q8rt_f32_vbinary_set bin; /* the stage's binary kernels */
-  q8rt_f32_vunary_ukernel_fn clamp;
+  q8rt_f32_vbinary_set bin;                    /* the stage's binary kernels */
   q8rt_f32_gemm_ukernel_fn gemm;               /* Conv's fast route, or NULL */
   q8rt_f32_igemm_ukernel_fn igemm;             /* its windows of taps > 1 and innermost stride 1 (with gemm) */
   q8rt_f32_dwconv_ukernel_fn dw;               /* Conv's depthwise row kernel (any backend but reference) */
@@ -73,7 +82,13 @@ typedef struct fconv_params {
   int nhwc;                         /* ConvTranspose on channels-last X and Y (NHWC; NWC for 1-D) */
   const float *wpack;               /* nhwc, >= CT_NHWC_MIN_MG output channels per group: W as [group][tap][C/g][M/g] */
   q8rt_f32_vbinary_ukernel_fn addc; /* the bias added to an output row (y = y + b, as the reference) */
-  size_t nr, inr;                   /* gemm's and igemm's NR */
+  size_t nr, inr, mr;               /* gemm's and igemm's NR; gemm's MR */
+  /* One output pixel whose window is the whole input (squeeze-excite and classifier 1x1 convs
+   * after a global pool): W^T packed at load per group ([K][M/g] in panels of nr), the input's
+   * K values the GEMM's single A row, so the kernel's NR lanes run along the output channels. */
+  const float *wt;
+  size_t wt_group_floats;
+  int64_t wt_k[3]; /* the kernel (and input) extents the packing was made for */
   int64_t group;
   const int64_t *output_padding, *output_shape; /* ConvTranspose (copies in the params' pool) */
   size_t n_output_padding, n_output_shape;
@@ -84,6 +99,21 @@ typedef struct fconv_geom {
   int64_t N, C, M, group, has_bias;
   op_window_geom w;
 } fconv_geom;
+
+/* The f32-vbinary kernels of this CPU and backend (the list ends with the scalar twin). */
+static void fc_pick_bin(const op_prepare_ctx *ctx, fconv_params *p) {
+  static const struct {
+    uint32_t isa;
+    q8rt_f32_vbinary_set set;
+  } bv[] = {
+#define Q8RT_F32_VBINARY_UKERNELS(isa_flag, isa) {isa_flag, Q8RT_F32_VBINARY_TABLE(isa)},
+#include "f32-vbinary/f32-vbinary.inc"
+#undef Q8RT_F32_VBINARY_UKERNELS
+  };
+  size_t bi = 0; /* the list ends with the scalar twin */
+  while (!op_isa_usable(bv[bi].isa, ctx->isa, ctx->backend)) bi++;
+  p->bin = bv[bi].set;
+}
 
 /* FusedConv: the stage program (attributes q8rt_stage: code, a, b per op; q8rt_stage_bounds: lo,
  * hi per op) checked as any model input would be, and its kernels picked. */
@@ -114,15 +144,19 @@ static q8rt_status fc_stage_prepare(op_prepare_ctx *ctx, fconv_params *p, q8rt_e
   for (int k = 0; k < p->n_stage; k++) {
     fc_stage_op *o = &p->stage[k];
     const int64_t code = prog[3 * k], a = prog[3 * k + 1], b = prog[3 * k + 2];
+    const int binary = code >= 0 && code <= 3, unary = code >= FC_ST_UNARY && fc_stage_unary_ok(code - FC_ST_UNARY);
     o->code = (int)code;
-    o->kp.lo = bounds[2 * k];
-    o->kp.hi = bounds[2 * k + 1];
-    o->kp.alpha = o->kp.beta = 0.0f;
-    const int binary = code >= 0 && code <= 3;
+    o->kp.lo = code == FC_ST_CLAMP ? bounds[2 * k] : 0.0f;
+    o->kp.hi = code == FC_ST_CLAMP ? bounds[2 * k + 1] : 0.0f;
+    o->kp.alpha = unary ? bounds[2 * k] : 0.0f;
+    o->kp.beta = unary ? bounds[2 * k + 1] : 0.0f;
+    o->fn = NULL;
+    if (code == FC_ST_CLAMP) o->fn = op_f32_vunary_pick(ctx, Q8RT_F32_VCLAMP, NULL);
+    if (unary) o->fn = op_f32_vunary_pick(ctx, (enum q8rt_f32_vunary_op)(code - FC_ST_UNARY), NULL);
     /* island refs in [0, k]; a constant is -1 - (input index - 3) */
     const int a_ok = a >= -FC_STAGE_MAX && a <= k, b_ok = binary ? b >= -FC_STAGE_MAX && b <= k : b == -1;
-    if ((!binary && code != FC_ST_CLAMP) || !a_ok || !b_ok || (binary && a < 0 && b < 0) ||
-        (code == FC_ST_CLAMP && a < 0)) {
+    if ((!binary && code != FC_ST_CLAMP && !unary) || !a_ok || !b_ok || (binary && a < 0 && b < 0) ||
+        (!binary && a < 0)) {
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "FusedConv node '%s': stage op %d is not valid", n->name, k);
     }
     o->a = a >= 0 ? (int)a : -1;
@@ -144,22 +178,10 @@ static q8rt_status fc_stage_prepare(op_prepare_ctx *ctx, fconv_params *p, q8rt_e
       o->c_per_channel = cv->constant->count != 1;
     }
   }
-  static const struct {
-    uint32_t isa;
-    q8rt_f32_vbinary_set set;
-  } bv[] = {
-#define Q8RT_F32_VBINARY_UKERNELS(isa_flag, isa) {isa_flag, Q8RT_F32_VBINARY_TABLE(isa)},
-#include "f32-vbinary/f32-vbinary.inc"
-#undef Q8RT_F32_VBINARY_UKERNELS
-  };
-  size_t bi = 0; /* the list ends with the scalar twin */
-  while (!op_isa_usable(bv[bi].isa, ctx->isa, ctx->backend)) bi++;
-  p->bin = bv[bi].set;
-  p->clamp = op_f32_vunary_pick(ctx, Q8RT_F32_VCLAMP, NULL);
   return Q8RT_OK;
 }
 
-/* The output stage on n outputs of output channel ch, in blocks of 64 (stage values on the stack). */
+/* The output stage on n outputs of output channel ch, in blocks of 256 (stage values on the stack). */
 static void fc_stage_run(const fconv_params *p, size_t ch, float *y, size_t n) {
   if (p->n_stage == 0) return;
   float tmp[FC_STAGE_MAX][256];
@@ -172,8 +194,8 @@ static void fc_stage_run(const fconv_params *p, size_t ch, float *y, size_t n) {
       const float *a = o->a < 0 ? NULL : o->a == 0 ? yo : tmp[o->a - 1];
       const float *b = o->b < 0 ? NULL : o->b == 0 ? yo : tmp[o->b - 1];
       const float *c = o->c != NULL ? o->c + (o->c_per_channel ? ch : 0) : NULL;
-      if (o->code == FC_ST_CLAMP) {
-        p->clamp(len, a, dst, &o->kp);
+      if (o->fn != NULL) {
+        o->fn(len, a, dst, &o->kp);
       } else if (a != NULL && b != NULL) {
         p->bin.fn[o->code][0](len, a, b, dst);
       } else if (a != NULL) {
@@ -228,6 +250,7 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
       }
     }
   }
+  fc_pick_bin(ctx, p);
   if (fused && (st = fc_stage_prepare(ctx, p, err)) != Q8RT_OK) return st;
   ctx->kernel = "conv_f32__scalar";
   ctx->reason = "float32 reference loop (the definition: one fma chain per output)";
@@ -281,6 +304,7 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
     const op_f32_gemm_variant *gv = op_f32_gemm_pick(ctx);
     p->gemm = gv != NULL ? gv->fn : NULL;
     p->nr = gv != NULL ? gv->nr : 0;
+    p->mr = gv != NULL ? gv->mr : 0;
     /* depthwise rows: taken at run time when the groups are depthwise */
     static const struct {
       uint32_t isa;
@@ -309,33 +333,55 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
     while (!op_isa_usable(iv[ii].isa, ctx->isa, ctx->backend)) ii++;
     p->igemm = gv != NULL ? iv[ii].fn : NULL;
     p->inr = iv[ii].nr;
-    /* >= 4 output channels per group (the GEMM's A rows) take the GEMM; known here when W's shape is */
+    /* all but depthwise groups take the GEMM (its A rows: the output channels); known here when W's shape is */
     const ir_value *wv = ir_node_input(ctx->graph, n, 1);
     const int64_t wm = wv != NULL && wv->rank >= 3 ? wv->dims[0] : -1, wc = wm >= 0 ? wv->dims[1] : -1;
     int64_t taps = wm >= 0 ? 1 : -1;
     for (int i = 2; taps > 0 && i < wv->rank; i++)
       taps = wv->dims[i] > 0 && wv->dims[i] < (1 << 20) ? taps * wv->dims[i] : -1;
+    p->wt = NULL;
+    const ir_value *xv = ir_node_input(ctx->graph, n, 0);
+    if (gv != NULL && wm > 0 && wm % p->group == 0 && wc > 0 && taps > 0 && wv->constant != NULL &&
+        wv->constant->dtype == Q8RT_DTYPE_FLOAT32 && xv != NULL && xv->rank == wv->rank) {
+      int whole = 1; /* the input's spatial extents are the kernel's */
+      for (int i = 2; i < wv->rank; i++) whole &= xv->dims[i] == wv->dims[i];
+      const size_t K = (size_t)(wc * taps), Mg = (size_t)(wm / p->group);
+      const size_t per = q8rt_f32_gemm_packed_size(K, Mg, gv->nr);
+      if (whole && K <= ((size_t)1 << 24) && per <= ((size_t)1 << 28) / (size_t)p->group) {
+        float *wt = q8rt_pool_alloc(ctx->pool, per * (size_t)p->group * sizeof(float), 64);
+        if (wt == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+        for (int64_t grp = 0; grp < p->group; grp++) {
+          q8rt_f32_gemm_pack_t(K, Mg, gv->nr, (const float *)wv->constant->data + (size_t)grp * Mg * K, K,
+                               wt + (size_t)grp * per);
+        }
+        p->wt = wt;
+        p->wt_group_floats = per;
+        for (int i = 0; i < 3; i++) p->wt_k[i] = i < 3 - (wv->rank - 2) ? 1 : wv->dims[i + wv->rank - 3];
+      }
+    }
     const int64_t *strides = NULL;
     size_t n_strides = 0;
     if ((st = ir_attr_ints(n, "strides", &strides, &n_strides, err)) != Q8RT_OK) return st;
     const int inner_s1 = n_strides == 0 || strides[n_strides - 1] == 1;
-    if (gv != NULL && wm >= 0 && wm % p->group == 0 && wm / p->group >= 4 && taps > 1 && inner_s1) {
+    const int dwise = wm == p->group && wc == 1;
+    if (p->wt != NULL) {
+      ctx->kernel = gv->name + 5;
+      ctx->reason =
+          "one output pixel whose window is the whole input: f32 GEMM with W^T packed at load, the input as its one A "
+          "row (one fma chain per output, as the reference loop)";
+    } else if (gv != NULL && wm >= 0 && wm % p->group == 0 && !dwise && taps > 1 && inner_s1) {
       ctx->kernel = iv[ii].name + 5; /* drop the "q8rt_" prefix */
       ctx->reason =
           "f32-igemm on row pointers into the input (a copy only where a row crosses the padding; one fma chain per "
           "output, as the reference loop)";
-    } else if (gv != NULL && wm >= 0 && wm % p->group == 0 && wm / p->group >= 4) {
+    } else if (gv != NULL && wm >= 0 && wm % p->group == 0 && !dwise) {
       ctx->kernel = gv->name + 5; /* drop the "q8rt_" prefix */
       ctx->reason = "im2col tiles packed for the f32 GEMM (one fma chain per output, as the reference loop)";
-    } else if (wm == p->group && wc == 1) {
+    } else if (dwise) {
       ctx->kernel = dv[di].name + 5;
       ctx->reason = "depthwise rows on f32-dwconv (the reference loop's rounded products and adds, in its order)";
     } else if (wm < 0) {
-      ctx->reason =
-          "W's shape is not known at load: the f32 GEMM from 4 output channels per group, depthwise "
-          "planes, else the reference loop";
-    } else {
-      ctx->reason = "float32 reference loop (fewer than 4 output channels per group)";
+      ctx->reason = "W's shape is not known at load: depthwise planes on f32-dwconv, else the f32 GEMM";
     }
   }
   *out = p;
@@ -489,7 +535,11 @@ static q8rt_status fconv_infer(const void *params, const op_node *n, const op_sh
 #define FC_TILE 128 /* output pixels per task: a multiple of every NR */
 #define FC_MAX_SLOTS 64
 
-static int fc_use_gemm(const fconv_params *p, const fconv_geom *g) { return p->gemm != NULL && g->M / g->group >= 4; }
+/* Every non-depthwise conv takes the GEMM (a convolution with fewer output channels than MR
+ * computes a partial row block: the 1-channel heads of detectors, audio decoders). */
+static int fc_use_gemm(const fconv_params *p, const fconv_geom *g) {
+  return p->gemm != NULL && !(p->dw != NULL && g->group == g->C && g->M == g->C);
+}
 
 /* Pieces of a tile: its pixels split at output-row ends and at panel (NR column) boundaries. */
 #define FC_MAX_PIECES (2 * FC_TILE + 2)
@@ -508,10 +558,47 @@ static int fc_use_igemm(const fconv_params *p, const fconv_geom *g) {
 /* Floats of K row pointers (rounded up to 16 floats). */
 static size_t fc_ptr_floats(size_t K) { return (K * sizeof(const float *) + 63) / 64 * 16; }
 
+/* The flat igemm route (1-D and 2-D windows with stride 1 both ways): the input is copied once
+ * into zero-bordered planes Wp = O2 + (k2 - 1) * d2 wide and Hp = O1 + (k1 - 1) * d1 high (plus
+ * slack), so output (o1, o2) at flat position f = o1 * Wp + o2 reads tap (t1, t2) of channel c at
+ * plane c's f + t1 * d1 * Wp + t2 * d2: one row pointer per k serves NR consecutive flat
+ * positions across output rows (the row-split pieces of a 13-wide plane filled 13 of 32 lanes).
+ * The values are the im2col column's (0.0f at padded taps, then the fma, as the reference loop),
+ * so the same bits; the Wp - O2 positions at each row's end are computed and dropped. A tile is
+ * FCF_ROWS(Wp) whole output rows, computed into a slot's scratch and copied to y. */
+#define FCF_MIN_FLAT 256 /* flat positions per tile at least (the last piece's unused lanes amortized) */
+#define FCF_MAX_FLOATS ((size_t)1 << 28)
+static size_t fcf_wp(const fconv_geom *g) { return (size_t)(g->w.out[2] + (g->w.k[2] - 1) * g->w.d[2]); }
+static size_t fcf_hp(const fconv_geom *g) { return (size_t)(g->w.out[1] + (g->w.k[1] - 1) * g->w.d[1]); }
+static size_t fcf_rows(const fconv_geom *g) {
+  const size_t r = (FCF_MIN_FLAT + fcf_wp(g) - 1) / fcf_wp(g);
+  return r < (size_t)g->w.out[1] ? r : (size_t)g->w.out[1];
+}
+/* floats of the padded input: every plane, then slack for the last pieces' reads */
+static size_t fcf_pad_floats(const fconv_geom *g) {
+  return ((size_t)(g->N * g->C) * fcf_hp(g) * fcf_wp(g) + fcf_wp(g) + 64 + 15) / 16 * 16;
+}
+static int fc_use_flat(const fconv_params *p, const fconv_geom *g) {
+  if (!fc_use_igemm(p, g) || p->mr == 0 || g->w.k[0] != 1 || g->w.in[0] != 1 || g->w.out[0] != 1 || g->w.s[1] != 1 ||
+      g->w.out[1] < 1 || g->w.out[2] < 1)
+    return 0;
+  /* the padded planes stay within a bound (dims and dilations come from the model) */
+  size_t f;
+  const int64_t span1 = (g->w.k[1] - 1) * g->w.d[1], span2 = (g->w.k[2] - 1) * g->w.d[2];
+  if (span1 > (1 << 24) || span2 > (1 << 24)) return 0;
+  if (__builtin_mul_overflow((size_t)(g->w.out[1] + span1), (size_t)(g->w.out[2] + span2), &f) ||
+      __builtin_mul_overflow(f, (size_t)(g->N * g->C), &f) || f > FCF_MAX_FLOATS)
+    return 0;
+  return 1;
+}
+
 static size_t fc_slot_floats(const fconv_params *p, const fconv_geom *g) {
   const size_t K = (size_t)(g->C / g->group * op_window_taps(&g->w));
   size_t f;
-  if (fc_use_igemm(p, g)) {
+  if (fc_use_flat(p, g)) {
+    /* K row pointers, the scratch of a block of 4 MR rows of a tile */
+    f = fc_ptr_floats(K) + 4 * p->mr * fcf_rows(g) * fcf_wp(g);
+  } else if (fc_use_igemm(p, g)) {
     /* K row pointers, a row of zeros, at most K edge rows of a piece */
     f = fc_ptr_floats(K) + p->inr + K * p->inr;
   } else {
@@ -521,12 +608,44 @@ static size_t fc_slot_floats(const fconv_params *p, const fconv_geom *g) {
   return (f + 15) / 16 * 16; /* slots stay 64-byte aligned */
 }
 
+/* The W^T route: packed for this window, one output pixel, no padding, the input's extents. */
+static int fc_use_wt(const fconv_params *p, const fconv_geom *g) {
+  if (p->wt == NULL || p->gemm == NULL) return 0;
+  for (int i = 0; i < 3; i++) {
+    if (g->w.out[i] != 1 || g->w.in[i] != p->wt_k[i] || g->w.k[i] != p->wt_k[i] || g->w.pb[i] != 0 ||
+        (g->w.k[i] > 1 && g->w.d[i] != 1))
+      return 0;
+  }
+  return 1;
+}
+
+/* The flat route of a 2-D stride-1 depthwise plane whose output rows are short (the row kernel
+ * then spends its time on edges and calls): the input plane is copied into a zero-bordered plane
+ * Wp = O2 + (k2 - 1) * d2 wide, and ONE row-kernel call computes O1 * Wp outputs along it (every
+ * vector interior, no masks), output (o1, o2) at o1 * Wp + o2, the last Wp - O2 of each row
+ * discarded. A padded tap then adds its product 0 * w instead of being skipped; that changes
+ * nothing when w is finite: each sum starts at +0.0f and never becomes -0.0f (x + (-x) and
+ * +0 + -0 round to +0 in round-to-nearest), and adding +-0 to anything but -0 leaves it as it
+ * is. A channel with a non-finite weight takes the row route. */
+#define FDW_FLAT_MAX_W 64
+static int fdw_flat(const fconv_geom *g) {
+  return g->w.k[0] == 1 && g->w.in[0] == 1 && g->w.out[0] == 1 && g->w.s[1] == 1 && g->w.s[2] == 1 &&
+         g->w.out[2] <= FDW_FLAT_MAX_W && g->w.out[1] > 1;
+}
+static size_t fdw_flat_floats(const fconv_geom *g) {
+  const size_t wp = (size_t)(g->w.out[2] + (g->w.k[2] - 1) * g->w.d[2]);
+  const size_t hp = (size_t)(g->w.out[1] + (g->w.k[1] - 1) * g->w.d[1]);
+  return ((hp + 1) * wp + (size_t)g->w.out[1] * wp + 16 + 15) / 16 * 16;
+}
+
 static size_t conv_workspace(const void *params, const void *geom, size_t threads) {
   const fconv_params *p = params;
   const fconv_geom *g = geom;
-  if (!fc_use_gemm(p, g)) return 0;
   const size_t slots = threads < 1 ? 1 : threads < FC_MAX_SLOTS ? threads : FC_MAX_SLOTS;
-  return slots * fc_slot_floats(p, g) * sizeof(float);
+  if (!fc_use_gemm(p, g) && p->dw != NULL && g->group == g->C && g->M == g->C && fdw_flat(g))
+    return slots * fdw_flat_floats(g) * sizeof(float);
+  if (!fc_use_gemm(p, g) || fc_use_wt(p, g)) return 0;
+  return (slots * fc_slot_floats(p, g) + (fc_use_flat(p, g) ? fcf_pad_floats(g) : 0)) * sizeof(float);
 }
 
 typedef struct fc_job {
@@ -536,8 +655,69 @@ typedef struct fc_job {
   float *y, *ws;
   size_t x_count; /* floats of x: a B row pointer may read NR floats from its start within them */
   size_t tiles, mb, mblocks, slots, slot_floats; /* items: image x group x tile x block of mb rows */
+  float *xpad;                                   /* the flat route's padded planes */
   atomic_int busy[FC_MAX_SLOTS];
 } fc_job;
+
+/* The flat route's padded plane `task` (image x channel). */
+static void fcf_pad_plane(void *arg, size_t task) {
+  const fc_job *j = arg;
+  const fconv_geom *g = j->g;
+  const int64_t wp = (int64_t)fcf_wp(g), hp = (int64_t)fcf_hp(g), I1 = g->w.in[1], I2 = g->w.in[2];
+  const float *xc = j->x + task * (size_t)(I1 * I2);
+  float *d = j->xpad + task * (size_t)(hp * wp);
+  const int64_t lo = g->w.pb[2] < wp ? g->w.pb[2] : wp; /* columns [lo, hi) come from the row */
+  int64_t hi = g->w.pb[2] + I2 < wp ? g->w.pb[2] + I2 : wp;
+  if (hi < lo) hi = lo;
+  for (int64_t r = 0; r < hp; r++, d += wp) {
+    const int64_t i1 = r - g->w.pb[1];
+    if (i1 < 0 || i1 >= I1) {
+      memset(d, 0, (size_t)wp * sizeof(float));
+      continue;
+    }
+    memset(d, 0, (size_t)lo * sizeof(float));
+    memcpy(d + lo, xc + i1 * I2 + (lo - g->w.pb[2]), (size_t)(hi - lo) * sizeof(float));
+    memset(d + hi, 0, (size_t)(wp - hi) * sizeof(float));
+  }
+}
+
+/* The flat route's tile: output rows [r0, r0 + rows) of weight rows [m0, m0 + mc) of group grp,
+ * image nb, in blocks of 4 MR rows: per block each piece of NR flat positions on f32-igemm into
+ * the scratch, then the valid outputs copied to y, then the bias and the stage on them. */
+static void fcf_tile(const fc_job *j, size_t nb, size_t grp, size_t m0, size_t mc, size_t r0, float *slot) {
+  const fconv_geom *g = j->g;
+  const size_t Cg = (size_t)(g->C / g->group), Mg = (size_t)(g->M / g->group), K = Cg * (size_t)op_window_taps(&g->w);
+  const size_t wp = fcf_wp(g), plane = fcf_hp(g) * wp, O2 = (size_t)g->w.out[2], P = (size_t)op_window_out_plane(&g->w);
+  const size_t O1 = (size_t)g->w.out[1], R = fcf_rows(g), rows = O1 - r0 < R ? O1 - r0 : R, F = rows * wp;
+  const size_t inr = j->p->inr, rb = 4 * j->p->mr;
+  const float **bp = (const float **)(void *)slot;
+  float *scratch = slot + fc_ptr_floats(K);
+  const float *xg = j->xpad + (nb * (size_t)g->C + grp * Cg) * plane + r0 * wp;
+  const float *wa = j->w + (grp * Mg + m0) * K;
+  float *y = j->y + (nb * (size_t)g->M + grp * Mg + m0) * P + r0 * O2;
+  for (size_t b0 = 0; b0 < mc; b0 += rb) {
+    const size_t rc = mc - b0 < rb ? mc - b0 : rb;
+    for (size_t q = 0; q < F; q += inr) {
+      const size_t len = F - q < inr ? F - q : inr;
+      size_t k = 0;
+      for (size_t c = 0; c < Cg; c++) {
+        const float *xc = xg + c * plane + q;
+        for (int64_t t1 = 0; t1 < g->w.k[1]; t1++) {
+          const float *xr = xc + (size_t)(t1 * g->w.d[1]) * wp;
+          for (int64_t t2 = 0; t2 < g->w.k[2]; t2++) bp[k++] = xr + t2 * g->w.d[2];
+        }
+      }
+      j->p->igemm(rc, len, K, wa + b0 * K, K, bp, scratch + q, F);
+    }
+    for (size_t m = 0; m < rc; m++) {
+      float *ym = y + (b0 + m) * P;
+      for (size_t r = 0; r < rows; r++) memcpy(ym + r * O2, scratch + m * F + r * wp, O2 * sizeof(float));
+      const size_t ch = grp * Mg + m0 + b0 + m;
+      if (j->bias != NULL) j->p->addc(rows * O2, ym, j->bias + ch, ym);
+      fc_stage_run(j->p, ch, ym, rows * O2);
+    }
+  }
+}
 
 /* n floats from src (element stride s) to dst; a contiguous source moves in 4-float blocks (a
  * whole panel row with no tail: every NR is a multiple of 4). */
@@ -562,83 +742,74 @@ static inline void fc_copy(float *dst, const float *src, int64_t n, int64_t s, s
   for (; t < n; t++) dst[t] = src[t * s];
 }
 
-static void fc_task(void *arg, size_t task) {
-  fc_job *j = arg;
-  const fconv_geom *g = j->g;
-  const size_t blk = task % j->mblocks, rest = task / j->mblocks;
-  const size_t G = (size_t)g->group, tile = rest % j->tiles, grp = (rest / j->tiles) % G, nb = rest / j->tiles / G;
-  const int64_t Cg = g->C / g->group, Mg = g->M / g->group;
+/* The igemm route's tile: rows [0, mc) of weights wa into y (one output row apart: P). */
+static void fc_igemm_tile(const fc_job *j, const fconv_geom *g, const float *xg, size_t p0, size_t T, size_t K,
+                          size_t mc, const float *wa, float *y, float *packed) {
+  const int64_t Cg = g->C / g->group, in_plane = op_window_in_plane(&g->w);
   const size_t P = (size_t)op_window_out_plane(&g->w);
-  const size_t K = (size_t)(Cg * op_window_taps(&g->w)), nr = j->p->nr;
-  const size_t p0 = tile * FC_TILE, T = P - p0 < FC_TILE ? P - p0 : FC_TILE;
-  size_t slot = 0;
-  for (;;) {
-    if (atomic_exchange_explicit(&j->busy[slot], 1, memory_order_acquire) == 0) break;
-    slot = slot + 1 < j->slots ? slot + 1 : 0;
-  }
-  float *packed = j->ws + slot * j->slot_floats;
-  const int64_t in_plane = op_window_in_plane(&g->w);
-  const float *xg = j->x + ((int64_t)nb * g->C + (int64_t)grp * Cg) * in_plane;
-  const int pointwise = fc_pointwise(g);
-  const size_t m0 = blk * j->mb, mc = (size_t)Mg - m0 < j->mb ? (size_t)Mg - m0 : j->mb;
-  float *y = j->y + ((size_t)nb * (size_t)g->M + grp * (size_t)Mg + m0) * P + p0;
-  const float *wa = j->w + (grp * (size_t)Mg + m0) * K;
-  if (fc_use_igemm(j->p, g)) {
-    /* Pieces of the tile within one output row, of at most NR pixels; per piece the K row
-     * pointers (c, t0, t1, t2 in the reference loop's order): a tap row in the padding reads the
-     * zero row, a stretch inside its input row (with NR floats readable in x) is read where it
-     * is, and a stretch crossing the row's edge is copied with 0.0f at the padded taps: the
-     * values the im2col panel would hold, so the same fma chains. */
-    const size_t inr = j->p->inr;
-    const float **bp = (const float **)(void *)packed;
-    float *zero = packed + fc_ptr_floats(K), *copies = zero + inr;
-    for (size_t t = 0; t < inr; t++) zero[t] = 0.0f;
-    const int64_t O2 = g->w.out[2], in1 = g->w.in[1], in2 = g->w.in[2];
-    for (size_t q = 0; q < T;) {
-      const int64_t pix = (int64_t)(p0 + q);
-      const int64_t o2 = pix % O2, o1 = (pix / O2) % g->w.out[1], o0 = pix / O2 / g->w.out[1];
-      size_t len = (size_t)(O2 - o2);
-      if (len > T - q) len = T - q;
-      if (len > inr) len = inr;
-      const int64_t r0 = o0 * g->w.s[0] - g->w.pb[0], r1 = o1 * g->w.s[1] - g->w.pb[1];
-      float *cp = copies;
-      size_t k = 0;
-      for (int64_t c = 0; c < Cg; c++) {
-        const float *xc = xg + c * in_plane;
-        for (int64_t t0 = 0; t0 < g->w.k[0]; t0++) {
-          const int64_t i0 = r0 + t0 * g->w.d[0];
-          for (int64_t t1 = 0; t1 < g->w.k[1]; t1++) {
-            const int64_t i1 = r1 + t1 * g->w.d[1];
-            if (i0 < 0 || i0 >= g->w.in[0] || i1 < 0 || i1 >= in1) {
-              for (int64_t t2 = 0; t2 < g->w.k[2]; t2++) bp[k++] = zero;
+  /* Pieces of the tile within one output row, of at most NR pixels; per piece the K row
+   * pointers (c, t0, t1, t2 in the reference loop's order): a tap row in the padding reads the
+   * zero row, a stretch inside its input row (with NR floats readable in x) is read where it
+   * is, and a stretch crossing the row's edge is copied with 0.0f at the padded taps: the
+   * values the im2col panel would hold, so the same fma chains. */
+  const size_t inr = j->p->inr;
+  const float **bp = (const float **)(void *)packed;
+  float *zero = packed + fc_ptr_floats(K), *copies = zero + inr;
+  for (size_t t = 0; t < inr; t++) zero[t] = 0.0f;
+  const int64_t O2 = g->w.out[2], in1 = g->w.in[1], in2 = g->w.in[2];
+  for (size_t q = 0; q < T;) {
+    const int64_t pix = (int64_t)(p0 + q);
+    const int64_t o2 = pix % O2, o1 = (pix / O2) % g->w.out[1], o0 = pix / O2 / g->w.out[1];
+    size_t len = (size_t)(O2 - o2);
+    if (len > T - q) len = T - q;
+    if (len > inr) len = inr;
+    const int64_t r0 = o0 * g->w.s[0] - g->w.pb[0], r1 = o1 * g->w.s[1] - g->w.pb[1];
+    float *cp = copies;
+    size_t k = 0;
+    for (int64_t c = 0; c < Cg; c++) {
+      const float *xc = xg + c * in_plane;
+      for (int64_t t0 = 0; t0 < g->w.k[0]; t0++) {
+        const int64_t i0 = r0 + t0 * g->w.d[0];
+        for (int64_t t1 = 0; t1 < g->w.k[1]; t1++) {
+          const int64_t i1 = r1 + t1 * g->w.d[1];
+          if (i0 < 0 || i0 >= g->w.in[0] || i1 < 0 || i1 >= in1) {
+            for (int64_t t2 = 0; t2 < g->w.k[2]; t2++) bp[k++] = zero;
+            continue;
+          }
+          const float *row = xc + (i0 * in1 + i1) * in2;
+          const size_t row_at = (size_t)(row - j->x);
+          for (int64_t t2 = 0; t2 < g->w.k[2]; t2++, k++) {
+            const int64_t st = o2 + t2 * g->w.d[2] - g->w.pb[2];
+            if (st >= 0 && st + (int64_t)len <= in2 && row_at + (size_t)st + inr <= j->x_count) {
+              bp[k] = row + st;
               continue;
             }
-            const float *row = xc + (i0 * in1 + i1) * in2;
-            const size_t row_at = (size_t)(row - j->x);
-            for (int64_t t2 = 0; t2 < g->w.k[2]; t2++, k++) {
-              const int64_t st = o2 + t2 * g->w.d[2] - g->w.pb[2];
-              if (st >= 0 && st + (int64_t)len <= in2 && row_at + (size_t)st + inr <= j->x_count) {
-                bp[k] = row + st;
-                continue;
-              }
-              /* columns t of [lo, hi) lie inside the row */
-              int64_t lo = st < 0 ? -st : 0, hi = in2 - st;
-              if (lo > (int64_t)len) lo = (int64_t)len;
-              if (hi < lo) hi = lo;
-              if (hi > (int64_t)len) hi = (int64_t)len;
-              memset(cp, 0, (size_t)lo * sizeof(float));
-              if (hi > lo) memcpy(cp + lo, row + st + lo, (size_t)(hi - lo) * sizeof(float));
-              memset(cp + hi, 0, (inr - (size_t)hi) * sizeof(float));
-              bp[k] = cp;
-              cp += inr;
-            }
+            /* columns t of [lo, hi) lie inside the row */
+            int64_t lo = st < 0 ? -st : 0, hi = in2 - st;
+            if (lo > (int64_t)len) lo = (int64_t)len;
+            if (hi < lo) hi = lo;
+            if (hi > (int64_t)len) hi = (int64_t)len;
+            memset(cp, 0, (size_t)lo * sizeof(float));
+            if (hi > lo) memcpy(cp + lo, row + st + lo, (size_t)(hi - lo) * sizeof(float));
+            memset(cp + hi, 0, (inr - (size_t)hi) * sizeof(float));
+            bp[k] = cp;
+            cp += inr;
           }
         }
       }
-      j->p->igemm(mc, len, K, wa, K, bp, y + q, P);
-      q += len;
     }
-  } else if (pointwise) {
+    j->p->igemm(mc, len, K, wa, K, bp, y + q, P);
+    q += len;
+  }
+}
+
+/* The gemm route's tile: B packed for f32-gemm (the input planes themselves, or im2col columns). */
+static void fc_pack_tile(const fc_job *j, const fconv_geom *g, const float *xg, size_t p0, size_t T, size_t K,
+                         size_t nr, float *packed) {
+  const int64_t Cg = g->C / g->group, in_plane = op_window_in_plane(&g->w);
+  const size_t P = (size_t)op_window_out_plane(&g->w);
+  (void)j;
+  if (fc_pointwise(g)) {
     /* the input planes are B itself: [C/g][pixels] with row stride P */
     q8rt_f32_gemm_pack(K, T, nr, xg + p0, P, packed);
   } else {
@@ -705,12 +876,108 @@ static void fc_task(void *arg, size_t task) {
       }
     }
   }
-  if (!fc_use_igemm(j->p, g)) j->p->gemm(mc, T, K, wa, K, packed, y, P);
-  if (j->bias != NULL) {
-    for (size_t m = 0; m < mc; m++) j->p->addc(T, y + m * P, j->bias + grp * (size_t)Mg + m0 + m, y + m * P);
+}
+
+static void fc_task(void *arg, size_t task) {
+  fc_job *j = arg;
+  const fconv_geom *g = j->g;
+  const size_t blk = task % j->mblocks, rest = task / j->mblocks;
+  const size_t G = (size_t)g->group, tile = rest % j->tiles, grp = (rest / j->tiles) % G, nb = rest / j->tiles / G;
+  const int64_t Cg = g->C / g->group, Mg = g->M / g->group;
+  const size_t P = (size_t)op_window_out_plane(&g->w);
+  const size_t K = (size_t)(Cg * op_window_taps(&g->w)), nr = j->p->nr;
+  const size_t p0 = tile * FC_TILE, T = P - p0 < FC_TILE ? P - p0 : FC_TILE;
+  size_t slot = 0;
+  for (;;) {
+    if (atomic_exchange_explicit(&j->busy[slot], 1, memory_order_acquire) == 0) break;
+    slot = slot + 1 < j->slots ? slot + 1 : 0;
   }
-  for (size_t m = 0; m < mc && j->p->n_stage > 0; m++) fc_stage_run(j->p, grp * (size_t)Mg + m0 + m, y + m * P, T);
+  float *packed = j->ws + slot * j->slot_floats;
+  if (j->xpad != NULL) {
+    const size_t m0f = blk * j->mb, mcf = (size_t)Mg - m0f < j->mb ? (size_t)Mg - m0f : j->mb;
+    fcf_tile(j, nb, grp, m0f, mcf, tile * fcf_rows(g), packed);
+    atomic_store_explicit(&j->busy[slot], 0, memory_order_release);
+    return;
+  }
+  const int64_t in_plane = op_window_in_plane(&g->w);
+  const float *xg = j->x + ((int64_t)nb * g->C + (int64_t)grp * Cg) * in_plane;
+  const size_t m0 = blk * j->mb, mc = (size_t)Mg - m0 < j->mb ? (size_t)Mg - m0 : j->mb;
+  float *y = j->y + ((size_t)nb * (size_t)g->M + grp * (size_t)Mg + m0) * P + p0;
+  const float *wa = j->w + (grp * (size_t)Mg + m0) * K;
+  /* The rows run in blocks of 4 MR when an output stage follows, which then reads the block
+   * while it is in L1 (a whole 128-pixel tile of a deep layer is 100+ KB). */
+  const size_t rb = j->p->n_stage > 0 && j->p->mr > 0 ? 4 * j->p->mr : mc;
+  if (!fc_use_igemm(j->p, g)) fc_pack_tile(j, g, xg, p0, T, K, nr, packed);
+  for (size_t r0 = 0; r0 < mc; r0 += rb) {
+    const size_t rc = mc - r0 < rb ? mc - r0 : rb;
+    float *yr = y + r0 * P;
+    if (fc_use_igemm(j->p, g)) {
+      fc_igemm_tile(j, g, xg, p0, T, K, rc, wa + r0 * K, yr, packed);
+    } else {
+      j->p->gemm(rc, T, K, wa + r0 * K, K, packed, yr, P);
+    }
+    for (size_t m = 0; m < rc && j->bias != NULL; m++) {
+      j->p->addc(T, yr + m * P, j->bias + grp * (size_t)Mg + m0 + r0 + m, yr + m * P);
+    }
+    for (size_t m = 0; m < rc && j->p->n_stage > 0; m++) {
+      fc_stage_run(j->p, grp * (size_t)Mg + m0 + r0 + m, yr + m * P, T);
+    }
+  }
   atomic_store_explicit(&j->busy[slot], 0, memory_order_release);
+}
+
+/* The output stage on n outputs of one pixel, channels ch .. ch + n - 1 (the W^T route): the
+ * same operations per output as fc_stage_run, a per-channel constant read as a vector. */
+static void fc_stage_run_channels(const fconv_params *p, size_t ch, float *y, size_t n) {
+  if (p->n_stage == 0) return;
+  float tmp[FC_STAGE_MAX][256];
+  for (size_t off = 0; off < n; off += 256) {
+    const size_t len = n - off < 256 ? n - off : 256;
+    float *yo = y + off;
+    for (int k = 0; k < p->n_stage; k++) {
+      const fc_stage_op *o = &p->stage[k];
+      float *dst = k == p->n_stage - 1 ? yo : tmp[k];
+      const float *a = o->a < 0 ? NULL : o->a == 0 ? yo : tmp[o->a - 1];
+      const float *b = o->b < 0 ? NULL : o->b == 0 ? yo : tmp[o->b - 1];
+      const float *c = o->c != NULL && o->c_per_channel ? o->c + ch + off : o->c;
+      if (o->fn != NULL) {
+        o->fn(len, a, dst, &o->kp);
+      } else if (a != NULL && b != NULL) {
+        p->bin.fn[o->code][0](len, a, b, dst);
+      } else if (a != NULL) {
+        p->bin.fn[o->code][o->c_per_channel ? 0 : 1](len, a, c, dst); /* a op c */
+      } else if (o->c_per_channel) {
+        p->bin.fn[o->code][0](len, c, b, dst); /* c op b */
+      } else {
+        p->bin.fn[o->code][2](len, b, c, dst);
+      }
+    }
+  }
+}
+
+/* W^T route: items are (image, group, block of FWT_COLS output channels). */
+#define FWT_COLS 128 /* a multiple of every NR */
+typedef struct fwt_job {
+  const fconv_params *p;
+  const fconv_geom *g;
+  const float *x, *bias;
+  float *y;
+  size_t blocks;
+} fwt_job;
+
+static void fwt_task(void *arg, size_t task) {
+  const fwt_job *j = arg;
+  const fconv_geom *g = j->g;
+  const size_t blk = task % j->blocks, grp = task / j->blocks % (size_t)g->group,
+               nb = task / j->blocks / (size_t)g->group;
+  const size_t Cg = (size_t)(g->C / g->group), Mg = (size_t)(g->M / g->group), K = Cg * (size_t)op_window_taps(&g->w);
+  const size_t c0 = blk * FWT_COLS, nc = Mg - c0 < FWT_COLS ? Mg - c0 : FWT_COLS;
+  const size_t ch = grp * Mg + c0;
+  float *y = j->y + nb * (size_t)g->M + ch;
+  j->p->gemm(1, nc, K, j->x + (nb * (size_t)g->C + grp * Cg) * (size_t)op_window_in_plane(&g->w), K,
+             j->p->wt + grp * j->p->wt_group_floats + c0 * K, y, nc);
+  if (j->bias != NULL) j->p->bin.fn[0][0](nc, y, j->bias + ch, y); /* y + b per output, as the reference */
+  fc_stage_run_channels(j->p, ch, y, nc);
 }
 
 /* Depthwise (one input and one output channel per group): per plane and output row, the
@@ -723,7 +990,40 @@ typedef struct fdw_job {
   q8rt_f32_dwconv_ukernel_fn row;
   const float *x, *w, *bias;
   float *y;
+  float *ws; /* slots of fdw_flat_floats for the flat route, or NULL */
+  size_t slots, slot_floats;
+  atomic_int busy[FC_MAX_SLOTS];
 } fdw_job;
+
+static void fdw_plane_flat(const fdw_job *j, int64_t m, const float *xc, const float *wm, float *y, float *buf) {
+  const fconv_geom *g = j->g;
+  const int64_t O1 = g->w.out[1], O2 = g->w.out[2], I1 = g->w.in[1], I2 = g->w.in[2];
+  const int64_t wp = O2 + (g->w.k[2] - 1) * g->w.d[2], hp = O1 + (g->w.k[1] - 1) * g->w.d[1];
+  float *xp = buf, *yf = buf + (hp + 1) * wp;
+  /* rows r of xp hold input row r - pb1 (zeros outside), columns c input column c - pb2 */
+  for (int64_t r = 0; r < hp + 1; r++) {
+    float *d = xp + r * wp;
+    const int64_t i1 = r - g->w.pb[1];
+    if (i1 < 0 || i1 >= I1) {
+      memset(d, 0, (size_t)wp * sizeof(float));
+      continue;
+    }
+    const int64_t lo = g->w.pb[2] < wp ? g->w.pb[2] : wp; /* columns [lo, hi) come from the row */
+    int64_t hi = g->w.pb[2] + I2 < wp ? g->w.pb[2] + I2 : wp;
+    if (hi < lo) hi = lo;
+    memset(d, 0, (size_t)lo * sizeof(float));
+    memcpy(d + lo, xc + i1 * I2 + (lo - g->w.pb[2]), (size_t)(hi - lo) * sizeof(float));
+    memset(d + hi, 0, (size_t)(wp - hi) * sizeof(float));
+  }
+  const size_t n = (size_t)(O1 * wp);
+  memset(yf, 0, n * sizeof(float));
+  j->row(n, (size_t)g->w.k[1], (size_t)g->w.k[2], 1, (size_t)g->w.d[2], 0, n + (size_t)((g->w.k[2] - 1) * g->w.d[2]),
+         xp, (size_t)(g->w.d[1] * wp), wm, yf);
+  for (int64_t o1 = 0; o1 < O1; o1++) memcpy(y + o1 * O2, yf + o1 * wp, (size_t)O2 * sizeof(float));
+  const size_t P = (size_t)(O1 * O2);
+  if (j->bias != NULL) j->p->addc(P, y, j->bias + m, y);
+  fc_stage_run(j->p, (size_t)m, y, P);
+}
 
 /* Taps t in [*lo, *hi) of a kernel axis of k taps put base + t * d inside [0, len). */
 static void fdw_valid(int64_t base, int64_t d, int64_t k, int64_t len, int64_t *lo, int64_t *hi) {
@@ -741,7 +1041,23 @@ static void fdw_plane(void *arg, size_t task) {
   const int64_t in_plane = op_window_in_plane(&g->w), ktaps = op_window_taps(&g->w);
   const float *xc = j->x + (nb * g->C + m) * in_plane, *wm = j->w + m * ktaps;
   float *y = j->y + (nb * g->M + m) * op_window_out_plane(&g->w);
+  if (j->ws != NULL) {
+    int finite = 1;
+    for (int64_t t = 0; t < ktaps; t++) finite &= isfinite(wm[t]) != 0;
+    if (finite) {
+      fdw_job *jm = (fdw_job *)arg;
+      size_t slot = 0;
+      for (;;) {
+        if (atomic_exchange_explicit(&jm->busy[slot], 1, memory_order_acquire) == 0) break;
+        slot = slot + 1 < j->slots ? slot + 1 : 0;
+      }
+      fdw_plane_flat(j, m, xc, wm, y, j->ws + slot * j->slot_floats);
+      atomic_store_explicit(&jm->busy[slot], 0, memory_order_release);
+      return;
+    }
+  }
   const int64_t O2 = g->w.out[2];
+  float *done = y; /* the outputs before it have their bias and stage */
   for (int64_t o0 = 0; o0 < g->w.out[0]; o0++) {
     int64_t t0lo, t0hi;
     fdw_valid(o0 * g->w.s[0] - g->w.pb[0], g->w.d[0], g->w.k[0], g->w.in[0], &t0lo, &t0hi);
@@ -756,8 +1072,13 @@ static void fdw_plane(void *arg, size_t task) {
                (size_t)g->w.pb[2], (size_t)g->w.in[2], xc + (i0 * g->w.in[1] + i1) * g->w.in[2],
                (size_t)(g->w.d[1] * g->w.in[2]), wm + (t0 * g->w.k[1] + t1lo) * g->w.k[2], y);
       }
-      if (j->bias != NULL) j->p->addc((size_t)O2, y, j->bias + m, y);
-      fc_stage_run(j->p, (size_t)m, y, (size_t)O2);
+      /* bias and stage on runs of whole rows of >= 256 outputs (short rows: fewer kernel calls) */
+      const size_t ready = (size_t)(y + O2 - done);
+      if (ready >= 256 || (o0 == g->w.out[0] - 1 && o1 == g->w.out[1] - 1)) {
+        if (j->bias != NULL) j->p->addc(ready, done, j->bias + m, done);
+        fc_stage_run(j->p, (size_t)m, done, ready);
+        done += ready;
+      }
     }
   }
 }
@@ -766,6 +1087,13 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
                      const op_exec_ctx *ctx) {
   const fconv_params *p = params;
   const fconv_geom *g = geom;
+  if (fc_use_wt(p, g)) {
+    const size_t Mg = (size_t)(g->M / g->group);
+    fwt_job j = {p, g, in[0].data, g->has_bias ? in[2].data : NULL, out[0].data, (Mg + FWT_COLS - 1) / FWT_COLS};
+    const size_t K = (size_t)(g->C / g->group * op_window_taps(&g->w));
+    op_parallel_items(ctx, (size_t)(g->N * g->group) * j.blocks, K * FWT_COLS, 1 << 16, fwt_task, &j);
+    return;
+  }
   if (fc_use_gemm(p, g)) {
     fc_job j;
     j.p = p;
@@ -778,6 +1106,16 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
     j.x_count = (size_t)(g->N * g->C * op_window_in_plane(&g->w));
     const size_t P = (size_t)op_window_out_plane(&g->w);
     j.tiles = (P + FC_TILE - 1) / FC_TILE;
+    j.xpad = NULL;
+    const int flat = fc_use_flat(p, g);
+    if (flat) { /* the padded planes after the slots */
+      j.tiles = ((size_t)g->w.out[1] + fcf_rows(g) - 1) / fcf_rows(g);
+      const size_t slots = ctx->threads < 1 ? 1 : ctx->threads < FC_MAX_SLOTS ? ctx->threads : FC_MAX_SLOTS;
+      j.xpad = j.ws + slots * fc_slot_floats(p, g);
+      memset(j.xpad + (size_t)(g->N * g->C) * fcf_hp(g) * fcf_wp(g), 0,
+             (fcf_pad_floats(g) - (size_t)(g->N * g->C) * fcf_hp(g) * fcf_wp(g)) * sizeof(float));
+      op_parallel_items(ctx, (size_t)(g->N * g->C), fcf_hp(g) * fcf_wp(g), 1 << 14, fcf_pad_plane, &j);
+    }
     /* With threads, few tiles (small planes: the deep 1x1 convs, rec's 1x40 convs after its
      * pooling, det's 8x12 neck) also split the weight rows, in blocks of 24 or 48 (multiples of
      * every MR; halves rounded to 4 rows under 48), so a second thread has work; each block packs its own copy of the
@@ -792,12 +1130,24 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
     const size_t K = (size_t)(g->C / g->group * op_window_taps(&g->w));
     /* the kernels compute whole NR-pixel tiles: a 1-pixel plane (squeeze-excite) costs NR */
     const size_t nr = fc_use_igemm(p, g) ? p->inr : p->nr, px = P < FC_TILE ? P : FC_TILE;
-    const size_t tile_px = nr > 0 ? (px + nr - 1) / nr * nr : px;
+    size_t tile_px = nr > 0 ? (px + nr - 1) / nr * nr : px;
+    if (flat) tile_px = (fcf_rows(g) * fcf_wp(g) + nr - 1) / nr * nr;
     op_parallel_items(ctx, items * j.mblocks, j.mb * K * tile_px, 1 << 16, fc_task, &j);
     return;
   }
   if (p->dw != NULL && g->group == g->C && g->M == g->C) {
-    fdw_job j = {g, p, p->dw, in[0].data, in[1].data, g->has_bias ? in[2].data : NULL, out[0].data};
+    fdw_job j;
+    j.g = g;
+    j.p = p;
+    j.row = p->dw;
+    j.x = in[0].data;
+    j.w = in[1].data;
+    j.bias = g->has_bias ? in[2].data : NULL;
+    j.y = out[0].data;
+    j.ws = fdw_flat(g) ? workspace : NULL;
+    j.slots = ctx->threads < 1 ? 1 : ctx->threads < FC_MAX_SLOTS ? ctx->threads : FC_MAX_SLOTS;
+    j.slot_floats = fdw_flat(g) ? fdw_flat_floats(g) : 0;
+    for (size_t i = 0; i < j.slots; i++) atomic_init(&j.busy[i], 0);
     /* grain: ~2 us of taps (~0.25 ns a tap on the f32-dwconv kernels: det's 5x5 stride-2 planes of
      * 192 channels took 97 us on one thread) */
     const size_t cost = (size_t)(op_window_out_plane(&g->w) * op_window_taps(&g->w));

@@ -300,10 +300,10 @@ int op_axis_nhwc(int axis, int rank) {
 }
 
 static const op_f32_gemm_variant g_f32_gemm[] = {
-#define Q8RT_F32_GEMM_UKERNEL(isa, fn, mr, nr) {isa, fn, nr, #fn},
+#define Q8RT_F32_GEMM_UKERNEL(isa, fn, mr, nr) {isa, fn, nr, mr, #fn},
 #include "f32-gemm/f32-gemm.inc"
 #undef Q8RT_F32_GEMM_UKERNEL
-    {0, NULL, 0, NULL},
+    {0, NULL, 0, 0, NULL},
 };
 
 const op_f32_gemm_variant *op_f32_gemm_pick(const op_prepare_ctx *ctx) {

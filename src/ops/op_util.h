@@ -166,7 +166,7 @@ void op_span_walk(int rank, const int64_t *dims, const int64_t *sa, const int64_
 typedef struct op_f32_gemm_variant {
   uint32_t isa;
   q8rt_f32_gemm_ukernel_fn fn;
-  size_t nr;
+  size_t nr, mr;
   const char *name;
 } op_f32_gemm_variant;
 

@@ -1,7 +1,9 @@
 /* Float Conv output stages: the elementwise float32 nodes that follow a float Conv and read only
  * its output, each other's outputs and constants — the batch norm that exporters write as
  * Mul(scale) -> Add(shift) after a bias-free Conv, the hardswish spelled Add(3) -> Clip(0, 6) ->
- * Mul(x, .) -> Div(6), Relu, Clip — become the output stage of one FusedConv node (domain q8rt,
+ * Mul(x, .) -> Div(6), Relu, Clip, the activations LeakyRelu, HardSigmoid, HardSwish, Sigmoid,
+ * Tanh and their products with the conv's output (SiLU: x * Sigmoid(x); PP-LCNet's hardswish:
+ * x * HardSigmoid(x)) — become the output stage of one FusedConv node (domain q8rt,
  * src/ops/conv_conv_transpose.c). The conv then applies them to each block of outputs it has just
  * computed, while the block is in cache, instead of one pass over the whole tensor per node. The
  * stage runs the nodes' own operations in the graph's order with the kernels the nodes would run
@@ -22,9 +24,10 @@
 #include <math.h>
 #include <string.h>
 
+#include "f32-vunary/f32-vunary.h"
 #include "passes.h"
 
-enum { FF_ADD = 0, FF_SUB = 1, FF_MUL = 2, FF_DIV = 3, FF_CLAMP = 10 };
+enum { FF_ADD = 0, FF_SUB = 1, FF_MUL = 2, FF_DIV = 3, FF_CLAMP = 10, FF_UNARY = 20 };
 
 static int ff_binary_code(const ir_node *n) {
   if (ir_is_onnx_op(n, "Add")) return FF_ADD;
@@ -87,6 +90,32 @@ static int ff_clamp_bounds(const ir_graph *g, const ir_node *n, float *lo, float
   return 1;
 }
 
+/* LeakyRelu, HardSigmoid, HardSwish, Sigmoid and Tanh of one input: FF_UNARY + their f32-vunary op,
+ * with alpha and beta as the unary front-end reads them (the defaults of ONNX; HardSwish's 1/6
+ * and 0.5); -1 if the node is none of them or an attribute has another type. */
+static int ff_unary_code(const ir_node *n, float *alpha, float *beta) {
+  *alpha = *beta = 0.0f;
+  if (n->n_inputs != 1) return -1;
+  if (ir_is_onnx_op(n, "Sigmoid")) return FF_UNARY + Q8RT_F32_VSIGMOID;
+  if (ir_is_onnx_op(n, "Tanh")) return FF_UNARY + Q8RT_F32_VTANH;
+  if (ir_is_onnx_op(n, "HardSwish")) {
+    *alpha = 1.0f / 6.0f;
+    *beta = 0.5f;
+    return FF_UNARY + Q8RT_F32_VHSWISH;
+  }
+  if (ir_is_onnx_op(n, "LeakyRelu")) {
+    *alpha = 0.01f;
+    return ff_attr_float(n, "alpha", alpha) < 0 ? -1 : FF_UNARY + Q8RT_F32_VLRELU;
+  }
+  if (ir_is_onnx_op(n, "HardSigmoid")) {
+    *alpha = 0.2f;
+    *beta = 0.5f;
+    if (ff_attr_float(n, "alpha", alpha) < 0 || ff_attr_float(n, "beta", beta) < 0) return -1;
+    return FF_UNARY + Q8RT_F32_VHSIGMOID;
+  }
+  return -1;
+}
+
 typedef struct ff_op {
   int node;
   int code;     /* FF_* */
@@ -146,6 +175,8 @@ q8rt_status pass_fuse_float_conv_outputs(ir_graph *g, const int *order, int coun
                  ff_clamp_bounds(g, n, &op.lo, &op.hi)) {
         op.code = FF_CLAMP;
         op.a = ref[0];
+      } else if (ref[0] >= 0 && (op.code = ff_unary_code(n, &op.lo, &op.hi)) >= 0) {
+        op.a = ref[0]; /* lo, hi carry alpha, beta */
       } else {
         break;
       }

@@ -452,11 +452,29 @@ FCONV_CASES = [
     ((1, 5, 4, 3, 50), (6, 5, 3, 2, 3), {"pads": [1, 0, 1, 1, 2, 0], "dilations": [1, 2, 3], "strides": [2, 1, 1]},
      False),
     ((1, 4, 6, 5), (8, 4, 5, 5), {"pads": [2, 2, 2, 2]}, True),
-    # 2 output channels per group: the reference loop on every backend
+    # 1-D and 2-D stride 1 take the flat pieces over zero-bordered planes (across output rows):
+    # two images, groups, dilations on both axes, asymmetric pads; planes wider than a tile
+    ((2, 8, 10, 19), (12, 4, 3, 2), {"group": 2, "pads": [1, 0, 2, 1], "dilations": [2, 3]}, True),
+    ((1, 3, 4, 300), (5, 3, 3, 3), {"pads": [1, 1, 1, 1]}, False),
+    # a vertical stride: the row pieces (pointers into the input, copies at the edges)
+    ((1, 6, 13, 21), (8, 6, 3, 3), {"strides": [2, 1], "pads": [1, 1, 1, 1]}, True),
+    # fewer output channels per group than a row tile: partial row blocks of the GEMM (the
+    # 1-channel 1x1 heads of a detector, 2 per group with a window)
     ((1, 6, 11, 9), (4, 3, 3, 3), {"group": 2, "pads": [1, 1, 1, 1]}, True),
+    ((1, 96, 13, 13), (1, 96, 1, 1), {}, True),
+    # one output pixel whose window is the whole input: W^T packed at load, the input the A row
+    # (squeeze-excite 1x1 convs after a global pool, a classifier head; groups; output channels
+    # past one 128-channel block and not a multiple of NR)
+    ((2, 64, 1, 1), (300, 64, 1, 1), {}, True),
+    ((1, 8, 3, 3), (20, 4, 3, 3), {"group": 2}, False),
     # depthwise: planes with the reference loop's operation order
     ((2, 6, 15, 17), (6, 1, 3, 3), {"group": 6, "strides": [2, 1], "pads": [1, 2, 1, 0]}, True),
     ((1, 5, 9, 40), (5, 1, 5, 5), {"group": 5, "strides": [1, 2], "pads": [2, 2, 2, 2], "dilations": [1, 2]}, False),
+    # stride 1, rows <= 64: the flat route (one row-kernel call over a zero-bordered plane), with
+    # asymmetric pads, a dilation and 1-D
+    ((2, 7, 14, 14), (7, 1, 5, 5), {"group": 7, "pads": [2, 2, 2, 2]}, True),
+    ((1, 4, 9, 23), (4, 1, 3, 3), {"group": 4, "pads": [0, 2, 1, 1], "dilations": [2, 1]}, True),
+    ((1, 3, 20), (3, 1, 3), {"group": 3, "pads": [1, 1]}, False),
 ]
 
 
@@ -491,9 +509,9 @@ def _float_routes(m, feeds, tmp_path, op="Conv"):
 
 @pytest.mark.parametrize("case", FCONV_CASES, ids=[f"{c[0]}w{c[1]}" for c in FCONV_CASES])
 def test_float_conv_gemm_route(case, tmp_path):
-    """Float Conv (from 4 output channels per group f32-igemm on row pointers for stride-1 windows,
-    else im2col tiles + the f32 GEMM; depthwise planes; else the loop): within the float tolerance of ORT, and the same bytes at any thread count and
-    as --backend reference."""
+    """Float Conv (not depthwise: f32-igemm on row pointers for stride-1 windows, else im2col tiles
+    + the f32 GEMM, or W^T packed at load for one output pixel; depthwise planes): within the float
+    tolerance of ORT, and the same bytes at any thread count and as --backend reference."""
     from single_node import run_ort
     xshape, wshape, attrs, has_bias = case
     rng = np.random.default_rng(71)
@@ -507,10 +525,13 @@ def test_float_conv_gemm_route(case, tmp_path):
     want = run_ort(m, {"x": x}, optimize=False)[0]
     got, explain = _float_routes(m, {"x": x}, tmp_path)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
-    wide = wshape[0] // attrs.get("group", 1) >= 4
-    indirect = wide and int(np.prod(wshape[2:])) > 1 and attrs.get("strides", [1])[-1] == 1
+    wide = not (wshape[1] == 1 and wshape[0] == attrs.get("group", 1))  # not depthwise
+    whole = xshape[2:] == wshape[2:] and "pads" not in attrs  # one output pixel: W^T
+    indirect = wide and not whole and int(np.prod(wshape[2:])) > 1 and attrs.get("strides", [1])[-1] == 1
     assert ("f32_igemm_ukernel" in explain) == indirect, explain
     assert ("f32_gemm_ukernel" in explain) == (wide and not indirect), explain
+    assert ("W^T packed at load" in explain) == whole, explain
+    assert "conv_f32__scalar" not in explain, explain
 
 
 def test_float_conv_special_routes(tmp_path):
@@ -544,6 +565,27 @@ def test_float_conv_special_routes(tmp_path):
         np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
         assert np.isnan(got[0, 1, 0, :]).all() and np.isnan(got[0, 5, -1, :]).all()
         np.testing.assert_allclose(got[np.isfinite(ref)], ref[np.isfinite(ref)], rtol=1e-4, atol=1e-4)
+
+
+def test_float_depthwise_flat_nonfinite_weights(tmp_path):
+    """The flat depthwise route adds 0 * w at padded taps, which is exact only for finite w: a
+    channel with an infinite or NaN weight takes the row route, whose padded taps are skipped (the
+    definition), so the border outputs that never touch that weight's valid taps stay finite."""
+    rng = np.random.default_rng(9)
+    xshape, wshape, attrs = (1, 4, 12, 12), (4, 1, 3, 3), {"group": 4, "pads": [1, 1, 1, 1]}
+    x = rng.normal(0, 1, xshape).astype(np.float32)
+    w = rng.normal(0, 0.5, wshape).astype(np.float32)
+    w[1, 0, 0, 0] = np.inf  # top-left tap: outside the plane for output row 0 and column 0
+    w[2, 0, 2, 2] = np.nan
+    g = _fconv_model(xshape, wshape, attrs, None)
+    g.initializer.append(onnx.numpy_helper.from_array(w, "w"))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    got, explain = _float_routes(m, {"x": x}, tmp_path)
+    assert "f32_dwconv_ukernel" in explain, explain
+    assert np.isfinite(got[0, 1, 0, :]).all() and np.isfinite(got[0, 1, :, 0]).all()
+    assert np.isfinite(got[0, 2, -1, :]).all() and np.isfinite(got[0, 2, :, -1]).all()
+    assert np.isnan(got[0, 2, :-1, :-1]).all() and np.isfinite(got[0, [0, 3]]).all()
 
 
 # ---- float ConvTranspose: f32-deconv per output row and tap, the same bytes on every route -------
@@ -720,6 +762,18 @@ STAGE_CASES = [
       ("Add", ["@0", ("t", np.linspace(-1, 1, 13))], {})], 13, (), 1),  # the Add broadcasts along W: not fused
     ("inner_value_is_output", (1, 8, 6, 7), (8, 8, 3, 3), {"pads": [1, 1, 1, 1]},
      [("Mul", ["@-1", ("s", 1.5)], {}), ("Add", ["@0", ("t", 0.25)], {})], 13, ("v0",), 1),
+    # activations: SiLU (x * Sigmoid(x)) on the igemm route, PP-LCNet's x * HardSigmoid(x) on a
+    # pointwise conv, HardSwish -> LeakyRelu -> Tanh on the flat depthwise route, and a
+    # squeeze-excite head (one pixel: the W^T route) with a per-channel Mul and a HardSigmoid
+    ("silu_igemm", (1, 8, 9, 40), (12, 8, 3, 3), {"pads": [1, 1, 1, 1]},
+     [("Sigmoid", ["@-1"], {}), ("Mul", ["@-1", "@0"], {})], 13, (), 1),
+    ("hsigmoid_mul_pointwise", (1, 16, 14, 14), (24, 16, 1, 1), {},
+     [("HardSigmoid", ["@-1"], {"alpha": 0.125, "beta": 0.375}), ("Mul", ["@-1", "@0"], {})], 13, (), 1),
+    ("dw_flat_hswish_lrelu_tanh", (1, 6, 14, 14), (6, 1, 5, 5), {"group": 6, "pads": [2, 2, 2, 2]},
+     [("HardSwish", ["@-1"], {}), ("LeakyRelu", ["@0"], {"alpha": 0.3}), ("Tanh", ["@1"], {})], 14, (), 1),
+    ("se_head_wt", (2, 64, 1, 1), (130, 64, 1, 1), {},
+     [("Relu", ["@-1"], {}), ("Mul", ["@0", ("s", np.linspace(0.5, 2, 130).reshape(130, 1, 1))], {}),
+      ("HardSigmoid", ["@1"], {}), ("Sub", [("c", np.linspace(-1, 1, 130).reshape(130, 1, 1)), "@2"], {})], 13, (), 1),
 ]
 
 

@@ -63,7 +63,7 @@ Q8RT_TEST(f32_dwconv_scalar_values) {
 
 Q8RT_TEST(f32_dwconv_variants_match_scalar) {
   int tested = 0;
-  const size_t ns[] = {1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 47, 48, 63, 64, 65, 100};
+  const size_t ns[] = {1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 47, 48, 63, 64, 65, 100, 130, 257};
   for (size_t v = 0; g_f32_dwconv_variants[v].fn != NULL; v++) {
     if (!test_isa_supported(g_f32_dwconv_variants[v].isa)) continue;
     tested++;
