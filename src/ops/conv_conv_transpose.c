@@ -589,7 +589,8 @@ static int fc_use_flat(const fconv_params *p, const fconv_geom *g) {
   if (__builtin_mul_overflow((size_t)(g->w.out[1] + span1), (size_t)(g->w.out[2] + span2), &f) ||
       __builtin_mul_overflow(f, (size_t)(g->N * g->C), &f) || f > FCF_MAX_FLOATS)
     return 0;
-  return 1;
+  /* not for pads far larger than the input (the row pieces need no copy of it) */
+  return f <= 4 * (size_t)(g->N * g->C * g->w.in[1] * g->w.in[2]) + 65536;
 }
 
 static size_t fc_slot_floats(const fconv_params *p, const fconv_geom *g) {
@@ -629,8 +630,14 @@ static int fc_use_wt(const fconv_params *p, const fconv_geom *g) {
  * is. A channel with a non-finite weight takes the row route. */
 #define FDW_FLAT_MAX_W 64
 static int fdw_flat(const fconv_geom *g) {
-  return g->w.k[0] == 1 && g->w.in[0] == 1 && g->w.out[0] == 1 && g->w.s[1] == 1 && g->w.s[2] == 1 &&
-         g->w.out[2] <= FDW_FLAT_MAX_W && g->w.out[1] > 1;
+  if (!(g->w.k[0] == 1 && g->w.in[0] == 1 && g->w.out[0] == 1 && g->w.s[1] == 1 && g->w.s[2] == 1 &&
+        g->w.out[2] <= FDW_FLAT_MAX_W && g->w.out[1] > 1))
+    return 0;
+  /* the bordered plane stays near the input's size (dims, pads and dilations come from the model) */
+  const int64_t span1 = (g->w.k[1] - 1) * g->w.d[1], span2 = (g->w.k[2] - 1) * g->w.d[2];
+  if (span1 > (1 << 16) || span2 > (1 << 16) || g->w.out[1] > (1 << 24)) return 0;
+  const size_t f = (size_t)(g->w.out[1] + span1 + 1) * (size_t)(g->w.out[2] + span2);
+  return f <= 4 * (size_t)(g->w.in[1] * g->w.in[2]) + 65536;
 }
 static size_t fdw_flat_floats(const fconv_geom *g) {
   const size_t wp = (size_t)(g->w.out[2] + (g->w.k[2] - 1) * g->w.d[2]);
