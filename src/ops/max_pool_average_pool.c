@@ -24,6 +24,7 @@ typedef struct pool_params {
   q8rt_f32_maxpool_ukernel_fn f32max; /* MaxPool, GlobalMaxPool: the row kernels for this CPU */
   q8rt_u8_maxpool_ukernel_fn u8max;
   q8rt_s8_maxpool_ukernel_fn s8max;
+  q8rt_f32_vbinary_ukernel_fn vadd, vdivc; /* channels-last global averages: the channel-wise sums */
 } pool_params;
 
 typedef struct pool_geom {
@@ -105,6 +106,8 @@ static q8rt_status pool_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
   p->kind = kind;
   ctx->kernel = "average_pool_f32__scalar";
   ctx->reason = "reference";
+  p->vadd = op_f32_vbinary_kernel(ctx->isa, ctx->backend, 0, 0);
+  p->vdivc = op_f32_vbinary_kernel(ctx->isa, ctx->backend, 3, 1);
   if (kind == POOL_MAX || kind == POOL_GLOBAL_MAX) pick_maxpool(ctx, p);
   *out = p;
   if (kind == POOL_GLOBAL_AVG || kind == POOL_GLOBAL_MAX) return Q8RT_OK;
@@ -390,6 +393,7 @@ static void maxpool_nhwc_row(void *arg, size_t item) {
 /* AveragePool / GlobalAveragePool (float): channels [begin, end), each computed alone (the split
  * over the pool changes no sum's order). */
 typedef struct avgpool_job {
+  const pool_params *p;
   const pool_geom *g;
   const float *x;
   float *y;
@@ -406,6 +410,30 @@ static void gavg_range(void *arg, size_t begin, size_t end) {
    * Channels-last: the same sums per channel, its pixels `channels` elements apart. */
   const float count = (float)plane;
   const size_t cs = g->channels;
+  if (cs > 1) {
+    /* channels-last: up to 64 adjacent channels at once, the same four running sums per channel in
+     * the same order, added across the channels by the f32-vbinary kernels */
+    const pool_params *p = jb->p;
+    float l[4][64];
+    for (size_t c = begin; c < end;) {
+      size_t n = cs - c % cs; /* within one image */
+      if (n > end - c) n = end - c;
+      if (n > 64) n = 64;
+      const float *xc = x + c / cs * plane * cs + c % cs;
+      for (int k = 0; k < 4; k++) memset(l[k], 0, n * sizeof(float));
+      size_t i = 0;
+      for (; i + 4 <= plane; i += 4) {
+        for (int k = 0; k < 4; k++) p->vadd(n, l[k], xc + (i + (size_t)k) * cs, l[k]);
+      }
+      p->vadd(n, l[0], l[2], l[0]);
+      p->vadd(n, l[1], l[3], l[1]);
+      p->vadd(n, l[0], l[1], l[0]);
+      for (; i < plane; i++) p->vadd(n, l[0], xc + i * cs, l[0]);
+      p->vdivc(n, l[0], &count, y + c);
+      c += n;
+    }
+    return;
+  }
   for (size_t c = begin; c < end; c++) {
     const float *xc = cs == 1 ? x + c * plane : x + c / cs * plane * cs + c % cs;
     float l0 = 0.0f, l1 = 0.0f, l2 = 0.0f, l3 = 0.0f;
@@ -499,7 +527,7 @@ static void pool_run(const void *params, const void *geom, const op_tensor *in, 
     op_parallel_items(ctx, g->outer, oplane * (taps < 64 ? taps : 64), 1 << 16, maxpool_plane, &jb);
     return;
   }
-  avgpool_job jb = {g, in[0].data, out[0].data};
+  avgpool_job jb = {p, g, in[0].data, out[0].data};
   /* grain: channels of ~4096 additions */
   if (p->kind == POOL_GLOBAL_AVG || g->order == ORDER_GLOBAL) {
     op_parallel_range(ctx, g->outer, 4096 / (plane + 1) + 1, gavg_range, &jb);
