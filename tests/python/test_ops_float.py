@@ -456,8 +456,12 @@ FCONV_CASES = [
     # two images, groups, dilations on both axes, asymmetric pads; planes wider than a tile
     ((2, 8, 10, 19), (12, 4, 3, 2), {"group": 2, "pads": [1, 0, 2, 1], "dilations": [2, 3]}, True),
     ((1, 3, 4, 300), (5, 3, 3, 3), {"pads": [1, 1, 1, 1]}, False),
-    # a vertical stride: the row pieces (pointers into the input, copies at the edges)
+    # a vertical stride: the row pieces (pointers into the input, copies at the edges); strided
+    # windows with a dilation, more stride than kernel, 3-D: im2col tiles into the GEMM's panels
     ((1, 6, 13, 21), (8, 6, 3, 3), {"strides": [2, 1], "pads": [1, 1, 1, 1]}, True),
+    ((2, 5, 17, 26), (9, 5, 3, 4), {"strides": [3, 2], "pads": [1, 2, 0, 1], "dilations": [1, 2]}, True),
+    ((1, 4, 29), (6, 4, 2), {"strides": [3], "pads": [1, 0]}, True),
+    ((1, 3, 3, 6, 11), (4, 3, 2, 2, 3), {"strides": [1, 1, 2]}, False),
     # fewer output channels per group than a row tile: partial row blocks of the GEMM (the
     # 1-channel 1x1 heads of a detector, 2 per group with a window)
     ((1, 6, 11, 9), (4, 3, 3, 3), {"group": 2, "pads": [1, 1, 1, 1]}, True),
