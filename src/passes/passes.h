@@ -60,6 +60,79 @@ int pass_guard_at_load(const ir_graph *g, int id);
 q8rt_status pass_float_nhwc_ok(const ir_graph *g, const int *order, int count, const unsigned char *skip,
                                unsigned char *ok, q8rt_error *err);
 
+/* ---- layout decisions (layout.c) -----------------------------------------------------------------
+ * Channels-last spreads greedily from the ops that want it, as the planner walks the live nodes in
+ * topological order: whether a node can run channels-last depends on what its prepare chose
+ * (op_prepare_ctx.in_layout, op_def.nhwc_params), so the planner asks these functions node by node
+ * and turns their answers into steps, twin values and layout changes. They decide; the planner
+ * records in a pass_layout how each value is stored so far: a logical value v (ONNX's, NCHW for
+ * 4-D) exists in its logical order (nchw[v]: v itself, or -1 when never written so) and/or
+ * channels-last (nhwc[v]: a twin value the planner added, stored in op_perm_channels_last order,
+ * or -1). Both arrays have `cap` entries (the twins have entries too). */
+typedef struct pass_layout {
+  int *nchw;
+  int *nhwc;
+  int cap;
+} pass_layout;
+
+/* Whether node n sits at both edges of the graph: input 0 exists only in NCHW (a graph input, or
+ * made by an NCHW op) and output 0 is a graph output no live node reads. A convolution that can run
+ * NCHW end to end then needs no layout change at all (the single-conv models people benchmark):
+ * the planner passes this to prepare (op_prepare_ctx.edge_nchw). */
+int pass_layout_edge_nchw(const ir_graph *g, const ir_node *n, const int *pos, const pass_layout *ls);
+
+/* For a node whose op has a channels-last form (op_def.nhwc_params) and that asked for NCHW input:
+ * 1 when the planner should run it channels-last (at least as many of its non-constant inputs are
+ * stored channels-last as are stored NCHW only, all of rank 3 or 4 alike, and float data made or
+ * read stays in a stretch that can all run so: float_ok, pass_float_nhwc_ok); 0 otherwise, with
+ * *why the reason the layout change before it states (NULL: none in particular). */
+int pass_layout_try_nhwc(const ir_graph *g, const ir_node *n, const pass_layout *ls, int float_ok, const char **why);
+
+/* The layout (OP_LAYOUT_NCHW/NHWC) the step reads input k (value v) in: what prepare asked for
+ * input 0 (in_layout), NCHW for the others, channels-last for every non-constant input of a node
+ * run channels-last (nhwc_all); a constant, or an input the op takes in any layout, as it is stored. */
+int pass_layout_input(const ir_graph *g, const pass_layout *ls, int v, int k, int in_layout, int nhwc_all);
+
+/* Logical (NCHW order) dims of channels-last dims `phys` of rank >= 2. */
+void pass_layout_logical_dims(const int64_t *phys, int rank, int64_t *logical);
+
+/* Whether a layout change of physical value `from` (to channels-last, or back) moves only axes of
+ * size 1, so that it is a copy: 1 yes (dims known at load), 0 no, -1 unknown at load (the step
+ * checks at bind). dims: the logical dims as text ("1x200x1x1"; empty when the rank is not 3-8). */
+int pass_layout_change_copies(const ir_value *from, int to_nhwc, char *dims, size_t dims_size);
+
+/* Why a layout change is made (--explain): for `consumer` (NULL: the graph outputs), which runs in
+ * NCHW because of consumer_why (NULL: it has no channels-last form); `copies` and `dims` as
+ * pass_layout_change_copies gave them. */
+void pass_layout_change_reason(char *buf, size_t size, const ir_node *consumer, const char *consumer_why, int to_nhwc,
+                               int copies, const char *dims);
+
+/* Logical axis (NCHW order) -> the axis of the stored order (channels-last when nhwc). */
+int pass_layout_physical_axis(int axis, int rank, int nhwc);
+
+/* Views: a Reshape, Flatten, Squeeze, Unsqueeze, Identity, Transpose (or a shape read: Shape,
+ * Size) of a channels-last input whose output, channels-last or in its logical order, holds the
+ * input's bytes unchanged runs as a copy (q8rt_op_layout_view) and needs no layout change first.
+ * pass_layout_view_candidate (before prepare) fills kind, rank and in_cl and returns 1 when the
+ * node may be one; pass_layout_view_decide (given the node's logical input and output shapes from
+ * its infer) fills the rest and returns 1 when it is one. A reshape whose dims are not known at
+ * load is checked at bind (the step gathers if the bound shapes break it). */
+enum { PASS_VIEW_NONE = 0, PASS_VIEW_MOVE = 1, PASS_VIEW_TRANSPOSE = 2, PASS_VIEW_SHAPE = 3 };
+typedef struct pass_view {
+  int kind;
+  int rank;                           /* input 0's */
+  int in_cl;                          /* input 0 is read channels-last (else in its logical order) */
+  int out_cl;                         /* output 0 is written channels-last (a twin value) */
+  int as_view;                        /* the bytes as they are (a copy); 0: a Transpose run as one strided copy */
+  unsigned char tperm[Q8RT_MAX_RANK]; /* a Transpose's perm (output axis j is input axis tperm[j]) */
+  const char *how;                    /* for --explain */
+} pass_view;
+int pass_layout_view_kind(const ir_node *n, const op_def *op);
+int pass_layout_view_candidate(const ir_graph *g, const ir_node *n, const op_def *op, const pass_layout *ls,
+                               pass_view *v);
+int pass_layout_view_decide(const ir_graph *g, const ir_node *n, const int *pos, const unsigned char *done,
+                            const op_shape *lin, const op_shape *lout, pass_view *v);
+
 /* ConvInteger -> Cast(float) -> Mul(one-element scale) [-> Add(per-channel constant bias)], as
  * ONNX Runtime's dynamic quantizer writes it, becomes one ConvIntegerToFloat node (domain q8rt)
  * whose output stage does the same float32 operations in the same order (integer_fuse.c). Runs
@@ -121,5 +194,22 @@ q8rt_status pass_table_island(ir_graph *g, int x, const int *pos, const unsigned
                               q8rt_error *err);
 /* 1 when node n could belong to an island (its op is elementwise and tabulable). */
 int pass_table_candidate(const ir_node *n);
+
+/* The table decisions, asked by the planner as it walks the live nodes in topological order (pos,
+ * as above; done: the nodes folded, planned or claimed by a table so far). The planner turns what
+ * they decide into steps and then claims the island's nodes (pass_table_claim).
+ * pass_table_head: *found = 1 when node ni heads an island: ni is a candidate whose only
+ *   non-constant input x has an island holding ni. The island becomes one LookupTable step.
+ * pass_table_after: *found = 1 when the output stage of node ni (just planned, an op that can apply
+ *   a table as it writes) may absorb the island of its output 0 x: x is no graph output, every live
+ *   reader of x is in the island (x is then never written) and the tables are one or per channel
+ *   along axis 1 (the op's output channels). The planner offers it to the op (op_def.fuse_table);
+ *   if the op declines, the island's head makes a table step later. */
+q8rt_status pass_table_head(ir_graph *g, int ni, const int *pos, const unsigned char *done, q8rt_pool *pool,
+                            q8rt_backend backend, uint32_t isa, table_island *out, int *found, q8rt_error *err);
+q8rt_status pass_table_after(ir_graph *g, int ni, const int *pos, const unsigned char *done, q8rt_pool *pool,
+                             q8rt_backend backend, uint32_t isa, table_island *out, int *found, q8rt_error *err);
+/* Mark the island's nodes done: the step that applies its table replaces them. */
+void pass_table_claim(const table_island *t, unsigned char *done);
 
 #endif

@@ -532,3 +532,60 @@ done:
   q8rt_pool_free(&tmp);
   return st;
 }
+
+/* ---- the table decisions the planner asks for as it walks the nodes --------------------------- */
+
+static int island_has(const table_island *t, int ni) {
+  for (int i = 0; i < t->n_nodes; i++) {
+    if (t->nodes[i] == ni) return 1;
+  }
+  return 0;
+}
+
+q8rt_status pass_table_head(ir_graph *g, int ni, const int *pos, const unsigned char *done, q8rt_pool *pool,
+                            q8rt_backend backend, uint32_t isa, table_island *out, int *found, q8rt_error *err) {
+  *found = 0;
+  const ir_node *n = &g->nodes[ni];
+  if (!pass_table_candidate(n)) return Q8RT_OK;
+  int x = -1;
+  for (int k = 0; k < n->n_inputs; k++) {
+    const int v = n->inputs[k];
+    if (v < 0 || g->values[v].constant != NULL) continue;
+    if (x >= 0 && x != v) return Q8RT_OK;
+    x = v;
+  }
+  if (x < 0) return Q8RT_OK;
+  int any = 0;
+  const char *why = NULL;
+  q8rt_status st = pass_table_island(g, x, pos, done, pool, backend, isa, out, &any, &why, err);
+  if (st != Q8RT_OK || !any) return st;
+  *found = island_has(out, ni);
+  return Q8RT_OK;
+}
+
+q8rt_status pass_table_after(ir_graph *g, int ni, const int *pos, const unsigned char *done, q8rt_pool *pool,
+                             q8rt_backend backend, uint32_t isa, table_island *out, int *found, q8rt_error *err) {
+  *found = 0;
+  const ir_node *n = &g->nodes[ni];
+  const int x = n->n_outputs > 0 ? n->outputs[0] : -1;
+  if (x < 0 || g->values[x].graph_output >= 0) return Q8RT_OK;
+  int any = 0;
+  const char *why = NULL;
+  q8rt_status st = pass_table_island(g, x, pos, done, pool, backend, isa, out, &any, &why, err);
+  if (st != Q8RT_OK || !any) return st;
+  if (out->axis >= 0 && out->axis != 1) return Q8RT_OK; /* an output stage's tables are per output channel */
+  /* every reader of x must be in the island: x itself is never written */
+  for (int i = 0; i < g->n_nodes; i++) {
+    if (pos[i] < 0 || island_has(out, i)) continue;
+    const ir_node *m = &g->nodes[i];
+    for (int k = 0; k < m->n_inputs; k++) {
+      if (m->inputs[k] == x) return Q8RT_OK;
+    }
+  }
+  *found = 1;
+  return Q8RT_OK;
+}
+
+void pass_table_claim(const table_island *t, unsigned char *done) {
+  for (int i = 0; i < t->n_nodes; i++) done[t->nodes[i]] = 1;
+}

@@ -6,20 +6,12 @@
 
 #include "passes/passes.h"
 
-/* Layout bookkeeping: a logical value (the ONNX one, NCHW) may exist physically in NCHW (the value
- * itself), in NHWC (a twin value the planner adds), or both. */
-typedef struct layout_state {
-  int *nchw; /* physical NCHW value of logical v, -1 if not materialized */
-  int *nhwc; /* physical NHWC twin of logical v, -1 if none */
-  int cap;
-} layout_state;
-
 typedef struct builder {
   ir_graph *g;
   q8rt_pool *pool;
   plan *out;
   int cap_steps;
-  layout_state ls;
+  pass_layout ls; /* how each value is stored so far (the layout pass's decisions read it) */
   uint32_t isa;
   q8rt_error *err;
   q8rt_backend backend;
@@ -55,13 +47,6 @@ static op_node *copy_op_node(q8rt_pool *pool, const ir_node *n) {
   return d;
 }
 
-/* Logical (NCHW) dims of channels-last dims `phys` of rank >= 2. */
-static void set_logical_dims(const int64_t *phys, int rank, int64_t *logical) {
-  logical[0] = phys[0];
-  logical[1] = phys[rank - 1];
-  for (int d = 2; d < rank; d++) logical[d] = phys[d - 1];
-}
-
 /* The logical (NCHW) value carries the shape the model sees of its NHWC twin. */
 static void set_logical_from_nhwc(ir_graph *g, int logical, int phys) {
   ir_value *lv = &g->values[logical];
@@ -72,7 +57,7 @@ static void set_logical_from_nhwc(ir_graph *g, int logical, int phys) {
     memcpy(lv->dims, pv->dims, sizeof(lv->dims));
     return;
   }
-  set_logical_dims(pv->dims, pv->rank, lv->dims);
+  pass_layout_logical_dims(pv->dims, pv->rank, lv->dims);
 }
 
 static q8rt_status infer_step(builder *b, plan_step *s) {
@@ -124,9 +109,21 @@ static int new_value(builder *b, const char *base, const char *suffix) {
   return -1;
 }
 
+/* A channels-last twin for logical value v (pass_layout), or -1 (out of memory). The value stays
+ * stored in its logical order too only when keep_logical (a layout change writes the twin). */
+static int new_twin(builder *b, int v, int keep_logical) {
+  const int twin = new_value(b, b->g->values[v].name, "#nhwc");
+  if (twin < 0 || twin >= b->ls.cap) return -1;
+  b->ls.nchw[twin] = b->ls.nhwc[twin] = -1;
+  if (!keep_logical) b->ls.nchw[v] = -1;
+  b->ls.nhwc[v] = twin;
+  return twin;
+}
+
 /* Append a transpose step from physical value `from` to physical value `to`. When only axes of
  * size 1 move (one channel, or one pixel: known at load) the step is a copy (LayoutCopy); when
- * that depends on dims known at bind, the step checks there and copies if so. */
+ * that depends on dims known at bind, the step checks there and copies if so
+ * (pass_layout_change_copies decides). */
 static q8rt_status add_transpose(builder *b, int from, int to, int to_nhwc) {
   plan_step *s = new_step(b);
   int *io = q8rt_pool_array(b->pool, 2, sizeof(int));
@@ -134,19 +131,8 @@ static q8rt_status add_transpose(builder *b, int from, int to, int to_nhwc) {
   void *params = op_layout_transpose_params(b->pool, to_nhwc, b->isa, &kernel);
   /* the x8 kernels move bytes; a float value (a stretch between quantized ops) goes element by element */
   if (q8rt_dtype_size(b->g->values[from].dtype) > 1) kernel = "layout_transpose_wide__scalar";
-  const ir_value *fv = &b->g->values[from];
-  int keeps = -1;
-  char dims[160] = "";
-  if (fv->rank >= 3 && fv->rank <= Q8RT_MAX_RANK) {
-    int64_t ld[Q8RT_MAX_RANK];
-    unsigned char cl[Q8RT_MAX_RANK];
-    for (int i = 0; i < fv->rank; i++) ld[i] = fv->dims[i];
-    if (!to_nhwc) set_logical_dims(fv->dims, fv->rank, ld);
-    op_perm_channels_last(fv->rank, cl);
-    keeps = op_perm_keeps_bytes(ld, fv->rank, cl);
-    for (int i = 0, len = 0; i < fv->rank && len < 120; i++)
-      len += snprintf(dims + len, sizeof(dims) - (size_t)len, "%s%lld", i ? "x" : "", (long long)ld[i]);
-  }
+  char dims[160];
+  const int keeps = pass_layout_change_copies(&b->g->values[from], to_nhwc, dims, sizeof(dims));
   if (keeps == 1) kernel = "copy__scalar";
   char name[512];
   snprintf(name, sizeof(name), "%.400s%s", b->g->values[to].name, to_nhwc ? "" : " (to NCHW)");
@@ -164,22 +150,7 @@ static q8rt_status add_transpose(builder *b, int from, int to, int to_nhwc) {
   s->params = params;
   s->kernel = kernel;
   char why[512];
-  const ir_node *c = b->consumer;
-  if (c == NULL) {
-    snprintf(why, sizeof(why), "%s", to_nhwc ? "NCHW -> NHWC" : "NHWC -> NCHW: graph outputs are NCHW");
-  } else if (to_nhwc) {
-    snprintf(why, sizeof(why), "NCHW -> NHWC for %s '%.200s'", c->op_type, c->name);
-  } else {
-    snprintf(why, sizeof(why), "NHWC -> NCHW: %s '%.200s' runs in NCHW (%s)", c->op_type, c->name,
-             b->consumer_why != NULL ? b->consumer_why : "it has no channels-last form in q8rt");
-  }
-  if (keeps == 1) {
-    const size_t len = strlen(why);
-    snprintf(why + len, sizeof(why) - len, "; only axes of size 1 move (%s): the same bytes, a copy", dims);
-  } else if (keeps == -1 && dims[0] != '\0') {
-    const size_t len = strlen(why);
-    snprintf(why + len, sizeof(why) - len, "; a copy if the bound shapes (%s) move only axes of size 1", dims);
-  }
+  pass_layout_change_reason(why, sizeof(why), b->consumer, b->consumer_why, to_nhwc, keeps, dims);
   if ((s->reason = q8rt_pool_strdup(b->pool, why)) == NULL) {
     return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning layouts");
   }
@@ -195,15 +166,11 @@ static q8rt_status add_transpose(builder *b, int from, int to, int to_nhwc) {
 
 /* The physical value of logical v in `layout`, inserting a transpose when needed. */
 static q8rt_status materialize(builder *b, int v, int layout, int *phys) {
-  layout_state *ls = &b->ls;
+  pass_layout *ls = &b->ls;
   if (layout == OP_LAYOUT_NHWC) {
     if (ls->nhwc[v] < 0) {
-      const int twin = new_value(b, b->g->values[v].name, "#nhwc");
-      if (twin < 0 || twin >= ls->cap)
-        return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning layouts");
-      ls->nchw[twin] = -1;
-      ls->nhwc[twin] = -1;
-      ls->nhwc[v] = twin;
+      const int twin = new_twin(b, v, 1);
+      if (twin < 0) return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning layouts");
       q8rt_status st = add_transpose(b, ls->nchw[v], twin, 1);
       if (st != Q8RT_OK) return st;
     }
@@ -221,49 +188,23 @@ static q8rt_status materialize(builder *b, int v, int layout, int *phys) {
 
 /* ---- tables (src/passes/table_fuse.c finds and computes them) -------------------------------- */
 
-static void mark_island_done(builder *b, const table_island *t) {
-  for (int i = 0; i < t->n_nodes; i++) b->done[t->nodes[i]] = 1;
-}
-
-/* NCHW logical axis -> the axis in the physical layout. */
-static int physical_axis(int axis, int rank, int nhwc) {
-  if (!nhwc || axis < 1 || rank < 3) return axis;
-  return axis == 1 ? rank - 1 : axis - 1;
-}
-
-/* Node `ni`, not yet planned, may start an island of its 8-bit input: plan the island as one
- * table step in the layout its input has. */
+/* Node `ni`, not yet planned, may head an island of its 8-bit input (pass_table_head): the island
+ * becomes one table step in the layout its input has. */
 static q8rt_status table_step(builder *b, int ni, int *tabled) {
   ir_graph *g = b->g;
   const ir_node *n = &g->nodes[ni];
   *tabled = 0;
-  if (!b->tables || !pass_table_candidate(n)) return Q8RT_OK;
-  int x = -1;
-  for (int k = 0; k < n->n_inputs; k++) {
-    const int v = n->inputs[k];
-    if (v < 0 || g->values[v].constant != NULL) continue;
-    if (x >= 0 && x != v) return Q8RT_OK;
-    x = v;
-  }
-  if (x < 0) return Q8RT_OK;
+  if (!b->tables) return Q8RT_OK;
   table_island t;
   int found = 0;
-  const char *why = NULL;
-  q8rt_status st = pass_table_island(g, x, b->pos, b->done, b->pool, b->backend, b->isa, &t, &found, &why, b->err);
+  q8rt_status st = pass_table_head(g, ni, b->pos, b->done, b->pool, b->backend, b->isa, &t, &found, b->err);
   if (st != Q8RT_OK || !found) return st;
-  int has_n = 0;
-  for (int i = 0; i < t.n_nodes; i++) has_n |= t.nodes[i] == ni;
-  if (!has_n) return Q8RT_OK;
-
+  const int x = t.x;
   const int nhwc = b->ls.nhwc[x] >= 0;
   const int in = nhwc ? b->ls.nhwc[x] : b->ls.nchw[x];
   int outv = t.y;
   if (nhwc) {
-    outv = new_value(b, g->values[t.y].name, "#nhwc");
-    if (outv < 0 || outv >= b->ls.cap) return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
-    b->ls.nchw[outv] = b->ls.nhwc[outv] = -1;
-    b->ls.nchw[t.y] = -1;
-    b->ls.nhwc[t.y] = outv;
+    if ((outv = new_twin(b, t.y, 0)) < 0) return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
   }
   plan_step *s = new_step(b);
   op_node *tn = new_op_node(b->pool, g->values[t.y].name, "LookupTable", "q8rt");
@@ -271,8 +212,9 @@ static q8rt_status table_step(builder *b, int ni, int *tabled) {
   char note[3100];
   snprintf(note, sizeof(note), "replaces %s", t.replaced);
   const char *kernel = "";
-  void *params = op_lookup_table_params(b->pool, t.table, t.channels, physical_axis(t.axis, g->values[x].rank, nhwc),
-                                        t.out_type, b->backend, b->isa, &kernel);
+  void *params =
+      op_lookup_table_params(b->pool, t.table, t.channels, pass_layout_physical_axis(t.axis, g->values[x].rank, nhwc),
+                             t.out_type, b->backend, b->isa, &kernel);
   if (s == NULL || tn == NULL || io == NULL || params == NULL || (tn->note = q8rt_pool_strdup(b->pool, note)) == NULL) {
     return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning a table");
   }
@@ -296,45 +238,28 @@ static q8rt_status table_step(builder *b, int ni, int *tabled) {
   b->vguard[outv] = s->guard;
   if ((st = infer_step(b, s)) != Q8RT_OK) return st;
   if (nhwc) set_logical_from_nhwc(g, t.y, outv);
-  mark_island_done(b, &t);
+  pass_table_claim(&t, b->done);
   *tabled = 1;
   return Q8RT_OK;
 }
 
 /* After step s (whose op can apply a table as it writes): when every reader of its output is one
  * island, the op applies the island's table itself and writes the island's output. */
-static q8rt_status fuse_table_into(builder *b, const ir_node *n, plan_step *s, void *params) {
+static q8rt_status fuse_table_into(builder *b, int ni, plan_step *s, void *params) {
   ir_graph *g = b->g;
   op_node *d = s->node;
-  const int x = n->outputs[0];
-  if (!b->tables || x < 0 || g->values[x].graph_output >= 0) return Q8RT_OK;
+  if (!b->tables) return Q8RT_OK;
   table_island t;
   int found = 0;
-  const char *why = NULL;
-  q8rt_status st = pass_table_island(g, x, b->pos, b->done, b->pool, b->backend, b->isa, &t, &found, &why, b->err);
+  q8rt_status st = pass_table_after(g, ni, b->pos, b->done, b->pool, b->backend, b->isa, &t, &found, b->err);
   if (st != Q8RT_OK || !found) return st;
-  if (t.axis >= 0 && t.axis != 1) return Q8RT_OK; /* the op's tables are per output channel */
-  /* every reader of x must be in the island */
-  for (int i = 0; i < g->n_nodes; i++) {
-    if (b->pos[i] < 0) continue;
-    int in_island = 0;
-    for (int k = 0; k < t.n_nodes; k++) in_island |= t.nodes[k] == i;
-    if (in_island) continue;
-    const ir_node *m = &g->nodes[i];
-    for (int k = 0; k < m->n_inputs; k++) {
-      if (m->inputs[k] == x) return Q8RT_OK;
-    }
-  }
+  const int x = t.x;
   if (!s->op->fuse_table(params, t.table, t.channels, t.out_type)) return Q8RT_OK;
   const int phys = s->outputs[0];
   const int nhwc = phys != x;
   int outv = t.y;
   if (nhwc) {
-    outv = new_value(b, g->values[t.y].name, "#nhwc");
-    if (outv < 0 || outv >= b->ls.cap) return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
-    b->ls.nchw[outv] = b->ls.nhwc[outv] = -1;
-    b->ls.nchw[t.y] = -1;
-    b->ls.nhwc[t.y] = outv;
+    if ((outv = new_twin(b, t.y, 0)) < 0) return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
   }
   b->ls.nchw[x] = b->ls.nhwc[x] = -1; /* never written */
   s->outputs[0] = outv;
@@ -346,88 +271,8 @@ static q8rt_status fuse_table_into(builder *b, const ir_node *n, plan_step *s, v
     return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
   if ((st = infer_step(b, s)) != Q8RT_OK) return st;
   if (nhwc) set_logical_from_nhwc(g, t.y, outv);
-  mark_island_done(b, &t);
+  pass_table_claim(&t, b->done);
   return Q8RT_OK;
-}
-
-/* Whether node n sits at both edges of the graph: input 0 exists only in NCHW (a graph input, or
- * made by an NCHW op) and output 0 is a graph output no node reads. A convolution that can run
- * NCHW end to end then needs no layout change at all (the single-conv models people benchmark). */
-static int edge_nchw(const builder *b, const ir_node *n) {
-  const ir_graph *g = b->g;
-  if (n->n_inputs < 1 || n->n_outputs < 1) return 0;
-  const int x = n->inputs[0], y = n->outputs[0];
-  if (x < 0 || y < 0 || g->values[x].constant != NULL || b->ls.nhwc[x] >= 0) return 0;
-  if (g->values[y].graph_output < 0) return 0;
-  for (int i = 0; i < g->n_nodes; i++) {
-    if (b->pos[i] < 0) continue;
-    const ir_node *m = &g->nodes[i];
-    for (int k = 0; k < m->n_inputs; k++) {
-      if (m->inputs[k] == y) return 0;
-    }
-  }
-  return 1;
-}
-
-/* ---- views: nodes that move bytes as they are, on a channels-last input ---------------------- */
-
-enum { VIEW_NONE = 0, VIEW_MOVE = 1, VIEW_TRANSPOSE = 2, VIEW_SHAPE = 3 };
-
-static int view_kind(const ir_node *n, const op_def *op) {
-  if (n->domain[0] != '\0') return VIEW_NONE;
-  if (op->shape_only) return VIEW_SHAPE;
-  if (strcmp(n->op_type, "Transpose") == 0) return VIEW_TRANSPOSE;
-  static const char *const moves[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
-  for (size_t i = 0; i < sizeof(moves) / sizeof(moves[0]); i++) {
-    if (strcmp(n->op_type, moves[i]) == 0) return VIEW_MOVE;
-  }
-  return VIEW_NONE;
-}
-
-/* Transpose's perm (default: the axes reversed) as physical order q of its output, given the
- * input's order p: q = perm^-1 o p. Returns 0 when the attribute is not a permutation of rank. */
-static int transpose_order(const ir_node *n, int rank, const unsigned char *p, unsigned char *q, unsigned char *t) {
-  const ir_attr *a = ir_node_attr(n, "perm");
-  int64_t perm[Q8RT_MAX_RANK];
-  int inv[Q8RT_MAX_RANK];
-  if (rank < 1 || rank > Q8RT_MAX_RANK) return 0;
-  if (a != NULL && (a->ints == NULL || a->count != (size_t)rank)) return 0;
-  for (int i = 0; i < rank; i++) {
-    perm[i] = a != NULL ? a->ints[i] : rank - 1 - i;
-    inv[i] = -1;
-  }
-  for (int i = 0; i < rank; i++) {
-    if (perm[i] < 0 || perm[i] >= rank || inv[perm[i]] >= 0) return 0;
-    inv[perm[i]] = i;
-  }
-  for (int i = 0; i < rank; i++) {
-    q[i] = (unsigned char)inv[p[i]];
-    t[i] = (unsigned char)perm[i];
-  }
-  return 1;
-}
-
-static int same_order(const unsigned char *a, const unsigned char *b, int rank) {
-  return memcmp(a, b, (size_t)rank) == 0;
-}
-
-/* Whether value v goes (directly or through a QuantizeLinear) into a QLinearConv: a consumer that
- * reads channels-last. A Transpose from the logical order gains by writing channels-last only then;
- * for any other reader the layout change would just come later. */
-static int feeds_conv(const builder *b, int v, int depth) {
-  const ir_graph *g = b->g;
-  for (int i = 0; i < g->n_nodes; i++) {
-    if (b->pos[i] < 0 || b->done[i]) continue;
-    const ir_node *m = &g->nodes[i];
-    int reads = 0;
-    for (int k = 0; k < m->n_inputs; k++) reads |= m->inputs[k] == v;
-    if (!reads) continue;
-    if (strcmp(m->op_type, "QLinearConv") == 0) return 1;
-    if (depth == 0 && m->n_outputs == 1 && m->outputs[0] >= 0 && strcmp(m->op_type, "QuantizeLinear") == 0 &&
-        m->domain[0] == '\0' && feeds_conv(b, m->outputs[0], 1))
-      return 1;
-  }
-  return 0;
 }
 
 /* Node ni moves bytes as they are (or reads only shapes) and its input exists channels-last only:
@@ -438,17 +283,9 @@ static q8rt_status view_step(builder *b, int ni, const op_def *op, int *handled)
   ir_graph *g = b->g;
   ir_node *n = &g->nodes[ni];
   *handled = 0;
-  const int kind = view_kind(n, op);
-  if (kind == VIEW_NONE || n->n_inputs < 1 || n->n_inputs > 4 || n->n_outputs != 1 || n->outputs[0] < 0) {
-    return Q8RT_OK;
-  }
-  const int x = n->inputs[0];
-  if (x < 0 || g->values[x].constant != NULL) return Q8RT_OK;
-  const int rin = g->values[x].rank;
-  if (rin < 3 || rin > Q8RT_MAX_RANK) return Q8RT_OK;
-  /* in the logical order, only a Transpose whose output order is channels-last can gain */
-  const int in_cl = b->ls.nchw[x] < 0 && b->ls.nhwc[x] >= 0;
-  if (!in_cl && kind != VIEW_TRANSPOSE) return Q8RT_OK;
+  pass_view view;
+  if (!pass_layout_view_candidate(g, n, op, &b->ls, &view)) return Q8RT_OK;
+  const int x = n->inputs[0], in_cl = view.in_cl, kind = view.kind;
   op_node *desc = copy_op_node(b->pool, n);
   if (desc == NULL) return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
   op_prepare_ctx ctx = {g, n, desc, b->pool, b->backend, b->isa, "", "", OP_LAYOUT_NCHW, OP_LAYOUT_NCHW, 0, 0};
@@ -467,61 +304,14 @@ static q8rt_status view_step(builder *b, int ni, const op_def *op, int *handled)
   }
   memset(&lout, 0, sizeof(lout));
   if ((st = op->infer(params, desc, lin, &lout, 0, NULL, b->err)) != Q8RT_OK) return st;
-  unsigned char pin[Q8RT_MAX_RANK], q[Q8RT_MAX_RANK], cl[Q8RT_MAX_RANK], id[Q8RT_MAX_RANK], t[Q8RT_MAX_RANK];
-  op_perm_channels_last(in_cl ? rin : 0, pin);
-  for (int i = in_cl ? rin : 0; i < rin; i++) pin[i] = (unsigned char)i;
-  int out_cl = 0, as_view = 1;
-  const char *how = "";
-  if (kind == VIEW_SHAPE) {
-    how = "reads the logical shape of its channels-last input";
-  } else if (kind == VIEW_TRANSPOSE) {
-    op_perm_channels_last(rin, cl);
-    for (int i = 0; i < rin; i++) id[i] = (unsigned char)i;
-    if (!transpose_order(n, rin, pin, q, t) || lout.rank != rin) return Q8RT_OK;
-    /* the output's bytes in order q are the input's: a view when q is canonical, or is once the
-     * axes of size 1 (known at load) are left out */
-    const int as_id = same_order(q, id, rin) || op_perm_reshape_view(lout.dims, rin, q, lout.dims, rin, id) == 1;
-    const int as_cl = same_order(q, cl, rin) || op_perm_reshape_view(lout.dims, rin, q, lout.dims, rin, cl) == 1;
-    if (!in_cl && as_cl && !as_id && feeds_conv(b, n->outputs[0], 0)) {
-      out_cl = 1;
-      how = "its output in channels-last order is its input's bytes: a copy, no transpose";
-    } else if (!in_cl) {
-      return Q8RT_OK;
-    } else if (as_id) {
-      how = "its perm makes the channels-last input's order the logical one: a copy, no transpose";
-    } else if (as_cl) {
-      out_cl = 1;
-      how = "channels-last in and out: a copy, no transpose";
-    } else {
-      as_view = 0;
-      how = "one strided copy from its channels-last input, no layout change before it";
-    }
-  } else {
-    const int rout = lout.rank;
-    if (rout < 1 || rout > Q8RT_MAX_RANK) return Q8RT_OK;
-    op_perm_channels_last(rout, cl);
-    for (int i = 0; i < rout; i++) id[i] = (unsigned char)i;
-    const int as_cl = rout >= 3 ? op_perm_reshape_view(lin[0].dims, rin, pin, lout.dims, rout, cl) : 0;
-    if (as_cl == 1) {
-      out_cl = 1;
-      how = "channels-last in and out, the same bytes: a copy, no transpose";
-    } else if (as_cl == -1) {
-      out_cl = 1;
-      how = "channels-last in and out: a copy when the bound shapes keep the bytes (checked at bind), else a gather";
-    } else if (op_perm_reshape_view(lin[0].dims, rin, pin, lout.dims, rout, id) == 1) {
-      how = "its channels-last input's bytes are its output's in logical order: a copy, no transpose";
-    } else if (op_perm_keeps_bytes(lin[0].dims, rin, pin) == 1) {
-      how =
-          "its channels-last input moves only axes of size 1 from the logical order: the same bytes, a copy, no "
-          "transpose";
-    } else {
-      return Q8RT_OK;
-    }
-  }
-  void *vp = op_layout_view_params(b->pool, op, params, in_cl, out_cl, kind == VIEW_TRANSPOSE ? t : NULL, rin);
+  if (!pass_layout_view_decide(g, n, b->pos, b->done, lin, &lout, &view)) return Q8RT_OK;
+  const int out_cl = view.out_cl, as_view = view.as_view;
+  const char *how = view.how;
+  void *vp = op_layout_view_params(b->pool, op, params, in_cl, out_cl, kind == PASS_VIEW_TRANSPOSE ? view.tperm : NULL,
+                                   view.rank);
   int *io = q8rt_pool_array(b->pool, (size_t)n->n_inputs + 2, sizeof(int));
   char why[512];
-  if (kind == VIEW_TRANSPOSE) {
+  if (kind == PASS_VIEW_TRANSPOSE) {
     snprintf(why, sizeof(why), "%s", how);
   } else {
     snprintf(why, sizeof(why), "%s; %s", ctx.reason, how);
@@ -541,11 +331,8 @@ static q8rt_status view_step(builder *b, int ni, const op_def *op, int *handled)
   const int y = n->outputs[0];
   io[n->n_inputs] = y;
   if (out_cl) {
-    const int twin = new_value(b, g->values[y].name, "#nhwc");
-    if (twin < 0 || twin >= b->ls.cap) return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
-    b->ls.nchw[twin] = b->ls.nhwc[twin] = -1;
-    b->ls.nchw[y] = -1;
-    b->ls.nhwc[y] = twin;
+    const int twin = new_twin(b, y, 0);
+    if (twin < 0) return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
     io[n->n_inputs] = twin;
   }
   n = &g->nodes[ni];
@@ -553,12 +340,12 @@ static q8rt_status view_step(builder *b, int ni, const op_def *op, int *handled)
   desc->inputs = io;
   desc->outputs = io + n->n_inputs;
   b->node_step = (int)(s - b->out->steps);
-  s->op = kind == VIEW_SHAPE ? &q8rt_op_layout_view_shape : &q8rt_op_layout_view;
+  s->op = kind == PASS_VIEW_SHAPE ? &q8rt_op_layout_view_shape : &q8rt_op_layout_view;
   s->node = desc;
   s->params = vp;
-  s->kernel = kind == VIEW_SHAPE                   ? ctx.kernel
-              : kind == VIEW_TRANSPOSE && !as_view ? "transpose__scalar"
-                                                   : "copy__scalar";
+  s->kernel = kind == PASS_VIEW_SHAPE                   ? ctx.kernel
+              : kind == PASS_VIEW_TRANSPOSE && !as_view ? "transpose__scalar"
+                                                        : "copy__scalar";
   s->reason = reason;
   s->n_inputs = n->n_inputs;
   s->inputs = io;
@@ -596,8 +383,18 @@ static q8rt_status plan_node(builder *b, int ni) {
   if (viewed) return Q8RT_OK;
   op_node *desc = copy_op_node(b->pool, n);
   if (desc == NULL) return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
-  op_prepare_ctx ctx = {g,  n,  desc,           b->pool,        b->backend,      b->isa,
-                        "", "", OP_LAYOUT_NCHW, OP_LAYOUT_NCHW, edge_nchw(b, n), 0};
+  op_prepare_ctx ctx = {g,
+                        n,
+                        desc,
+                        b->pool,
+                        b->backend,
+                        b->isa,
+                        "",
+                        "",
+                        OP_LAYOUT_NCHW,
+                        OP_LAYOUT_NCHW,
+                        pass_layout_edge_nchw(g, n, b->pos, &b->ls),
+                        0};
   void *params = NULL;
   if ((st = op->prepare(&ctx, &params, b->err)) != Q8RT_OK) return st;
 
@@ -605,48 +402,20 @@ static q8rt_status plan_node(builder *b, int ni) {
   int nhwc_all = 0;
   b->consumer = n;
   b->consumer_why = NULL;
-  if (op->nhwc_params != NULL && ctx.in_layout == OP_LAYOUT_NCHW) {
-    int first = -1, same_rank = 1, in_nhwc = 0, only_nchw = 0;
-    for (int k = 0; k < n->n_inputs; k++) {
-      const int v = n->inputs[k];
-      if (v < 0 || g->values[v].constant != NULL) continue;
-      if (first < 0) {
-        first = v;
-      } else if (g->values[v].rank != g->values[first].rank) {
-        same_rank = 0;
-      }
-      in_nhwc += b->ls.nhwc[v] >= 0;
-      only_nchw += b->ls.nhwc[v] < 0;
-    }
-    /* channels-last when at least as many inputs are NHWC as are NCHW only */
-    if (first >= 0 && in_nhwc == 0) b->consumer_why = "its inputs are NCHW";
-    if (first >= 0 && in_nhwc > 0 && in_nhwc < only_nchw) b->consumer_why = "most of its inputs are NCHW";
-    /* float data (made by DequantizeLinear, or read by anything but QuantizeLinear) stays
-     * channels-last only through a stretch that can all run so */
-    const int is_q = strcmp(n->op_type, "QuantizeLinear") == 0 && n->domain[0] == '\0';
-    const int is_dq = strcmp(n->op_type, "DequantizeLinear") == 0 && n->domain[0] == '\0';
-    const int wide = first >= 0 && q8rt_dtype_size(g->values[first].dtype) > 1;
-    if (first >= 0 && in_nhwc > 0 && in_nhwc >= only_nchw && (is_dq || (wide && !is_q)) && !b->float_ok[ni]) {
-      b->consumer_why = "its float output reaches an op that runs NCHW";
-    } else if (first >= 0 && in_nhwc > 0 && in_nhwc >= only_nchw) {
-      const int r = g->values[first].rank;
-      if (!same_rank || (r != 3 && r != 4)) {
-        b->consumer_why = "its inputs differ in rank";
-      } else {
-        const void *np = op->nhwc_params(params, g, n, b->pool, &b->consumer_why);
-        if (np != NULL) {
-          params = (void *)np;
-          nhwc_all = 1;
-          ctx.out_layout = OP_LAYOUT_NHWC;
-          char why[512];
-          /* an op may say how it runs channels-last (then *why is its note, not a refusal) */
-          snprintf(why, sizeof(why), "%s; channels-last like its input%s%s", ctx.reason,
-                   b->consumer_why != NULL ? ": " : "", b->consumer_why != NULL ? b->consumer_why : "");
-          b->consumer_why = NULL;
-          if ((ctx.reason = q8rt_pool_strdup(b->pool, why)) == NULL)
-            return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
-        }
-      }
+  if (op->nhwc_params != NULL && ctx.in_layout == OP_LAYOUT_NCHW &&
+      pass_layout_try_nhwc(g, n, &b->ls, b->float_ok[ni], &b->consumer_why)) {
+    const void *np = op->nhwc_params(params, g, n, b->pool, &b->consumer_why);
+    if (np != NULL) {
+      params = (void *)np;
+      nhwc_all = 1;
+      ctx.out_layout = OP_LAYOUT_NHWC;
+      char why[512];
+      /* an op may say how it runs channels-last (then *why is its note, not a refusal) */
+      snprintf(why, sizeof(why), "%s; channels-last like its input%s%s", ctx.reason,
+               b->consumer_why != NULL ? ": " : "", b->consumer_why != NULL ? b->consumer_why : "");
+      b->consumer_why = NULL;
+      if ((ctx.reason = q8rt_pool_strdup(b->pool, why)) == NULL)
+        return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
     }
   }
 
@@ -656,10 +425,7 @@ static q8rt_status plan_node(builder *b, int ni) {
     const int v = n->inputs[k];
     io[k] = -1;
     if (v < 0) continue;
-    const ir_value *val = &g->values[v];
-    int want = k == 0 ? ctx.in_layout : OP_LAYOUT_NCHW;
-    if (nhwc_all && val->constant == NULL) want = OP_LAYOUT_NHWC;
-    if (val->constant != NULL || want == OP_LAYOUT_ANY) want = b->ls.nchw[v] >= 0 ? OP_LAYOUT_NCHW : OP_LAYOUT_NHWC;
+    const int want = pass_layout_input(g, &b->ls, v, k, ctx.in_layout, nhwc_all);
     if ((st = materialize(b, v, want, &io[k])) != Q8RT_OK) return st;
   }
   for (int k = 0; k < n->n_outputs; k++) {
@@ -667,10 +433,8 @@ static q8rt_status plan_node(builder *b, int ni) {
     io[n->n_inputs + k] = v;
     if (v < 0) continue;
     if (k == 0 && ctx.out_layout == OP_LAYOUT_NHWC) {
-      const int twin = new_value(b, g->values[v].name, "#nhwc");
-      if (twin < 0 || twin >= b->ls.cap) return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
-      b->ls.nchw[v] = -1;
-      b->ls.nhwc[v] = twin;
+      const int twin = new_twin(b, v, 0);
+      if (twin < 0) return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
       io[n->n_inputs + k] = twin;
     }
   }
@@ -701,7 +465,7 @@ static q8rt_status plan_node(builder *b, int ni) {
   }
   pass_annotate_quant(g, n);
   b->done[ni] = 1;
-  if (op->fuse_table != NULL && (st = fuse_table_into(b, n, s, (void *)params)) != Q8RT_OK) return st;
+  if (op->fuse_table != NULL && (st = fuse_table_into(b, ni, s, (void *)params)) != Q8RT_OK) return st;
   return Q8RT_OK;
 }
 
