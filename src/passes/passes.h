@@ -148,6 +148,11 @@ q8rt_status pass_fuse_integer_outputs(ir_graph *g, const int *order, int count, 
 q8rt_status pass_fuse_float_conv_outputs(ir_graph *g, const int *order, int count, unsigned char *done,
                                          q8rt_error *err);
 
+/* Slice -> QuantizeLinear per block offset -> Concat (or a copying QLinearConcat), the Focus
+ * prelude of YOLO-style detectors, becomes one QuantizeSpaceToDepth node (domain q8rt) writing
+ * channels-last (quantize_s2d_fuse.c). Same contract as pass_fuse_integer_outputs. */
+q8rt_status pass_fuse_quantize_space_to_depth(ir_graph *g, const int *order, int count, unsigned char *done,
+                                              q8rt_error *err);
 /* Remove nodes none of whose outputs is read by a node or is a graph output. */
 void pass_remove_dead_nodes(ir_graph *g);
 

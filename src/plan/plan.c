@@ -599,6 +599,9 @@ q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint3
     return st;
   if (backend != Q8RT_BACKEND_REFERENCE && (st = pass_fuse_float_conv_outputs(g, order, count, b.done, err)) != Q8RT_OK)
     return st;
+  if (backend != Q8RT_BACKEND_REFERENCE &&
+      (st = pass_fuse_quantize_space_to_depth(g, order, count, b.done, err)) != Q8RT_OK)
+    return st;
   if ((st = pass_float_nhwc_ok(g, order, count, b.done, b.float_ok, err)) != Q8RT_OK) return st;
 
   for (int i = 0; i < count; i++) {
