@@ -8,17 +8,23 @@
 /* Four rounds of the same byte "perfect shuffle": out[2i] = unpacklo(in[i], in[i+8]),
  * out[2i+1] = unpackhi(in[i], in[i+8]). Writing an element's place as the 8 bits
  * (register, byte), each round rotates them left by one; four rounds swap register and byte,
- * which is the transpose. */
+ * which is the transpose. Fully unrolled: left as loops, GCC keeps r[] and t[] on the stack and
+ * copies them every round (a 64 x 3136 layout change took 36 us instead of 11). */
 static void block16(const uint8_t *x, size_t x_stride, uint8_t *y, size_t y_stride) {
   __m128i r[16], t[16];
+#pragma GCC unroll 16
   for (int i = 0; i < 16; i++) r[i] = _mm_loadu_si128((const __m128i *)(const void *)(x + (size_t)i * x_stride));
+#pragma GCC unroll 4
   for (int round = 0; round < 4; round++) {
+#pragma GCC unroll 8
     for (int i = 0; i < 8; i++) {
       t[2 * i] = _mm_unpacklo_epi8(r[i], r[i + 8]);
       t[2 * i + 1] = _mm_unpackhi_epi8(r[i], r[i + 8]);
     }
+#pragma GCC unroll 16
     for (int i = 0; i < 16; i++) r[i] = t[i];
   }
+#pragma GCC unroll 16
   for (int i = 0; i < 16; i++) _mm_storeu_si128((__m128i *)(void *)(y + (size_t)i * y_stride), r[i]);
 }
 

@@ -168,6 +168,16 @@ static int gemm_chw_prepare(const conv_fast_desc *d, const conv_choice *choice, 
   size_t i = 0;
   while (g_gemm_chw[i].fn != NULL && !op_isa_usable(g_gemm_chw[i].isa, choice->isa, choice->backend)) i++;
   if (g_gemm_chw[i].fn == NULL) return 0;
+  /* A spatial kernel with >= 32 channels in and out on AVX-512 VNNI, where the NHWC GEMM reads the
+   * interior pixels in place (its seg variant: kernel_w * C whole k groups, rows >= 16 wide):
+   * that GEMM and the two layout changes win, 3x3 64->64 on 56x56 0.64 ms here (zip panels,
+   * kernel_w - 1 dropped columns) vs 0.545 + 2 x 0.010 ms (thread CPU time). 1x1 convolutions
+   * stay here (256->64 on 56x56: 0.27 vs 0.31 ms), and so do few channels (the layout changes
+   * weigh more against fewer multiply-adds per pixel; not measured to win). */
+  if (g_gemm_chw[i].isa == Q8RT_ISA_AVX512VNNI && d->kernel_h * d->kernel_w > 1 && d->in_c_per_group >= 32 &&
+      d->out_c >= 32 && d->kernel_h <= Q8RT_GEMM_MAX_SEGS && (d->kernel_w * d->in_c_per_group) % 4 == 0 &&
+      d->in_w_hint >= 16 + d->kernel_w)
+    return 0;
   size_t z = 0; /* the list ends with the scalar twin */
   while (!op_isa_usable(g_zip[z].isa, choice->isa, choice->backend)) z++;
   const size_t mr = g_gemm_chw[i].mr;
