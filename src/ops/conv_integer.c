@@ -402,6 +402,7 @@ typedef struct ci_run_ctx {
   uint32_t xz_u8; /* in the uint8 domain the GEMM computes in */
   uint8_t xz_raw, x_xor;
   float scale;
+  size_t mblock, mblocks; /* GEMM: output channels per task, blocks per group (geometry's, or one block alone) */
   atomic_int busy[CI_MAX_SLOTS];
 } ci_run_ctx;
 
@@ -490,9 +491,9 @@ static void ci_gemm_task(void *context, size_t task) {
   const ci_params *p = c->p;
   const ci_geom *gm = c->gm;
   const size_t G = (size_t)p->group, mg = (size_t)(p->M / p->group), cg = (size_t)p->Cg;
-  const size_t mb = task % gm->mblocks, tt = task / gm->mblocks;
+  const size_t mb = task % c->mblocks, tt = task / c->mblocks;
   const size_t tile = tt % gm->tiles, g = (tt / gm->tiles) % G, b = tt / gm->tiles / G;
-  const size_t m_lo = mb * gm->mblock, m_hi = m_lo + gm->mblock < mg ? m_lo + gm->mblock : mg;
+  const size_t m_lo = mb * c->mblock, m_hi = m_lo + c->mblock < mg ? m_lo + c->mblock : mg;
   const size_t H = (size_t)gm->in[0], W = (size_t)gm->in[1];
   const size_t pixels = (size_t)(gm->out[0] * gm->out[1]);
   const size_t p0 = tile * gm->tile, rows = pixels - p0 < gm->tile ? pixels - p0 : gm->tile;
@@ -633,7 +634,15 @@ static void ci_run(const void *params, const void *geom, const op_tensor *in, op
     c.xz_u8 = (uint32_t)(x_signed ? c.xzp + 128 : c.xzp);
     c.scale = scale;
     if (p->path == CI_PATH_GEMM) {
-      q8rt_parallel_for(ctx->pool, gm->n * (size_t)p->group * gm->tiles * gm->mblocks, ci_gemm_task, &c);
+      /* The channel blocks give a second thread work at the cost of one im2col and packing of the
+       * tile per block; alone, one block (the same int32 sums: the split changes no order) */
+      c.mblock = gm->mblock;
+      c.mblocks = gm->mblocks;
+      if (ctx->threads <= 1 || ctx->pool == NULL) {
+        c.mblock = ci_round_up((size_t)(p->M / p->group), p->mr);
+        c.mblocks = 1;
+      }
+      q8rt_parallel_for(ctx->pool, gm->n * (size_t)p->group * gm->tiles * c.mblocks, ci_gemm_task, &c);
     } else {
       q8rt_parallel_for(ctx->pool, gm->n * (size_t)p->M, ci_dw_task, &c);
     }
