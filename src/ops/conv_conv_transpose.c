@@ -52,6 +52,8 @@
  * LeakyRelu, HardSigmoid, HardSwish, Sigmoid and Tanh (bounds: alpha, beta), the kernels and
  * parameters the unary front-end (elementwise_unary.c) runs them with. */
 #define FC_STAGE_MAX 8
+#define FWT_MAX_P 8  /* output pixels per image the W^T route takes */
+#define FWT_COLS 128 /* its output channels per task: a multiple of every NR */
 enum { FC_ST_CLAMP = 10, FC_ST_UNARY = 20 };
 typedef struct fc_stage_op {
   int code;                      /* 0..3: add, sub, mul, div; FC_ST_CLAMP; FC_ST_UNARY + op */
@@ -83,12 +85,11 @@ typedef struct fconv_params {
   const float *wpack;               /* nhwc, >= CT_NHWC_MIN_MG output channels per group: W as [group][tap][C/g][M/g] */
   q8rt_f32_vbinary_ukernel_fn addc; /* the bias added to an output row (y = y + b, as the reference) */
   size_t nr, inr, mr;               /* gemm's and igemm's NR; gemm's MR */
-  /* One output pixel whose window is the whole input (squeeze-excite and classifier 1x1 convs
-   * after a global pool): W^T packed at load per group ([K][M/g] in panels of nr), the input's
-   * K values the GEMM's single A row, so the kernel's NR lanes run along the output channels. */
+  /* At most FWT_MAX_P output pixels (squeeze-excite and classifier 1x1 convs after a global
+   * pool, audio frames): W^T packed at load per group ([K][M/g] in panels of nr), the pixels'
+   * im2col rows the GEMM's A, so the kernel's NR lanes run along the output channels. */
   const float *wt;
   size_t wt_group_floats;
-  int64_t wt_k[3]; /* the kernel (and input) extents the packing was made for */
   int64_t group;
   const int64_t *output_padding, *output_shape; /* ConvTranspose (copies in the params' pool) */
   size_t n_output_padding, n_output_shape;
@@ -342,12 +343,27 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
     p->wt = NULL;
     const ir_value *xv = ir_node_input(ctx->graph, n, 0);
     if (gv != NULL && wm > 0 && wm % p->group == 0 && wc > 0 && taps > 0 && wv->constant != NULL &&
-        wv->constant->dtype == Q8RT_DTYPE_FLOAT32 && xv != NULL && xv->rank == wv->rank) {
-      int whole = 1; /* the input's spatial extents are the kernel's */
-      for (int i = 2; i < wv->rank; i++) whole &= xv->dims[i] == wv->dims[i];
+        wv->constant->dtype == Q8RT_DTYPE_FLOAT32 && xv != NULL && xv->rank == wv->rank && wv->rank <= 5 &&
+        !(wm == p->group && wc == 1)) {
+      /* output pixels per image, when the input's spatial dims are known at load (else -1) */
+      int64_t pixels = 1;
+      op_window wwin;
+      q8rt_error ignored;
+      const int sp = wv->rank - 2;
+      if (op_window_resolve(&p->wattrs, ctx->desc, sp, wv->dims + 2, 1 << 24, OP_WINDOW_SAME_UNDILATED, &wwin,
+                            &ignored) != Q8RT_OK)
+        pixels = -1;
+      for (int i = 0; i < sp && pixels > 0; i++) {
+        int64_t o = -1;
+        if (xv->dims[2 + i] < 0 ||
+            op_window_output(&wwin, ctx->desc, i, xv->dims[2 + i], &o, NULL, NULL, &ignored) != Q8RT_OK || o < 0)
+          pixels = -1;
+        else
+          pixels = o > FWT_MAX_P ? FWT_MAX_P + 1 : pixels * o;
+      }
       const size_t K = (size_t)(wc * taps), Mg = (size_t)(wm / p->group);
       const size_t per = q8rt_f32_gemm_packed_size(K, Mg, gv->nr);
-      if (whole && K <= ((size_t)1 << 24) && per <= ((size_t)1 << 28) / (size_t)p->group) {
+      if (pixels >= 1 && pixels <= FWT_MAX_P && K <= ((size_t)1 << 24) && per <= ((size_t)1 << 28) / (size_t)p->group) {
         float *wt = q8rt_pool_alloc(ctx->pool, per * (size_t)p->group * sizeof(float), 64);
         if (wt == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
         for (int64_t grp = 0; grp < p->group; grp++) {
@@ -356,7 +372,6 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
         }
         p->wt = wt;
         p->wt_group_floats = per;
-        for (int i = 0; i < 3; i++) p->wt_k[i] = i < 3 - (wv->rank - 2) ? 1 : wv->dims[i + wv->rank - 3];
       }
     }
     const int64_t *strides = NULL;
@@ -367,8 +382,8 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
     if (p->wt != NULL) {
       ctx->kernel = gv->name + 5;
       ctx->reason =
-          "one output pixel whose window is the whole input: f32 GEMM with W^T packed at load, the input as its one A "
-          "row (one fma chain per output, as the reference loop)";
+          "at most 8 output pixels: f32 GEMM with W^T packed at load, the pixels' im2col rows (or the input itself) as "
+          "A, so the lanes run along the output channels (one fma chain per output, as the reference loop)";
     } else if (gv != NULL && wm >= 0 && wm % p->group == 0 && !dwise && taps > 1 && inner_s1) {
       ctx->kernel = iv[ii].name + 5; /* drop the "q8rt_" prefix */
       ctx->reason =
@@ -609,15 +624,22 @@ static size_t fc_slot_floats(const fconv_params *p, const fconv_geom *g) {
   return (f + 15) / 16 * 16; /* slots stay 64-byte aligned */
 }
 
-/* The W^T route: packed for this window, one output pixel, no padding, the input's extents. */
+/* The W^T route: packed at load (not depthwise), at most FWT_MAX_P output pixels per image. */
 static int fc_use_wt(const fconv_params *p, const fconv_geom *g) {
-  if (p->wt == NULL || p->gemm == NULL) return 0;
+  return p->wt != NULL && p->gemm != NULL && op_window_out_plane(&g->w) <= FWT_MAX_P;
+}
+/* One output pixel whose window is the whole input (no padding, undilated): its im2col row is
+ * the input itself. */
+static int fc_wt_direct(const fconv_geom *g) {
   for (int i = 0; i < 3; i++) {
-    if (g->w.out[i] != 1 || g->w.in[i] != p->wt_k[i] || g->w.k[i] != p->wt_k[i] || g->w.pb[i] != 0 ||
-        (g->w.k[i] > 1 && g->w.d[i] != 1))
-      return 0;
+    if (g->w.out[i] != 1 || g->w.in[i] != g->w.k[i] || g->w.pb[i] != 0 || (g->w.k[i] > 1 && g->w.d[i] != 1)) return 0;
   }
   return 1;
+}
+/* Floats of a W^T slot: the pixels' im2col rows, then their outputs for a block of channels. */
+static size_t fc_wt_slot_floats(const fconv_geom *g) {
+  const size_t K = (size_t)(g->C / g->group * op_window_taps(&g->w));
+  return (FWT_MAX_P * K + FWT_MAX_P * FWT_COLS + 15) / 16 * 16;
 }
 
 /* The flat route of a 2-D stride-1 depthwise plane whose output rows are short (the row kernel
@@ -651,7 +673,8 @@ static size_t conv_workspace(const void *params, const void *geom, size_t thread
   const size_t slots = threads < 1 ? 1 : threads < FC_MAX_SLOTS ? threads : FC_MAX_SLOTS;
   if (!fc_use_gemm(p, g) && p->dw != NULL && g->group == g->C && g->M == g->C && fdw_flat(g))
     return slots * fdw_flat_floats(g) * sizeof(float);
-  if (!fc_use_gemm(p, g) || fc_use_wt(p, g)) return 0;
+  if (fc_use_wt(p, g)) return fc_wt_direct(g) ? 0 : slots * fc_wt_slot_floats(g) * sizeof(float);
+  if (!fc_use_gemm(p, g)) return 0;
   return (slots * fc_slot_floats(p, g) + (fc_use_flat(p, g) ? fcf_pad_floats(g) : 0)) * sizeof(float);
 }
 
@@ -963,28 +986,70 @@ static void fc_stage_run_channels(const fconv_params *p, size_t ch, float *y, si
 }
 
 /* W^T route: items are (image, group, block of FWT_COLS output channels). */
-#define FWT_COLS 128 /* a multiple of every NR */
 typedef struct fwt_job {
   const fconv_params *p;
   const fconv_geom *g;
   const float *x, *bias;
-  float *y;
-  size_t blocks;
+  float *y, *ws; /* ws: slots of fc_wt_slot_floats unless the route is direct */
+  size_t blocks, slots;
+  atomic_int busy[FC_MAX_SLOTS];
 } fwt_job;
 
 static void fwt_task(void *arg, size_t task) {
-  const fwt_job *j = arg;
+  fwt_job *j = arg;
   const fconv_geom *g = j->g;
   const size_t blk = task % j->blocks, grp = task / j->blocks % (size_t)g->group,
                nb = task / j->blocks / (size_t)g->group;
   const size_t Cg = (size_t)(g->C / g->group), Mg = (size_t)(g->M / g->group), K = Cg * (size_t)op_window_taps(&g->w);
   const size_t c0 = blk * FWT_COLS, nc = Mg - c0 < FWT_COLS ? Mg - c0 : FWT_COLS;
-  const size_t ch = grp * Mg + c0;
-  float *y = j->y + nb * (size_t)g->M + ch;
-  j->p->gemm(1, nc, K, j->x + (nb * (size_t)g->C + grp * Cg) * (size_t)op_window_in_plane(&g->w), K,
-             j->p->wt + grp * j->p->wt_group_floats + c0 * K, y, nc);
-  if (j->bias != NULL) j->p->bin.fn[0][0](nc, y, j->bias + ch, y); /* y + b per output, as the reference */
-  fc_stage_run_channels(j->p, ch, y, nc);
+  const size_t ch = grp * Mg + c0, in_plane = (size_t)op_window_in_plane(&g->w);
+  const size_t P = (size_t)op_window_out_plane(&g->w);
+  const float *xg = j->x + (nb * (size_t)g->C + grp * Cg) * in_plane,
+              *panel = j->p->wt + grp * j->p->wt_group_floats + c0 * K;
+  if (j->ws == NULL) { /* one pixel, its window the whole input: y's channels are a row */
+    float *y = j->y + nb * (size_t)g->M + ch;
+    j->p->gemm(1, nc, K, xg, K, panel, y, nc);
+    if (j->bias != NULL) j->p->bin.fn[0][0](nc, y, j->bias + ch, y); /* y + b per output, as the reference */
+    fc_stage_run_channels(j->p, ch, y, nc);
+    return;
+  }
+  size_t slot = 0;
+  for (;;) {
+    if (atomic_exchange_explicit(&j->busy[slot], 1, memory_order_acquire) == 0) break;
+    slot = slot + 1 < j->slots ? slot + 1 : 0;
+  }
+  float *a = j->ws + slot * fc_wt_slot_floats(g), *yt = a + FWT_MAX_P * K;
+  /* the pixels' im2col rows, k = (c, t0, t1, t2) as the reference loop, 0.0f at padded taps */
+  for (size_t q = 0; q < P; q++) {
+    const int64_t o2 = (int64_t)q % g->w.out[2], o1 = (int64_t)q / g->w.out[2] % g->w.out[1],
+                  o0 = (int64_t)q / g->w.out[2] / g->w.out[1];
+    float *row = a + q * K;
+    for (size_t c = 0; c < Cg; c++) {
+      const float *xc = xg + c * in_plane;
+      for (int64_t t0 = 0; t0 < g->w.k[0]; t0++) {
+        const int64_t i0 = o0 * g->w.s[0] - g->w.pb[0] + t0 * g->w.d[0];
+        for (int64_t t1 = 0; t1 < g->w.k[1]; t1++) {
+          const int64_t i1 = o1 * g->w.s[1] - g->w.pb[1] + t1 * g->w.d[1];
+          const int ok01 = i0 >= 0 && i0 < g->w.in[0] && i1 >= 0 && i1 < g->w.in[1];
+          for (int64_t t2 = 0; t2 < g->w.k[2]; t2++) {
+            const int64_t i2 = o2 * g->w.s[2] - g->w.pb[2] + t2 * g->w.d[2];
+            *row++ = ok01 && i2 >= 0 && i2 < g->w.in[2] ? xc[(i0 * g->w.in[1] + i1) * g->w.in[2] + i2] : 0.0f;
+          }
+        }
+      }
+    }
+  }
+  j->p->gemm(P, nc, K, a, K, panel, yt, nc);
+  for (size_t q = 0; q < P; q++) {
+    float *r = yt + q * nc;
+    if (j->bias != NULL) j->p->bin.fn[0][0](nc, r, j->bias + ch, r);
+    fc_stage_run_channels(j->p, ch, r, nc);
+  }
+  float *y = j->y + (nb * (size_t)g->M + ch) * P;
+  for (size_t m = 0; m < nc; m++) {
+    for (size_t q = 0; q < P; q++) y[m * P + q] = yt[q * nc + m];
+  }
+  atomic_store_explicit(&j->busy[slot], 0, memory_order_release);
 }
 
 /* Depthwise (one input and one output channel per group): per plane and output row, the
@@ -1096,9 +1161,19 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
   const fconv_geom *g = geom;
   if (fc_use_wt(p, g)) {
     const size_t Mg = (size_t)(g->M / g->group);
-    fwt_job j = {p, g, in[0].data, g->has_bias ? in[2].data : NULL, out[0].data, (Mg + FWT_COLS - 1) / FWT_COLS};
+    fwt_job j;
+    j.p = p;
+    j.g = g;
+    j.x = in[0].data;
+    j.bias = g->has_bias ? in[2].data : NULL;
+    j.y = out[0].data;
+    j.ws = fc_wt_direct(g) ? NULL : workspace;
+    j.blocks = (Mg + FWT_COLS - 1) / FWT_COLS;
+    j.slots = ctx->threads < 1 ? 1 : ctx->threads < FC_MAX_SLOTS ? ctx->threads : FC_MAX_SLOTS;
+    for (size_t i = 0; i < j.slots; i++) atomic_init(&j.busy[i], 0);
     const size_t K = (size_t)(g->C / g->group * op_window_taps(&g->w));
-    op_parallel_items(ctx, (size_t)(g->N * g->group) * j.blocks, K * FWT_COLS, 1 << 16, fwt_task, &j);
+    op_parallel_items(ctx, (size_t)(g->N * g->group) * j.blocks, K * FWT_COLS * (size_t)op_window_out_plane(&g->w),
+                      1 << 16, fwt_task, &j);
     return;
   }
   if (fc_use_gemm(p, g)) {
