@@ -372,6 +372,10 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
         }
         p->wt = wt;
         p->wt_group_floats = per;
+        /* The input's dims are fixed at load (a session binds the model's concrete dims), so W
+         * itself is never read again: the planner may free it (infer refuses a bind that would
+         * need it). */
+        ctx->consumed |= 1u << 1;
       }
     }
     const int64_t *strides = NULL;
@@ -514,6 +518,14 @@ static q8rt_status fconv_infer_logical(const fconv_params *p, const op_node *n, 
     out->dims[2 + i] = o;
     op_window_geom_axis(&g.w, &win, i, len, o, k, pb, 0);
   }
+  if (!p->transpose && p->wt != NULL &&
+      (out->dims[2] < 0 || (sp > 1 && out->dims[3] < 0) || (sp > 2 && out->dims[4] < 0) ||
+       out->dims[2] * (sp > 1 ? out->dims[3] : 1) * (sp > 2 ? out->dims[4] : 1) > FWT_MAX_P)) {
+    return q8rt_fail(
+        err, Q8RT_ERROR_SHAPE,
+        "%s node '%s': the output's %d spatial dims differ from the ones known at load (at most %d pixels)", n->op_type,
+        n->name, sp, FWT_MAX_P);
+  }
   if (!concrete || geom == NULL) return Q8RT_OK;
   int64_t c;
   if ((st = data_count(n, x, &c, err)) != Q8RT_OK) return st;
@@ -580,18 +592,20 @@ static size_t fc_ptr_floats(size_t K) { return (K * sizeof(const float *) + 63) 
  * positions across output rows (the row-split pieces of a 13-wide plane filled 13 of 32 lanes).
  * The values are the im2col column's (0.0f at padded taps, then the fma, as the reference loop),
  * so the same bits; the Wp - O2 positions at each row's end are computed and dropped. A tile is
- * FCF_ROWS(Wp) whole output rows, computed into a slot's scratch and copied to y. */
+ * fcf_rows() whole output rows: its task copies the input rows the tile reads (every channel of
+ * the group) into its slot, computes into the slot's scratch and copies the outputs to y. */
 #define FCF_MIN_FLAT 256 /* flat positions per tile at least (the last piece's unused lanes amortized) */
 #define FCF_MAX_FLOATS ((size_t)1 << 28)
 static size_t fcf_wp(const fconv_geom *g) { return (size_t)(g->w.out[2] + (g->w.k[2] - 1) * g->w.d[2]); }
-static size_t fcf_hp(const fconv_geom *g) { return (size_t)(g->w.out[1] + (g->w.k[1] - 1) * g->w.d[1]); }
 static size_t fcf_rows(const fconv_geom *g) {
   const size_t r = (FCF_MIN_FLAT + fcf_wp(g) - 1) / fcf_wp(g);
   return r < (size_t)g->w.out[1] ? r : (size_t)g->w.out[1];
 }
-/* floats of the padded input: every plane, then slack for the last pieces' reads */
+/* padded input rows a tile reads per channel */
+static size_t fcf_tile_rows(const fconv_geom *g) { return fcf_rows(g) + (size_t)((g->w.k[1] - 1) * g->w.d[1]); }
+/* floats of a tile's padded rows: every channel of a group, then slack for the last pieces' reads */
 static size_t fcf_pad_floats(const fconv_geom *g) {
-  return ((size_t)(g->N * g->C) * fcf_hp(g) * fcf_wp(g) + fcf_wp(g) + 64 + 15) / 16 * 16;
+  return ((size_t)(g->C / g->group) * fcf_tile_rows(g) * fcf_wp(g) + fcf_wp(g) + 64 + 15) / 16 * 16;
 }
 static int fc_use_flat(const fconv_params *p, const fconv_geom *g) {
   if (!fc_use_igemm(p, g) || p->mr == 0 || g->w.k[0] != 1 || g->w.in[0] != 1 || g->w.out[0] != 1 || g->w.s[1] != 1 ||
@@ -612,8 +626,8 @@ static size_t fc_slot_floats(const fconv_params *p, const fconv_geom *g) {
   const size_t K = (size_t)(g->C / g->group * op_window_taps(&g->w));
   size_t f;
   if (fc_use_flat(p, g)) {
-    /* K row pointers, the scratch of a block of 4 MR rows of a tile */
-    f = fc_ptr_floats(K) + 4 * p->mr * fcf_rows(g) * fcf_wp(g);
+    /* K row pointers, the scratch of a block of 4 MR rows of a tile, the tile's padded rows */
+    f = fc_ptr_floats(K) + (4 * p->mr * fcf_rows(g) * fcf_wp(g) + 15) / 16 * 16 + fcf_pad_floats(g);
   } else if (fc_use_igemm(p, g)) {
     /* K row pointers, a row of zeros, at most K edge rows of a piece */
     f = fc_ptr_floats(K) + p->inr + K * p->inr;
@@ -675,7 +689,7 @@ static size_t conv_workspace(const void *params, const void *geom, size_t thread
     return slots * fdw_flat_floats(g) * sizeof(float);
   if (fc_use_wt(p, g)) return fc_wt_direct(g) ? 0 : slots * fc_wt_slot_floats(g) * sizeof(float);
   if (!fc_use_gemm(p, g)) return 0;
-  return (slots * fc_slot_floats(p, g) + (fc_use_flat(p, g) ? fcf_pad_floats(g) : 0)) * sizeof(float);
+  return slots * fc_slot_floats(p, g) * sizeof(float);
 }
 
 typedef struct fc_job {
@@ -685,31 +699,9 @@ typedef struct fc_job {
   float *y, *ws;
   size_t x_count; /* floats of x: a B row pointer may read NR floats from its start within them */
   size_t tiles, mb, mblocks, slots, slot_floats; /* items: image x group x tile x block of mb rows */
-  float *xpad;                                   /* the flat route's padded planes */
+  int flat;                                      /* the flat igemm route */
   atomic_int busy[FC_MAX_SLOTS];
 } fc_job;
-
-/* The flat route's padded plane `task` (image x channel). */
-static void fcf_pad_plane(void *arg, size_t task) {
-  const fc_job *j = arg;
-  const fconv_geom *g = j->g;
-  const int64_t wp = (int64_t)fcf_wp(g), hp = (int64_t)fcf_hp(g), I1 = g->w.in[1], I2 = g->w.in[2];
-  const float *xc = j->x + task * (size_t)(I1 * I2);
-  float *d = j->xpad + task * (size_t)(hp * wp);
-  const int64_t lo = g->w.pb[2] < wp ? g->w.pb[2] : wp; /* columns [lo, hi) come from the row */
-  int64_t hi = g->w.pb[2] + I2 < wp ? g->w.pb[2] + I2 : wp;
-  if (hi < lo) hi = lo;
-  for (int64_t r = 0; r < hp; r++, d += wp) {
-    const int64_t i1 = r - g->w.pb[1];
-    if (i1 < 0 || i1 >= I1) {
-      memset(d, 0, (size_t)wp * sizeof(float));
-      continue;
-    }
-    memset(d, 0, (size_t)lo * sizeof(float));
-    memcpy(d + lo, xc + i1 * I2 + (lo - g->w.pb[2]), (size_t)(hi - lo) * sizeof(float));
-    memset(d + hi, 0, (size_t)(wp - hi) * sizeof(float));
-  }
-}
 
 /* The flat route's tile: output rows [r0, r0 + rows) of weight rows [m0, m0 + mc) of group grp,
  * image nb, in blocks of 4 MR rows: per block each piece of NR flat positions on f32-igemm into
@@ -717,12 +709,32 @@ static void fcf_pad_plane(void *arg, size_t task) {
 static void fcf_tile(const fc_job *j, size_t nb, size_t grp, size_t m0, size_t mc, size_t r0, float *slot) {
   const fconv_geom *g = j->g;
   const size_t Cg = (size_t)(g->C / g->group), Mg = (size_t)(g->M / g->group), K = Cg * (size_t)op_window_taps(&g->w);
-  const size_t wp = fcf_wp(g), plane = fcf_hp(g) * wp, O2 = (size_t)g->w.out[2], P = (size_t)op_window_out_plane(&g->w);
+  const size_t wp = fcf_wp(g), O2 = (size_t)g->w.out[2], P = (size_t)op_window_out_plane(&g->w);
   const size_t O1 = (size_t)g->w.out[1], R = fcf_rows(g), rows = O1 - r0 < R ? O1 - r0 : R, F = rows * wp;
-  const size_t inr = j->p->inr, rb = 4 * j->p->mr;
+  const size_t inr = j->p->inr, rb = 4 * j->p->mr, plane = fcf_tile_rows(g) * wp;
   const float **bp = (const float **)(void *)slot;
-  float *scratch = slot + fc_ptr_floats(K);
-  const float *xg = j->xpad + (nb * (size_t)g->C + grp * Cg) * plane + r0 * wp;
+  float *scratch = slot + fc_ptr_floats(K), *xg = scratch + (rb * R * wp + 15) / 16 * 16;
+  /* the padded input rows r0 .. r0 + rows + (k1 - 1) d1 of the group's channels: row r of a
+   * channel holds input row r0 + r - pb1, column c input column c - pb2 (zeros outside) */
+  const int64_t I1 = g->w.in[1], I2 = g->w.in[2], hr = (int64_t)rows + (g->w.k[1] - 1) * g->w.d[1];
+  const int64_t lo = g->w.pb[2] < (int64_t)wp ? g->w.pb[2] : (int64_t)wp; /* columns [lo, hi) from the row */
+  int64_t hi = g->w.pb[2] + I2 < (int64_t)wp ? g->w.pb[2] + I2 : (int64_t)wp;
+  if (hi < lo) hi = lo;
+  for (size_t c = 0; c < Cg; c++) {
+    const float *xc = j->x + ((nb * (size_t)g->C + grp * Cg + c) * (size_t)I1) * (size_t)I2;
+    float *d = xg + c * plane;
+    for (int64_t r = 0; r < hr; r++, d += wp) {
+      const int64_t i1 = (int64_t)r0 + r - g->w.pb[1];
+      if (i1 < 0 || i1 >= I1) {
+        memset(d, 0, wp * sizeof(float));
+        continue;
+      }
+      memset(d, 0, (size_t)lo * sizeof(float));
+      memcpy(d + lo, xc + i1 * I2 + (lo - g->w.pb[2]), (size_t)(hi - lo) * sizeof(float));
+      memset(d + hi, 0, (wp - (size_t)hi) * sizeof(float));
+    }
+  }
+  memset(xg + (Cg - 1) * plane + (size_t)hr * wp, 0, (wp + 64) * sizeof(float)); /* the last reads' slack */
   const float *wa = j->w + (grp * Mg + m0) * K;
   float *y = j->y + (nb * (size_t)g->M + grp * Mg + m0) * P + r0 * O2;
   for (size_t b0 = 0; b0 < mc; b0 += rb) {
@@ -923,7 +935,7 @@ static void fc_task(void *arg, size_t task) {
     slot = slot + 1 < j->slots ? slot + 1 : 0;
   }
   float *packed = j->ws + slot * j->slot_floats;
-  if (j->xpad != NULL) {
+  if (j->flat) {
     const size_t m0f = blk * j->mb, mcf = (size_t)Mg - m0f < j->mb ? (size_t)Mg - m0f : j->mb;
     fcf_tile(j, nb, grp, m0f, mcf, tile * fcf_rows(g), packed);
     atomic_store_explicit(&j->busy[slot], 0, memory_order_release);
@@ -1188,16 +1200,9 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
     j.x_count = (size_t)(g->N * g->C * op_window_in_plane(&g->w));
     const size_t P = (size_t)op_window_out_plane(&g->w);
     j.tiles = (P + FC_TILE - 1) / FC_TILE;
-    j.xpad = NULL;
     const int flat = fc_use_flat(p, g);
-    if (flat) { /* the padded planes after the slots */
-      j.tiles = ((size_t)g->w.out[1] + fcf_rows(g) - 1) / fcf_rows(g);
-      const size_t slots = ctx->threads < 1 ? 1 : ctx->threads < FC_MAX_SLOTS ? ctx->threads : FC_MAX_SLOTS;
-      j.xpad = j.ws + slots * fc_slot_floats(p, g);
-      memset(j.xpad + (size_t)(g->N * g->C) * fcf_hp(g) * fcf_wp(g), 0,
-             (fcf_pad_floats(g) - (size_t)(g->N * g->C) * fcf_hp(g) * fcf_wp(g)) * sizeof(float));
-      op_parallel_items(ctx, (size_t)(g->N * g->C), fcf_hp(g) * fcf_wp(g), 1 << 14, fcf_pad_plane, &j);
-    }
+    j.flat = flat;
+    if (flat) j.tiles = ((size_t)g->w.out[1] + fcf_rows(g) - 1) / fcf_rows(g);
     /* With threads, few tiles (small planes: the deep 1x1 convs, rec's 1x40 convs after its
      * pooling, det's 8x12 neck) also split the weight rows, in blocks of 24 or 48 (multiples of
      * every MR; halves rounded to 4 rows under 48), so a second thread has work; each block packs its own copy of the
