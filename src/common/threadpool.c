@@ -1,13 +1,20 @@
 /* q8rt's thread pool (see threadpool.h for why it exists).
  *
- * One 64-bit word says everything a thread needs to claim work: `state` = epoch << 32 | next
- * item. The region's description (fn, ctx, n) sits beside it and is read like a seqlock: a
- * thread reads the state, then the description, then claims item i by a compare-and-swap of the
- * state it read to state + 1. Before the caller rewrites the description for the next region it
- * stores a CLOSED state (new epoch, item index CLOSED) and a release fence, so a thread whose
- * claim succeeds read the description of the epoch it claimed in (the swap would fail
- * otherwise). A thread whose claim fails re-reads; one that finds next >= n has nothing to do.
- * Every shared field is atomic, so the pool is data-race free (and TSan-clean) by construction.
+ * One 64-bit word says everything a thread needs to claim work: `state` = epoch << 32 | lo << 16 |
+ * hi, the unclaimed groups [lo, hi) of the region's items (a group is one item, or for regions of
+ * over 65535 items a run of consecutive items). The caller claims from the front (lo), workers
+ * from the back (hi): consecutive steps split their data in the same order (element ranges, output
+ * rows), so each thread mostly reads what it wrote itself in the step before. A line another core
+ * wrote costs ~0.25 us to fetch on this class of VM; with one shared claim order, det's
+ * memory-bound elementwise steps ran 2-10x slower at 2 threads than at one.
+ *
+ * The region's description (fn, ctx, n) sits beside the state and is read like a seqlock: a thread
+ * reads the state, then the description, then claims k groups by a compare-and-swap of the state it
+ * read to the state with lo + k (or hi - k). Before the caller rewrites the description for the
+ * next region it stores a CLOSED state (new epoch, lo > hi) and a release fence, so a thread whose
+ * claim succeeds read the description of the epoch it claimed in (the swap would fail otherwise).
+ * A thread whose claim fails re-reads; one that finds lo >= hi has nothing to do. Every shared
+ * field is atomic, so the pool is data-race free (and TSan-clean) by construction.
  *
  * Completion: a counter of finished items, to which each thread adds the items it ran when it
  * finds no more to claim; the caller waits until it equals n. Only items some thread has claimed
@@ -18,8 +25,12 @@
  * follow each other within microseconds), yielding now and then (a worker on the caller's core
  * must not hold it), then sleep on a condition variable. The caller signals only when a worker
  * sleeps (`sleepers`, checked after the state is published; both sides use sequentially
- * consistent accesses so one of them sees the other). The caller waiting for claimed items sleeps
- * the same way (`waiting`, done_cv) after SPIN_WAIT_NS. */
+ * consistent accesses so one of them sees the other), and not again while a signalled worker has
+ * not woken (`wake_pending`, cleared by the worker when it wakes, before it reads the state). The
+ * caller waiting for claimed items sleeps the same way (`waiting`, done_cv) after SPIN_WAIT_NS.
+ * A worker that finds itself on the caller's CPU (the OS put it there: the other cores are busy)
+ * stops spinning at once and counts it (`crowded`): its time there is the caller's. */
+#define _GNU_SOURCE /* sched_getcpu */
 #include "threadpool.h"
 
 #include <pthread.h>
@@ -29,18 +40,29 @@
 #include <string.h>
 #include <time.h>
 
-#define CLOSED 0xffffffffu
+#define CLOSED 0xffff0000u /* lo 0xffff, hi 0: never an open region's */
+#define MAX_GROUPS 0xffffu
 #define SPIN_IDLE_NS 200000 /* a worker spins this long for the next region before it sleeps */
 #define SPIN_WAIT_NS 50000  /* the caller spins this long for claimed items before it sleeps */
-/* A wait for claimed items this much beyond their expected time is a stall worth a solo stretch.
- * Shorter waits (a worker preempted briefly: ~0.1-0.2 ms on a loaded machine) cost less than
- * what the worker brings; a worker that shares its core with a busy thread stalls the caller
- * for the OS's time slice (~1.5 ms with Linux's EEVDF on 2 cores). */
-#define STALL_NS 500000
-#define MISSES_SOLO 4
-#define MISS_NS 100000        /* a woken worker joins a region within this on a core of its own */
-#define SOLO_MIN_NS 2000000   /* after a stall, regions run on the caller alone this long */
-#define SOLO_MAX_NS 500000000 /* ... doubling up to this while it keeps happening */
+/* What sharing cost the caller beyond what the workers' items saved it (waking sleepers, waiting
+ * for a worker's items far beyond their time), summed over the regions since it last paid off:
+ * this much starts a solo stretch. A worker preempted briefly costs less than what it brings; one
+ * that shares its core with a busy thread stalls the caller for the OS's time slice (0.75-3 ms
+ * with Linux's EEVDF), and on small regions many short stalls add up to the same. */
+#define DEBT_NS 500000
+#define SOLO_MIN_NS 2000000   /* a solo stretch: regions run on the caller alone this long */
+#define SOLO_MAX_NS 128000000 /* ... doubling up to this while sharing keeps failing right after */
+/* A stretch doubles only when sharing fails again within this (plus a quarter of the stretch)
+ * after it ended: the first regions after a stretch are the probe. Occasional stalls far apart
+ * (a preempted vCPU on an otherwise quiet machine) restart at SOLO_MIN_NS. */
+#define RECUR_NS 8000000
+/* A thread claims ceil(unclaimed / (CHUNK_PER_THREAD * threads)) items at a time (guided
+ * self-scheduling): the claims' cache line moves between cores at each claim by another thread
+ * (~0.25 us one way on this class of VM), so one claim per item cost up to a third of sub-us items. */
+#define CHUNK_PER_THREAD 2
+/* A worker woken onto the caller's CPU costs the caller the switches to it and back (and its
+ * spinning until it notices): charged this much each, so that a few in a row start a stretch. */
+#define CROWDED_NS 150000
 
 struct q8rt_threadpool {
   _Alignas(64) _Atomic uint64_t state;
@@ -48,16 +70,20 @@ struct q8rt_threadpool {
   _Atomic(void *) ctx;
   atomic_size_t n;
   _Alignas(64) atomic_uint announce; /* the epoch of the latest region, for idle workers to watch */
+  atomic_int caller_cpu;             /* the CPU the caller ran the latest region on */
+  atomic_uint crowded;               /* times a worker found itself on the caller's CPU */
   _Alignas(64) atomic_size_t done;
   atomic_int waiting; /* the caller sleeps on done_cv until done == n */
   _Alignas(64) atomic_int sleepers;
+  atomic_int wake_pending; /* sleepers were signalled and none has woken since: no second signal */
   atomic_int stop;
   atomic_int hold;             /* tests only: workers stay out of regions */
   _Alignas(64) uint32_t epoch; /* caller only, as the fields below */
   int64_t solo_until, solo_ns; /* regions before solo_until run on the caller alone */
+  int64_t debt;                /* see DEBT_NS */
+  unsigned crowded_seen;       /* `crowded` as last charged */
   size_t solo_stretches;
-  unsigned misses; /* regions in a row where the caller ran every item */
-  int mode;        /* Q8RT_POOL_* */
+  int mode; /* Q8RT_POOL_* */
   q8rt_pool_stats stats;
   size_t nominal; /* threads the pool says it has (ANALYZE starts no worker) */
   pthread_mutex_t mu;
@@ -81,21 +107,29 @@ static inline void cpu_relax(void) {
 #endif
 }
 
-/* Claim and run items of the region whose state was read as `s`, until none is left. Returns how
- * many this thread ran. */
-static size_t run_items(q8rt_threadpool *p, uint64_t s) {
+/* Items per group of a region of n items: at most MAX_GROUPS groups. */
+static inline size_t group_items(size_t n) { return n <= MAX_GROUPS ? 1 : (n + MAX_GROUPS - 1) / MAX_GROUPS; }
+
+/* Claim and run items of the region whose state was read as `s`, until none is left: from the
+ * front (the caller) or the back (workers). Returns how many items this thread ran. */
+static size_t run_items(q8rt_threadpool *p, uint64_t s, int back) {
   const uint32_t epoch = (uint32_t)(s >> 32);
+  const size_t per_claim = CHUNK_PER_THREAD * p->nominal;
   size_t ran = 0, region_n = 0;
   for (;;) {
-    const uint32_t i = (uint32_t)s;
+    const size_t lo = (size_t)(s >> 16 & 0xffff), hi = (size_t)(s & 0xffff);
     const q8rt_task_fn fn = atomic_load_explicit(&p->fn, memory_order_relaxed);
     void *ctx = atomic_load_explicit(&p->ctx, memory_order_relaxed);
     const size_t n = atomic_load_explicit(&p->n, memory_order_relaxed);
     atomic_thread_fence(memory_order_acquire);
-    if (i >= n) break; /* all claimed, or CLOSED */
-    if (atomic_compare_exchange_weak_explicit(&p->state, &s, s + 1, memory_order_acq_rel, memory_order_acquire)) {
-      fn(ctx, i);
-      ran++;
+    if (lo >= hi) break;                                    /* all claimed, or CLOSED */
+    const size_t k = (hi - lo + per_claim - 1) / per_claim; /* 1 <= k <= hi - lo */
+    const uint64_t claimed = back ? s - k : s + ((uint64_t)k << 16);
+    if (atomic_compare_exchange_weak_explicit(&p->state, &s, claimed, memory_order_acq_rel, memory_order_acquire)) {
+      const size_t per = group_items(n), g = back ? hi - k : lo;
+      const size_t end = (g + k) * per < n ? (g + k) * per : n;
+      for (size_t i = g * per; i < end; i++) fn(ctx, i);
+      ran += end - g * per;
       region_n = n;
       s = atomic_load_explicit(&p->state, memory_order_acquire);
     }
@@ -134,11 +168,19 @@ static uint64_t await_region(q8rt_threadpool *p, uint32_t seen) {
     /* on a core shared with the caller (a busy machine), let the caller have it */
     sched_yield();
     if (atomic_load_explicit(&p->stop, memory_order_acquire)) return 0;
-    if (now_ns() - idle_from > SPIN_IDLE_NS) {
+    const int cpu = sched_getcpu();
+    const int crowded = cpu >= 0 && cpu == atomic_load_explicit(&p->caller_cpu, memory_order_relaxed);
+    if (crowded) atomic_fetch_add_explicit(&p->crowded, 1, memory_order_relaxed);
+    if (crowded || now_ns() - idle_from > SPIN_IDLE_NS) {
       uint64_t s;
       pthread_mutex_lock(&p->mu);
       atomic_fetch_add(&p->sleepers, 1);
-      while (!is_new(s = atomic_load(&p->state), seen) && !atomic_load(&p->stop)) pthread_cond_wait(&p->cv, &p->mu);
+      while (!is_new(s = atomic_load(&p->state), seen) && !atomic_load(&p->stop)) {
+        pthread_cond_wait(&p->cv, &p->mu);
+        /* before the state is read again (seq_cst, as the caller's store of the state and load of
+         * wake_pending): a region published after this either sees 0 and signals, or is seen */
+        atomic_store(&p->wake_pending, 0);
+      }
       atomic_fetch_sub(&p->sleepers, 1);
       pthread_mutex_unlock(&p->mu);
       if (is_new(s, seen)) return s;
@@ -155,7 +197,7 @@ static void *worker_main(void *arg) {
     const uint64_t s = await_region(p, seen);
     if (s == 0) return NULL;
     seen = (uint32_t)(s >> 32);
-    if (!atomic_load_explicit(&p->hold, memory_order_relaxed)) run_items(p, s);
+    if (!atomic_load_explicit(&p->hold, memory_order_relaxed)) run_items(p, s, 1);
   }
 }
 
@@ -163,6 +205,24 @@ static void wake_all(q8rt_threadpool *p) {
   pthread_mutex_lock(&p->mu);
   pthread_cond_broadcast(&p->cv);
   pthread_mutex_unlock(&p->mu);
+}
+
+/* Wake sleeping workers for a region just published, unless they were signalled already and none
+ * has woken since (a worker whose core is busy can take milliseconds to wake: signalling it again
+ * at every region would cost a system call each for nothing). Returns whether it signalled.
+ * Under the mutex, sleepers > 0 means a worker is in (or just woken from) pthread_cond_wait and
+ * will clear wake_pending before it sleeps again. */
+static int wake_sleepers(q8rt_threadpool *p) {
+  if (atomic_load(&p->sleepers) == 0 || atomic_load(&p->wake_pending)) return 0;
+  int woke = 0;
+  pthread_mutex_lock(&p->mu);
+  if (atomic_load(&p->sleepers) > 0) {
+    atomic_store(&p->wake_pending, 1);
+    pthread_cond_broadcast(&p->cv);
+    woke = 1;
+  }
+  pthread_mutex_unlock(&p->mu);
+  return woke;
 }
 
 static void free_pool(q8rt_threadpool *p, int sync_made) {
@@ -194,15 +254,18 @@ q8rt_threadpool *q8rt_threadpool_create_mode(const q8rt_allocator *a, size_t thr
   atomic_init(&p->ctx, NULL);
   atomic_init(&p->n, 0);
   atomic_init(&p->announce, 1);
+  atomic_init(&p->caller_cpu, -1);
+  atomic_init(&p->crowded, 0);
   atomic_init(&p->done, 0);
   atomic_init(&p->waiting, 0);
   atomic_init(&p->sleepers, 0);
+  atomic_init(&p->wake_pending, 0);
   atomic_init(&p->stop, 0);
   atomic_init(&p->hold, 0);
   p->epoch = 1;
-  p->solo_until = p->solo_ns = 0;
+  p->solo_until = p->solo_ns = p->debt = 0;
+  p->crowded_seen = 0;
   p->solo_stretches = 0;
-  p->misses = 0;
   p->mode = mode;
   memset(&p->stats, 0, sizeof(p->stats));
   p->nominal = threads;
@@ -272,15 +335,14 @@ static void analyze_region(q8rt_threadpool *p, size_t n, q8rt_task_fn fn, void *
   p->stats.ideal_ns += makespan;
 }
 
-/* The caller stalled on a worker's item (the worker lost its core mid-item: the core is shared
- * with other work, and its next items may stall the caller for an OS time slice each). Run
- * regions on the caller alone for SOLO_MIN_NS, doubling while stalls recur soon after each
- * stretch, up to SOLO_MAX_NS. The first region after a stretch probes again. */
+/* Sharing cost the caller more than it brought (DEBT_NS): run regions on the caller alone for
+ * SOLO_MIN_NS, doubling while sharing fails again right after each stretch (RECUR_NS), up to
+ * SOLO_MAX_NS. The first regions after a stretch share again (and wake the workers). */
 static void go_solo(q8rt_threadpool *p, int64_t t) {
-  const int recurs = p->solo_ns > 0 && t - p->solo_until < 4 * p->solo_ns;
+  const int recurs = p->solo_ns > 0 && t - p->solo_until < RECUR_NS + p->solo_ns / 4;
   p->solo_ns = !recurs ? SOLO_MIN_NS : p->solo_ns * 2 > SOLO_MAX_NS ? SOLO_MAX_NS : p->solo_ns * 2;
   p->solo_until = t + p->solo_ns;
-  p->misses = 0;
+  p->debt = 0;
   p->solo_stretches++;
 }
 
@@ -300,48 +362,60 @@ __attribute__((noinline)) static size_t run_region(q8rt_threadpool *p, size_t n,
   atomic_store_explicit(&p->ctx, ctx, memory_order_relaxed);
   atomic_store_explicit(&p->n, n, memory_order_relaxed);
   atomic_store_explicit(&p->done, 0, memory_order_relaxed);
-  const uint64_t open = (uint64_t)e << 32;
-  atomic_store(&p->state, open); /* seq_cst: pairs with the sleepers count */
+  const size_t per = group_items(n);
+  const uint64_t open = (uint64_t)e << 32 | (uint64_t)((n + per - 1) / per); /* lo 0, hi the groups */
+  atomic_store(&p->state, open); /* seq_cst: pairs with sleepers and wake_pending */
+  atomic_store_explicit(&p->caller_cpu, sched_getcpu(), memory_order_relaxed);
   atomic_store_explicit(&p->announce, e, memory_order_release);
-  const int woke = atomic_load(&p->sleepers) > 0;
-  if (woke) wake_all(p);
-  const size_t ran = run_items(p, open);
-  /* A worker woken for a region long enough for it to join (MISS_NS) took no item: it gets no
-   * core in time (a busy machine). Waking it costs the caller a system call each region (measured
-   * 20-90 us with a busy loop on the other core, the woken worker then even sharing the caller's
-   * core) for nothing; after MISSES_SOLO such regions in a row, a solo stretch. */
-  if (ran == n) {
-    if (woke) {
-      const int64_t t = now_ns();
-      if (t - t0 > MISS_NS && ++p->misses >= MISSES_SOLO) go_solo(p, t);
-    }
-    return ran;
+  /* the system call of a wake is a cost of sharing (20-90 us on a busy machine) */
+  const unsigned crowded = atomic_load_explicit(&p->crowded, memory_order_relaxed);
+  int64_t cost = (int64_t)(crowded - p->crowded_seen) * CROWDED_NS, wake_ns = 0;
+  p->crowded_seen = crowded;
+  if (atomic_load(&p->sleepers) > 0) {
+    const int64_t tw = now_ns();
+    if (wake_sleepers(p)) wake_ns = now_ns() - tw;
+    cost += wake_ns;
   }
-  p->misses = 0;
-  const size_t done = atomic_load_explicit(&p->done, memory_order_acquire);
-  if (done == n) return ran;
-  /* A worker holds the last items. Spin briefly (it normally finishes within an item's time),
-   * then sleep: a core left idle lets the OS move a worker that was descheduled over to it. */
-  const int64_t t1 = now_ns();
-  for (unsigned spins = 1; atomic_load_explicit(&p->done, memory_order_acquire) < n; spins++) {
-    cpu_relax();
-    if (spins % 32 == 0 && now_ns() - t1 > SPIN_WAIT_NS) {
-      pthread_mutex_lock(&p->mu);
-      atomic_store(&p->waiting, 1);
-      while (atomic_load(&p->done) < n) pthread_cond_wait(&p->done_cv, &p->mu);
-      atomic_store(&p->waiting, 0);
-      pthread_mutex_unlock(&p->mu);
-    }
+  const size_t ran = run_items(p, open, 0);
+  size_t done = ran;
+  int64_t t1 = 0, t2 = 0;
+  if (ran < n) {
+    done = atomic_load_explicit(&p->done, memory_order_acquire);
+    t1 = t2 = now_ns();
   }
-  /* The wait is normally at most one item's time (a worker took the last one just before the
-   * caller ran out). Much longer: the worker was descheduled holding an item. */
-  const int64_t t2 = now_ns(), per_item = (t1 - t0) * (int64_t)(p->n_workers + 1) / (int64_t)(done + 1);
-  if (t2 - t1 > 4 * per_item + STALL_NS) go_solo(p, t2);
+  if (done < n) {
+    /* A worker holds the last items. Spin briefly (it normally finishes within an item's time),
+     * then sleep: a core left idle lets the OS move a worker that was descheduled over to it. */
+    for (unsigned spins = 1; atomic_load_explicit(&p->done, memory_order_acquire) < n; spins++) {
+      cpu_relax();
+      if (spins % 32 == 0 && now_ns() - t1 > SPIN_WAIT_NS) {
+        pthread_mutex_lock(&p->mu);
+        atomic_store(&p->waiting, 1);
+        while (atomic_load(&p->done) < n) pthread_cond_wait(&p->done_cv, &p->mu);
+        atomic_store(&p->waiting, 0);
+        pthread_mutex_unlock(&p->mu);
+      }
+    }
+    t2 = now_ns();
+  }
+  /* What the workers' items saved (at the caller's time per item) against the wait for them
+   * beyond a couple of items (normally the wait is at most the last claim of a worker that took
+   * it just before the caller ran out; much longer: the worker was descheduled holding it). */
+  if (ran < n) {
+    const int64_t per_item = ran > 0 ? (t1 - t0 - wake_ns) / (int64_t)ran : t2 - t0;
+    const int64_t gain = ran > 0 ? per_item * (int64_t)(n - ran) : t2 - t0;
+    const int64_t wait = t2 - t1 - 2 * per_item;
+    cost += wait > 0 ? wait : 0;
+    p->debt = p->debt + cost > gain ? p->debt + cost - gain : 0;
+  } else {
+    p->debt += cost;
+  }
+  if (p->debt > DEBT_NS) go_solo(p, t2 > 0 ? t2 : now_ns());
   return ran;
 }
 
 void q8rt_parallel_for(q8rt_threadpool *p, size_t n, q8rt_task_fn fn, void *ctx) {
-  if (p == NULL || n < 2 || n >= CLOSED) {
+  if (p == NULL || n < 2) {
     for (size_t i = 0; i < n; i++) fn(ctx, i);
     return;
   }
@@ -361,6 +435,10 @@ void q8rt_parallel_for(q8rt_threadpool *p, size_t n, q8rt_task_fn fn, void *ctx)
 
 void q8rt_threadpool_hold(q8rt_threadpool *p, int hold) {
   if (p != NULL) atomic_store(&p->hold, hold);
+}
+
+int q8rt_threadpool_sharing(const q8rt_threadpool *p) {
+  return p != NULL && p->mode != Q8RT_POOL_ANALYZE ? now_ns() >= p->solo_until : p != NULL;
 }
 
 size_t q8rt_threadpool_solo_stretches(const q8rt_threadpool *p) { return p == NULL ? 0 : p->solo_stretches; }

@@ -7,19 +7,21 @@
  * the other core, pthreadpool made two threads 1.6x slower than one.
  *
  * Here a region is a counter of items. Whoever runs — the caller first, workers as they wake —
- * claims the next item with one compare-and-swap and runs it; the caller returns when every item
- * is claimed and the claimed ones are finished. A worker that wakes after the last item was
- * claimed finds nothing and goes back to sleep: the caller never waits for a worker that has not
- * started. The caller does wait for an item a worker has claimed and not finished; items are
- * small (the ops size them) so that this wait is short.
+ * claims the next items with one compare-and-swap (a share of what is left: guided
+ * self-scheduling, fewer claims of the cache line the threads share) and runs them; the caller
+ * returns when every item is claimed and the claimed ones are finished. A worker that wakes after
+ * the last item was claimed finds nothing and goes back to sleep: the caller never waits for a
+ * worker that has not started. The caller does wait for items a worker has claimed and not
+ * finished; items are small (the ops size them) and the last claims of a region are single items,
+ * so that this wait is short.
  *
  * A busy core: a worker that shares its core with another busy thread gets it only part of the
- * time. Two things then cost the caller more than the worker brings, and each starts a "solo
- * stretch" (regions of the next 2 ms run on the caller alone, doubling up to half a second while
- * it recurs soon after each stretch; the first region after it tries the worker again): a stall,
- * the caller waiting far longer than an item for a worker that lost its core mid-item; and
- * MISSES_SOLO regions in a row, long enough for a worker to join, for which a sleeping worker had
- * to be woken (a system call of 20-90 us on a busy machine) and then took no item.
+ * time, and when it loses it holding items the caller waits for the OS's time slice. The caller
+ * keeps an account of what sharing costs it (the system calls waking sleeping workers, waits
+ * for claimed items beyond their expected time) against what the workers' items saved it; when the
+ * cost is ahead by 0.5 ms, a "solo stretch": regions of the next 2 ms run on the caller alone,
+ * doubling up to 128 ms while sharing fails again right after each stretch. A worker signalled
+ * once is not signalled again until it has woken.
  *
  * Results do not depend on who runs an item: the ops split their work into items fixed by the
  * shapes alone, never by the thread count or by timing. */
@@ -69,6 +71,11 @@ size_t q8rt_threadpool_threads(const q8rt_threadpool *p);
  * are done. p NULL or n < 2: on the caller, in order. Never allocates. Not reentrant: one region
  * at a time per pool (a session runs one step at a time). */
 void q8rt_parallel_for(q8rt_threadpool *p, size_t n, q8rt_task_fn fn, void *ctx);
+
+/* Whether regions now share their items (0: a solo stretch runs them on the caller alone, or no
+ * pool). For ops whose split itself costs work (a per-block copy one thread would not make): call
+ * from the thread that runs the regions. */
+int q8rt_threadpool_sharing(const q8rt_threadpool *p);
 
 /* For tests: while held, workers stay out of regions as descheduled threads would (they still
  * wake and sleep). Regions must then complete on the caller alone. */

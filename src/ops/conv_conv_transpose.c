@@ -1206,19 +1206,22 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
     /* With threads, few tiles (small planes: the deep 1x1 convs, rec's 1x40 convs after its
      * pooling, det's 8x12 neck) also split the weight rows, in blocks of 24 or 48 (multiples of
      * every MR; halves rounded to 4 rows under 48), so a second thread has work; each block packs its own copy of the
-     * tile, which one thread need not pay. No output's chain depends on the split: the bytes are the same either way.
+     * tile, which one thread need not pay: the blocks are whole when the step would not split
+     * (too small, or the pool in a solo stretch). No output's chain depends on the split: the
+     * bytes are the same either way.
      */
     const size_t Mg = (size_t)(g->M / g->group), items = (size_t)g->N * (size_t)g->group * j.tiles;
-    j.mb = ctx->threads <= 1 || items >= 4 || Mg < 16 ? Mg : Mg >= 192 ? 48 : Mg >= 48 ? 24 : (Mg / 2 + 3) / 4 * 4;
-    j.mblocks = (Mg + j.mb - 1) / j.mb;
-    j.slots = ctx->threads < 1 ? 1 : ctx->threads < FC_MAX_SLOTS ? ctx->threads : FC_MAX_SLOTS;
-    j.slot_floats = fc_slot_floats(p, g);
-    for (size_t i = 0; i < j.slots; i++) atomic_init(&j.busy[i], 0);
     const size_t K = (size_t)(g->C / g->group * op_window_taps(&g->w));
     /* the kernels compute whole NR-pixel tiles: a 1-pixel plane (squeeze-excite) costs NR */
     const size_t nr = fc_use_igemm(p, g) ? p->inr : p->nr, px = P < FC_TILE ? P : FC_TILE;
     size_t tile_px = nr > 0 ? (px + nr - 1) / nr * nr : px;
     if (flat) tile_px = (fcf_rows(g) * fcf_wp(g) + nr - 1) / nr * nr;
+    j.mb = ctx->threads <= 1 || items >= 4 || Mg < 16 ? Mg : Mg >= 192 ? 48 : Mg >= 48 ? 24 : (Mg / 2 + 3) / 4 * 4;
+    if (j.mb < Mg && !op_would_split(ctx, items * ((Mg + j.mb - 1) / j.mb), j.mb * K * tile_px, 1 << 16)) j.mb = Mg;
+    j.mblocks = (Mg + j.mb - 1) / j.mb;
+    j.slots = ctx->threads < 1 ? 1 : ctx->threads < FC_MAX_SLOTS ? ctx->threads : FC_MAX_SLOTS;
+    j.slot_floats = fc_slot_floats(p, g);
+    for (size_t i = 0; i < j.slots; i++) atomic_init(&j.busy[i], 0);
     op_parallel_items(ctx, items * j.mblocks, j.mb * K * tile_px, 1 << 16, fc_task, &j);
     return;
   }

@@ -187,10 +187,18 @@ void op_parallel_range(const op_exec_ctx *ctx, size_t n, size_t grain, op_range_
   q8rt_parallel_for(ctx->pool, (n + chunk - 1) / chunk, range_task, &j);
 }
 
-void op_parallel_items(const op_exec_ctx *ctx, size_t n, size_t cost, size_t grain, q8rt_task_fn fn, void *arg) {
+static int op_splits(const op_exec_ctx *ctx, size_t n, size_t cost, size_t grain) {
   /* n * cost, saturated (a step that large splits anyway) */
   const size_t work = cost != 0 && n > SIZE_MAX / cost ? SIZE_MAX : n * cost;
-  if (ctx == NULL || ctx->pool == NULL || n < 2 || work / OP_MIN_GRAINS < grain) {
+  return ctx != NULL && ctx->pool != NULL && n >= 2 && work / OP_MIN_GRAINS >= grain;
+}
+
+int op_would_split(const op_exec_ctx *ctx, size_t n, size_t cost, size_t grain) {
+  return op_splits(ctx, n, cost, grain) && q8rt_threadpool_sharing(ctx->pool);
+}
+
+void op_parallel_items(const op_exec_ctx *ctx, size_t n, size_t cost, size_t grain, q8rt_task_fn fn, void *arg) {
+  if (!op_splits(ctx, n, cost, grain)) {
     for (size_t i = 0; i < n; i++) fn(arg, i);
     return;
   }

@@ -154,6 +154,11 @@ void op_parallel_range(const op_exec_ctx *ctx, size_t n, size_t grain, op_range_
  * caller in order. */
 void op_parallel_items(const op_exec_ctx *ctx, size_t n, size_t cost, size_t grain, q8rt_task_fn fn, void *arg);
 
+/* Whether op_parallel_items with these arguments would hand the items to the pool now (it has
+ * workers, the work is large enough, and the pool is not in a solo stretch): for ops that pay
+ * for a finer split (a copy per block) only when it can run on several threads. */
+int op_would_split(const op_exec_ctx *ctx, size_t n, size_t cost, size_t grain);
+
 /* The spans of a merged broadcast geometry (rank dims, innermost last, element strides sa/sb of
  * two inputs) covering output elements [begin, end): fn(arg, off_a, off_b, off_y, len), where
  * off_* are the element offsets of the span's first element and len <= dims[rank - 1]. */

@@ -61,6 +61,67 @@ Q8RT_TEST(threadpool_every_item_once) {
   return 0;
 }
 
+/* Regions of more than 65535 items claim runs of consecutive items: still every item once. */
+static atomic_uchar tp_big_hits[140001];
+static void tp_big_item(void *ctx, size_t i) {
+  (void)ctx;
+  atomic_fetch_add(&tp_big_hits[i], 1);
+}
+
+Q8RT_TEST(threadpool_large_regions_every_item_once) {
+  int failed = 0;
+  q8rt_threadpool *p = q8rt_threadpool_create(q8rt_default_allocator(), 3, &failed);
+  CHECK(p != NULL);
+  const size_t sizes[] = {65535, 65536, 65537, 140001};
+  for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+    for (size_t i = 0; i < 140001; i++) atomic_store(&tp_big_hits[i], 0);
+    q8rt_parallel_for(p, sizes[k], tp_big_item, NULL);
+    for (size_t i = 0; i < 140001; i++) CHECK(atomic_load(&tp_big_hits[i]) == (i < sizes[k] ? 1 : 0));
+  }
+  q8rt_threadpool_destroy(p);
+  return 0;
+}
+
+/* The caller claims from the front and the worker from the back, so that consecutive steps split
+ * in the same order keep each thread on the data it wrote: the caller's items are a prefix of the
+ * region, the worker's the rest. */
+typedef struct tp_owner {
+  atomic_int by_worker[64];
+  atomic_int on_worker;
+  pthread_t caller;
+} tp_owner;
+
+static void tp_owner_item(void *ctx, size_t i) {
+  tp_owner *c = ctx;
+  const int w = !pthread_equal(pthread_self(), c->caller);
+  atomic_store(&c->by_worker[i], w);
+  if (w) atomic_store(&c->on_worker, 1);
+  tp_spin(20000);
+}
+
+Q8RT_TEST(threadpool_caller_front_worker_back) {
+  static tp_owner c;
+  c.caller = pthread_self();
+  atomic_store(&c.on_worker, 0);
+  int failed = 0;
+  q8rt_threadpool *p = q8rt_threadpool_create(q8rt_default_allocator(), 2, &failed);
+  CHECK(p != NULL);
+  int shared = 0;
+  for (int rep = 0; rep < 2000 && shared < 3; rep++) {
+    for (size_t i = 0; i < 64; i++) atomic_store(&c.by_worker[i], -1);
+    atomic_store(&c.on_worker, 0);
+    q8rt_parallel_for(p, 64, tp_owner_item, &c);
+    size_t i = 0;
+    while (i < 64 && atomic_load(&c.by_worker[i]) == 0) i++;
+    while (i < 64 && atomic_load(&c.by_worker[i]) == 1) i++;
+    CHECK(i == 64);
+    shared += atomic_load(&c.on_worker);
+  }
+  CHECK(shared >= 1);
+  q8rt_threadpool_destroy(p);
+  return 0;
+}
+
 /* Workers that never join (held) must not delay a region: the caller runs every item. A pool that
  * waited for its workers to check in would hang here. */
 Q8RT_TEST(threadpool_caller_alone_when_workers_absent) {
@@ -100,7 +161,7 @@ Q8RT_TEST(threadpool_workers_join) {
  * still runs every item once, and the pool then runs regions on the caller alone for a while. */
 typedef struct tp_stall {
   atomic_int hits[64];
-  atomic_int finished, stalled;
+  atomic_int stalled;
   pthread_t caller;
 } tp_stall;
 
@@ -109,12 +170,10 @@ static void tp_stall_item(void *ctx, size_t i) {
   atomic_fetch_add(&c->hits[i], 1);
   tp_spin(2000);
   if (!pthread_equal(pthread_self(), c->caller) && !atomic_exchange(&c->stalled, 1)) {
-    /* once every other item is done, so that the caller does wait: 20 ms, far beyond its spin */
-    while (atomic_load(&c->finished) < 63) tp_spin(1000);
+    /* 20 ms: the caller runs out of items long before (64 items of 2 us) and waits */
     const struct timespec ts = {0, 20000000};
     nanosleep(&ts, NULL);
   }
-  atomic_fetch_add(&c->finished, 1);
 }
 
 Q8RT_TEST(threadpool_stalled_worker_goes_solo) {
@@ -127,7 +186,6 @@ Q8RT_TEST(threadpool_stalled_worker_goes_solo) {
   CHECK(q8rt_threadpool_solo_stretches(p) == 0);
   for (int rep = 0; rep < 2000 && !atomic_load(&c.stalled); rep++) {
     for (size_t i = 0; i < 64; i++) atomic_store(&c.hits[i], 0);
-    atomic_store(&c.finished, 0);
     q8rt_parallel_for(p, 64, tp_stall_item, &c);
     for (size_t i = 0; i < 64; i++) CHECK(atomic_load(&c.hits[i]) == 1);
   }
@@ -138,7 +196,8 @@ Q8RT_TEST(threadpool_stalled_worker_goes_solo) {
 }
 
 /* Workers that are woken for region after region and never take an item (held: as workers with
- * no core would) make the pool stop waking them: a solo stretch. */
+ * no core would) make the pool stop waking them once the wakes' system calls add up (0.5 ms): a
+ * solo stretch. */
 Q8RT_TEST(threadpool_absent_worker_goes_solo) {
   static tp_counts c;
   c.caller = pthread_self();
@@ -147,8 +206,8 @@ Q8RT_TEST(threadpool_absent_worker_goes_solo) {
   q8rt_threadpool *p = q8rt_threadpool_create(q8rt_default_allocator(), 2, &failed);
   CHECK(p != NULL);
   q8rt_threadpool_hold(p, 1);
-  for (int rep = 0; rep < 200 && q8rt_threadpool_solo_stretches(p) == 0; rep++) {
-    const struct timespec ts = {0, 3000000}; /* the worker spins 0.2 ms, then sleeps */
+  for (int rep = 0; rep < 5000 && q8rt_threadpool_solo_stretches(p) == 0; rep++) {
+    const struct timespec ts = {0, 400000}; /* the worker spins 0.2 ms, then sleeps */
     nanosleep(&ts, NULL);
     CHECK(tp_region(p, &c, 8) == 0);
   }
