@@ -62,7 +62,16 @@ typedef struct fc_stage_op {
   size_t c_per_channel;          /* 1: c[channel], 0: c[0] */
   q8rt_f32_vunary_params kp;     /* clamp bounds; alpha, beta */
   q8rt_f32_vunary_ukernel_fn fn; /* clamp and unary ops */
+  int ext;                       /* binary: the operand that is not a stage value is input `ext`, a
+                                    tensor of the output's shape (a residual Add), or -1 */
 } fc_stage_op;
+
+/* The stage's tensor operands for one run: input k's data at the offset of the outputs a call
+ * gets (y - ybase). */
+typedef struct fc_ext {
+  const float *in[3 + FC_STAGE_MAX];
+  const float *ybase;
+} fc_ext;
 
 /* The f32-vunary ops a stage may run (alpha, beta from q8rt_stage_bounds). */
 static int fc_stage_unary_ok(int64_t op) {
@@ -72,7 +81,7 @@ static int fc_stage_unary_ok(int64_t op) {
 
 typedef struct fconv_params {
   int transpose;
-  int n_stage;
+  int n_stage, n_ext; /* n_ext: stage operands that are tensors */
   fc_stage_op stage[FC_STAGE_MAX];
   q8rt_f32_vbinary_set bin;                    /* the stage's binary kernels */
   q8rt_f32_gemm_ukernel_fn gemm;               /* Conv's fast route, or NULL */
@@ -163,9 +172,15 @@ static q8rt_status fc_stage_prepare(op_prepare_ctx *ctx, fconv_params *p, q8rt_e
     o->a = a >= 0 ? (int)a : -1;
     o->b = binary && b >= 0 ? (int)b : -1;
     o->c = NULL;
+    o->ext = -1;
     if (binary && (a < 0 || b < 0)) {
       const int in = 3 + (int)(-1 - (a < 0 ? a : b));
       const ir_value *cv = in < n->n_inputs ? ir_node_input(ctx->graph, n, in) : NULL;
+      if (cv != NULL && cv->constant == NULL) { /* a tensor: its shape is checked in infer */
+        o->ext = in;
+        p->n_ext++;
+        continue;
+      }
       if (cv == NULL || cv->constant == NULL || cv->constant->dtype != Q8RT_DTYPE_FLOAT32 ||
           (cv->constant->count != 1 && cv->constant->count != M)) {
         return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
@@ -183,7 +198,7 @@ static q8rt_status fc_stage_prepare(op_prepare_ctx *ctx, fconv_params *p, q8rt_e
 }
 
 /* The output stage on n outputs of output channel ch, in blocks of 256 (stage values on the stack). */
-static void fc_stage_run(const fconv_params *p, size_t ch, float *y, size_t n) {
+static void fc_stage_run(const fconv_params *p, const fc_ext *e, size_t ch, float *y, size_t n) {
   if (p->n_stage == 0) return;
   float tmp[FC_STAGE_MAX][256];
   for (size_t off = 0; off < n; off += 256) {
@@ -194,6 +209,13 @@ static void fc_stage_run(const fconv_params *p, size_t ch, float *y, size_t n) {
       float *dst = k == p->n_stage - 1 ? yo : tmp[k];
       const float *a = o->a < 0 ? NULL : o->a == 0 ? yo : tmp[o->a - 1];
       const float *b = o->b < 0 ? NULL : o->b == 0 ? yo : tmp[o->b - 1];
+      if (o->ext >= 0) { /* the tensor operand at these outputs' positions */
+        const float *t = e->in[o->ext] + (yo - e->ybase);
+        if (a == NULL)
+          a = t;
+        else
+          b = t;
+      }
       const float *c = o->c != NULL ? o->c + (o->c_per_channel ? ch : 0) : NULL;
       if (o->fn != NULL) {
         o->fn(len, a, dst, &o->kp);
@@ -344,7 +366,7 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
     const ir_value *xv = ir_node_input(ctx->graph, n, 0);
     if (gv != NULL && wm > 0 && wm % p->group == 0 && wc > 0 && taps > 0 && wv->constant != NULL &&
         wv->constant->dtype == Q8RT_DTYPE_FLOAT32 && xv != NULL && xv->rank == wv->rank && wv->rank <= 5 &&
-        !(wm == p->group && wc == 1)) {
+        !(wm == p->group && wc == 1) && p->n_ext == 0) {
       /* output pixels per image, when the input's spatial dims are known at load (else -1) */
       int64_t pixels = 1;
       op_window wwin;
@@ -517,6 +539,21 @@ static q8rt_status fconv_infer_logical(const fconv_params *p, const op_node *n, 
     }
     out->dims[2 + i] = o;
     op_window_geom_axis(&g.w, &win, i, len, o, k, pb, 0);
+  }
+  for (int k = 0; k < p->n_stage; k++) { /* a tensor operand has the output's shape (no broadcast) */
+    const int e = p->stage[k].ext;
+    if (e < 0) continue;
+    const op_shape *t = &in[e];
+    int same =
+        t->rank < 0 || (t->rank == out->rank && (t->dtype == Q8RT_DTYPE_FLOAT32 || t->dtype == Q8RT_DTYPE_UNDEFINED));
+    for (int d = 0; same && t->rank >= 0 && d < out->rank; d++) {
+      same = t->dims[d] == out->dims[d] || ((t->dims[d] < 0 || out->dims[d] < 0) && !concrete);
+    }
+    if (!same) {
+      return q8rt_fail(err, Q8RT_ERROR_SHAPE,
+                       "%s node '%s': stage op %d's input %d must be a float32 tensor of the output's shape",
+                       n->op_type, n->name, k, e);
+    }
   }
   if (!p->transpose && p->wt != NULL &&
       (out->dims[2] < 0 || (sp > 1 && out->dims[3] < 0) || (sp > 2 && out->dims[4] < 0) ||
@@ -700,6 +737,7 @@ typedef struct fc_job {
   size_t x_count; /* floats of x: a B row pointer may read NR floats from its start within them */
   size_t tiles, mb, mblocks, slots, slot_floats; /* items: image x group x tile x block of mb rows */
   int flat;                                      /* the flat igemm route */
+  fc_ext ext;
   atomic_int busy[FC_MAX_SLOTS];
 } fc_job;
 
@@ -756,7 +794,7 @@ static void fcf_tile(const fc_job *j, size_t nb, size_t grp, size_t m0, size_t m
       for (size_t r = 0; r < rows; r++) memcpy(ym + r * O2, scratch + m * F + r * wp, O2 * sizeof(float));
       const size_t ch = grp * Mg + m0 + b0 + m;
       if (j->bias != NULL) j->p->addc(rows * O2, ym, j->bias + ch, ym);
-      fc_stage_run(j->p, ch, ym, rows * O2);
+      fc_stage_run(j->p, &j->ext, ch, ym, rows * O2);
     }
   }
 }
@@ -962,7 +1000,7 @@ static void fc_task(void *arg, size_t task) {
       j->p->addc(T, yr + m * P, j->bias + grp * (size_t)Mg + m0 + r0 + m, yr + m * P);
     }
     for (size_t m = 0; m < rc && j->p->n_stage > 0; m++) {
-      fc_stage_run(j->p, grp * (size_t)Mg + m0 + r0 + m, yr + m * P, T);
+      fc_stage_run(j->p, &j->ext, grp * (size_t)Mg + m0 + r0 + m, yr + m * P, T);
     }
   }
   atomic_store_explicit(&j->busy[slot], 0, memory_order_release);
@@ -1074,6 +1112,7 @@ typedef struct fdw_job {
   q8rt_f32_dwconv_ukernel_fn row;
   const float *x, *w, *bias;
   float *y;
+  fc_ext ext;
   float *ws; /* slots of fdw_flat_floats for the flat route, or NULL */
   size_t slots, slot_floats;
   atomic_int busy[FC_MAX_SLOTS];
@@ -1106,7 +1145,7 @@ static void fdw_plane_flat(const fdw_job *j, int64_t m, const float *xc, const f
   for (int64_t o1 = 0; o1 < O1; o1++) memcpy(y + o1 * O2, yf + o1 * wp, (size_t)O2 * sizeof(float));
   const size_t P = (size_t)(O1 * O2);
   if (j->bias != NULL) j->p->addc(P, y, j->bias + m, y);
-  fc_stage_run(j->p, (size_t)m, y, P);
+  fc_stage_run(j->p, &j->ext, (size_t)m, y, P);
 }
 
 /* Taps t in [*lo, *hi) of a kernel axis of k taps put base + t * d inside [0, len). */
@@ -1160,7 +1199,7 @@ static void fdw_plane(void *arg, size_t task) {
       const size_t ready = (size_t)(y + O2 - done);
       if (ready >= 256 || (o0 == g->w.out[0] - 1 && o1 == g->w.out[1] - 1)) {
         if (j->bias != NULL) j->p->addc(ready, done, j->bias + m, done);
-        fc_stage_run(j->p, (size_t)m, done, ready);
+        fc_stage_run(j->p, &j->ext, (size_t)m, done, ready);
         done += ready;
       }
     }
@@ -1171,6 +1210,12 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
                      const op_exec_ctx *ctx) {
   const fconv_params *p = params;
   const fconv_geom *g = geom;
+  fc_ext ext;
+  memset(&ext, 0, sizeof(ext));
+  ext.ybase = out[0].data;
+  for (int k = 0; k < p->n_stage; k++) {
+    if (p->stage[k].ext >= 0) ext.in[p->stage[k].ext] = in[p->stage[k].ext].data;
+  }
   if (fc_use_wt(p, g)) {
     const size_t Mg = (size_t)(g->M / g->group);
     fwt_job j;
@@ -1190,6 +1235,7 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
   }
   if (fc_use_gemm(p, g)) {
     fc_job j;
+    j.ext = ext;
     j.p = p;
     j.g = g;
     j.x = in[0].data;
@@ -1227,6 +1273,7 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
   }
   if (p->dw != NULL && g->group == g->C && g->M == g->C) {
     fdw_job j;
+    j.ext = ext;
     j.g = g;
     j.p = p;
     j.row = p->dw;
@@ -1286,7 +1333,7 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
         }
       }
       const size_t P = (size_t)op_window_out_plane(&g->w);
-      fc_stage_run(p, (size_t)m, y - P, P);
+      fc_stage_run(p, &ext, (size_t)m, y - P, P);
     }
   }
 }

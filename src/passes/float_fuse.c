@@ -15,11 +15,12 @@
  * NCHW with M = W's first dim channels); every island node has the Conv's guard, float32 data
  * inputs from the island and at most one other input, a float32 constant that is a scalar or one
  * value per output channel (rank <= the output's, dims 1 but for M on the channel axis: it never
- * broadcasts the output to a larger shape); Clip's bounds are constants; exactly one island value
- * is read outside the island (or is a graph output), the last node's, and every other island value
- * (the Conv's output included) is read only by island nodes. Nodes are taken in topological order
- * (up to Q8RT_FCONV_MAX_OPS), and the longest prefix that qualifies is fused. The fused node takes
- * the last node's place in the order (its inputs are all computed there). */
+ * broadcasts the output to a larger shape) or a float32 tensor of the conv output's shape, both
+ * known at load (a residual Add; FusedConv's infer checks it again at bind); Clip's bounds are constants; exactly one
+ * island value is read outside the island (or is a graph output), the last node's, and every other island value (the
+ * Conv's output included) is read only by island nodes. Nodes are taken in topological order (up to
+ * Q8RT_FCONV_MAX_OPS), and the longest prefix that qualifies is fused. The fused node takes the last node's place in
+ * the order (its inputs are all computed there). */
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -45,6 +46,17 @@ static int ff_const_ok(const ir_value *v, int R, int64_t M) {
   if (t->rank > R || (t->count != 1 && t->count != M)) return 0;
   for (int d = 0; d < t->rank; d++) {
     if (t->dims[d] != 1 && !(R - t->rank + d == 1 && t->dims[d] == M)) return 0;
+  }
+  return 1;
+}
+
+/* A float32 tensor computed at run time with the conv output's shape, both fully known at load
+ * (a residual Add's other branch; never one that broadcasts). */
+static int ff_tensor_ok(const ir_graph *g, int v, int conv_out) {
+  const ir_value *t = &g->values[v], *y = &g->values[conv_out];
+  if (t->constant != NULL || t->dtype != Q8RT_DTYPE_FLOAT32 || t->rank != y->rank || t->rank < 3) return 0;
+  for (int d = 0; d < t->rank; d++) {
+    if (t->dims[d] < 0 || t->dims[d] != y->dims[d]) return 0;
   }
   return 1;
 }
@@ -160,7 +172,9 @@ q8rt_status pass_fuse_float_conv_outputs(ir_graph *g, const int *order, int coun
       if (code >= 0 && n->n_inputs == 2) {
         int bad = 0;
         for (int k = 0; k < 2; k++) {
-          if (ref[k] < 0 && (n->inputs[k] < 0 || !ff_const_ok(&g->values[n->inputs[k]], R, M))) bad = 1;
+          if (ref[k] < 0 && (n->inputs[k] < 0 || (!ff_const_ok(&g->values[n->inputs[k]], R, M) &&
+                                                  !ff_tensor_ok(g, n->inputs[k], conv->outputs[0]))))
+            bad = 1;
         }
         if (bad) break; /* an input from outside the island: it ends before this node */
         for (int k = 0; k < 2; k++) {

@@ -741,8 +741,10 @@ def _stage_model(xshape, wshape, conv_attrs, chain, opset=13, extra_outputs=()):
     for k, (op, ins, attrs) in enumerate(chain):
         names = []
         for i in ins:
-            if isinstance(i, str):
+            if isinstance(i, str) and i.startswith("@"):
                 names.append(f"v{i[1:]}")
+            elif isinstance(i, str):
+                names.append(i)  # a value of the graph (the input x, or another node's output)
             else:
                 inits.append(onnx.numpy_helper.from_array(np.asarray(i[1], np.float32), i[0]))
                 names.append(i[0])
@@ -752,7 +754,9 @@ def _stage_model(xshape, wshape, conv_attrs, chain, opset=13, extra_outputs=()):
                           [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outs], inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
     m.ir_version = 8
-    return m, outs
+    # value_info with every shape (as exporters and onnx's shape inference write it): a residual
+    # operand is taken only when its shape and the conv output's are known at load
+    return onnx.shape_inference.infer_shapes(m), outs
 
 
 _HSWISH = [("Add", ["@1", ("three", 3.0)], {}), ("Clip", ["@2", ("zero", 0.0), ("six", 6.0)], {}),
@@ -781,6 +785,15 @@ STAGE_CASES = [
      [("HardSigmoid", ["@-1"], {"alpha": 0.125, "beta": 0.375}), ("Mul", ["@-1", "@0"], {})], 13, (), 1),
     ("dw_flat_hswish_lrelu_tanh", (1, 6, 14, 14), (6, 1, 5, 5), {"group": 6, "pads": [2, 2, 2, 2]},
      [("HardSwish", ["@-1"], {}), ("LeakyRelu", ["@0"], {"alpha": 0.3}), ("Tanh", ["@1"], {})], 14, (), 1),
+    # residual Adds: the conv's input as the other operand on either side (after SiLU on the flat
+    # igemm route, on a depthwise plane); a run-time tensor that broadcasts (a pooled vector) is not
+    # taken
+    ("residual_silu", (2, 8, 9, 10), (8, 8, 3, 3), {"pads": [1, 1, 1, 1]},
+     [("Sigmoid", ["@-1"], {}), ("Mul", ["@-1", "@0"], {}), ("Add", ["x", "@1"], {})], 13, (), 1),
+    ("residual_dw_sub", (1, 6, 14, 14), (6, 1, 3, 3), {"group": 6, "pads": [1, 1, 1, 1]},
+     [("Relu", ["@-1"], {}), ("Sub", ["@0", "x"], {})], 13, (), 1),
+    ("broadcast_tensor_not_fused", (1, 8, 9, 10), (8, 8, 1, 1), {},
+     [("GlobalAveragePool", ["x"], {}), ("Relu", ["@-1"], {}), ("Add", ["@1", "v0"], {})], 13, (), 1),
     ("se_head_wt", (2, 64, 1, 1), (130, 64, 1, 1), {},
      [("Relu", ["@-1"], {}), ("Mul", ["@0", ("s", np.linspace(0.5, 2, 130).reshape(130, 1, 1))], {}),
       ("HardSigmoid", ["@1"], {}), ("Sub", [("c", np.linspace(-1, 1, 130).reshape(130, 1, 1)), "@2"], {})], 13, (), 1),
@@ -815,6 +828,8 @@ def test_float_conv_output_stage(case, tmp_path):
     left = [s for s in steps if s not in ("FusedConv", "Conv")]
     if name == "pointwise_not_per_channel":
         assert left == ["Add"], runs[0].stdout
+    elif name == "broadcast_tensor_not_fused":
+        assert sorted(left) == ["Add", "GlobalAveragePool"], runs[0].stdout
     elif name == "inner_value_is_output":
         assert left == ["Add"], runs[0].stdout  # Mul's output is a graph output: the stage stops there
     else:
@@ -838,3 +853,16 @@ def test_fused_conv_node_checked(tmp_path):
                          tmp_path / "o")
         msg = h.assert_clean_error(res)
         assert "fc" in msg, msg
+    # a tensor operand must have the output's shape (1, 4, 3, 3): one that would broadcast is refused
+    node = helper.make_node("FusedConv", ["x", "w", "", "z"], ["y"], domain="q8rt", name="fc", q8rt_stage=[0, 0, -1],
+                            q8rt_stage_bounds=[0.0, 0.0])
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, (1, 2, 5, 5)),
+                                        helper.make_tensor_value_info("z", TensorProto.FLOAT, (1, 4, 1, 3))],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [w])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("q8rt", 1)])
+    m.ir_version = 8
+    path = h.save_model(m, tmp_path / "z.onnx")
+    res = h.run_q8rt(path, {"x": h.save_npy(tmp_path / "x.npy", np.ones((1, 2, 5, 5), np.float32)),
+                            "z": h.save_npy(tmp_path / "z.npy", np.ones((1, 4, 1, 3), np.float32))}, tmp_path / "oz")
+    msg = h.assert_clean_error(res)
+    assert "fc" in msg and "output's shape" in msg, msg
