@@ -15,13 +15,19 @@
  *   columns [K][pixels] (0.0f at padded taps) as B, written straight into the NCHW output; the
  *   bias is added after the chain (f32-vbinary's vaddc). Windows of more than one tap with an
  *   innermost stride of 1 (the 3x3 stride-1 convs) never write the im2col: f32-igemm reads B
- *   through K row pointers per piece of at most NR pixels of one output row — into the input
- *   itself, at a shared zero row for taps in the padding, or at a short copy for a row that
- *   crosses the input's edge. The others (pointwise: the input planes are B; strided windows)
- *   write B straight into the panels of f32-gemm. Each variant (AVX-512, AVX2, NEON or the
- *   portable 4x4 tile) is the fma chain of its scalar twin. Tiles do not depend on the thread
- *   count.
- * - depthwise (any backend but reference): per plane and output row on an f32-dwconv variant.
+ *   through K row pointers — for 1-D/2-D stride-1 windows into a zero-bordered copy of the rows
+ *   a tile reads, NR consecutive positions across output rows per piece (the flat route, fcf_*);
+ *   otherwise per piece of at most NR pixels of one output row, into the input itself, at a
+ *   shared zero row for taps in the padding, or at a short copy for a row that crosses the
+ *   input's edge. The others (pointwise: the input planes are B; strided windows) write B
+ *   straight into the panels of f32-gemm. At most 8 output pixels per image (known at load):
+ *   W^T packed at load is B and the pixels' im2col rows are A (fwt_*). Each variant (AVX-512,
+ *   AVX2, NEON or the portable 4x4 tile) is the fma chain of its scalar twin. Tiles do not
+ *   depend on the thread count.
+ * - depthwise (any backend but reference): per plane and output row on an f32-dwconv variant,
+ *   or a 2-D stride-1 plane with short rows as one call along a zero-bordered copy (fdw_flat).
+ * FusedConv (src/passes/float_fuse.c) then applies its output stage to each block of outputs
+ * while it is in cache, on every route (fc_stage_run).
  * ConvTranspose sums each kernel tap's channel dot product (channel order) and adds the taps in
  * row-major order (ONNX Runtime's col2im order), then the bias, with separate multiplies and adds:
  * f32-deconv (AVX-512, AVX2, NEON, the scalar twin on --backend reference) per output row and
