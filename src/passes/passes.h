@@ -217,4 +217,21 @@ q8rt_status pass_table_after(ir_graph *g, int ni, const int *pos, const unsigned
 /* Mark the island's nodes done: the step that applies its table replaces them. */
 void pass_table_claim(const table_island *t, unsigned char *done);
 
+/* ---- the pipeline (pipeline.c) -------------------------------------------------------------------
+ * Everything between the loader and the planner, in order: QDQ weights through shape ops, QDQ
+ * fusion, dead nodes, the topological order, constant folding, the integer and float conv
+ * output-stage fusions and the QuantizeSpaceToDepth fusion (not on the reference backend: it runs
+ * the graph as written) and where
+ * float data may stay channels-last. The planner is given the results and turns them into steps,
+ * asking the table and layout decisions above node by node. Arrays come from `pool`. */
+typedef struct pass_results {
+  int *order; /* the live nodes in topological order */
+  int count;
+  int *pos;                /* [n_nodes] position in order, -1 for dead nodes */
+  unsigned char *done;     /* [n_nodes] folded or fused away: no step of their own */
+  unsigned char *float_ok; /* [n_nodes] pass_float_nhwc_ok */
+} pass_results;
+q8rt_status pass_run(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint32_t isa, pass_results *out,
+                     q8rt_error *err);
+
 #endif

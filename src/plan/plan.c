@@ -15,14 +15,14 @@ typedef struct builder {
   uint32_t isa;
   q8rt_error *err;
   q8rt_backend backend;
-  int *pos;                 /* [n_nodes] topological position, -1 for dead nodes */
-  unsigned char *done;      /* [n_nodes] folded, planned or replaced by a table */
-  int tables;               /* replace elementwise islands by tables */
-  const ir_node *consumer;  /* the node whose inputs are being placed (NULL: graph outputs) */
-  const char *consumer_why; /* why it runs NCHW, when it said */
-  int *vguard;              /* [ls.cap] guard of the step writing each physical value (0: none) */
-  unsigned char *float_ok;  /* [n_nodes] pass_float_nhwc_ok */
-  int node_step;            /* the step plan_node made for its node, -1 if none */
+  const int *pos;                /* [n_nodes] topological position, -1 for dead nodes (pass_results) */
+  unsigned char *done;           /* [n_nodes] folded or fused (pass_results), planned or replaced by a table */
+  int tables;                    /* replace elementwise islands by tables */
+  const ir_node *consumer;       /* the node whose inputs are being placed (NULL: graph outputs) */
+  const char *consumer_why;      /* why it runs NCHW, when it said */
+  int *vguard;                   /* [ls.cap] guard of the step writing each physical value (0: none) */
+  const unsigned char *float_ok; /* [n_nodes] pass_float_nhwc_ok (pass_results) */
+  int node_step;                 /* the step plan_node made for its node, -1 if none */
 } builder;
 
 /* A step's own op_node (strings in the plan's pool; inputs/outputs: the step's). */
@@ -557,53 +557,44 @@ static int guard_broken(const plan *p, const ir_graph *g, int id) {
   return 0;
 }
 
-q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint32_t isa, int tables, plan *out,
-                       q8rt_error *err) {
+q8rt_status plan_build(ir_graph *g, const pass_results *r, q8rt_pool *pool, q8rt_backend backend, uint32_t isa,
+                       int tables, plan *out, q8rt_error *err) {
   memset(out, 0, sizeof(*out));
-  int *order = q8rt_pool_array(pool, (size_t)g->n_nodes + 1, sizeof(int));
-  if (order == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
-  int count = 0;
-  q8rt_status st = pass_topo_order(g, order, &count, err);
-  if (st != Q8RT_OK) return st;
-
-  builder b = {
-      g,    pool, out, 2 * count + g->n_outputs + 1, {NULL, NULL, 0}, isa, err, backend, NULL, NULL, tables, NULL, NULL,
-      NULL, NULL, -1};
+  const int *order = r->order, count = r->count;
+  builder b;
+  memset(&b, 0, sizeof(b));
+  b.g = g;
+  b.pool = pool;
+  b.out = out;
+  b.cap_steps = 2 * count + g->n_outputs + 1;
+  b.isa = isa;
+  b.err = err;
+  b.backend = backend;
+  b.pos = r->pos;
+  b.tables = tables;
+  b.float_ok = r->float_ok;
+  b.node_step = -1;
   out->steps = q8rt_pool_array(pool, (size_t)b.cap_steps, sizeof(plan_step));
   b.ls.cap = 2 * g->n_values + 1;
   b.ls.nchw = q8rt_pool_array(pool, (size_t)b.ls.cap, sizeof(int));
   b.ls.nhwc = q8rt_pool_array(pool, (size_t)b.ls.cap, sizeof(int));
-  b.pos = q8rt_pool_array(pool, (size_t)g->n_nodes + 1, sizeof(int));
   b.done = q8rt_pool_alloc(pool, (size_t)g->n_nodes + 1, 16);
-  b.float_ok = q8rt_pool_alloc(pool, (size_t)g->n_nodes + 1, 16);
   b.vguard = q8rt_pool_array(pool, (size_t)b.ls.cap, sizeof(int));
   out->n_guards = g->n_guards;
   out->guard_errors = q8rt_pool_array(pool, (size_t)g->n_guards + 1, sizeof(*out->guard_errors));
-  if (out->steps == NULL || b.ls.nchw == NULL || b.ls.nhwc == NULL || b.pos == NULL || b.done == NULL ||
-      b.float_ok == NULL || b.vguard == NULL || out->guard_errors == NULL) {
+  if (out->steps == NULL || b.ls.nchw == NULL || b.ls.nhwc == NULL || b.done == NULL || b.vguard == NULL ||
+      out->guard_errors == NULL) {
     return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
   }
+  memcpy(b.done, r->done, (size_t)g->n_nodes + 1);
   for (int v = 0; v < b.ls.cap; v++) {
     b.ls.nchw[v] = v < g->n_values ? v : -1;
     b.ls.nhwc[v] = -1;
     b.vguard[v] = 0;
   }
   for (int id = 0; id <= g->n_guards; id++) out->guard_errors[id] = NULL;
-  for (int i = 0; i < g->n_nodes; i++) b.pos[i] = -1;
-  for (int i = 0; i < count; i++) b.pos[order[i]] = i;
 
-  /* Constant folding first, so that islands see every constant; folded nodes make no step. */
-  if ((st = pass_fold_constants(g, order, count, pool, backend, isa, b.done, err)) != Q8RT_OK) return st;
-  /* the reference backend runs the graph as written: the fused and unfused routes check each other */
-  if (backend != Q8RT_BACKEND_REFERENCE && (st = pass_fuse_integer_outputs(g, order, count, b.done, err)) != Q8RT_OK)
-    return st;
-  if (backend != Q8RT_BACKEND_REFERENCE && (st = pass_fuse_float_conv_outputs(g, order, count, b.done, err)) != Q8RT_OK)
-    return st;
-  if (backend != Q8RT_BACKEND_REFERENCE &&
-      (st = pass_fuse_quantize_space_to_depth(g, order, count, b.done, err)) != Q8RT_OK)
-    return st;
-  if ((st = pass_float_nhwc_ok(g, order, count, b.done, b.float_ok, err)) != Q8RT_OK) return st;
-
+  q8rt_status st;
   for (int i = 0; i < count; i++) {
     if (b.done[order[i]]) continue;
     ir_node *n = &g->nodes[order[i]];

@@ -6,6 +6,7 @@
 #define Q8RT_PLAN_H
 
 #include "ops/op.h"
+#include "passes/passes.h"
 
 typedef struct plan_step {
   const op_def *op;
@@ -61,11 +62,13 @@ typedef struct plan {
   int n_guards;
 } plan;
 
-/* Order the nodes, fold constants (pass_fold_constants), replace elementwise islands by tables (tables = 1), prepare
- * each (attribute checks, weight packing, kernel choice), insert layout transposes, and infer shapes with the model's
- * own (possibly symbolic) input shapes, recording dtypes, shapes and known quantization parameters on the graph's
- * values. Memory for the plan comes from `pool`. */
-q8rt_status plan_build(ir_graph *g, q8rt_pool *pool, q8rt_backend backend, uint32_t isa, int tables, plan *out,
-                       q8rt_error *err);
+/* Turn the graph as the passes left it (pass_run's results) into steps: replace elementwise islands
+ * by tables (tables = 1; pass_table_head/after decide), prepare each node (attribute checks, weight
+ * packing, kernel choice), run it channels-last or insert layout changes where the layout
+ * decisions (pass_layout_*) say, and infer shapes with the model's own (possibly symbolic) input
+ * shapes, recording dtypes, shapes and known quantization parameters on the graph's values. Memory
+ * for the plan comes from `pool`. */
+q8rt_status plan_build(ir_graph *g, const pass_results *r, q8rt_pool *pool, q8rt_backend backend, uint32_t isa,
+                       int tables, plan *out, q8rt_error *err);
 
 #endif

@@ -140,10 +140,9 @@ static q8rt_status load(const void *data, size_t size, size_t held, const q8rt_m
     }
   }
   m->isa = q8rt_cpu_isa();
-  if (st == Q8RT_OK) st = pass_fold_qdq_weights(m->graph, err);
-  if (st == Q8RT_OK) st = pass_fuse_qdq(m->graph, err);
-  if (st == Q8RT_OK) pass_remove_dead_nodes(m->graph);
-  if (st == Q8RT_OK) st = plan_build(m->graph, &m->pool, m->backend, m->isa, !opts->no_tables, &m->plan, err);
+  pass_results passed;
+  if (st == Q8RT_OK) st = pass_run(m->graph, &m->pool, m->backend, m->isa, &passed, err);
+  if (st == Q8RT_OK) st = plan_build(m->graph, &passed, &m->pool, m->backend, m->isa, !opts->no_tables, &m->plan, err);
   if (st == Q8RT_OK) {
     const ir_graph *g = m->graph;
     for (int i = 0; i < g->n_outputs && st == Q8RT_OK; i++) {
