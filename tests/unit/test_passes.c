@@ -169,3 +169,79 @@ Q8RT_TEST(pass_float_nhwc_ok_stops_at_nchw_ops) {
   CHECK(good);
   return 0;
 }
+
+Q8RT_TEST(pass_layout_decisions) {
+  /* the layout pass's answers for a planner state set by hand: which inputs are stored channels-last */
+  mb_model *m = mb_create(13);
+  const int64_t s4[4] = {1, 4, 3, 3}, s3[3] = {1, 4, 3};
+  mb_input(m, "a", T_UINT8, 4, s4);
+  mb_input(m, "b", T_UINT8, 4, s4);
+  mb_input(m, "b2", T_UINT8, 4, s4);
+  mb_input(m, "c", T_UINT8, 3, s3);
+  mb_input(m, "f", T_FLOAT, 4, s4);
+  mb_node(m, "Max", "two", (const char *const[]){"a", "b", NULL}, (const char *const[]){"o1", NULL});
+  mb_node(m, "Max", "three", (const char *const[]){"a", "b", "b2", NULL}, (const char *const[]){"o2", NULL});
+  mb_node(m, "Max", "ranks", (const char *const[]){"a", "c", NULL}, (const char *const[]){"o3", NULL});
+  mb_node(m, "Relu", "float", (const char *const[]){"f", NULL}, (const char *const[]){"o4", NULL});
+  mb_node(m, "Relu", "edge", (const char *const[]){"b", NULL}, (const char *const[]){"o5", NULL});
+  mb_node(m, "Relu", "inner", (const char *const[]){"o1", NULL}, (const char *const[]){"o6", NULL});
+  for (int i = 0; i < 6; i++) {
+    static const char *const outs[6] = {"o1", "o2", "o3", "o4", "o5", "o6"};
+    if (i != 0) mb_output(m, outs[i], i == 3 ? T_FLOAT : T_UINT8);
+  }
+  ir_graph *g = load(m);
+  CHECK(g != NULL);
+  enum { CAP = 64 };
+  int nchw[CAP], nhwc[CAP], pos[16];
+  int good = 2 * g->n_values + 1 <= CAP && g->n_nodes <= 16;
+  for (int v = 0; good && v < CAP; v++) {
+    nchw[v] = v < g->n_values ? v : -1;
+    nhwc[v] = -1;
+  }
+  for (int i = 0; good && i < g->n_nodes; i++) pos[i] = i;
+  const pass_layout ls = {nchw, nhwc, CAP};
+  const int a = ir_graph_find_value(g, "a"), f = ir_graph_find_value(g, "f"), b = ir_graph_find_value(g, "b");
+  const ir_node *two = &g->nodes[node_index(g, "two")], *three = &g->nodes[node_index(g, "three")];
+  const ir_node *ranks = &g->nodes[node_index(g, "ranks")], *fl = &g->nodes[node_index(g, "float")];
+  const char *why = "unset";
+  /* nothing channels-last yet */
+  good = good && !pass_layout_try_nhwc(g, two, &ls, 1, &why) && why != NULL && strcmp(why, "its inputs are NCHW") == 0;
+  if (good) nhwc[a] = g->n_values;                                          /* a's twin */
+  good = good && pass_layout_try_nhwc(g, two, &ls, 1, &why) && why == NULL; /* one of two: a tie goes channels-last */
+  good = good && !pass_layout_try_nhwc(g, three, &ls, 1, &why) && strcmp(why, "most of its inputs are NCHW") == 0;
+  good = good && !pass_layout_try_nhwc(g, ranks, &ls, 1, &why) && strcmp(why, "its inputs differ in rank") == 0;
+  if (good) nhwc[f] = g->n_values + 1;
+  good = good && !pass_layout_try_nhwc(g, fl, &ls, 0, &why) &&
+         strcmp(why, "its float output reaches an op that runs NCHW") == 0;
+  good = good && pass_layout_try_nhwc(g, fl, &ls, 1, &why);
+  /* inputs: a channels-last node reads every non-constant input so; a constant as it is stored */
+  good = good && pass_layout_input(g, &ls, b, 1, OP_LAYOUT_NCHW, 1) == OP_LAYOUT_NHWC &&
+         pass_layout_input(g, &ls, b, 1, OP_LAYOUT_NCHW, 0) == OP_LAYOUT_NCHW &&
+         pass_layout_input(g, &ls, a, 0, OP_LAYOUT_ANY, 0) == OP_LAYOUT_NCHW;
+  /* edges: input only NCHW and output a graph output nothing reads */
+  good = good && pass_layout_edge_nchw(g, &g->nodes[node_index(g, "edge")], pos, &ls) == 1 &&
+         pass_layout_edge_nchw(g, two, pos, &ls) == 0 /* o1 is read by 'inner' */ &&
+         pass_layout_edge_nchw(g, &g->nodes[node_index(g, "inner")], pos, &ls) == 1;
+  if (good) nhwc[b] = g->n_values + 2;
+  good = good && pass_layout_edge_nchw(g, &g->nodes[node_index(g, "edge")], pos, &ls) == 0;
+  /* layout changes that move only axes of size 1 are copies */
+  char dims[160], why_buf[512];
+  ir_value v = g->values[a];
+  good = good && pass_layout_change_copies(&v, 1, dims, sizeof(dims)) == 0 && strcmp(dims, "1x4x3x3") == 0;
+  v.dims[1] = 1;
+  good = good && pass_layout_change_copies(&v, 1, dims, sizeof(dims)) == 1;
+  pass_layout_change_reason(why_buf, sizeof(why_buf), two, NULL, 1, 1, dims);
+  good = good &&
+         strcmp(why_buf, "NCHW -> NHWC for Max 'two'; only axes of size 1 move (1x1x3x3): the same bytes, a copy") == 0;
+  v.dims[1] = -1; /* a copy only if the bound channel count is 1 */
+  good = good && pass_layout_change_copies(&v, 1, dims, sizeof(dims)) == -1 && strcmp(dims, "1x-1x3x3") == 0;
+  pass_layout_change_reason(why_buf, sizeof(why_buf), NULL, NULL, 0, 0, "");
+  good = good && strcmp(why_buf, "NHWC -> NCHW: graph outputs are NCHW") == 0;
+  pass_layout_change_reason(why_buf, sizeof(why_buf), three, "most of its inputs are NCHW", 0, 0, "");
+  good = good && strcmp(why_buf, "NHWC -> NCHW: Max 'three' runs in NCHW (most of its inputs are NCHW)") == 0;
+  good = good && pass_layout_physical_axis(1, 4, 1) == 3 && pass_layout_physical_axis(2, 4, 1) == 1 &&
+         pass_layout_physical_axis(1, 4, 0) == 1 && pass_layout_physical_axis(1, 2, 1) == 1;
+  ir_graph_free(g);
+  CHECK(good);
+  return 0;
+}
