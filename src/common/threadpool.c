@@ -83,7 +83,8 @@ struct q8rt_threadpool {
   int64_t debt;                /* see DEBT_NS */
   unsigned crowded_seen;       /* `crowded` as last charged */
   size_t solo_stretches;
-  int mode; /* Q8RT_POOL_* */
+  int forced_solo; /* q8rt_threadpool_force_solo */
+  int mode;        /* Q8RT_POOL_* */
   q8rt_pool_stats stats;
   size_t nominal; /* threads the pool says it has (ANALYZE starts no worker) */
   pthread_mutex_t mu;
@@ -266,6 +267,7 @@ q8rt_threadpool *q8rt_threadpool_create_mode(const q8rt_allocator *a, size_t thr
   p->solo_until = p->solo_ns = p->debt = 0;
   p->crowded_seen = 0;
   p->solo_stretches = 0;
+  p->forced_solo = 0;
   p->mode = mode;
   memset(&p->stats, 0, sizeof(p->stats));
   p->nominal = threads;
@@ -350,7 +352,7 @@ static void go_solo(q8rt_threadpool *p, int64_t t) {
  * GCC refuses atomic_thread_fence under -fsanitize=thread (-Wtsan) in an inlined copy. */
 __attribute__((noinline)) static size_t run_region(q8rt_threadpool *p, size_t n, q8rt_task_fn fn, void *ctx,
                                                    int64_t t0) {
-  if (t0 < p->solo_until) {
+  if (p->forced_solo || t0 < p->solo_until) {
     for (size_t i = 0; i < n; i++) fn(ctx, i);
     return n;
   }
@@ -438,7 +440,12 @@ void q8rt_threadpool_hold(q8rt_threadpool *p, int hold) {
 }
 
 int q8rt_threadpool_sharing(const q8rt_threadpool *p) {
+  if (p != NULL && p->forced_solo) return 0;
   return p != NULL && p->mode != Q8RT_POOL_ANALYZE ? now_ns() >= p->solo_until : p != NULL;
+}
+
+void q8rt_threadpool_force_solo(q8rt_threadpool *p, int on) {
+  if (p != NULL) p->forced_solo = on != 0;
 }
 
 size_t q8rt_threadpool_solo_stretches(const q8rt_threadpool *p) { return p == NULL ? 0 : p->solo_stretches; }

@@ -77,6 +77,11 @@ void q8rt_parallel_for(q8rt_threadpool *p, size_t n, q8rt_task_fn fn, void *ctx)
  * from the thread that runs the regions. */
 int q8rt_threadpool_sharing(const q8rt_threadpool *p);
 
+/* While on, every region runs on the caller alone and no worker is woken (the session's choice
+ * for whole runs that sharing would slow down: src/runtime/session.c). Call from the thread that
+ * runs the regions, between regions. */
+void q8rt_threadpool_force_solo(q8rt_threadpool *p, int on);
+
 /* For tests: while held, workers stay out of regions as descheduled threads would (they still
  * wake and sleep). Regions must then complete on the caller alone. */
 void q8rt_threadpool_hold(q8rt_threadpool *p, int hold);

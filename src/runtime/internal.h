@@ -51,7 +51,12 @@ struct q8rt_session {
   size_t *block_size;              /* planner scratch, [n_values + n_steps] */
   size_t *block_off;               /* planner scratch, [n_values + n_steps] */
   q8rt_threadpool *pool;           /* NULL: one thread */
-  pthreadpool_t threadpool;        /* only when a step runs on XNNPACK */
+  /* Whole runs alone or shared (session.c, run_mode_*): runs since the bind, this run's mode and
+   * the chosen one (1: alone), and the last two run times of each mode (ms, 0: none yet). */
+  unsigned rm_runs;
+  int rm_cur, rm_solo;
+  double rm_ms[2][2];
+  pthreadpool_t threadpool; /* only when a step runs on XNNPACK */
 
   unsigned char *gstate;          /* [n_guards + 1] each If branch at the bound shapes (session.c: GUARD_*) */
   const q8rt_error **gerr;        /* [n_guards + 1] why a branch could not bind (reported if taken at run) */
@@ -64,5 +69,11 @@ struct q8rt_session {
   int bound;
   int ran;
 };
+
+/* The session's choice of whole runs alone or shared (session.c): the mode of run k since the
+ * bind (1: alone) given the chosen one, and the chosen one after a run given the last two times of
+ * each mode (ms[mode][0] the latest, 0: none). */
+int q8rt_run_mode_pick(unsigned k, int solo);
+int q8rt_run_mode_choose(int solo, const double ms[2][2]);
 
 #endif

@@ -347,6 +347,9 @@ static q8rt_status bind_plan(q8rt_session *s, q8rt_error *err) {
   unbind_steps(s);
   s->bound = 0;
   s->ran = 0;
+  s->rm_runs = 0; /* new shapes: measure both run modes again */
+  s->rm_solo = 0;
+  memset(s->rm_ms, 0, sizeof(s->rm_ms));
   q8rt_status st = infer_all(s, err);
   if (st != Q8RT_OK) return st;
   size_t total = 0;
@@ -653,10 +656,65 @@ static int guard_holds(const q8rt_session *s, int id) {
   return 1;
 }
 
+/* Whole runs alone or shared. The pool decides region by region whether a worker helps (solo
+ * stretches when it does not show up), but with small steps sharing can lose as a whole even when
+ * each region gains: a step that follows a shared one reads what the other core wrote (~0.25 us a
+ * cache line on this class of VM), and PP-OCR cls ran 2.3x slower on two threads than on one. So
+ * the session times whole runs in both modes and keeps the faster: after a warm-up run, two runs
+ * of each mode alternately, then the chosen mode, with one run of the other mode every
+ * RUN_PROBE_EVERY runs (every RUN_PROBE_EVERY / 4 while alone: the machine's load changes). Alone is chosen only when
+ * its better recent time is 5% below shared's; shared comes back as soon as it is faster. Outputs do not depend on it:
+ * items are fixed by the shapes. Not while profiling (the profile shows the splits). */
+#define RUN_PROBE_EVERY 64u
+
+static q8rt_status run_steps(q8rt_session *s, q8rt_error *error);
+
+int q8rt_run_mode_pick(unsigned k, int solo) {
+  if (k == 0) return 0;
+  if (k <= 4) return k % 2 == 0;
+  /* alone is re-checked 4x as often: a wrong choice of it costs the most */
+  const unsigned every = solo ? RUN_PROBE_EVERY / 4 : RUN_PROBE_EVERY;
+  return k % every == 0 ? !solo : solo;
+}
+
+int q8rt_run_mode_choose(int solo, const double ms[2][2]) {
+  if (ms[0][0] == 0.0 || ms[1][0] == 0.0) return solo;
+  double best[2];
+  for (int m = 0; m < 2; m++) best[m] = ms[m][1] > 0.0 && ms[m][1] < ms[m][0] ? ms[m][1] : ms[m][0];
+  return solo ? best[1] <= best[0] : best[1] < 0.95 * best[0];
+}
+
+static void run_mode_begin(q8rt_session *s) {
+  if (s->pool == NULL || s->profile) return;
+  s->rm_cur = q8rt_run_mode_pick(s->rm_runs, s->rm_solo);
+  q8rt_threadpool_force_solo(s->pool, s->rm_cur);
+}
+
+static void run_mode_end(q8rt_session *s, double ms) {
+  if (s->pool == NULL || s->profile) return;
+  q8rt_threadpool_force_solo(s->pool, 0);
+  if (s->rm_runs++ == 0) return; /* warm-up: first touches of the arena and the weights */
+  double *w = s->rm_ms[s->rm_cur];
+  w[1] = w[0];
+  w[0] = ms;
+  s->rm_solo = q8rt_run_mode_choose(s->rm_solo, (const double(*)[2])s->rm_ms);
+}
+
 q8rt_status q8rt_session_run(q8rt_session *s, q8rt_error *error) {
   if (s == NULL) return q8rt_fail(error, Q8RT_ERROR_INVALID_ARGUMENT, "session is NULL");
   q8rt_status st = require_bound(s, error);
   if (st != Q8RT_OK) return st;
+  run_mode_begin(s);
+  const double run_t0 = s->pool != NULL && !s->profile ? now_ms() : 0.0;
+  st = run_steps(s, error);
+  if (st == Q8RT_OK)
+    run_mode_end(s, now_ms() - run_t0);
+  else
+    q8rt_threadpool_force_solo(s->pool, 0);
+  return st;
+}
+
+static q8rt_status run_steps(q8rt_session *s, q8rt_error *error) {
   const plan *p = &s->model->plan;
   const op_exec_ctx ctx = exec_ctx(s);
   for (int i = 0; i < p->n_steps; i++) {

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "model_builder.h"
+#include "runtime/internal.h"
 #include "q8rt.h"
 #include "test.h"
 
@@ -439,5 +440,25 @@ Q8RT_TEST(avx2_pairs_route_when_proven) {
   free(got);
   free(bytes);
 #endif
+  return 0;
+}
+
+/* The session's choice of whole runs alone or shared: the schedule (warm-up shared, then shared,
+ * alone, shared, alone, then the choice with a probe of the other mode every 64 runs, every 16
+ * while alone) and the rule (alone only 5% ahead of shared, shared back as soon as it is faster). */
+Q8RT_TEST(run_mode_schedule_and_choice) {
+  const int first[5] = {0, 0, 1, 0, 1};
+  for (unsigned k = 0; k < 5; k++) CHECK(q8rt_run_mode_pick(k, 0) == first[k] && q8rt_run_mode_pick(k, 1) == first[k]);
+  CHECK(q8rt_run_mode_pick(5, 0) == 0 && q8rt_run_mode_pick(64, 0) == 1 && q8rt_run_mode_pick(65, 0) == 0);
+  CHECK(q8rt_run_mode_pick(5, 1) == 1 && q8rt_run_mode_pick(16, 1) == 0 && q8rt_run_mode_pick(17, 1) == 1);
+  const double none[2][2] = {{1.0, 0.0}, {0.0, 0.0}};
+  CHECK(q8rt_run_mode_choose(0, none) == 0 && q8rt_run_mode_choose(1, none) == 1);
+  const double close[2][2] = {{1.0, 1.2}, {0.97, 0.99}}; /* alone 3% ahead: stay shared */
+  CHECK(q8rt_run_mode_choose(0, close) == 0);
+  CHECK(q8rt_run_mode_choose(1, close) == 1); /* ... but alone stays while it is not slower */
+  const double alone[2][2] = {{2.3, 2.0}, {1.0, 1.1}};
+  CHECK(q8rt_run_mode_choose(0, alone) == 1);
+  const double shared[2][2] = {{0.55, 0.9}, {0.6, 0.58}}; /* the better of the two recent times */
+  CHECK(q8rt_run_mode_choose(1, shared) == 0);
   return 0;
 }

@@ -156,6 +156,27 @@ Q8RT_TEST(threadpool_workers_join) {
   return 0;
 }
 
+/* force_solo: every item on the caller (workers that would join find nothing), sharing reports 0;
+ * off again, workers join as before. */
+Q8RT_TEST(threadpool_force_solo) {
+  static tp_counts c;
+  c.caller = pthread_self();
+  c.spin_ns = 20000;
+  int failed = 0;
+  q8rt_threadpool *p = q8rt_threadpool_create(q8rt_default_allocator(), 2, &failed);
+  CHECK(p != NULL);
+  q8rt_threadpool_force_solo(p, 1);
+  CHECK(q8rt_threadpool_sharing(p) == 0);
+  atomic_store(&c.on_worker, 0);
+  for (int rep = 0; rep < 200; rep++) CHECK(tp_region(p, &c, 32) == 0);
+  CHECK(atomic_load(&c.on_worker) == 0);
+  q8rt_threadpool_force_solo(p, 0);
+  for (int rep = 0; rep < 500 && !atomic_load(&c.on_worker); rep++) CHECK(tp_region(p, &c, 32) == 0);
+  CHECK(atomic_load(&c.on_worker) == 1);
+  q8rt_threadpool_destroy(p);
+  return 0;
+}
+
 /* A worker stopped in the middle of an item (as one the OS took off its core) stalls the region:
  * the caller sleeps until the item is done (woken by the worker that finishes it), the region
  * still runs every item once, and the pool then runs regions on the caller alone for a while. */
