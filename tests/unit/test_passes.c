@@ -245,3 +245,74 @@ Q8RT_TEST(pass_layout_decisions) {
   CHECK(good);
   return 0;
 }
+
+/* x = Transpose(in) (not elementwise) -> DequantizeLinear -> Relu -> QuantizeLinear -> y; with `shared`, x is also a
+ * graph output of its own (through a second Identity). */
+static ir_graph *island_graph(int shared) {
+  mb_model *m = mb_create(13);
+  const int64_t shape[4] = {1, 2, 3, 3};
+  const float s = 0.25f;
+  const uint8_t z = 100;
+  mb_input(m, "in", T_UINT8, 4, shape);
+  mb_initializer(m, "s", T_FLOAT, 0, scalar_dims, &s, sizeof(s));
+  mb_initializer(m, "z", T_UINT8, 0, scalar_dims, &z, sizeof(z));
+  mb_node(m, "Transpose", "head", (const char *const[]){"in", NULL}, (const char *const[]){"x", NULL});
+  mb_attr_ints(m, "perm", 4, (const int64_t[]){0, 1, 2, 3});
+  mb_node(m, "DequantizeLinear", "dq", (const char *const[]){"x", "s", "z", NULL}, (const char *const[]){"f", NULL});
+  mb_node(m, "Relu", "relu", (const char *const[]){"f", NULL}, (const char *const[]){"r", NULL});
+  mb_node(m, "QuantizeLinear", "q", (const char *const[]){"r", "s", "z", NULL}, (const char *const[]){"y", NULL});
+  mb_output(m, "y", T_UINT8);
+  if (shared) {
+    mb_node(m, "Identity", "side", (const char *const[]){"x", NULL}, (const char *const[]){"x2", NULL});
+    mb_output(m, "x2", T_UINT8);
+  }
+  ir_graph *g = load(m);
+  if (g != NULL) { /* what the planner's shape inference records before it asks */
+    ir_value *x = &g->values[ir_graph_find_value(g, "x")];
+    x->dtype = Q8RT_DTYPE_UINT8;
+    x->rank = 4;
+    memcpy(x->dims, shape, sizeof(shape));
+  }
+  return g;
+}
+
+Q8RT_TEST(pass_table_decisions) {
+  int good = 1;
+  for (int shared = 0; shared < 2 && good; shared++) {
+    ir_graph *g = island_graph(shared);
+    CHECK(g != NULL);
+    int order[8], pos[8], count = 0;
+    unsigned char done[8];
+    q8rt_error err;
+    q8rt_pool pool;
+    q8rt_pool_init(&pool, g->allocator);
+    good = g->n_nodes <= 8 && pass_topo_order(g, order, &count, &err) == Q8RT_OK;
+    memset(done, 0, sizeof(done));
+    for (int i = 0; good && i < g->n_nodes; i++) pos[i] = -1;
+    for (int i = 0; good && i < count; i++) pos[order[i]] = i;
+    const int head = node_index(g, "head"), dq = node_index(g, "dq");
+    table_island t;
+    int found = -1;
+    /* the island DQ -> Relu -> Q is headed by its first node, not by the node making x */
+    good = good && pass_table_head(g, head, pos, done, &pool, Q8RT_BACKEND_REFERENCE, 0, &t, &found, &err) == Q8RT_OK &&
+           found == 0;
+    good = good && pass_table_head(g, dq, pos, done, &pool, Q8RT_BACKEND_REFERENCE, 0, &t, &found, &err) == Q8RT_OK &&
+           found == 1 && t.n_nodes == 3 && t.x == ir_graph_find_value(g, "x") && t.y == ir_graph_find_value(g, "y") &&
+           t.channels == 1 && t.out_type == Q8RT_DTYPE_UINT8;
+    /* the table is the island run on every byte: Relu clamps below the zero point */
+    for (int b = 0; good && b < 256; b++) good = t.table[b] == (b < 100 ? 100 : b);
+    /* the head's output stage may absorb it only when nothing else reads x */
+    done[head] = 1;
+    good = good &&
+           pass_table_after(g, head, pos, done, &pool, Q8RT_BACKEND_REFERENCE, 0, &t, &found, &err) == Q8RT_OK &&
+           found == !shared;
+    if (good && found) {
+      pass_table_claim(&t, done);
+      good = done[dq] && done[node_index(g, "relu")] && done[node_index(g, "q")];
+    }
+    q8rt_pool_free(&pool);
+    ir_graph_free(g);
+  }
+  CHECK(good);
+  return 0;
+}
