@@ -3,10 +3,14 @@
  * per-channel factors are formed at run, as ONNX Runtime does:
  *   inv_std = 1 / sqrt(var + epsilon);  s = inv_std * scale;  b = B - mean * s;  y = x * s + b
  * (every step one float32 rounding). training_mode = 1, more than one output, and the pre-opset-9
- * `spatial = 0` form are refused. */
+ * `spatial = 0` form are refused.
+ * Channels-last (X [N, ..., C]): the factors are formed once per run in the workspace, repeated
+ * over a few pixels, and each run of pixels is y = x * s then y = y + b by f32-vbinary: the same
+ * two roundings per element as f32-vmulcaddc's, so the bytes do not depend on the layout. */
 #include <math.h>
 #include <string.h>
 
+#include "f32-vbinary/f32-vbinary.h"
 #include "f32-vmulcaddc/f32-vmulcaddc.h"
 #include "op.h"
 #include "op_util.h"
@@ -14,7 +18,13 @@
 typedef struct bn_params {
   float epsilon;
   q8rt_f32_vmulcaddc_ukernel_fn fn; /* y = x * s + b per row */
+  int nhwc;                         /* X channels-last */
+  q8rt_f32_vbinary_ukernel_fn vmul, vadd;
 } bn_params;
+
+/* Channels-last: the factors are repeated over whole pixels up to this many floats, so one
+ * f32-vbinary call covers several pixels of a narrow tensor. */
+#define BN_TILE 256
 
 static const struct {
   uint32_t isa;
@@ -29,6 +39,7 @@ static const struct {
 
 typedef struct bn_geom {
   size_t n, c, inner;
+  size_t rep; /* channels-last: pixels per repeat of the factors */
 } bn_geom;
 
 static const char *const g_bn_inputs[5] = {"X", "scale", "B", "input_mean", "input_var"};
@@ -70,6 +81,9 @@ static q8rt_status bn_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) 
   size_t i = 0; /* the first usable line of f32-vmulcaddc.inc; the list ends with the scalar twin */
   while (!op_isa_usable(g_vmulcaddc[i].isa, ctx->isa, ctx->backend)) i++;
   p->fn = g_vmulcaddc[i].fn;
+  p->nhwc = 0;
+  p->vmul = op_f32_vbinary_kernel(ctx->isa, ctx->backend, 2, 0);
+  p->vadd = op_f32_vbinary_kernel(ctx->isa, ctx->backend, 0, 0);
   ctx->kernel = g_vmulcaddc[i].name + 5; /* drop the "q8rt_" prefix */
   ctx->reason = "inference mode: per-channel factors at run, rows through f32-vmulcaddc";
   *out = p;
@@ -78,7 +92,7 @@ static q8rt_status bn_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) 
 
 static q8rt_status bn_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                             void *geom, q8rt_error *err) {
-  (void)params;
+  const bn_params *p = params;
   for (int i = 0; i < 5; i++) {
     if (in[i].dtype != Q8RT_DTYPE_FLOAT32) {
       return q8rt_fail(err, in[i].dtype == Q8RT_DTYPE_UNDEFINED ? Q8RT_ERROR_INVALID_MODEL : Q8RT_ERROR_UNSUPPORTED,
@@ -92,7 +106,7 @@ static q8rt_status bn_infer(const void *params, const op_node *n, const op_shape
     return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': input X has rank %d (needs [N, C, ...])", n->op_type,
                      n->name, x->rank);
   }
-  const int64_t C = x->rank >= 2 ? x->dims[1] : -1;
+  const int64_t C = x->rank >= 2 ? x->dims[p->nhwc ? x->rank - 1 : 1] : -1;
   for (int i = 1; i < 5; i++) {
     const op_shape *s = &in[i];
     if (s->rank < 0) continue;
@@ -110,8 +124,17 @@ static q8rt_status bn_infer(const void *params, const op_node *n, const op_shape
   gm->n = (size_t)x->dims[0];
   gm->c = (size_t)C;
   gm->inner = 1;
-  for (int d = 2; d < x->rank; d++) gm->inner *= (size_t)x->dims[d];
+  for (int d = p->nhwc ? 1 : 2; d < (p->nhwc ? x->rank - 1 : x->rank); d++) gm->inner *= (size_t)x->dims[d];
+  gm->rep = gm->c > 0 && gm->c < BN_TILE ? BN_TILE / gm->c : 1;
   return Q8RT_OK;
+}
+
+/* Channels-last: s then b, each C x rep floats. */
+static size_t bn_workspace(const void *params, const void *geom, size_t threads) {
+  (void)threads;
+  const bn_params *p = params;
+  const bn_geom *gm = geom;
+  return p->nhwc ? 2 * gm->c * gm->rep * sizeof(float) : 0;
 }
 
 typedef struct bn_job {
@@ -136,12 +159,53 @@ static void bn_range(void *arg, size_t begin, size_t end) {
   }
 }
 
+/* Channels-last: pixels [begin, end), rep at a time (scale = s, bias = b repeated). */
+static void bn_nhwc_range(void *arg, size_t begin, size_t end) {
+  const bn_job *j = arg;
+  const size_t c = j->gm->c, rep = j->gm->rep;
+  for (size_t px = begin; px < end; px += rep) {
+    const size_t len = (end - px < rep ? end - px : rep) * c;
+    const float *xr = j->x + px * c;
+    float *yr = j->y + px * c;
+    j->p->vmul(len, xr, j->scale, yr);
+    j->p->vadd(len, yr, j->bias, yr);
+  }
+}
+
 static void bn_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                    const op_exec_ctx *ctx) {
-  (void)workspace;
+  const bn_params *p = params;
   const bn_geom *gm = geom;
-  bn_job j = {params, gm, in[0].data, in[1].data, in[2].data, in[3].data, in[4].data, out[0].data};
-  op_parallel_range(ctx, gm->n * gm->c, 4096 / (gm->inner + 1) + 1, bn_range, &j);
+  bn_job j = {p, gm, in[0].data, in[1].data, in[2].data, in[3].data, in[4].data, out[0].data};
+  if (!p->nhwc) {
+    op_parallel_range(ctx, gm->n * gm->c, 4096 / (gm->inner + 1) + 1, bn_range, &j);
+    return;
+  }
+  if (gm->c == 0) return;
+  float *s = workspace, *b = s + gm->c * gm->rep;
+  for (size_t c = 0; c < gm->c; c++) { /* the NCHW route's factors, bit for bit */
+    const float inv_std = 1.0f / sqrtf(j.var[c] + p->epsilon);
+    s[c] = inv_std * j.scale[c];
+    b[c] = j.bias[c] - j.mean[c] * s[c];
+  }
+  for (size_t r = 1; r < gm->rep; r++) {
+    memcpy(s + r * gm->c, s, gm->c * sizeof(float));
+    memcpy(b + r * gm->c, b, gm->c * sizeof(float));
+  }
+  j.scale = s;
+  j.bias = b;
+  op_parallel_range(ctx, gm->n * gm->inner, 4096 / gm->c + 1, bn_nhwc_range, &j);
+}
+
+/* Channels-last: per pixel the C channels are adjacent; the factors follow the last axis. */
+static const void *bn_nhwc(const void *params, const ir_graph *g, const ir_node *n, q8rt_pool *pool, const char **why) {
+  (void)g, (void)n;
+  bn_params *q = q8rt_pool_alloc(pool, sizeof(*q), 16);
+  if (q == NULL) return NULL;
+  *q = *(const bn_params *)params;
+  q->nhwc = 1;
+  *why = "per-channel factors repeated along pixel runs: f32-vbinary mul then add (f32-vmulcaddc's roundings)";
+  return q;
 }
 
 const op_def q8rt_op_batch_normalization = {.op_type = "BatchNormalization",
@@ -149,4 +213,6 @@ const op_def q8rt_op_batch_normalization = {.op_type = "BatchNormalization",
                                             .min_opset = 7,
                                             .prepare = bn_prepare,
                                             .infer = bn_infer,
-                                            .run = bn_run};
+                                            .workspace = bn_workspace,
+                                            .run = bn_run,
+                                            .nhwc_params = bn_nhwc};

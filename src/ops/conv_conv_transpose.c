@@ -50,6 +50,7 @@
 #include "f32-vunary/f32-vunary.h"
 #include "op_window.h"
 #include "q8rt-isa.h"
+#include "x32-transpose/x32-transpose.h"
 
 /* FusedConv's output stage (src/passes/float_fuse.c): ops in the graph's order, each reading
  * stage values (0: the conv's output after its bias, k: op k-1's result) or a constant of one
@@ -96,7 +97,8 @@ typedef struct fconv_params {
   q8rt_f32_deconv_ukernel_fn deconv;           /* ConvTranspose's tap kernel */
   q8rt_f32_deconv_nhwc_ukernel_fn deconv_nhwc; /* its channels-last tap kernel */
   const char *deconv_nhwc_name;
-  int nhwc;                         /* ConvTranspose on channels-last X and Y (NHWC; NWC for 1-D) */
+  q8rt_x32_transpose_ukernel_fn x32_transpose; /* channels-last X copied channel-major */
+  int nhwc;                                    /* ConvTranspose on channels-last X and Y (NHWC; NWC for 1-D) */
   const float *wpack;               /* nhwc, >= CT_NHWC_MIN_MG output channels per group: W as [group][tap][C/g][M/g] */
   q8rt_f32_vbinary_ukernel_fn addc; /* the bias added to an output row (y = y + b, as the reference) */
   size_t nr, inr, mr;               /* gemm's and igemm's NR; gemm's MR */
@@ -312,6 +314,17 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
     while (!op_isa_usable(nv[ni].isa, ctx->isa, ctx->backend)) ni++;
     p->deconv_nhwc = nv[ni].fn;
     p->deconv_nhwc_name = nv[ni].name + 5;
+    static const struct {
+      uint32_t isa;
+      q8rt_x32_transpose_ukernel_fn fn;
+    } xt[] = {
+#define Q8RT_X32_TRANSPOSE_UKERNEL(isa, fn) {isa, fn},
+#include "x32-transpose/x32-transpose.inc"
+#undef Q8RT_X32_TRANSPOSE_UKERNEL
+    };
+    size_t xi = 0; /* the list ends with the scalar twin */
+    while (!op_isa_usable(xt[xi].isa, ctx->isa, ctx->backend)) xi++;
+    p->x32_transpose = xt[xi].fn;
     ctx->reason =
         "f32-deconv per output row and kernel tap, all output channels of a group at once (the "
         "definition's channel dots and tap order)";
@@ -1362,11 +1375,16 @@ typedef struct convt_job {
   float *y;
   int64_t ys_c, ys_p; /* Y's element strides between output channels and between output pixels */
   int64_t xs_p;       /* f32-deconv-nhwc: X's stride between input pixels (C), else 0 */
+  /* channel-major X: its channel stride, and the image and pixel its first element is (a band
+   * of input rows copied from channels-last X) */
+  int64_t x_cs, nb0, pix0;
+  size_t row0; /* output row of item 0 */
 } convt_job;
 
 /* Output row `row` = (nb, o0, o1) for every output channel: rows are independent work items. */
-static void convt_row(void *arg, size_t row) {
+static void convt_row(void *arg, size_t item) {
   const convt_job *jb = arg;
+  const size_t row = jb->row0 + item;
   const fconv_geom *g = jb->g;
   const int64_t o1 = (int64_t)row % g->w.out[1], o0 = (int64_t)row / g->w.out[1] % g->w.out[0];
   const int64_t nb = (int64_t)row / g->w.out[1] / g->w.out[0];
@@ -1377,12 +1395,16 @@ static void convt_row(void *arg, size_t row) {
   const int64_t cs = jb->ys_c, ps = jb->ys_p;
   /* channel 0's output at the row's first pixel */
   float *y0 = jb->y + nb * g->M * out_plane + (o0 * g->w.out[1] + o1) * out2 * ps;
-  for (int64_t m = 0; m < g->M; m++) {
-    for (int64_t o2 = 0; o2 < out2; o2++) y0[m * cs + o2 * ps] = 0.0f;
+  if (cs == 1 && ps == g->M) { /* channels-last: the row is contiguous */
+    memset(y0, 0, (size_t)(out2 * g->M) * sizeof(float));
+  } else {
+    for (int64_t m = 0; m < g->M; m++) {
+      for (int64_t o2 = 0; o2 < out2; o2++) y0[m * cs + o2 * ps] = 0.0f;
+    }
   }
   for (int64_t grp = 0; grp < g->group; grp++) {
     /* channel-major X (NCHW, or the NHWC input's copy): W[c][mm][taps], c within the group */
-    const float *xg = jb->x + (nb * g->C + grp * Cg) * in_plane;
+    const float *xg = jb->x + ((nb - jb->nb0) * g->C + grp * Cg) * jb->x_cs;
     const float *wg = jb->w + grp * Cg * Mg * ktaps;
     if (jb->xs_p != 0) { /* NHWC X, W packed [group][tap][Cg][Mg] */
       xg = jb->x + nb * g->C * in_plane + grp * Cg;
@@ -1410,15 +1432,19 @@ static void convt_row(void *arg, size_t row) {
             jb->p->deconv_nhwc((size_t)(hi - lo), (size_t)Mg, (size_t)Cg, xg + (pix + lo) * jb->xs_p, (size_t)jb->xs_p,
                                wg + tap * Cg * Mg, (size_t)Mg, yg + (lo * s2 + off) * ps, (size_t)(s2 * ps));
           } else {
-            jb->p->deconv((size_t)Mg, (size_t)(hi - lo), (size_t)Cg, xg + pix + lo, (size_t)in_plane, wg + tap,
-                          (size_t)(Mg * ktaps), (size_t)ktaps, yg + (lo * s2 + off) * ps, (size_t)cs,
+            jb->p->deconv((size_t)Mg, (size_t)(hi - lo), (size_t)Cg, xg + (pix - jb->pix0) + lo, (size_t)jb->x_cs,
+                          wg + tap, (size_t)(Mg * ktaps), (size_t)ktaps, yg + (lo * s2 + off) * ps, (size_t)cs,
                           (size_t)(s2 * ps));
           }
         }
       }
     }
   }
-  if (jb->bias != NULL) {
+  if (jb->bias != NULL && cs == 1 && ps == g->M) { /* channels-last: pixel by pixel, in memory order */
+    for (int64_t o2 = 0; o2 < out2; o2++) {
+      for (int64_t m = 0; m < g->M; m++) y0[o2 * ps + m] += jb->bias[m];
+    }
+  } else if (jb->bias != NULL) {
     for (int64_t m = 0; m < g->M; m++) {
       const float bm = jb->bias[m];
       for (int64_t o2 = 0; o2 < out2; o2++) y0[m * cs + o2 * ps] += bm;
@@ -1431,38 +1457,101 @@ static int convt_copies_x(const fconv_params *p, const fconv_geom *g) {
   return p->nhwc && (p->wpack == NULL || g->M / g->group < CT_NHWC_MIN_MG);
 }
 
+#define CT_BAND_FLOATS 32768 /* a band of channel-major input rows: ~128 KiB, read from L2 by f32-deconv */
+
+/* Channels-last X copied channel-major a band of output rows at a time (2-D and 1-D: in[0] = 1):
+ * the output rows of a band and the input rows they read. Larger windows take one band. */
+typedef struct convt_band {
+  int64_t out_rows; /* output rows (o1) per band */
+  int64_t in_rows;  /* input rows a band reads, at most */
+} convt_band;
+
+static convt_band convt_bands(const fconv_geom *g) {
+  const op_window_geom *w = &g->w;
+  convt_band b = {w->out[1], w->in[1]};
+  const int64_t row_floats = g->C * w->in[2];
+  if (w->in[0] != 1 || w->out[0] != 1 || row_floats <= 0) return b;
+  const int64_t reach = (w->k[1] - 1) * w->d[1]; /* output rows o read input rows (o + pb - t*d) / s */
+  int64_t want = CT_BAND_FLOATS / row_floats;    /* input rows that fit */
+  if (want < 1) want = 1;
+  int64_t out_rows = (want - 1) * w->s[1] - reach + 1;
+  if (out_rows < 1) out_rows = 1;
+  if (out_rows >= w->out[1]) return b;
+  const int64_t in_rows = (out_rows - 1 + reach) / w->s[1] + 2;
+  b.out_rows = out_rows;
+  b.in_rows = in_rows < w->in[1] ? in_rows : w->in[1];
+  return b;
+}
+
 static size_t convt_workspace(const void *params, const void *geom, size_t threads) {
   (void)threads;
   const fconv_geom *g = geom;
   if (!convt_copies_x(params, g)) return 0;
-  return (size_t)(g->N * g->C * op_window_in_plane(&g->w)) * sizeof(float);
+  const convt_band b = convt_bands(g);
+  /* the band's copy (every image, all their rows, when a band is the whole input) */
+  const int64_t rows = b.out_rows < g->w.out[1] ? b.in_rows : g->N * g->w.in[0] * g->w.in[1];
+  return (size_t)(rows * g->C * g->w.in[2]) * sizeof(float);
+}
+
+/* Channels-last pixels [0, P) of one image ([P][C] floats) -> channel-major xc [C][P] (channel
+ * stride cs): bits moved by x32-transpose. */
+static void convt_copy_channel_major(const fconv_params *p, size_t C, size_t P, const float *x, float *xc, size_t cs) {
+  p->x32_transpose(P, C, (const uint32_t *)(const void *)x, C, (uint32_t *)(void *)xc, cs);
 }
 
 static void convt_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                       const op_exec_ctx *ctx) {
   const fconv_params *p = params;
   const fconv_geom *g = geom;
-  const int64_t out_plane = op_window_out_plane(&g->w);
-  convt_job jb = {p, g, in[0].data, in[1].data, g->has_bias ? in[2].data : NULL, out[0].data, out_plane, 1, 0};
+  const int64_t out_plane = op_window_out_plane(&g->w), in_plane = op_window_in_plane(&g->w);
+  convt_job jb = {p,        g, in[0].data, in[1].data, g->has_bias ? in[2].data : NULL, out[0].data, out_plane, 1, 0,
+                  in_plane, 0, 0,          0};
+  const size_t cost = (size_t)(g->M * g->w.out[2] * (g->C / g->group) * op_window_taps(&g->w));
   if (p->nhwc) {
     jb.ys_c = 1;
     jb.ys_p = g->M;
     if (convt_copies_x(p, g)) {
-      const int64_t P = op_window_in_plane(&g->w);
-      const float *x = in[0].data;
+      const convt_band b = convt_bands(g);
       float *xc = workspace;
+      const size_t C = (size_t)g->C;
+      const float *x = in[0].data;
+      jb.x = xc;
+      if (b.out_rows >= g->w.out[1]) { /* one band: the whole input */
+        for (int64_t nb = 0; nb < g->N; nb++) {
+          convt_copy_channel_major(p, C, (size_t)in_plane, x + (size_t)(nb * in_plane) * C,
+                                   xc + (size_t)(nb * g->C * in_plane), (size_t)in_plane);
+        }
+        op_parallel_items(ctx, (size_t)(g->N * g->w.out[0] * g->w.out[1]), cost, 1 << 16, convt_row, &jb);
+        return;
+      }
+      /* bands of output rows (out[0] = in[0] = 1): copy the input rows they read, then run them */
+      const op_window_geom *w = &g->w;
+      const int64_t reach = (w->k[1] - 1) * w->d[1];
       for (int64_t nb = 0; nb < g->N; nb++) {
-        for (int64_t c = 0; c < g->C; c++) {
-          for (int64_t i = 0; i < P; i++) xc[(nb * g->C + c) * P + i] = x[(nb * P + i) * g->C + c];
+        for (int64_t o = 0; o < w->out[1]; o += b.out_rows) {
+          const int64_t o_end = o + b.out_rows < w->out[1] ? o + b.out_rows : w->out[1];
+          int64_t lo = ct_floor_div(o + w->pb[1] - reach + w->s[1] - 1, w->s[1]);
+          int64_t hi = ct_floor_div(o_end - 1 + w->pb[1], w->s[1]) + 1;
+          if (lo < 0) lo = 0;
+          if (hi > w->in[1]) hi = w->in[1];
+          if (hi - lo > b.in_rows) hi = lo + b.in_rows; /* cannot happen: in_rows bounds a band's reach */
+          jb.nb0 = nb;
+          jb.pix0 = lo * w->in[2];
+          jb.x_cs = (hi > lo ? hi - lo : 0) * w->in[2];
+          jb.row0 = (size_t)(nb * w->out[1] + o);
+          if (hi > lo) {
+            convt_copy_channel_major(p, C, (size_t)jb.x_cs, x + (size_t)(nb * in_plane + jb.pix0) * C, xc,
+                                     (size_t)jb.x_cs);
+          }
+          op_parallel_items(ctx, (size_t)(o_end - o), cost, 1 << 16, convt_row, &jb);
         }
       }
-      jb.x = xc;
+      return;
     } else {
       jb.xs_p = g->C;
     }
   }
   const size_t rows = (size_t)(g->N * g->w.out[0] * g->w.out[1]);
-  const size_t cost = (size_t)(g->M * g->w.out[2] * (g->C / g->group) * op_window_taps(&g->w));
   op_parallel_items(ctx, rows, cost, 1 << 16, convt_row, &jb);
 }
 

@@ -47,6 +47,12 @@ typedef struct qbin_params {
   q8rt_q8_vbinary_params k_ab, k_ba;
   q8rt_qu8_vbinary_ukernel_fn u8_full, u8_bcast;
   q8rt_qs8_vbinary_ukernel_fn s8_full, s8_bcast;
+  /* nhwc with a per-channel constant ([C,1,1], [1,C,1,1]: one value per channel): the input it
+   * is (0: A, 3: B; -1: none) and its C values repeated pc_rep times, so a row of pc_rep pixels
+   * is one full-vector kernel call with the same operand order as NCHW's broadcast one */
+  int pc_input;
+  size_t pc_c, pc_rep;
+  const uint8_t *pc_tile;
 } qbin_params;
 
 /* One ISA's q8-vbinary functions, from kernels/q8-vbinary/q8-vbinary.inc (best first). */
@@ -97,6 +103,9 @@ static q8rt_status qbin_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
   qbin_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
   if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
   p->kind = kind;
+  p->pc_input = -1;
+  p->pc_c = p->pc_rep = 0;
+  p->pc_tile = NULL;
   float sa, sb, sc;
   q8rt_status st;
   q8rt_dtype t = qk_input_type(g, n, 0);
@@ -174,6 +183,25 @@ static q8rt_status qbin_infer(const void *params, const op_node *n, const op_sha
     const op_shape *s = &in[k * 3];
     q8rt_status st = qk_check_input_type(n, names[k], s->dtype, p->type, err);
     if (st != Q8RT_OK) return st;
+  }
+  if (p->pc_input >= 0) { /* channels-last activation, per-channel constant: y has x's shape */
+    const op_shape *x = &in[3 - p->pc_input];
+    if (x->rank >= 3 && x->dims[x->rank - 1] >= 0 && (size_t)x->dims[x->rank - 1] != p->pc_c) {
+      return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': input has %lld channels, its constant %zu", n->op_type,
+                       n->name, (long long)x->dims[x->rank - 1], p->pc_c);
+    }
+    *out = *x;
+    out->dtype = p->type;
+    if (!concrete) return Q8RT_OK;
+    qbin_geom *gm = geom;
+    memset(gm, 0, sizeof(*gm));
+    op_shape la = *x;
+    op_shape_nchw_of_nhwc(&la);
+    const op_shape *lc = &in[p->pc_input];
+    gm->b_first = p->pc_input == 0 ? a_is_run_scalar(lc, &la) : a_is_run_scalar(&la, lc);
+    gm->total = op_shape_count(x);
+    gm->rank = 1;
+    return Q8RT_OK;
   }
   const op_shape *shapes[2] = {&in[0], &in[3]};
   q8rt_status st = op_broadcast_shapes(n, shapes, 2, out, err);
@@ -284,38 +312,93 @@ static void qbin_range(void *arg, size_t begin, size_t end) {
 
 #define QBIN_GRAIN 16384 /* elements: ~1.5 us on the AVX2 kernels */
 
+/* Channels-last with a per-channel constant: pixels [begin, end), pc_rep at a time. */
+static void qbin_pc_range(void *arg, size_t begin, size_t end) {
+  const qbin_job *j = arg;
+  const qbin_params *p = j->p;
+  const size_t c = p->pc_c;
+  for (size_t px = begin; px < end; px += p->pc_rep) {
+    const size_t len = (end - px < p->pc_rep ? end - px : p->pc_rep) * c;
+    const uint8_t *x = (p->pc_input == 0 ? j->b : j->a) + px * c;
+    qbin_row(p, j->gm->b_first, p->pc_input == 0 ? p->pc_tile : x, 1, p->pc_input == 0 ? x : p->pc_tile, 1,
+             j->y + px * c, len);
+  }
+}
+
 static void qbin_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                      const op_exec_ctx *ctx) {
   (void)workspace;
   const qbin_params *p = params;
   const qbin_geom *gm = geom;
+  if (p->pc_input >= 0) {
+    if (gm->total == 0 || p->pc_c == 0) return;
+    qbin_job j = {p, gm, in[0].data, in[3].data, out[0].data};
+    op_parallel_range(ctx, gm->total / p->pc_c, QBIN_GRAIN / p->pc_c + 1, qbin_pc_range, &j);
+    return;
+  }
   if (gm->dims[gm->rank - 1] == 0 || gm->total == 0) return;
   qbin_job j = {p, gm, in[0].data, in[3].data, out[0].data};
   op_parallel_range(ctx, gm->total, QBIN_GRAIN, qbin_range, &j);
 }
 
+/* Channels per row at most for the per-channel form's repeated constant. */
+#define QBIN_PC_TILE 256
+
+/* Whether constant t holds one value per channel of an activation of rank `rank` (3 or 4): its
+ * dims right-aligned to the activation's, all 1 but the channel axis (1). Sets *c. */
+static int per_channel_const(const ir_tensor *t, int rank, size_t *c) {
+  if (t->rank > rank || t->count <= 1) return 0;
+  for (int j = 0; j < t->rank; j++) {
+    const int d = rank - t->rank + j;
+    if (t->dims[j] != 1 && d != 1) return 0;
+  }
+  *c = (size_t)t->count;
+  return 1;
+}
+
 /* Channels-last: elementwise, so the same bytes whenever A and B are activations of one rank or
- * scalars (broadcasting then pairs the same elements in either layout). */
+ * scalars (broadcasting then pairs the same elements in either layout); a constant with one value
+ * per channel runs against rows of whole pixels with the constant repeated along them (ORT's
+ * operand order from the NCHW shapes, the kernels' arithmetic does not depend on the form). */
 static const void *qbin_nhwc(const void *params, const ir_graph *g, const ir_node *n, q8rt_pool *pool,
                              const char **why) {
-  int rank = -1;
+  int rank = -1, pc_input = -1;
+  const ir_tensor *pc = NULL;
   for (int k = 0; k < 2; k++) {
     const ir_value *v = ir_node_input(g, n, 3 * k);
     if (v == NULL) return NULL;
     if (v->constant != NULL) {
       if (v->constant->count != 1) {
-        *why = "a constant operand with more than one element";
-        return NULL;
+        if (pc != NULL) return NULL;
+        pc = v->constant;
+        pc_input = 3 * k;
       }
       continue;
     }
     if (rank >= 0 && v->rank != rank) return NULL;
     rank = v->rank;
   }
+  size_t c = 0;
+  if (pc != NULL &&
+      (rank < 3 || !per_channel_const(pc, rank, &c) || pc->data == NULL || q8rt_dtype_size(pc->dtype) != 1)) {
+    *why = "a constant operand that is not one value per channel";
+    return NULL;
+  }
   qbin_params *q = q8rt_pool_alloc(pool, sizeof(*q), 16);
   if (q == NULL) return NULL;
   *q = *(const qbin_params *)params;
   q->nhwc = 1;
+  if (pc != NULL) {
+    const size_t rep = c < QBIN_PC_TILE ? QBIN_PC_TILE / c : 1;
+    uint8_t *tile = q8rt_pool_alloc(pool, rep * c, 64);
+    if (tile == NULL) return NULL;
+    for (size_t r = 0; r < rep; r++) memcpy(tile + r * c, pc->data, c);
+    q->pc_input = pc_input;
+    q->pc_c = c;
+    q->pc_rep = rep;
+    q->pc_tile = tile;
+    *why = "the per-channel constant repeated along rows of whole pixels";
+  }
   return q;
 }
 

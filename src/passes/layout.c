@@ -42,7 +42,8 @@ static int view_through(const ir_node *n, const op_def *op) {
   return 0;
 }
 
-/* Whether 8-bit value v is read only by ops that take it channels-last as it is (QLinearConv, or an
+/* Whether 8-bit value v is read only by ops that take it channels-last as it is (QLinearConv, an
+ * elementwise op the table pass will likely turn into a lookup, which runs in any layout, or an
  * op with a channels-last form and no constant operand of more than one element, which would
  * keep the NCHW broadcast). A ConvTranspose's output grows by its stride: moving it channels-last
  * only pays when the layout change does not just move after it, onto the larger tensor. */
@@ -50,6 +51,7 @@ static int read_channels_last(const ir_graph *g, int v, const int *start, const 
   for (int e = start[v]; e < start[v + 1]; e++) {
     const ir_node *m = &g->nodes[readers[e]];
     if (strcmp(m->op_type, "QLinearConv") == 0 && m->domain[0] == '\0') continue;
+    if (pass_table_may_take(g, m, v)) continue;
     const op_def *op = op_find(m);
     if (op == NULL || op->nhwc_params == NULL) return 0;
     for (int k = 0; k < m->n_inputs; k++) {

@@ -199,6 +199,10 @@ q8rt_status pass_table_island(ir_graph *g, int x, const int *pos, const unsigned
                               q8rt_error *err);
 /* 1 when node n could belong to an island (its op is elementwise and tabulable). */
 int pass_table_candidate(const ir_node *n);
+/* 1 when node n, reading value x, could head an island whose tables follow at most one axis of x
+ * (its constants and parameters broadcast along one known axis): then it runs as a table in any
+ * layout, whatever its constants. A guess for the layout pass; pass_table_island decides. */
+int pass_table_may_take(const ir_graph *g, const ir_node *n, int x);
 
 /* The table decisions, asked by the planner as it walks the live nodes in topological order (pos,
  * as above; done: the nodes folded, planned or claimed by a table so far). The planner turns what

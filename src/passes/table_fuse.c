@@ -163,6 +163,34 @@ static int ancestors(search *s, int y) {
   return count;
 }
 
+/* v8[v] = 1 for the values of the set that are 8-bit, judged from the ops alone: x; the outputs of
+ * QuantizeLinear and the QLinear ops; and of the type-keeping ops (Relu, Clip, Max, ...) whose
+ * non-constant inputs all are. A wrong 1 costs nothing but an evaluation that says so. */
+static void eight_bit_values(const search *s, int x, unsigned char *v8) {
+  const ir_graph *g = s->g;
+  memset(v8, 0, (size_t)g->n_values + 1);
+  v8[x] = 1;
+  for (int j = 0; j < s->n_set; j++) {
+    const ir_node *n = &g->nodes[s->set[j]];
+    const ew_op *e = ew_find(n);
+    int is8 = 1;
+    switch (e->kind) {
+      case EW_QBINARY:
+      case EW_QUNARY: break;
+      case EW_QDQ: is8 = strcmp(n->op_type, "QuantizeLinear") == 0; break;
+      case EW_UNARY:
+      case EW_BINARY:
+      case EW_CLIP:
+        for (int k = 0; k < n->n_inputs; k++) {
+          const int v = n->inputs[k];
+          if (v >= 0 && g->values[v].constant == NULL && !v8[v]) is8 = 0;
+        }
+        break;
+    }
+    v8[n->outputs[0]] = (unsigned char)is8;
+  }
+}
+
 /* ---- axis of per-channel parameters -------------------------------------------------------- */
 
 typedef struct axis_state {
@@ -228,6 +256,37 @@ static int axis_from_node(const ir_graph *g, const ir_node *n, axis_state *a) {
     }
   }
   return 1;
+}
+
+int pass_table_may_take(const ir_graph *g, const ir_node *n, int x) {
+  if (!pass_table_candidate(n) || x < 0 || x >= g->n_values) return 0;
+  const ir_value *xv = &g->values[x];
+  if (xv->constant != NULL || (xv->dtype != Q8RT_DTYPE_UNDEFINED && !q8rt_dtype_is_8bit(xv->dtype))) return 0;
+  /* Before planning x's shape may be unknown: then its rank is the constants' and an unknown
+   * dim takes the extent a constant gives it (axis_from_node still refuses two axes). */
+  int64_t dims[Q8RT_MAX_RANK];
+  int rank = xv->rank;
+  for (int d = 0; d < Q8RT_MAX_RANK; d++) dims[d] = rank >= 0 && d < rank ? xv->dims[d] : -1;
+  for (int k = 0; k < n->n_inputs; k++) {
+    const int v = n->inputs[k];
+    if (v < 0 || v == x) continue;
+    const ir_tensor *t = g->values[v].constant;
+    if (t == NULL) return 0; /* a second data input */
+    if (xv->rank < 0 && t->count != 1 && t->rank > rank) rank = t->rank;
+  }
+  if (rank < 0 || rank > Q8RT_MAX_RANK) return 0;
+  for (int k = 0; k < n->n_inputs && xv->rank < 0; k++) {
+    const int v = n->inputs[k];
+    if (v < 0 || v == x) continue;
+    const ir_tensor *t = g->values[v].constant;
+    if (t->count == 1 || t->rank > rank) continue;
+    for (int j = 0; j < t->rank; j++) {
+      const int d = rank - t->rank + j;
+      if (t->dims[j] != 1 && dims[d] < 0) dims[d] = t->dims[j];
+    }
+  }
+  axis_state a = {rank, dims, -1, 1};
+  return axis_from_node(g, n, &a) && (a.axis < 0 || a.extent <= 1024);
 }
 
 /* ---- evaluation --------------------------------------------------------------------------- */
@@ -445,13 +504,21 @@ q8rt_status pass_table_island(ir_graph *g, int x, const int *pos, const unsigned
   }
   grow(&s, x);
   if (s.n_set == 0) goto done;
-  /* The island: the largest set of ancestors of one value that nothing outside reads but it. */
+  unsigned char *v8 = q8rt_pool_alloc(&tmp, (size_t)g->n_values + 1, 16);
+  if (v8 == NULL) {
+    st = q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory looking for tables");
+    goto done;
+  }
+  eight_bit_values(&s, x, v8);
+  /* The island: the largest set of ancestors of one 8-bit value that nothing outside reads but
+   * it (a float value, say a DequantizeLinear's output, ends no island: its table would not be
+   * 8-bit, and the 8-bit island before it would be lost). */
   int best_y = -1, best_n = 0;
   for (int j = 0; j < s.n_set; j++) {
     const int y = g->nodes[s.set[j]].outputs[0];
-    if (!escapes(&s, s.in_s, y)) continue;
+    if (!v8[y]) continue;
     const int count = ancestors(&s, y);
-    if (count <= best_n) continue;
+    if (count <= best_n || !escapes(&s, s.in_a, y)) continue;
     int ok = 1;
     for (int k = 0; k < s.n_set && ok; k++) {
       const int i = s.set[k];

@@ -201,6 +201,12 @@ static q8rt_status table_step(builder *b, int ni, int *tabled) {
   if (st != Q8RT_OK || !found) return st;
   const int x = t.x;
   const int nhwc = b->ls.nhwc[x] >= 0;
+  /* Per-channel tables on channels-last data are a lookup per byte (the channel changes every
+   * byte), slower than one QLinearAdd/QLinearMul's vectorized rows: such a node runs as written. */
+  if (nhwc && t.axis == 1 && t.channels > 1 && t.n_nodes == 1 && g->nodes[t.nodes[0]].domain[0] != '\0' &&
+      (strcmp(g->nodes[t.nodes[0]].op_type, "QLinearAdd") == 0 ||
+       strcmp(g->nodes[t.nodes[0]].op_type, "QLinearMul") == 0))
+    return Q8RT_OK;
   const int in = nhwc ? b->ls.nhwc[x] : b->ls.nchw[x];
   int outv = t.y;
   if (nhwc) {

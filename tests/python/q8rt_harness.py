@@ -69,7 +69,9 @@ class RunResult:
 
     def output(self, name: str) -> np.ndarray:
         assert self.output_dir is not None
-        path = self.output_dir / f"{name}.npy"
+        # q8rt-run's file name for an output: characters outside [A-Za-z0-9._-] become '_'
+        safe = "".join(c if c.isascii() and (c.isalnum() or c in "._-") else "_" for c in name) or "_"
+        path = self.output_dir / f"{safe}.npy"
         assert path.exists(), f"q8rt-run wrote no {path.name}; files: {sorted(os.listdir(self.output_dir))}\n{self.describe()}"
         return np.load(path, allow_pickle=False)
 

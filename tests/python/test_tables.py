@@ -363,3 +363,20 @@ def test_real_model_islands(model, setting, tmp_path):
     sub = helper.make_model(graph, opset_imports=list(m.opset_import), producer_name="q8rt-tests")
     sub.ir_version = m.ir_version
     run_three_ways(sub, feeds, tmp_path)
+
+
+def test_island_ends_at_its_last_8bit_value(tmp_path):
+    """det's head: QLinearAdd of a per-channel constant -> DequantizeLinear -> float ops -> a float
+    graph output. The elementwise group grows past the DequantizeLinear, but a table's output is
+    8-bit: the island is the QLinearAdd alone (per-channel tables), not nothing."""
+    inits = scalars(np.uint8, sx=0.05, zx=131, sk=0.02, zk=128, s1=0.07, z1=120)
+    inits.append(h.tensor("k", np.arange(3, dtype=np.uint8).reshape(1, 3, 1, 1) * 90 + 7))
+    nodes = [qadd("x", "k", "pc_add", "sx", "zx", "sk", "zk", "s1", "z1", "a"),
+             helper.make_node("DequantizeLinear", ["a", "s1", "z1"], ["af"], name="dq"),
+             helper.make_node("Relu", ["af"], ["y"], name="relu")]
+    x = every_byte((1, 3, 16, 16), np.uint8)
+    m = model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.UINT8, list(x.shape))],
+                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    res = run_three_ways(m, {"x": x}, tmp_path)
+    line = [ln for ln in res.stdout.splitlines() if "LookupTable" in ln]
+    assert len(line) == 1 and "(per channel)" in line[0] and "replaces pc_add" in line[0], res.stdout
