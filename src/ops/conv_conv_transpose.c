@@ -721,17 +721,37 @@ static size_t fc_wt_slot_floats(const fconv_geom *g) {
  * +0 + -0 round to +0 in round-to-nearest), and adding +-0 to anything but -0 leaves it as it
  * is. A channel with a non-finite weight takes the row route. */
 #define FDW_FLAT_MAX_W 64
+/* Stride 2 on both axes takes the same route with the padded plane's even rows and its odd
+ * rows in two regions (fdw_split_*), each row Wi = 2 * W wide (W = ceil(Wp / 2)): output
+ * (o1, o2) sits at o1 * W + o2 and reads, for kernel row r, the region of padded row r * d1's
+ * parity at row o1 + (r * d1) / 2, columns 2 * o2 + t * d2 (the kernel's stride 2), so one
+ * call per kernel row (rows = 1, accumulating into the same outputs: the taps in row-major
+ * order as the row route) computes O1 * W outputs, W - O2 of each row discarded. */
+static int fdw_split(const fconv_geom *g) { /* wider rows: the row route (the regions leave L1) */
+  return g->w.s[1] == 2 && g->w.s[2] == 2 && g->w.out[2] <= 32;
+}
+static int64_t fdw_split_w(const fconv_geom *g) { /* W: half the padded row, rounded up */
+  return (2 * (g->w.out[2] - 1) + (g->w.k[2] - 1) * g->w.d[2] + 2) / 2;
+}
+static int64_t fdw_split_rows(const fconv_geom *g) { /* rows of each region */
+  return g->w.out[1] + (g->w.k[1] - 1) * g->w.d[1] / 2 + 1;
+}
 static int fdw_flat(const fconv_geom *g) {
-  if (!(g->w.k[0] == 1 && g->w.in[0] == 1 && g->w.out[0] == 1 && g->w.s[1] == 1 && g->w.s[2] == 1 &&
+  if (!(g->w.k[0] == 1 && g->w.in[0] == 1 && g->w.out[0] == 1 && ((g->w.s[1] == 1 && g->w.s[2] == 1) || fdw_split(g)) &&
         g->w.out[2] <= FDW_FLAT_MAX_W && g->w.out[1] > 1))
     return 0;
   /* the bordered plane stays near the input's size (dims, pads and dilations come from the model) */
   const int64_t span1 = (g->w.k[1] - 1) * g->w.d[1], span2 = (g->w.k[2] - 1) * g->w.d[2];
   if (span1 > (1 << 16) || span2 > (1 << 16) || g->w.out[1] > (1 << 24)) return 0;
-  const size_t f = (size_t)(g->w.out[1] + span1 + 1) * (size_t)(g->w.out[2] + span2);
+  size_t f = (size_t)(g->w.out[1] + span1 + 1) * (size_t)(g->w.out[2] + span2);
+  if (fdw_split(g)) f = (size_t)(2 * fdw_split_rows(g) + g->w.out[1]) * (size_t)(2 * fdw_split_w(g));
   return f <= 4 * (size_t)(g->w.in[1] * g->w.in[2]) + 65536;
 }
 static size_t fdw_flat_floats(const fconv_geom *g) {
+  if (fdw_split(g)) {
+    const size_t W = (size_t)fdw_split_w(g);
+    return (2 * (size_t)fdw_split_rows(g) * 2 * W + (size_t)g->w.out[1] * W + 16 + 15) / 16 * 16;
+  }
   const size_t wp = (size_t)(g->w.out[2] + (g->w.k[2] - 1) * g->w.d[2]);
   const size_t hp = (size_t)(g->w.out[1] + (g->w.k[1] - 1) * g->w.d[1]);
   return ((hp + 1) * wp + (size_t)g->w.out[1] * wp + 16 + 15) / 16 * 16;
@@ -1135,10 +1155,64 @@ typedef struct fdw_job {
   float *ws; /* slots of fdw_flat_floats for the flat route, or NULL */
   size_t slots, slot_floats;
   atomic_int busy[FC_MAX_SLOTS];
+  /* the slot's zero border is written (by its first plane of this run; the next planes, of the
+   * same geometry, only overwrite the input's part): read and written by the slot's holder only */
+  unsigned char bordered[FC_MAX_SLOTS];
 } fdw_job;
 
-static void fdw_plane_flat(const fdw_job *j, int64_t m, const float *xc, const float *wm, float *y, float *buf) {
+/* Short rows: a loop, not a library call per row */
+static inline void fdw_copy(float *restrict d, const float *restrict x, int64_t n) {
+  for (int64_t i = 0; i < n; i++) d[i] = x[i];
+}
+
+/* Row r of a region of fdw_split: padded row 2 * r + parity, i.e. input row 2 * r + parity - pb1,
+ * columns c input column c - pb2, zeros outside the input. */
+static void fdw_split_fill(const fconv_geom *g, const float *xc, int64_t parity, float *xp, int bordered) {
+  const int64_t W2 = 2 * fdw_split_w(g), I1 = g->w.in[1], I2 = g->w.in[2], pb2 = g->w.pb[2];
+  const int64_t lo = pb2 < W2 ? pb2 : W2; /* columns [lo, hi) come from the row */
+  int64_t hi = pb2 + I2 < W2 ? pb2 + I2 : W2;
+  if (hi < lo) hi = lo;
+  for (int64_t r = 0; r < fdw_split_rows(g); r++) {
+    float *d = xp + r * W2;
+    const int64_t i1 = 2 * r + parity - g->w.pb[1];
+    if (i1 < 0 || i1 >= I1) {
+      if (!bordered) memset(d, 0, (size_t)W2 * sizeof(float));
+      continue;
+    }
+    if (!bordered) {
+      memset(d, 0, (size_t)lo * sizeof(float));
+      memset(d + hi, 0, (size_t)(W2 - hi) * sizeof(float));
+    }
+    fdw_copy(d + lo, xc + i1 * I2 + (lo - pb2), hi - lo);
+  }
+}
+
+static void fdw_plane_split(const fdw_job *j, const float *xc, const float *wm, float *y, float *buf, int bordered) {
   const fconv_geom *g = j->g;
+  const int64_t O1 = g->w.out[1], O2 = g->w.out[2], W = fdw_split_w(g), R = fdw_split_rows(g);
+  float *xp = buf, *yf = buf + 2 * R * 2 * W;
+  fdw_split_fill(g, xc, 0, xp, bordered);
+  fdw_split_fill(g, xc, 1, xp + R * 2 * W, bordered);
+  const size_t n = (size_t)(O1 * W), k2 = (size_t)g->w.k[2], d2 = (size_t)g->w.d[2];
+  memset(yf, 0, n * sizeof(float));
+  for (int64_t r = 0; r < g->w.k[1]; r++) {
+    const int64_t off = r * g->w.d[1]; /* padded row 2 * o1 + off: region off % 2, row o1 + off / 2 */
+    const float *x = xp + ((off % 2) * R + off / 2) * 2 * W;
+    j->row(n, 1, k2, 2, d2, 0, 2 * (n - 1) + (k2 - 1) * d2 + 1, x, 0, wm + r * g->w.k[2], yf);
+  }
+  for (int64_t o1 = 0; o1 < O1; o1++) fdw_copy(y + o1 * O2, yf + o1 * W, O2);
+}
+
+static void fdw_plane_flat(const fdw_job *j, int64_t m, const float *xc, const float *wm, float *y, float *buf,
+                           int bordered) {
+  const fconv_geom *g = j->g;
+  if (fdw_split(g)) {
+    fdw_plane_split(j, xc, wm, y, buf, bordered);
+    const size_t P = (size_t)(g->w.out[1] * g->w.out[2]);
+    if (j->bias != NULL) j->p->addc(P, y, j->bias + m, y);
+    fc_stage_run(j->p, &j->ext, (size_t)m, y, P);
+    return;
+  }
   const int64_t O1 = g->w.out[1], O2 = g->w.out[2], I1 = g->w.in[1], I2 = g->w.in[2];
   const int64_t wp = O2 + (g->w.k[2] - 1) * g->w.d[2], hp = O1 + (g->w.k[1] - 1) * g->w.d[1];
   float *xp = buf, *yf = buf + (hp + 1) * wp;
@@ -1147,21 +1221,23 @@ static void fdw_plane_flat(const fdw_job *j, int64_t m, const float *xc, const f
     float *d = xp + r * wp;
     const int64_t i1 = r - g->w.pb[1];
     if (i1 < 0 || i1 >= I1) {
-      memset(d, 0, (size_t)wp * sizeof(float));
+      if (!bordered) memset(d, 0, (size_t)wp * sizeof(float));
       continue;
     }
     const int64_t lo = g->w.pb[2] < wp ? g->w.pb[2] : wp; /* columns [lo, hi) come from the row */
     int64_t hi = g->w.pb[2] + I2 < wp ? g->w.pb[2] + I2 : wp;
     if (hi < lo) hi = lo;
-    memset(d, 0, (size_t)lo * sizeof(float));
-    memcpy(d + lo, xc + i1 * I2 + (lo - g->w.pb[2]), (size_t)(hi - lo) * sizeof(float));
-    memset(d + hi, 0, (size_t)(wp - hi) * sizeof(float));
+    if (!bordered) {
+      memset(d, 0, (size_t)lo * sizeof(float));
+      memset(d + hi, 0, (size_t)(wp - hi) * sizeof(float));
+    }
+    fdw_copy(d + lo, xc + i1 * I2 + (lo - g->w.pb[2]), hi - lo);
   }
   const size_t n = (size_t)(O1 * wp);
   memset(yf, 0, n * sizeof(float));
   j->row(n, (size_t)g->w.k[1], (size_t)g->w.k[2], 1, (size_t)g->w.d[2], 0, n + (size_t)((g->w.k[2] - 1) * g->w.d[2]),
          xp, (size_t)(g->w.d[1] * wp), wm, yf);
-  for (int64_t o1 = 0; o1 < O1; o1++) memcpy(y + o1 * O2, yf + o1 * wp, (size_t)O2 * sizeof(float));
+  for (int64_t o1 = 0; o1 < O1; o1++) fdw_copy(y + o1 * O2, yf + o1 * wp, O2);
   const size_t P = (size_t)(O1 * O2);
   if (j->bias != NULL) j->p->addc(P, y, j->bias + m, y);
   fc_stage_run(j->p, &j->ext, (size_t)m, y, P);
@@ -1193,7 +1269,8 @@ static void fdw_plane(void *arg, size_t task) {
         if (atomic_exchange_explicit(&jm->busy[slot], 1, memory_order_acquire) == 0) break;
         slot = slot + 1 < j->slots ? slot + 1 : 0;
       }
-      fdw_plane_flat(j, m, xc, wm, y, j->ws + slot * j->slot_floats);
+      fdw_plane_flat(j, m, xc, wm, y, j->ws + slot * j->slot_floats, jm->bordered[slot]);
+      jm->bordered[slot] = 1;
       atomic_store_explicit(&jm->busy[slot], 0, memory_order_release);
       return;
     }
@@ -1304,6 +1381,7 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
     j.slots = ctx->threads < 1 ? 1 : ctx->threads < FC_MAX_SLOTS ? ctx->threads : FC_MAX_SLOTS;
     j.slot_floats = fdw_flat(g) ? fdw_flat_floats(g) : 0;
     for (size_t i = 0; i < j.slots; i++) atomic_init(&j.busy[i], 0);
+    memset(j.bordered, 0, sizeof(j.bordered));
     /* grain: ~2 us of taps (~0.25 ns a tap on the f32-dwconv kernels: det's 5x5 stride-2 planes of
      * 192 channels took 97 us on one thread) */
     const size_t cost = (size_t)(op_window_out_plane(&g->w) * op_window_taps(&g->w));

@@ -485,6 +485,13 @@ FCONV_CASES = [
     ((2, 7, 14, 14), (7, 1, 5, 5), {"group": 7, "pads": [2, 2, 2, 2]}, True),
     ((1, 4, 9, 23), (4, 1, 3, 3), {"group": 4, "pads": [0, 2, 1, 1], "dilations": [2, 1]}, True),
     ((1, 3, 20), (3, 1, 3), {"group": 3, "pads": [1, 1]}, False),
+    # stride 2, rows <= 32: the flat route over the even and the odd padded rows (one call per
+    # kernel row), with PP-LCNet's 5x5, asymmetric pads, odd sizes, dilations on either axis and
+    # an even kernel height; rows > 32 (the row route)
+    ((2, 7, 14, 14), (7, 1, 5, 5), {"group": 7, "strides": [2, 2], "pads": [2, 2, 2, 2]}, True),
+    ((1, 4, 15, 23), (4, 1, 3, 3), {"group": 4, "strides": [2, 2], "pads": [0, 2, 1, 1], "dilations": [2, 1]}, True),
+    ((1, 3, 10, 9), (3, 1, 4, 3), {"group": 3, "strides": [2, 2], "pads": [1, 0, 2, 3], "dilations": [1, 3]}, False),
+    ((1, 2, 9, 70), (2, 1, 3, 3), {"group": 2, "strides": [2, 2], "pads": [1, 1, 1, 1]}, True),
 ]
 
 
@@ -577,12 +584,14 @@ def test_float_conv_special_routes(tmp_path):
         np.testing.assert_allclose(got[np.isfinite(ref)], ref[np.isfinite(ref)], rtol=1e-4, atol=1e-4)
 
 
-def test_float_depthwise_flat_nonfinite_weights(tmp_path):
-    """The flat depthwise route adds 0 * w at padded taps, which is exact only for finite w: a
+@pytest.mark.parametrize("stride", [1, 2])
+def test_float_depthwise_flat_nonfinite_weights(stride, tmp_path):
+    """The flat depthwise routes add 0 * w at padded taps, which is exact only for finite w: a
     channel with an infinite or NaN weight takes the row route, whose padded taps are skipped (the
     definition), so the border outputs that never touch that weight's valid taps stay finite."""
     rng = np.random.default_rng(9)
-    xshape, wshape, attrs = (1, 4, 12, 12), (4, 1, 3, 3), {"group": 4, "pads": [1, 1, 1, 1]}
+    xshape, wshape = (1, 4, 12 - stride + 1, 12 - stride + 1), (4, 1, 3, 3)
+    attrs = {"group": 4, "pads": [1, 1, 1, 1], "strides": [stride, stride]}
     x = rng.normal(0, 1, xshape).astype(np.float32)
     w = rng.normal(0, 0.5, wshape).astype(np.float32)
     w[1, 0, 0, 0] = np.inf  # top-left tap: outside the plane for output row 0 and column 0
