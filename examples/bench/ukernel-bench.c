@@ -3,12 +3,13 @@
  * M = output pixels, N = output channels, K = kernel_h * kernel_w * in_channels; the driver walks M
  * in steps of MR and hands each call all N channels, as the conv front-end does. Then the row
  * families (q8-vbinary, f32-vbinary, f32-vunary, f32-softmax, f32-qint-vcvt, qint-f32-vcvt, f32-vfmac: 64 Ki elements),
- * x8-transpose (56x56 pixels x 144 channels), q8-conv-ref (3x3, 16->16 channels, 28x28), f32-gemm, x8-lut, x8-rsum,
- * q8-softmax and qu8-vmacc-i32 in elements, bytes or MACs per second. qu8-dwconv has its own driver beside XNNPACK's:
- * dwconv-ubench.c. Single thread. Prints the median over repeated timed runs as GMAC/s, and the best run. Runs are
- * timed in thread CPU time, so time spent descheduled on a shared machine does not count; other load on the same core
- * (SMT sibling, shared cache) still does, so compare variants within one run. Output bytes are checked against the
- * scalar twin once per shape, so a fast but wrong kernel cannot go unnoticed here either.
+ * x8-transpose (56x56 pixels x 144 channels), x32-transpose (240x240 pixels x 24 channels), q8-conv-ref (3x3, 16->16
+ * channels, 28x28), f32-gemm, x8-lut, x8-rsum, q8-softmax and qu8-vmacc-i32 in elements, bytes or MACs per second.
+ * qu8-dwconv has its own driver beside XNNPACK's: dwconv-ubench.c. Single thread. Prints the median over repeated timed
+ * runs as GMAC/s, and the best run. Runs are timed in thread CPU time, so time spent descheduled on a shared machine
+ * does not count; other load on the same core (SMT sibling, shared cache) still does, so compare variants within one
+ * run. Output bytes are checked against the scalar twin once per shape, so a fast but wrong kernel cannot go unnoticed
+ * here either.
  *
  *   make build/ukernel-bench   (test-unit builds it too)
  *   build/ukernel-bench [substring of a variant name] (gemm variants: the scalar twin always runs) */
@@ -38,6 +39,7 @@
 #include "s32-f32-vcvt/s32-f32-vcvt.h"
 #include "x8-packb/x8-packb.h"
 #include "x8-rsum/x8-rsum.h"
+#include "x32-transpose/x32-transpose.h"
 #include "qu8-qc8w-gemm/qu8-qc8w-gemm.h"
 #include "runtime/isa.h"
 
@@ -303,6 +305,16 @@ static const struct {
 #define Q8RT_X8_TRANSPOSE_UKERNEL(isa, fn) {isa, fn, #fn},
 #include "x8-transpose/x8-transpose.inc"
 #undef Q8RT_X8_TRANSPOSE_UKERNEL
+};
+
+static const struct {
+  unsigned isa;
+  q8rt_x32_transpose_ukernel_fn fn;
+  const char *name;
+} g_transpose32[] = {
+#define Q8RT_X32_TRANSPOSE_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "x32-transpose/x32-transpose.inc"
+#undef Q8RT_X32_TRANSPOSE_UKERNEL
 };
 
 static const struct {
@@ -922,6 +934,25 @@ static int bench_small_families(const char *filter) {
     bad |= !ok;
     TIME_MEDIAN(t, g_transpose[k].fn(TR_CH, TR_PIX, tx, TR_PIX, ty1, TR_CH));
     report(g_transpose[k].name, t, (double)sizeof(tx), "B", ok);
+  }
+  /* x32-transpose: det's channels-last 24-channel float head copied channel-major */
+  enum { T32_PIX = 240 * 240, T32_CH = 24 };
+  static uint32_t t32x[T32_PIX * T32_CH], t32y0[T32_PIX * T32_CH], t32y1[T32_PIX * T32_CH];
+  for (size_t i = 0; i < T32_PIX * T32_CH; i++) t32x[i] = rnd();
+  printf("x32-transpose, [%d][%d] -> [%d][%d] 4-byte elements\n", T32_PIX, T32_CH, T32_CH, T32_PIX);
+  const size_t nt32 = sizeof(g_transpose32) / sizeof(g_transpose32[0]);
+  for (size_t k = 0; k < nt32; k++) {
+    if (!wanted(filter, g_transpose32[k].name)) continue;
+    if (!isa_supported(g_transpose32[k].isa)) {
+      printf("  %-62s skipped (CPU lacks its ISA)\n", g_transpose32[k].name);
+      continue;
+    }
+    g_transpose32[nt32 - 1].fn(T32_PIX, T32_CH, t32x, T32_CH, t32y0, T32_PIX);
+    g_transpose32[k].fn(T32_PIX, T32_CH, t32x, T32_CH, t32y1, T32_PIX);
+    const bool ok = memcmp(t32y0, t32y1, sizeof(t32y0)) == 0;
+    bad |= !ok;
+    TIME_MEDIAN(t, g_transpose32[k].fn(T32_PIX, T32_CH, t32x, T32_CH, t32y1, T32_PIX));
+    report(g_transpose32[k].name, t, (double)sizeof(t32x), "B", ok);
   }
   enum { CR_C = 16, CR_HW = 28 };
   static uint8_t cx[CR_C * CR_HW * CR_HW], cy0[CR_C * CR_HW * CR_HW], cy1[CR_C * CR_HW * CR_HW];
