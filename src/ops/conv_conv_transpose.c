@@ -20,8 +20,10 @@
  *   otherwise per piece of at most NR pixels of one output row, into the input itself, at a
  *   shared zero row for taps in the padding, or at a short copy for a row that crosses the
  *   input's edge. The others (pointwise: the input planes are B; strided windows) write B
- *   straight into the panels of f32-gemm. At most 8 output pixels per image (known at load):
- *   W^T packed at load is B and the pixels' im2col rows are A (fwt_*). Each variant (AVX-512,
+ *   straight into the panels of f32-gemm. At most 8 output pixels per image: W^T is B and the
+ *   pixels' im2col rows are A (fwt_*); W^T packed at load in place of W when the output's size is
+ *   known at load, else at bind for a bound output that small (a symbolic audio length; W stays
+ *   for the longer ones). Each variant (AVX-512,
  *   AVX2, NEON or the portable 4x4 tile) is the fma chain of its scalar twin. Tiles do not
  *   depend on the thread count.
  * - depthwise (any backend but reference): per plane and output row on an f32-dwconv variant,
@@ -106,7 +108,9 @@ typedef struct fconv_params {
    * pool, audio frames): W^T packed at load per group ([K][M/g] in panels of nr), the pixels'
    * im2col rows the GEMM's A, so the kernel's NR lanes run along the output channels. */
   const float *wt;
-  size_t wt_group_floats;
+  /* The output's size is not known at load (a symbolic length): W stays, and bind packs W^T into
+   * the session's memory when the bound output has at most FWT_MAX_P pixels (conv_bind). */
+  int wt_bind;
   int64_t group;
   const int64_t *output_padding, *output_shape; /* ConvTranspose (copies in the params' pool) */
   size_t n_output_padding, n_output_shape;
@@ -116,7 +120,11 @@ typedef struct fconv_params {
 typedef struct fconv_geom {
   int64_t N, C, M, group, has_bias;
   op_window_geom w;
+  float *wt; /* W^T packed at bind (wt_bind), wt_bytes from wt_alloc; freed at unbind */
+  size_t wt_bytes;
+  const q8rt_allocator *wt_alloc;
 } fconv_geom;
+_Static_assert(sizeof(fconv_geom) <= Q8RT_GEOM_BYTES, "float conv geometry must fit a step's geom record");
 
 /* The f32-vbinary kernels of this CPU and backend (the list ends with the scalar twin). */
 static void fc_pick_bin(const op_prepare_ctx *ctx, fconv_params *p) {
@@ -382,25 +390,31 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
     for (int i = 2; taps > 0 && i < wv->rank; i++)
       taps = wv->dims[i] > 0 && wv->dims[i] < (1 << 20) ? taps * wv->dims[i] : -1;
     p->wt = NULL;
+    p->wt_bind = 0;
     const ir_value *xv = ir_node_input(ctx->graph, n, 0);
     if (gv != NULL && wm > 0 && wm % p->group == 0 && wc > 0 && taps > 0 && wv->constant != NULL &&
         wv->constant->dtype == Q8RT_DTYPE_FLOAT32 && xv != NULL && xv->rank == wv->rank && wv->rank <= 5 &&
         !(wm == p->group && wc == 1) && p->n_ext == 0) {
-      /* output pixels per image, when the input's spatial dims are known at load (else -1) */
-      int64_t pixels = 1;
+      /* output pixels per image, when the input's spatial dims are known at load (else -1);
+       * `known`: the product of the output dims known at load (at least 1 each when bound) */
+      int64_t pixels = 1, known = 1;
       op_window wwin;
       q8rt_error ignored;
       const int sp = wv->rank - 2;
       if (op_window_resolve(&p->wattrs, ctx->desc, sp, wv->dims + 2, 1 << 24, OP_WINDOW_SAME_UNDILATED, &wwin,
                             &ignored) != Q8RT_OK)
-        pixels = -1;
-      for (int i = 0; i < sp && pixels > 0; i++) {
+        pixels = known = -1;
+      for (int i = 0; i < sp && known > 0; i++) {
         int64_t o = -1;
-        if (xv->dims[2 + i] < 0 ||
-            op_window_output(&wwin, ctx->desc, i, xv->dims[2 + i], &o, NULL, NULL, &ignored) != Q8RT_OK || o < 0)
+        if (xv->dims[2 + i] < 0) {
           pixels = -1;
-        else
-          pixels = o > FWT_MAX_P ? FWT_MAX_P + 1 : pixels * o;
+        } else if (op_window_output(&wwin, ctx->desc, i, xv->dims[2 + i], &o, NULL, NULL, &ignored) != Q8RT_OK ||
+                   o < 0) {
+          pixels = known = -1;
+        } else {
+          known = o > FWT_MAX_P ? FWT_MAX_P + 1 : known * o;
+          if (pixels > 0) pixels = known;
+        }
       }
       const size_t K = (size_t)(wc * taps), Mg = (size_t)(wm / p->group);
       const size_t per = q8rt_f32_gemm_packed_size(K, Mg, gv->nr);
@@ -412,11 +426,13 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
                                wt + (size_t)grp * per);
         }
         p->wt = wt;
-        p->wt_group_floats = per;
         /* The input's dims are fixed at load (a session binds the model's concrete dims), so W
          * itself is never read again: the planner may free it (infer refuses a bind that would
          * need it). */
         ctx->consumed |= 1u << 1;
+      } else if (pixels < 0 && known >= 1 && known <= FWT_MAX_P && K <= ((size_t)1 << 24) &&
+                 per <= ((size_t)1 << 28) / (size_t)p->group) {
+        p->wt_bind = 1;
       }
     }
     const int64_t *strides = NULL;
@@ -432,11 +448,19 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
     } else if (gv != NULL && wm >= 0 && wm % p->group == 0 && !dwise && taps > 1 && inner_s1) {
       ctx->kernel = iv[ii].name + 5; /* drop the "q8rt_" prefix */
       ctx->reason =
-          "f32-igemm on row pointers into the input (a copy only where a row crosses the padding; one fma chain per "
-          "output, as the reference loop)";
+          p->wt_bind
+              ? "f32-igemm on row pointers into the input (a copy only where a row crosses the padding); a bound "
+                "output of at most 8 pixels: f32 GEMM with W^T packed at bind, lanes along the output channels (one "
+                "fma chain per output, as the reference loop)"
+              : "f32-igemm on row pointers into the input (a copy only where a row crosses the padding; one fma chain "
+                "per output, as the reference loop)";
     } else if (gv != NULL && wm >= 0 && wm % p->group == 0 && !dwise) {
       ctx->kernel = gv->name + 5; /* drop the "q8rt_" prefix */
-      ctx->reason = "im2col tiles packed for the f32 GEMM (one fma chain per output, as the reference loop)";
+      ctx->reason = p->wt_bind
+                        ? "im2col tiles packed for the f32 GEMM; a bound output of at most 8 pixels: W^T "
+                          "packed at bind as its B, lanes along the output channels (one fma chain per output, "
+                          "as the reference loop)"
+                        : "im2col tiles packed for the f32 GEMM (one fma chain per output, as the reference loop)";
     } else if (dwise) {
       ctx->kernel = dv[di].name + 5;
       ctx->reason = "depthwise rows on f32-dwconv (the reference loop's rounded products and adds, in its order)";
@@ -694,9 +718,41 @@ static size_t fc_slot_floats(const fconv_params *p, const fconv_geom *g) {
   return (f + 15) / 16 * 16; /* slots stay 64-byte aligned */
 }
 
-/* The W^T route: packed at load (not depthwise), at most FWT_MAX_P output pixels per image. */
+/* The W^T route: packed at load or at bind (not depthwise), at most FWT_MAX_P output pixels per
+ * image. */
 static int fc_use_wt(const fconv_params *p, const fconv_geom *g) {
-  return p->wt != NULL && p->gemm != NULL && op_window_out_plane(&g->w) <= FWT_MAX_P;
+  return (p->wt != NULL || p->wt_bind) && p->gemm != NULL && op_window_out_plane(&g->w) <= FWT_MAX_P;
+}
+
+/* Packs W^T for a bound output of at most FWT_MAX_P pixels (wt_bind): once per bind, from the
+ * constant W, into memory the step's geometry owns until unbind. */
+static q8rt_status conv_bind(const void *params, void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                             const op_exec_ctx *ctx, q8rt_error *err) {
+  const fconv_params *p = params;
+  fconv_geom *g = geom;
+  (void)out;
+  (void)workspace;
+  if (p->wt != NULL || !p->wt_bind || !fc_use_wt(p, g)) return Q8RT_OK;
+  const size_t K = (size_t)(g->C / g->group * op_window_taps(&g->w)), Mg = (size_t)(g->M / g->group);
+  const size_t per = q8rt_f32_gemm_packed_size(K, Mg, p->nr);
+  size_t bytes;
+  if (__builtin_mul_overflow(per, (size_t)g->group * sizeof(float), &bytes))
+    return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  float *wt = q8rt_alloc(ctx->allocator, bytes, 64);
+  if (wt == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "cannot allocate %zu bytes for W^T", bytes);
+  for (int64_t grp = 0; grp < g->group; grp++)
+    q8rt_f32_gemm_pack_t(K, Mg, p->nr, (const float *)in[1].data + (size_t)grp * Mg * K, K, wt + (size_t)grp * per);
+  g->wt = wt;
+  g->wt_bytes = bytes;
+  g->wt_alloc = ctx->allocator;
+  return Q8RT_OK;
+}
+
+static void conv_unbind(const void *params, void *geom) {
+  fconv_geom *g = geom;
+  (void)params;
+  if (g->wt != NULL) q8rt_free(g->wt_alloc, g->wt, g->wt_bytes);
+  g->wt = NULL;
 }
 /* One output pixel whose window is the whole input (no padding, undilated): its im2col row is
  * the input itself. */
@@ -1078,8 +1134,8 @@ static void fc_stage_run_channels(const fconv_params *p, size_t ch, float *y, si
 typedef struct fwt_job {
   const fconv_params *p;
   const fconv_geom *g;
-  const float *x, *bias;
-  float *y, *ws; /* ws: slots of fc_wt_slot_floats unless the route is direct */
+  const float *x, *bias, *wt; /* wt: W^T, packed at load or at bind */
+  float *y, *ws;              /* ws: slots of fc_wt_slot_floats unless the route is direct */
   size_t blocks, slots;
   atomic_int busy[FC_MAX_SLOTS];
 } fwt_job;
@@ -1094,7 +1150,7 @@ static void fwt_task(void *arg, size_t task) {
   const size_t ch = grp * Mg + c0, in_plane = (size_t)op_window_in_plane(&g->w);
   const size_t P = (size_t)op_window_out_plane(&g->w);
   const float *xg = j->x + (nb * (size_t)g->C + grp * Cg) * in_plane,
-              *panel = j->p->wt + grp * j->p->wt_group_floats + c0 * K;
+              *panel = j->wt + grp * q8rt_f32_gemm_packed_size(K, Mg, j->p->nr) + c0 * K;
   if (j->ws == NULL) { /* one pixel, its window the whole input: y's channels are a row */
     float *y = j->y + nb * (size_t)g->M + ch;
     j->p->gemm(1, nc, K, xg, K, panel, y, nc);
@@ -1319,6 +1375,7 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
     j.g = g;
     j.x = in[0].data;
     j.bias = g->has_bias ? in[2].data : NULL;
+    j.wt = p->wt != NULL ? p->wt : g->wt;
     j.y = out[0].data;
     j.ws = fc_wt_direct(g) ? NULL : workspace;
     j.blocks = (Mg + FWT_COLS - 1) / FWT_COLS;
@@ -1683,6 +1740,8 @@ const op_def q8rt_op_conv = {.op_type = "Conv",
                              .prepare = conv_prepare,
                              .infer = fconv_infer,
                              .workspace = conv_workspace,
+                             .bind = conv_bind,
+                             .unbind = conv_unbind,
                              .run = conv_run};
 const op_def q8rt_op_fused_conv = {.op_type = "FusedConv",
                                    .domain = "q8rt",
@@ -1690,6 +1749,8 @@ const op_def q8rt_op_fused_conv = {.op_type = "FusedConv",
                                    .prepare = conv_prepare,
                                    .infer = fconv_infer,
                                    .workspace = conv_workspace,
+                                   .bind = conv_bind,
+                                   .unbind = conv_unbind,
                                    .run = conv_run};
 const op_def q8rt_op_conv_transpose = {.op_type = "ConvTranspose",
                                        .domain = "",

@@ -584,6 +584,50 @@ def test_float_conv_special_routes(tmp_path):
         np.testing.assert_allclose(got[np.isfinite(ref)], ref[np.isfinite(ref)], rtol=1e-4, atol=1e-4)
 
 
+def test_float_conv_wt_at_bind(tmp_path):
+    """A symbolic-length 1-D conv pair (an STFT-like strided conv from 1 channel, then a k=3 conv
+    with a fused Relu): the output's size is known only at bind, so W^T is packed at bind when
+    the bound output has at most 8 pixels and W stays for longer inputs. Few frames (5 and 1) and
+    many (24): within ORT's tolerance and the same bytes at 3 threads and as --backend reference;
+    one Python-module session rebound short -> long -> short at 1 and 3 threads gives the same
+    bytes again (the bind-time W^T is replaced and freed per bound shape)."""
+    from single_node import run_ort
+    rng = np.random.default_rng(23)
+    w1 = rng.normal(0, 0.3, (66, 1, 16)).astype(np.float32)
+    b1 = rng.normal(0, 1, 66).astype(np.float32)
+    w2 = rng.normal(0, 0.2, (40, 66, 3)).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["h"], strides=[8]),
+             helper.make_node("Conv", ["h", "w2"], ["c"], pads=[1, 1]),
+             helper.make_node("Relu", ["c"], ["y"])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, "T"])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          [onnx.numpy_helper.from_array(a, n) for a, n in ((w1, "w1"), (b1, "b1"), (w2, "w2"))])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    got = {}
+    for t in (48, 16, 200):
+        x = rng.normal(0, 1, (1, 1, t)).astype(np.float32)
+        want = run_ort(m, {"x": x}, optimize=False)[0]
+        out, explain = _float_routes(m, {"x": x}, tmp_path / f"t{t}")
+        np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4)
+        assert out.shape == (1, 40, (t - 16) // 8 + 1)
+        assert explain.count("W^T packed at bind") == 2, explain
+        got[t] = (x, out)
+    if h.is_sanitized_build():
+        return  # ctypes loads libq8rt.so into an uninstrumented Python
+    import os
+    import sys
+    from pathlib import Path
+    os.environ["Q8RT_LIBRARY"] = str(h.build_dir() / "libq8rt.so")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "python"))
+    import q8rt
+    path = h.save_model(m, tmp_path / "s.onnx")
+    for threads in (1, 3):
+        with q8rt.Session(path, threads=threads) as s:
+            for t in (48, 200, 16, 48):
+                h.assert_same_bytes(s.run(None, {"x": got[t][0]})[0], got[t][1], f"rebound T={t} threads={threads}")
+
+
 @pytest.mark.parametrize("stride", [1, 2])
 def test_float_depthwise_flat_nonfinite_weights(stride, tmp_path):
     """The flat depthwise routes add 0 * w at padded taps, which is exact only for finite w: a
