@@ -1,7 +1,8 @@
 /* f32-gemm, AVX-512: 8 rows x 32 columns of C held in 16 zmm accumulators for the whole k chain;
  * B's packed 32-column panel (k x 128 contiguous bytes) stays in L1 while the row tiles pass over
  * it. The last panel is zero-padded; masked stores keep C's columns past n untouched; row edges
- * take a shorter tile.
+ * take a shorter tile. A last panel of at most 16 columns (a 14x14 plane's 196 pixels end in 4)
+ * runs only its first 16 lanes: half the fmas, each output's chain unchanged.
  * vfmadd231ps is the exactly rounded fma of the scalar twin, in the same k order.
  * The row loops carry `#pragma GCC unroll`: GCC 12 at -O2 does not unroll them on its own and then
  * keeps the accumulator arrays on the stack (a load and a store around every fma, measured 2.5x
@@ -10,26 +11,45 @@
 
 #include "f32-gemm/f32-gemm.h"
 
-static inline __attribute__((always_inline)) void tile(const int mr, size_t k, const float *a, size_t lda,
-                                                       const float *b, float *c, size_t ldc, __mmask16 m0,
+static inline __attribute__((always_inline)) void tile(const int mr, const int half, size_t k, const float *a,
+                                                       size_t lda, const float *b, float *c, size_t ldc, __mmask16 m0,
                                                        __mmask16 m1) {
   __m512 acc0[8], acc1[8];
 #pragma GCC unroll 8
   for (int r = 0; r < mr; r++) acc0[r] = acc1[r] = _mm512_setzero_ps();
   for (size_t p = 0; p < k; p++) {
     const __m512 b0 = _mm512_loadu_ps(b + p * 32);
-    const __m512 b1 = _mm512_loadu_ps(b + p * 32 + 16);
+    const __m512 b1 = half ? b0 : _mm512_loadu_ps(b + p * 32 + 16);
 #pragma GCC unroll 8
     for (int r = 0; r < mr; r++) {
       const __m512 av = _mm512_set1_ps(a[(size_t)r * lda + p]);
       acc0[r] = _mm512_fmadd_ps(av, b0, acc0[r]);
-      acc1[r] = _mm512_fmadd_ps(av, b1, acc1[r]);
+      if (!half) acc1[r] = _mm512_fmadd_ps(av, b1, acc1[r]);
     }
   }
 #pragma GCC unroll 8
   for (int r = 0; r < mr; r++) {
     _mm512_mask_storeu_ps(c + (size_t)r * ldc, m0, acc0[r]);
-    _mm512_mask_storeu_ps(c + (size_t)r * ldc + 16, m1, acc1[r]);
+    if (!half) _mm512_mask_storeu_ps(c + (size_t)r * ldc + 16, m1, acc1[r]);
+  }
+}
+
+static inline __attribute__((always_inline)) void panel(const int half, size_t m, size_t k, const float *a, size_t lda,
+                                                        const float *bj, float *c, size_t ldc, __mmask16 m0,
+                                                        __mmask16 m1) {
+  size_t i = 0;
+  for (; i + 8 <= m; i += 8) tile(8, half, k, a + i * lda, lda, bj, c + i * ldc, ldc, m0, m1);
+  const float *ai = a + i * lda;
+  float *ci = c + i * ldc;
+  switch (m - i) {
+    case 7: tile(7, half, k, ai, lda, bj, ci, ldc, m0, m1); break;
+    case 6: tile(6, half, k, ai, lda, bj, ci, ldc, m0, m1); break;
+    case 5: tile(5, half, k, ai, lda, bj, ci, ldc, m0, m1); break;
+    case 4: tile(4, half, k, ai, lda, bj, ci, ldc, m0, m1); break;
+    case 3: tile(3, half, k, ai, lda, bj, ci, ldc, m0, m1); break;
+    case 2: tile(2, half, k, ai, lda, bj, ci, ldc, m0, m1); break;
+    case 1: tile(1, half, k, ai, lda, bj, ci, ldc, m0, m1); break;
+    default: break;
   }
 }
 
@@ -40,19 +60,10 @@ void q8rt_f32_gemm_ukernel_8x32__avx512skx(size_t m, size_t n, size_t k, const f
     const __mmask16 m0 = nr >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << nr) - 1);
     const __mmask16 m1 = nr >= 32 ? (__mmask16)0xffff : nr > 16 ? (__mmask16)((1u << (nr - 16)) - 1) : 0;
     const float *bj = packed_b + j * k; /* panel j / NR */
-    size_t i = 0;
-    for (; i + 8 <= m; i += 8) tile(8, k, a + i * lda, lda, bj, c + i * ldc + j, ldc, m0, m1);
-    const float *ai = a + i * lda;
-    float *ci = c + i * ldc + j;
-    switch (m - i) {
-      case 7: tile(7, k, ai, lda, bj, ci, ldc, m0, m1); break;
-      case 6: tile(6, k, ai, lda, bj, ci, ldc, m0, m1); break;
-      case 5: tile(5, k, ai, lda, bj, ci, ldc, m0, m1); break;
-      case 4: tile(4, k, ai, lda, bj, ci, ldc, m0, m1); break;
-      case 3: tile(3, k, ai, lda, bj, ci, ldc, m0, m1); break;
-      case 2: tile(2, k, ai, lda, bj, ci, ldc, m0, m1); break;
-      case 1: tile(1, k, ai, lda, bj, ci, ldc, m0, m1); break;
-      default: break;
+    if (nr <= 16) {
+      panel(1, m, k, a, lda, bj, c + j, ldc, m0, m1);
+    } else {
+      panel(0, m, k, a, lda, bj, c + j, ldc, m0, m1);
     }
   }
 }

@@ -58,7 +58,17 @@ Q8RT_TEST(f32_gemm_variants_match_scalar) {
     tested++;
     fprintf(stderr, "  %s\n", v->name);
     const size_t ms[] = {1, v->mr - 1, v->mr, v->mr + 1, 2 * v->mr + 3, 3 * v->mr};
-    const size_t ns[] = {1, 7, v->nr / 2, v->nr - 1, v->nr, v->nr + 1, 2 * v->nr + 5, 3 * v->nr - 1};
+    /* panels of n % nr around nr / 2 (the AVX-512 kernel runs a last panel of <= 16 on half its lanes) */
+    const size_t ns[] = {1,
+                         7,
+                         v->nr / 2,
+                         v->nr / 2 + 1,
+                         v->nr - 1,
+                         v->nr,
+                         v->nr + 1,
+                         2 * v->nr + 5,
+                         2 * v->nr + v->nr / 2 + 1,
+                         3 * v->nr - 1};
     const size_t ks[] = {0, 1, 2, 5, 16, 37, 120};
     for (size_t im = 0; im < sizeof(ms) / sizeof(ms[0]); im++) {
       for (size_t in = 0; in < sizeof(ns) / sizeof(ns[0]); in++) {
