@@ -913,6 +913,14 @@ static inline void fc_copy(float *dst, const float *src, int64_t n, int64_t s, s
       memcpy(&v, src + t, sizeof(v));
       memcpy(dst + t, &v, sizeof(v));
     }
+  } else if (s == 2) { /* a stride-2 window (a stem conv's im2col): the even floats of 8, while the 8th is needed */
+    for (; t + 4 < n; t += 4) {
+      fc_v4 a, b;
+      memcpy(&a, src + 2 * t, sizeof(a));
+      memcpy(&b, src + 2 * t + 4, sizeof(b));
+      const fc_v4 v = __builtin_shufflevector(a, b, 0, 2, 4, 6);
+      memcpy(dst + t, &v, sizeof(v));
+    }
   }
   for (; t < n; t++) dst[t] = src[t * s];
 }
