@@ -1035,7 +1035,11 @@ static void fc_pack_tile(const fc_job *j, const fconv_geom *g, const float *xg, 
               const int64_t off = t2 * g->w.d[2] - g->w.pb[2];
               /* o2 in [lo2, hi2) reads inside the row */
               int64_t lo2 = off >= 0 ? 0 : -off, hi2 = g->w.in[2] - off <= 0 ? 0 : g->w.in[2] - off;
-              if (s2 != 1) lo2 = (lo2 + s2 - 1) / s2, hi2 = (hi2 + s2 - 1) / s2;
+              if (s2 == 2) { /* a shift, not an idiv per k row and panel (a stem conv's 12544 pixels) */
+                lo2 = (lo2 + 1) / 2, hi2 = (hi2 + 1) / 2;
+              } else if (s2 != 1) {
+                lo2 = (lo2 + s2 - 1) / s2, hi2 = (hi2 + s2 - 1) / s2;
+              }
               for (int64_t pc = pfirst[pn]; pc < pfirst[pn + 1]; pc++) {
                 float *d = dst + (pq[pc] - (int64_t)(pn * nr));
                 const int64_t len = pq[pc + 1] - pq[pc], a = po2[pc];
