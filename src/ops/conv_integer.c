@@ -635,10 +635,11 @@ static void ci_run(const void *params, const void *geom, const op_tensor *in, op
     c.scale = scale;
     if (p->path == CI_PATH_GEMM) {
       /* The channel blocks give a second thread work at the cost of one im2col and packing of the
-       * tile per block; alone, one block (the same int32 sums: the split changes no order) */
+       * tile per block; alone (no pool, a solo stretch, a run the session keeps on one thread), one
+       * block (the same int32 sums: the split changes no order) */
       c.mblock = gm->mblock;
       c.mblocks = gm->mblocks;
-      if (ctx->threads <= 1 || ctx->pool == NULL) {
+      if (ctx->threads <= 1 || !q8rt_threadpool_sharing(ctx->pool)) {
         c.mblock = ci_round_up((size_t)(p->M / p->group), p->mr);
         c.mblocks = 1;
       }
