@@ -82,8 +82,8 @@ static q8rt_status bn_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) 
   while (!op_isa_usable(g_vmulcaddc[i].isa, ctx->isa, ctx->backend)) i++;
   p->fn = g_vmulcaddc[i].fn;
   p->nhwc = 0;
-  p->vmul = op_f32_vbinary_kernel(ctx->isa, ctx->backend, 2, 0);
-  p->vadd = op_f32_vbinary_kernel(ctx->isa, ctx->backend, 0, 0);
+  p->vmul = op_f32_vbinary_kernel(ctx->isa, ctx->backend, OP_VBIN_MUL, OP_VBIN_VV);
+  p->vadd = op_f32_vbinary_kernel(ctx->isa, ctx->backend, OP_VBIN_ADD, OP_VBIN_VV);
   ctx->kernel = g_vmulcaddc[i].name + 5; /* drop the "q8rt_" prefix */
   ctx->reason = "inference mode: per-channel factors at run, rows through f32-vmulcaddc";
   *out = p;

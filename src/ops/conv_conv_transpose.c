@@ -126,19 +126,9 @@ typedef struct fconv_geom {
 } fconv_geom;
 _Static_assert(sizeof(fconv_geom) <= Q8RT_GEOM_BYTES, "float conv geometry must fit a step's geom record");
 
-/* The f32-vbinary kernels of this CPU and backend (the list ends with the scalar twin). */
+/* The f32-vbinary kernels of this CPU and backend. */
 static void fc_pick_bin(const op_prepare_ctx *ctx, fconv_params *p) {
-  static const struct {
-    uint32_t isa;
-    q8rt_f32_vbinary_set set;
-  } bv[] = {
-#define Q8RT_F32_VBINARY_UKERNELS(isa_flag, isa) {isa_flag, Q8RT_F32_VBINARY_TABLE(isa)},
-#include "f32-vbinary/f32-vbinary.inc"
-#undef Q8RT_F32_VBINARY_UKERNELS
-  };
-  size_t bi = 0; /* the list ends with the scalar twin */
-  while (!op_isa_usable(bv[bi].isa, ctx->isa, ctx->backend)) bi++;
-  p->bin = bv[bi].set;
+  p->bin = *op_f32_vbinary_set(ctx->isa, ctx->backend);
 }
 
 /* FusedConv: the stage program (attributes q8rt_stage: code, a, b per op; q8rt_stage_bounds: lo,
@@ -337,19 +327,7 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
         "f32-deconv per output row and kernel tap, all output channels of a group at once (the "
         "definition's channel dots and tap order)";
   }
-  {
-    static const struct {
-      uint32_t isa;
-      q8rt_f32_vbinary_ukernel_fn fn;
-    } bv[] = {
-#define Q8RT_F32_VBINARY_UKERNELS(isa_flag, isa) {isa_flag, q8rt_f32_vaddc_ukernel__##isa},
-#include "f32-vbinary/f32-vbinary.inc"
-#undef Q8RT_F32_VBINARY_UKERNELS
-    };
-    size_t bi = 0; /* the list ends with the scalar twin */
-    while (!op_isa_usable(bv[bi].isa, ctx->isa, ctx->backend)) bi++;
-    p->addc = bv[bi].fn;
-  }
+  p->addc = op_f32_vbinary_kernel(ctx->isa, ctx->backend, OP_VBIN_ADD, OP_VBIN_VC);
   if (!transpose && ctx->backend != Q8RT_BACKEND_REFERENCE) {
     const op_f32_gemm_variant *gv = op_f32_gemm_pick(ctx);
     p->gemm = gv != NULL ? gv->fn : NULL;

@@ -58,10 +58,14 @@ static const struct {
 };
 #undef VB_NAMES_
 
-q8rt_f32_vbinary_ukernel_fn op_f32_vbinary_kernel(uint32_t isa, q8rt_backend backend, int op, int form) {
+const q8rt_f32_vbinary_set *op_f32_vbinary_set(uint32_t isa, q8rt_backend backend) {
   size_t v = 0; /* the list ends with the scalar twins */
   while (!op_isa_usable(g_f32_vbinary[v].isa, isa, backend)) v++;
-  return g_f32_vbinary[v].set.fn[op][form];
+  return &g_f32_vbinary[v].set;
+}
+
+q8rt_f32_vbinary_ukernel_fn op_f32_vbinary_kernel(uint32_t isa, q8rt_backend backend, int op, int form) {
+  return op_f32_vbinary_set(isa, backend)->fn[op][form];
 }
 
 typedef struct bin_geom {

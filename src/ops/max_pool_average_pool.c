@@ -106,8 +106,8 @@ static q8rt_status pool_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
   p->kind = kind;
   ctx->kernel = "average_pool_f32__scalar";
   ctx->reason = "reference";
-  p->vadd = op_f32_vbinary_kernel(ctx->isa, ctx->backend, 0, 0);
-  p->vdivc = op_f32_vbinary_kernel(ctx->isa, ctx->backend, 3, 1);
+  p->vadd = op_f32_vbinary_kernel(ctx->isa, ctx->backend, OP_VBIN_ADD, OP_VBIN_VV);
+  p->vdivc = op_f32_vbinary_kernel(ctx->isa, ctx->backend, OP_VBIN_DIV, OP_VBIN_VC);
   if (kind == POOL_MAX || kind == POOL_GLOBAL_MAX) pick_maxpool(ctx, p);
   *out = p;
   if (kind == POOL_GLOBAL_AVG || kind == POOL_GLOBAL_MAX) return Q8RT_OK;

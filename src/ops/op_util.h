@@ -184,10 +184,14 @@ const op_f32_gemm_variant *op_f32_gemm_pick(const op_prepare_ctx *ctx);
  * list ends with the scalar twin, the reference backend's); *name (if not NULL) for --explain. */
 q8rt_f32_vunary_ukernel_fn op_f32_vunary_pick(const op_prepare_ctx *ctx, enum q8rt_f32_vunary_op op, const char **name);
 
-/* The f32-vbinary kernel of op (Q8RT_F32_VBINARY_OPS order: 0 add, 1 sub, 2 mul, 3 div, 4 max, 5 min)
- * in form 0 (y = a op b), 1 (y = a op b[0]) or 2 (y = b[0] op a), from the first line of
+/* The f32-vbinary kernel of op (the order of Q8RT_F32_VBINARY_OPS) in form OP_VBIN_VV (y = a op b),
+ * OP_VBIN_VC (y = a op b[0]) or OP_VBIN_RVC (y = b[0] op a), from the first line of
  * f32-vbinary.inc this CPU and backend allow (the list ends with the scalar twins). */
+enum { OP_VBIN_ADD, OP_VBIN_SUB, OP_VBIN_MUL, OP_VBIN_DIV, OP_VBIN_MAX, OP_VBIN_MIN };
+enum { OP_VBIN_VV, OP_VBIN_VC, OP_VBIN_RVC };
 q8rt_f32_vbinary_ukernel_fn op_f32_vbinary_kernel(uint32_t isa, q8rt_backend backend, int op, int form);
+/* The whole f32-vbinary table of that line (every op and form). */
+const q8rt_f32_vbinary_set *op_f32_vbinary_set(uint32_t isa, q8rt_backend backend);
 
 /* The first s32-f32-vcvt kernel (s32-f32-vcvt.inc) this CPU and backend allow: the output stage
  * of ConvIntegerToFloat and MatMulIntegerToFloat. */

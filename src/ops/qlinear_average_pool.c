@@ -179,9 +179,9 @@ static q8rt_status qap_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err)
   if ((st = ir_attr_int(n, "ceil_mode", 0, &p->ceil_mode, err)) != Q8RT_OK) return st;
   const char *dq_name = NULL;
   p->dq = op_dequantize_kernel(p->type, ctx->isa, ctx->backend, &dq_name);
-  p->vadd = op_f32_vbinary_kernel(ctx->isa, ctx->backend, 0, 0);
-  p->vaddc = op_f32_vbinary_kernel(ctx->isa, ctx->backend, 0, 1);
-  p->vdivc = op_f32_vbinary_kernel(ctx->isa, ctx->backend, 3, 1);
+  p->vadd = op_f32_vbinary_kernel(ctx->isa, ctx->backend, OP_VBIN_ADD, OP_VBIN_VV);
+  p->vaddc = op_f32_vbinary_kernel(ctx->isa, ctx->backend, OP_VBIN_ADD, OP_VBIN_VC);
+  p->vdivc = op_f32_vbinary_kernel(ctx->isa, ctx->backend, OP_VBIN_DIV, OP_VBIN_VC);
   ctx->kernel = "qlinear_average_pool__scalar";
   ctx->reason =
       "ONNX Runtime formula (float window sums); channels-last: each window pixel's channels dequantized "
