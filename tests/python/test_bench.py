@@ -104,3 +104,27 @@ def test_bad_command_lines(args, message):
     r = run(args)
     assert r.returncode == 1 and r.stderr.startswith("q8rt-bench: error: ") and message in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_bench_py_keeps_each_implementations_best_round():
+    """bench.py's whole-model rounds: the lowest median wins, a failed or inexact round is the one
+    reported, and every round's median is kept."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+    spec = importlib.util.spec_from_file_location(
+        "q8rt_bench_py", Path(__file__).resolve().parents[2] / "examples" / "bench" / "bench.py")
+    b = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = b  # dataclasses look their module up there
+    spec.loader.exec_module(b)
+
+    def meas(impl, ms, status="ok", mismatches=0):
+        return b.Meas(impl, impl, status=status, median_ms=ms, mismatches=mismatches)
+
+    r1 = [meas("q8rt-2t", 5.9), meas("ort-1t", 10.0), meas("ov-1t", None, status="n/a")]
+    r2 = [meas("q8rt-2t", 3.4), meas("ort-1t", 11.0, mismatches=3), meas("ov-1t", None, status="n/a")]
+    got = {m.impl: m for m in b.merge_rounds([r1, r2])}
+    assert list(got) == ["q8rt-2t", "ort-1t", "ov-1t"]
+    assert got["q8rt-2t"].median_ms == 3.4 and got["q8rt-2t"].round_medians_ms == [5.9, 3.4]
+    assert got["ort-1t"].mismatches == 3 and got["ort-1t"].round_medians_ms == [10.0, 11.0]
+    assert got["ov-1t"].status == "n/a" and got["ov-1t"].round_medians_ms == []
