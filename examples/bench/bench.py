@@ -577,7 +577,8 @@ def _all_real_models() -> List[E2EModel]:
 _FAMILY_TEXT = {"yolox": "YOLOX-style detector, 1x3x416x416", "lcnet": "PP-LCNet-style classifier, 1x3x224x224",
                 "crnn": "CRNN text recognizer (conv + bidirectional LSTM), 1x1x64x232",
                 "vad": "Silero-style VAD (If on the sample rate, LSTM), one 512-sample chunk",
-                "vad16k": "Silero-style VAD, 16 kHz branch only (no If), one 512-sample chunk"}
+                "vad16k": "Silero-style VAD, 16 kHz branch only (no If), one 512-sample chunk",
+                "yolov8": "YOLOv8n detector (nudenet 320n.onnx), 1x3x320x320"}
 
 
 def _family_model(family: str, setting: str):

@@ -68,6 +68,13 @@ static inline op_node op_node_view(const ir_node *n) {
  * activation's real-valued bounds (+-inf where it has none), applied as the requantization clamp. */
 #define OP_ATTR_FUSED_CLIP IR_ATTR_INTERNAL_PREFIX "fused_clip"
 
+/* QLinearAdd made by the QDQ pass from int8 groups: INT 1 = compute with the arithmetic of the
+ * uint8 twin (values ^ 0x80, zero points + 128), so an int8 QDQ model gives exactly the bytes of
+ * its uint8 twin ^ 0x80. ORT's Add formula reads the raw values (not value - zero point), so it
+ * depends on the encoding; ORT fuses QDQ groups only for uint8 on x86, and q8rt's int8 QDQ run is
+ * defined as that fused uint8 run. QOperator QLinearAdd nodes keep ORT's int8 kernel formula. */
+#define OP_ATTR_U8_FORMULA IR_ATTR_INTERNAL_PREFIX "u8_formula"
+
 enum op_layout { OP_LAYOUT_ANY = 0, OP_LAYOUT_NCHW = 1, OP_LAYOUT_NHWC = 2 };
 
 typedef struct op_prepare_ctx {

@@ -34,7 +34,9 @@ enum { BIN_ADD, BIN_MUL };
 
 typedef struct qbin_params {
   int kind;
-  int nhwc; /* activations channels-last: ORT's operand order still follows the NCHW shapes */
+  int nhwc;   /* activations channels-last: ORT's operand order still follows the NCHW shapes */
+  int via_u8; /* int8 data computed as its uint8 twin (OP_ATTR_U8_FORMULA): rows go through the
+               * uint8 kernels on values ^ 0x80, the parameters below are the twin's */
   q8rt_dtype type;
   int32_t za, zb, zc;
   float ra, rb; /* add: sA/sC, sB/sC */
@@ -121,7 +123,15 @@ static q8rt_status qbin_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
   if ((st = qk_zero_point(g, n, 7, "C_zero_point", t, &p->zc, &t, err)) != Q8RT_OK) return st;
   if (t == Q8RT_DTYPE_UNDEFINED) t = Q8RT_DTYPE_UINT8;
   p->type = t;
-  q8rt_dtype_range(t, &p->qmin, &p->qmax);
+  int64_t u8_formula = 0;
+  if (kind == BIN_ADD && (st = ir_attr_int(n, OP_ATTR_U8_FORMULA, 0, &u8_formula, err)) != Q8RT_OK) return st;
+  p->via_u8 = u8_formula != 0 && t == Q8RT_DTYPE_INT8;
+  if (p->via_u8) {
+    p->za += 128;
+    p->zb += 128;
+    p->zc += 128;
+  }
+  q8rt_dtype_range(p->via_u8 ? Q8RT_DTYPE_UINT8 : t, &p->qmin, &p->qmax);
   if (kind == BIN_ADD) {
     p->ra = sa / sc;
     p->rb = sb / sc;
@@ -143,8 +153,13 @@ static q8rt_status qbin_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
     p->u8_full = k->u8_mul, p->u8_bcast = k->u8_mulc, p->s8_full = k->s8_mul, p->s8_bcast = k->s8_mulc;
   }
   ctx->kernel = kind == BIN_ADD ? k->add_name : k->mul_name;
-  ctx->reason =
-      k->isa == Q8RT_ISA_SCALAR ? "ONNX Runtime MLAS formula" : "ONNX Runtime MLAS formula, vectorized rows (exact)";
+  if (p->via_u8) {
+    ctx->reason = k->isa == Q8RT_ISA_SCALAR ? "ONNX Runtime MLAS formula of the uint8 twin (int8 QDQ)"
+                                            : "ONNX Runtime MLAS formula of the uint8 twin (int8 QDQ), vectorized rows";
+  } else {
+    ctx->reason =
+        k->isa == Q8RT_ISA_SCALAR ? "ONNX Runtime MLAS formula" : "ONNX Runtime MLAS formula, vectorized rows (exact)";
+  }
   *out = p;
   return Q8RT_OK;
 }
@@ -259,9 +274,8 @@ static inline __attribute__((always_inline)) void qbin_row_t(const qbin_params *
 }
 
 /* One row of `len` outputs; sa, sb (the operands' element strides in the row) are 0 or 1. */
-static void qbin_row(const qbin_params *p, int b_first, const void *A, size_t sa, const void *B, size_t sb, void *Y,
-                     size_t len) {
-  const int s8 = p->type == Q8RT_DTYPE_INT8;
+static void qbin_row_typed(const qbin_params *p, int b_first, const void *A, size_t sa, const void *B, size_t sb,
+                           void *Y, size_t len, int s8) {
   if (len == 1) sa = sb = 1;
   const q8rt_q8_vbinary_params *kp = NULL;
   const void *x1 = NULL, *x2 = NULL;
@@ -288,6 +302,27 @@ static void qbin_row(const qbin_params *p, int b_first, const void *A, size_t sa
     qbin_row_t(p, b_first, A, sa, B, sb, Y, len, 1);
   } else {
     qbin_row_t(p, b_first, A, sa, B, sb, Y, len, 0);
+  }
+}
+
+#define QBIN_U8_CHUNK 256
+
+static void qbin_row(const qbin_params *p, int b_first, const void *A, size_t sa, const void *B, size_t sb, void *Y,
+                     size_t len) {
+  if (!p->via_u8) {
+    qbin_row_typed(p, b_first, A, sa, B, sb, Y, len, p->type == Q8RT_DTYPE_INT8);
+    return;
+  }
+  /* the uint8 twin's row: the same kernels on values ^ 0x80 (exactly x + 128), output ^ 0x80 */
+  const uint8_t *a8 = A, *b8 = B;
+  uint8_t *y8 = Y;
+  uint8_t ta[QBIN_U8_CHUNK], tb[QBIN_U8_CHUNK], ty[QBIN_U8_CHUNK];
+  for (size_t off = 0; off < len; off += QBIN_U8_CHUNK) {
+    const size_t n = len - off < QBIN_U8_CHUNK ? len - off : QBIN_U8_CHUNK;
+    for (size_t i = 0; i < (sa ? n : 1); i++) ta[i] = (uint8_t)(a8[(off + i) * sa] ^ 0x80u);
+    for (size_t i = 0; i < (sb ? n : 1); i++) tb[i] = (uint8_t)(b8[(off + i) * sb] ^ 0x80u);
+    qbin_row_typed(p, b_first, ta, sa, tb, sb, ty, n, 0);
+    for (size_t i = 0; i < n; i++) y8[off + i] = (uint8_t)(ty[i] ^ 0x80u);
   }
 }
 

@@ -130,22 +130,29 @@ static void drop_consumers(ir_graph *g, const ir_node *n) {
   }
 }
 
-/* The fused node's attributes: the conv's plus OP_ATTR_FUSED_CLIP {lo, hi}. */
-static q8rt_status fused_clip_attr(ir_graph *g, ir_node *f, float lo, float hi) {
+/* A new, zeroed attribute `name` appended to the fused node's own copy of its attributes. */
+static ir_attr *append_attr(ir_graph *g, ir_node *f, const char *name) {
   ir_attr *attrs = q8rt_pool_array(&g->pool, (size_t)f->n_attrs + 1, sizeof(ir_attr));
-  float *bounds = q8rt_pool_array(&g->pool, 2, sizeof(float));
-  if (attrs == NULL || bounds == NULL) return Q8RT_ERROR_OUT_OF_MEMORY;
+  if (attrs == NULL) return NULL;
   if (f->n_attrs > 0) memcpy(attrs, f->attrs, (size_t)f->n_attrs * sizeof(ir_attr));
-  bounds[0] = lo;
-  bounds[1] = hi;
   ir_attr *a = &attrs[f->n_attrs];
   memset(a, 0, sizeof(*a));
-  a->name = OP_ATTR_FUSED_CLIP;
+  a->name = name;
+  f->attrs = attrs;
+  f->n_attrs++;
+  return a;
+}
+
+/* The fused node's attributes: the conv's plus OP_ATTR_FUSED_CLIP {lo, hi}. */
+static q8rt_status fused_clip_attr(ir_graph *g, ir_node *f, float lo, float hi) {
+  float *bounds = q8rt_pool_array(&g->pool, 2, sizeof(float));
+  ir_attr *a = bounds != NULL ? append_attr(g, f, OP_ATTR_FUSED_CLIP) : NULL;
+  if (a == NULL) return Q8RT_ERROR_OUT_OF_MEMORY;
+  bounds[0] = lo;
+  bounds[1] = hi;
   a->type = IR_ATTR_FLOATS;
   a->floats = bounds;
   a->count = 2;
-  f->attrs = attrs;
-  f->n_attrs++;
   return Q8RT_OK;
 }
 
@@ -432,6 +439,12 @@ static q8rt_status fuse_groups(ir_graph *g, q8rt_error *err) {
     f->attrs = n->attrs;
     f->note = pass ? "DequantizeLinear/QuantizeLinear with equal parameters removed: runs on 8-bit data"
                    : "fused from DequantizeLinear -> op -> QuantizeLinear";
+    if (t == Q8RT_DTYPE_INT8 && strcmp(f->op_type, "QLinearAdd") == 0) {
+      ir_attr *a = append_attr(g, f, OP_ATTR_U8_FORMULA);
+      if (a == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory fusing '%s'", n->name);
+      a->type = IR_ATTR_INT;
+      a->i = 1;
+    }
     drop_consumers(g, n);
     for (int k = 0; k < n_out; k++) {
       drop_consumers(g, qs[k]);

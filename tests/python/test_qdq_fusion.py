@@ -161,3 +161,51 @@ def test_qdq_gemm_fuses_to_qgemm(trans_b, tmp_path, q8rt_run):
     res.assert_ok()
     assert "QGemm" in res.stdout and "fused from DequantizeLinear -> Gemm" in res.stdout, res.stdout
     h.assert_same_bytes(res.output("y"), want, "QDQ Gemm")
+
+
+def _qdq_add_model(xdt, za, zb, zc, shape_b):
+    # a YOLOv8 C2f residual Add's parameters (nudenet 320n, qdq_s8s8_pc), where the formulas differ
+    sa, sb, sc = np.float32(0.02019385), np.float32(0.024803573), np.float32(0.024870738)
+    xt = TensorProto.UINT8 if xdt == np.uint8 else TensorProto.INT8
+    inits = [h.tensor("sa", sa), h.tensor("za", np.array(za, xdt)), h.tensor("sb", sb),
+             h.tensor("zb", np.array(zb, xdt)), h.tensor("sc", sc), h.tensor("zc", np.array(zc, xdt))]
+    nodes = [helper.make_node("DequantizeLinear", ["a", "sa", "za"], ["a_f"], name="dq_a"),
+             helper.make_node("DequantizeLinear", ["b", "sb", "zb"], ["b_f"], name="dq_b"),
+             helper.make_node("Add", ["a_f", "b_f"], ["y_f"], name="add"),
+             helper.make_node("QuantizeLinear", ["y_f", "sc", "zc"], ["y"], name="q_y")]
+    return h.make_model(nodes, [helper.make_tensor_value_info("a", xt, [256, 256]),
+                                helper.make_tensor_value_info("b", xt, list(shape_b))],
+                        [helper.make_tensor_value_info("y", xt, None)], inits)
+
+
+@pytest.mark.parametrize("shape_b", [(256, 256), (1, 256), (256, 1)], ids=["full", "row_bcast", "col_bcast"])
+def test_qdq_add_int8_is_its_uint8_twin(shape_b, tmp_path, q8rt_run):
+    """DQ -> Add -> Q with int8 data gives exactly the bytes of the same group with uint8 data
+    (values ^ 0x80, zero points + 128) ^ 0x80. ORT's QLinearAdd formula reads raw values, so its
+    int8 kernel rounds differently from its uint8 one; q8rt defines an int8 QDQ group as the fused
+    uint8 run (ORT fuses QDQ only for uint8 on x86), which keeps whole int8 QDQ models equal to their
+    uint8 twins. Every (a, b) byte pair is covered."""
+    a = np.arange(256, dtype=np.uint8)[:, None].repeat(256, 1)
+    b = np.arange(256, dtype=np.uint8)[None, :].repeat(256, 0)
+    b = b[: shape_b[0], : shape_b[1]] if shape_b != (256, 256) else b
+    if shape_b == (256, 1):
+        b = np.arange(256, dtype=np.uint8)[:, None][::-1].copy()
+    outs = {}
+    for xdt, z in ((np.uint8, (28, 11, 34)), (np.int8, (-100, -117, -94))):
+        model = _qdq_add_model(xdt, *z, shape_b)
+        path = h.save_model(model, tmp_path / f"{xdt.__name__}.onnx")
+        conv = (lambda v: v) if xdt == np.uint8 else (lambda v: (v ^ 0x80).view(np.int8))
+        ap = h.save_npy(tmp_path / f"a_{xdt.__name__}.npy", conv(a))
+        bp = h.save_npy(tmp_path / f"b_{xdt.__name__}.npy", conv(np.ascontiguousarray(b)))
+        for backend in ("auto", "reference"):
+            res = h.run_q8rt(path, {"a": ap, "b": bp}, tmp_path / f"out-{xdt.__name__}-{backend}",
+                             extra=["--explain", "--backend", backend, "--no-tables"])
+            res.assert_ok()
+            assert "QLinearAdd" in res.stdout, res.stdout
+            if xdt == np.int8:
+                assert "uint8 twin" in res.stdout, res.stdout
+            outs[(xdt, backend)] = res.output("y")
+    want = outs[(np.uint8, "reference")]
+    assert np.array_equal(outs[(np.uint8, "auto")], want)
+    for backend in ("auto", "reference"):
+        h.assert_same_bytes(outs[(np.int8, backend)].view(np.uint8) ^ 0x80, want, f"int8 QDQ Add ({backend})")
