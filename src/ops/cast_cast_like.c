@@ -94,6 +94,8 @@ static q8rt_status cast_prepare_common(op_prepare_ctx *ctx, void **out, q8rt_err
   ctx->reason = "dtype conversion";
   const ir_value *x = ir_node_input(ctx->graph, n, 0);
   const int from = x != NULL ? cast_from_index(x->dtype) : -1;
+  if (!like && p->to == Q8RT_DTYPE_FLOAT32 && x != NULL && x->dtype == Q8RT_DTYPE_BOOL)
+    ctx->reason = "bool -> float32: 0 or 1 per byte, a vectorized loop";
   if (!like && p->to == Q8RT_DTYPE_FLOAT32 && from >= 0) {
     ctx->kernel = names[from] + 5; /* drop the "q8rt_" prefix */
     ctx->reason = "integer -> float32 rows on qint-f32-vcvt (scale 1, zero point 0)";
@@ -162,37 +164,52 @@ static void cast_range(void *arg, size_t begin, size_t end) {
     }
     return;
   }
-  if (from == Q8RT_DTYPE_FLOAT32) {
-    const float *xf = x;
-    for (size_t i = 0; i < n; i++) {
-      const float v = xf[i];
-      switch (to) {
-        case Q8RT_DTYPE_INT64: ((int64_t *)y)[i] = op_f64_to_i64(v); break;
-        case Q8RT_DTYPE_INT32: ((int32_t *)y)[i] = op_f64_to_i32(v); break;
-        case Q8RT_DTYPE_INT16: ((int16_t *)y)[i] = (int16_t)(uint16_t)(uint32_t)op_f64_to_i32(v); break;
-        case Q8RT_DTYPE_UINT16: ((uint16_t *)y)[i] = (uint16_t)(uint32_t)op_f64_to_i32(v); break;
-        case Q8RT_DTYPE_INT8: ((int8_t *)y)[i] = (int8_t)(uint8_t)(uint32_t)op_f64_to_i32(v); break;
-        case Q8RT_DTYPE_UINT8: ((uint8_t *)y)[i] = (uint8_t)(uint32_t)op_f64_to_i32(v); break;
-        case Q8RT_DTYPE_BOOL: ((uint8_t *)y)[i] = v != 0.0f || isnan(v); break;
-        default: break;
-      }
-    }
+  if (from == Q8RT_DTYPE_BOOL && to == Q8RT_DTYPE_FLOAT32) { /* one-hot encodings: a loop the compiler vectorizes */
+    const uint8_t *xb = x;
+    float *yf = y;
+    for (size_t i = 0; i < n; i++) yf[i] = xb[i] != 0 ? 1.0f : 0.0f;
     return;
   }
-  for (size_t i = 0; i < n; i++) {
-    const int64_t v = op_load_i64(x, from, i);
+  /* one loop per destination type (the switch outside the loops) */
+  if (from == Q8RT_DTYPE_FLOAT32) {
+    const float *xf = x;
+#define CAST_F32_LOOP(T, EXPR)     \
+  for (size_t i = 0; i < n; i++) { \
+    const float v = xf[i];         \
+    ((T *)y)[i] = EXPR;            \
+  }                                \
+  break
     switch (to) {
-      case Q8RT_DTYPE_FLOAT32: ((float *)y)[i] = (float)v; break;
-      case Q8RT_DTYPE_INT64: ((int64_t *)y)[i] = v; break;
-      case Q8RT_DTYPE_INT32: ((int32_t *)y)[i] = (int32_t)(uint32_t)(uint64_t)v; break;
-      case Q8RT_DTYPE_INT16: ((int16_t *)y)[i] = (int16_t)(uint16_t)(uint64_t)v; break;
-      case Q8RT_DTYPE_UINT16: ((uint16_t *)y)[i] = (uint16_t)(uint64_t)v; break;
-      case Q8RT_DTYPE_INT8: ((int8_t *)y)[i] = (int8_t)(uint8_t)(uint64_t)v; break;
-      case Q8RT_DTYPE_UINT8: ((uint8_t *)y)[i] = (uint8_t)(uint64_t)v; break;
-      case Q8RT_DTYPE_BOOL: ((uint8_t *)y)[i] = v != 0; break;
+      case Q8RT_DTYPE_INT64: CAST_F32_LOOP(int64_t, op_f64_to_i64(v));
+      case Q8RT_DTYPE_INT32: CAST_F32_LOOP(int32_t, op_f64_to_i32(v));
+      case Q8RT_DTYPE_INT16: CAST_F32_LOOP(int16_t, (int16_t)(uint16_t)(uint32_t)op_f64_to_i32(v));
+      case Q8RT_DTYPE_UINT16: CAST_F32_LOOP(uint16_t, (uint16_t)(uint32_t)op_f64_to_i32(v));
+      case Q8RT_DTYPE_INT8: CAST_F32_LOOP(int8_t, (int8_t)(uint8_t)(uint32_t)op_f64_to_i32(v));
+      case Q8RT_DTYPE_UINT8: CAST_F32_LOOP(uint8_t, (uint8_t)(uint32_t)op_f64_to_i32(v));
+      case Q8RT_DTYPE_BOOL: CAST_F32_LOOP(uint8_t, v != 0.0f || isnan(v));
       default: break;
     }
+#undef CAST_F32_LOOP
+    return;
   }
+#define CAST_INT_LOOP(T, EXPR)                 \
+  for (size_t i = 0; i < n; i++) {             \
+    const int64_t v = op_load_i64(x, from, i); \
+    ((T *)y)[i] = EXPR;                        \
+  }                                            \
+  break
+  switch (to) {
+    case Q8RT_DTYPE_FLOAT32: CAST_INT_LOOP(float, (float)v);
+    case Q8RT_DTYPE_INT64: CAST_INT_LOOP(int64_t, v);
+    case Q8RT_DTYPE_INT32: CAST_INT_LOOP(int32_t, (int32_t)(uint32_t)(uint64_t)v);
+    case Q8RT_DTYPE_INT16: CAST_INT_LOOP(int16_t, (int16_t)(uint16_t)(uint64_t)v);
+    case Q8RT_DTYPE_UINT16: CAST_INT_LOOP(uint16_t, (uint16_t)(uint64_t)v);
+    case Q8RT_DTYPE_INT8: CAST_INT_LOOP(int8_t, (int8_t)(uint8_t)(uint64_t)v);
+    case Q8RT_DTYPE_UINT8: CAST_INT_LOOP(uint8_t, (uint8_t)(uint64_t)v);
+    case Q8RT_DTYPE_BOOL: CAST_INT_LOOP(uint8_t, v != 0);
+    default: break;
+  }
+#undef CAST_INT_LOOP
 }
 
 static void cast_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,

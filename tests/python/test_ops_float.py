@@ -40,6 +40,7 @@ F = TensorProto.FLOAT
 I64 = TensorProto.INT64
 I32 = TensorProto.INT32
 U8 = TensorProto.UINT8
+BOOL = TensorProto.BOOL
 I8 = TensorProto.INT8
 
 NP = {F: np.float32, I64: np.int64, I32: np.int32, U8: np.uint8, I8: np.int8}
@@ -95,7 +96,7 @@ def binary(op, a, b, opset=13, b_init=False, a_init=False, compare="exact", name
 
 def unary(op, x, attrs=None, opset=13, compare="exact", name=None, extra=None, inits=None, out_type=None):
     t = {np.dtype(np.float32): F, np.dtype(np.int64): I64, np.dtype(np.int32): I32, np.dtype(np.uint8): U8,
-         np.dtype(np.int8): I8}[x.dtype]
+         np.dtype(np.int8): I8, np.dtype(np.bool_): BOOL}[x.dtype]
     ins = [("x", t, list(x.shape))] + list(extra or [])
     m = one_node(op, ins, out_type if out_type is not None else t, attrs=attrs, inits=inits, opset=opset)
     return Case(name or f"{op}_{'x'.join(map(str, x.shape))}", m, {"x": x}, compare)
@@ -272,6 +273,9 @@ def cases() -> List[Case]:
                    name="Cast_uint8_float"))
     c.append(unary("Cast", np.array([-128, 0, 127], np.int8), attrs={"to": I32}, opset=12, out_type=I32,
                    name="Cast_int8_int32"))
+    onehot = rng.integers(0, 257, (64, 1)) == np.arange(257)  # magika's one-hot: Equal -> Cast
+    c.append(unary("Cast", onehot, attrs={"to": F}, opset=12, out_type=F, name="Cast_bool_float_onehot"))
+    c.append(unary("Cast", onehot[:3, :40], attrs={"to": I64}, opset=12, out_type=I64, name="Cast_bool_int64"))
     return c
 
 
