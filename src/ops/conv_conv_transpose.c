@@ -61,7 +61,18 @@
  * LeakyRelu, HardSigmoid, HardSwish, Sigmoid and Tanh (bounds: alpha, beta), the kernels and
  * parameters the unary front-end (elementwise_unary.c) runs them with. */
 #define FC_STAGE_MAX 8
-#define FWT_MAX_P 8  /* output pixels per image the W^T route takes */
+#define FWT_MAX_P 8 /* output pixels per image the W^T route takes */
+/* A 1x1 conv (stride 1, unpadded) with at most FWT_MAX_P_PW pixels per image takes it too when
+ * its output channels fill whole NR panels and its pixels do not: PP-LCNet's 7x7 planes (49
+ * pixels) filled 49 of 64 lanes, 512 output channels fill all. Its A is X transposed. */
+#define FWT_MAX_P_PW 64
+/* The split flat route (fcf_split) only for few input channels per group: with more, im2col is a
+ * small part of the GEMM's time and the packed panels beat the K row pointers (YOLOX-style
+ * 96->192 3x3 stride 2: 2.29 -> 2.55 ms on it). A tile is at least FCF_SPLIT_ROWS output rows:
+ * each region row a tile copies serves 1 + (k1 - 1) d1 / 2 / rows of its output rows (640-wide
+ * rows one at a time copied as much as im2col). */
+#define FCF_SPLIT_MAX_CG 4
+#define FCF_SPLIT_ROWS 4
 #define FWT_COLS 128 /* its output channels per task: a multiple of every NR */
 enum { FC_ST_CLAMP = 10, FC_ST_UNARY = 20 };
 typedef struct fc_stage_op {
@@ -111,6 +122,7 @@ typedef struct fconv_params {
   /* The output's size is not known at load (a symbolic length): W stays, and bind packs W^T into
    * the session's memory when the bound output has at most FWT_MAX_P pixels (conv_bind). */
   int wt_bind;
+  int64_t wt_max_p; /* the output pixels per image the W^T packed at load serves at most */
   int64_t group;
   const int64_t *output_padding, *output_shape; /* ConvTranspose (copies in the params' pool) */
   size_t n_output_padding, n_output_shape;
@@ -283,6 +295,18 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
   if (fused && (st = fc_stage_prepare(ctx, p, err)) != Q8RT_OK) return st;
   ctx->kernel = "conv_f32__scalar";
   ctx->reason = "float32 reference loop (the definition: one fma chain per output)";
+  /* ConvTranspose's channel-major copy of channels-last X; the W^T route's X transposed */
+  static const struct {
+    uint32_t isa;
+    q8rt_x32_transpose_ukernel_fn fn;
+  } xt[] = {
+#define Q8RT_X32_TRANSPOSE_UKERNEL(isa, fn) {isa, fn},
+#include "x32-transpose/x32-transpose.inc"
+#undef Q8RT_X32_TRANSPOSE_UKERNEL
+  };
+  size_t xi = 0; /* the list ends with the scalar twin */
+  while (!op_isa_usable(xt[xi].isa, ctx->isa, ctx->backend)) xi++;
+  p->x32_transpose = xt[xi].fn;
   if (transpose) {
     static const struct {
       uint32_t isa;
@@ -312,17 +336,6 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
     while (!op_isa_usable(nv[ni].isa, ctx->isa, ctx->backend)) ni++;
     p->deconv_nhwc = nv[ni].fn;
     p->deconv_nhwc_name = nv[ni].name + 5;
-    static const struct {
-      uint32_t isa;
-      q8rt_x32_transpose_ukernel_fn fn;
-    } xt[] = {
-#define Q8RT_X32_TRANSPOSE_UKERNEL(isa, fn) {isa, fn},
-#include "x32-transpose/x32-transpose.inc"
-#undef Q8RT_X32_TRANSPOSE_UKERNEL
-    };
-    size_t xi = 0; /* the list ends with the scalar twin */
-    while (!op_isa_usable(xt[xi].isa, ctx->isa, ctx->backend)) xi++;
-    p->x32_transpose = xt[xi].fn;
     ctx->reason =
         "f32-deconv per output row and kernel tap, all output channels of a group at once (the "
         "definition's channel dots and tap order)";
@@ -369,13 +382,14 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
       taps = wv->dims[i] > 0 && wv->dims[i] < (1 << 20) ? taps * wv->dims[i] : -1;
     p->wt = NULL;
     p->wt_bind = 0;
+    p->wt_max_p = FWT_MAX_P;
     const ir_value *xv = ir_node_input(ctx->graph, n, 0);
     if (gv != NULL && wm > 0 && wm % p->group == 0 && wc > 0 && taps > 0 && wv->constant != NULL &&
         wv->constant->dtype == Q8RT_DTYPE_FLOAT32 && xv != NULL && xv->rank == wv->rank && wv->rank <= 5 &&
         !(wm == p->group && wc == 1) && p->n_ext == 0) {
       /* output pixels per image, when the input's spatial dims are known at load (else -1);
        * `known`: the product of the output dims known at load (at least 1 each when bound) */
-      int64_t pixels = 1, known = 1;
+      int64_t pixels = 1, known = 1, opx = 1; /* opx: the output pixels, FWT_MAX_P_PW + 1 for more */
       op_window wwin;
       q8rt_error ignored;
       const int sp = wv->rank - 2;
@@ -392,11 +406,20 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
         } else {
           known = o > FWT_MAX_P ? FWT_MAX_P + 1 : known * o;
           if (pixels > 0) pixels = known;
+          opx = o > FWT_MAX_P_PW || opx * o > FWT_MAX_P_PW ? FWT_MAX_P_PW + 1 : opx * o;
         }
       }
       const size_t K = (size_t)(wc * taps), Mg = (size_t)(wm / p->group);
       const size_t per = q8rt_f32_gemm_packed_size(K, Mg, gv->nr);
-      if (pixels >= 1 && pixels <= FWT_MAX_P && K <= ((size_t)1 << 24) && per <= ((size_t)1 << 28) / (size_t)p->group) {
+      /* a 1x1 window whose output plane is its input plane (pixels_in: the input's, -1 unknown) */
+      int64_t pixels_in = 1;
+      for (int i = 0; i < sp && pixels_in > 0; i++)
+        pixels_in = xv->dims[2 + i] > 0 && xv->dims[2 + i] <= FWT_MAX_P_PW ? pixels_in * xv->dims[2 + i] : -1;
+      const int pw_wt = taps == 1 && pixels > 0 && opx > FWT_MAX_P && opx <= FWT_MAX_P_PW && opx == pixels_in &&
+                        Mg % gv->nr == 0 && (size_t)opx % gv->nr != 0 && K <= ((size_t)1 << 16);
+      p->wt_max_p = pw_wt ? FWT_MAX_P_PW : FWT_MAX_P;
+      if (pixels >= 1 && (pixels <= FWT_MAX_P || pw_wt) && K <= ((size_t)1 << 24) &&
+          per <= ((size_t)1 << 28) / (size_t)p->group) {
         float *wt = q8rt_pool_alloc(ctx->pool, per * (size_t)p->group * sizeof(float), 64);
         if (wt == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
         for (int64_t grp = 0; grp < p->group; grp++) {
@@ -417,12 +440,26 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
     size_t n_strides = 0;
     if ((st = ir_attr_ints(n, "strides", &strides, &n_strides, err)) != Q8RT_OK) return st;
     const int inner_s1 = n_strides == 0 || strides[n_strides - 1] == 1;
+    /* 2-D stride 2 both ways on at most FCF_SPLIT_MAX_CG channels per group: the split flat route */
+    const int split = wv != NULL && wv->rank == 4 && n_strides == 2 && strides[0] == 2 && strides[1] == 2 && wc > 0 &&
+                      wc <= FCF_SPLIT_MAX_CG;
     const int dwise = wm == p->group && wc == 1;
-    if (p->wt != NULL) {
+    if (p->wt != NULL && p->wt_max_p > FWT_MAX_P) {
+      ctx->kernel = gv->name + 5;
+      ctx->reason =
+          "a 1x1 conv on at most 64 pixels, whole NR panels of output channels: f32 GEMM with W^T packed at load, X "
+          "transposed as A (x32-transpose), so the lanes run along the output channels (one fma chain per output, "
+          "as the reference loop)";
+    } else if (p->wt != NULL) {
       ctx->kernel = gv->name + 5;
       ctx->reason =
           "at most 8 output pixels: f32 GEMM with W^T packed at load, the pixels' im2col rows (or the input itself) as "
           "A, so the lanes run along the output channels (one fma chain per output, as the reference loop)";
+    } else if (gv != NULL && wm >= 0 && wm % p->group == 0 && !dwise && taps > 1 && split && !p->wt_bind) {
+      ctx->kernel = iv[ii].name + 5;
+      ctx->reason =
+          "stride 2 on few channels: f32-igemm on row pointers into a copy of the input split by row and "
+          "column parity (no im2col; one fma chain per output, as the reference loop)";
     } else if (gv != NULL && wm >= 0 && wm % p->group == 0 && !dwise && taps > 1 && inner_s1) {
       ctx->kernel = iv[ii].name + 5; /* drop the "q8rt_" prefix */
       ctx->reason =
@@ -578,11 +615,11 @@ static q8rt_status fconv_infer_logical(const fconv_params *p, const op_node *n, 
   }
   if (!p->transpose && p->wt != NULL &&
       (out->dims[2] < 0 || (sp > 1 && out->dims[3] < 0) || (sp > 2 && out->dims[4] < 0) ||
-       out->dims[2] * (sp > 1 ? out->dims[3] : 1) * (sp > 2 ? out->dims[4] : 1) > FWT_MAX_P)) {
+       out->dims[2] * (sp > 1 ? out->dims[3] : 1) * (sp > 2 ? out->dims[4] : 1) > p->wt_max_p)) {
     return q8rt_fail(
         err, Q8RT_ERROR_SHAPE,
         "%s node '%s': the output's %d spatial dims differ from the ones known at load (at most %d pixels)", n->op_type,
-        n->name, sp, FWT_MAX_P);
+        n->name, sp, (int)p->wt_max_p);
   }
   if (!concrete || geom == NULL) return Q8RT_OK;
   int64_t c;
@@ -636,8 +673,9 @@ static int fc_pointwise(const fconv_geom *g) {
          g->w.pb[1] == 0 && g->w.pb[2] == 0 && g->w.out[0] == g->w.in[0] && g->w.out[1] == g->w.in[1] &&
          g->w.out[2] == g->w.in[2];
 }
+static int fcf_split_ok(const fconv_params *p, const fconv_geom *g);
 static int fc_use_igemm(const fconv_params *p, const fconv_geom *g) {
-  return p->igemm != NULL && op_window_taps(&g->w) > 1 && g->w.s[2] == 1;
+  return p->igemm != NULL && op_window_taps(&g->w) > 1 && (g->w.s[2] == 1 || fcf_split_ok(p, g));
 }
 
 /* Floats of K row pointers (rounded up to 16 floats). */
@@ -654,18 +692,48 @@ static size_t fc_ptr_floats(size_t K) { return (K * sizeof(const float *) + 63) 
  * the group) into its slot, computes into the slot's scratch and copies the outputs to y. */
 #define FCF_MIN_FLAT 256 /* flat positions per tile at least (the last piece's unused lanes amortized) */
 #define FCF_MAX_FLOATS ((size_t)1 << 28)
-static size_t fcf_wp(const fconv_geom *g) { return (size_t)(g->w.out[2] + (g->w.k[2] - 1) * g->w.d[2]); }
+/* Stride 2 on both axes (a stem's 3x3 stride-2 conv: 27 k rows of im2col over every output pixel
+ * was half its time) splits each padded plane into four regions by the parity of the row and of
+ * the column, region (a, b) row i column j = padded (2i + a, 2j + b), each W = O2 + (k2 - 1) * d2
+ * / 2 wide: tap (t1, t2) of output (o1, o2) is region ((t1 d1) % 2, (t2 d2) % 2) at row
+ * o1 + (t1 d1) / 2, column o2 + (t2 d2) / 2, so flat position f = o1 * W + o2 reads it at
+ * f + (t1 d1) / 2 * W + (t2 d2) / 2 of that region: the flat pieces of the stride-1 route. */
+static int fcf_split(const fconv_geom *g) { return g->w.s[1] == 2 && g->w.s[2] == 2; }
+static size_t fcf_wp(const fconv_geom *g) {
+  if (fcf_split(g)) return (size_t)(g->w.out[2] + (g->w.k[2] - 1) * g->w.d[2] / 2);
+  return (size_t)(g->w.out[2] + (g->w.k[2] - 1) * g->w.d[2]);
+}
 static size_t fcf_rows(const fconv_geom *g) {
-  const size_t r = (FCF_MIN_FLAT + fcf_wp(g) - 1) / fcf_wp(g);
+  size_t r = (FCF_MIN_FLAT + fcf_wp(g) - 1) / fcf_wp(g);
+  if (fcf_split(g) && r < FCF_SPLIT_ROWS) r = FCF_SPLIT_ROWS;
   return r < (size_t)g->w.out[1] ? r : (size_t)g->w.out[1];
 }
-/* padded input rows a tile reads per channel */
-static size_t fcf_tile_rows(const fconv_geom *g) { return fcf_rows(g) + (size_t)((g->w.k[1] - 1) * g->w.d[1]); }
-/* floats of a tile's padded rows: every channel of a group, then slack for the last pieces' reads */
+/* padded input rows a tile reads per channel (per region when split) */
+static size_t fcf_tile_rows(const fconv_geom *g) {
+  if (fcf_split(g)) return fcf_rows(g) + (size_t)((g->w.k[1] - 1) * g->w.d[1] / 2);
+  return fcf_rows(g) + (size_t)((g->w.k[1] - 1) * g->w.d[1]);
+}
+/* floats of a tile's padded rows: every channel of a group (four regions each when split), then
+ * slack for the last pieces' reads */
 static size_t fcf_pad_floats(const fconv_geom *g) {
-  return ((size_t)(g->C / g->group) * fcf_tile_rows(g) * fcf_wp(g) + fcf_wp(g) + 64 + 15) / 16 * 16;
+  const size_t regions = fcf_split(g) ? 4 : 1;
+  return ((size_t)(g->C / g->group) * regions * fcf_tile_rows(g) * fcf_wp(g) + fcf_wp(g) + 64 + 15) / 16 * 16;
+}
+static int fcf_split_ok(const fconv_params *p, const fconv_geom *g) {
+  if (p->igemm == NULL || p->mr == 0 || op_window_taps(&g->w) <= 1 || g->w.k[0] != 1 || g->w.in[0] != 1 ||
+      g->w.out[0] != 1 || !fcf_split(g) || g->w.out[1] < 1 || g->w.out[2] < 1 || g->C / g->group > FCF_SPLIT_MAX_CG)
+    return 0;
+  /* the regions stay within a bound (dims and dilations come from the model) */
+  size_t f;
+  const int64_t span1 = (g->w.k[1] - 1) * g->w.d[1], span2 = (g->w.k[2] - 1) * g->w.d[2];
+  if (span1 > (1 << 24) || span2 > (1 << 24)) return 0;
+  if (__builtin_mul_overflow((size_t)(g->w.out[1] + span1 / 2 + 1), (size_t)(g->w.out[2] + span2 / 2), &f) ||
+      __builtin_mul_overflow(f, 4 * (size_t)(g->N * g->C), &f) || f > FCF_MAX_FLOATS)
+    return 0;
+  return f <= 4 * (size_t)(g->N * g->C * g->w.in[1] * g->w.in[2]) + 65536;
 }
 static int fc_use_flat(const fconv_params *p, const fconv_geom *g) {
+  if (fcf_split_ok(p, g)) return 1;
   if (!fc_use_igemm(p, g) || p->mr == 0 || g->w.k[0] != 1 || g->w.in[0] != 1 || g->w.out[0] != 1 || g->w.s[1] != 1 ||
       g->w.out[1] < 1 || g->w.out[2] < 1)
     return 0;
@@ -699,7 +767,8 @@ static size_t fc_slot_floats(const fconv_params *p, const fconv_geom *g) {
 /* The W^T route: packed at load or at bind (not depthwise), at most FWT_MAX_P output pixels per
  * image. */
 static int fc_use_wt(const fconv_params *p, const fconv_geom *g) {
-  return (p->wt != NULL || p->wt_bind) && p->gemm != NULL && op_window_out_plane(&g->w) <= FWT_MAX_P;
+  const int64_t P = op_window_out_plane(&g->w);
+  return p->gemm != NULL && ((p->wt != NULL && P <= p->wt_max_p) || (p->wt_bind && P <= FWT_MAX_P));
 }
 
 /* Packs W^T for a bound output of at most FWT_MAX_P pixels (wt_bind): once per bind, from the
@@ -740,10 +809,11 @@ static int fc_wt_direct(const fconv_geom *g) {
   }
   return 1;
 }
-/* Floats of a W^T slot: the pixels' im2col rows, then their outputs for a block of channels. */
+/* Floats of a W^T slot: the pixels' im2col rows, then their outputs for a block of channels
+ * (at most FWT_MAX_P_PW pixels of K <= 2^24 taps; K <= 2^16 beyond FWT_MAX_P). */
 static size_t fc_wt_slot_floats(const fconv_geom *g) {
-  const size_t K = (size_t)(g->C / g->group * op_window_taps(&g->w));
-  return (FWT_MAX_P * K + FWT_MAX_P * FWT_COLS + 15) / 16 * 16;
+  const size_t K = (size_t)(g->C / g->group * op_window_taps(&g->w)), P = (size_t)op_window_out_plane(&g->w);
+  return (P * K + P * FWT_COLS + 15) / 16 * 16;
 }
 
 /* The flat route of a 2-D stride-1 depthwise plane whose output rows are short (the row kernel
@@ -814,64 +884,6 @@ typedef struct fc_job {
   atomic_int busy[FC_MAX_SLOTS];
 } fc_job;
 
-/* The flat route's tile: output rows [r0, r0 + rows) of weight rows [m0, m0 + mc) of group grp,
- * image nb, in blocks of 4 MR rows: per block each piece of NR flat positions on f32-igemm into
- * the scratch, then the valid outputs copied to y, then the bias and the stage on them. */
-static void fcf_tile(const fc_job *j, size_t nb, size_t grp, size_t m0, size_t mc, size_t r0, float *slot) {
-  const fconv_geom *g = j->g;
-  const size_t Cg = (size_t)(g->C / g->group), Mg = (size_t)(g->M / g->group), K = Cg * (size_t)op_window_taps(&g->w);
-  const size_t wp = fcf_wp(g), O2 = (size_t)g->w.out[2], P = (size_t)op_window_out_plane(&g->w);
-  const size_t O1 = (size_t)g->w.out[1], R = fcf_rows(g), rows = O1 - r0 < R ? O1 - r0 : R, F = rows * wp;
-  const size_t inr = j->p->inr, rb = 4 * j->p->mr, plane = fcf_tile_rows(g) * wp;
-  const float **bp = (const float **)(void *)slot;
-  float *scratch = slot + fc_ptr_floats(K), *xg = scratch + (rb * R * wp + 15) / 16 * 16;
-  /* the padded input rows r0 .. r0 + rows + (k1 - 1) d1 of the group's channels: row r of a
-   * channel holds input row r0 + r - pb1, column c input column c - pb2 (zeros outside) */
-  const int64_t I1 = g->w.in[1], I2 = g->w.in[2], hr = (int64_t)rows + (g->w.k[1] - 1) * g->w.d[1];
-  const int64_t lo = g->w.pb[2] < (int64_t)wp ? g->w.pb[2] : (int64_t)wp; /* columns [lo, hi) from the row */
-  int64_t hi = g->w.pb[2] + I2 < (int64_t)wp ? g->w.pb[2] + I2 : (int64_t)wp;
-  if (hi < lo) hi = lo;
-  for (size_t c = 0; c < Cg; c++) {
-    const float *xc = j->x + ((nb * (size_t)g->C + grp * Cg + c) * (size_t)I1) * (size_t)I2;
-    float *d = xg + c * plane;
-    for (int64_t r = 0; r < hr; r++, d += wp) {
-      const int64_t i1 = (int64_t)r0 + r - g->w.pb[1];
-      if (i1 < 0 || i1 >= I1) {
-        memset(d, 0, wp * sizeof(float));
-        continue;
-      }
-      memset(d, 0, (size_t)lo * sizeof(float));
-      memcpy(d + lo, xc + i1 * I2 + (lo - g->w.pb[2]), (size_t)(hi - lo) * sizeof(float));
-      memset(d + hi, 0, (wp - (size_t)hi) * sizeof(float));
-    }
-  }
-  memset(xg + (Cg - 1) * plane + (size_t)hr * wp, 0, (wp + 64) * sizeof(float)); /* the last reads' slack */
-  const float *wa = j->w + (grp * Mg + m0) * K;
-  float *y = j->y + (nb * (size_t)g->M + grp * Mg + m0) * P + r0 * O2;
-  for (size_t b0 = 0; b0 < mc; b0 += rb) {
-    const size_t rc = mc - b0 < rb ? mc - b0 : rb;
-    for (size_t q = 0; q < F; q += inr) {
-      const size_t len = F - q < inr ? F - q : inr;
-      size_t k = 0;
-      for (size_t c = 0; c < Cg; c++) {
-        const float *xc = xg + c * plane + q;
-        for (int64_t t1 = 0; t1 < g->w.k[1]; t1++) {
-          const float *xr = xc + (size_t)(t1 * g->w.d[1]) * wp;
-          for (int64_t t2 = 0; t2 < g->w.k[2]; t2++) bp[k++] = xr + t2 * g->w.d[2];
-        }
-      }
-      j->p->igemm(rc, len, K, wa + b0 * K, K, bp, scratch + q, F);
-    }
-    for (size_t m = 0; m < rc; m++) {
-      float *ym = y + (b0 + m) * P;
-      for (size_t r = 0; r < rows; r++) memcpy(ym + r * O2, scratch + m * F + r * wp, O2 * sizeof(float));
-      const size_t ch = grp * Mg + m0 + b0 + m;
-      if (j->bias != NULL) j->p->addc(rows * O2, ym, j->bias + ch, ym);
-      fc_stage_run(j->p, &j->ext, ch, ym, rows * O2);
-    }
-  }
-}
-
 /* n floats from src (element stride s) to dst; a contiguous source moves in 4-float blocks (a
  * whole panel row with no tail: every NR is a multiple of 4). */
 typedef float fc_v4 __attribute__((vector_size(16)));
@@ -901,6 +913,112 @@ static inline void fc_copy(float *dst, const float *src, int64_t n, int64_t s, s
     }
   }
   for (; t < n; t++) dst[t] = src[t * s];
+}
+
+/* The split flat route's copy: per channel of the group, regions (a, b) of fcf_tile_rows() rows,
+ * region row i = padded row 2 (r0 + i) + a, i.e. input row 2 (r0 + i) + a - pb1, its column j
+ * input column 2 j + b - pb2 (zeros outside the input); then the last reads' slack. */
+static void fcf_split_fill(const fc_job *j, size_t nb, size_t grp, size_t r0, size_t rows, float *xg) {
+  const fconv_geom *g = j->g;
+  const size_t Cg = (size_t)(g->C / g->group), W = fcf_wp(g), R = fcf_tile_rows(g), plane = R * W;
+  const int64_t I1 = g->w.in[1], I2 = g->w.in[2], pb1 = g->w.pb[1], pb2 = g->w.pb[2];
+  const size_t hr = rows + (size_t)((g->w.k[1] - 1) * g->w.d[1] / 2); /* region rows a valid output reads */
+  for (size_t c = 0; c < Cg; c++) {
+    const float *xc = j->x + ((nb * (size_t)g->C + grp * Cg + c) * (size_t)I1) * (size_t)I2;
+    for (int64_t a = 0; a < 2; a++) {
+      for (int64_t b = 0; b < 2; b++) {
+        float *d = xg + (c * 4 + (size_t)(2 * a + b)) * plane;
+        /* columns [lo, hi) come from the row: 0 <= 2 j + b - pb2 < I2 */
+        int64_t lo = pb2 - b > 0 ? (pb2 - b + 1) / 2 : 0, hi = I2 + pb2 - b > 0 ? (I2 + pb2 - b + 1) / 2 : 0;
+        if (hi > (int64_t)W) hi = (int64_t)W;
+        if (lo > hi) lo = hi;
+        for (size_t i = 0; i < R; i++, d += W) {
+          const int64_t i1 = 2 * (int64_t)(r0 + i) + a - pb1;
+          if (i >= hr || i1 < 0 || i1 >= I1) {
+            memset(d, 0, W * sizeof(float));
+            continue;
+          }
+          memset(d, 0, (size_t)lo * sizeof(float));
+          fc_copy(d + lo, xc + i1 * I2 + 2 * lo + b - pb2, hi - lo, 2, 0);
+          memset(d + hi, 0, (W - (size_t)hi) * sizeof(float));
+        }
+      }
+    }
+  }
+  memset(xg + Cg * 4 * plane, 0, (W + 64) * sizeof(float));
+}
+
+/* The flat route's tile: output rows [r0, r0 + rows) of weight rows [m0, m0 + mc) of group grp,
+ * image nb, in blocks of 4 MR rows: per block each piece of NR flat positions on f32-igemm into
+ * the scratch, then the valid outputs copied to y, then the bias and the stage on them. */
+static void fcf_tile(const fc_job *j, size_t nb, size_t grp, size_t m0, size_t mc, size_t r0, float *slot) {
+  const fconv_geom *g = j->g;
+  const size_t Cg = (size_t)(g->C / g->group), Mg = (size_t)(g->M / g->group), K = Cg * (size_t)op_window_taps(&g->w);
+  const size_t wp = fcf_wp(g), O2 = (size_t)g->w.out[2], P = (size_t)op_window_out_plane(&g->w);
+  const size_t O1 = (size_t)g->w.out[1], R = fcf_rows(g), rows = O1 - r0 < R ? O1 - r0 : R, F = rows * wp;
+  const size_t inr = j->p->inr, rb = 4 * j->p->mr, plane = fcf_tile_rows(g) * wp;
+  const float **bp = (const float **)(void *)slot;
+  float *scratch = slot + fc_ptr_floats(K), *xg = scratch + (rb * R * wp + 15) / 16 * 16;
+  /* the padded input rows r0 .. r0 + rows + (k1 - 1) d1 of the group's channels: row r of a
+   * channel holds input row r0 + r - pb1, column c input column c - pb2 (zeros outside) */
+  const int64_t I1 = g->w.in[1], I2 = g->w.in[2], hr = (int64_t)rows + (g->w.k[1] - 1) * g->w.d[1];
+  const int64_t lo = g->w.pb[2] < (int64_t)wp ? g->w.pb[2] : (int64_t)wp; /* columns [lo, hi) from the row */
+  int64_t hi = g->w.pb[2] + I2 < (int64_t)wp ? g->w.pb[2] + I2 : (int64_t)wp;
+  if (hi < lo) hi = lo;
+  if (fcf_split(g)) {
+    fcf_split_fill(j, nb, grp, r0, rows, xg);
+  }
+  for (size_t c = 0; c < Cg && !fcf_split(g); c++) {
+    const float *xc = j->x + ((nb * (size_t)g->C + grp * Cg + c) * (size_t)I1) * (size_t)I2;
+    float *d = xg + c * plane;
+    for (int64_t r = 0; r < hr; r++, d += wp) {
+      const int64_t i1 = (int64_t)r0 + r - g->w.pb[1];
+      if (i1 < 0 || i1 >= I1) {
+        memset(d, 0, wp * sizeof(float));
+        continue;
+      }
+      memset(d, 0, (size_t)lo * sizeof(float));
+      memcpy(d + lo, xc + i1 * I2 + (lo - g->w.pb[2]), (size_t)(hi - lo) * sizeof(float));
+      memset(d + hi, 0, (wp - (size_t)hi) * sizeof(float));
+    }
+  }
+  if (!fcf_split(g))
+    memset(xg + (Cg - 1) * plane + (size_t)hr * wp, 0, (wp + 64) * sizeof(float)); /* the last reads' slack */
+  const float *wa = j->w + (grp * Mg + m0) * K;
+  float *y = j->y + (nb * (size_t)g->M + grp * Mg + m0) * P + r0 * O2;
+  for (size_t b0 = 0; b0 < mc; b0 += rb) {
+    const size_t rc = mc - b0 < rb ? mc - b0 : rb;
+    for (size_t q = 0; q < F; q += inr) {
+      const size_t len = F - q < inr ? F - q : inr;
+      size_t k = 0;
+      for (size_t c = 0; c < Cg && !fcf_split(g); c++) {
+        const float *xc = xg + c * plane + q;
+        for (int64_t t1 = 0; t1 < g->w.k[1]; t1++) {
+          const float *xr = xc + (size_t)(t1 * g->w.d[1]) * wp;
+          for (int64_t t2 = 0; t2 < g->w.k[2]; t2++) bp[k++] = xr + t2 * g->w.d[2];
+        }
+      }
+      for (size_t c = 0; c < Cg && fcf_split(g); c++) {
+        const float *xc = xg + c * 4 * plane + q;
+        for (int64_t t1 = 0; t1 < g->w.k[1]; t1++) {
+          const size_t v = (size_t)(t1 * g->w.d[1]);
+          const float *xr = xc + (v % 2) * 2 * plane + v / 2 * wp;
+          for (int64_t t2 = 0; t2 < g->w.k[2]; t2++) {
+            const size_t u = (size_t)(t2 * g->w.d[2]);
+            bp[k++] = xr + (u % 2) * plane + u / 2;
+          }
+        }
+      }
+      j->p->igemm(rc, len, K, wa + b0 * K, K, bp, scratch + q, F);
+    }
+    for (size_t m = 0; m < rc; m++) {
+      float *ym = y + (b0 + m) * P;
+      for (size_t r = 0; r < rows; r++) memcpy(ym + r * O2, scratch + m * F + r * wp, O2 * sizeof(float));
+      const size_t ch = grp * Mg + m0 + b0 + m;
+      if (j->bias != NULL) j->p->addc(rows * O2, ym, j->bias + ch, ym);
+      fc_stage_run(j->p, &j->ext, ch, ym, rows * O2);
+    }
+  }
 }
 
 /* The igemm route's tile: rows [0, mc) of weights wa into y (one output row apart: P). */
@@ -1153,9 +1271,13 @@ static void fwt_task(void *arg, size_t task) {
     if (atomic_exchange_explicit(&j->busy[slot], 1, memory_order_acquire) == 0) break;
     slot = slot + 1 < j->slots ? slot + 1 : 0;
   }
-  float *a = j->ws + slot * fc_wt_slot_floats(g), *yt = a + FWT_MAX_P * K;
-  /* the pixels' im2col rows, k = (c, t0, t1, t2) as the reference loop, 0.0f at padded taps */
-  for (size_t q = 0; q < P; q++) {
+  float *a = j->ws + slot * fc_wt_slot_floats(g), *yt = a + P * K;
+  /* the pixels' im2col rows, k = (c, t0, t1, t2) as the reference loop, 0.0f at padded taps; a
+   * 1x1 window's are X's pixels: [K][P] transposed */
+  if (fc_pointwise(g)) {
+    j->p->x32_transpose(K, P, (const uint32_t *)(const void *)xg, P, (uint32_t *)(void *)a, K);
+  }
+  for (size_t q = 0; q < P && !fc_pointwise(g); q++) {
     const int64_t o2 = (int64_t)q % g->w.out[2], o1 = (int64_t)q / g->w.out[2] % g->w.out[1],
                   o0 = (int64_t)q / g->w.out[2] / g->w.out[1];
     float *row = a + q * K;
@@ -1174,16 +1296,17 @@ static void fwt_task(void *arg, size_t task) {
       }
     }
   }
-  j->p->gemm(P, nc, K, a, K, panel, yt, nc);
+  /* rows in equal calls of at most MR (49 pixels: 7 tiles of 7, not 6 of 8 and a 1-row tile
+   * whose chain's latency is not hidden) */
+  const size_t mr = j->p->mr > 0 ? j->p->mr : 1, calls = (P + mr - 1) / mr, rc = (P + calls - 1) / calls;
+  for (size_t q = 0; q < P; q += rc) j->p->gemm(P - q < rc ? P - q : rc, nc, K, a + q * K, K, panel, yt + q * nc, nc);
   for (size_t q = 0; q < P; q++) {
     float *r = yt + q * nc;
     if (j->bias != NULL) j->p->bin.fn[0][0](nc, r, j->bias + ch, r);
     fc_stage_run_channels(j->p, ch, r, nc);
   }
   float *y = j->y + (nb * (size_t)g->M + ch) * P;
-  for (size_t m = 0; m < nc; m++) {
-    for (size_t q = 0; q < P; q++) y[m * P + q] = yt[q * nc + m];
-  }
+  j->p->x32_transpose(P, nc, (const uint32_t *)(const void *)yt, nc, (uint32_t *)(void *)y, P);
   atomic_store_explicit(&j->busy[slot], 0, memory_order_release);
 }
 

@@ -445,6 +445,14 @@ def test_bad_input(name, model, feeds, words, tmp_path, q8rt_run):
 FCONV_CASES = [
     # (x shape, w shape, attrs, bias)
     ((1, 3, 37, 29), (8, 3, 3, 3), {"strides": [2, 2], "pads": [1, 1, 1, 1]}, True),
+    # stride 2 both ways on at most 4 channels per group (stems): f32-igemm over the input split
+    # by row and column parity (flat pieces across output rows): two images and groups, odd and
+    # even sizes, asymmetric pads, dilations on either axis, an even kernel, a plane under one
+    # tile and one of several tiles; 5 channels per group stay on im2col
+    ((2, 8, 21, 30), (6, 4, 3, 2), {"group": 2, "strides": [2, 2], "pads": [0, 2, 1, 1], "dilations": [2, 3]}, True),
+    ((1, 3, 9, 7), (5, 3, 4, 3), {"strides": [2, 2], "pads": [2, 0, 1, 3], "dilations": [1, 2]}, False),
+    ((1, 2, 40, 66), (9, 2, 5, 5), {"strides": [2, 2], "pads": [2, 2, 2, 2]}, True),
+    ((1, 5, 12, 12), (8, 5, 3, 3), {"strides": [2, 2], "pads": [1, 1, 1, 1]}, True),
     ((2, 8, 12, 13), (12, 4, 3, 3), {"group": 2, "pads": [0, 1, 2, 1], "dilations": [2, 1]}, True),
     ((1, 16, 20, 20), (40, 16, 1, 1), {}, False),
     ((1, 6, 50), (10, 6, 5), {"strides": [3], "auto_pad": "SAME_UPPER"}, True),
@@ -481,6 +489,12 @@ FCONV_CASES = [
     ((2, 16, 4, 4), (24, 16, 3, 3), {"strides": [2, 2], "pads": [1, 1, 1, 1]}, True),
     ((1, 6, 9), (140, 3, 3), {"group": 2, "strides": [4], "dilations": [2], "pads": [1, 2]}, False),
     ((1, 8, 7, 7), (8, 1, 7, 7), {"group": 8}, True),
+    # a 1x1 conv on at most 64 pixels whose output channels fill whole NR panels and its pixels
+    # do not (PP-LCNet's 7x7 planes): W^T packed at load, X transposed as A (two images, two
+    # blocks of 128 channels, 49 pixels in 7 row tiles); 40 channels stay on the pixel panels
+    ((2, 48, 7, 7), (160, 48, 1, 1), {}, True),
+    ((1, 24, 3, 15), (64, 24, 1, 1), {}, False),
+    ((1, 16, 6, 6), (40, 16, 1, 1), {}, True),
     # depthwise: planes with the reference loop's operation order
     ((2, 6, 15, 17), (6, 1, 3, 3), {"group": 6, "strides": [2, 1], "pads": [1, 2, 1, 0]}, True),
     ((1, 5, 9, 40), (5, 1, 5, 5), {"group": 5, "strides": [1, 2], "pads": [2, 2, 2, 2], "dilations": [1, 2]}, False),
@@ -547,8 +561,12 @@ def test_float_conv_gemm_route(case, tmp_path):
     got, explain = _float_routes(m, {"x": x}, tmp_path)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
     wide = not (wshape[1] == 1 and wshape[0] == attrs.get("group", 1))  # not depthwise
-    wt = wide and int(np.prod(want.shape[2:])) <= 8  # few output pixels: W^T
-    indirect = wide and not wt and int(np.prod(wshape[2:])) > 1 and attrs.get("strides", [1])[-1] == 1
+    px = int(np.prod(want.shape[2:]))
+    # few output pixels: W^T; a 1x1 conv on at most 64 pixels with whole panels of output
+    # channels (every NR divides 32; none divides these pixel counts)
+    wt = wide and (px <= 8 or (int(np.prod(wshape[2:])) == 1 and px <= 64 and wshape[0] % 32 == 0 and px % 8 != 0))
+    split = attrs.get("strides") == [2, 2] and wshape[1] <= 4
+    indirect = wide and not wt and int(np.prod(wshape[2:])) > 1 and (attrs.get("strides", [1])[-1] == 1 or split)
     assert ("f32_igemm_ukernel" in explain) == indirect, explain
     assert ("f32_gemm_ukernel" in explain) == (wide and not indirect), explain
     assert ("W^T packed at load" in explain) == wt, explain
@@ -839,6 +857,8 @@ STAGE_CASES = [
     ("silu_igemm", (1, 8, 9, 40), (12, 8, 3, 3), {"pads": [1, 1, 1, 1]},
      [("Sigmoid", ["@-1"], {}), ("Mul", ["@-1", "@0"], {})], 13, (), 1),
     ("hsigmoid_mul_pointwise", (1, 16, 14, 14), (24, 16, 1, 1), {},
+     [("HardSigmoid", ["@-1"], {"alpha": 0.125, "beta": 0.375}), ("Mul", ["@-1", "@0"], {})], 13, (), 1),
+    ("hsigmoid_mul_pointwise_wt", (1, 32, 7, 7), (96, 32, 1, 1), {},
      [("HardSigmoid", ["@-1"], {"alpha": 0.125, "beta": 0.375}), ("Mul", ["@-1", "@0"], {})], 13, (), 1),
     ("dw_flat_hswish_lrelu_tanh", (1, 6, 14, 14), (6, 1, 5, 5), {"group": 6, "pads": [2, 2, 2, 2]},
      [("HardSwish", ["@-1"], {}), ("LeakyRelu", ["@0"], {"alpha": 0.3}), ("Tanh", ["@1"], {})], 14, (), 1),
