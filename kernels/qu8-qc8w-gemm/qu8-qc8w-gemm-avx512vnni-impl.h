@@ -132,11 +132,64 @@ typedef void (*q8rt_gemm_vnni_narrow_fn)(size_t nc, size_t kc, const uint8_t *co
     q8rt_gemm_avx512vnni_block(nc, kc, ar, cr, wp, p, MR, NR, NZ, HALF, true, I32, SEG ? segs : NULL);           \
   }
 
+/* One row of an int32-output kernel (mr == 1: an LSTM step's h * R, a one-row MatMulInteger). The
+ * body would run MR aliased copies of the row; here each 32-channel block of the packed B keeps 4
+ * accumulators per 16 channels over k groups g = 4i + u (u = 0..3), so consecutive vpdpbusd do not
+ * wait on one chain, and adds them at the end: int32 sums wrap alike in any order, so the stored
+ * bytes are the body's. Reads a as the body does (up to round_up(kc, 4) bytes). */
+static __attribute__((noinline, unused)) void q8rt_gemm_avx512vnni_row1_i32(size_t nc, size_t kc, const uint8_t *a,
+                                                                            const int8_t *wp, int32_t *c,
+                                                                            uint8_t x_xor) {
+  const size_t k4 = (kc + 3) / 4;
+  const size_t wblock = 32 * (sizeof(int32_t) + 4 * k4 + sizeof(float));
+  const __m512i vxor = _mm512_set1_epi8((char)x_xor);
+  for (;;) {
+    __m512i lo[4], hi[4];
+    lo[0] = _mm512_loadu_si512(wp);
+    hi[0] = _mm512_loadu_si512(wp + 64);
+    for (int u = 1; u < 4; u++) lo[u] = hi[u] = _mm512_setzero_si512();
+    const int8_t *w = wp + 32 * sizeof(int32_t);
+    size_t g = 0;
+    for (; g + 4 <= k4; g += 4, w += 4 * 128) {
+#pragma GCC unroll 4
+      for (int u = 0; u < 4; u++) {
+        const __m512i va = _mm512_xor_si512(_mm512_set1_epi32(q8rt_gemm_load4(a + 4 * (g + (size_t)u))), vxor);
+        lo[u] = _mm512_dpbusd_epi32(lo[u], va, _mm512_loadu_si512(w + 128 * u));
+        hi[u] = _mm512_dpbusd_epi32(hi[u], va, _mm512_loadu_si512(w + 128 * u + 64));
+      }
+    }
+    for (; g < k4; g++, w += 128) {
+      const __m512i va = _mm512_xor_si512(_mm512_set1_epi32(q8rt_gemm_load4(a + 4 * g)), vxor);
+      lo[0] = _mm512_dpbusd_epi32(lo[0], va, _mm512_loadu_si512(w));
+      hi[0] = _mm512_dpbusd_epi32(hi[0], va, _mm512_loadu_si512(w + 64));
+    }
+    const __m512i vlo = _mm512_add_epi32(_mm512_add_epi32(lo[0], lo[1]), _mm512_add_epi32(lo[2], lo[3]));
+    const __m512i vhi = _mm512_add_epi32(_mm512_add_epi32(hi[0], hi[1]), _mm512_add_epi32(hi[2], hi[3]));
+    if (nc >= 32) {
+      _mm512_storeu_si512(c, vlo);
+      _mm512_storeu_si512(c + 16, vhi);
+    } else {
+      const __mmask16 mlo = nc >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << nc) - 1u);
+      const __mmask16 mhi = nc > 16 ? (__mmask16)((1u << (nc - 16)) - 1u) : (__mmask16)0;
+      _mm512_mask_storeu_epi32(c, mlo, vlo);
+      _mm512_mask_storeu_epi32(c + 16, mhi, vhi);
+    }
+    if (nc <= 32) break;
+    nc -= 32;
+    wp += wblock;
+    c += 32;
+  }
+}
+
 static inline __attribute__((always_inline)) void q8rt_gemm_avx512vnni_body(
     size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c, size_t c_stride,
     const q8rt_qu8_requant_params *p, const size_t MR, const size_t NV /* NR / 16 */, const bool use_xor,
     const bool i32_out, const q8rt_gemm_vnni_narrow_fn *narrow, const q8rt_gemm_segs *segs) {
   const size_t NR = NV * 16;
+  if (i32_out && segs == NULL && NV == 2 && mr == 1) {
+    q8rt_gemm_avx512vnni_row1_i32(nc, kc, a, (const int8_t *)w, (int32_t *)c, p->x_xor);
+    return;
+  }
   const uint8_t *ar[Q8RT_GEMM_VNNI_MAX_MR];
   uint8_t *cr[Q8RT_GEMM_VNNI_MAX_MR];
   /* rows past mr alias the last valid row: they compute and store the same bytes */

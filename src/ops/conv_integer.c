@@ -9,9 +9,12 @@
  * ConvIntegerToFloat (domain q8rt): what src/passes/integer_fuse.c makes of ONNX Runtime's
  * dynamic quantization pattern ConvInteger -> Cast(float) -> Mul(scale) [-> Add(bias)]: inputs
  * x, w, x_zero_point, w_zero_point, scale (float32, one element, constant or computed at run
- * time), bias (optional constant float32, one value or one per output channel); float32 output
- *   y = (float)acc * scale [+ bias[m]]
- * in those float32 operations and that order (s32-f32-vcvt), so the bytes equal the three nodes'.
+ * time), bias (optional constant float32, one value or one per output channel), int32 bias
+ * (optional, constant or computed at run time, one value or one per output channel: an int32 Add
+ * between ConvInteger and the Cast); float32 output
+ *   y = (float)(acc [+ ibias[m]]) * scale [+ bias[m]]
+ * in those operations and that order (s32-f32-vcvt; the int32 sum wraps as the Add's), so the
+ * bytes equal the nodes'.
  *
  * Fast paths (any backend but reference; the same int32 as the scalar loop, which is the
  * reference backend's route):
@@ -58,7 +61,9 @@ typedef struct ci_params {
   int to_float;
   int scale_dynamic; /* input 4 is computed at run time */
   float scale;
-  const float *bias; /* [M], or NULL */
+  const float *bias;          /* [M], or NULL */
+  int ibias;                  /* input 6 given: an int32 bias, [M] or one value */
+  const int32_t *ibias_const; /* [M] when that input is a constant, else NULL (read at run) */
   enum ci_path path;
   q8rt_s32_f32_vcvt_ukernel_fn vcvt;
   /* GEMM path */
@@ -182,10 +187,10 @@ static q8rt_status ci_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) 
   const ir_graph *g = ctx->graph;
   const ir_node *n = ctx->node;
   const int to_float = strcmp(n->domain, "q8rt") == 0;
-  if ((to_float ? n->n_inputs < 5 || n->n_inputs > 6 : n->n_inputs < 2 || n->n_inputs > 4) || n->n_outputs != 1 ||
+  if ((to_float ? n->n_inputs < 5 || n->n_inputs > 7 : n->n_inputs < 2 || n->n_inputs > 4) || n->n_outputs != 1 ||
       ir_node_input(g, n, 0) == NULL) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': expects %s inputs and 1 output", n->op_type, n->name,
-                     to_float ? "5 or 6" : "2 to 4");
+                     to_float ? "5 to 7" : "2 to 4");
   }
   ci_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
   if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
@@ -255,6 +260,22 @@ static q8rt_status ci_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) 
       for (int64_t m = 0; m < p->M; m++) bias[m] = ((const float *)b->data)[b->count == 1 ? 0 : m];
       p->bias = bias;
     }
+    const ir_value *ibv = ir_node_input(g, n, 6);
+    if (ibv != NULL) {
+      p->ibias = 1;
+      if (ibv->constant != NULL) {
+        const ir_tensor *t = ibv->constant;
+        if (t->dtype != Q8RT_DTYPE_INT32 || (t->count != 1 && t->count != p->M)) {
+          return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                           "%s node '%s': the int32 bias must be int32 with 1 or %lld values", n->op_type, n->name,
+                           (long long)p->M);
+        }
+        int32_t *ib = q8rt_pool_array(ctx->pool, (size_t)(p->M > 0 ? p->M : 1), sizeof(int32_t));
+        if (ib == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+        for (int64_t m = 0; m < p->M; m++) ib[m] = ((const int32_t *)t->data)[t->count == 1 ? 0 : m];
+        p->ibias_const = ib;
+      }
+    }
   }
   if ((st = ir_attr_int(n, "group", 1, &p->group, err)) != Q8RT_OK) return st;
   if (p->group < 1 || p->M % p->group != 0) {
@@ -286,6 +307,12 @@ static q8rt_status ci_infer(const void *params, const op_node *n, const op_shape
       ((in[4].dtype != Q8RT_DTYPE_UNDEFINED && in[4].dtype != Q8RT_DTYPE_FLOAT32) ||
        (in[4].rank >= 0 && op_shape_count(&in[4]) != 1))) {
     return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': scale must be one float32 value", n->op_type, n->name);
+  }
+  if (p->ibias && p->ibias_const == NULL && concrete &&
+      (in[6].dtype != Q8RT_DTYPE_INT32 || in[6].rank < 0 ||
+       (op_shape_count(&in[6]) != 1 && op_shape_count(&in[6]) != (size_t)p->M))) {
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': the int32 bias must be int32 with 1 or %lld values",
+                     n->op_type, n->name, (long long)p->M);
   }
   if (x->rank < 0) return Q8RT_OK;
   if (x->rank != p->nsp + 2) {
@@ -402,6 +429,8 @@ typedef struct ci_run_ctx {
   uint32_t xz_u8; /* in the uint8 domain the GEMM computes in */
   uint8_t xz_raw, x_xor;
   float scale;
+  const int32_t *ibias;   /* the int32 bias, or NULL */
+  size_t ibias_step;      /* 1: one value per channel, 0: one value */
   size_t mblock, mblocks; /* GEMM: output channels per task, blocks per group (geometry's, or one block alone) */
   atomic_int busy[CI_MAX_SLOTS];
 } ci_run_ctx;
@@ -418,11 +447,17 @@ static uint8_t *ci_claim(ci_run_ctx *c, size_t *slot) {
 
 static void ci_release(ci_run_ctx *c, size_t slot) { atomic_store_explicit(&c->busy[slot], 0, memory_order_release); }
 
-/* The output stage's parameters for channel m (c and e set by the caller). */
+/* The int32 bias of channel m (0 without one). */
+static uint32_t ci_ibias(const ci_run_ctx *c, size_t m) {
+  return c->ibias != NULL ? (uint32_t)c->ibias[m * c->ibias_step] : 0u;
+}
+
+/* The output stage's parameters for channel m (c: the int32 bias, which the caller adds its terms
+ * to; e set by the caller). */
 static q8rt_s32_vcvt_params ci_vcvt_params(const ci_run_ctx *c, size_t m) {
   const ci_params *p = c->p;
   q8rt_s32_vcvt_params v;
-  v.c = 0;
+  v.c = ci_ibias(c, m);
   v.e = 0;
   v.scale = c->scale;
   v.bias = p->bias != NULL ? p->bias[m] : 0.0f;
@@ -531,7 +566,7 @@ static void ci_gemm_task(void *context, size_t task) {
     p->gemm(mr, rows, K, p->wa + (m0 + m) * p->a_stride, p->a_stride, packed, y + m * pixels * 4, pixels * 4, &rq);
     for (size_t i = m; i < m + mr; i++) {
       q8rt_s32_vcvt_params vp = ci_vcvt_params(c, m0 + i);
-      vp.c = rt[i];
+      vp.c += rt[i];
       vp.e = p->d[m0 + i] - d0;
       int32_t *row = (int32_t *)(void *)(y + i * pixels * 4);
       p->vcvt(rows, row, p->need_colsum && vp.e != 0 ? xs : NULL, row, &vp);
@@ -617,9 +652,14 @@ static void ci_run(const void *params, const void *geom, const op_tensor *in, op
   const ci_params *p = params;
   const ci_geom *gm = geom;
   const float scale = !p->to_float ? 0.0f : p->scale_dynamic ? *(const float *)in[4].data : p->scale;
+  /* the int32 bias: checked at bind to hold 1 or M values */
+  const int32_t *ibias = p->ibias_const != NULL ? p->ibias_const : p->ibias ? (const int32_t *)in[6].data : NULL;
+  const size_t ibias_step = p->ibias_const != NULL || (p->ibias && op_shape_count(in[6].shape) != 1) ? 1 : 0;
   if (p->path != CI_PATH_SCALAR) {
     ci_run_ctx c;
     c.p = p;
+    c.ibias = ibias;
+    c.ibias_step = ibias_step;
     c.gm = gm;
     c.x = in[0].data;
     c.y = out[0].data;
@@ -659,6 +699,7 @@ static void ci_run(const void *params, const void *geom, const op_tensor *in, op
       const int32_t wz = p->w_zp[m];
       q8rt_s32_vcvt_params vp;
       memset(&vp, 0, sizeof(vp));
+      vp.c = ibias != NULL ? (uint32_t)ibias[(size_t)m * ibias_step] : 0u;
       vp.scale = scale;
       vp.bias = p->bias != NULL ? p->bias[m] : 0.0f;
       vp.mode = !p->to_float ? Q8RT_S32_VCVT_INT32 : p->bias != NULL ? Q8RT_S32_VCVT_SCALE_BIAS : Q8RT_S32_VCVT_SCALE;

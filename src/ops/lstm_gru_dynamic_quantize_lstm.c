@@ -705,12 +705,13 @@ static q8rt_status rnn_infer(const void *params, const op_node *n, const op_shap
     return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': output Y is too large", n->op_type, n->name);
   }
   if (p->quantized) {
-    /* floats: xw [S*B][4H], h and c [B][H], gates [4H], tmp [H], acc [4H] (int32); then bytes: xq
-     * [S*B*I], hq [B*H] */
-    size_t rows, f, bytes;
+    /* per direction (dq_dir_floats): xw [S*B][4H], h, c and the h block [B][H], gates, bias sum and
+     * acc [4H], tmp [H], hq [B*H] bytes (+ 3); then xq [S*B*I] bytes (+ 3) */
+    size_t rows, f, bh, bytes;
     if (!q8rt_mul_size((size_t)seq, (size_t)batch, &rows) || !q8rt_mul_size(rows, gh, &f) ||
-        !q8rt_add_size(f, 3 * (size_t)batch * (size_t)H + 3 * gh + (size_t)H, &f) ||
-        !q8rt_mul_size(rows, (size_t)isz, &bytes) || !q8rt_add_size(bytes, (size_t)batch * (size_t)H, &bytes) ||
+        !q8rt_mul_size((size_t)batch, (size_t)H, &bh) || bh > SIZE_MAX / 8 ||
+        !q8rt_add_size(f, 3 * bh + 3 * gh + (size_t)H + (bh + 3 + sizeof(float) - 1) / sizeof(float), &f) ||
+        !q8rt_mul_size(f, (size_t)D, &f) || !q8rt_mul_size(rows, (size_t)isz, &bytes) ||
         !q8rt_add_size(f, bytes / sizeof(float) + 1, &total) || total > (SIZE_MAX / sizeof(float)) / 2) {
       return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': tensors are too large", n->op_type, n->name);
     }
@@ -1054,78 +1055,106 @@ static void dq_gemm(const gemm_i32 *g, size_t K, size_t N, const uint8_t *a, siz
  * are quantized as one block (one scale and zero point) and multiplied by W once per direction;
  * each step quantizes the hidden states of all batch rows as one block and adds h * R onto x * W:
  *   gate = (float)acc_h * (h_scale * r_scale[j]) + (float)acc_x * (x_scale * w_scale[j])
- * then the float LSTM cell with (Wb + Rb). */
-static void dq_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
-                   const op_exec_ctx *ctx) {
-  (void)ctx;
-  const rnn_params *p = params;
-  const rnn_geom *gm = geom;
-  const size_t S = gm->seq, B = gm->batch, I = gm->input, H = gm->hidden, GH = 4 * H, D = (size_t)p->dirs;
+ * then the float LSTM cell with (Wb + Rb). The directions share only the quantized X, so a
+ * bidirectional node runs them as two items on the pool, each in its own part of the workspace
+ * (dq_dir_floats): x * W, its steps and its outputs' slices. */
+typedef struct dq_job {
+  const rnn_params *p;
+  const rnn_geom *gm;
   rnn_io io;
-  rnn_io_get(p, gm, in, out, &io);
-  float *xw = workspace;
+  float *ws;         /* D parts of dq_dir_floats(gm) floats */
+  const uint8_t *xq; /* X quantized, [max_len * B][I] */
+  float xs;
+  int32_t xzp;
+  size_t max_len;
+} dq_job;
+
+/* floats per direction: xw [S*B][4H], h, c and the h block [B][H], gates, bias sum and acc [4H],
+ * tmp [H], then hq [B*H] bytes (+ 3 bytes the GEMM may read past its row) as floats */
+static size_t dq_dir_floats(const rnn_geom *gm) {
+  const size_t GH = 4 * gm->hidden, BH = gm->batch * gm->hidden;
+  return gm->seq * gm->batch * GH + 3 * BH + 3 * GH + gm->hidden + (BH + 3 + sizeof(float) - 1) / sizeof(float);
+}
+
+static void dq_dir_item(void *arg, size_t d) {
+  const dq_job *jb = arg;
+  const rnn_params *p = jb->p;
+  const rnn_io *io = &jb->io;
+  const size_t S = jb->gm->seq, B = jb->gm->batch, I = jb->gm->input, H = jb->gm->hidden, GH = 4 * H;
+  const size_t D = (size_t)p->dirs, max_len = jb->max_len;
+  float *xw = jb->ws + d * dq_dir_floats(jb->gm);
   float *hs = xw + S * B * GH, *cs = hs + B * H, *hblk = cs + B * H, *g = hblk + B * H, *bsum = g + GH,
         *tmp = bsum + GH;
   uint32_t *acc = (uint32_t *)(tmp + H);
-  uint8_t *xq = (uint8_t *)(acc + GH), *hq = xq + S * B * I;
-  size_t max_len = 0;
+  uint8_t *hq = (uint8_t *)(acc + GH);
+  const int rev = p->reverse || d == 1;
+  const rnn_act *act = &p->acts[d * 3];
+  const int16_t *qw = p->qw + d * I * GH, *qr = p->qr + d * H * GH;
+  const float *wsc = p->w_scale + d * (size_t)p->w_scale_cols, *rsc = p->r_scale + d * (size_t)p->r_scale_cols;
+  const float *Pd = io->P != NULL ? io->P + d * 3 * H : NULL;
+  if (io->Bias != NULL) {
+    const float *wb = io->Bias + d * 2 * GH, *rb = wb + GH;
+    for (size_t j = 0; j < GH; j++) bsum[j] = wb[j] + rb[j];
+  }
+  /* the int32 sums of every row in place, then scaled to float */
+  uint32_t *xacc = (uint32_t *)xw;
+  const float xs = jb->xs;
+  dq_gemm(&p->gw[d], I, GH, jb->xq, max_len * B, jb->xzp, qw, xacc);
+  for (size_t r = 0; r < max_len * B; r++) {
+    for (size_t j = 0; j < GH; j++)
+      xw[r * GH + j] = (float)(int32_t)xacc[r * GH + j] * (xs * wsc[p->w_scale_cols == 1 ? 0 : j]);
+  }
   for (size_t b = 0; b < B; b++) {
-    const size_t l = rnn_seq_len(io.lens, b, S);
-    if (l > max_len) max_len = l;
-  }
-  if (io.Y != NULL) memset(io.Y, 0, S * D * B * H * sizeof(float));
-  float xs;
-  int32_t xzp;
-  dq_block(io.X, max_len * B * I, xq, &xs, &xzp);
-  for (size_t d = 0; d < D; d++) {
-    const int rev = p->reverse || d == 1;
-    const rnn_act *act = &p->acts[d * 3];
-    const int16_t *qw = p->qw + d * I * GH, *qr = p->qr + d * H * GH;
-    const float *wsc = p->w_scale + d * (size_t)p->w_scale_cols, *rsc = p->r_scale + d * (size_t)p->r_scale_cols;
-    const float *Pd = io.P != NULL ? io.P + d * 3 * H : NULL;
-    if (io.Bias != NULL) {
-      const float *wb = io.Bias + d * 2 * GH, *rb = wb + GH;
-      for (size_t j = 0; j < GH; j++) bsum[j] = wb[j] + rb[j];
-    }
-    /* the int32 sums of every row in place, then scaled to float */
-    uint32_t *xacc = (uint32_t *)xw;
-    dq_gemm(&p->gw[d], I, GH, xq, max_len * B, xzp, qw, xacc);
-    for (size_t r = 0; r < max_len * B; r++) {
-      for (size_t j = 0; j < GH; j++)
-        xw[r * GH + j] = (float)(int32_t)xacc[r * GH + j] * (xs * wsc[p->w_scale_cols == 1 ? 0 : j]);
-    }
-    for (size_t b = 0; b < B; b++) {
-      const size_t sidx = (d * B + b) * H;
-      for (size_t j = 0; j < H; j++) {
-        hs[b * H + j] = io.H0 != NULL ? io.H0[sidx + j] : 0.0f;
-        cs[b * H + j] = io.C0 != NULL ? io.C0[sidx + j] : 0.0f;
-      }
-    }
-    for (size_t step = 0; step < max_len; step++) {
-      for (size_t b = 0; b < B; b++) {
-        const size_t len = rnn_seq_len(io.lens, b, S);
-        for (size_t j = 0; j < H; j++) hblk[b * H + j] = step < len ? hs[b * H + j] : 0.0f;
-      }
-      float hsc;
-      int32_t hzp;
-      dq_block(hblk, B * H, hq, &hsc, &hzp);
-      for (size_t b = 0; b < B; b++) {
-        const size_t len = rnn_seq_len(io.lens, b, S);
-        if (step >= len) continue;
-        const size_t t = rev ? len - 1 - step : step;
-        dq_gemm(&p->gr[d], H, GH, hq + b * H, 1, hzp, qr, acc);
-        const float *xr = xw + (t * B + b) * GH;
-        for (size_t j = 0; j < GH; j++)
-          g[j] = (float)(int32_t)acc[j] * (hsc * rsc[p->r_scale_cols == 1 ? 0 : j]) + xr[j];
-        lstm_cell(p, act, io.Bias != NULL ? bsum : NULL, Pd, g, cs + b * H, hs + b * H, tmp, H);
-        if (io.Y != NULL) memcpy(io.Y + ((t * D + d) * B + b) * H, hs + b * H, H * sizeof(float));
-      }
-    }
-    for (size_t b = 0; b < B; b++) {
-      if (io.Yh != NULL) memcpy(io.Yh + (d * B + b) * H, hs + b * H, H * sizeof(float));
-      if (io.Yc != NULL) memcpy(io.Yc + (d * B + b) * H, cs + b * H, H * sizeof(float));
+    const size_t sidx = (d * B + b) * H;
+    for (size_t j = 0; j < H; j++) {
+      hs[b * H + j] = io->H0 != NULL ? io->H0[sidx + j] : 0.0f;
+      cs[b * H + j] = io->C0 != NULL ? io->C0[sidx + j] : 0.0f;
     }
   }
+  for (size_t step = 0; step < max_len; step++) {
+    for (size_t b = 0; b < B; b++) {
+      const size_t len = rnn_seq_len(io->lens, b, S);
+      for (size_t j = 0; j < H; j++) hblk[b * H + j] = step < len ? hs[b * H + j] : 0.0f;
+    }
+    float hsc;
+    int32_t hzp;
+    dq_block(hblk, B * H, hq, &hsc, &hzp);
+    for (size_t b = 0; b < B; b++) {
+      const size_t len = rnn_seq_len(io->lens, b, S);
+      if (step >= len) continue;
+      const size_t t = rev ? len - 1 - step : step;
+      dq_gemm(&p->gr[d], H, GH, hq + b * H, 1, hzp, qr, acc);
+      const float *xr = xw + (t * B + b) * GH;
+      for (size_t j = 0; j < GH; j++) g[j] = (float)(int32_t)acc[j] * (hsc * rsc[p->r_scale_cols == 1 ? 0 : j]) + xr[j];
+      lstm_cell(p, act, io->Bias != NULL ? bsum : NULL, Pd, g, cs + b * H, hs + b * H, tmp, H);
+      if (io->Y != NULL) memcpy(io->Y + ((t * D + d) * B + b) * H, hs + b * H, H * sizeof(float));
+    }
+  }
+  for (size_t b = 0; b < B; b++) {
+    if (io->Yh != NULL) memcpy(io->Yh + (d * B + b) * H, hs + b * H, H * sizeof(float));
+    if (io->Yc != NULL) memcpy(io->Yc + (d * B + b) * H, cs + b * H, H * sizeof(float));
+  }
+}
+
+static void dq_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                   const op_exec_ctx *ctx) {
+  const rnn_params *p = params;
+  const rnn_geom *gm = geom;
+  const size_t S = gm->seq, B = gm->batch, I = gm->input, H = gm->hidden, D = (size_t)p->dirs;
+  dq_job jb = {.p = p, .gm = gm, .ws = workspace};
+  rnn_io_get(p, gm, in, out, &jb.io);
+  uint8_t *xq = (uint8_t *)(jb.ws + D * dq_dir_floats(gm));
+  for (size_t b = 0; b < B; b++) {
+    const size_t l = rnn_seq_len(jb.io.lens, b, S);
+    if (l > jb.max_len) jb.max_len = l;
+  }
+  if (jb.io.Y != NULL) memset(jb.io.Y, 0, S * D * B * H * sizeof(float));
+  dq_block(jb.io.X, jb.max_len * B * I, xq, &jb.xs, &jb.xzp);
+  jb.xq = xq;
+  /* a direction's multiply-adds: x * W over every row, h * R per step (rows * 4H fits: xw) */
+  size_t cost;
+  if (!q8rt_mul_size(jb.max_len * B * 4 * H, I + H, &cost)) cost = SIZE_MAX;
+  op_parallel_items(ctx, D, cost, 1 << 18, dq_dir_item, &jb);
 }
 
 const op_def q8rt_op_lstm = {.op_type = "LSTM",

@@ -16,7 +16,14 @@
  * MatMulInteger with a constant 2-D B: a scale of rank <= 1, a bias of rank <= 1 with 1 or N values).
  * Runs on the planner's topological order after constant folding (the bias comes out of a folded
  * Reshape); the fused node takes the last node's place in that order, where every input it reads
- * is already computed. The reference backend runs the graph as written. */
+ * is already computed. The reference backend runs the graph as written.
+ *
+ * Some quantizers (CRNN's vendor_dyn) quantize the bias at run time instead and add it in int32
+ * before the Cast: ConvInteger -> Add(int32 bias) -> Cast -> Mul [-> Add]. That Add becomes
+ * ConvIntegerToFloat's input 6, added to the accumulator before the conversion (wrapping int32, as
+ * the Add): a constant int32 per-channel bias, or the output of a Reshape whose constant shape is 1
+ * everywhere except at the channel axis (M or -1; the fused node checks at bind that it holds 1
+ * or M values, which is what the Add could broadcast). */
 #include <string.h>
 
 #include "passes.h"
@@ -69,6 +76,33 @@ static int bias_ok(const ir_value *b, int R, int64_t M, int is_mm) {
   return 1;
 }
 
+/* An int32 bias added to ConvInteger's output (M channels, rank R) that is one value per channel
+ * or one value: a constant, or a Reshape to a constant shape that is 1 except at the channel axis. */
+static int int_bias_ok(ir_graph *g, int v, int R, int64_t M) {
+  if (v < 0) return 0;
+  const ir_value *val = &g->values[v];
+  if (val->constant != NULL) {
+    const ir_tensor *t = val->constant;
+    if (t->dtype != Q8RT_DTYPE_INT32 || t->rank > R) return 0;
+    for (int d = 0; d < t->rank; d++) {
+      if (t->dims[d] != 1 && !(R - t->rank + d == 1 && t->dims[d] == M)) return 0;
+    }
+    return 1;
+  }
+  const ir_node *p = ir_value_producer(g, v);
+  if (!ir_is_onnx_op(p, "Reshape") || p->n_inputs != 2 || p->n_outputs != 1 || p->outputs[0] != v) return 0;
+  const ir_value *sv = ir_node_input(g, p, 1);
+  if (sv == NULL || sv->constant == NULL) return 0;
+  const ir_tensor *s = sv->constant;
+  if (s->dtype != Q8RT_DTYPE_INT64 || s->rank != 1 || s->count > R) return 0;
+  const int64_t *dims = s->data;
+  for (int64_t d = 0; d < s->count; d++) {
+    const int channel = R - (int)s->count + (int)d == 1;
+    if (dims[d] != 1 && !(channel && (dims[d] == M || dims[d] == -1))) return 0;
+  }
+  return 1;
+}
+
 q8rt_status pass_fuse_integer_outputs(ir_graph *g, const int *order, int count, unsigned char *done, q8rt_error *err) {
   for (int i = 0; i < count; i++) {
     ir_node *conv = &g->nodes[order[i]];
@@ -87,6 +121,16 @@ q8rt_status pass_fuse_integer_outputs(ir_graph *g, const int *order, int count, 
     const int R = is_mm ? 1 : w->constant->rank;
     const int64_t M = is_mm ? w->constant->dims[1] : w->constant->dims[0];
     ir_node *cast = sole_reader(g, conv->outputs[0], order, count, done);
+    /* ConvInteger -> Add(int32 bias) first: the Add becomes input 6 */
+    ir_node *iadd = NULL;
+    int ib = -1;
+    if (!is_mm && ir_is_onnx_op(cast, "Add") && cast->n_inputs == 2 && cast->n_outputs == 1 &&
+        cast->guard == conv->guard && cast->inputs[0] != cast->inputs[1]) {
+      ib = cast->inputs[0] == conv->outputs[0] ? cast->inputs[1] : cast->inputs[0];
+      if (!int_bias_ok(g, ib, R, M)) continue;
+      iadd = cast;
+      cast = sole_reader(g, iadd->outputs[0], order, count, done);
+    }
     int64_t to = 0;
     if (!ir_is_onnx_op(cast, "Cast") || cast->n_inputs != 1 || cast->n_outputs != 1 ||
         ir_attr_int(cast, "to", 0, &to, NULL) != Q8RT_OK || to != 1 /* FLOAT */) {
@@ -107,17 +151,22 @@ q8rt_status pass_fuse_integer_outputs(ir_graph *g, const int *order, int count, 
     }
     if (b < 0) add = NULL;
     ir_node *last = add != NULL ? add : mul;
-    int *in = q8rt_pool_array(&g->pool, 6, sizeof(int));
+    int *in = q8rt_pool_array(&g->pool, 7, sizeof(int));
     if (in == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory fusing node '%s'", conv->name);
     for (int k = 0; k < 4; k++) in[k] = k < conv->n_inputs ? conv->inputs[k] : -1;
     in[4] = s;
     in[5] = b;
+    in[6] = ib;
     const int out = last->outputs[0];
     /* the dropped values are read by nobody now */
     g->values[conv->outputs[0]].consumers = 0;
     g->values[cast->outputs[0]].consumers = 0;
     g->values[conv->outputs[0]].producer = -1;
     g->values[cast->outputs[0]].producer = -1;
+    if (iadd != NULL) {
+      g->values[iadd->outputs[0]].consumers = 0;
+      g->values[iadd->outputs[0]].producer = -1;
+    }
     if (add != NULL) {
       g->values[mul->outputs[0]].consumers = 0;
       g->values[mul->outputs[0]].producer = -1;
@@ -127,18 +176,22 @@ q8rt_status pass_fuse_integer_outputs(ir_graph *g, const int *order, int count, 
     last->op_type = is_mm ? "MatMulIntegerToFloat" : "ConvIntegerToFloat";
     last->domain = "q8rt";
     last->opset = 1;
-    last->n_inputs = b >= 0 ? 6 : 5;
+    last->n_inputs = ib >= 0 ? 7 : b >= 0 ? 6 : 5;
     last->inputs = in;
     last->n_attrs = conv->n_attrs;
     last->attrs = conv->attrs;
-    last->note = add != NULL
-                     ? (is_mm ? "MatMulInteger -> Cast -> Mul -> Add as one node (the float ops after its GEMM)"
-                              : "ConvInteger -> Cast -> Mul -> Add as one node (the float ops in its output stage)")
-                     : (is_mm ? "MatMulInteger -> Cast -> Mul as one node (the float ops after its GEMM)"
-                              : "ConvInteger -> Cast -> Mul as one node (the float ops in its output stage)");
+    last->note =
+        iadd != NULL  ? (add != NULL ? "ConvInteger -> Add(int32) -> Cast -> Mul -> Add as one node (the int32 bias "
+                                       "and the float ops in its output stage)"
+                                     : "ConvInteger -> Add(int32) -> Cast -> Mul as one node (the int32 bias and the "
+                                       "float ops in its output stage)")
+        : add != NULL ? (is_mm ? "MatMulInteger -> Cast -> Mul -> Add as one node (the float ops after its GEMM)"
+                               : "ConvInteger -> Cast -> Mul -> Add as one node (the float ops in its output stage)")
+                      : (is_mm ? "MatMulInteger -> Cast -> Mul as one node (the float ops after its GEMM)"
+                               : "ConvInteger -> Cast -> Mul as one node (the float ops in its output stage)");
     g->values[out].producer = last_index;
-    const ir_node *gone[3] = {conv, cast, add != NULL ? mul : NULL};
-    for (int k = 0; k < 3; k++) {
+    const ir_node *gone[4] = {conv, cast, add != NULL ? mul : NULL, iadd};
+    for (int k = 0; k < 4; k++) {
       if (gone[k] == NULL) continue;
       const int gi = (int)(gone[k] - g->nodes);
       g->nodes[gi].removed = 1;

@@ -363,6 +363,82 @@ def test_dynamic_conv_output_fusion(variant, tmp_path):
             h.assert_same_bytes(res.output(o), wv, f"{variant} {' '.join(extra)} {o}")
 
 
+@pytest.mark.parametrize("variant", ["gemm_u8w", "dw_s8w_bias_first", "const_one_value", "float_bias_too",
+                                     "not_per_channel"])
+def test_dynamic_conv_int32_bias_fusion(variant, tmp_path):
+    """A quantizer that quantizes the bias at run time (CRNN's vendor_dyn) adds it in int32 before
+    the Cast: ConvInteger -> Add(Reshape(Cast(Floor(bias / (x_scale * w_scale))))) -> Cast -> Mul.
+    The Add becomes ConvIntegerToFloat's int32 bias (src/passes/integer_fuse.c): bytes equal ORT and
+    the unfused graph (reference backend), at 3 threads and on AVX2. A bias reshaped along another
+    axis is not a per-channel bias: the nodes stay apart, same bytes."""
+    rng = np.random.default_rng(75)
+    dw = variant == "dw_s8w_bias_first"
+    wt = np.int8 if dw else np.uint8
+    c, mch = (12, 12) if dw else (10, 24)
+    x = rng.normal(0.2, 1.7, (1, c, 13, 70)).astype(np.float32)
+    w = rand8(rng, (mch, 1 if dw else c, 3, 3), wt)
+    wz = zp_of(wt, 0 if wt == np.int8 else 137)
+    conv_attrs = {"pads": [1, 1, 1, 1], "group": mch} if dw else {"pads": [1, 1, 1, 1], "strides": [1, 2]}
+    ow = 70 if dw else 35
+    wscale = np.float32(rng.uniform(0.001, 0.03))
+    inits = [const("w", w), const("wz", wz), const("wscale", wscale)]
+    nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"], name="dql"),
+             helper.make_node("Mul", ["xs", "wscale"], ["sc"], name="scale_mul"),
+             helper.make_node("ConvInteger", ["xq", "w", "xz", "wz"], ["y32"], name="node0", **conv_attrs)]
+    if variant == "const_one_value":
+        inits.append(const("b4", np.array([[[[-123456]]]], np.int32)))
+    else:
+        nb = ow if variant == "not_per_channel" else mch
+        shape = [1, 1, 1, ow] if variant == "not_per_channel" else [1, -1, 1, 1]
+        inits += [const("bias", rng.normal(0, 0.5, nb).astype(np.float32)), const("bshape", np.array(shape, np.int64))]
+        nodes += [helper.make_node("Div", ["bias", "sc"], ["bq"], name="bias_div"),
+                  helper.make_node("Floor", ["bq"], ["bf"], name="bias_floor"),
+                  helper.make_node("Cast", ["bf"], ["bi"], name="bias_cast", to=TensorProto.INT32),
+                  helper.make_node("Reshape", ["bi", "bshape"], ["b4"], name="bias_reshape")]
+    nodes += [helper.make_node("Add", ["b4", "y32"] if dw else ["y32", "b4"], ["y32b"], name="ibias_add"),
+              helper.make_node("Cast", ["y32b"], ["yf"], name="cast", to=TensorProto.FLOAT),
+              helper.make_node("Mul", ["yf", "sc"], ["ys"], name="out_mul")]
+    out = "ys"
+    if variant == "float_bias_too":
+        inits.append(const("fb", rng.normal(0, 0.5, (mch, 1, 1)).astype(np.float32)))
+        nodes.append(helper.make_node("Add", ["ys", "fb"], ["out"], name="fbias_add"))
+        out = "out"
+    graph = helper.make_graph(nodes, "dynconv_ib", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+                              [onnx.ValueInfoProto(name=out)], initializer=inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    want = check(tmp_path, "ib", m, {"x": x})[0]
+    path = tmp_path / "ib.onnx"
+    xin = h.save_npy(tmp_path / "ib_xin.npy", x)
+    explain = h.run_q8rt(path, {"x": xin}, extra=["--explain"]).assert_ok().stdout
+    assert ("Add(int32)" in explain) == (variant != "not_per_channel"), explain
+    assert ("ConvIntegerToFloat" in explain) == (variant != "not_per_channel"), explain
+    for j, extra in enumerate([["--backend", "reference"], ["--threads", "3"], ["--backend", "avx2"]]):
+        res = h.run_q8rt(path, {"x": xin}, tmp_path / f"ib_{j}", extra=extra).assert_ok()
+        h.assert_same_bytes(res.output(out), want, f"{variant} {' '.join(extra)}")
+
+
+def test_conv_integer_to_float_int32_bias_checked(tmp_path):
+    """A ConvIntegerToFloat node written by hand (domain q8rt) whose int32 bias (input 6) holds
+    neither 1 nor M values, or is not int32, ends in a message naming the node."""
+    w = numpy_helper.from_array(np.ones((4, 2, 3, 3), np.uint8), "w")
+    sc = numpy_helper.from_array(np.float32(0.5), "sc")
+    for name, arr in (("three", np.ones(3, np.int32)), ("float", np.ones(4, np.float32))):
+        node = helper.make_node("ConvIntegerToFloat", ["x", "w", "", "", "sc", "", "ib"], ["y"], domain="q8rt",
+                                name="cif")
+        g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.UINT8, (1, 2, 5, 5)),
+                                            helper.make_tensor_value_info("ib", numpy_helper.from_array(arr).data_type,
+                                                                          arr.shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [w, sc])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("q8rt", 1)])
+        m.ir_version = 8
+        path = h.save_model(m, tmp_path / f"{name}.onnx")
+        res = h.run_q8rt(path, {"x": h.save_npy(tmp_path / "x.npy", np.ones((1, 2, 5, 5), np.uint8)),
+                                "ib": h.save_npy(tmp_path / f"{name}_ib.npy", arr)}, tmp_path / f"o_{name}")
+        msg = h.assert_clean_error(res)
+        assert "cif" in msg and "int32 bias" in msg, msg
+
+
 @pytest.mark.parametrize("variant", ["mm_bias_u8w", "mm_1d_a_scalar_bias_s8w", "mm_no_bias"])
 def test_dynamic_matmul_output_fusion(variant, tmp_path):
     """The same chain after MatMulInteger (rec's linear layers): one MatMulIntegerToFloat node, bytes

@@ -216,6 +216,8 @@ DQ_CASES = [
                                                    "per_col": True}),
     ("dq_peep", 4, 2, 9, 8, "forward", {"wt": np.int8, "bias": True, "peep": True}),
     ("dq_big", 9, 1, 160, 64, "bidirectional", {"wt": np.uint8, "bias": True}),
+    # large enough for the two directions to run as two items on the pool at --threads 2
+    ("dq_split", 12, 2, 256, 128, "bidirectional", {"wt": np.int8, "bias": True, "h0": True, "c0": True}),
 ]
 
 

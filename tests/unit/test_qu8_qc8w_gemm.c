@@ -510,7 +510,8 @@ done:
 }
 
 static int sweep_i32(size_t mr_max, size_t nr, q8rt_qu8_gemm_ukernel_fn fn, const char *name) {
-  const size_t ncs[] = {1, nr - 1, nr, nr + 1, 2 * nr + 3, 3 * nr, nr / 2, nr / 2 + 5, nr + nr / 2, nr + nr / 2 + 8};
+  const size_t ncs[] = {1,      nr - 1,     nr,         nr + 1,      2 * nr + 3,     3 * nr,
+                        nr / 2, nr / 2 + 1, nr / 2 + 5, nr + nr / 2, nr + nr / 2 + 8};
   for (size_t mr = 1; mr <= mr_max; mr++) {
     for (size_t ni = 0; ni < sizeof(ncs) / sizeof(ncs[0]); ni++) {
       if (ncs[ni] == 0) continue;
@@ -526,12 +527,13 @@ static int sweep_i32(size_t mr_max, size_t nr, q8rt_qu8_gemm_ukernel_fn fn, cons
       }
     }
   }
-  /* extremes, a full-range bias (wrap-around) and a large K */
-  for (int i = 0; i < 8; i++) {
+  /* extremes, a full-range bias (wrap-around) and a large K; the last four with one row (a kernel
+   * may run a single row on its own path) */
+  for (int i = 0; i < 12; i++) {
     gemm_case t;
-    t.mr = mr_max;
+    t.mr = i < 8 ? mr_max : 1;
     t.nc = 2 * nr + 3;
-    t.kc = i < 4 ? 67 : 4607 + (size_t)(i & 1);
+    t.kc = i % 8 < 4 ? 67 : 4607 + (size_t)(i & 1);
     t.a_stride = t.kc + 3;
     t.c_stride = t.nc * sizeof(int32_t) + 20;
     random_quant(&t);
