@@ -198,9 +198,78 @@ static inline __attribute__((always_inline)) void gemm_8x8c4(size_t mr, size_t n
   }
 }
 
+#ifdef Q8RT_I32
+/* One row (mr == 1: an LSTM step's h * R, a one-row MatMulInteger): the 8-row loop would run 8
+ * aliased copies of it. Here each 8-channel block keeps one accumulator pair per lane of the
+ * 16-byte row load (4 independent chains instead of one) and adds them at the end: int32 sums
+ * wrap alike in any order, so the bytes are the 8-row loop's. */
+static inline __attribute__((always_inline)) void gemm_1x8c4(size_t nc, size_t kc, const uint8_t *a, const void *w,
+                                                             void *c, const q8rt_qu8_requant_params *p,
+                                                             const int flip) {
+  const size_t kc4 = (kc + 3) & ~(size_t)3;
+  const Q8RT_A_T vflip = Q8RT_A_LOAD_DUP((uint8_t)(p->x_xor ^ Q8RT_A_SHIFT));
+#ifdef Q8RT_A_ROWSUM
+  const int32x4_t rs = gemm_rowsum128(a, kc4, p->x_xor);
+#endif
+  const int8_t *pw = (const int8_t *)w;
+  uint8_t *c0 = (uint8_t *)c;
+  for (;;) {
+    int32x4_t l0 = vld1q_s32((const int32_t *)(const void *)pw);
+    int32x4_t h0 = vld1q_s32((const int32_t *)(const void *)(pw + 16));
+    pw += 32;
+#ifdef Q8RT_A_ROWSUM
+    l0 = q8rt_vsubq_s32_wrap(l0, rs);
+    h0 = q8rt_vsubq_s32_wrap(h0, rs);
+#endif
+    int32x4_t l1 = vdupq_n_s32(0), h1 = l1, l2 = l1, h2 = l1, l3 = l1, h3 = l1;
+    const uint8_t *ap = a;
+    size_t k = kc4;
+    for (; k >= 16; k -= 16, ap += 16, pw += 128) {
+      Q8RT_A_T va = Q8RT_A_LOAD(ap);
+      if (flip) va = Q8RT_A_XOR(va, vflip);
+      l0 = Q8RT_DOT(l0, Q8RT_W_PREP(vld1q_s8(pw)), va, 0);
+      h0 = Q8RT_DOT(h0, Q8RT_W_PREP(vld1q_s8(pw + 16)), va, 0);
+      l1 = Q8RT_DOT(l1, Q8RT_W_PREP(vld1q_s8(pw + 32)), va, 1);
+      h1 = Q8RT_DOT(h1, Q8RT_W_PREP(vld1q_s8(pw + 48)), va, 1);
+      l2 = Q8RT_DOT(l2, Q8RT_W_PREP(vld1q_s8(pw + 64)), va, 2);
+      h2 = Q8RT_DOT(h2, Q8RT_W_PREP(vld1q_s8(pw + 80)), va, 2);
+      l3 = Q8RT_DOT(l3, Q8RT_W_PREP(vld1q_s8(pw + 96)), va, 3);
+      h3 = Q8RT_DOT(h3, Q8RT_W_PREP(vld1q_s8(pw + 112)), va, 3);
+    }
+    for (; k != 0; k -= 4, ap += 4, pw += 32) {
+      Q8RT_A_T va = Q8RT_A_FROM_U32(vdupq_n_u32(q8rt_load_u32(ap)));
+      if (flip) va = Q8RT_A_XOR(va, vflip);
+      l0 = Q8RT_DOT(l0, Q8RT_W_PREP(vld1q_s8(pw)), va, 0);
+      h0 = Q8RT_DOT(h0, Q8RT_W_PREP(vld1q_s8(pw + 16)), va, 0);
+    }
+    pw += 32; /* the packed scales: not read */
+    const int32x4_t lo = vaddq_s32(vaddq_s32(l0, l1), vaddq_s32(l2, l3));
+    const int32x4_t hi = vaddq_s32(vaddq_s32(h0, h1), vaddq_s32(h2, h3));
+    if (nc < 8) {
+      gemm_store_partial_s32(c0, lo, hi, nc);
+      return;
+    }
+    vst1q_s32((int32_t *)(void *)c0, lo);
+    vst1q_s32((int32_t *)(void *)(c0 + 16), hi);
+    c0 += 8 * sizeof(int32_t);
+    nc -= 8;
+    if (nc == 0) return;
+  }
+}
+#endif
+
 void Q8RT_FN(size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c,
              size_t c_stride, const q8rt_qu8_requant_params *p) {
   if (nc == 0) return;
+#ifdef Q8RT_I32
+  if (mr == 1) {
+    if ((uint8_t)(p->x_xor ^ Q8RT_A_SHIFT) != 0)
+      gemm_1x8c4(nc, kc, a, w, c, p, 1);
+    else
+      gemm_1x8c4(nc, kc, a, w, c, p, 0);
+    return;
+  }
+#endif
   /* Two copies of the loop: without the activation flip when the input type already is what the
    * dot product wants (s8 for sdot, u8 for sudot), so those models pay no eor. */
   if ((uint8_t)(p->x_xor ^ Q8RT_A_SHIFT) != 0)
