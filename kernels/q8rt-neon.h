@@ -49,6 +49,14 @@ static inline __attribute__((always_inline)) uint8x8_t q8rt_neon_requant8(int32x
   return vreinterpret_u8_s8(vmovn_s16(q));
 }
 
+/* Round half to even with x86's cvtps2dq result out of range: INT32_MIN where v is not in
+ * [-2^31, 2^31) or is NaN (fcvtns saturates instead), as q8rt_cvt_rne. fcvtns's rounding is in the
+ * instruction, independent of FPCR. */
+static inline __attribute__((always_inline)) int32x4_t q8rt_neon_cvt_rne(float32x4_t v) {
+  const uint32x4_t in = vandq_u32(vcgeq_f32(v, vdupq_n_f32(-2147483648.0f)), vcltq_f32(v, vdupq_n_f32(2147483648.0f)));
+  return vbslq_s32(in, vcvtnq_s32_f32(v), vdupq_n_s32(INT32_MIN));
+}
+
 /* Stores the first n (< 8) bytes of v. */
 static inline __attribute__((always_inline)) void q8rt_neon_store_partial8(uint8_t *p, uint8x8_t v, size_t n) {
   if (n & 4) {

@@ -4,12 +4,12 @@
  * in steps of MR and hands each call all N channels, as the conv front-end does. Then the row
  * families (q8-vbinary, f32-vbinary, f32-vunary, f32-softmax, f32-qint-vcvt, qint-f32-vcvt, f32-vfmac: 64 Ki elements),
  * x8-transpose (56x56 pixels x 144 channels), x32-transpose (240x240 pixels x 24 channels), q8-conv-ref (3x3, 16->16
- * channels, 28x28), f32-gemm, x8-lut, x8-rsum, q8-softmax and qu8-vmacc-i32 in elements, bytes or MACs per second.
- * qu8-dwconv has its own driver beside XNNPACK's: dwconv-ubench.c. Single thread. Prints the median over repeated timed
- * runs as GMAC/s, and the best run. Runs are timed in thread CPU time, so time spent descheduled on a shared machine
- * does not count; other load on the same core (SMT sibling, shared cache) still does, so compare variants within one
- * run. Output bytes are checked against the scalar twin once per shape, so a fast but wrong kernel cannot go unnoticed
- * here either.
+ * channels, 28x28), f32-gemm, x8-lut, x8-rsum, q8-softmax, q8-softmax-strided, f32-softmax-strided and qu8-vmacc-i32 in
+ * elements, bytes or MACs per second. qu8-dwconv has its own driver beside XNNPACK's: dwconv-ubench.c. Single thread.
+ * Prints the median over repeated timed runs as GMAC/s, and the best run. Runs are timed in thread CPU time, so time
+ * spent descheduled on a shared machine does not count; other load on the same core (SMT sibling, shared cache) still
+ * does, so compare variants within one run. Output bytes are checked against the scalar twin once per shape, so a fast
+ * but wrong kernel cannot go unnoticed here either.
  *
  *   make build/ukernel-bench   (test-unit builds it too)
  *   build/ukernel-bench [substring of a variant name] (gemm variants: the scalar twin always runs) */
@@ -30,9 +30,11 @@
 #include "f32-gemm/f32-gemm.h"
 #include "f32-igemm/f32-igemm.h"
 #include "f32-rminmax/f32-rminmax.h"
+#include "f32-softmax-strided/f32-softmax-strided.h"
 #include "f32-softmax/f32-softmax.h"
 #include "f32-vbinary/f32-vbinary.h"
 #include "f32-vunary/f32-vunary.h"
+#include "q8-softmax-strided/q8-softmax-strided.h"
 #include "q8-softmax/q8-softmax.h"
 #include "qu8-dwconv2d-chw/qu8-dwconv2d-chw.h"
 #include "qu8-vmacc-i32/qu8-vmacc-i32.h"
@@ -662,6 +664,79 @@ static int bench_softmax(const char *filter) {
 
 static const struct {
   unsigned isa;
+  q8rt_q8_softmax_strided_ukernel_fn fn;
+  const char *name;
+} g_softmax_strided[] = {
+#define Q8RT_Q8_SOFTMAX_STRIDED_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "q8-softmax-strided/q8-softmax-strided.inc"
+#undef Q8RT_Q8_SOFTMAX_STRIDED_UKERNEL
+};
+
+/* q8-softmax-strided: a YOLOv8 head's DFL softmax, 16 values per column over 8400 columns, checked
+ * against the scalar twin (the list's last line). */
+static int bench_softmax_strided(const char *filter) {
+  enum { SS_D = 16, SS_N = 8400 };
+  static float table[256];
+  for (int i = 0; i < 256; i++) table[i] = expf((float)(i - 255) * 0.05f);
+  const q8rt_q8_softmax_params p = {.y_factor = 256.0f, .y_zp = 0, .qmax = 255};
+  const size_t ns = sizeof(g_softmax_strided) / sizeof(g_softmax_strided[0]);
+  int bad = 0;
+  double t;
+  printf("q8-softmax-strided, %d columns of %d\n", SS_N, SS_D);
+  for (size_t k = 0; k < ns; k++) {
+    if (!wanted(filter, g_softmax_strided[k].name)) continue;
+    if (!isa_supported(g_softmax_strided[k].isa)) {
+      printf("  %-62s skipped (CPU lacks its ISA)\n", g_softmax_strided[k].name);
+      continue;
+    }
+    g_softmax_strided[ns - 1].fn(SS_D, SS_N, SS_N, g_u8a, g_ref, table, &p);
+    g_softmax_strided[k].fn(SS_D, SS_N, SS_N, g_u8a, g_out, table, &p);
+    const bool ok = memcmp(g_out, g_ref, (size_t)SS_D * SS_N) == 0;
+    bad |= !ok;
+    TIME_MEDIAN(t, g_softmax_strided[k].fn(SS_D, SS_N, SS_N, g_u8a, g_out, table, &p));
+    report(g_softmax_strided[k].name, t, (double)SS_D * SS_N, "elem", ok);
+  }
+  return bad;
+}
+
+static const struct {
+  unsigned isa;
+  q8rt_f32_softmax_strided_ukernel_fn fn;
+  const char *name;
+} g_f32_softmax_strided[] = {
+#define Q8RT_F32_SOFTMAX_STRIDED_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "f32-softmax-strided/f32-softmax-strided.inc"
+#undef Q8RT_F32_SOFTMAX_STRIDED_UKERNEL
+};
+
+/* f32-softmax-strided: the same DFL shape in float, checked against the scalar twin (the list's
+ * last line). */
+static int bench_f32_softmax_strided(const char *filter) {
+  enum { FS_D = 16, FS_N = 8400 };
+  static float x[FS_D * FS_N], y[FS_D * FS_N], ref[FS_D * FS_N];
+  for (size_t i = 0; i < (size_t)FS_D * FS_N; i++) x[i] = (float)(int)(rnd() % 2001 - 1000) * (1.0f / 128.0f);
+  const size_t ns = sizeof(g_f32_softmax_strided) / sizeof(g_f32_softmax_strided[0]);
+  int bad = 0;
+  double t;
+  printf("f32-softmax-strided, %d columns of %d\n", FS_N, FS_D);
+  for (size_t k = 0; k < ns; k++) {
+    if (!wanted(filter, g_f32_softmax_strided[k].name)) continue;
+    if (!isa_supported(g_f32_softmax_strided[k].isa)) {
+      printf("  %-62s skipped (CPU lacks its ISA)\n", g_f32_softmax_strided[k].name);
+      continue;
+    }
+    g_f32_softmax_strided[ns - 1].fn(FS_D, FS_N, FS_N, x, ref);
+    g_f32_softmax_strided[k].fn(FS_D, FS_N, FS_N, x, y);
+    const bool ok = memcmp(y, ref, sizeof(y)) == 0;
+    bad |= !ok;
+    TIME_MEDIAN(t, g_f32_softmax_strided[k].fn(FS_D, FS_N, FS_N, x, y));
+    report(g_f32_softmax_strided[k].name, t, (double)FS_D * FS_N, "elem", ok);
+  }
+  return bad;
+}
+
+static const struct {
+  unsigned isa;
   q8rt_qu8_vmacc_i32_ukernel_fn fn;
   const char *name;
 } g_vmacc[] = {
@@ -1195,6 +1270,8 @@ int main(int argc, char **argv) {
   bad |= bench_f32_deconv_nhwc(filter);
   bad |= bench_rsum(filter);
   bad |= bench_softmax(filter);
+  bad |= bench_softmax_strided(filter);
+  bad |= bench_f32_softmax_strided(filter);
   bad |= bench_vmacc(filter);
   bad |= bench_conv_integer_families(filter) | bench_edge_conv_families(filter);
   return bad;

@@ -7,23 +7,8 @@
 #include <math.h>
 
 #include "f32-softmax/f32-softmax.h"
+#include "q8rt-exp-simd.h"
 #include "q8rt-math.h"
-
-static inline __attribute__((always_inline)) __m256 exp8(__m256 x) {
-  __m256 n = _mm256_fmadd_ps(x, _mm256_set1_ps(Q8RT_EXP_LOG2E), _mm256_set1_ps(Q8RT_EXP_MAGIC_BIAS));
-  const __m256 s = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(n), 23));
-  n = _mm256_sub_ps(n, _mm256_set1_ps(Q8RT_EXP_MAGIC_BIAS));
-  __m256 t = _mm256_fmadd_ps(n, _mm256_set1_ps(Q8RT_EXP_MINUS_LN2_HI), x);
-  t = _mm256_fmadd_ps(n, _mm256_set1_ps(Q8RT_EXP_MINUS_LN2_LO), t);
-  __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(Q8RT_EXP_C5), t, _mm256_set1_ps(Q8RT_EXP_C4));
-  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(Q8RT_EXP_C3));
-  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(Q8RT_EXP_C2));
-  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(Q8RT_EXP_C1));
-  t = _mm256_mul_ps(t, s);
-  const __m256 f = _mm256_fmadd_ps(t, p, s);
-  const __m256 under = _mm256_cmp_ps(x, _mm256_set1_ps(Q8RT_EXP_CUTOFF), _CMP_LT_OQ);
-  return _mm256_andnot_ps(under, f);
-}
 
 void q8rt_f32_softmax_ukernel__avx2(size_t n, const float *x, float *y) {
   float lanes[16];
@@ -44,8 +29,8 @@ void q8rt_f32_softmax_ukernel__avx2(size_t n, const float *x, float *y) {
 
   __m256 a0 = _mm256_setzero_ps(), a1 = a0;
   for (i = 0; i + 16 <= n; i += 16) {
-    const __m256 e0 = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), vmx));
-    const __m256 e1 = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8), vmx));
+    const __m256 e0 = q8rt_exp8_avx2(_mm256_sub_ps(_mm256_loadu_ps(x + i), vmx));
+    const __m256 e1 = q8rt_exp8_avx2(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8), vmx));
     _mm256_storeu_ps(y + i, e0);
     _mm256_storeu_ps(y + i + 8, e1);
     a0 = _mm256_add_ps(a0, e0);

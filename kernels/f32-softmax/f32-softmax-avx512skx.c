@@ -6,23 +6,8 @@
 #include <math.h>
 
 #include "f32-softmax/f32-softmax.h"
+#include "q8rt-exp-simd.h"
 #include "q8rt-math.h"
-
-static inline __attribute__((always_inline)) __m512 exp16(__m512 x) {
-  __m512 n = _mm512_fmadd_ps(x, _mm512_set1_ps(Q8RT_EXP_LOG2E), _mm512_set1_ps(Q8RT_EXP_MAGIC_BIAS));
-  const __m512 s = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(n), 23));
-  n = _mm512_sub_ps(n, _mm512_set1_ps(Q8RT_EXP_MAGIC_BIAS));
-  __m512 t = _mm512_fmadd_ps(n, _mm512_set1_ps(Q8RT_EXP_MINUS_LN2_HI), x);
-  t = _mm512_fmadd_ps(n, _mm512_set1_ps(Q8RT_EXP_MINUS_LN2_LO), t);
-  __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(Q8RT_EXP_C5), t, _mm512_set1_ps(Q8RT_EXP_C4));
-  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(Q8RT_EXP_C3));
-  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(Q8RT_EXP_C2));
-  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(Q8RT_EXP_C1));
-  t = _mm512_mul_ps(t, s);
-  const __m512 f = _mm512_fmadd_ps(t, p, s);
-  const __mmask16 under = _mm512_cmp_ps_mask(x, _mm512_set1_ps(Q8RT_EXP_CUTOFF), _CMP_LT_OQ);
-  return _mm512_maskz_mov_ps((__mmask16)~under, f);
-}
 
 void q8rt_f32_softmax_ukernel__avx512skx(size_t n, const float *x, float *y) {
   __m512 m = _mm512_set1_ps(-INFINITY);
@@ -37,12 +22,12 @@ void q8rt_f32_softmax_ukernel__avx512skx(size_t n, const float *x, float *y) {
 
   __m512 acc = _mm512_setzero_ps();
   for (i = 0; i + 16 <= n; i += 16) {
-    const __m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), vmx));
+    const __m512 e = q8rt_exp16_avx512(_mm512_sub_ps(_mm512_loadu_ps(x + i), vmx));
     _mm512_storeu_ps(y + i, e);
     acc = _mm512_add_ps(acc, e);
   }
   if (i < n) {
-    const __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, x + i), vmx));
+    const __m512 e = q8rt_exp16_avx512(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, x + i), vmx));
     _mm512_mask_storeu_ps(y + i, tail, e);
     acc = _mm512_mask_add_ps(acc, tail, acc, e);
   }

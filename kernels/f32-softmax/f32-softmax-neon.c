@@ -7,23 +7,8 @@
 #include <math.h>
 
 #include "f32-softmax/f32-softmax.h"
+#include "q8rt-exp-simd.h"
 #include "q8rt-math.h"
-
-static inline __attribute__((always_inline)) float32x4_t exp4(float32x4_t x) {
-  float32x4_t n = vfmaq_f32(vdupq_n_f32(Q8RT_EXP_MAGIC_BIAS), x, vdupq_n_f32(Q8RT_EXP_LOG2E));
-  const float32x4_t s = vreinterpretq_f32_s32(vshlq_n_s32(vreinterpretq_s32_f32(n), 23));
-  n = vsubq_f32(n, vdupq_n_f32(Q8RT_EXP_MAGIC_BIAS));
-  float32x4_t t = vfmaq_f32(x, n, vdupq_n_f32(Q8RT_EXP_MINUS_LN2_HI));
-  t = vfmaq_f32(t, n, vdupq_n_f32(Q8RT_EXP_MINUS_LN2_LO));
-  float32x4_t p = vfmaq_f32(vdupq_n_f32(Q8RT_EXP_C4), vdupq_n_f32(Q8RT_EXP_C5), t);
-  p = vfmaq_f32(vdupq_n_f32(Q8RT_EXP_C3), p, t);
-  p = vfmaq_f32(vdupq_n_f32(Q8RT_EXP_C2), p, t);
-  p = vfmaq_f32(vdupq_n_f32(Q8RT_EXP_C1), p, t);
-  t = vmulq_f32(t, s);
-  const float32x4_t f = vfmaq_f32(s, t, p);
-  const uint32x4_t under = vcltq_f32(x, vdupq_n_f32(Q8RT_EXP_CUTOFF));
-  return vreinterpretq_f32_u32(vbicq_u32(vreinterpretq_u32_f32(f), under));
-}
 
 static inline __attribute__((always_inline)) float32x4_t max4(float32x4_t v, float32x4_t m) {
   return vbslq_f32(vcgtq_f32(v, m), v, m);
@@ -52,10 +37,10 @@ void q8rt_f32_softmax_ukernel__neon(size_t n, const float *x, float *y) {
 
   float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0;
   for (i = 0; i + 16 <= n; i += 16) {
-    const float32x4_t e0 = exp4(vsubq_f32(vld1q_f32(x + i), vmx));
-    const float32x4_t e1 = exp4(vsubq_f32(vld1q_f32(x + i + 4), vmx));
-    const float32x4_t e2 = exp4(vsubq_f32(vld1q_f32(x + i + 8), vmx));
-    const float32x4_t e3 = exp4(vsubq_f32(vld1q_f32(x + i + 12), vmx));
+    const float32x4_t e0 = q8rt_exp4_neon(vsubq_f32(vld1q_f32(x + i), vmx));
+    const float32x4_t e1 = q8rt_exp4_neon(vsubq_f32(vld1q_f32(x + i + 4), vmx));
+    const float32x4_t e2 = q8rt_exp4_neon(vsubq_f32(vld1q_f32(x + i + 8), vmx));
+    const float32x4_t e3 = q8rt_exp4_neon(vsubq_f32(vld1q_f32(x + i + 12), vmx));
     vst1q_f32(y + i, e0);
     vst1q_f32(y + i + 4, e1);
     vst1q_f32(y + i + 8, e2);

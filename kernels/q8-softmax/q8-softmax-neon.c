@@ -8,11 +8,7 @@
 #include <arm_neon.h>
 
 #include "q8-softmax/q8-softmax.h"
-
-static inline int32x4_t cvt_rne4(float32x4_t v) {
-  const uint32x4_t in = vandq_u32(vcgeq_f32(v, vdupq_n_f32(-2147483648.0f)), vcltq_f32(v, vdupq_n_f32(2147483648.0f)));
-  return vbslq_s32(in, vcvtnq_s32_f32(v), vdupq_n_s32(INT32_MIN));
-}
+#include "q8rt-neon.h"
 
 void q8rt_q8_softmax_ukernel__neon(size_t d, const uint8_t *x, uint8_t *y, const float table[256],
                                    const q8rt_q8_softmax_params *p) {
@@ -48,15 +44,15 @@ void q8rt_q8_softmax_ukernel__neon(size_t d, const uint8_t *x, uint8_t *y, const
     }
     const float32x4_t v0 = vdivq_f32(vmulq_f32(vld1q_f32(e), vf), vsum);
     const float32x4_t v1 = vdivq_f32(vmulq_f32(vld1q_f32(e + 4), vf), vsum);
-    const int32x4_t q0 = vreinterpretq_s32_u32(vaddq_u32(vreinterpretq_u32_s32(cvt_rne4(v0)), vzp));
-    const int32x4_t q1 = vreinterpretq_s32_u32(vaddq_u32(vreinterpretq_u32_s32(cvt_rne4(v1)), vzp));
+    const int32x4_t q0 = vreinterpretq_s32_u32(vaddq_u32(vreinterpretq_u32_s32(q8rt_neon_cvt_rne(v0)), vzp));
+    const int32x4_t q1 = vreinterpretq_s32_u32(vaddq_u32(vreinterpretq_u32_s32(q8rt_neon_cvt_rne(v1)), vzp));
     const int16x8_t r16 = vcombine_s16(vmovn_s32(vminq_s32(q0, vmax)), vmovn_s32(vminq_s32(q1, vmax)));
     vst1_u8(y + k, vmovn_u16(vreinterpretq_u16_s16(r16))); /* the low 8 bits, as the twin stores */
   }
   for (; k < d; k++) { /* the last d % 8 outputs: the same operations one lane at a time */
     const int32_t xi = s ? (int32_t)(int8_t)x[k] : (int32_t)x[k];
     const float v = table[(uint8_t)(adj + xi)] * p->y_factor / sum;
-    int32_t r = (int32_t)((uint32_t)vgetq_lane_s32(cvt_rne4(vdupq_n_f32(v)), 0) + (uint32_t)p->y_zp);
+    int32_t r = (int32_t)((uint32_t)vgetq_lane_s32(q8rt_neon_cvt_rne(vdupq_n_f32(v)), 0) + (uint32_t)p->y_zp);
     if (r > p->qmax) r = p->qmax;
     y[k] = (uint8_t)r;
   }

@@ -17,6 +17,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "q8-softmax-strided/q8-softmax-strided.h"
 #include "q8-softmax/q8-softmax.h"
 #include "q8rt-isa.h"
 #include "qlinear_common.h"
@@ -27,7 +28,8 @@ typedef struct qsm_params {
   int32_t y_zp;
   int64_t axis;
   int opset13;
-  q8rt_q8_softmax_ukernel_fn row; /* contiguous rows (the softmax axis is the last) */
+  q8rt_q8_softmax_ukernel_fn row;             /* contiguous rows (the softmax axis is the last) */
+  q8rt_q8_softmax_strided_ukernel_fn strided; /* rows along an inner axis */
 } qsm_params;
 
 static const struct {
@@ -39,6 +41,16 @@ static const struct {
 #include "q8-softmax/q8-softmax.inc"
 #undef Q8RT_Q8_SOFTMAX_UKERNEL
     {0, NULL, NULL},
+};
+
+static const struct {
+  uint32_t isa;
+  q8rt_q8_softmax_strided_ukernel_fn fn;
+  const char *name;
+} g_q8_softmax_strided[] = {
+#define Q8RT_Q8_SOFTMAX_STRIDED_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "q8-softmax-strided/q8-softmax-strided.inc"
+#undef Q8RT_Q8_SOFTMAX_STRIDED_UKERNEL
 };
 
 typedef struct qsm_geom {
@@ -78,6 +90,16 @@ static q8rt_status qsm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err)
       ctx->kernel = g_q8_softmax[i].name + 5; /* without "q8rt_" */
       break;
     }
+  }
+  size_t v = 0; /* the first usable line of q8-softmax-strided.inc; the list ends with the scalar twin */
+  while (!op_isa_usable(g_q8_softmax_strided[v].isa, ctx->isa, ctx->backend)) v++;
+  p->strided = g_q8_softmax_strided[v].fn;
+  /* the kernel --profile names: the strided one when the input's rank (if known) leaves dims
+   * after the axis */
+  const ir_value *xv = ir_node_input(g, n, 0);
+  int64_t ax;
+  if (p->opset13 && xv != NULL && xv->rank > 0 && op_normalize_axis(p->axis, xv->rank, &ax) && ax + 1 < xv->rank) {
+    ctx->kernel = g_q8_softmax_strided[v].name + 5; /* without "q8rt_" */
   }
   ctx->reason = p->opset13 ? "ONNX Runtime formula (float table), opset >= 13: one axis"
                            : "ONNX Runtime formula (float table), opset < 13: flattened at axis";
@@ -130,45 +152,31 @@ typedef struct qsm_job {
   void *Y;
 } qsm_job;
 
-/* Softmax rows [begin, end) of the outer x inner rows (each reduces d elements `inner` apart). */
-static void qsm_range(void *arg, size_t begin, size_t end) {
+/* Contiguous rows [begin, end) (inner == 1). */
+static void qsm_rows(void *arg, size_t begin, size_t end) {
   const qsm_job *jb = arg;
   const qsm_params *p = jb->p;
-  const float *table = jb->table;
-  const q8rt_dtype t = p->type;
-  const int is_signed = t == Q8RT_DTYPE_INT8;
-  const void *X = jb->X;
-  void *Y = jb->Y;
-  const size_t d = jb->gm->d, inner = jb->gm->inner;
-  if (inner == 1) {
-    const q8rt_q8_softmax_params kp = {p->y_factor, p->y_zp, is_signed ? 127 : 255, is_signed};
-    for (size_t r = begin; r < end; r++) p->row(d, (const uint8_t *)X + r * d, (uint8_t *)Y + r * d, table, &kp);
-    return;
-  }
-  for (size_t r = begin; r < end; r++) {
-    const size_t o = r / inner, j = r % inner;
-    {
-      const size_t base = o * d * inner + j;
-      int32_t xmax = -1000;
-      for (size_t k = 0; k < d; k++) {
-        const int32_t v = qk_load8(X, t, base + k * inner);
-        if (v > xmax) xmax = v;
-      }
-      const int32_t adj = is_signed ? 127 - xmax : 255 - xmax;
-      float sum = 0.0f;
-      for (size_t k = 0; k < d; k++) sum += table[(uint8_t)(adj + qk_load8(X, t, base + k * inner))];
-      for (size_t k = 0; k < d; k++) {
-        const float e = table[(uint8_t)(adj + qk_load8(X, t, base + k * inner))];
-        int32_t q = q8rt_cvt_rne(e * p->y_factor / sum) + p->y_zp;
-        if (is_signed) {
-          if (q > 127) q = 127;
-        } else {
-          if (q > 255) q = 255;
-        }
-        qk_store8(Y, t, base + k * inner, q);
-      }
-    }
-  }
+  const int is_signed = p->type == Q8RT_DTYPE_INT8;
+  const q8rt_q8_softmax_params kp = {p->y_factor, p->y_zp, is_signed ? 127 : 255, is_signed};
+  const size_t d = jb->gm->d;
+  for (size_t r = begin; r < end; r++)
+    p->row(d, (const uint8_t *)jb->X + r * d, (uint8_t *)jb->Y + r * d, jb->table, &kp);
+}
+
+/* Columns per work item of the strided case (the kernels' widths divide it). */
+#define QSM_COLS 64
+
+/* Work item i of the strided case: QSM_COLS columns (fewer at the end of an outer slice). */
+static void qsm_cols(void *arg, size_t i) {
+  const qsm_job *jb = arg;
+  const qsm_params *p = jb->p;
+  const int is_signed = p->type == Q8RT_DTYPE_INT8;
+  const q8rt_q8_softmax_params kp = {p->y_factor, p->y_zp, is_signed ? 127 : 255, is_signed};
+  const size_t d = jb->gm->d, inner = jb->gm->inner, blocks = (inner + QSM_COLS - 1) / QSM_COLS;
+  const size_t o = i / blocks, j = i % blocks * QSM_COLS;
+  const size_t n = inner - j < QSM_COLS ? inner - j : QSM_COLS;
+  const size_t off = o * d * inner + j;
+  p->strided(d, n, inner, (const uint8_t *)jb->X + off, (uint8_t *)jb->Y + off, jb->table, &kp);
 }
 
 static void qsm_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
@@ -187,7 +195,12 @@ static void qsm_run(const void *params, const void *geom, const op_tensor *in, o
     table[idx] = (float)e;
   }
   qsm_job j = {p, gm, table, in[0].data, out[0].data};
-  op_parallel_range(ctx, gm->outer * gm->inner, 1024 / gm->d + 1, qsm_range, &j); /* grain: ~1024 elements, ~2 us */
+  if (gm->inner == 1) {
+    op_parallel_range(ctx, gm->outer, 1024 / gm->d + 1, qsm_rows, &j); /* grain: ~1024 elements, ~2 us */
+    return;
+  }
+  const size_t blocks = (gm->inner + QSM_COLS - 1) / QSM_COLS;
+  op_parallel_items(ctx, gm->outer * blocks, gm->d * (gm->inner < QSM_COLS ? gm->inner : QSM_COLS), 1024, qsm_cols, &j);
 }
 
 const op_def q8rt_op_qlinear_softmax = {

@@ -4,12 +4,14 @@
  * f32-softmax kernels (kernels/f32-softmax: AVX-512, AVX2, NEON, the scalar twin), whose exp is
  * q8rt's own (q8rt_exp_nonpositive in q8rt-math.h: the same bits on x86-64 and aarch64; MLAS's exp
  * is its own approximation too, both within a few ulp of expf) and whose sum runs in 16 lanes
- * folded pairwise. A row along an inner axis (elements `inner` apart) is gathered into a
- * contiguous scratch row, computed, and scattered back: the same bytes as the same values in a
- * contiguous row. Rows are split over the session's pool. */
+ * folded pairwise. Rows along an inner axis (elements `inner` apart: the columns of
+ * [outer][n][inner]) run on f32-softmax-strided, vectors across consecutive columns, each lane
+ * doing the row kernel's operations in its order: the same bits as the same values in a contiguous
+ * row, with no transpose. Rows (or blocks of columns) are split over the session's pool. */
 #include <math.h>
 #include <string.h>
 
+#include "f32-softmax-strided/f32-softmax-strided.h"
 #include "f32-softmax/f32-softmax.h"
 #include "op.h"
 #include "op_util.h"
@@ -24,9 +26,20 @@ static const struct {
 #undef Q8RT_F32_SOFTMAX_UKERNEL
 };
 
+static const struct {
+  uint32_t isa;
+  q8rt_f32_softmax_strided_ukernel_fn fn;
+  const char *name;
+} g_f32_softmax_strided[] = {
+#define Q8RT_F32_SOFTMAX_STRIDED_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "f32-softmax-strided/f32-softmax-strided.inc"
+#undef Q8RT_F32_SOFTMAX_STRIDED_UKERNEL
+};
+
 typedef struct softmax_params {
   int64_t axis;
   q8rt_f32_softmax_ukernel_fn fn;
+  q8rt_f32_softmax_strided_ukernel_fn strided;
 } softmax_params;
 
 typedef struct softmax_geom {
@@ -46,6 +59,16 @@ static q8rt_status softmax_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *
   while (!op_isa_usable(g_f32_softmax[v].isa, ctx->isa, ctx->backend)) v++;
   p->fn = g_f32_softmax[v].fn;
   ctx->kernel = g_f32_softmax[v].name + 5; /* drop the "q8rt_" prefix */
+  v = 0;                                   /* the same for f32-softmax-strided.inc */
+  while (!op_isa_usable(g_f32_softmax_strided[v].isa, ctx->isa, ctx->backend)) v++;
+  p->strided = g_f32_softmax_strided[v].fn;
+  /* the kernel --profile names: the strided one when the input's rank (if known) leaves dims
+   * after the axis */
+  const ir_value *xv = ir_node_input(ctx->graph, n, 0);
+  int64_t ax;
+  if (n->opset >= 13 && xv != NULL && xv->rank > 0 && op_normalize_axis(p->axis, xv->rank, &ax) && ax + 1 < xv->rank) {
+    ctx->kernel = g_f32_softmax_strided[v].name + 5;
+  }
   ctx->reason = n->opset >= 13 ? "along axis (opset 13+)" : "2-D view at axis (opset < 13)";
   *out = p;
   return Q8RT_OK;
@@ -90,64 +113,45 @@ static q8rt_status softmax_infer(const void *params, const op_node *n, const op_
 
 typedef struct softmax_job {
   const softmax_geom *gm;
-  q8rt_f32_softmax_ukernel_fn fn;
+  const softmax_params *p;
   const float *x;
   float *y;
-  float *scratch; /* inner > 1: one row of n floats per part */
-  size_t parts;   /* inner > 1: the rows are split into this many parts */
 } softmax_job;
 
 /* Contiguous rows [begin, end) (inner == 1). */
 static void softmax_rows(void *arg, size_t begin, size_t end) {
   const softmax_job *jb = arg;
   const size_t n = jb->gm->n;
-  for (size_t r = begin; r < end; r++) jb->fn(n, jb->x + r * n, jb->y + r * n);
+  for (size_t r = begin; r < end; r++) jb->p->fn(n, jb->x + r * n, jb->y + r * n);
 }
 
-/* Part k of the outer x inner strided rows, through scratch row k. */
-static void softmax_strided(void *arg, size_t k) {
+/* Columns per work item of the strided case (the kernels' widths divide it). */
+#define SOFTMAX_COLS 64
+
+/* Work item i of the strided case: SOFTMAX_COLS columns (fewer at the end of an outer slice). */
+static void softmax_cols(void *arg, size_t i) {
   const softmax_job *jb = arg;
-  const size_t n = jb->gm->n, inner = jb->gm->inner, rows = jb->gm->outer * inner;
-  const size_t begin = rows * k / jb->parts, end = rows * (k + 1) / jb->parts;
-  float *row = jb->scratch + k * n;
-  for (size_t r = begin; r < end; r++) {
-    const size_t o = r / inner, j = r % inner;
-    const float *xr = jb->x + o * n * inner + j;
-    float *yr = jb->y + o * n * inner + j;
-    for (size_t i = 0; i < n; i++) row[i] = xr[i * inner];
-    jb->fn(n, row, row);
-    for (size_t i = 0; i < n; i++) yr[i * inner] = row[i];
-  }
-}
-
-/* parts of the strided case: one per thread (the bytes do not depend on it: each row is computed
- * alone), at most one per row */
-static size_t softmax_parts(const softmax_geom *gm, size_t threads) {
-  const size_t rows = gm->outer * gm->inner;
-  return threads < rows ? threads : rows;
-}
-
-static size_t softmax_workspace(const void *params, const void *geom, size_t threads) {
-  (void)params;
-  const softmax_geom *gm = geom;
-  if (gm->inner <= 1 || gm->n == 0) return 0;
-  size_t bytes;
-  if (!q8rt_mul_size(gm->n * sizeof(float), softmax_parts(gm, threads ? threads : 1), &bytes)) return SIZE_MAX;
-  return bytes;
+  const size_t n = jb->gm->n, inner = jb->gm->inner, blocks = (inner + SOFTMAX_COLS - 1) / SOFTMAX_COLS;
+  const size_t o = i / blocks, j = i % blocks * SOFTMAX_COLS;
+  const size_t cols = inner - j < SOFTMAX_COLS ? inner - j : SOFTMAX_COLS;
+  const size_t off = o * n * inner + j;
+  jb->p->strided(n, cols, inner, jb->x + off, jb->y + off);
 }
 
 static void softmax_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                         const op_exec_ctx *ctx) {
+  (void)workspace;
   const softmax_params *p = params;
   const softmax_geom *gm = geom;
   if (gm->n == 0 || gm->outer * gm->inner == 0) return;
-  softmax_job j = {gm, p->fn, in[0].data, out[0].data, workspace, 1};
+  softmax_job j = {gm, p, in[0].data, out[0].data};
   if (gm->inner == 1) {
     op_parallel_range(ctx, gm->outer, 4096 / gm->n + 1, softmax_rows, &j);
     return;
   }
-  j.parts = softmax_parts(gm, ctx != NULL && ctx->threads > 0 ? ctx->threads : 1);
-  op_parallel_items(ctx, j.parts, gm->outer * gm->inner / j.parts * gm->n, 4096, softmax_strided, &j);
+  const size_t blocks = (gm->inner + SOFTMAX_COLS - 1) / SOFTMAX_COLS;
+  op_parallel_items(ctx, gm->outer * blocks, gm->n * (gm->inner < SOFTMAX_COLS ? gm->inner : SOFTMAX_COLS), 4096,
+                    softmax_cols, &j);
 }
 
 const op_def q8rt_op_softmax = {.op_type = "Softmax",
@@ -155,5 +159,4 @@ const op_def q8rt_op_softmax = {.op_type = "Softmax",
                                 .min_opset = 1,
                                 .prepare = softmax_prepare,
                                 .infer = softmax_infer,
-                                .workspace = softmax_workspace,
                                 .run = softmax_run};
