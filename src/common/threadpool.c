@@ -28,8 +28,9 @@
  * consistent accesses so one of them sees the other), and not again while a signalled worker has
  * not woken (`wake_pending`, cleared by the worker when it wakes, before it reads the state). The
  * caller waiting for claimed items sleeps the same way (`waiting`, done_cv) after SPIN_WAIT_NS.
- * A worker that finds itself on the caller's CPU (the OS put it there: the other cores are busy)
- * stops spinning at once and counts it (`crowded`): its time there is the caller's. */
+ * A worker that finds itself on the caller's CPU moves to another CPU if one takes it at once; if
+ * none does (the other cores are busy), it stops spinning and counts it (`crowded`): its time
+ * there is the caller's (crowded_here). */
 #define _GNU_SOURCE /* sched_getcpu */
 #include "threadpool.h"
 
@@ -63,6 +64,7 @@
 /* A worker woken onto the caller's CPU costs the caller the switches to it and back (and its
  * spinning until it notices): charged this much each, so that a few in a row start a stretch. */
 #define CROWDED_NS 150000
+#define MOVE_FREE_NS 200000 /* a worker's move to another CPU this quick: that CPU was free */
 
 struct q8rt_threadpool {
   _Alignas(64) _Atomic uint64_t state;
@@ -147,32 +149,61 @@ static size_t run_items(q8rt_threadpool *p, uint64_t s, int back) {
   return ran;
 }
 
+/* Moves the calling thread off `cpu`: for a moment its affinity excludes `cpu` (the kernel
+ * migrates it at once), then it gets its mask back, so that the OS keeps placing it freely. */
+int q8rt_thread_move_off(int cpu) {
+  cpu_set_t mask, others;
+  if (cpu < 0 || cpu >= CPU_SETSIZE || pthread_getaffinity_np(pthread_self(), sizeof(mask), &mask) != 0) return 0;
+  others = mask;
+  CPU_CLR(cpu, &others);
+  if (CPU_COUNT(&others) == 0 || pthread_setaffinity_np(pthread_self(), sizeof(others), &others) != 0) return 0;
+  pthread_setaffinity_np(pthread_self(), sizeof(mask), &mask);
+  return sched_getcpu() != cpu;
+}
+
+/* Whether this worker is crowded: on the caller's CPU with no free CPU to go to. The OS wakes a
+ * worker on the caller's CPU when the other CPUs are busy, but also when they were lately (the
+ * idle-CPU search is skipped while the cores' recent use is high), and a worker that then sleeps
+ * there is woken there again: once a busy spell had put it there, every probe after a solo stretch
+ * failed and two threads ran at one's speed for seconds after the spell was over. So the worker
+ * moves off (q8rt_thread_move_off) and times it: a free CPU takes it at once (25-50 us on this
+ * class of VM), a busy one only after the running thread's time slice (~2 ms with a busy loop
+ * there). A slow or impossible move is crowding: the worker leaves the region to the caller and
+ * sleeps, and the caller is charged CROWDED_NS (the account then runs it solo, as for a busy
+ * core). */
+static int crowded_here(q8rt_threadpool *p) {
+  const int cpu = sched_getcpu();
+  if (cpu < 0 || cpu != atomic_load_explicit(&p->caller_cpu, memory_order_relaxed)) return 0;
+  const int64_t t = now_ns();
+  if (q8rt_thread_move_off(cpu) && now_ns() - t < MOVE_FREE_NS) return 0;
+  atomic_fetch_add_explicit(&p->crowded, 1, memory_order_relaxed);
+  return 1;
+}
+
 /* A region worth joining: a new epoch that is open. */
 static inline int is_new(uint64_t s, uint32_t seen) { return (uint32_t)(s >> 32) != seen && (uint32_t)s != CLOSED; }
 
 /* Wait for a new region: spin SPIN_IDLE_NS (the regions of a plan follow each other within
  * microseconds), then sleep. Returns the new region's state, or 0 when the pool stops. */
-static uint64_t await_region(q8rt_threadpool *p, uint32_t seen) {
+static uint64_t await_region(q8rt_threadpool *p, uint32_t seen, int rest) {
   /* Spin on `announce`, written once per region, and read `state` only when it changes: spinning
    * on `state` would take its cache line away from the threads claiming items at every claim. */
   unsigned heard = seen;
   int64_t idle_from = now_ns();
   for (unsigned spins = 1;; spins++) {
     const unsigned a = atomic_load_explicit(&p->announce, memory_order_acquire);
-    if (a != heard) {
+    if (a != heard && !rest) {
       const uint64_t s = atomic_load_explicit(&p->state, memory_order_acquire);
       if (is_new(s, seen)) return s;
       heard = a;
     }
     cpu_relax();
-    if (spins % 32 != 0) continue;
+    if (spins % 32 != 0 && !rest) continue;
     /* on a core shared with the caller (a busy machine), let the caller have it */
     sched_yield();
     if (atomic_load_explicit(&p->stop, memory_order_acquire)) return 0;
-    const int cpu = sched_getcpu();
-    const int crowded = cpu >= 0 && cpu == atomic_load_explicit(&p->caller_cpu, memory_order_relaxed);
-    if (crowded) atomic_fetch_add_explicit(&p->crowded, 1, memory_order_relaxed);
-    if (crowded || now_ns() - idle_from > SPIN_IDLE_NS) {
+    if (rest || crowded_here(p) || now_ns() - idle_from > SPIN_IDLE_NS) {
+      rest = 0;
       uint64_t s;
       pthread_mutex_lock(&p->mu);
       atomic_fetch_add(&p->sleepers, 1);
@@ -194,11 +225,14 @@ static uint64_t await_region(q8rt_threadpool *p, uint32_t seen) {
 static void *worker_main(void *arg) {
   q8rt_threadpool *p = arg;
   uint32_t seen = 0;
+  int rest = 0;
   for (;;) {
-    const uint64_t s = await_region(p, seen);
+    const uint64_t s = await_region(p, seen, rest);
     if (s == 0) return NULL;
     seen = (uint32_t)(s >> 32);
-    if (!atomic_load_explicit(&p->hold, memory_order_relaxed)) run_items(p, s, 1);
+    /* woken on the caller's CPU: move before taking items, or leave them to the caller */
+    rest = crowded_here(p);
+    if (!rest && !atomic_load_explicit(&p->hold, memory_order_relaxed)) run_items(p, s, 1);
   }
 }
 
@@ -365,9 +399,9 @@ __attribute__((noinline)) static size_t run_region(q8rt_threadpool *p, size_t n,
   atomic_store_explicit(&p->n, n, memory_order_relaxed);
   atomic_store_explicit(&p->done, 0, memory_order_relaxed);
   const size_t per = group_items(n);
-  const uint64_t open = (uint64_t)e << 32 | (uint64_t)((n + per - 1) / per); /* lo 0, hi the groups */
+  const uint64_t open = (uint64_t)e << 32 | (uint64_t)((n + per - 1) / per);   /* lo 0, hi the groups */
+  atomic_store_explicit(&p->caller_cpu, sched_getcpu(), memory_order_relaxed); /* published with the state */
   atomic_store(&p->state, open); /* seq_cst: pairs with sleepers and wake_pending */
-  atomic_store_explicit(&p->caller_cpu, sched_getcpu(), memory_order_relaxed);
   atomic_store_explicit(&p->announce, e, memory_order_release);
   /* the system call of a wake is a cost of sharing (20-90 us on a busy machine) */
   const unsigned crowded = atomic_load_explicit(&p->crowded, memory_order_relaxed);

@@ -90,4 +90,9 @@ void q8rt_threadpool_hold(q8rt_threadpool *p, int hold);
  * found descheduled). Call from the thread that runs the regions. */
 size_t q8rt_threadpool_solo_stretches(const q8rt_threadpool *p);
 
+/* Move the calling thread off CPU `cpu` to another CPU of its affinity mask, leaving the mask as
+ * it was. Returns whether it now runs elsewhere (0: no other CPU allowed, or the system refused).
+ * What a worker does when it finds itself on the caller's CPU; public for tests. */
+int q8rt_thread_move_off(int cpu);
+
 #endif

@@ -75,5 +75,6 @@ struct q8rt_session {
  * each mode (ms[mode][0] the latest, 0: none). */
 int q8rt_run_mode_pick(unsigned k, int solo);
 int q8rt_run_mode_choose(int solo, const double ms[2][2]);
+int q8rt_run_contended(double wall_ms, double cpu_ms);
 
 #endif

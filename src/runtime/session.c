@@ -662,18 +662,28 @@ static int guard_holds(const q8rt_session *s, int id) {
  * cache line on this class of VM), and PP-OCR cls ran 2.3x slower on two threads than on one. So
  * the session times whole runs in both modes and keeps the faster: after a warm-up run, two runs
  * of each mode alternately, then the chosen mode, with one run of the other mode every
- * RUN_PROBE_EVERY runs (every RUN_PROBE_EVERY / 4 while alone: the machine's load changes). Alone is chosen only when
- * its better recent time is 5% below shared's; shared comes back as soon as it is faster. Outputs do not depend on it:
- * items are fixed by the shapes. Not while profiling (the profile shows the splits). */
+ * RUN_PROBE_EVERY runs (every RUN_PROBE_EVERY / 8 while alone: the machine's load changes). Alone is chosen when a
+ * run was contended (RUN_CONTENDED) or when its better recent time is 5% below shared's; shared comes back as soon as
+ * a probe is faster and not contended. Outputs do not depend on it:
+ * items are fixed by the shapes. Also while profiling (a profiled run's time is a normal run's:
+ * `make bench` times runs with --profile), but not with Q8RT_PROFILE_SPLIT (no worker runs). */
 #define RUN_PROBE_EVERY 64u
+/* A run in which the caller was on a CPU less than this part of the time is contended: other
+ * threads wanted its CPU (or it slept waiting for a worker that had none). Then the machine has
+ * no core to spare and sharing only adds what the threads cost each other (waking, spinning,
+ * waiting for a descheduled worker; with Linux's autogroups a second thread does not even get the
+ * process more CPU): the session runs alone until a shared probe is neither contended nor slower.
+ * At load ~10 on this 2-vCPU VM, rec at 2 threads ran 20-35% slower than at 1 without it. */
+#define RUN_CONTENDED 0.75
 
 static q8rt_status run_steps(q8rt_session *s, q8rt_error *error);
 
 int q8rt_run_mode_pick(unsigned k, int solo) {
   if (k == 0) return 0;
   if (k <= 4) return k % 2 == 0;
-  /* alone is re-checked 4x as often: a wrong choice of it costs the most */
-  const unsigned every = solo ? RUN_PROBE_EVERY / 4 : RUN_PROBE_EVERY;
+  /* alone is re-checked 8x as often: a wrong choice of it costs the most, and after a busy spell
+   * (another process on a core for a while) shared should be back within a few runs */
+  const unsigned every = solo ? RUN_PROBE_EVERY / 8 : RUN_PROBE_EVERY;
   return k % every == 0 ? !solo : solo;
 }
 
@@ -684,20 +694,31 @@ int q8rt_run_mode_choose(int solo, const double ms[2][2]) {
   return solo ? best[1] <= best[0] : best[1] < 0.95 * best[0];
 }
 
+int q8rt_run_contended(double wall_ms, double cpu_ms) { return cpu_ms > 0.0 && cpu_ms < RUN_CONTENDED * wall_ms; }
+
+/* CPU time of the calling thread (0 when the system cannot tell: no contention check then). */
+static double thread_cpu_ms(void) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0.0;
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static int run_mode_on(const q8rt_session *s) { return s->pool != NULL && s->profile != Q8RT_PROFILE_SPLIT; }
+
 static void run_mode_begin(q8rt_session *s) {
-  if (s->pool == NULL || s->profile) return;
+  if (!run_mode_on(s)) return;
   s->rm_cur = q8rt_run_mode_pick(s->rm_runs, s->rm_solo);
   q8rt_threadpool_force_solo(s->pool, s->rm_cur);
 }
 
-static void run_mode_end(q8rt_session *s, double ms) {
-  if (s->pool == NULL || s->profile) return;
+static void run_mode_end(q8rt_session *s, double ms, double cpu_ms) {
+  if (!run_mode_on(s)) return;
   q8rt_threadpool_force_solo(s->pool, 0);
   if (s->rm_runs++ == 0) return; /* warm-up: first touches of the arena and the weights */
   double *w = s->rm_ms[s->rm_cur];
   w[1] = w[0];
   w[0] = ms;
-  s->rm_solo = q8rt_run_mode_choose(s->rm_solo, (const double(*)[2])s->rm_ms);
+  s->rm_solo = q8rt_run_contended(ms, cpu_ms) || q8rt_run_mode_choose(s->rm_solo, (const double(*)[2])s->rm_ms);
 }
 
 q8rt_status q8rt_session_run(q8rt_session *s, q8rt_error *error) {
@@ -705,10 +726,10 @@ q8rt_status q8rt_session_run(q8rt_session *s, q8rt_error *error) {
   q8rt_status st = require_bound(s, error);
   if (st != Q8RT_OK) return st;
   run_mode_begin(s);
-  const double run_t0 = s->pool != NULL && !s->profile ? now_ms() : 0.0;
+  const double run_t0 = run_mode_on(s) ? now_ms() : 0.0, cpu_t0 = run_mode_on(s) ? thread_cpu_ms() : 0.0;
   st = run_steps(s, error);
   if (st == Q8RT_OK)
-    run_mode_end(s, now_ms() - run_t0);
+    run_mode_end(s, now_ms() - run_t0, cpu_t0 > 0.0 ? thread_cpu_ms() - cpu_t0 : 0.0);
   else
     q8rt_threadpool_force_solo(s->pool, 0);
   return st;

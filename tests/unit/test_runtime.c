@@ -444,13 +444,17 @@ Q8RT_TEST(avx2_pairs_route_when_proven) {
 }
 
 /* The session's choice of whole runs alone or shared: the schedule (warm-up shared, then shared,
- * alone, shared, alone, then the choice with a probe of the other mode every 64 runs, every 16
- * while alone) and the rule (alone only 5% ahead of shared, shared back as soon as it is faster). */
+ * alone, shared, alone, then the choice with a probe of the other mode every 64 runs, every 8
+ * while alone), the rule (alone only 5% ahead of shared, shared back as soon as it is faster) and
+ * contention (the caller on a CPU less than 3/4 of a run's time: alone). */
 Q8RT_TEST(run_mode_schedule_and_choice) {
   const int first[5] = {0, 0, 1, 0, 1};
   for (unsigned k = 0; k < 5; k++) CHECK(q8rt_run_mode_pick(k, 0) == first[k] && q8rt_run_mode_pick(k, 1) == first[k]);
   CHECK(q8rt_run_mode_pick(5, 0) == 0 && q8rt_run_mode_pick(64, 0) == 1 && q8rt_run_mode_pick(65, 0) == 0);
-  CHECK(q8rt_run_mode_pick(5, 1) == 1 && q8rt_run_mode_pick(16, 1) == 0 && q8rt_run_mode_pick(17, 1) == 1);
+  CHECK(q8rt_run_mode_pick(5, 1) == 1 && q8rt_run_mode_pick(8, 1) == 0 && q8rt_run_mode_pick(9, 1) == 1);
+  CHECK(q8rt_run_mode_pick(12, 1) == 1 && q8rt_run_mode_pick(16, 1) == 0 && q8rt_run_mode_pick(16, 0) == 0);
+  CHECK(q8rt_run_contended(10.0, 7.0) && !q8rt_run_contended(10.0, 8.0) && !q8rt_run_contended(0.05, 0.05));
+  CHECK(!q8rt_run_contended(10.0, 0.0)); /* no thread CPU clock: no verdict */
   const double none[2][2] = {{1.0, 0.0}, {0.0, 0.0}};
   CHECK(q8rt_run_mode_choose(0, none) == 0 && q8rt_run_mode_choose(1, none) == 1);
   const double close[2][2] = {{1.0, 1.2}, {0.97, 0.99}}; /* alone 3% ahead: stay shared */
