@@ -42,6 +42,8 @@
 #include "q8rt-isa.h"
 #include "q8rt-kernels.h"
 #include "q8rt-math.h"
+#include "s32-f32-vcvt/s32-f32-vcvt.h"
+#include "f32-rminmax/f32-rminmax.h"
 
 enum rnn_kind { RNN_LSTM, RNN_GRU };
 
@@ -103,6 +105,10 @@ typedef struct rnn_params {
   int64_t q_input;                /* I, from W's shape */
   gemm_i32 gw[2], gr[2];          /* W and R of each direction on the int32 GEMM kernels (fn NULL:
                                    * none for this CPU/backend: the dq_row loop) */
+  /* DynamicQuantizeLinear's kernels for X and h (min/max, quantize) and the int32 -> float stage */
+  q8rt_f32_rminmax_ukernel_fn minmax;
+  q8rt_f32_qint_vcvt_ukernel_fn quant;
+  q8rt_s32_f32_vcvt_ukernel_fn vcvt;
 } rnn_params;
 
 typedef struct rnn_geom {
@@ -402,6 +408,18 @@ static q8rt_status dq_prepare(op_prepare_ctx *ctx, rnn_params *p, q8rt_error *er
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': input sequence_lens is not supported",
                      ctx->node->op_type, ctx->node->name);
   }
+  const char *qname = NULL;
+  p->quant = op_quantize_kernel(Q8RT_DTYPE_UINT8, ctx->isa, ctx->backend, &qname);
+  if (qname == NULL) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': no uint8 quantization kernel", ctx->node->op_type,
+                     ctx->node->name);
+  }
+  p->minmax = q8rt_f32_rminmax_ukernel__scalar;
+#define Q8RT_F32_RMINMAX_UKERNEL(visa, fn) \
+  if (p->minmax == q8rt_f32_rminmax_ukernel__scalar && op_isa_usable(visa, ctx->isa, ctx->backend)) p->minmax = fn;
+#include "f32-rminmax/f32-rminmax.inc"
+#undef Q8RT_F32_RMINMAX_UKERNEL
+  p->vcvt = op_s32_f32_vcvt_pick(ctx);
   if ((st = dq_weights(ctx, p, 1, 8, 9, -1, &p->qw, &p->w_scale, &p->w_scale_cols, err)) != Q8RT_OK) return st;
   return dq_weights(ctx, p, 2, 10, 11, p->hidden, &p->qr, &p->r_scale, &p->r_scale_cols, err);
 }
@@ -1013,11 +1031,13 @@ static void rnn_run(const void *params, const void *geom, const op_tensor *in, o
 }
 
 /* u8 parameters of a block as ORT's GetQuantizationParameter and the quantized values (MLAS
- * QuantizeLinear), the same arithmetic as DynamicQuantizeLinear. */
-static void dq_block(const float *x, size_t n, uint8_t *q, float *scale, int32_t *zp) {
-  qk_dynamic_u8_params(x, n, scale, zp);
-  const float qlo = (float)(0 - *zp), qhi = (float)(255 - *zp);
-  for (size_t i = 0; i < n; i++) q[i] = (uint8_t)(q8rt_round_clamp(x[i] / *scale, qlo, qhi) + *zp);
+ * QuantizeLinear): DynamicQuantizeLinear's arithmetic on its kernels (f32-rminmax, f32-qint-vcvt). */
+static void dq_block(const rnn_params *p, const float *x, size_t n, uint8_t *q, float *scale, int32_t *zp) {
+  float lo = FLT_MAX, hi = -FLT_MAX;
+  p->minmax(n, x, &lo, &hi);
+  qk_u8_params_from_range(lo, hi, scale, zp);
+  const q8rt_f32_qint_vcvt_params kp = {*scale, *zp, (float)(0 - *zp), (float)(255 - *zp)};
+  p->quant.qu8(n, x, q, &kp);
 }
 
 /* acc[0..N) = sum_k (a[k] - azp) * w[k][0..N) (w already minus its zero point): exact int32
@@ -1033,21 +1053,47 @@ static void dq_row(size_t K, size_t N, const uint8_t *a, int32_t azp, const int1
   }
 }
 
-/* acc rows [rows][n] = sum_k (a[r][k] - azp) * (w[k][j] - w_zp) modulo 2^32, as dq_row: on the int32
- * GEMM kernels (their accumulator corrected by the zero points, see gemm_i32 in conv_paths.h) when
- * the CPU has one, else the dq_row loop. a may be read up to 3 bytes past its last row. */
-static void dq_gemm(const gemm_i32 *g, size_t K, size_t N, const uint8_t *a, size_t rows, int32_t azp, const int16_t *w,
-                    uint32_t *acc) {
+/* rows [rows][N] of sum_k (a[r][k] - azp) * (w[k][j] - w_zp) modulo 2^32, as dq_row, into acc, then
+ * to float by s32-f32-vcvt into y (which may be acc):
+ *   y[r][j] = (float)acc[r][j] * (s * cs[j]) [+ bias[r][j]]
+ * (cs: one scale (cols == 1) or one per column; bias NULL or rows of N). On the int32 GEMM kernels
+ * when the CPU has one (their raw accumulator, corrected in the vcvt stage: - azp * wsum[j] -
+ * d * rowsum, d the direction's one weight zero-point term, see gemm_i32 in conv_paths.h), else
+ * the dq_row loop. a may be read up to 3 bytes past its last row. */
+static void dq_gemm(const rnn_params *p, const gemm_i32 *g, size_t K, size_t N, const uint8_t *a, size_t rows,
+                    int32_t azp, const int16_t *w, uint32_t *acc, float s, const float *cs, int cols, const float *bias,
+                    float *y) {
   if (g->fn == NULL) {
     for (size_t r = 0; r < rows; r++) dq_row(K, N, a + r * K, azp, w, acc + r * N);
-    return;
+  } else {
+    gemm_i32_rows(g, 0, a, K, rows, (int32_t *)acc, N * sizeof(int32_t), 0);
   }
-  gemm_i32_rows(g, 0, a, K, rows, (int32_t *)acc, N * sizeof(int32_t), 0);
   for (size_t r = 0; r < rows; r++) {
-    uint32_t rs = 0;
-    if (g->need_rowsum) gemm_i32_row_sums(g, a + r * K, K, 1, 0, (uint32_t)azp, &rs);
-    uint32_t *y = acc + r * N;
-    for (size_t j = 0; j < N; j++) y[j] = y[j] - (uint32_t)azp * g->wsum[j] - g->d[j] * rs;
+    q8rt_s32_vcvt_params vp;
+    memset(&vp, 0, sizeof(vp));
+    const uint32_t *colsum = NULL;
+    if (g->fn != NULL) {
+      uint32_t rs = 0;
+      if (g->need_rowsum) gemm_i32_row_sums(g, a + r * K, K, 1, 0, (uint32_t)azp, &rs);
+      vp.c = 0u - g->d[0] * rs;
+      vp.e = (uint32_t)azp;
+      colsum = g->wsum;
+    }
+    int32_t *ar = (int32_t *)(acc + r * N);
+    float *yr = y + r * N;
+    if (cols == 1) {
+      vp.scale = s * cs[0];
+      vp.mode = bias != NULL ? Q8RT_S32_VCVT_SCALE_BIASV : Q8RT_S32_VCVT_SCALE;
+      vp.biasv = bias != NULL ? bias + r * N : NULL;
+      p->vcvt(N, ar, colsum, yr, &vp);
+    } else {
+      vp.mode = Q8RT_S32_VCVT_INT32;
+      p->vcvt(N, ar, colsum, ar, &vp);
+      for (size_t j = 0; j < N; j++) {
+        const float v = (float)ar[j] * (s * cs[j]);
+        yr[j] = bias != NULL ? v + bias[r * N + j] : v;
+      }
+    }
   }
 }
 
@@ -1096,14 +1142,9 @@ static void dq_dir_item(void *arg, size_t d) {
     const float *wb = io->Bias + d * 2 * GH, *rb = wb + GH;
     for (size_t j = 0; j < GH; j++) bsum[j] = wb[j] + rb[j];
   }
-  /* the int32 sums of every row in place, then scaled to float */
-  uint32_t *xacc = (uint32_t *)xw;
-  const float xs = jb->xs;
-  dq_gemm(&p->gw[d], I, GH, jb->xq, max_len * B, jb->xzp, qw, xacc);
-  for (size_t r = 0; r < max_len * B; r++) {
-    for (size_t j = 0; j < GH; j++)
-      xw[r * GH + j] = (float)(int32_t)xacc[r * GH + j] * (xs * wsc[p->w_scale_cols == 1 ? 0 : j]);
-  }
+  /* the int32 sums of every row in place, scaled to float */
+  dq_gemm(p, &p->gw[d], I, GH, jb->xq, max_len * B, jb->xzp, qw, (uint32_t *)xw, jb->xs, wsc, p->w_scale_cols, NULL,
+          xw);
   for (size_t b = 0; b < B; b++) {
     const size_t sidx = (d * B + b) * H;
     for (size_t j = 0; j < H; j++) {
@@ -1118,14 +1159,12 @@ static void dq_dir_item(void *arg, size_t d) {
     }
     float hsc;
     int32_t hzp;
-    dq_block(hblk, B * H, hq, &hsc, &hzp);
+    dq_block(p, hblk, B * H, hq, &hsc, &hzp);
     for (size_t b = 0; b < B; b++) {
       const size_t len = rnn_seq_len(io->lens, b, S);
       if (step >= len) continue;
       const size_t t = rev ? len - 1 - step : step;
-      dq_gemm(&p->gr[d], H, GH, hq + b * H, 1, hzp, qr, acc);
-      const float *xr = xw + (t * B + b) * GH;
-      for (size_t j = 0; j < GH; j++) g[j] = (float)(int32_t)acc[j] * (hsc * rsc[p->r_scale_cols == 1 ? 0 : j]) + xr[j];
+      dq_gemm(p, &p->gr[d], H, GH, hq + b * H, 1, hzp, qr, acc, hsc, rsc, p->r_scale_cols, xw + (t * B + b) * GH, g);
       lstm_cell(p, act, io->Bias != NULL ? bsum : NULL, Pd, g, cs + b * H, hs + b * H, tmp, H);
       if (io->Y != NULL) memcpy(io->Y + ((t * D + d) * B + b) * H, hs + b * H, H * sizeof(float));
     }
@@ -1149,7 +1188,7 @@ static void dq_run(const void *params, const void *geom, const op_tensor *in, op
     if (l > jb.max_len) jb.max_len = l;
   }
   if (jb.io.Y != NULL) memset(jb.io.Y, 0, S * D * B * H * sizeof(float));
-  dq_block(jb.io.X, jb.max_len * B * I, xq, &jb.xs, &jb.xzp);
+  dq_block(p, jb.io.X, jb.max_len * B * I, xq, &jb.xs, &jb.xzp);
   jb.xq = xq;
   /* a direction's multiply-adds: x * W over every row, h * R per step (rows * 4H fits: xw) */
   size_t cost;
