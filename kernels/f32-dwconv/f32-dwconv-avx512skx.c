@@ -1,5 +1,6 @@
 /* f32-dwconv, AVX-512: 16 outputs per vector. Vectors whose taps all fall inside the row (the
- * interior) run four (then two) at a time so the add chains overlap; the others (row edges, the tail) load
+ * interior) run four at a time so the add chains overlap (a row's last 17..63 as one block of
+ * 2..4, the last vector short); the others (row edges, the tail) load
  * under per-tap column masks and add only on the lanes whose tap is inside (vaddps under a mask:
  * a padded tap is skipped, not added as 0 * w, which is NaN for an infinite w). Stride 2 loads 32
  * neighbouring columns and keeps the even ones (vpermt2ps). Each tap is vmulps then vaddps, the
@@ -16,6 +17,43 @@ static inline __attribute__((always_inline)) __m512 load_cols(const float *p, co
                                                               __mmask16 kb, __m512i even) {
   if (s == 1) return _mm512_maskz_loadu_ps(ka, p);
   return _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(ka, p), even, _mm512_maskz_loadu_ps(kb, p + 16));
+}
+
+/* nv interior vectors at once (the last one m <= 16 lanes): the add chains of a row's last 17..63
+ * interior outputs overlap, where one or two vectors at a time waited on each add's latency
+ * (PP-LCNet's 14x14 planes run 252 flat outputs: three blocks of four, then 60). */
+static inline __attribute__((always_inline)) void block(const size_t s, const int nv, size_t m, size_t rows, size_t kw,
+                                                        size_t d, const float *x, size_t x_rs, const float *w, float *y,
+                                                        __m512i even) {
+  const __mmask16 all = (__mmask16)0xffff, full_b = s == 1 ? (__mmask16)0 : (__mmask16)0x7fff;
+  const __mmask16 ym = m >= 16 ? all : (__mmask16)((1u << m) - 1u);
+  const size_t need = s == 1 ? m : 2 * m - 1;
+  const __mmask16 ka = need >= 16 ? all : (__mmask16)((1u << need) - 1u);
+  const __mmask16 kb = need > 16 ? (__mmask16)((1u << (need - 16)) - 1u) : (__mmask16)0;
+  __m512 acc[4];
+#pragma GCC unroll 4
+  for (int v = 0; v < nv; v++)
+    acc[v] = v < nv - 1 ? _mm512_loadu_ps(y + 16 * v) : _mm512_maskz_loadu_ps(ym, y + 16 * v);
+  for (size_t r = 0; r < rows; r++) {
+    const float *xr = x + r * x_rs, *wr = w + r * kw;
+    for (size_t t = 0; t < kw; t++) {
+      const __m512 wv = _mm512_set1_ps(wr[t]);
+#pragma GCC unroll 4
+      for (int v = 0; v < nv; v++) {
+        const __m512 xv = v < nv - 1 ? load_cols(xr + t * d + 16 * (size_t)v * s, s, all, full_b, even)
+                                     : load_cols(xr + t * d + 16 * (size_t)v * s, s, ka, kb, even);
+        acc[v] = _mm512_add_ps(acc[v], _mm512_mul_ps(xv, wv));
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int v = 0; v < nv; v++) {
+    if (v < nv - 1) {
+      _mm512_storeu_ps(y + 16 * v, acc[v]);
+    } else {
+      _mm512_mask_storeu_ps(y + 16 * v, ym, acc[v]);
+    }
+  }
 }
 
 static inline __attribute__((always_inline)) void row(const size_t s, size_t n, size_t lo, size_t hi, size_t rows,
@@ -49,19 +87,17 @@ static inline __attribute__((always_inline)) void row(const size_t s, size_t n, 
       o += 64;
       continue;
     }
-    if (o >= lo && o + 32 <= hi) { /* two interior vectors */
-      __m512 a0 = _mm512_loadu_ps(y + o), a1 = _mm512_loadu_ps(y + o + 16);
-      for (size_t r = 0; r < rows; r++) {
-        const float *xr = x + r * x_rs + o * s - pad, *wr = w + r * kw;
-        for (size_t t = 0; t < kw; t++) {
-          const __m512 wv = _mm512_set1_ps(wr[t]);
-          a0 = _mm512_add_ps(a0, _mm512_mul_ps(load_cols(xr + t * d, s, all, full_b, even), wv));
-          a1 = _mm512_add_ps(a1, _mm512_mul_ps(load_cols(xr + t * d + 16 * s, s, all, full_b, even), wv));
-        }
+    if (o >= lo && o + 16 < hi) { /* the last 17..63 interior outputs: 2..4 vectors, the last one short */
+      const size_t r = hi - o, nv = (r + 15) / 16, m = r - 16 * (nv - 1);
+      const float *xo = x + o * s - pad;
+      if (nv == 2) {
+        block(s, 2, m, rows, kw, d, xo, x_rs, w, y + o, even);
+      } else if (nv == 3) {
+        block(s, 3, m, rows, kw, d, xo, x_rs, w, y + o, even);
+      } else {
+        block(s, 4, m, rows, kw, d, xo, x_rs, w, y + o, even);
       }
-      _mm512_storeu_ps(y + o, a0);
-      _mm512_storeu_ps(y + o + 16, a1);
-      o += 32;
+      o = hi;
       continue;
     }
     const size_t m = n - o < 16 ? n - o : 16;
