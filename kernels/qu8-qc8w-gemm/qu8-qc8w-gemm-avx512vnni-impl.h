@@ -27,60 +27,82 @@ static inline int32_t q8rt_gemm_load4(const uint8_t *p) {
 #define Q8RT_GEMM_VNNI_MAX_MR 16
 #define Q8RT_GEMM_VNNI_MAX_NV 4
 
-/* One block of NZ * 16 (+ 8 when HALF) output channels of MR rows: the packed block at w (NR int32
+/* Whether the epilogue may round and saturate instead of clamping in float: the output range is
+ * the whole output type (no fused Relu/Clip bounds) and every scale of the block is finite with
+ * |scale| <= 0.5, so acc * scale (|acc| <= 2^31) lies within [-2^30, 2^30], its rounding plus the
+ * zero point cannot overflow int32, and the saturating narrowing to 8 bits gives
+ * clamp(round(v), lo, hi) + zp = round(clamp(v, lo, hi)) + zp (lo, hi integers; rounding is
+ * monotonic): the twin's bytes. A NaN scale fails the comparison and keeps the float clamps. */
+static inline __attribute__((always_inline)) bool q8rt_gemm_vnni_saturating_ok(const q8rt_qu8_requant_params *p,
+                                                                               const size_t NS, const __m512 *vs) {
+  const float zp = (float)p->y_zero_point;
+  const bool full =
+      p->y_signed ? (p->y_lo == -128.0f - zp && p->y_hi == 127.0f - zp) : (p->y_lo == -zp && p->y_hi == 255.0f - zp);
+  if (!full) return false;
+  const __m512 half = _mm512_set1_ps(0.5f);
+  __mmask16 ok = 0xFFFF;
+#pragma GCC unroll 4
+  for (size_t j = 0; j < NS; j++) ok &= _mm512_cmp_ps_mask(_mm512_abs_ps(vs[j]), half, _CMP_LE_OQ);
+  return ok == 0xFFFF;
+}
+
+/* One block of NZ * 16 (+ 8 when HALF) output channels of MR rows: the packed block at wp (NR int32
  * bias, then NR * 4 bytes per group of 4 k, then NR float scales) and the first nc <= NZ * 16 +
  * 8 * HALF of its channels stored. HALF computes 8 channels past the NZ zmm blocks on ymm
  * registers: on Zen 4 a zmm vpdpbusd issues as two 256-bit halves, so the last partial block of a
  * layer with 24 or 48 channels costs what its channels need instead of a whole 32-wide block. The
- * products and sums per lane are those of the zmm form (the same bytes). */
+ * products and sums per lane are those of the zmm form (the same bytes). SPLIT: the channels from
+ * 32 on come from the next packed block, at wq (wq = wp otherwise).
+ *
+ * vpdpbusd is written as inline asm on the accumulator ("+v"): with the intrinsic, GCC 12 copied
+ * every accumulator to a new register and back on each group of 4 k (two moves per vpdpbusd),
+ * which cost 3-5% on layers with few k groups. */
 static inline __attribute__((always_inline)) void q8rt_gemm_avx512vnni_block(
-    size_t nc, size_t kc, const uint8_t *const *ar, uint8_t *const *cr, const int8_t *wp,
+    size_t nc, size_t kc, const uint8_t *const *ar, uint8_t *const *cr, const int8_t *wp, const int8_t *wq,
     const q8rt_qu8_requant_params *p, const size_t MR, const size_t NR, const size_t NZ, const bool HALF,
-    const bool use_xor, const bool i32_out, const q8rt_gemm_segs *segs) {
+    const bool SPLIT, const bool use_xor, const bool i32_out, const q8rt_gemm_segs *segs) {
   /* segs (the seg variants): K is segs->n runs of segs->len bytes at ar[m] + segs->off[s] */
   const size_t nseg = segs != NULL ? segs->n : 1;
   const size_t k4 = segs != NULL ? segs->len / 4 : (kc + 3) / 4;
   const __m512i vxor = _mm512_set1_epi8((char)p->x_xor);
   __m512i acc[Q8RT_GEMM_VNNI_MAX_MR][Q8RT_GEMM_VNNI_MAX_NV];
   __m256i acch[Q8RT_GEMM_VNNI_MAX_MR];
+#define Q8RT_GEMM_VNNI_AT(j) (SPLIT && (j) >= 2 ? wq + 64 * ((j)-2) : wp + 64 * (j))
 #pragma GCC unroll 4
   for (size_t j = 0; j < NZ; j++) {
-    const __m512i b = _mm512_loadu_si512(wp + 64 * j);
+    const __m512i b = _mm512_loadu_si512(Q8RT_GEMM_VNNI_AT(j));
 #pragma GCC unroll 16
     for (size_t m = 0; m < MR; m++) acc[m][j] = b;
   }
   if (HALF) {
-    const __m256i b = _mm256_loadu_si256((const __m256i *)(wp + 64 * NZ));
+    const __m256i b = _mm256_loadu_si256((const __m256i *)Q8RT_GEMM_VNNI_AT(NZ));
 #pragma GCC unroll 16
     for (size_t m = 0; m < MR; m++) acch[m] = b;
   }
   wp += NR * sizeof(int32_t);
+  wq += NR * sizeof(int32_t);
   for (size_t sg = 0; sg < nseg; sg++) {
     const size_t so = segs != NULL ? segs->off[sg] : 0;
     for (size_t g = 0; g < k4; g++) {
       __m512i vw[Q8RT_GEMM_VNNI_MAX_NV];
 #pragma GCC unroll 4
-      for (size_t j = 0; j < NZ; j++) vw[j] = _mm512_loadu_si512(wp + 64 * j);
+      for (size_t j = 0; j < NZ; j++) vw[j] = _mm512_loadu_si512(Q8RT_GEMM_VNNI_AT(j));
       __m256i vwh = _mm256_setzero_si256();
-      if (HALF) vwh = _mm256_loadu_si256((const __m256i *)(wp + 64 * NZ));
+      if (HALF) vwh = _mm256_loadu_si256((const __m256i *)Q8RT_GEMM_VNNI_AT(NZ));
       wp += NR * 4;
+      wq += NR * 4;
 #pragma GCC unroll 16
       for (size_t m = 0; m < MR; m++) {
         __m512i va = _mm512_set1_epi32(q8rt_gemm_load4(ar[m] + so + 4 * g));
         if (use_xor) va = _mm512_xor_si512(va, vxor);
 #pragma GCC unroll 4
-        for (size_t j = 0; j < NZ; j++) acc[m][j] = _mm512_dpbusd_epi32(acc[m][j], va, vw[j]);
-        if (HALF) acch[m] = _mm256_dpbusd_epi32(acch[m], _mm512_castsi512_si256(va), vwh);
+        for (size_t j = 0; j < NZ; j++) __asm__("vpdpbusd %2, %1, %0" : "+v"(acc[m][j]) : "v"(va), "v"(vw[j]));
+        if (HALF) __asm__("vpdpbusd %2, %1, %0" : "+v"(acch[m]) : "v"(_mm512_castsi512_si256(va)), "v"(vwh));
       }
     }
   }
-  /* the half block joins the epilogue as a zmm whose upper lanes are never stored */
-  const size_t NS = NZ + (HALF ? 1 : 0);
-  if (HALF) {
-#pragma GCC unroll 16
-    for (size_t m = 0; m < MR; m++) acc[m][NZ] = _mm512_zextsi256_si512(acch[m]);
-  }
   /* per-store masks: all ones for full blocks, the first nc channels for the last partial one */
+  const size_t NS = NZ + (HALF ? 1 : 0);
   __mmask16 mask[Q8RT_GEMM_VNNI_MAX_NV];
 #pragma GCC unroll 4
   for (size_t j = 0; j < NS; j++) {
@@ -92,20 +114,55 @@ static inline __attribute__((always_inline)) void q8rt_gemm_avx512vnni_block(
 #pragma GCC unroll 16
     for (size_t m = 0; m < MR; m++) {
 #pragma GCC unroll 4
-      for (size_t j = 0; j < NS; j++) _mm512_mask_storeu_epi32(cr[m] + 64 * j, mask[j], acc[m][j]);
+      for (size_t j = 0; j < NZ; j++) _mm512_mask_storeu_epi32(cr[m] + 64 * j, mask[j], acc[m][j]);
+      if (HALF) _mm256_mask_storeu_epi32(cr[m] + 64 * NZ, (__mmask8)mask[NZ], acch[m]);
+    }
+    return;
+  }
+  __m512 vs[Q8RT_GEMM_VNNI_MAX_NV];
+#pragma GCC unroll 4
+  for (size_t j = 0; j < NS; j++) vs[j] = _mm512_maskz_loadu_ps(mask[j], Q8RT_GEMM_VNNI_AT(j));
+#undef Q8RT_GEMM_VNNI_AT
+  /* The half block's 8 channels of rows m - 1 and m share one zmm (rows in its low and high
+   * halves, the scales twice), so they cost one zmm epilogue per two rows instead of one each;
+   * the zmm form keeps the rounding explicit (ymm conversions have no embedded rounding). */
+  __mmask16 mh = 0;
+  if (HALF) {
+    vs[NZ] = _mm512_insertf32x8(vs[NZ], _mm512_castps512_ps256(vs[NZ]), 1);
+    mh = (__mmask16)(mask[NZ] & 0xFF);
+  }
+  if (q8rt_gemm_vnni_saturating_ok(p, NS, vs)) {
+    /* signed saturation of q - 128 and a flip of the top bit give the u8 saturation */
+    const __m512i vzp = _mm512_set1_epi32(p->y_zero_point - (p->y_signed ? 0 : 128));
+    const __m128i vflip = _mm_set1_epi8(p->y_signed ? 0 : (char)0x80);
+#pragma GCC unroll 16
+    for (size_t m = 0; m < MR; m++) {
+#pragma GCC unroll 4
+      for (size_t j = 0; j < NZ; j++) {
+        const __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[m][j]), vs[j]);
+        const __m512i q =
+            _mm512_add_epi32(_mm512_cvt_roundps_epi32(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), vzp);
+        _mm_mask_storeu_epi8(cr[m] + 16 * j, mask[j], _mm_xor_si128(_mm512_cvtsepi32_epi8(q), vflip));
+      }
+      if (HALF && m % 2 == 1) {
+        const __m512i h = _mm512_inserti64x4(_mm512_castsi256_si512(acch[m - 1]), acch[m], 1);
+        const __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(h), vs[NZ]);
+        const __m512i q =
+            _mm512_add_epi32(_mm512_cvt_roundps_epi32(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), vzp);
+        const __m128i b = _mm_xor_si128(_mm512_cvtsepi32_epi8(q), vflip);
+        _mm_mask_storeu_epi8(cr[m - 1] + 16 * NZ, mh, b);
+        _mm_mask_storeu_epi8(cr[m] + 16 * NZ, mh, _mm_unpackhi_epi64(b, b));
+      }
     }
     return;
   }
   const __m512 vlo = _mm512_set1_ps(p->y_lo);
   const __m512 vhi = _mm512_set1_ps(p->y_hi);
   const __m512i vzp = _mm512_set1_epi32(p->y_zero_point);
-  __m512 vs[Q8RT_GEMM_VNNI_MAX_NV];
-#pragma GCC unroll 4
-  for (size_t j = 0; j < NS; j++) vs[j] = _mm512_maskz_loadu_ps(mask[j], wp + 64 * j);
 #pragma GCC unroll 16
   for (size_t m = 0; m < MR; m++) {
 #pragma GCC unroll 4
-    for (size_t j = 0; j < NS; j++) {
+    for (size_t j = 0; j < NZ; j++) {
       __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[m][j]), vs[j]);
       v = _mm512_max_ps(v, vlo); /* a NaN in v (first operand) becomes lo, as in the scalar twin */
       v = _mm512_min_ps(v, vhi);
@@ -114,22 +171,37 @@ static inline __attribute__((always_inline)) void q8rt_gemm_avx512vnni_block(
       /* q is within the output type's range, so truncating to 8 bits is exact for u8 and s8 */
       _mm_mask_storeu_epi8(cr[m] + 16 * j, mask[j], _mm512_cvtepi32_epi8(q));
     }
+    if (HALF && m % 2 == 1) {
+      const __m512i h = _mm512_inserti64x4(_mm512_castsi256_si512(acch[m - 1]), acch[m], 1);
+      __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(h), vs[NZ]);
+      v = _mm512_max_ps(v, vlo);
+      v = _mm512_min_ps(v, vhi);
+      const __m512i q =
+          _mm512_add_epi32(_mm512_cvt_roundps_epi32(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), vzp);
+      const __m128i b = _mm512_cvtepi32_epi8(q);
+      _mm_mask_storeu_epi8(cr[m - 1] + 16 * NZ, mh, b);
+      _mm_mask_storeu_epi8(cr[m] + 16 * NZ, mh, _mm_unpackhi_epi64(b, b));
+    }
   }
 }
 
 /* The kernel: blocks of NR = NV * 16 channels on the full-width body; a last block narrower than
- * NR takes the narrowest of 8 (ymm), 16 (one zmm) or 24 (zmm + ymm) channels that covers it. The
- * narrow bodies are separate functions, kept out of line and one per width (they xor the
- * activations with x_xor even where it is 0, an identity) so the sanitizer build stays quick. */
+ * NR takes the narrowest of 8 (ymm), 16 (one zmm) or 24 (zmm + ymm) channels that covers it, and
+ * a last 33 to 48 channels (a whole packed block and 1 to 16 channels of the next, as in the
+ * 48-channel layers of YOLOX-style detectors) run as one pass of 32 + 8 (ymm) or 32 + 16 channels
+ * reading both packed blocks: the activations are broadcast once for all of them instead of once
+ * per block. The narrow bodies are separate functions, kept out of line and one per width (they
+ * xor the activations with x_xor even where it is 0, an identity) so the sanitizer build stays
+ * quick. */
 typedef void (*q8rt_gemm_vnni_narrow_fn)(size_t nc, size_t kc, const uint8_t *const *ar, uint8_t *const *cr,
-                                         const int8_t *wp, const q8rt_qu8_requant_params *p,
+                                         const int8_t *wp, const int8_t *wq, const q8rt_qu8_requant_params *p,
                                          const q8rt_gemm_segs *segs);
 
-#define Q8RT_GEMM_VNNI_BLOCK_FN(name, MR, NR, NZ, HALF, I32, SEG)                                                \
-  static __attribute__((noinline)) void name(size_t nc, size_t kc, const uint8_t *const *ar, uint8_t *const *cr, \
-                                             const int8_t *wp, const q8rt_qu8_requant_params *p,                 \
-                                             const q8rt_gemm_segs *segs) {                                       \
-    q8rt_gemm_avx512vnni_block(nc, kc, ar, cr, wp, p, MR, NR, NZ, HALF, true, I32, SEG ? segs : NULL);           \
+#define Q8RT_GEMM_VNNI_BLOCK_FN(name, MR, NR, NZ, HALF, SPLIT, I32, SEG)                                           \
+  static __attribute__((noinline)) void name(size_t nc, size_t kc, const uint8_t *const *ar, uint8_t *const *cr,   \
+                                             const int8_t *wp, const int8_t *wq, const q8rt_qu8_requant_params *p, \
+                                             const q8rt_gemm_segs *segs) {                                         \
+    q8rt_gemm_avx512vnni_block(nc, kc, ar, cr, wp, wq, p, MR, NR, NZ, HALF, SPLIT, true, I32, SEG ? segs : NULL);  \
   }
 
 /* One row of an int32-output kernel (mr == 1: an LSTM step's h * R, a one-row MatMulInteger). The
@@ -205,10 +277,14 @@ static inline __attribute__((always_inline)) void q8rt_gemm_avx512vnni_body(
   const int8_t *wp = (const int8_t *)w;
   for (;;) {
     if (nc < NR && (nc + 7) / 8 < 2 * NV) {
-      narrow[(nc + 7) / 8 - 1](nc, kc, ar, cr, wp, p, segs);
+      narrow[(nc + 7) / 8 - 1](nc, kc, ar, cr, wp, wp, p, segs);
       break;
     }
-    q8rt_gemm_avx512vnni_block(nc, kc, ar, cr, wp, p, MR, NR, NV, false, use_xor, i32_out, segs);
+    if (nc > NR && nc <= NR + 16) {
+      narrow[3 + (nc - NR - 1) / 8](nc, kc, ar, cr, wp, wp + wblock, p, segs);
+      break;
+    }
+    q8rt_gemm_avx512vnni_block(nc, kc, ar, cr, wp, wp, p, MR, NR, NV, false, false, use_xor, i32_out, segs);
     if (nc <= NR) break;
     nc -= NR;
     wp += wblock;
@@ -217,15 +293,18 @@ static inline __attribute__((always_inline)) void q8rt_gemm_avx512vnni_body(
   }
 }
 
-/* narrow[i] covers a last block of up to 8 * (i + 1) channels (NV = 2: 32-wide blocks) */
-#define Q8RT_GEMM_VNNI_NARROW(fn, MR, I32, SEG)                 \
-  Q8RT_GEMM_VNNI_BLOCK_FN(fn##_n8, MR, 32, 0, true, I32, SEG)   \
-  Q8RT_GEMM_VNNI_BLOCK_FN(fn##_n16, MR, 32, 1, false, I32, SEG) \
-  Q8RT_GEMM_VNNI_BLOCK_FN(fn##_n24, MR, 32, 1, true, I32, SEG)  \
-  static const q8rt_gemm_vnni_narrow_fn fn##_narrow[3] = {fn##_n8, fn##_n16, fn##_n24};
+/* narrow[i] for i < 3 covers a last block of up to 8 * (i + 1) channels, narrow[3] and [4] a last
+ * 33-40 and 41-48 channels over two packed blocks (NV = 2: 32-wide blocks) */
+#define Q8RT_GEMM_VNNI_NARROW(fn, MR, I32, SEG)                        \
+  Q8RT_GEMM_VNNI_BLOCK_FN(fn##_n8, MR, 32, 0, true, false, I32, SEG)   \
+  Q8RT_GEMM_VNNI_BLOCK_FN(fn##_n16, MR, 32, 1, false, false, I32, SEG) \
+  Q8RT_GEMM_VNNI_BLOCK_FN(fn##_n24, MR, 32, 1, true, false, I32, SEG)  \
+  Q8RT_GEMM_VNNI_BLOCK_FN(fn##_n40, MR, 32, 2, true, true, I32, SEG)   \
+  Q8RT_GEMM_VNNI_BLOCK_FN(fn##_n48, MR, 32, 3, false, true, I32, SEG)  \
+  static const q8rt_gemm_vnni_narrow_fn fn##_narrow[5] = {fn##_n8, fn##_n16, fn##_n24, fn##_n40, fn##_n48};
 
 #define Q8RT_GEMM_AVX512VNNI_DEFINE_X(fn, MR, NV, I32)                                                                 \
-  _Static_assert((NV) == 2, "the narrow last blocks are written for 32-wide blocks");                                  \
+  _Static_assert((NV) == 2 && (MR) % 2 == 0, "narrow blocks: 32-wide blocks, rows paired");                            \
   Q8RT_GEMM_VNNI_NARROW(fn, MR, I32, false)                                                                            \
   void fn(size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c, size_t c_stride, \
           const q8rt_qu8_requant_params *p) {                                                                          \
@@ -244,7 +323,7 @@ static inline __attribute__((always_inline)) void q8rt_gemm_avx512vnni_body(
 /* Segmented rows (Q8RT_GEMM_UKERNEL_SEG in qu8-qc8w-gemm.inc): row m's K bytes are the runs
  * a + m * a_stride + segs->off[s] of segs->len bytes, s < segs->n, in order. */
 #define Q8RT_GEMM_SEG_AVX512VNNI_DEFINE(fn, MR, NV)                                                                    \
-  _Static_assert((NV) == 2, "the narrow last blocks are written for 32-wide blocks");                                  \
+  _Static_assert((NV) == 2 && (MR) % 2 == 0, "narrow blocks: 32-wide blocks, rows paired");                            \
   Q8RT_GEMM_VNNI_NARROW(fn, MR, false, true)                                                                           \
   void fn(size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c, size_t c_stride, \
           const q8rt_qu8_requant_params *p, const q8rt_gemm_segs *segs) {                                              \

@@ -42,6 +42,7 @@ typedef struct gemm_case {
   int x_signed, y_signed;
   int32_t x_zp, y_zp; /* raw zero points in the activation / output type */
   int a_mode, w_mode, b_mode, s_mode;
+  int32_t cut_lo, cut_hi; /* output range narrowed by this much at each end (a fused Relu/Clip); 0: the type's */
 } gemm_case;
 
 enum { A_RANDOM, A_ZERO, A_MAX, A_MIN_MAX, A_ZP, A_MODES };
@@ -130,7 +131,7 @@ static void free_data(gemm_data *d) {
 }
 
 static void make_params(const gemm_case *t, q8rt_qu8_requant_params *p) {
-  const int32_t qmin = t->y_signed ? -128 : 0, qmax = t->y_signed ? 127 : 255;
+  const int32_t qmin = (t->y_signed ? -128 : 0) + t->cut_lo, qmax = (t->y_signed ? 127 : 255) - t->cut_hi;
   p->y_lo = (float)(qmin - t->y_zp);
   p->y_hi = (float)(qmax - t->y_zp);
   p->y_zero_point = t->y_zp;
@@ -142,7 +143,7 @@ static void make_params(const gemm_case *t, q8rt_qu8_requant_params *p) {
  * then rounded with nearbyintf (round-half-even in the default mode) and clamped after adding
  * the zero point. */
 static void reference(const gemm_case *t, const gemm_data *d, uint8_t *y /* [mr][nc] */) {
-  const int32_t qmin = t->y_signed ? -128 : 0, qmax = t->y_signed ? 127 : 255;
+  const int32_t qmin = (t->y_signed ? -128 : 0) + t->cut_lo, qmax = (t->y_signed ? 127 : 255) - t->cut_hi;
   for (size_t m = 0; m < t->mr; m++) {
     for (size_t n = 0; n < t->nc; n++) {
       int64_t acc = d->bias ? d->bias[n] : 0;
@@ -192,9 +193,9 @@ static uint8_t *run(const gemm_case *t, const gemm_data *d, const void *packed, 
 static void report(const char *what, const gemm_case *t, size_t nr) {
   fprintf(stderr,
           "  %s: mr=%zu nc=%zu kc=%zu nr=%zu a_stride=%zu c_stride=%zu x_signed=%d y_signed=%d x_zp=%d y_zp=%d "
-          "modes a%d w%d b%d s%d\n",
+          "modes a%d w%d b%d s%d cut %d/%d\n",
           what, t->mr, t->nc, t->kc, nr, t->a_stride, t->c_stride, t->x_signed, t->y_signed, t->x_zp, t->y_zp,
-          t->a_mode, t->w_mode, t->b_mode, t->s_mode);
+          t->a_mode, t->w_mode, t->b_mode, t->s_mode, t->cut_lo, t->cut_hi);
 }
 
 /* Checks the scalar twin (packing with nr) against the reference and, when v is not NULL, the
@@ -280,19 +281,28 @@ static void random_quant(gemm_case *t) {
   t->w_mode = (int)(rnd() % W_MODES);
   t->b_mode = (int)(rnd() % B_MODES);
   t->s_mode = (int)(rnd() % S_MODES);
+  /* a quarter of the cases clamp to a narrower range: kernels that saturate instead of clamping
+   * where the range is the type's must still clamp here */
+  t->cut_lo = t->cut_hi = 0;
+  if (rnd() % 4 == 0) {
+    t->cut_lo = (int32_t)(rnd() % 3 == 0 ? 0 : rnd() % 100);
+    t->cut_hi = (int32_t)(rnd() % 3 == 0 ? 0 : rnd() % 100);
+  }
 }
 
 static const size_t k_kc[] = {1, 2, 3, 4, 5, 7, 8, 9, 12, 16, 17, 31, 64, 67, 147, 256, 301};
 
 /* The full shape sweep for one variant (or for the scalar twin alone with nr when v is NULL). */
 static int sweep(size_t mr_max, size_t nr, const gemm_variant *v) {
-  /* the last block of each width an AVX-512 kernel narrows to (8, 16, 24 of 32 channels) */
-  size_t ncs[] = {1, nr - 1, nr, nr + 1, 2 * nr + 3, 3 * nr, nr / 2, nr / 2 + 5, nr + nr / 2, nr + nr / 2 + 8};
+  /* the last block of each width an AVX-512 kernel narrows to (8, 16, 24 of 32 channels; 33-40
+   * and 41-48 channels over two packed blocks) */
+  size_t ncs[] = {1,          nr - 1,      nr,     nr + 1, 2 * nr + 3,      3 * nr,         nr / 2,
+                  nr / 2 + 5, nr + nr / 2, nr + 8, nr + 9, nr + nr / 2 + 8, 2 * nr + nr / 2};
   for (size_t mr = 1; mr <= mr_max; mr++) {
     for (size_t ni = 0; ni < sizeof(ncs) / sizeof(ncs[0]); ni++) {
       if (ncs[ni] == 0) continue;
       for (size_t ki = 0; ki < sizeof(k_kc) / sizeof(k_kc[0]); ki++) {
-        gemm_case t;
+        gemm_case t = {0};
         t.mr = mr;
         t.nc = ncs[ni];
         t.kc = k_kc[ki];
@@ -310,7 +320,7 @@ static int sweep(size_t mr_max, size_t nr, const gemm_variant *v) {
       for (int zi = 0; zi < 4; zi++) {
         for (int am = A_ZERO; am <= A_MIN_MAX; am++) {
           for (int wm = W_EXTREME; wm <= W_MIN; wm++) {
-            gemm_case t;
+            gemm_case t = {0};
             t.mr = mr_max;
             t.nc = 2 * nr + 3;
             t.kc = 67;
@@ -332,7 +342,7 @@ static int sweep(size_t mr_max, size_t nr, const gemm_variant *v) {
   }
   /* Large K: accumulators far from int16 range (255 * 128 * 4608 ~ 2^27). */
   for (int i = 0; i < 6; i++) {
-    gemm_case t;
+    gemm_case t = {0};
     t.mr = i % 2 ? mr_max : 1 + (size_t)i % mr_max;
     t.nc = i < 3 ? nr + 1 : 2 * nr;
     t.kc = i == 5 ? 4607 : 4608;
@@ -510,13 +520,13 @@ done:
 }
 
 static int sweep_i32(size_t mr_max, size_t nr, q8rt_qu8_gemm_ukernel_fn fn, const char *name) {
-  const size_t ncs[] = {1,      nr - 1,     nr,         nr + 1,      2 * nr + 3,     3 * nr,
-                        nr / 2, nr / 2 + 1, nr / 2 + 5, nr + nr / 2, nr + nr / 2 + 8};
+  const size_t ncs[] = {1,          nr - 1,     nr,     nr + 1, 2 * nr + 3,  3 * nr,          nr / 2,
+                        nr / 2 + 1, nr / 2 + 5, nr + 8, nr + 9, nr + nr / 2, nr + nr / 2 + 8, 2 * nr + nr / 2};
   for (size_t mr = 1; mr <= mr_max; mr++) {
     for (size_t ni = 0; ni < sizeof(ncs) / sizeof(ncs[0]); ni++) {
       if (ncs[ni] == 0) continue;
       for (size_t ki = 0; ki < sizeof(k_kc) / sizeof(k_kc[0]); ki++) {
-        gemm_case t;
+        gemm_case t = {0};
         t.mr = mr;
         t.nc = ncs[ni];
         t.kc = k_kc[ki];
@@ -530,7 +540,7 @@ static int sweep_i32(size_t mr_max, size_t nr, q8rt_qu8_gemm_ukernel_fn fn, cons
   /* extremes, a full-range bias (wrap-around) and a large K; the last four with one row (a kernel
    * may run a single row on its own path) */
   for (int i = 0; i < 12; i++) {
-    gemm_case t;
+    gemm_case t = {0};
     t.mr = i < 8 ? mr_max : 1;
     t.nc = 2 * nr + 3;
     t.kc = i % 8 < 4 ? 67 : 4607 + (size_t)(i & 1);
@@ -655,12 +665,12 @@ static int sweep_seg(size_t mr_max, size_t nr, const gemm_seg_variant *v) {
   static const size_t k_c[] = {4, 12, 24, 48, 96};
   static const size_t k_kw[] = {1, 3, 5};
   static const size_t k_kh[] = {1, 2, 3, 7};
-  const size_t ncs[] = {1, nr / 4, nr / 2, nr / 2 + 5, nr - 1, nr, nr + 1, nr + nr / 2, 2 * nr + 3};
+  const size_t ncs[] = {1, nr / 4, nr / 2, nr / 2 + 5, nr - 1, nr, nr + 1, nr + 8, nr + 9, nr + nr / 2, 2 * nr + 3};
   for (size_t mr = 1; mr <= mr_max; mr++) {
     for (size_t ni = 0; ni < sizeof(ncs) / sizeof(ncs[0]); ni++) {
       if (ncs[ni] == 0) continue;
       for (size_t ci = 0; ci < sizeof(k_c) / sizeof(k_c[0]); ci++) {
-        gemm_case t;
+        gemm_case t = {0};
         t.mr = mr;
         t.nc = ncs[ni];
         random_quant(&t);
@@ -673,7 +683,7 @@ static int sweep_seg(size_t mr_max, size_t nr, const gemm_seg_variant *v) {
   }
   /* extremes: a 7x7 kernel of 96 channels (K = 4704) with the activations and weights at their limits */
   for (int i = 0; i < 8; i++) {
-    gemm_case t;
+    gemm_case t = {0};
     t.mr = mr_max;
     t.nc = i < 4 ? nr + nr / 2 : 2 * nr;
     random_quant(&t);
