@@ -42,6 +42,7 @@
 #include "q8rt-isa.h"
 #include "q8rt-kernels.h"
 #include "q8rt-math.h"
+#include "f32-vbinary/f32-vbinary.h"
 #include "s32-f32-vcvt/s32-f32-vcvt.h"
 #include "f32-rminmax/f32-rminmax.h"
 
@@ -89,6 +90,9 @@ typedef struct rnn_params {
   int n_acts_per_dir;
   int gates; /* 4 (LSTM) or 3 (GRU) */
   q8rt_f32_vfmac_ukernel_fn fmac;
+  /* f32-vbinary's a + b and a * b (vector forms): the cell's and the K blocks' elementwise
+   * operations, one IEEE operation per element as the scalar loops they replace */
+  q8rt_f32_vbinary_ukernel_fn vadd, vmul;
   /* constant W and R, prepared at load (all NULL: transposed at every run): on the reference
    * backend wt = W^T [D][I][G*H], rt = R^T [D][H][G*H]; else wpack and rpack packed for `gemm`
    * (panels of nr) per direction and K block of RNN_SGEMM_KBLOCK rows (see const_weights) */
@@ -591,6 +595,8 @@ static q8rt_status rnn_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err,
     }
   }
   p->fmac = q8rt_f32_vfmac_ukernel__scalar;
+  p->vadd = op_f32_vbinary_kernel(ctx->isa, ctx->backend, OP_VBIN_ADD, OP_VBIN_VV);
+  p->vmul = op_f32_vbinary_kernel(ctx->isa, ctx->backend, OP_VBIN_MUL, OP_VBIN_VV);
   ctx->kernel = kind == RNN_LSTM ? "lstm_f32__scalar" : "gru_f32__scalar";
 #if defined(__x86_64__) || defined(_M_X64)
   if ((ctx->isa & Q8RT_ISA_AVX2) && ctx->backend != Q8RT_BACKEND_REFERENCE) {
@@ -765,9 +771,7 @@ static size_t rnn_workspace(const void *params, const void *geom, size_t threads
 /* ---- run ------------------------------------------------------------------------------------- */
 
 static void add_bias_clip(const rnn_params *p, const float *b, float *v, size_t n) {
-  if (b != NULL) {
-    for (size_t i = 0; i < n; i++) v[i] = v[i] + b[i];
-  }
+  if (b != NULL) p->vadd(n, v, b, v);
   if (p->has_clip) {
     const float c = p->clip;
     for (size_t i = 0; i < n; i++) v[i] = v[i] > c ? c : v[i] < -c ? -c : v[i];
@@ -813,7 +817,10 @@ static void lstm_cell(const rnn_params *p, const rnn_act *act, const float *bd, 
   }
   add_bias_clip(p, bd != NULL ? bd + 3 * H : NULL, gc, H);
   act_apply(&act[1], gc, H);
-  for (size_t j = 0; j < H; j++) c[j] = c[j] * gf[j] + gi[j] * gc[j];
+  /* c = c * gf + gi * gc (gc is not read after this) */
+  p->vmul(H, gi, gc, gc);
+  p->vmul(H, c, gf, c);
+  p->vadd(H, c, gc, c);
   if (Pd != NULL) {
     for (size_t j = 0; j < H; j++) go[j] = go[j] + c[j] * Pd[H + j];
   }
@@ -821,7 +828,7 @@ static void lstm_cell(const rnn_params *p, const rnn_act *act, const float *bd, 
   act_apply(&act[0], go, H);
   memcpy(tmp, c, H * sizeof(float));
   act_apply(&act[2], tmp, H);
-  for (size_t j = 0; j < H; j++) h[j] = tmp[j] * go[j];
+  p->vmul(H, tmp, go, h);
 }
 
 /* A run's inputs and outputs by name; NULL where the model leaves them out. */
@@ -876,7 +883,7 @@ static void xw_item(void *arg, size_t item) {
     p->gemm(r1 - r0, c1 - c0, kn, j->io.X + r0 * I + k0, I, wp, dst + r0 * GH + c0, GH);
     if (b > 0) {
       for (size_t r = r0; r < r1; r++) {
-        for (size_t q = c0; q < c1; q++) c[r * GH + q] = t[r * GH + q] + c[r * GH + q];
+        p->vadd(c1 - c0, t + r * GH + c0, c + r * GH + c0, c + r * GH + c0);
       }
     }
   }
@@ -899,7 +906,7 @@ static void r_product(const rnn_job *j, size_t d, int seg, size_t n, const float
     float *acc = k0 == 0 && zero_first ? c : blk;
     p->gemm(1, n, kn, a + k0, kn, rp + b * kblock_floats(H, n, p->nr), acc, n);
     if (acc == blk) {
-      for (size_t q = 0; q < n; q++) c[q] = blk[q] + c[q];
+      p->vadd(n, blk, c, c);
     }
   }
 }
