@@ -2,6 +2,9 @@
 
 #include <string.h>
 
+#include "runtime/isa.h"
+#include "x32-transpose/x32-transpose.h"
+
 q8rt_status data_check_arity(const ir_node *n, int min_in, int max_in, int min_out, int max_out, q8rt_error *err) {
   if (n->n_inputs < min_in || n->n_inputs > max_in || n->n_outputs < min_out || n->n_outputs > max_out) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
@@ -137,37 +140,98 @@ q8rt_status data_count(const op_node *n, const op_shape *s, int64_t *count, q8rt
     }                                                            \
   } while (0)
 
-void data_strided_copy(const void *src, void *dst, size_t elem, int rank, const int64_t *dims, const int64_t *strides,
-                       int64_t offset) {
+/* The best x8 / x32 transpose kernels of this CPU (byte moves only: every variant gives the same
+ * bytes, so the backend does not choose here, as for the planner's layout changes). */
+static const struct {
+  uint32_t isa;
+  q8rt_x8_transpose_ukernel_fn fn;
+} g_x8_transpose[] = {
+#define Q8RT_X8_TRANSPOSE_UKERNEL(isa, fn) {isa, fn},
+#include "x8-transpose/x8-transpose.inc"
+#undef Q8RT_X8_TRANSPOSE_UKERNEL
+};
+static const struct {
+  uint32_t isa;
+  q8rt_x32_transpose_ukernel_fn fn;
+} g_x32_transpose[] = {
+#define Q8RT_X32_TRANSPOSE_UKERNEL(isa, fn) {isa, fn},
+#include "x32-transpose/x32-transpose.inc"
+#undef Q8RT_X32_TRANSPOSE_UKERNEL
+};
+
+/* Runs `body` for each index of dims[0..rank) (rank >= 0) in C order, with `off` the source
+ * offset (offset + the strides' sum) and `blk` the index's position in that order. */
+#define FOR_EACH_OUTER(rank, dims, strides, offset, body) \
+  do {                                                    \
+    int64_t idx_[Q8RT_MAX_RANK] = {0}, off = (offset);    \
+    for (size_t blk = 0;; blk++) {                        \
+      body;                                               \
+      int k_ = (rank)-1;                                  \
+      for (; k_ >= 0; k_--) {                             \
+        idx_[k_]++;                                       \
+        off += (strides)[k_];                             \
+        if (idx_[k_] < (dims)[k_]) break;                 \
+        off -= (strides)[k_] * (dims)[k_];                \
+        idx_[k_] = 0;                                     \
+      }                                                   \
+      if (k_ < 0) break;                                  \
+    }                                                     \
+  } while (0)
+
+void data_strided_copy(const void *src, void *dst, size_t elem, int rank, const int64_t *in_dims,
+                       const int64_t *in_strides, int64_t offset) {
+  /* axes of size 1 dropped, and an axis merged into the one before it when that one steps over
+   * it exactly (strides[k-1] == strides[k] * dims[k]): fewer, longer loops */
+  int64_t dims[Q8RT_MAX_RANK], strides[Q8RT_MAX_RANK];
+  int r = 0;
   for (int k = 0; k < rank; k++) {
-    if (dims[k] <= 0) return;
+    if (in_dims[k] <= 0) return;
+    if (in_dims[k] == 1) continue;
+    if (r > 0 && strides[r - 1] == in_strides[k] * in_dims[k]) {
+      dims[r - 1] *= in_dims[k];
+      strides[r - 1] = in_strides[k];
+    } else {
+      dims[r] = in_dims[k];
+      strides[r] = in_strides[k];
+      r++;
+    }
   }
-  if (rank == 0) {
-    memcpy(dst, (const char *)src + (size_t)offset * elem, elem);
+  const char *sb = src;
+  char *db = dst;
+  if (r == 0) {
+    memcpy(db, sb + (size_t)offset * elem, elem);
     return;
   }
-  int64_t idx[Q8RT_MAX_RANK] = {0};
-  const int64_t inner = dims[rank - 1], istride = strides[rank - 1];
-  int64_t off = offset;
-  if (istride == 1) {
-    const char *s = src;
-    char *d = dst;
+  const int64_t inner = dims[r - 1], istride = strides[r - 1];
+  if (istride == 1) { /* rows */
     const size_t row = (size_t)inner * elem;
-    for (;;) {
-      memcpy(d, s + off * (int64_t)elem, row);
-      d += row;
-      int k = rank - 2;
-      for (; k >= 0; k--) {
-        idx[k]++;
-        off += strides[k];
-        if (idx[k] < dims[k]) break;
-        off -= strides[k] * dims[k];
-        idx[k] = 0;
-      }
-      if (k < 0) break;
+    FOR_EACH_OUTER(r - 1, dims, strides, offset, data_copy_bytes(db + blk * row, sb + off * (int64_t)elem, row));
+    return;
+  }
+  if (r >= 2 && strides[r - 2] == 1 && istride > 0 && (elem == 1 || elem == 4)) {
+    /* the last two axes swap the source's rows and columns: blocks of a 2-D transpose, source
+     * [dims[r-1]][dims[r-2]] (row stride istride) to destination [dims[r-2]][dims[r-1]] */
+    const uint32_t isa = q8rt_cpu_isa();
+    const size_t a = (size_t)inner, b = (size_t)dims[r - 2], block = a * b * elem;
+    if (elem == 1) {
+      size_t v = 0;
+      while ((g_x8_transpose[v].isa & isa) != g_x8_transpose[v].isa) v++;
+      const q8rt_x8_transpose_ukernel_fn fn = g_x8_transpose[v].fn;
+      FOR_EACH_OUTER(r - 2, dims, strides, offset,
+                     fn(a, b, (const uint8_t *)sb + off, (size_t)istride, (uint8_t *)db + blk * block, a));
+    } else {
+      size_t v = 0;
+      while ((g_x32_transpose[v].isa & isa) != g_x32_transpose[v].isa) v++;
+      const q8rt_x32_transpose_ukernel_fn fn = g_x32_transpose[v].fn;
+      FOR_EACH_OUTER(r - 2, dims, strides, offset,
+                     fn(a, b, (const uint32_t *)(const void *)sb + off, (size_t)istride,
+                        (uint32_t *)(void *)(db + blk * block), a));
     }
     return;
   }
+  rank = r;
+  int64_t idx[Q8RT_MAX_RANK] = {0};
+  int64_t off = offset;
   switch (elem) {
     case 1: STRIDED_LOOP(uint8_t); break;
     case 2: STRIDED_LOOP(uint16_t); break;

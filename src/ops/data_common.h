@@ -4,6 +4,8 @@
 #ifndef Q8RT_DATA_COMMON_H
 #define Q8RT_DATA_COMMON_H
 
+#include <string.h>
+
 #include "op.h"
 #include "op_util.h"
 
@@ -37,6 +39,29 @@ q8rt_status data_count(const op_node *n, const op_shape *s, int64_t *count, q8rt
  * (element units; strides may be negative or zero). */
 void data_strided_copy(const void *src, void *dst, size_t elem, int rank, const int64_t *dims, const int64_t *strides,
                        int64_t offset);
+
+/* Copies n bytes between buffers that do not overlap. Channels-last concatenations and splits
+ * copy a pixel's few channels at a time (16-64 bytes): fixed-size pieces the compiler turns into
+ * vector moves (the last piece overlapping the one before) instead of a memcpy call per pixel. */
+static inline void data_copy_bytes(void *dst, const void *src, size_t n) {
+  char *d = dst;
+  const char *s = src;
+  if (n > 256) {
+    memcpy(d, s, n);
+  } else if (n >= 16) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) memcpy(d + i, s + i, 16);
+    if (i < n) memcpy(d + n - 16, s + n - 16, 16);
+  } else if (n >= 8) {
+    memcpy(d, s, 8);
+    memcpy(d + n - 8, s + n - 8, 8);
+  } else if (n >= 4) {
+    memcpy(d, s, 4);
+    memcpy(d + n - 4, s + n - 4, 4);
+  } else {
+    for (size_t i = 0; i < n; i++) d[i] = s[i];
+  }
+}
 
 /* Check that the node has between min_in and max_in inputs and exactly `outs` outputs (the first
  * required). */

@@ -12,7 +12,11 @@
  *   one (instead of a layout change and then the transpose).
  * - Reshape family: decided from the dims, at load when they are known, else at bind. When the
  *   bound shapes break it (a reshape mixing the channel axis into others), the step gathers the
- *   elements through both orders instead: slower, the same bytes.
+ *   elements through both orders instead: the same bytes. When the input's and output's dims
+ *   have a common refinement (every boundary of one mixed radix divides the next of the other,
+ *   as [1,64,2100] -> [1,4,16,2100] has), that gather is one strided copy over the refined axes
+ *   (a 2-D transpose where the orders swap two blocks: x8/x32-transpose); else element by
+ *   element.
  * - Shape, Size: the inner op sees the input's logical shape.
  *
  * Not an ONNX op: the step wraps the node's own op, which does the checks and shape inference on
@@ -30,7 +34,7 @@ typedef struct view_params {
   unsigned char tperm[Q8RT_MAX_RANK];
 } view_params;
 
-enum { VIEW_COPY = 0, VIEW_GATHER = 1 };
+enum { VIEW_COPY = 0, VIEW_GATHER = 1, VIEW_STRIDED = 2 };
 
 typedef struct view_geom {
   int mode;
@@ -39,6 +43,7 @@ typedef struct view_geom {
   int64_t ind[Q8RT_MAX_RANK], outd[Q8RT_MAX_RANK]; /* logical dims */
   unsigned char pin[Q8RT_MAX_RANK], qout[Q8RT_MAX_RANK], tperm[Q8RT_MAX_RANK];
   int transpose;
+  int grank;    /* VIEW_STRIDED: the strided copy's rank over gdims / gstrides */
   op_shape lin; /* input 0's logical shape (a shape-only inner op reads it at run) */
   int64_t gdims[Q8RT_MAX_RANK], gstrides[Q8RT_MAX_RANK]; /* a transpose's gather: output physical dims, input strides */
   _Alignas(16) unsigned char inner[80];
@@ -183,6 +188,85 @@ void *op_layout_view_params(q8rt_pool *pool, const op_def *inner, const void *in
   return p;
 }
 
+/* Strides (by logical axis) of a dense tensor of logical dims `dims` stored in order p. */
+static void perm_strides(const int64_t *dims, int rank, const unsigned char *p, int64_t *strides) {
+  int64_t s = 1;
+  for (int i = rank - 1; i >= 0; i--) {
+    strides[p[i]] = s;
+    s *= dims[p[i]];
+  }
+}
+
+/* The stride of the refined axis whose flat-index step is `step`, inside the logical axis of
+ * `dims` that holds it, that axis's own stride given. */
+static int64_t refined_stride(const int64_t *dims, int rank, const int64_t *strides, int64_t step) {
+  int64_t low = 1;
+  for (int a = rank - 1; a >= 0; a--) {
+    if (dims[a] > 1 && step < low * dims[a]) return strides[a] * (step / low);
+    low *= dims[a];
+  }
+  return 0; /* not reached for a step below the element count */
+}
+
+/* A reshape's gather as one strided copy (g->gdims, g->gstrides, g->grank): the flat index space
+ * cut at every boundary (suffix product) of the input's and of the output's logical dims; when
+ * each boundary divides the next, every refined axis lies inside one input axis and one output
+ * axis, so both orders are permutations of the refined axes. 0 when the dims have no common
+ * refinement, or it needs more than Q8RT_MAX_RANK axes once merged. */
+static int reshape_strided(view_geom *g) {
+  int64_t u[2 * Q8RT_MAX_RANK + 2];
+  int nu = 0;
+  int64_t p = 1;
+  u[nu++] = 1;
+  for (int i = g->rin - 1; i >= 0; i--) u[nu++] = (p *= g->ind[i]);
+  p = 1;
+  for (int i = g->rout - 1; i >= 0; i--) u[nu++] = (p *= g->outd[i]);
+  for (int i = 1; i < nu; i++) { /* sort (insertion: at most 18 entries) */
+    const int64_t v = u[i];
+    int j = i;
+    for (; j > 0 && u[j - 1] > v; j--) u[j] = u[j - 1];
+    u[j] = v;
+  }
+  int m = 0;
+  for (int i = 0; i < nu; i++) {
+    if (m == 0 || u[i] != u[m - 1]) u[m++] = u[i];
+  }
+  for (int t = 0; t + 1 < m; t++) {
+    if (u[t + 1] % u[t] != 0) return 0;
+  }
+  int64_t is[Q8RT_MAX_RANK], os[Q8RT_MAX_RANK];
+  perm_strides(g->ind, g->rin, g->pin, is);
+  perm_strides(g->outd, g->rout, g->qout, os);
+  /* refined axis t: size u[t+1] / u[t], flat step u[t]; ordered by its output stride */
+  int64_t rd[2 * Q8RT_MAX_RANK + 2], ris[2 * Q8RT_MAX_RANK + 2], ros[2 * Q8RT_MAX_RANK + 2];
+  const int nr = m - 1;
+  for (int t = 0; t < nr; t++) {
+    rd[t] = u[t + 1] / u[t];
+    ris[t] = refined_stride(g->ind, g->rin, is, u[t]);
+    ros[t] = refined_stride(g->outd, g->rout, os, u[t]);
+  }
+  for (int i = 1; i < nr; i++) { /* descending output stride: the output's physical order */
+    const int64_t d = rd[i], a = ris[i], b = ros[i];
+    int j = i;
+    for (; j > 0 && ros[j - 1] < b; j--) rd[j] = rd[j - 1], ris[j] = ris[j - 1], ros[j] = ros[j - 1];
+    rd[j] = d, ris[j] = a, ros[j] = b;
+  }
+  int r = 0;
+  for (int t = 0; t < nr; t++) {
+    if (r > 0 && g->gstrides[r - 1] == ris[t] * rd[t]) {
+      g->gdims[r - 1] *= rd[t];
+      g->gstrides[r - 1] = ris[t];
+      continue;
+    }
+    if (r == Q8RT_MAX_RANK) return 0;
+    g->gdims[r] = rd[t];
+    g->gstrides[r] = ris[t];
+    r++;
+  }
+  g->grank = r;
+  return 1;
+}
+
 static q8rt_status view_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                               void *geom, q8rt_error *err) {
   const view_params *p = params;
@@ -266,7 +350,7 @@ static q8rt_status view_infer(const void *params, const op_node *n, const op_sha
       g->gstrides[i] = istride[p->tperm[qout[i]]];
     }
   } else if (op_perm_reshape_view(lin[0].dims, rin, pin, lout.dims, rout, qout) != 1) {
-    g->mode = VIEW_GATHER;
+    g->mode = g->count > 0 && reshape_strided(g) ? VIEW_STRIDED : VIEW_GATHER;
   }
   return Q8RT_OK;
 }
@@ -314,7 +398,9 @@ static void view_run(const void *params, const void *geom, const op_tensor *in, 
     p->inner->run(p->inner_params, g->inner, lin, out, workspace, ctx);
     return;
   }
-  if (g->mode == VIEW_GATHER) {
+  if (g->mode == VIEW_STRIDED) {
+    data_strided_copy(in[0].data, out[0].data, g->elem, g->grank, g->gdims, g->gstrides, 0);
+  } else if (g->mode == VIEW_GATHER) {
     view_gather(g, in[0].data, out[0].data);
   } else if (out[0].data != in[0].data && g->nbytes > 0) {
     memcpy(out[0].data, in[0].data, g->nbytes);

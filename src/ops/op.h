@@ -133,6 +133,9 @@ typedef struct op_def {
    * set, says how the op runs channels-last: --explain shows it). */
   const void *(*nhwc_params)(const void *params, const ir_graph *g, const ir_node *n, q8rt_pool *pool,
                              const char **why);
+  /* 1: with the params nhwc_params gives, every output (not only output 0) is written
+   * channels-last, each in its input's rank (Split). */
+  int nhwc_all_outputs;
 } op_def;
 
 /* The planner's layout transpose (NCHW <-> NHWC for 8-bit tensors). */

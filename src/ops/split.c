@@ -2,8 +2,11 @@
  * input (opset 13: a constant, or a value known when shapes are bound), `num_outputs` (opset 18:
  * ceil(dim / n) per output, the last one smaller), or else equal parts (the axis must divide).
  *
- * Run: one memcpy per (outer index, output) of chunk * inner elements; the chunk of each output is
- * its own bound shape along the axis, so the geometry stays small for up to 64 outputs. */
+ * Run: one copy per (outer index, output) of chunk * inner elements; the chunk of each output is
+ * its own bound shape along the axis, so the geometry stays small for up to 64 outputs.
+ * Channels-last (a split along the channels of an NHWC input, as YOLOv8's C2f blocks have): the
+ * same along the physical axis, every output channels-last: a pixel's chunk per output, so the
+ * layout changes around it go. The outer indices are split over the session's pool. */
 #include <string.h>
 
 #include "data_common.h"
@@ -18,6 +21,7 @@ typedef struct split_params {
 
 typedef struct split_geom {
   size_t outer, inner_bytes; /* inner_bytes: one index step along the axis */
+  size_t row_bytes;          /* one outer index: the axis times inner_bytes */
   int nout;
   uint32_t chunk[Q8RT_MAX_IO]; /* each output's size along the axis (<= 2^31: Q8RT_MAX_ELEMENTS) */
 } split_geom;
@@ -164,26 +168,67 @@ static q8rt_status split_infer(const void *params, const op_node *n, const op_sh
   for (int d = (int)axis + 1; d < x->rank; d++) inner *= (size_t)x->dims[d];
   gm->outer = total == 0 ? 0 : outer;
   gm->inner_bytes = inner * q8rt_dtype_size(x->dtype);
+  gm->row_bytes = (size_t)dim * gm->inner_bytes;
   gm->nout = nout;
   for (int k = 0; k < nout; k++) gm->chunk[k] = (uint32_t)out[k].dims[axis];
   return Q8RT_OK;
 }
 
-static void split_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
-                      const op_exec_ctx *ctx) {
-  (void)params, (void)workspace, (void)ctx;
-  const split_geom *gm = geom;
-  const char *src = in[0].data;
-  size_t done[Q8RT_MAX_IO] = {0};
-  for (size_t o = 0; o < gm->outer; o++) {
-    for (int k = 0; k < gm->nout; k++) {
-      const size_t bytes = (size_t)gm->chunk[k] * gm->inner_bytes;
-      if (out[k].data != NULL && bytes > 0) memcpy((char *)out[k].data + done[k], src, bytes);
-      done[k] += bytes;
-      src += bytes;
+typedef struct split_job {
+  const split_geom *gm;
+  const char *src;
+  op_tensor *out;
+} split_job;
+
+/* Outer indices [begin, end). */
+static void split_rows(void *arg, size_t begin, size_t end) {
+  const split_job *j = arg;
+  const split_geom *gm = j->gm;
+  size_t at = 0; /* offset of output k's chunk in a row */
+  for (int k = 0; k < gm->nout; k++) {
+    const size_t bytes = (size_t)gm->chunk[k] * gm->inner_bytes;
+    char *dst = j->out[k].data;
+    if (dst != NULL && bytes > 0) {
+      for (size_t o = begin; o < end; o++) data_copy_bytes(dst + o * bytes, j->src + o * gm->row_bytes + at, bytes);
     }
+    at += bytes;
   }
 }
 
-const op_def q8rt_op_split = {
-    .op_type = "Split", .domain = "", .min_opset = 1, .prepare = split_prepare, .infer = split_infer, .run = split_run};
+static void split_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                      const op_exec_ctx *ctx) {
+  (void)params, (void)workspace;
+  const split_geom *gm = geom;
+  if (gm->outer == 0 || gm->row_bytes == 0) return;
+  split_job j = {gm, in[0].data, out};
+  /* grain: ~16 KB of copies (~2 us) */
+  op_parallel_range(ctx, gm->outer, 16384 / gm->row_bytes + 1, split_rows, &j);
+}
+
+/* Channels-last: the same logical axis, found where the physical order puts it; every output is
+ * written channels-last (nhwc_all_outputs). */
+static const void *split_nhwc(const void *params, const ir_graph *g, const ir_node *n, q8rt_pool *pool,
+                              const char **why) {
+  const split_params *p = params;
+  const ir_value *x = ir_node_input(g, n, 0);
+  int64_t axis;
+  if (x == NULL || x->rank < 3 || !op_normalize_axis(p->axis, x->rank, &axis)) {
+    *why = "axis or rank unknown at load";
+    return NULL;
+  }
+
+  split_params *q = q8rt_pool_alloc(pool, sizeof(*q), 16);
+  if (q == NULL) return NULL;
+  *q = *p;
+  q->axis = op_axis_nhwc((int)axis, x->rank);
+  return q;
+}
+
+const op_def q8rt_op_split = {.op_type = "Split",
+                              .domain = "",
+                              .min_opset = 1,
+                              .prepare = split_prepare,
+                              .infer = split_infer,
+                              .run = split_run,
+                              .nhwc_params = split_nhwc,
+                              .nhwc_all_outputs = 1};

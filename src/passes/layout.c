@@ -143,6 +143,24 @@ int pass_layout_edge_nchw(const ir_graph *g, const ir_node *n, const int *pos, c
   return 1;
 }
 
+/* Whether every reader of value v takes it channels-last as it is: a QLinearConv, an op with a
+ * channels-last form, or an elementwise op the table pass will likely turn into a lookup (any
+ * layout); not a graph output (NCHW). A scan over the nodes: for the few multi-output nodes. */
+static int all_read_channels_last(const ir_graph *g, int v) {
+  if (g->values[v].graph_output >= 0) return 0;
+  for (int i = 0; i < g->n_nodes; i++) {
+    const ir_node *m = &g->nodes[i];
+    int reads = 0;
+    for (int k = 0; k < m->n_inputs; k++) reads |= m->inputs[k] == v;
+    if (!reads) continue;
+    if (strcmp(m->op_type, "QLinearConv") == 0 && m->domain[0] == '\0') continue;
+    if (pass_table_may_take(g, m, v)) continue;
+    const op_def *op = op_find(m);
+    if (op == NULL || op->nhwc_params == NULL) return 0;
+  }
+  return 1;
+}
+
 int pass_layout_try_nhwc(const ir_graph *g, const ir_node *n, const pass_layout *ls, int float_ok, const char **why) {
   *why = NULL;
   int first = -1, same_rank = 1, in_nhwc = 0, only_nchw = 0;
@@ -180,6 +198,17 @@ int pass_layout_try_nhwc(const ir_graph *g, const ir_node *n, const pass_layout 
   if (!same_rank || (r != 3 && r != 4)) {
     *why = "its inputs differ in rank";
     return 0;
+  }
+  /* a node writing all its outputs channels-last (Split) pays only when each goes on that way:
+   * else the layout change moves from its input to its outputs (or into a gather) */
+  const op_def *op = op_find(n);
+  if (op != NULL && op->nhwc_all_outputs) {
+    for (int k = 0; k < n->n_outputs; k++) {
+      if (n->outputs[k] >= 0 && !all_read_channels_last(g, n->outputs[k])) {
+        *why = "an output is read by an op that runs NCHW";
+        return 0;
+      }
+    }
   }
   return 1;
 }

@@ -438,7 +438,7 @@ static q8rt_status plan_node(builder *b, int ni) {
     const int v = n->outputs[k];
     io[n->n_inputs + k] = v;
     if (v < 0) continue;
-    if (k == 0 && ctx.out_layout == OP_LAYOUT_NHWC) {
+    if ((k == 0 || (nhwc_all && op->nhwc_all_outputs)) && ctx.out_layout == OP_LAYOUT_NHWC) {
       const int twin = new_twin(b, v, 0);
       if (twin < 0) return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
       io[n->n_inputs + k] = twin;
