@@ -54,7 +54,7 @@ struct q8rt_session {
   /* Whole runs alone or shared (session.c, run_mode_*): runs since the bind, this run's mode and
    * the chosen one (1: alone), and the last two run times of each mode (ms, 0: none yet). */
   unsigned rm_runs;
-  int rm_cur, rm_solo;
+  int rm_cur, rm_solo, rm_contended;
   double rm_ms[2][2];
   pthreadpool_t threadpool; /* only when a step runs on XNNPACK */
 
@@ -73,7 +73,7 @@ struct q8rt_session {
 /* The session's choice of whole runs alone or shared (session.c): the mode of run k since the
  * bind (1: alone) given the chosen one, and the chosen one after a run given the last two times of
  * each mode (ms[mode][0] the latest, 0: none). */
-int q8rt_run_mode_pick(unsigned k, int solo);
+int q8rt_run_mode_pick(unsigned k, int solo, int contended);
 int q8rt_run_mode_choose(int solo, const double ms[2][2]);
 int q8rt_run_contended(double wall_ms, double cpu_ms);
 

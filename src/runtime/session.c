@@ -348,6 +348,7 @@ static q8rt_status bind_plan(q8rt_session *s, q8rt_error *err) {
   s->bound = 0;
   s->ran = 0;
   s->rm_runs = 0; /* new shapes: measure both run modes again */
+  s->rm_contended = 0;
   s->rm_solo = 0;
   memset(s->rm_ms, 0, sizeof(s->rm_ms));
   q8rt_status st = infer_all(s, err);
@@ -664,7 +665,7 @@ static int guard_holds(const q8rt_session *s, int id) {
  * of each mode alternately, then the chosen mode, with one run of the other mode every
  * RUN_PROBE_EVERY runs (every RUN_PROBE_EVERY / 8 while alone: the machine's load changes). Alone is chosen when a
  * run was contended (RUN_CONTENDED) or when its better recent time is 5% below shared's; shared comes back as soon as
- * a probe is faster and not contended. Outputs do not depend on it:
+ * a probe is faster and not contended (no probe while alone runs are contended). Outputs do not depend on it:
  * items are fixed by the shapes. Also while profiling (a profiled run's time is a normal run's:
  * `make bench` times runs with --profile), but not with Q8RT_PROFILE_SPLIT (no worker runs). */
 #define RUN_PROBE_EVERY 64u
@@ -673,14 +674,20 @@ static int guard_holds(const q8rt_session *s, int id) {
  * no core to spare and sharing only adds what the threads cost each other (waking, spinning,
  * waiting for a descheduled worker; with Linux's autogroups a second thread does not even get the
  * process more CPU): the session runs alone until a shared probe is neither contended nor slower.
- * At load ~10 on this 2-vCPU VM, rec at 2 threads ran 20-35% slower than at 1 without it. */
+ * At load ~10-14 on this 2-vCPU VM, with workers that move off the caller's CPU (threadpool.c), rec
+ * at 2 threads ran 24-45% slower than at 1 without this rule; with it, det at load ~11 ran 2T as
+ * main's pool did before (28.4 vs 28.1 ms median of 6 alternations, 1T 25.0). */
 #define RUN_CONTENDED 0.75
 
 static q8rt_status run_steps(q8rt_session *s, q8rt_error *error);
 
-int q8rt_run_mode_pick(unsigned k, int solo) {
+int q8rt_run_mode_pick(unsigned k, int solo, int contended) {
   if (k == 0) return 0;
   if (k <= 4) return k % 2 == 0;
+  /* no shared probe while alone runs are contended: it would only cost (at load ~11, det at 2
+   * threads ran 10-20% slower than at 1 with a probe every 8 runs); the first alone run that is
+   * not contended lets the next probe run */
+  if (solo && contended) return 1;
   /* alone is re-checked 8x as often: a wrong choice of it costs the most, and after a busy spell
    * (another process on a core for a while) shared should be back within a few runs */
   const unsigned every = solo ? RUN_PROBE_EVERY / 8 : RUN_PROBE_EVERY;
@@ -707,7 +714,7 @@ static int run_mode_on(const q8rt_session *s) { return s->pool != NULL && s->pro
 
 static void run_mode_begin(q8rt_session *s) {
   if (!run_mode_on(s)) return;
-  s->rm_cur = q8rt_run_mode_pick(s->rm_runs, s->rm_solo);
+  s->rm_cur = q8rt_run_mode_pick(s->rm_runs, s->rm_solo, s->rm_contended);
   q8rt_threadpool_force_solo(s->pool, s->rm_cur);
 }
 
@@ -718,7 +725,8 @@ static void run_mode_end(q8rt_session *s, double ms, double cpu_ms) {
   double *w = s->rm_ms[s->rm_cur];
   w[1] = w[0];
   w[0] = ms;
-  s->rm_solo = q8rt_run_contended(ms, cpu_ms) || q8rt_run_mode_choose(s->rm_solo, (const double(*)[2])s->rm_ms);
+  s->rm_contended = q8rt_run_contended(ms, cpu_ms);
+  s->rm_solo = s->rm_contended || q8rt_run_mode_choose(s->rm_solo, (const double(*)[2])s->rm_ms);
 }
 
 q8rt_status q8rt_session_run(q8rt_session *s, q8rt_error *error) {

@@ -449,10 +449,14 @@ Q8RT_TEST(avx2_pairs_route_when_proven) {
  * contention (the caller on a CPU less than 3/4 of a run's time: alone). */
 Q8RT_TEST(run_mode_schedule_and_choice) {
   const int first[5] = {0, 0, 1, 0, 1};
-  for (unsigned k = 0; k < 5; k++) CHECK(q8rt_run_mode_pick(k, 0) == first[k] && q8rt_run_mode_pick(k, 1) == first[k]);
-  CHECK(q8rt_run_mode_pick(5, 0) == 0 && q8rt_run_mode_pick(64, 0) == 1 && q8rt_run_mode_pick(65, 0) == 0);
-  CHECK(q8rt_run_mode_pick(5, 1) == 1 && q8rt_run_mode_pick(8, 1) == 0 && q8rt_run_mode_pick(9, 1) == 1);
-  CHECK(q8rt_run_mode_pick(12, 1) == 1 && q8rt_run_mode_pick(16, 1) == 0 && q8rt_run_mode_pick(16, 0) == 0);
+  for (unsigned k = 0; k < 5; k++)
+    CHECK(q8rt_run_mode_pick(k, 0, 0) == first[k] && q8rt_run_mode_pick(k, 1, 0) == first[k]);
+  CHECK(q8rt_run_mode_pick(5, 0, 0) == 0 && q8rt_run_mode_pick(64, 0, 0) == 1 && q8rt_run_mode_pick(65, 0, 0) == 0);
+  CHECK(q8rt_run_mode_pick(5, 1, 0) == 1 && q8rt_run_mode_pick(8, 1, 0) == 0 && q8rt_run_mode_pick(9, 1, 0) == 1);
+  CHECK(q8rt_run_mode_pick(12, 1, 0) == 1 && q8rt_run_mode_pick(16, 1, 0) == 0 && q8rt_run_mode_pick(16, 0, 0) == 0);
+  /* contended alone runs: no shared probe; shared runs and the first runs as scheduled */
+  CHECK(q8rt_run_mode_pick(8, 1, 1) == 1 && q8rt_run_mode_pick(16, 1, 1) == 1 && q8rt_run_mode_pick(64, 0, 1) == 1);
+  CHECK(q8rt_run_mode_pick(5, 0, 1) == 0 && q8rt_run_mode_pick(3, 1, 1) == 0);
   CHECK(q8rt_run_contended(10.0, 7.0) && !q8rt_run_contended(10.0, 8.0) && !q8rt_run_contended(0.05, 0.05));
   CHECK(!q8rt_run_contended(10.0, 0.0)); /* no thread CPU clock: no verdict */
   const double none[2][2] = {{1.0, 0.0}, {0.0, 0.0}};
