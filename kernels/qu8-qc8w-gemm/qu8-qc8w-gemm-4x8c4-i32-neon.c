@@ -6,7 +6,9 @@
  * int16 sum of two products); a pairwise add folds them per channel. Each row's accumulators
  * start at bias' - 128 * sum_k (a ^ x_xor) over the round_up(kc, 4) bytes the loop reads (a padded
  * k meets w + 128 = 128 too), summed once per call. Per row and k group: 1 ld1r, 4 umull, 4 uadalp
- * for 32 MACs; the weights' eor is shared by the 4 rows. All arithmetic wraps like the twin's. */
+ * for 32 MACs; the weights' eor is shared by the 4 rows. All arithmetic wraps like the twin's.
+ * One row (mr == 1: an LSTM step's h * R) runs a copy of the loop with MR = 1 instead of 4 aliased
+ * rows: the same sums. */
 #include <arm_neon.h>
 
 #include "q8rt-kernels.h"
@@ -46,12 +48,12 @@ static __attribute__((noinline)) void store_partial(uint8_t *p, uint32x4_t lo, u
 
 static inline __attribute__((always_inline)) void gemm_4x8c4(size_t mr, size_t nc, size_t kc, const uint8_t *a,
                                                              size_t a_stride, const void *w, void *c, size_t c_stride,
-                                                             uint8_t x_xor, const int flip) {
+                                                             uint8_t x_xor, const int flip, const size_t MR) {
   ROW_PTRS(a, a, a_stride, const uint8_t *)
   ROW_PTRS(c, c, c_stride, uint8_t *)
   const size_t kc4 = (kc + 3) & ~(size_t)3;
   const uint8x16_t vflip = vdupq_n_u8(x_xor), v80 = vdupq_n_u8(0x80);
-#define ROWSUM(i) const uint32x4_t rs##i = vdupq_n_u32(rowsum128(a##i, kc4, x_xor));
+#define ROWSUM(i) const uint32x4_t rs##i = vdupq_n_u32(MR > i ? rowsum128(a##i, kc4, x_xor) : 0u);
   FOR4(ROWSUM)
 #undef ROWSUM
   const uint8_t *pw = (const uint8_t *)w;
@@ -69,7 +71,7 @@ static inline __attribute__((always_inline)) void gemm_4x8c4(size_t mr, size_t n
       pw += 32;
       /* one k group (4 bytes) of each row in all four 32-bit lanes  */
 #define GROUP_ROW(i)                                                       \
-  {                                                                        \
+  if (MR > i) {                                                            \
     uint8x16_t g = vreinterpretq_u8_u32(vdupq_n_u32(q8rt_load_u32(a##i))); \
     a##i += 4;                                                             \
     if (flip) g = veorq_u8(g, vflip);                                      \
@@ -90,10 +92,12 @@ static inline __attribute__((always_inline)) void gemm_4x8c4(size_t mr, size_t n
 #undef FOLD
     if (nc >= 8) {
       /* highest row first: rows past mr alias lower ones and must not overwrite them */
-#define STORE(i)                                       \
-  vst1q_u32((uint32_t *)(void *)c##i, r##i##l);        \
-  vst1q_u32((uint32_t *)(void *)(c##i + 16), r##i##h); \
-  c##i += 32;                                          \
+#define STORE(i)                                         \
+  if (MR > i) {                                          \
+    vst1q_u32((uint32_t *)(void *)c##i, r##i##l);        \
+    vst1q_u32((uint32_t *)(void *)(c##i + 16), r##i##h); \
+  }                                                      \
+  c##i += 32;                                            \
   a##i -= kc4;
       STORE(3)
       STORE(2)
@@ -103,9 +107,9 @@ static inline __attribute__((always_inline)) void gemm_4x8c4(size_t mr, size_t n
       nc -= 8;
       if (nc == 0) return;
     } else {
-      store_partial(c3, r3l, r3h, nc);
-      store_partial(c2, r2l, r2h, nc);
-      store_partial(c1, r1l, r1h, nc);
+      if (MR > 3) store_partial(c3, r3l, r3h, nc);
+      if (MR > 2) store_partial(c2, r2l, r2h, nc);
+      if (MR > 1) store_partial(c1, r1l, r1h, nc);
       store_partial(c0, r0l, r0h, nc);
       return;
     }
@@ -116,8 +120,10 @@ void q8rt_qu8_qc8w_gemm_i32_ukernel_4x8c4__neon(size_t mr, size_t nc, size_t kc,
                                                 const void *w, void *c, size_t c_stride,
                                                 const q8rt_qu8_requant_params *p) {
   if (nc == 0) return;
-  if (p->x_xor != 0)
-    gemm_4x8c4(mr, nc, kc, a, a_stride, w, c, c_stride, p->x_xor, 1);
+  if (mr == 1)
+    gemm_4x8c4(mr, nc, kc, a, a_stride, w, c, c_stride, p->x_xor, 1, 1); /* xor 0: an identity */
+  else if (p->x_xor != 0)
+    gemm_4x8c4(mr, nc, kc, a, a_stride, w, c, c_stride, p->x_xor, 1, 4);
   else
-    gemm_4x8c4(mr, nc, kc, a, a_stride, w, c, c_stride, 0, 0);
+    gemm_4x8c4(mr, nc, kc, a, a_stride, w, c, c_stride, 0, 0, 4);
 }
