@@ -753,8 +753,8 @@ def test_float_gemm_packed_route(case, tmp_path):
 
 
 def test_float_softmax_and_elementwise_routes(tmp_path):
-    """Softmax (f32-softmax: a row along an inner axis through a scratch row, rows split over the
-    pool) and the elementwise kernels (f32-vbinary with a broadcast operand on either side,
+    """Softmax along an inner axis (f32-softmax-strided: lanes across the inner positions, rows
+    split over the pool) and the elementwise kernels (f32-vbinary with a broadcast operand on either side,
     f32-vunary): the same bytes at --threads 3 and as --backend reference (the scalar twins); the
     inner-axis Softmax equals the same rows made contiguous bit for bit, and ORT within 8 eps."""
     from single_node import run_ort
@@ -770,7 +770,7 @@ def test_float_softmax_and_elementwise_routes(tmp_path):
         return m
 
     got, explain = _float_routes(sm_model([4, 300, 7], 1), {"x": x}, tmp_path / "mid", op="Softmax")
-    assert "f32_softmax_ukernel" in explain, explain
+    assert "f32_softmax_strided_ukernel" in explain, explain  # lanes along the inner axis
     rows, _ = _float_routes(sm_model([4, 7, 300], 2), {"x": np.ascontiguousarray(np.moveaxis(x, 1, 2))},
                             tmp_path / "last", op="Softmax")
     h.assert_same_bytes(np.ascontiguousarray(np.moveaxis(rows, 2, 1)), got, "inner-axis vs contiguous rows")
