@@ -269,6 +269,16 @@ def cases() -> List[Case]:
         ConvSpec(4, 8, xt="s8", wt="s8", per_channel=True, auto_pad="SAME_UPPER", strides=[2, 2]),
         ConvSpec(8, 4, (1, 1), xt="s8", wt="s8", scales="pow2")], (2, 4, 9, 9),
         quantize_input=True, dequantize_output=True)
+    # The GEMM route's interior pixels read in place (rows >= 16 wide, channels-last between two
+    # convs), the borders and a row's last interior pixels that do not fill a kernel call gathered:
+    # 24 channels of 12x3x3 (4 leftovers), 48 at stride 2 over two images (6), 96 channels (2);
+    # tiles end inside rows.
+    add("chain_u8s8_seg_leftovers", [ConvSpec(12, 24, xt="u8", wt="s8", per_channel=True, pads=[1, 1, 1, 1]),
+                                     ConvSpec(24, 8, (1, 1), xt="u8", wt="s8")], (1, 12, 20, 30))
+    add("chain_s8s8_seg_stride2_batch2", [ConvSpec(24, 48, xt="s8", wt="s8", strides=[2, 2], pads=[1, 1, 1, 1]),
+                                          ConvSpec(48, 8, (1, 1), xt="s8", wt="s8")], (2, 24, 22, 46))
+    add("chain_u8s8_seg_gathered", [ConvSpec(16, 96, xt="u8", wt="s8", per_channel=True, pads=[1, 1, 1, 1]),
+                                    ConvSpec(96, 8, (1, 1), xt="u8", wt="s8")], (1, 16, 9, 20))
     names = [c.name for c in out]
     assert len(names) == len(set(names)), "duplicate case names"
     return out
