@@ -127,7 +127,7 @@ static void concat_bytes(void *arg, size_t begin, size_t end) {
       }
       size_t len = gm->row[i] - skip;
       if (len > end - pos) len = end - pos;
-      memcpy(j->y + pos, (const char *)j->in[i].data + o * gm->row[i] + skip, len);
+      data_copy_bytes(j->y + pos, (const char *)j->in[i].data + o * gm->row[i] + skip, len);
       pos += len;
       skip = 0;
     }

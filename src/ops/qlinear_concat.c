@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "data_common.h"
 #include "qlinear_common.h"
 
 #define QCAT_MAX 5
@@ -154,19 +155,36 @@ typedef struct qcat_job {
 
 /* Output rows [begin, end) (rows of the dims before the axis): each input's part copied or mapped
  * through its table. */
+/* Bytes of short rows mapped in one x8-lut call before they are spread to the output: a
+ * channels-last concatenation has a row of a few channels per pixel, and a call per row would
+ * spend more on loading the table than on the row. */
+#define QCAT_LUT_BLOCK 4096
+
 static void qcat_rows(void *arg, size_t begin, size_t end) {
   const qcat_job *j = arg;
   const qcat_params *p = j->p;
   const qcat_geom *gm = j->gm;
+  uint8_t buf[QCAT_LUT_BLOCK];
   size_t off = 0;
   for (int k = 0; k < p->count; k++) {
     const uint8_t *x = j->in[2 + 3 * k].data;
     const size_t pitch = gm->pitch[k];
+    if (!p->copy[k] && pitch > 0 && pitch <= QCAT_LUT_BLOCK / 8) {
+      /* input k's rows are contiguous: map a block of them, then copy each into place */
+      const size_t rows = QCAT_LUT_BLOCK / pitch;
+      for (size_t o0 = begin; o0 < end; o0 += rows) {
+        const size_t nr = end - o0 < rows ? end - o0 : rows;
+        p->lut(nr * pitch, x + o0 * pitch, buf, p->table[k]);
+        for (size_t i = 0; i < nr; i++) data_copy_bytes(j->y + (o0 + i) * gm->out_pitch + off, buf + i * pitch, pitch);
+      }
+      off += pitch;
+      continue;
+    }
     for (size_t o = begin; o < end; o++) {
       uint8_t *dst = j->y + o * gm->out_pitch + off;
       const uint8_t *src = x + o * pitch;
       if (p->copy[k]) {
-        memcpy(dst, src, pitch);
+        data_copy_bytes(dst, src, pitch);
       } else {
         p->lut(pitch, src, dst, p->table[k]);
       }

@@ -349,6 +349,9 @@ CAT_CASES = [
     ([(2, 3, 5), (2, 3, 2), (2, 3, 1)], -1),
     ([(4, 6), (1, 6)], 0),
     ([(1, 3, 50, 67), (1, 5, 50, 67)], 1),  # long rows on the x8-lut kernel, with tails
+    # channels-last-like rows: 3-byte rows mapped in blocks of rows (several blocks and a part),
+    # 600-byte rows one x8-lut call each
+    ([(1, 4000, 3), (1, 4000, 600), (1, 4000, 1)], -1),
 ]
 
 
