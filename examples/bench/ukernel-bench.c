@@ -27,6 +27,8 @@
 #include "f32-deconv-nhwc/f32-deconv-nhwc.h"
 #include "f32-deconv/f32-deconv.h"
 #include "f32-dwconv/f32-dwconv.h"
+#include "f32-gavgpool-cw/f32-gavgpool-cw.h"
+#include "f32-gavgpool/f32-gavgpool.h"
 #include "f32-gemm/f32-gemm.h"
 #include "f32-igemm/f32-igemm.h"
 #include "f32-rminmax/f32-rminmax.h"
@@ -971,6 +973,60 @@ static int bench_conv_integer_families(const char *filter) {
   return bad;
 }
 
+static const struct {
+  unsigned isa;
+  q8rt_f32_gavgpool_ukernel_fn fn;
+  const char *name;
+} g_gavgpool[] = {
+#define Q8RT_F32_GAVGPOOL_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "f32-gavgpool/f32-gavgpool.inc"
+#undef Q8RT_F32_GAVGPOOL_UKERNEL
+    {Q8RT_ISA_SCALAR, q8rt_f32_gavgpool_ukernel__scalar, "q8rt_f32_gavgpool_ukernel__scalar"},
+};
+static const struct {
+  unsigned isa;
+  q8rt_f32_gavgpool_cw_ukernel_fn fn;
+  const char *name;
+} g_gavgpool_cw[] = {
+#define Q8RT_F32_GAVGPOOL_CW_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "f32-gavgpool-cw/f32-gavgpool-cw.inc"
+#undef Q8RT_F32_GAVGPOOL_CW_UKERNEL
+    {Q8RT_ISA_SCALAR, q8rt_f32_gavgpool_cw_ukernel__scalar, "q8rt_f32_gavgpool_cw_ukernel__scalar"},
+};
+/* Global average pools (PP-OCR cls's squeeze-excite shapes: 96 channels of 6x24 pixels, ROW_N
+ * floats in all for the NCHW planes). */
+static int bench_gavgpool_families(const char *filter) {
+  int bad = 0;
+  double t;
+  enum { GA_PIX = 144, GA_CH = 96 };
+  static float ga0[ROW_N], ga1[ROW_N];
+  printf("f32-gavgpool, %d channels-last pixels x %d channels\n", GA_PIX, GA_CH);
+  const size_t ng = sizeof(g_gavgpool) / sizeof(g_gavgpool[0]);
+  for (size_t k = 0; k < ng; k++) {
+    if (!wanted(filter, g_gavgpool[k].name)) continue;
+    if (!isa_supported(g_gavgpool[k].isa)) continue;
+    g_gavgpool[ng - 1].fn(GA_PIX, GA_CH, g_fa, GA_CH, 144.0f, ga0);
+    g_gavgpool[k].fn(GA_PIX, GA_CH, g_fa, GA_CH, 144.0f, ga1);
+    const bool ok = memcmp(ga0, ga1, GA_CH * sizeof(float)) == 0;
+    bad |= !ok;
+    TIME_MEDIAN(t, g_gavgpool[k].fn(GA_PIX, GA_CH, g_fa, GA_CH, 144.0f, ga1));
+    report(g_gavgpool[k].name, t, GA_PIX * GA_CH, "elem", ok);
+  }
+  printf("f32-gavgpool-cw, %d planes of %d pixels\n", ROW_N / GA_PIX, GA_PIX);
+  const size_t nc = sizeof(g_gavgpool_cw) / sizeof(g_gavgpool_cw[0]);
+  for (size_t k = 0; k < nc; k++) {
+    if (!wanted(filter, g_gavgpool_cw[k].name)) continue;
+    if (!isa_supported(g_gavgpool_cw[k].isa)) continue;
+    g_gavgpool_cw[nc - 1].fn(GA_PIX, ROW_N / GA_PIX, g_fa, 144.0f, ga0);
+    g_gavgpool_cw[k].fn(GA_PIX, ROW_N / GA_PIX, g_fa, 144.0f, ga1);
+    const bool ok = memcmp(ga0, ga1, ROW_N / GA_PIX * sizeof(float)) == 0;
+    bad |= !ok;
+    TIME_MEDIAN(t, g_gavgpool_cw[k].fn(GA_PIX, ROW_N / GA_PIX, g_fa, 144.0f, ga1));
+    report(g_gavgpool_cw[k].name, t, ROW_N / GA_PIX * GA_PIX, "elem", ok);
+  }
+  return bad;
+}
+
 static int bench_small_families(const char *filter) {
   int bad = 0;
   double t;
@@ -1264,6 +1320,7 @@ int main(int argc, char **argv) {
   bad |= bench_f32_elementwise(filter);
   bad |= bench_vcvt(filter);
   bad |= bench_small_families(filter);
+  bad |= bench_gavgpool_families(filter);
   bad |= bench_f32_gemm_lut(filter);
   bad |= bench_f32_dwconv(filter);
   bad |= bench_f32_deconv(filter);

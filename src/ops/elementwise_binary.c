@@ -68,6 +68,12 @@ q8rt_f32_vbinary_ukernel_fn op_f32_vbinary_kernel(uint32_t isa, q8rt_backend bac
   return op_f32_vbinary_set(isa, backend)->fn[op][form];
 }
 
+const char *op_f32_vbinary_name(uint32_t isa, q8rt_backend backend, int op, int form) {
+  size_t v = 0;
+  while (!op_isa_usable(g_f32_vbinary[v].isa, isa, backend)) v++;
+  return g_f32_vbinary[v].name[op][form];
+}
+
 typedef struct bin_geom {
   int rank; /* merged rank, >= 1 */
   int64_t dims[Q8RT_MAX_RANK];

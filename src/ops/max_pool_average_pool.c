@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "data_common.h"
+#include "f32-gavgpool-cw/f32-gavgpool-cw.h"
+#include "f32-gavgpool/f32-gavgpool.h"
 #include "f32-maxpool/f32-maxpool.h"
 #include "op_window.h"
 #include "q8rt-isa.h"
@@ -24,7 +26,10 @@ typedef struct pool_params {
   q8rt_f32_maxpool_ukernel_fn f32max; /* MaxPool, GlobalMaxPool: the row kernels for this CPU */
   q8rt_u8_maxpool_ukernel_fn u8max;
   q8rt_s8_maxpool_ukernel_fn s8max;
-  q8rt_f32_vbinary_ukernel_fn vadd, vdivc; /* channels-last global averages: the channel-wise sums */
+  q8rt_f32_gavgpool_ukernel_fn gavg;       /* global averages, channels-last */
+  q8rt_f32_gavgpool_cw_ukernel_fn gavg_cw; /* global averages, NCHW planes */
+  const char *gavg_name;                   /* --explain: the channels-last kernel */
+  q8rt_f32_vbinary_ukernel_fn vadd, vdivc; /* AveragePool: window sums over rows of values */
 } pool_params;
 
 typedef struct pool_geom {
@@ -38,6 +43,55 @@ typedef struct pool_geom {
 } pool_geom;
 
 enum { ORDER_GENERIC = 0, ORDER_VECTOR = 1, ORDER_GLOBAL = 2 };
+
+static const struct {
+  uint32_t isa;
+  q8rt_f32_gavgpool_ukernel_fn fn;
+  const char *name;
+} g_f32_gavgpool[] = {
+#define Q8RT_F32_GAVGPOOL_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "f32-gavgpool/f32-gavgpool.inc"
+#undef Q8RT_F32_GAVGPOOL_UKERNEL
+    {0, NULL, NULL},
+};
+
+static const struct {
+  uint32_t isa;
+  q8rt_f32_gavgpool_cw_ukernel_fn fn;
+  const char *name;
+} g_f32_gavgpool_cw[] = {
+#define Q8RT_F32_GAVGPOOL_CW_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "f32-gavgpool-cw/f32-gavgpool-cw.inc"
+#undef Q8RT_F32_GAVGPOOL_CW_UKERNEL
+    {0, NULL, NULL},
+};
+
+/* The first listed global-average kernels this CPU and backend allow; --explain names the NCHW
+ * one (pool_nhwc the channels-last one). AveragePool uses them when a window covers the plane. */
+static void pick_gavgpool(op_prepare_ctx *ctx, pool_params *p) {
+  p->gavg = q8rt_f32_gavgpool_ukernel__scalar;
+  p->gavg_name = "f32_gavgpool_ukernel__scalar";
+  p->gavg_cw = q8rt_f32_gavgpool_cw_ukernel__scalar;
+  const char *cw_name = "q8rt_f32_gavgpool_cw_ukernel__scalar";
+  for (size_t i = 0; g_f32_gavgpool[i].fn != NULL; i++) {
+    if (op_isa_usable(g_f32_gavgpool[i].isa, ctx->isa, ctx->backend)) {
+      p->gavg = g_f32_gavgpool[i].fn;
+      p->gavg_name = g_f32_gavgpool[i].name + 5; /* no "q8rt_" */
+      break;
+    }
+  }
+  for (size_t i = 0; g_f32_gavgpool_cw[i].fn != NULL; i++) {
+    if (op_isa_usable(g_f32_gavgpool_cw[i].isa, ctx->isa, ctx->backend)) {
+      p->gavg_cw = g_f32_gavgpool_cw[i].fn;
+      cw_name = g_f32_gavgpool_cw[i].name;
+      break;
+    }
+  }
+  if (p->kind == POOL_GLOBAL_AVG) {
+    ctx->kernel = cw_name + 5;
+    ctx->reason = "ONNX Runtime MLAS order (four running sums per channel, one division)";
+  }
+}
 
 static const struct {
   uint32_t isa;
@@ -106,8 +160,15 @@ static q8rt_status pool_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
   p->kind = kind;
   ctx->kernel = "average_pool_f32__scalar";
   ctx->reason = "reference";
-  p->vadd = op_f32_vbinary_kernel(ctx->isa, ctx->backend, OP_VBIN_ADD, OP_VBIN_VV);
-  p->vdivc = op_f32_vbinary_kernel(ctx->isa, ctx->backend, OP_VBIN_DIV, OP_VBIN_VC);
+  if (kind == POOL_AVG || kind == POOL_GLOBAL_AVG) pick_gavgpool(ctx, p);
+  if (kind == POOL_AVG) {
+    p->vadd = op_f32_vbinary_kernel(ctx->isa, ctx->backend, OP_VBIN_ADD, OP_VBIN_VV);
+    p->vdivc = op_f32_vbinary_kernel(ctx->isa, ctx->backend, OP_VBIN_DIV, OP_VBIN_VC);
+    ctx->kernel = op_f32_vbinary_name(ctx->isa, ctx->backend, OP_VBIN_ADD, OP_VBIN_VV);
+    ctx->reason =
+        "MLAS's summation order; channels-last: window pixels added over the channels; NCHW with "
+        "column sums (MLAS's vector order): whole input rows added, then each window's columns";
+  }
   if (kind == POOL_MAX || kind == POOL_GLOBAL_MAX) pick_maxpool(ctx, p);
   *out = p;
   if (kind == POOL_GLOBAL_AVG || kind == POOL_GLOBAL_MAX) return Q8RT_OK;
@@ -407,51 +468,137 @@ static void gavg_range(void *arg, size_t begin, size_t end) {
   const size_t plane = (size_t)op_window_in_plane(&g->w);
   /* ONNX Runtime's order (MLAS global pooling): four running sums over elements 4k+j, combined
    * as (s0 + s2) + (s1 + s3), then the tail one by one, then one division.
-   * Channels-last: the same sums per channel, its pixels `channels` elements apart. */
+   * (f32-gavgpool-cw on NCHW planes; f32-gavgpool on channels-last pixels, `channels` apart). */
   const float count = (float)plane;
   const size_t cs = g->channels;
+  const pool_params *p = jb->p;
   if (cs > 1) {
-    /* channels-last: up to 64 adjacent channels at once, the same four running sums per channel in
-     * the same order, added across the channels by the f32-vbinary kernels */
-    const pool_params *p = jb->p;
-    float l[4][64];
     for (size_t c = begin; c < end;) {
       size_t n = cs - c % cs; /* within one image */
       if (n > end - c) n = end - c;
-      if (n > 64) n = 64;
-      const float *xc = x + c / cs * plane * cs + c % cs;
-      for (int k = 0; k < 4; k++) memset(l[k], 0, n * sizeof(float));
-      size_t i = 0;
-      for (; i + 4 <= plane; i += 4) {
-        for (int k = 0; k < 4; k++) p->vadd(n, l[k], xc + (i + (size_t)k) * cs, l[k]);
-      }
-      p->vadd(n, l[0], l[2], l[0]);
-      p->vadd(n, l[1], l[3], l[1]);
-      p->vadd(n, l[0], l[1], l[0]);
-      for (; i < plane; i++) p->vadd(n, l[0], xc + i * cs, l[0]);
-      p->vdivc(n, l[0], &count, y + c);
+      p->gavg(plane, n, x + c / cs * plane * cs + c % cs, cs, count, y + c);
       c += n;
     }
     return;
   }
-  for (size_t c = begin; c < end; c++) {
-    const float *xc = cs == 1 ? x + c * plane : x + c / cs * plane * cs + c % cs;
-    float l0 = 0.0f, l1 = 0.0f, l2 = 0.0f, l3 = 0.0f;
-    size_t i = 0;
-    for (; i + 4 <= plane; i += 4) {
-      l0 += xc[i * cs];
-      l1 += xc[(i + 1) * cs];
-      l2 += xc[(i + 2) * cs];
-      l3 += xc[(i + 3) * cs];
+  p->gavg_cw(plane, end - begin, x + begin * plane, count, y + begin);
+}
+
+/* Channels-last AveragePool: the channels [begin, end) in blocks of up to AVG_BLOCK within one
+ * image; per output pixel the window's pixels are added over a block by f32-vbinary in
+ * avg_range's order (ORDER_VECTOR: a column's rows into `col`, the columns into `sum`), each
+ * channel's additions exactly the scalar loop's. */
+#define AVG_BLOCK 256
+static void avg_nhwc_range(const avgpool_job *jb, size_t begin, size_t end) {
+  const pool_params *p = jb->p;
+  const pool_geom *g = jb->g;
+  const size_t plane = (size_t)op_window_in_plane(&g->w), cs = g->channels;
+  const size_t oplane = (size_t)(g->w.out[0] * g->w.out[1] * g->w.out[2]);
+  float sum[AVG_BLOCK], col[AVG_BLOCK];
+  for (size_t c = begin; c < end;) {
+    size_t n = cs - c % cs;
+    if (n > end - c) n = end - c;
+    if (n > AVG_BLOCK) n = AVG_BLOCK;
+    const float *xc = jb->x + c / cs * plane * cs + c % cs;
+    float *yc = jb->y + c / cs * oplane * cs + c % cs;
+    for (int64_t o0 = 0; o0 < g->w.out[0]; o0++) {
+      int64_t a0, b0, p0;
+      window(g, 0, o0, &a0, &b0, &p0);
+      for (int64_t o1 = 0; o1 < g->w.out[1]; o1++) {
+        int64_t a1, b1, p1;
+        window(g, 1, o1, &a1, &b1, &p1);
+        for (int64_t o2 = 0; o2 < g->w.out[2]; o2++, yc += cs) {
+          int64_t a2, b2, p2;
+          window(g, 2, o2, &a2, &b2, &p2);
+          memset(sum, 0, n * sizeof(float));
+          if (g->order == ORDER_VECTOR) {
+            for (int64_t t2 = a2; t2 < b2; t2++) {
+              const int64_t i2 = o2 * g->w.s[2] - g->w.pb[2] + t2;
+              memset(col, 0, n * sizeof(float));
+              for (int64_t t0 = a0; t0 < b0; t0++) {
+                const int64_t i0 = o0 * g->w.s[0] - g->w.pb[0] + t0;
+                for (int64_t t1 = a1; t1 < b1; t1++) {
+                  const int64_t i1 = o1 * g->w.s[1] - g->w.pb[1] + t1;
+                  p->vadd(n, col, xc + (size_t)((i0 * g->w.in[1] + i1) * g->w.in[2] + i2) * cs, col);
+                }
+              }
+              p->vadd(n, sum, col, sum);
+            }
+          } else {
+            for (int64_t t0 = a0; t0 < b0; t0++) {
+              const int64_t i0 = o0 * g->w.s[0] - g->w.pb[0] + t0 * g->w.d[0];
+              for (int64_t t1 = a1; t1 < b1; t1++) {
+                const int64_t i1 = o1 * g->w.s[1] - g->w.pb[1] + t1 * g->w.d[1];
+                const float *row = xc + (size_t)((i0 * g->w.in[1] + i1) * g->w.in[2]) * cs;
+                for (int64_t t2 = a2; t2 < b2; t2++)
+                  p->vadd(n, sum, row + (size_t)(o2 * g->w.s[2] - g->w.pb[2] + t2 * g->w.d[2]) * cs, sum);
+              }
+            }
+          }
+          const int64_t count = g->include_pad ? p0 * p1 * p2 : (b0 - a0) * (b1 - a1) * (b2 - a2);
+          if (count > 0) {
+            const float fc = (float)count;
+            p->vdivc(n, sum, &fc, yc);
+          } else {
+            memset(yc, 0, n * sizeof(float));
+          }
+        }
+      }
     }
-    float sum = (l0 + l2) + (l1 + l3);
-    for (; i < plane; i++) sum += xc[i * cs];
-    y[c] = sum / count;
+    c += n;
+  }
+}
+
+/* NCHW AveragePool in ORDER_VECTOR (MLAS's column sums; undilated, rows at most 2045 wide): per
+ * output row, every input column's sum over the window's rows at once (f32-vbinary over whole
+ * rows, the rows in the window's order: each column sum is the scalar loop's), then each output
+ * adds its window's columns in order. */
+static void avg_cols_range(const avgpool_job *jb, size_t begin, size_t end) {
+  const pool_params *p = jb->p;
+  const pool_geom *g = jb->g;
+  const size_t plane = (size_t)op_window_in_plane(&g->w), wd = (size_t)g->w.in[2];
+  const size_t oplane = (size_t)(g->w.out[0] * g->w.out[1] * g->w.out[2]);
+  float cols[2048];
+  for (size_t c = begin; c < end; c++) {
+    const float *xc = jb->x + c * plane;
+    float *yc = jb->y + c * oplane;
+    for (int64_t o0 = 0; o0 < g->w.out[0]; o0++) {
+      int64_t a0, b0, p0;
+      window(g, 0, o0, &a0, &b0, &p0);
+      for (int64_t o1 = 0; o1 < g->w.out[1]; o1++) {
+        int64_t a1, b1, p1;
+        window(g, 1, o1, &a1, &b1, &p1);
+        memset(cols, 0, wd * sizeof(float));
+        for (int64_t t0 = a0; t0 < b0; t0++) {
+          const int64_t i0 = o0 * g->w.s[0] - g->w.pb[0] + t0;
+          for (int64_t t1 = a1; t1 < b1; t1++) {
+            const int64_t i1 = o1 * g->w.s[1] - g->w.pb[1] + t1;
+            p->vadd(wd, cols, xc + (size_t)((i0 * g->w.in[1] + i1) * g->w.in[2]), cols);
+          }
+        }
+        for (int64_t o2 = 0; o2 < g->w.out[2]; o2++) {
+          int64_t a2, b2, p2;
+          window(g, 2, o2, &a2, &b2, &p2);
+          float sum = 0.0f;
+          for (int64_t t2 = a2; t2 < b2; t2++) sum += cols[o2 * g->w.s[2] - g->w.pb[2] + t2];
+          const int64_t count = g->include_pad ? p0 * p1 * p2 : (b0 - a0) * (b1 - a1) * (b2 - a2);
+          *yc++ = count > 0 ? sum / (float)count : 0.0f;
+        }
+      }
+    }
   }
 }
 
 static void avg_range(void *arg, size_t begin, size_t end) {
   const avgpool_job *jb = arg;
+  if (jb->g->channels > 1) {
+    avg_nhwc_range(jb, begin, end);
+    return;
+  }
+  if (jb->g->order == ORDER_VECTOR && jb->g->w.in[2] <= 2048) {
+    avg_cols_range(jb, begin, end);
+    return;
+  }
   const pool_geom *g = jb->g;
   const float *x = jb->x;
   float *y = jb->y;
@@ -560,11 +707,12 @@ const op_def q8rt_op_averagepool = {.op_type = "AveragePool",
  * (maxpool_nhwc_row). */
 static const void *pool_nhwc(const void *params, const ir_graph *g, const ir_node *n, q8rt_pool *pool,
                              const char **why) {
-  (void)g, (void)n, (void)why;
+  (void)g, (void)n;
   pool_params *q = q8rt_pool_alloc(pool, sizeof(*q), 16);
   if (q == NULL) return NULL;
   *q = *(const pool_params *)params;
   q->nhwc = 1;
+  if (q->kind == POOL_GLOBAL_AVG) *why = q->gavg_name;
   return q;
 }
 

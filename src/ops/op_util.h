@@ -190,6 +190,8 @@ q8rt_f32_vunary_ukernel_fn op_f32_vunary_pick(const op_prepare_ctx *ctx, enum q8
 enum { OP_VBIN_ADD, OP_VBIN_SUB, OP_VBIN_MUL, OP_VBIN_DIV, OP_VBIN_MAX, OP_VBIN_MIN };
 enum { OP_VBIN_VV, OP_VBIN_VC, OP_VBIN_RVC };
 q8rt_f32_vbinary_ukernel_fn op_f32_vbinary_kernel(uint32_t isa, q8rt_backend backend, int op, int form);
+/* Its name for --explain (no "q8rt_" prefix). */
+const char *op_f32_vbinary_name(uint32_t isa, q8rt_backend backend, int op, int form);
 /* The whole f32-vbinary table of that line (every op and form). */
 const q8rt_f32_vbinary_set *op_f32_vbinary_set(uint32_t isa, q8rt_backend backend);
 

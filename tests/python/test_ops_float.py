@@ -133,6 +133,15 @@ def cases() -> List[Case]:
         c.append(binary(op, i64, d64, name=f"{op}_int64"))
         c.append(binary(op, i64.astype(np.int32) if op != "Mul" else np.array([7, -7, 9, -9, 0, 1 << 20, -(1 << 20)], np.int32),
                         d64.astype(np.int32), name=f"{op}_int32"))
+    # int32 Add: a ConvInteger-style per-channel bias on either side, long spans, wrapping at the extremes
+    r32 = np.random.default_rng(32)
+    big = r32.integers(-(1 << 31), 1 << 31, size=(1, 24, 8, 13), dtype=np.int64).astype(np.int32)
+    big.flat[:4] = [2147483647, -2147483648, 2147483647, -1]
+    bias = r32.integers(-(1 << 31), 1 << 31, size=(1, 24, 1, 1), dtype=np.int64).astype(np.int32)
+    bias.flat[:2] = [1, -1]
+    c.append(binary("Add", big, bias, name="Add_int32_channel_bias"))
+    c.append(binary("Add", bias, big, name="Add_int32_channel_bias_first"))
+    c.append(binary("Add", big, big[:, :, :, ::-1].copy(), name="Add_int32_long_spans"))
     c.append(binary("Mul", np.array([3, 1, 4, 1], np.int64), np.array(2, np.int64), b_init=True, name="Mul_int64_scalar"))
     c.append(binary("Add", np.array([9223372036854775807, -1], np.int64), np.array([1, -9223372036854775807 - 1], np.int64),
                     name="Add_int64_wrap"))

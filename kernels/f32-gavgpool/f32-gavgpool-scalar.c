@@ -1,0 +1,20 @@
+/* The scalar twin of f32-gavgpool (contract in f32-gavgpool.h): one channel at a time. */
+#include "f32-gavgpool/f32-gavgpool.h"
+
+void q8rt_f32_gavgpool_ukernel__scalar(size_t pixels, size_t channels, const float *x, size_t stride, float count,
+                                       float *y) {
+  for (size_t c = 0; c < channels; c++) {
+    const float *xc = x + c;
+    float l0 = 0.0f, l1 = 0.0f, l2 = 0.0f, l3 = 0.0f;
+    size_t i = 0;
+    for (; i + 4 <= pixels; i += 4) {
+      l0 += xc[i * stride];
+      l1 += xc[(i + 1) * stride];
+      l2 += xc[(i + 2) * stride];
+      l3 += xc[(i + 3) * stride];
+    }
+    float sum = (l0 + l2) + (l1 + l3);
+    for (; i < pixels; i++) sum += xc[i * stride];
+    y[c] = sum / count;
+  }
+}
