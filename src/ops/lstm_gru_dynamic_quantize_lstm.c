@@ -594,16 +594,15 @@ static q8rt_status rnn_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err,
       }
     }
   }
-  p->fmac = q8rt_f32_vfmac_ukernel__scalar;
+  uint32_t fmac_isa = Q8RT_ISA_SCALAR;
+  p->fmac = op_f32_vfmac_pick(ctx, NULL, &fmac_isa);
   p->vadd = op_f32_vbinary_kernel(ctx->isa, ctx->backend, OP_VBIN_ADD, OP_VBIN_VV);
   p->vmul = op_f32_vbinary_kernel(ctx->isa, ctx->backend, OP_VBIN_MUL, OP_VBIN_VV);
+  /* named after the row kernel's ISA (the packed GEMMs, when the weights are constant, are the
+   * f32-gemm variant of the same CPU) */
   ctx->kernel = kind == RNN_LSTM ? "lstm_f32__scalar" : "gru_f32__scalar";
-#if defined(__x86_64__) || defined(_M_X64)
-  if ((ctx->isa & Q8RT_ISA_AVX2) && ctx->backend != Q8RT_BACKEND_REFERENCE) {
-    p->fmac = q8rt_f32_vfmac_ukernel__avx2;
-    ctx->kernel = kind == RNN_LSTM ? "lstm_f32__avx2" : "gru_f32__avx2";
-  }
-#endif
+  if (fmac_isa == Q8RT_ISA_AVX2) ctx->kernel = kind == RNN_LSTM ? "lstm_f32__avx2" : "gru_f32__avx2";
+  if (fmac_isa == Q8RT_ISA_NEON) ctx->kernel = kind == RNN_LSTM ? "lstm_f32__neon" : "gru_f32__neon";
   ctx->reason = "float32, ONNX Runtime's DeepCPU gate arithmetic (fma chains, MLAS sigmoid/tanh)";
   if (!quantized && (st = const_weights(ctx, p, err)) != Q8RT_OK) return st;
   if (quantized) {

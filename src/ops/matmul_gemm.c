@@ -48,23 +48,12 @@ typedef struct matmul_params {
   size_t nr;
 } matmul_params;
 
-static const struct {
-  uint32_t isa;
-  q8rt_f32_vfmac_ukernel_fn fn;
-  const char *name;
-} g_vfmac[] = {
-#define Q8RT_F32_VFMAC_UKERNEL(isa, fn) {isa, fn, #fn},
-#include "f32-vfmac/f32-vfmac.inc"
-#undef Q8RT_F32_VFMAC_UKERNEL
-};
-
-/* The row kernel for this CPU: the first usable entry of f32-vfmac.inc (every variant gives the
- * bits of fmaf). */
+/* The row kernel for this CPU (op_f32_vfmac_pick; every variant gives the bits of fmaf). */
 static q8rt_f32_vfmac_ukernel_fn pick_fmac(op_prepare_ctx *ctx) {
-  size_t i = 0; /* the list ends with the scalar twin */
-  while (!op_isa_usable(g_vfmac[i].isa, ctx->isa, ctx->backend)) i++;
-  ctx->kernel = g_vfmac[i].name + 5; /* drop the "q8rt_" prefix */
-  return g_vfmac[i].fn;
+  const char *name = NULL;
+  q8rt_f32_vfmac_ukernel_fn fn = op_f32_vfmac_pick(ctx, &name, NULL);
+  ctx->kernel = name;
+  return fn;
 }
 
 static void mm_kernel(q8rt_f32_vfmac_ukernel_fn fmac, size_t M, size_t N, size_t K, const float *a, size_t a_rs,

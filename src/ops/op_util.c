@@ -324,6 +324,24 @@ const op_f32_gemm_variant *op_f32_gemm_pick(const op_prepare_ctx *ctx) {
   return NULL;
 }
 
+static const struct {
+  uint32_t isa;
+  q8rt_f32_vfmac_ukernel_fn fn;
+  const char *name;
+} g_f32_vfmac[] = {
+#define Q8RT_F32_VFMAC_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "f32-vfmac/f32-vfmac.inc"
+#undef Q8RT_F32_VFMAC_UKERNEL
+};
+
+q8rt_f32_vfmac_ukernel_fn op_f32_vfmac_pick(const op_prepare_ctx *ctx, const char **name, uint32_t *isa) {
+  size_t i = 0; /* the list ends with the scalar twin */
+  while (!op_isa_usable(g_f32_vfmac[i].isa, ctx->isa, ctx->backend)) i++;
+  if (name != NULL) *name = g_f32_vfmac[i].name + 5; /* drop the "q8rt_" prefix */
+  if (isa != NULL) *isa = g_f32_vfmac[i].isa;
+  return g_f32_vfmac[i].fn;
+}
+
 /* f32-vunary.inc as a table with the kernels' names (for --explain) */
 static const struct {
   uint32_t isa;

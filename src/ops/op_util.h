@@ -180,6 +180,11 @@ typedef struct op_f32_gemm_variant {
  * chains, the definition. */
 const op_f32_gemm_variant *op_f32_gemm_pick(const op_prepare_ctx *ctx);
 
+/* The f32-vfmac row kernel on the first line of f32-vfmac.inc this CPU and backend allow (the list
+ * ends with the scalar twin; every variant gives the bits of fmaf); *name (for --explain) and *isa
+ * (its ISA flag) when not NULL. */
+q8rt_f32_vfmac_ukernel_fn op_f32_vfmac_pick(const op_prepare_ctx *ctx, const char **name, uint32_t *isa);
+
 /* The f32-vunary kernel of `op` on the first line of f32-vunary.inc this CPU and backend allow (the
  * list ends with the scalar twin, the reference backend's); *name (if not NULL) for --explain. */
 q8rt_f32_vunary_ukernel_fn op_f32_vunary_pick(const op_prepare_ctx *ctx, enum q8rt_f32_vunary_op op, const char **name);
