@@ -243,8 +243,8 @@ static inline __attribute__((always_inline)) void gemm_1x8c4(size_t nc, size_t k
       h0 = Q8RT_DOT(h0, Q8RT_W_PREP(vld1q_s8(pw + 16)), va, 0);
     }
     pw += 32; /* the packed scales: not read */
-    const int32x4_t lo = vaddq_s32(vaddq_s32(l0, l1), vaddq_s32(l2, l3));
-    const int32x4_t hi = vaddq_s32(vaddq_s32(h0, h1), vaddq_s32(h2, h3));
+    const int32x4_t lo = q8rt_vaddq_s32_wrap(q8rt_vaddq_s32_wrap(l0, l1), q8rt_vaddq_s32_wrap(l2, l3));
+    const int32x4_t hi = q8rt_vaddq_s32_wrap(q8rt_vaddq_s32_wrap(h0, h1), q8rt_vaddq_s32_wrap(h2, h3));
     if (nc < 8) {
       gemm_store_partial_s32(c0, lo, hi, nc);
       return;
