@@ -666,8 +666,8 @@ static int guard_holds(const q8rt_session *s, int id) {
  * RUN_PROBE_EVERY runs (every RUN_PROBE_EVERY / 8 while alone: the machine's load changes). Alone is chosen when a
  * run was contended (RUN_CONTENDED) or when its better recent time is 5% below shared's; shared comes back as soon as
  * a probe is faster and not contended (no probe while alone runs are contended). Outputs do not depend on it:
- * items are fixed by the shapes. Also while profiling (a profiled run's time is a normal run's:
- * `make bench` times runs with --profile), but not with Q8RT_PROFILE_SPLIT (no worker runs). */
+ * items are fixed by the shapes. Also while profiling (a profiled run's time is a normal run's),
+ * but not with Q8RT_PROFILE_SPLIT (no worker runs). */
 #define RUN_PROBE_EVERY 64u
 /* A run in which the caller was on a CPU less than this part of the time is contended: other
  * threads wanted its CPU (or it slept waiting for a worker that had none). Then the machine has
