@@ -366,7 +366,7 @@ static q8rt_status ci_infer(const void *params, const op_node *n, const op_shape
     const size_t mg = (size_t)(p->M / p->group), per_image = (size_t)p->group * gm->tiles;
     gm->mblock = mg > 0 ? ci_round_up(mg, p->mr) : p->mr;
     gm->mblocks = 1;
-    if (gm->n * per_image < 4 && gm->tiles > 0 && mg >= 2 * p->mr) {
+    if (gm->n > 0 && gm->n * per_image < 4 && gm->tiles > 0 && mg >= 2 * p->mr) {
       const size_t want = (4 + gm->n * per_image - 1) / (gm->n * per_image);
       size_t b = ci_round_up((mg + want - 1) / want, p->mr);
       if (b < 2 * p->mr) b = 2 * p->mr;

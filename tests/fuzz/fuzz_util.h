@@ -42,7 +42,10 @@ typedef struct fz_reader {
 } fz_reader;
 
 static inline uint8_t fz_u8(fz_reader *r) { return r->i < r->n ? r->p[r->i++] : 0; }
-static inline uint16_t fz_u16(fz_reader *r) { return (uint16_t)(fz_u8(r) | fz_u8(r) << 8); }
+static inline uint16_t fz_u16(fz_reader *r) {
+  const uint8_t lo = fz_u8(r); /* two statements: the operands of | have no defined order */
+  return (uint16_t)(lo | fz_u8(r) << 8);
+}
 
 /* A dimension for a symbolic axis: mostly small, sometimes a tile edge, sometimes hostile. */
 static inline int64_t fz_dim(fz_reader *r) {

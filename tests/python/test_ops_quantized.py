@@ -242,6 +242,26 @@ def test_conv_integer_dynamic_zero_point(tmp_path):
         check(tmp_path, f"dci{group}{np.dtype(tw).name}", m, {"x": x})
 
 
+def test_conv_integer_empty_batch(tmp_path):
+    """A batch of 0 images with many output channels (the few-tasks channel split of the GEMM path
+    divided by the image count: found by the run fuzzer) gives an empty int32 output at any thread
+    count, as ORT does."""
+    rng = np.random.default_rng(63)
+    w = rand8(rng, (64, 3, 3, 3), np.int8)
+    nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"]),
+             helper.make_node("ConvInteger", ["xq", "w", "xz", "wz"], ["y"], pads=[1, 1, 1, 1])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3, 8, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.INT32, None)],
+                          [numpy_helper.from_array(w, "w"), numpy_helper.from_array(zp_of(np.int8, 3), "wz")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 11)])
+    m.ir_version = 7
+    path = h.save_model(m, tmp_path / "m.onnx")
+    x = np.zeros((0, 3, 8, 8), np.float32)
+    for j, extra in enumerate([[], ["--threads", "2"]]):
+        res = h.run_q8rt(path, {"x": h.save_npy(tmp_path / f"x{j}.npy", x)}, tmp_path / f"o{j}", extra=extra).assert_ok()
+        assert res.output("y").shape == (0, 64, 8, 8)
+
+
 def conv_integer_ref(x, w, xz, wz, attrs):
     """Exact 2-D ConvInteger (explicit pads) in int64."""
     s = attrs.get("strides", [1, 1])
