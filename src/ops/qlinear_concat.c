@@ -2,23 +2,23 @@
  * per tensor; uint8 / int8; attribute axis (negative allowed). As ONNX Runtime does it, each
  * input is requantized through a 256-entry table built at load (QlinearBuildLookupTable with the
  * identity: table[x] = MlasQuantizeLinear(x_scale · (x − x_zp)) with y's scale and zero point),
- * or copied when its scale and zero point equal y's. (The planner gives a node at most 16
- * inputs, so at most 4 tensors.) */
+ * or copied when its scale and zero point equal y's. Up to QCAT_MAX tensors, as Concat (Basic
+ * Pitch's harmonic stacking concatenates 8). */
 #include <stdio.h>
 #include <string.h>
 
 #include "data_common.h"
 #include "qlinear_common.h"
 
-#define QCAT_MAX 5
+#define QCAT_MAX ((Q8RT_MAX_IO - 2) / 3) /* a node's inputs: y_scale, y_zero_point, then triples */
 
 typedef struct qcat_params {
   q8rt_dtype type;
   int count;
   int64_t axis;
   int copy[QCAT_MAX];
-  uint8_t table[QCAT_MAX][256];
-  q8rt_x8_lut_ukernel_fn lut; /* the x8-lut kernel applying the tables */
+  const uint8_t (*table)[256]; /* count tables, in the model's pool */
+  q8rt_x8_lut_ukernel_fn lut;  /* the x8-lut kernel applying the tables */
 } qcat_params;
 
 typedef struct qcat_geom {
@@ -26,6 +26,7 @@ typedef struct qcat_geom {
   size_t pitch[QCAT_MAX]; /* elements per outer step of each input (axis dim * inner) */
   size_t out_pitch;
 } qcat_geom;
+_Static_assert(sizeof(qcat_geom) <= Q8RT_GEOM_BYTES, "QLinearConcat geometry must fit a step's geom record");
 
 static q8rt_status qcat_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
   const ir_graph *g = ctx->graph;
@@ -37,11 +38,14 @@ static q8rt_status qcat_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
   }
   const int count = (n->n_inputs - 2) / 3;
   if (count > QCAT_MAX) {
-    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': more than %d inputs", n->op_type, n->name, QCAT_MAX);
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': %d tensors to concatenate, at most %d", n->op_type,
+                     n->name, count, QCAT_MAX);
   }
   qcat_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
-  if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  uint8_t(*table)[256] = q8rt_pool_alloc(ctx->pool, (size_t)count * 256, 16);
+  if (p == NULL || table == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
   p->count = count;
+  p->table = (const uint8_t(*)[256])table;
   q8rt_status st;
   float ys;
   int32_t yz;
@@ -83,7 +87,7 @@ static q8rt_status qcat_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
     for (int i = 0; i < 256; i++) {
       const int32_t x = t == Q8RT_DTYPE_INT8 ? (int32_t)(int8_t)(uint8_t)i : i;
       const float v = xs * (float)(x - xz);
-      p->table[k][i] = (uint8_t)(q8rt_round_clamp(v / ys, lo, hi) + yz);
+      table[k][i] = (uint8_t)(q8rt_round_clamp(v / ys, lo, hi) + yz);
     }
   }
   const char *lut_name;

@@ -352,6 +352,10 @@ CAT_CASES = [
     # channels-last-like rows: 3-byte rows mapped in blocks of rows (several blocks and a part),
     # 600-byte rows one x8-lut call each
     ([(1, 4000, 3), (1, 4000, 600), (1, 4000, 1)], -1),
+    # more tensors than the first limit of 5: Basic Pitch's harmonic stacking concatenates 8
+    # (1x172x88 slices of a CQT along the last axis); and the limit itself, 20 (64 node inputs)
+    ([(1, 172, 88, 1)] * 8, -1),
+    ([(1, 2, 3, 1), (1, 2, 3, 2)] * 10, -1),
 ]
 
 
@@ -376,6 +380,14 @@ def test_qlinear_concat(dt, shapes, axis, tmp_path):
         m = single_node_model("QLinearConcat", ins, feeds, inits, attrs={"axis": axis}, domain=MS)
         check(tmp_path, f"cat{k}", m, feeds)
         check(tmp_path, f"cat{k}ref", m, feeds, extra=["--backend", "reference"])
+
+
+def test_qlinear_concat_refuses_too_many_tensors(tmp_path):
+    x = np.zeros((2, 3), np.uint8)
+    inits = {"ys": np.float32(0.1), "yz": np.uint8(3), "xs": np.float32(0.1), "xz": np.uint8(3)}
+    m = single_node_model("QLinearConcat", ["ys", "yz"] + ["x", "xs", "xz"] * 21, {"x": x}, inits,
+                          attrs={"axis": 1}, domain=MS)
+    refuse(tmp_path, m, {"x": x}, ["too many inputs"])
 
 
 def test_qlinear_concat_refuses_bad_axis(tmp_path):
