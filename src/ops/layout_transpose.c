@@ -31,14 +31,18 @@ static const struct {
 #undef Q8RT_X8_TRANSPOSE_UKERNEL
 };
 
+q8rt_x8_transpose_ukernel_fn op_x8_transpose_kernel(uint32_t isa, const char **name) {
+  size_t i = 0; /* the first usable entry of the list; it ends with the scalar twin */
+  while (!op_isa_usable(g_transpose[i].isa, isa, Q8RT_BACKEND_AUTO)) i++;
+  *name = g_transpose[i].name + 5; /* drop the "q8rt_" prefix */
+  return g_transpose[i].fn;
+}
+
 void *op_layout_transpose_params(q8rt_pool *pool, int to_nhwc, uint32_t isa, const char **kernel) {
   transpose_params *p = q8rt_pool_alloc(pool, sizeof(*p), 16);
   if (p == NULL) return NULL;
   p->to_nhwc = to_nhwc;
-  size_t i = 0; /* the first usable entry of the list; it ends with the scalar twin */
-  while (!op_isa_usable(g_transpose[i].isa, isa, Q8RT_BACKEND_AUTO)) i++;
-  p->fn = g_transpose[i].fn;
-  *kernel = g_transpose[i].name + 5; /* drop the "q8rt_" prefix */
+  p->fn = op_x8_transpose_kernel(isa, kernel);
   return p;
 }
 

@@ -141,6 +141,9 @@ typedef struct op_def {
 /* The planner's layout transpose (NCHW <-> NHWC for 8-bit tensors). */
 extern const op_def q8rt_op_layout_transpose;
 void *op_layout_transpose_params(q8rt_pool *pool, int to_nhwc, uint32_t isa, const char **kernel);
+/* The best x8-transpose kernel of this CPU (byte moves: every variant gives the same bytes, so the
+ * backend does not choose); *name: its name. */
+q8rt_x8_transpose_ukernel_fn op_x8_transpose_kernel(uint32_t isa, const char **name);
 
 /* The planner's view step (layout_view.c): node `inner` (a Reshape, Flatten, Squeeze, Unsqueeze,
  * Identity, Transpose, Shape or Size) run on input 0 stored channels-last (in_cl) or in its logical

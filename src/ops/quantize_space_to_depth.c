@@ -6,17 +6,18 @@
  * and blocks: b*b entries, entry g = by*b + bx the block offset of output channel group g. Output,
  * written channels-last (N x H/b x W/b x b*b*C):
  *   y[n][oy][ox][g*C + c] = QuantizeLinear(x[n][c][oy*b + by_g][ox*b + bx_g])
- * The values are gathered per output row into a small float buffer in the output's order, then
- * QuantizeLinear's own kernel (f32-qint-vcvt) converts the buffer straight into the output row:
- * each element is converted alone, so the bytes equal the sliced, quantized and concatenated
- * tensors, without the float slices, the concatenation and the layout change. */
+ * Per output row, the b*C source rows it reads are quantized whole by QuantizeLinear's own kernel
+ * (f32-qint-vcvt: each element converted alone, so the bytes equal the sliced, quantized and
+ * concatenated tensors), then rearranged channels-last: with Focus' block order one x8-transpose,
+ * otherwise a gather per pixel. No float slices, concatenation or layout change. */
 #include <string.h>
 
 #include "op_util.h"
 #include "qlinear_common.h"
 
 #define QS2D_MAX_BLOCK 8
-#define QS2D_BUF 1024 /* floats gathered per kernel call: whole pixels, b*b*C <= QS2D_BUF */
+#define QS2D_BUF 1024  /* channels of the output at most (b*b*C) */
+#define QS2D_QBUF 8192 /* quantized bytes per chunk of pixels: whole pixels, >= QS2D_BUF, < 65536 */
 
 typedef struct qs2d_params {
   size_t b;
@@ -24,6 +25,9 @@ typedef struct qs2d_params {
   q8rt_dtype type;
   q8rt_f32_qint_vcvt_params kp;
   q8rt_f32_qint_vcvt_ukernel_fn fn;
+  /* blocks in column-major order (g = bx * b + by: YOLOv5's and YOLOX's Focus): a pixel's bytes
+   * are [bx][by][c], so quantized source rows in (by, c) order transpose straight into it */
+  q8rt_x8_transpose_ukernel_fn transpose;
 } qs2d_params;
 
 typedef struct qs2d_geom {
@@ -55,6 +59,7 @@ static q8rt_status qs2d_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
                      n->op_type, n->name, p->b * p->b);
   }
   unsigned char seen[QS2D_MAX_BLOCK * QS2D_MAX_BLOCK] = {0};
+  int column_major = 1;
   for (size_t i = 0; i < count; i++) {
     if (blocks[i] < 0 || (uint64_t)blocks[i] >= count || seen[blocks[i]]) {
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
@@ -64,6 +69,7 @@ static q8rt_status qs2d_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
     seen[blocks[i]] = 1;
     p->by[i] = (size_t)blocks[i] / p->b;
     p->bx[i] = (size_t)blocks[i] % p->b;
+    column_major &= p->bx[i] * p->b + p->by[i] == i;
   }
   float scale;
   int32_t zp;
@@ -87,9 +93,12 @@ static q8rt_status qs2d_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
                      q8rt_onnx_type_name(t));
   }
   ctx->kernel = name + 5; /* drop the "q8rt_" prefix */
-  ctx->reason =
-      "each output row's values gathered from the float input, QuantizeLinear's kernel writes them "
-      "channels-last";
+  const char *tname = NULL;
+  p->transpose = column_major ? op_x8_transpose_kernel(ctx->isa, &tname) : NULL;
+  ctx->reason = column_major ? "the source rows of each output row quantized by QuantizeLinear's kernel, then "
+                               "transposed channels-last (x8-transpose)"
+                             : "the source rows of each output row quantized by QuantizeLinear's kernel, then "
+                               "gathered channels-last";
   ctx->in_layout = OP_LAYOUT_NCHW;
   ctx->out_layout = OP_LAYOUT_NHWC;
   *out = p;
@@ -152,29 +161,44 @@ typedef struct qs2d_job {
   uint8_t *y;
 } qs2d_job;
 
-/* Output row t (image n, row oy): whole pixels gathered into buf, each batch converted at once. */
+/* Output row t (image n, row oy), np pixels at a time: the b*C source row segments those pixels
+ * read are quantized whole (contiguous: QuantizeLinear's kernel at full speed, each element alone,
+ * so the bytes are the same), then each pixel's gc bytes gathered from them in the output's order. */
 static void qs2d_row(void *arg, size_t t) {
   const qs2d_job *j = arg;
   const qs2d_params *p = j->p;
   const qs2d_geom *gm = j->gm;
   const size_t b = p->b, gc = gm->gc, c_count = gm->c, groups = b * b;
   const size_t n = t / gm->oh, oy = t % gm->oh;
-  const size_t chunk = QS2D_BUF / gc; /* >= 1: infer refuses gc > QS2D_BUF */
-  float buf[QS2D_BUF];
+  const size_t chunk = QS2D_QBUF / gc; /* >= 1: infer refuses gc > QS2D_BUF */
+  uint8_t q[QS2D_QBUF];
+  uint16_t off[QS2D_BUF]; /* < QS2D_QBUF */
   uint8_t *y = j->y + t * gm->ow * gc;
   for (size_t px = 0; px < gm->ow; px += chunk) {
-    const size_t np = gm->ow - px < chunk ? gm->ow - px : chunk;
-    for (size_t g = 0; g < groups; g++) {
-      for (size_t c = 0; c < c_count; c++) {
-        const float *src = j->x + ((n * c_count + c) * gm->h + oy * b + p->by[g]) * gm->w + px * b + p->bx[g];
-        float *dst = buf + g * c_count + c;
-        for (size_t i = 0; i < np; i++) dst[i * gc] = src[i * b];
+    const size_t np = gm->ow - px < chunk ? gm->ow - px : chunk, seg = np * b;
+    for (size_t c = 0; c < c_count; c++) {
+      for (size_t by = 0; by < b; by++) {
+        const float *src = j->x + ((n * c_count + c) * gm->h + oy * b + by) * gm->w + px * b;
+        uint8_t *dst = q + (p->transpose != NULL ? by * c_count + c : c * b + by) * seg;
+        if (p->type == Q8RT_DTYPE_UINT8) {
+          p->fn.qu8(seg, src, dst, &p->kp);
+        } else {
+          p->fn.qs8(seg, src, (int8_t *)dst, &p->kp);
+        }
       }
     }
-    if (p->type == Q8RT_DTYPE_UINT8) {
-      p->fn.qu8(np * gc, buf, y + px * gc, &p->kp);
-    } else {
-      p->fn.qs8(np * gc, buf, (int8_t *)(y + px * gc), &p->kp);
+    uint8_t *yp = y + px * gc;
+    if (p->transpose != NULL) {
+      /* q: b*C rows (by, c) of seg = np*b bytes; y: seg rows (px, bx) of b*C bytes */
+      p->transpose(b * c_count, seg, q, seg, yp, b * c_count);
+      continue;
+    }
+    for (size_t g = 0; g < groups; g++) {
+      for (size_t c = 0; c < c_count; c++) off[g * c_count + c] = (uint16_t)((c * b + p->by[g]) * seg + p->bx[g]);
+    }
+    for (size_t i = 0; i < np; i++, yp += gc) {
+      const uint8_t *qi = q + i * b;
+      for (size_t s = 0; s < gc; s++) yp[s] = qi[off[s]];
     }
   }
 }

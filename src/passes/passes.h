@@ -15,7 +15,9 @@ q8rt_status pass_topo_order(const ir_graph *g, int *order, int *count, q8rt_erro
  * constant or a float constant) becomes one QLinearConv, run by the same int8 kernels as the
  * QOperator format. A bias whose scale is not x_scale * w_scale[c] (or a float bias) is
  * quantized at load with that scale, round half to even. Nodes that do not match stay as they
- * are (DQ -> float op -> Q, exactly as the graph says). */
+ * are (DQ -> float op -> Q, exactly as the graph says). Last, a per-tensor DequantizeLinear
+ * (positive scale) feeding a MaxPool whose windows all hold an input element moves after it, so
+ * the MaxPool runs on the 8-bit data (exact: dequantizing is non-decreasing). */
 q8rt_status pass_fuse_qdq(ir_graph *g, q8rt_error *err);
 
 /* Weights reached through shape ops, run right before pass_fuse_qdq: a Transpose, Reshape,

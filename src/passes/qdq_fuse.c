@@ -555,10 +555,105 @@ static q8rt_status fuse_gemms(ir_graph *g, q8rt_error *err) {
   return Q8RT_OK;
 }
 
+/* Whether MaxPool n's every window holds at least one input element: no dilation, floor mode,
+ * explicit (or VALID) pads each smaller than the kernel. A window of padding only would give
+ * float's lowest value, which no 8-bit value dequantizes to. */
+static int maxpool_windows_real(const ir_node *n) {
+  const int64_t *k = NULL, *pads = NULL, *dil = NULL;
+  size_t nk = 0, np = 0, nd = 0;
+  int64_t ceil_mode = 0;
+  const char *auto_pad = NULL;
+  if (ir_attr_ints(n, "kernel_shape", &k, &nk, NULL) != Q8RT_OK || k == NULL || nk == 0 ||
+      ir_attr_ints(n, "pads", &pads, &np, NULL) != Q8RT_OK ||
+      ir_attr_ints(n, "dilations", &dil, &nd, NULL) != Q8RT_OK ||
+      ir_attr_int(n, "ceil_mode", 0, &ceil_mode, NULL) != Q8RT_OK ||
+      ir_attr_string(n, "auto_pad", "NOTSET", &auto_pad, NULL) != Q8RT_OK) {
+    return 0;
+  }
+  if (ceil_mode != 0 || (strcmp(auto_pad, "NOTSET") != 0 && strcmp(auto_pad, "VALID") != 0)) return 0;
+  if ((pads != NULL && np != 2 * nk) || (dil != NULL && nd != nk)) return 0;
+  for (size_t i = 0; i < nk; i++) {
+    if (k[i] < 1 || (dil != NULL && dil[i] != 1)) return 0;
+    if (pads != NULL && (pads[i] < 0 || pads[i] >= k[i] || pads[nk + i] < 0 || pads[nk + i] >= k[i])) return 0;
+  }
+  return 1;
+}
+
+/* DequantizeLinear -> MaxPool (what ONNX Runtime's QOperator quantizer leaves around MaxPool,
+ * often with a QuantizeLinear of other parameters after it) becomes MaxPool on the 8-bit data ->
+ * DequantizeLinear. Exact: with a positive finite scale, (x - zp) * scale is non-decreasing in x,
+ * so the largest dequantized value of a window is the dequantized largest byte, and every window
+ * holds a byte (maxpool_windows_real). The DequantizeLinear -> QuantizeLinear left behind is an
+ * elementwise island on 8-bit data: the table pass makes it one lookup table. Runs after
+ * fuse_groups, so the QDQ format's equal-parameter case stays a plain 8-bit MaxPool. */
+static q8rt_status commute_dq_maxpool(ir_graph *g, q8rt_error *err) {
+  const int n_nodes = g->n_nodes;
+  for (int ni = 0; ni < n_nodes; ni++) {
+    ir_node *n = &g->nodes[ni];
+    if (n->removed || !ir_is_onnx_op(n, "MaxPool") || n->n_inputs != 1 || n->n_outputs < 1 || n->outputs[0] < 0)
+      continue;
+    int extra_outputs = 0;
+    for (int k = 1; k < n->n_outputs; k++) extra_outputs |= n->outputs[k] >= 0;
+    if (extra_outputs || !maxpool_windows_real(n)) continue;
+    ir_node *dq = ir_value_producer(g, n->inputs[0]);
+    if (!ir_is_onnx_op(dq, "DequantizeLinear") || !per_tensor_qdq(g, dq) || dq->guard != n->guard) continue;
+    const ir_value *x = ir_node_input(g, dq, 0);
+    const float scale = *(const float *)const_input(g, dq, 1)->data;
+    if (x == NULL || x->constant != NULL || dq_type(g, dq) == Q8RT_DTYPE_UNDEFINED || !(scale > 0.0f) ||
+        !isfinite(scale)) {
+      continue;
+    }
+    const int dqi = (int)(dq - g->nodes);
+    char name[512];
+    snprintf(name, sizeof(name), "%.400s#8bit", n->name);
+    const int v8 = ir_graph_intern_value(g, name);
+    int *dq_in = q8rt_pool_array(&g->pool, (size_t)dq->n_inputs, sizeof(int));
+    int *dq_out = q8rt_pool_array(&g->pool, 1, sizeof(int));
+    int *mp_in = q8rt_pool_array(&g->pool, 1, sizeof(int));
+    if (v8 < 0 || dq_in == NULL || dq_out == NULL || mp_in == NULL)
+      return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory rewriting '%s'", n->name);
+    const ir_value *nv = &g->values[v8];
+    if (nv->producer >= 0 || nv->consumers > 0 || nv->graph_input >= 0 || nv->graph_output >= 0 || nv->constant != NULL)
+      continue; /* the name is taken */
+    const int fi = ir_graph_add_node(g);
+    if (fi < 0) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory rewriting node");
+    n = &g->nodes[ni]; /* the node array may have moved */
+    dq = &g->nodes[dqi];
+    ir_node *f = &g->nodes[fi];
+    for (int k = 0; k < dq->n_inputs; k++) dq_in[k] = dq->inputs[k];
+    dq_in[0] = v8;
+    dq_out[0] = n->outputs[0];
+    mp_in[0] = dq->inputs[0];
+    char *fname = q8rt_pool_alloc(&g->pool, strlen(dq->name) + strlen(n->name) + 2, 1);
+    if (fname == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory rewriting '%s'", n->name);
+    sprintf(fname, "%s#%s", dq->name, n->name);
+    *f = *dq;
+    f->name = fname;
+    f->inputs = dq_in;
+    f->outputs = dq_out;
+    f->guard = n->guard;
+    f->note = "moved after the MaxPool it fed (the MaxPool runs on the 8-bit data: same values)";
+    for (int k = 1; k < dq->n_inputs; k++) {
+      if (dq_in[k] >= 0) g->values[dq_in[k]].consumers++;
+    }
+    g->values[dq->outputs[0]].consumers--; /* n no longer reads it; a DQ nothing reads is removed */
+    g->values[dq->inputs[0]].consumers++;
+    g->values[v8].producer = ni;
+    g->values[v8].consumers = 1;
+    g->values[v8].scope = n->guard;
+    g->values[n->outputs[0]].producer = fi;
+    n->inputs = mp_in;
+    n->outputs[0] = v8;
+    n->note = "on the 8-bit data of the DequantizeLinear before it, which now follows it";
+  }
+  return Q8RT_OK;
+}
+
 q8rt_status pass_fuse_qdq(ir_graph *g, q8rt_error *err) {
   q8rt_status st = fuse_convs(g, err);
   if (st == Q8RT_OK) st = fuse_gemms(g, err);
   if (st == Q8RT_OK) st = fuse_groups(g, err);
+  if (st == Q8RT_OK) st = commute_dq_maxpool(g, err);
   return st;
 }
 

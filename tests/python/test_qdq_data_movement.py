@@ -126,3 +126,69 @@ def test_ort_quantized_yolo_style_model(setting, tmp_path, q8rt_run):
         assert line and (NOTE in line[0] or setting.startswith("qop")), res.stdout
     want = run_ort(onnx.load(str(dst)), {"x": xs[0]})[0]
     h.assert_same_bytes(res.output("y"), want, setting)
+
+
+MP_NOTE = "on the 8-bit data of the DequantizeLinear before it"
+
+
+def dq_maxpool_model(dt, pools, dq_scale=0.05, out_float=False):
+    """One DequantizeLinear feeding several MaxPools (YOLO's SPP), each quantized again with its own
+    scale and zero point (ONNX Runtime's QOperator format leaves MaxPool so); out_float: the first
+    MaxPool's float output is a graph output too."""
+    lo = 0 if dt == np.uint8 else -128
+    nodes = [helper.make_node("DequantizeLinear", ["x", "s", "z"], ["xf"], name="dq")]
+    inits = [h.tensor("s", np.float32(dq_scale)), h.tensor("z", dt(lo + 100))]
+    outs = []
+    for i, attrs in enumerate(pools):
+        nodes.append(helper.make_node("MaxPool", ["xf"], [f"m{i}"], name=f"pool{i}", **attrs))
+        nodes.append(helper.make_node("QuantizeLinear", [f"m{i}", f"qs{i}", f"qz{i}"], [f"y{i}"], name=f"q{i}"))
+        inits += [h.tensor(f"qs{i}", np.float32(0.031 + 0.013 * i)), h.tensor(f"qz{i}", dt(lo + 90 + 7 * i))]
+        outs.append(f"y{i}")
+    if out_float:
+        outs.append("m0")
+    elem = TensorProto.UINT8 if dt == np.uint8 else TensorProto.INT8
+    return h.make_model(nodes, [helper.make_tensor_value_info("x", elem, [2, 5, 11, 9])],
+                        [helper.make_empty_tensor_value_info(o) for o in outs], inits, opset=13)
+
+
+SPP = [{"kernel_shape": [5, 5], "pads": [2, 2, 2, 2]},
+       {"kernel_shape": [9, 9], "pads": [4, 4, 4, 4]},
+       {"kernel_shape": [3, 2], "pads": [2, 0, 0, 1], "strides": [2, 3]},
+       {"kernel_shape": [2, 2], "strides": [2, 2], "auto_pad": "VALID"}]
+
+
+def check_dq_maxpool(m, dt, tmp_path, name):
+    x = rng_for(name).integers(np.iinfo(dt).min, int(np.iinfo(dt).max) + 1, (2, 5, 11, 9)).astype(dt)
+    path = h.save_model(m, tmp_path / f"{name}.onnx")
+    inp = {"x": h.save_npy(tmp_path / f"{name}_x.npy", x)}
+    want = run_ort(m, {"x": x})
+    for extra in ([], ["--threads", "2"], ["--backend", "reference"]):
+        res = h.run_q8rt(path, inp, tmp_path / f"{name}_o{len(extra)}", extra=extra).assert_ok()
+        for o, w in zip(m.graph.output, want):
+            h.assert_same_bytes(res.output(o.name), w, f"{name} {extra}: {o.name} vs ORT")
+    return h.run_q8rt(path, inp, None, extra=["--explain"]).assert_ok().stdout
+
+
+@pytest.mark.parametrize("dt", [np.uint8, np.int8])
+@pytest.mark.parametrize("out_float", [False, True])
+def test_dq_maxpool_runs_on_8bit_data(dt, out_float, tmp_path, q8rt_run):
+    """DequantizeLinear -> MaxPool -> QuantizeLinear with other parameters: the MaxPools run on the
+    8-bit data (the DequantizeLinear moved after them), the bytes still ONNX Runtime's."""
+    m = dq_maxpool_model(dt, SPP, out_float=out_float)
+    out = check_dq_maxpool(m, dt, tmp_path, f"spp{np.dtype(dt).name}{out_float}")
+    pools = [ln for ln in out.splitlines() if re.match(r"\s*\d+ +MaxPool ", ln)]
+    assert len(pools) == len(SPP) and all(MP_NOTE in ln and "8_maxpool" in ln for ln in pools), out
+
+
+@pytest.mark.parametrize("near", ["ceil_mode", "dilations"])
+def test_dq_maxpool_near_misses_stay_float(near, tmp_path, q8rt_run):
+    """Where a window could hold padding only (ceil_mode, dilations), the MaxPool stays on float
+    data, exactly as written."""
+    attrs = {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}
+    if near == "ceil_mode":
+        attrs = {"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1}
+    elif near == "dilations":
+        attrs["dilations"] = [2, 2]
+    m = dq_maxpool_model(np.uint8, [attrs])
+    out = check_dq_maxpool(m, np.uint8, tmp_path, near)
+    assert MP_NOTE not in out and "f32_maxpool" in out, out

@@ -74,6 +74,9 @@ FOCUS = [
     ((2, 4, 10, 6), np.uint8, [(1, 1), (0, 0), (1, 0), (0, 1)], "concat", "none"),     # NCHW output: a layout change back
     ((1, 3, 200, 180), np.uint8, [(0, 0), (0, 1), (1, 0), (1, 1)], "qlinear", "conv"),  # several chunks per row, 3 threads
     ((1, 100, 6, 8), np.int8, [(0, 0), (1, 0), (0, 1), (1, 1)], "concat", "none"),     # 400 channels: 2 pixels a chunk
+    # YOLOX's order (the x8-transpose route) with several chunks per row and a partial last one
+    ((1, 3, 4, 1500), np.uint8, [(0, 0), (1, 0), (0, 1), (1, 1)], "qlinear", "conv"),
+    ((2, 20, 6, 10), np.int8, [(0, 0), (1, 0), (0, 1), (1, 1)], "concat", "none"),     # 80 channels
 ]
 
 
@@ -146,11 +149,12 @@ def test_quantize_space_to_depth_node_checked(bad, tmp_path):
     assert "qs2d" in msg, msg
 
 
-def test_quantize_space_to_depth_node_runs(tmp_path):
+@pytest.mark.parametrize("blocks", [[4, 0, 8, 2, 6, 1, 3, 7, 5],    # b = 3, any permutation
+                                    [0, 3, 6, 1, 4, 7, 2, 5, 8]])   # column-major: the transpose route
+def test_quantize_space_to_depth_node_runs(blocks, tmp_path):
     """A hand-written node (the fused form) equals the slices it stands for, quantized with numpy."""
     rng = np.random.default_rng(2)
     x = (rng.integers(-100, 100, (2, 3, 6, 9)) * 0.05).astype(np.float32)
-    blocks = [4, 0, 8, 2, 6, 1, 3, 7, 5]  # b = 3, any permutation
     path = h.save_model(s2d_node_model(x.shape, {"blocksize": 3, "blocks": blocks}, np.int8), tmp_path / "n.onnx")
     got = h.run_q8rt(path, {"x": h.save_npy(tmp_path / "x.npy", x)}, tmp_path / "o").assert_ok().output("y")
     parts = [h.quantize_ref(x[:, :, g // 3::3, g % 3::3], np.float32(0.1), np.int8(3), np.int8) for g in blocks]

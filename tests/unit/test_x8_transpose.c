@@ -87,3 +87,33 @@ Q8RT_TEST(transpose_variants_match_scalar) {
   }
   return 0;
 }
+
+/* Every variant against the scalar twin with padded strides: the bytes between the result's rows
+ * (y_stride > a) must stay as they were, for every row count 1..33 (the partial row blocks store
+ * each result row in pieces) and column counts around the 16-column blocks. */
+Q8RT_TEST(transpose_variants_strided_rows) {
+  for (size_t k = 0; k < sizeof(tr_variants) / sizeof(tr_variants[0]); k++) {
+    if (tr_variants[k].isa == Q8RT_ISA_SCALAR || !test_isa_supported(tr_variants[k].isa)) continue;
+    const q8rt_x8_transpose_ukernel_fn fn = tr_variants[k].fn;
+    const size_t cols[] = {1, 15, 16, 17, 33, 48};
+    for (size_t a = 1; a <= 33; a++) {
+      for (size_t ib = 0; ib < sizeof(cols) / sizeof(cols[0]); ib++) {
+        const size_t b = cols[ib], xs = b + a % 3, ys = a + (a + ib) % 4;
+        const size_t nx = a * xs, ny = b * ys;
+        uint8_t *x = malloc(nx), *y1 = malloc(ny), *y2 = malloc(ny);
+        CHECK(x != NULL && y1 != NULL && y2 != NULL);
+        for (size_t i = 0; i < nx; i++) x[i] = (uint8_t)cv_rnd();
+        for (size_t i = 0; i < ny; i++) y1[i] = y2[i] = (uint8_t)cv_rnd();
+        q8rt_x8_transpose_ukernel__scalar(a, b, x, xs, y1, ys);
+        fn(a, b, x, xs, y2, ys);
+        const int ok = memcmp(y1, y2, ny) == 0;
+        free(x);
+        free(y1);
+        free(y2);
+        if (!ok) fprintf(stderr, "  %s a %zu b %zu strides %zu %zu differs\n", tr_variants[k].name, a, b, xs, ys);
+        CHECK(ok);
+      }
+    }
+  }
+  return 0;
+}
