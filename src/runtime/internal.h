@@ -30,6 +30,9 @@ typedef struct session_step {
   unsigned char geom[Q8RT_GEOM_BYTES] __attribute__((aligned(16)));
 } session_step;
 
+/* Run times kept per run mode for the choice of alone or shared runs (session.c, run_mode_*). */
+#define Q8RT_RUN_HIST 3
+
 struct q8rt_session {
   const q8rt_model *model;
   const q8rt_allocator *allocator; /* &meter.iface */
@@ -51,11 +54,13 @@ struct q8rt_session {
   size_t *block_size;              /* planner scratch, [n_values + n_steps] */
   size_t *block_off;               /* planner scratch, [n_values + n_steps] */
   q8rt_threadpool *pool;           /* NULL: one thread */
-  /* Whole runs alone or shared (session.c, run_mode_*): runs since the bind, this run's mode and
-   * the chosen one (1: alone), and the last two run times of each mode (ms, 0: none yet). */
-  unsigned rm_runs;
+  /* Whole runs alone or shared (session.c, run_mode_*): runs since the bind, runs since the
+   * latest of each mode, this run's mode and the chosen one (1: alone), whether the latest run was
+   * contended, its time, and the last uncontended run times of each mode (ms, 0: none yet). */
+  unsigned rm_runs, rm_since[2];
   int rm_cur, rm_solo, rm_contended;
-  double rm_ms[2][2];
+  double rm_last_ms;
+  double rm_ms[2][Q8RT_RUN_HIST];
   pthreadpool_t threadpool; /* only when a step runs on XNNPACK */
 
   unsigned char *gstate;          /* [n_guards + 1] each If branch at the bound shapes (session.c: GUARD_*) */
@@ -73,8 +78,9 @@ struct q8rt_session {
 /* The session's choice of whole runs alone or shared (session.c): the mode of run k since the
  * bind (1: alone) given the chosen one, and the chosen one after a run given the last two times of
  * each mode (ms[mode][0] the latest, 0: none). */
-int q8rt_run_mode_pick(unsigned k, int solo, int contended);
-int q8rt_run_mode_choose(int solo, const double ms[2][2]);
+int q8rt_run_mode_pick(unsigned k, unsigned since_other, int solo, int contended, double alone_ms);
+double q8rt_run_mode_typical(const double ms[Q8RT_RUN_HIST]);
+int q8rt_run_mode_choose(int solo, const double ms[2][Q8RT_RUN_HIST]);
 int q8rt_run_contended(double wall_ms, double cpu_ms);
 
 #endif

@@ -350,6 +350,8 @@ static q8rt_status bind_plan(q8rt_session *s, q8rt_error *err) {
   s->rm_runs = 0; /* new shapes: measure both run modes again */
   s->rm_contended = 0;
   s->rm_solo = 0;
+  s->rm_since[0] = s->rm_since[1] = 0;
+  s->rm_last_ms = 0.0;
   memset(s->rm_ms, 0, sizeof(s->rm_ms));
   q8rt_status st = infer_all(s, err);
   if (st != Q8RT_OK) return st;
@@ -660,15 +662,27 @@ static int guard_holds(const q8rt_session *s, int id) {
 /* Whole runs alone or shared. The pool decides region by region whether a worker helps (solo
  * stretches when it does not show up), but with small steps sharing can lose as a whole even when
  * each region gains: a step that follows a shared one reads what the other core wrote (~0.25 us a
- * cache line on this class of VM), and PP-OCR cls ran 2.3x slower on two threads than on one. So
- * the session times whole runs in both modes and keeps the faster: after a warm-up run, two runs
- * of each mode alternately, then the chosen mode, with one run of the other mode every
- * RUN_PROBE_EVERY runs (every RUN_PROBE_EVERY / 8 while alone: the machine's load changes). Alone is chosen when a
- * run was contended (RUN_CONTENDED) or when its better recent time is 5% below shared's; shared comes back as soon as
- * a probe is faster and not contended (no probe while alone runs are contended). Outputs do not depend on it:
- * items are fixed by the shapes. Also while profiling (a profiled run's time is a normal run's),
- * but not with Q8RT_PROFILE_SPLIT (no worker runs). */
-#define RUN_PROBE_EVERY 64u
+ * cache line on this class of VM), and PP-OCR cls ran 1.4-2.3x slower on two threads than on one.
+ * So the session times whole runs in both modes and keeps the faster: after a warm-up run,
+ * Q8RT_RUN_HIST runs of each mode alternately, then the chosen mode with a probe of the other one now
+ * and then (q8rt_run_mode_pick). Each mode is judged by the median of its last Q8RT_RUN_HIST run times
+ * (q8rt_run_mode_choose): shared runs spread widely (cls: median 1.4x alone's, but its fastest
+ * runs as fast as alone's), and the best of the last two, used before, kept cls shared for 64 runs
+ * at a time whenever one shared run was lucky (17% of its runs, 2T 0.7x 1T in `make bench`).
+ * Alone is chosen when a run was contended (RUN_CONTENDED) or when its median is 5% below
+ * shared's; shared comes back as soon as its median is below alone's. Outputs do not depend on
+ * it: items are fixed by the shapes. Also while profiling (a profiled run's time is a normal
+ * run's), but not with Q8RT_PROFILE_SPLIT (no worker runs). */
+#define RUN_PROBE_EVERY 64u /* runs between alone probes while shared */
+/* While alone, a shared probe about every RUN_PROBE_GAP_MS (at the alone runs' median time), at
+ * least every RUN_PROBE_MAX and at most every RUN_PROBE_MIN runs. A probe that loses costs up to
+ * about one run (cls: +0.2 ms on 0.45) and leaves the next alone run some lines in the other
+ * core's cache: one in 8 runs cost the small models 5-10%; once in ~20 ms it costs them < 1%,
+ * while det and rec (5-15 ms a run) still probe every 8 runs, so that shared is back within
+ * ~0.1 s after a busy spell (alone runs that are contended do not probe at all). */
+#define RUN_PROBE_MIN 8u
+#define RUN_PROBE_MAX 256u
+#define RUN_PROBE_GAP_MS 20.0
 /* A run in which the caller was on a CPU less than this part of the time is contended: other
  * threads wanted its CPU (or it slept waiting for a worker that had none). Then the machine has
  * no core to spare and sharing only adds what the threads cost each other (waking, spinning,
@@ -676,29 +690,46 @@ static int guard_holds(const q8rt_session *s, int id) {
  * process more CPU): the session runs alone until a shared probe is neither contended nor slower.
  * At load ~10-14 on this 2-vCPU VM, with workers that move off the caller's CPU (threadpool.c), rec
  * at 2 threads ran 24-45% slower than at 1 without this rule; with it, det at load ~11 ran 2T as
- * main's pool did before (28.4 vs 28.1 ms median of 6 alternations, 1T 25.0). */
+ * main's pool did before (28.4 vs 28.1 ms median of 6 alternations, 1T 25.0). A contended run's
+ * time says how busy the machine was, not what the mode costs: it is not kept for the choice. */
 #define RUN_CONTENDED 0.75
+/* The thread's CPU clock is a system call (~0.7 us on this class of VM; two a run were 7% of
+ * vad16k's 0.02 ms runs): runs after one shorter than this go without the contention check (the
+ * run times alone then judge the modes). */
+#define RUN_CPU_CHECK_MS 0.5
 
 static q8rt_status run_steps(q8rt_session *s, q8rt_error *error);
 
-int q8rt_run_mode_pick(unsigned k, int solo, int contended) {
+int q8rt_run_mode_pick(unsigned k, unsigned since_other, int solo, int contended, double alone_ms) {
   if (k == 0) return 0;
-  if (k <= 4) return k % 2 == 0;
+  if (k <= 2 * Q8RT_RUN_HIST) return k % 2 == 0;
   /* no shared probe while alone runs are contended: it would only cost (at load ~11, det at 2
    * threads ran 10-20% slower than at 1 with a probe every 8 runs); the first alone run that is
    * not contended lets the next probe run */
   if (solo && contended) return 1;
-  /* alone is re-checked 8x as often: a wrong choice of it costs the most, and after a busy spell
-   * (another process on a core for a while) shared should be back within a few runs */
-  const unsigned every = solo ? RUN_PROBE_EVERY / 8 : RUN_PROBE_EVERY;
-  return k % every == 0 ? !solo : solo;
+  unsigned every = RUN_PROBE_EVERY;
+  if (solo) {
+    const double runs = alone_ms > 0.0 ? RUN_PROBE_GAP_MS / alone_ms : 0.0;
+    every = runs >= RUN_PROBE_MAX ? RUN_PROBE_MAX : runs <= RUN_PROBE_MIN ? RUN_PROBE_MIN : (unsigned)runs;
+  }
+  return since_other >= every ? !solo : solo;
 }
 
-int q8rt_run_mode_choose(int solo, const double ms[2][2]) {
-  if (ms[0][0] == 0.0 || ms[1][0] == 0.0) return solo;
-  double best[2];
-  for (int m = 0; m < 2; m++) best[m] = ms[m][1] > 0.0 && ms[m][1] < ms[m][0] ? ms[m][1] : ms[m][0];
-  return solo ? best[1] <= best[0] : best[1] < 0.95 * best[0];
+/* The median of a mode's recent run times (0: none yet; two: their mean). */
+double q8rt_run_mode_typical(const double ms[Q8RT_RUN_HIST]) {
+  double v[Q8RT_RUN_HIST];
+  int n = 0;
+  for (int i = 0; i < Q8RT_RUN_HIST; i++)
+    if (ms[i] > 0.0) v[n++] = ms[i];
+  if (n < 3) return n == 0 ? 0.0 : n == 1 ? v[0] : 0.5 * (v[0] + v[1]);
+  const double lo = v[0] < v[1] ? v[0] : v[1], hi = v[0] < v[1] ? v[1] : v[0];
+  return v[2] < lo ? lo : v[2] > hi ? hi : v[2];
+}
+
+int q8rt_run_mode_choose(int solo, const double ms[2][Q8RT_RUN_HIST]) {
+  const double shared = q8rt_run_mode_typical(ms[0]), alone = q8rt_run_mode_typical(ms[1]);
+  if (shared == 0.0 || alone == 0.0) return solo;
+  return solo ? alone <= shared : alone < 0.95 * shared;
 }
 
 int q8rt_run_contended(double wall_ms, double cpu_ms) { return cpu_ms > 0.0 && cpu_ms < RUN_CONTENDED * wall_ms; }
@@ -714,19 +745,26 @@ static int run_mode_on(const q8rt_session *s) { return s->pool != NULL && s->pro
 
 static void run_mode_begin(q8rt_session *s) {
   if (!run_mode_on(s)) return;
-  s->rm_cur = q8rt_run_mode_pick(s->rm_runs, s->rm_solo, s->rm_contended);
+  const int other = !s->rm_solo;
+  s->rm_cur = q8rt_run_mode_pick(s->rm_runs, s->rm_since[other], s->rm_solo, s->rm_contended,
+                                 q8rt_run_mode_typical(s->rm_ms[1]));
   q8rt_threadpool_force_solo(s->pool, s->rm_cur);
 }
 
 static void run_mode_end(q8rt_session *s, double ms, double cpu_ms) {
   if (!run_mode_on(s)) return;
   q8rt_threadpool_force_solo(s->pool, 0);
+  s->rm_last_ms = ms;
   if (s->rm_runs++ == 0) return; /* warm-up: first touches of the arena and the weights */
-  double *w = s->rm_ms[s->rm_cur];
-  w[1] = w[0];
-  w[0] = ms;
+  s->rm_since[s->rm_cur] = 0;
+  s->rm_since[!s->rm_cur]++;
   s->rm_contended = q8rt_run_contended(ms, cpu_ms);
-  s->rm_solo = s->rm_contended || q8rt_run_mode_choose(s->rm_solo, (const double(*)[2])s->rm_ms);
+  if (!s->rm_contended) {
+    double *w = s->rm_ms[s->rm_cur];
+    memmove(w + 1, w, (Q8RT_RUN_HIST - 1) * sizeof(*w));
+    w[0] = ms;
+  }
+  s->rm_solo = s->rm_contended || q8rt_run_mode_choose(s->rm_solo, (const double(*)[Q8RT_RUN_HIST])s->rm_ms);
 }
 
 q8rt_status q8rt_session_run(q8rt_session *s, q8rt_error *error) {
@@ -734,7 +772,8 @@ q8rt_status q8rt_session_run(q8rt_session *s, q8rt_error *error) {
   q8rt_status st = require_bound(s, error);
   if (st != Q8RT_OK) return st;
   run_mode_begin(s);
-  const double run_t0 = run_mode_on(s) ? now_ms() : 0.0, cpu_t0 = run_mode_on(s) ? thread_cpu_ms() : 0.0;
+  const int on = run_mode_on(s), cpu_check = on && s->rm_last_ms >= RUN_CPU_CHECK_MS;
+  const double run_t0 = on ? now_ms() : 0.0, cpu_t0 = cpu_check ? thread_cpu_ms() : 0.0;
   st = run_steps(s, error);
   if (st == Q8RT_OK)
     run_mode_end(s, now_ms() - run_t0, cpu_t0 > 0.0 ? thread_cpu_ms() - cpu_t0 : 0.0);

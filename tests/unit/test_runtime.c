@@ -443,30 +443,44 @@ Q8RT_TEST(avx2_pairs_route_when_proven) {
   return 0;
 }
 
-/* The session's choice of whole runs alone or shared: the schedule (warm-up shared, then shared,
- * alone, shared, alone, then the choice with a probe of the other mode every 64 runs, every 8
- * while alone), the rule (alone only 5% ahead of shared, shared back as soon as it is faster) and
- * contention (the caller on a CPU less than 3/4 of a run's time: alone). */
+/* The session's choice of whole runs alone or shared: the schedule (warm-up shared, then shared
+ * and alone alternately Q8RT_RUN_HIST times each, then the choice with a probe of the other mode
+ * every 64 runs while shared, about every 20 ms (8..256 runs) while alone), the rule (medians of
+ * the recent times: alone only 5% ahead of shared, shared back as soon as it is faster) and
+ * contention (the caller on a CPU less than 3/4 of a run's time: alone, no probe). */
 Q8RT_TEST(run_mode_schedule_and_choice) {
-  const int first[5] = {0, 0, 1, 0, 1};
-  for (unsigned k = 0; k < 5; k++)
-    CHECK(q8rt_run_mode_pick(k, 0, 0) == first[k] && q8rt_run_mode_pick(k, 1, 0) == first[k]);
-  CHECK(q8rt_run_mode_pick(5, 0, 0) == 0 && q8rt_run_mode_pick(64, 0, 0) == 1 && q8rt_run_mode_pick(65, 0, 0) == 0);
-  CHECK(q8rt_run_mode_pick(5, 1, 0) == 1 && q8rt_run_mode_pick(8, 1, 0) == 0 && q8rt_run_mode_pick(9, 1, 0) == 1);
-  CHECK(q8rt_run_mode_pick(12, 1, 0) == 1 && q8rt_run_mode_pick(16, 1, 0) == 0 && q8rt_run_mode_pick(16, 0, 0) == 0);
-  /* contended alone runs: no shared probe; shared runs and the first runs as scheduled */
-  CHECK(q8rt_run_mode_pick(8, 1, 1) == 1 && q8rt_run_mode_pick(16, 1, 1) == 1 && q8rt_run_mode_pick(64, 0, 1) == 1);
-  CHECK(q8rt_run_mode_pick(5, 0, 1) == 0 && q8rt_run_mode_pick(3, 1, 1) == 0);
+  const int first[7] = {0, 0, 1, 0, 1, 0, 1};
+  for (unsigned k = 0; k < 7; k++)
+    CHECK(q8rt_run_mode_pick(k, 0, 0, 0, 1.0) == first[k] && q8rt_run_mode_pick(k, 0, 1, 1, 1.0) == first[k]);
+  /* shared: an alone probe after 64 runs without one */
+  CHECK(q8rt_run_mode_pick(7, 0, 0, 0, 1.0) == 0 && q8rt_run_mode_pick(70, 63, 0, 0, 1.0) == 0);
+  CHECK(q8rt_run_mode_pick(71, 64, 0, 0, 1.0) == 1 && q8rt_run_mode_pick(71, 64, 0, 1, 1.0) == 1);
+  /* alone: a shared probe every 20 ms of alone runs, 8 runs at least apart, 256 at most */
+  CHECK(q8rt_run_mode_pick(20, 7, 1, 0, 5.0) == 1 && q8rt_run_mode_pick(20, 8, 1, 0, 5.0) == 0);
+  CHECK(q8rt_run_mode_pick(60, 39, 1, 0, 0.5) == 1 && q8rt_run_mode_pick(60, 40, 1, 0, 0.5) == 0);
+  CHECK(q8rt_run_mode_pick(900, 255, 1, 0, 0.02) == 1 && q8rt_run_mode_pick(900, 256, 1, 0, 0.02) == 0);
+  CHECK(q8rt_run_mode_pick(20, 8, 1, 0, 0.0) == 0); /* no alone time yet: the shortest gap */
+  /* contended alone runs: no shared probe, however long since the last */
+  CHECK(q8rt_run_mode_pick(900, 800, 1, 1, 5.0) == 1 && q8rt_run_mode_pick(900, 800, 1, 1, 0.02) == 1);
   CHECK(q8rt_run_contended(10.0, 7.0) && !q8rt_run_contended(10.0, 8.0) && !q8rt_run_contended(0.05, 0.05));
   CHECK(!q8rt_run_contended(10.0, 0.0)); /* no thread CPU clock: no verdict */
-  const double none[2][2] = {{1.0, 0.0}, {0.0, 0.0}};
+  /* the typical time: the median of three, the mean of two, none */
+  const double t3[Q8RT_RUN_HIST] = {0.9, 0.45, 0.5}, t2[Q8RT_RUN_HIST] = {1.0, 2.0, 0.0};
+  const double t0[Q8RT_RUN_HIST] = {0.0, 0.0, 0.0}, t1[Q8RT_RUN_HIST] = {0.0, 0.7, 0.0};
+  CHECK(q8rt_run_mode_typical(t3) == 0.5 && q8rt_run_mode_typical(t2) == 1.5);
+  CHECK(q8rt_run_mode_typical(t0) == 0.0 && q8rt_run_mode_typical(t1) == 0.7);
+  const double none[2][Q8RT_RUN_HIST] = {{1.0, 0.0, 0.0}, {0.0, 0.0, 0.0}};
   CHECK(q8rt_run_mode_choose(0, none) == 0 && q8rt_run_mode_choose(1, none) == 1);
-  const double close[2][2] = {{1.0, 1.2}, {0.97, 0.99}}; /* alone 3% ahead: stay shared */
+  const double close[2][Q8RT_RUN_HIST] = {{1.0, 1.2, 0.99}, {0.97, 0.99, 0.96}}; /* alone 3% ahead: stay shared */
   CHECK(q8rt_run_mode_choose(0, close) == 0);
   CHECK(q8rt_run_mode_choose(1, close) == 1); /* ... but alone stays while it is not slower */
-  const double alone[2][2] = {{2.3, 2.0}, {1.0, 1.1}};
+  const double alone[2][Q8RT_RUN_HIST] = {{2.3, 2.0, 2.1}, {1.0, 1.1, 1.2}};
   CHECK(q8rt_run_mode_choose(0, alone) == 1);
-  const double shared[2][2] = {{0.55, 0.9}, {0.6, 0.58}}; /* the better of the two recent times */
+  const double shared[2][Q8RT_RUN_HIST] = {{0.55, 0.9, 0.5}, {0.6, 0.58, 0.62}};
   CHECK(q8rt_run_mode_choose(1, shared) == 0);
+  /* PP-OCR cls: one lucky shared run as fast as alone's does not make shared the choice (the
+   * best of the last two did), nor does one slow alone run */
+  const double lucky[2][Q8RT_RUN_HIST] = {{0.43, 0.69, 0.71}, {0.44, 0.45, 0.9}};
+  CHECK(q8rt_run_mode_choose(1, lucky) == 1 && q8rt_run_mode_choose(0, lucky) == 1);
   return 0;
 }
