@@ -27,6 +27,7 @@
 #include "f32-deconv-nhwc/f32-deconv-nhwc.h"
 #include "f32-deconv/f32-deconv.h"
 #include "f32-dwconv/f32-dwconv.h"
+#include "f32-dwconv-hwc/f32-dwconv-hwc.h"
 #include "f32-gavgpool-cw/f32-gavgpool-cw.h"
 #include "f32-gavgpool/f32-gavgpool.h"
 #include "f32-gemm/f32-gemm.h"
@@ -366,6 +367,18 @@ static const struct {
 
 static const struct {
   unsigned isa;
+  q8rt_f32_dwconv_hwc_ukernel_fn fn;
+  size_t cb;
+  const char *name;
+} g_f32_dwconv_hwc[] = {
+#define Q8RT_F32_DWCONV_HWC_UKERNEL(isa, fn, cb) {isa, fn, cb, #fn},
+#include "f32-dwconv-hwc/f32-dwconv-hwc.inc"
+#undef Q8RT_F32_DWCONV_HWC_UKERNEL
+    {0, NULL, 0, NULL},
+};
+
+static const struct {
+  unsigned isa;
   q8rt_f32_deconv_ukernel_fn fn;
   const char *name;
 } g_f32_deconv[] = {
@@ -491,6 +504,36 @@ static int bench_f32_dwconv(const char *filter) {
       report(g_f32_dwconv[k].name, t, (double)H * W * 9, "MAC", ok);
     }
 #undef DW_PLANE
+  }
+  return bad;
+}
+
+/* f32-dwconv-hwc: a block of channels over a zero-bordered 14x14 plane, 5x5 taps, strides 1 and 2
+ * (PP-LCNet's late layers), checked against the scalar twin. */
+static int bench_f32_dwconv_hwc(const char *filter) {
+  enum { O = 14, K = 5, CBMAX = 16, XW = 2 * O + K };
+  static float x[XW * XW * CBMAX], w[K * K * CBMAX], y0[O * O * CBMAX], y1[O * O * CBMAX];
+  int bad = 0;
+  double t;
+  for (size_t i = 0; i < sizeof(x) / sizeof(x[0]); i++) x[i] = (float)(int32_t)(rnd() % 2001 - 1000) * 1e-3f;
+  for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++) w[i] = (float)(int32_t)(rnd() % 2001 - 1000) * 1e-3f;
+  for (size_t s = 1; s <= 2; s++) {
+    const size_t o = s == 1 ? O : O / 2;
+    printf("f32-dwconv-hwc, 5x5 stride %zu, %zux%zu outputs per channel\n", s, o, o);
+    for (size_t k = 0; g_f32_dwconv_hwc[k].fn != NULL; k++) {
+      if (!wanted(filter, g_f32_dwconv_hwc[k].name)) continue;
+      if (!isa_supported(g_f32_dwconv_hwc[k].isa)) {
+        printf("  %-62s skipped (CPU lacks its ISA)\n", g_f32_dwconv_hwc[k].name);
+        continue;
+      }
+      const size_t cb = g_f32_dwconv_hwc[k].cb;
+      q8rt_f32_dwconv_hwc_ukernel__scalar(cb, o, o, K, K, s, s, 1, 1, x, XW, w, y0);
+      g_f32_dwconv_hwc[k].fn(o, o, K, K, s, s, 1, 1, x, XW, w, y1);
+      const bool ok = memcmp(y0, y1, o * o * cb * sizeof(float)) == 0;
+      bad |= !ok;
+      TIME_MEDIAN(t, g_f32_dwconv_hwc[k].fn(o, o, K, K, s, s, 1, 1, x, XW, w, y1));
+      report(g_f32_dwconv_hwc[k].name, t, (double)(o * o * cb * K * K), "MAC", ok);
+    }
   }
   return bad;
 }
@@ -1323,6 +1366,7 @@ int main(int argc, char **argv) {
   bad |= bench_gavgpool_families(filter);
   bad |= bench_f32_gemm_lut(filter);
   bad |= bench_f32_dwconv(filter);
+  bad |= bench_f32_dwconv_hwc(filter);
   bad |= bench_f32_deconv(filter);
   bad |= bench_f32_deconv_nhwc(filter);
   bad |= bench_rsum(filter);

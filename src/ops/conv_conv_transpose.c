@@ -46,6 +46,7 @@
 #include "f32-deconv-nhwc/f32-deconv-nhwc.h"
 #include "f32-deconv/f32-deconv.h"
 #include "f32-dwconv/f32-dwconv.h"
+#include "f32-dwconv-hwc/f32-dwconv-hwc.h"
 #include "f32-gemm/f32-gemm.h"
 #include "f32-igemm/f32-igemm.h"
 #include "f32-vbinary/f32-vbinary.h"
@@ -103,10 +104,13 @@ typedef struct fconv_params {
   int transpose;
   int n_stage, n_ext; /* n_ext: stage operands that are tensors */
   fc_stage_op stage[FC_STAGE_MAX];
-  q8rt_f32_vbinary_set bin;                    /* the stage's binary kernels */
-  q8rt_f32_gemm_ukernel_fn gemm;               /* Conv's fast route, or NULL */
-  q8rt_f32_igemm_ukernel_fn igemm;             /* its windows of taps > 1 and innermost stride 1 (with gemm) */
-  q8rt_f32_dwconv_ukernel_fn dw;               /* Conv's depthwise row kernel (any backend but reference) */
+  q8rt_f32_vbinary_set bin;             /* the stage's binary kernels */
+  q8rt_f32_gemm_ukernel_fn gemm;        /* Conv's fast route, or NULL */
+  q8rt_f32_igemm_ukernel_fn igemm;      /* its windows of taps > 1 and innermost stride 1 (with gemm) */
+  q8rt_f32_dwconv_ukernel_fn dw;        /* Conv's depthwise row kernel (any backend but reference) */
+  q8rt_f32_dwconv_hwc_ukernel_fn dwhwc; /* its channel-block kernel (fdw_hwc), or NULL */
+  size_t dwhwc_cb;                      /* dwhwc's channels per block */
+  const char *dwhwc_name;
   q8rt_f32_deconv_ukernel_fn deconv;           /* ConvTranspose's tap kernel */
   q8rt_f32_deconv_nhwc_ukernel_fn deconv_nhwc; /* its channels-last tap kernel */
   const char *deconv_nhwc_name;
@@ -362,6 +366,22 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
     p->dw = dv[di].fn;
     static const struct {
       uint32_t isa;
+      q8rt_f32_dwconv_hwc_ukernel_fn fn;
+      size_t cb;
+      const char *name;
+    } hv[] = {
+#define Q8RT_F32_DWCONV_HWC_UKERNEL(isa, fn, cb) {isa, fn, cb, #fn},
+#include "f32-dwconv-hwc/f32-dwconv-hwc.inc"
+#undef Q8RT_F32_DWCONV_HWC_UKERNEL
+        {0, NULL, 0, NULL},
+    };
+    size_t hwi = 0; /* the list ends with the row kernel's twin alone */
+    while (hv[hwi].fn != NULL && !op_isa_usable(hv[hwi].isa, ctx->isa, ctx->backend)) hwi++;
+    p->dwhwc = hv[hwi].fn;
+    p->dwhwc_cb = hv[hwi].cb;
+    p->dwhwc_name = hv[hwi].name;
+    static const struct {
+      uint32_t isa;
       q8rt_f32_igemm_ukernel_fn fn;
       size_t nr;
       const char *name;
@@ -476,6 +496,12 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
                           "packed at bind as its B, lanes along the output channels (one fma chain per output, "
                           "as the reference loop)"
                         : "im2col tiles packed for the f32 GEMM (one fma chain per output, as the reference loop)";
+    } else if (dwise && p->dwhwc != NULL) {
+      ctx->kernel = p->dwhwc_name + 5;
+      ctx->reason =
+          "2-D depthwise planes in blocks of channels on f32-dwconv-hwc (bands of rows copied channel-interleaved "
+          "into a zero-bordered buffer, a channel per lane; a block with a non-finite weight, fewer channels than a "
+          "block or 3-D planes on f32-dwconv rows): the reference loop's rounded products and adds, in its order";
     } else if (dwise) {
       ctx->kernel = dv[di].name + 5;
       ctx->reason = "depthwise rows on f32-dwconv (the reference loop's rounded products and adds, in its order)";
@@ -861,10 +887,49 @@ static size_t fdw_flat_floats(const fconv_geom *g) {
   return ((hp + 1) * wp + (size_t)g->w.out[1] * wp + 16 + 15) / 16 * 16;
 }
 
+/* Depthwise 2-D planes in blocks of cb channels (fdw_hwc_task): per block and band of output
+ * rows, the band's input rows are copied channel-interleaved (x32-transpose) into a zero-bordered
+ * buffer Wp = (O2 - 1) * s2 + (k2 - 1) * d2 + 1 pixels wide, f32-dwconv-hwc computes the band with
+ * a channel on each lane (whole-vector loads, no edges, one call per band), and x32-transpose
+ * puts it back into the channels' planes, then the bias and stage per channel. As on the flat
+ * route a padded tap adds 0 * w, exact for finite weights (fdw_flat above): a block with a
+ * non-finite weight runs its channels on the row route. The last block may be short (its other
+ * lanes compute zeros, never stored). Bands keep the buffer near FDW_HWC_BAND_BYTES so it stays
+ * in L2 and a small layer still splits across threads. */
+#define FDW_HWC_MAX_TAPS 64
+#define FDW_HWC_BAND_BYTES (96 << 10)
+static int64_t fdw_hwc_wp(const fconv_geom *g) {
+  return (g->w.out[2] - 1) * g->w.s[2] + (g->w.k[2] - 1) * g->w.d[2] + 1;
+}
+static int fdw_hwc(const fconv_params *p, const fconv_geom *g) {
+  if (p->dwhwc == NULL || g->group != g->C || g->M != g->C || g->M < (int64_t)p->dwhwc_cb) return 0;
+  if (!(g->w.k[0] == 1 && g->w.in[0] == 1 && g->w.out[0] == 1 && g->w.out[1] >= 1 && g->w.out[2] >= 1)) return 0;
+  if (op_window_taps(&g->w) > FDW_HWC_MAX_TAPS || g->w.s[1] > 16 || g->w.s[2] > 16 || g->w.d[1] > 64 ||
+      g->w.d[2] > 64 || g->w.out[1] > (1 << 24) || g->w.out[2] > (1 << 16))
+    return 0;
+  /* one band of one output row fits the buffer cap */
+  const size_t row = (size_t)fdw_hwc_wp(g) * p->dwhwc_cb * sizeof(float);
+  return row * (size_t)((g->w.k[1] - 1) * g->w.d[1] + 1) <= (size_t)1 << 20;
+}
+static int64_t fdw_hwc_band(const fconv_params *p, const fconv_geom *g) { /* output rows per band */
+  const int64_t row = fdw_hwc_wp(g) * (int64_t)p->dwhwc_cb * (int64_t)sizeof(float);
+  const int64_t fit = FDW_HWC_BAND_BYTES / row, span1 = (g->w.k[1] - 1) * g->w.d[1];
+  int64_t r = fit > span1 + 1 ? (fit - span1 - 1) / g->w.s[1] + 1 : 1;
+  return r < g->w.out[1] ? r : g->w.out[1];
+}
+static size_t fdw_hwc_floats(const fconv_params *p, const fconv_geom *g) {
+  const int64_t R = fdw_hwc_band(p, g), hb = (R - 1) * g->w.s[1] + (g->w.k[1] - 1) * g->w.d[1] + 1;
+  const size_t cb = p->dwhwc_cb;
+  const size_t f =
+      (size_t)hb * (size_t)fdw_hwc_wp(g) * cb + (size_t)(R * g->w.out[2]) * cb + (size_t)op_window_taps(&g->w) * cb;
+  return (f + 15) / 16 * 16;
+}
+
 static size_t conv_workspace(const void *params, const void *geom, size_t threads) {
   const fconv_params *p = params;
   const fconv_geom *g = geom;
   const size_t slots = threads < 1 ? 1 : threads < FC_MAX_SLOTS ? threads : FC_MAX_SLOTS;
+  if (!fc_use_gemm(p, g) && fdw_hwc(p, g)) return slots * fdw_hwc_floats(p, g) * sizeof(float);
   if (!fc_use_gemm(p, g) && p->dw != NULL && g->group == g->C && g->M == g->C && fdw_flat(g))
     return slots * fdw_flat_floats(g) * sizeof(float);
   if (fc_use_wt(p, g)) return fc_wt_direct(g) ? 0 : slots * fc_wt_slot_floats(g) * sizeof(float);
@@ -1321,8 +1386,9 @@ typedef struct fdw_job {
   const float *x, *w, *bias;
   float *y;
   fc_ext ext;
-  float *ws; /* slots of fdw_flat_floats for the flat route, or NULL */
+  float *ws; /* slots of fdw_flat_floats for the flat route (fdw_hwc_floats for fdw_hwc), or NULL */
   size_t slots, slot_floats;
+  int64_t bands, band_rows, band_in_rows; /* fdw_hwc */
   atomic_int busy[FC_MAX_SLOTS];
   /* the slot's zero border is written (by its first plane of this run; the next planes, of the
    * same geometry, only overwrite the input's part): read and written by the slot's holder only */
@@ -1421,6 +1487,8 @@ static void fdw_valid(int64_t base, int64_t d, int64_t k, int64_t len, int64_t *
   *hi = b;
 }
 
+static void fdw_plane_rows(const fdw_job *j, int64_t nb, int64_t m);
+
 static void fdw_plane(void *arg, size_t task) {
   const fdw_job *j = arg;
   const fconv_geom *g = j->g;
@@ -1444,6 +1512,16 @@ static void fdw_plane(void *arg, size_t task) {
       return;
     }
   }
+  fdw_plane_rows(j, nb, m);
+}
+
+/* The row route of one plane: an f32-dwconv call per output row and valid kernel plane (padded
+ * taps skipped, any weights). */
+static void fdw_plane_rows(const fdw_job *j, int64_t nb, int64_t m) {
+  const fconv_geom *g = j->g;
+  const int64_t in_plane = op_window_in_plane(&g->w), ktaps = op_window_taps(&g->w);
+  const float *xc = j->x + (nb * g->C + m) * in_plane, *wm = j->w + m * ktaps;
+  float *y = j->y + (nb * g->M + m) * op_window_out_plane(&g->w);
   const int64_t O2 = g->w.out[2];
   float *done = y; /* the outputs before it have their bias and stage */
   for (int64_t o0 = 0; o0 < g->w.out[0]; o0++) {
@@ -1469,6 +1547,68 @@ static void fdw_plane(void *arg, size_t task) {
       }
     }
   }
+}
+
+/* One band of output rows of one block of channels (fdw_hwc above). */
+static void fdw_hwc_task(void *arg, size_t task) {
+  fdw_job *j = arg;
+  const fconv_geom *g = j->g;
+  const fconv_params *p = j->p;
+  const size_t cb = p->dwhwc_cb, blocks = ((size_t)g->M + cb - 1) / cb, bands = j->bands;
+  const int64_t nb = (int64_t)(task / (blocks * bands)), band = (int64_t)(task % bands);
+  const int64_t m0 = (int64_t)(task / bands % blocks * cb), cbr = g->M - m0 < (int64_t)cb ? g->M - m0 : (int64_t)cb;
+  const int64_t taps = op_window_taps(&g->w);
+  int finite = 1;
+  for (int64_t t = 0; t < cbr * taps; t++) finite &= isfinite(j->w[m0 * taps + t]) != 0;
+  if (!finite) {
+    if (band == 0) {
+      for (int64_t m = m0; m < m0 + cbr; m++) fdw_plane_rows(j, nb, m);
+    }
+    return;
+  }
+  size_t slot = 0;
+  for (;;) {
+    if (atomic_exchange_explicit(&j->busy[slot], 1, memory_order_acquire) == 0) break;
+    slot = slot + 1 < j->slots ? slot + 1 : 0;
+  }
+  const int64_t O1 = g->w.out[1], O2 = g->w.out[2], I1 = g->w.in[1], I2 = g->w.in[2], Wp = fdw_hwc_wp(g);
+  const int64_t o1a = band * j->band_rows, rb = O1 - o1a < j->band_rows ? O1 - o1a : j->band_rows;
+  const int64_t hb = (rb - 1) * g->w.s[1] + (g->w.k[1] - 1) * g->w.d[1] + 1, hb_max = j->band_in_rows;
+  float *xb = j->ws + slot * j->slot_floats, *yb = xb + hb_max * Wp * (int64_t)cb,
+        *wb = yb + j->band_rows * O2 * (int64_t)cb;
+  const int64_t in_plane = op_window_in_plane(&g->w), out_plane = op_window_out_plane(&g->w);
+  const float *xc = j->x + (nb * g->C + m0) * in_plane;
+  const size_t row_bytes = (size_t)Wp * cb * sizeof(float);
+  /* short block: every lane defined (the unused ones compute 0 * 0) */
+  if (cbr < (int64_t)cb) memset(wb, 0, (size_t)taps * cb * sizeof(float));
+  p->x32_transpose((size_t)cbr, (size_t)taps, (const uint32_t *)(const void *)(j->w + m0 * taps), (size_t)taps,
+                   (uint32_t *)(void *)wb, cb);
+  const int64_t lo = g->w.pb[2] < Wp ? g->w.pb[2] : Wp; /* bordered columns [lo, hi) come from the rows */
+  int64_t hi = g->w.pb[2] + I2 < Wp ? g->w.pb[2] + I2 : Wp;
+  if (hi < lo) hi = lo;
+  for (int64_t r = 0; r < hb; r++) {
+    float *d = xb + r * Wp * (int64_t)cb;
+    const int64_t i1 = o1a * g->w.s[1] + r - g->w.pb[1];
+    if (i1 < 0 || i1 >= I1 || hi == lo || cbr < (int64_t)cb) memset(d, 0, row_bytes);
+    if (i1 < 0 || i1 >= I1 || hi == lo) continue;
+    if (cbr == (int64_t)cb) {
+      memset(d, 0, (size_t)lo * cb * sizeof(float));
+      memset(d + hi * (int64_t)cb, 0, (size_t)(Wp - hi) * cb * sizeof(float));
+    }
+    p->x32_transpose((size_t)cbr, (size_t)(hi - lo), (const uint32_t *)(const void *)(xc + i1 * I2 + (lo - g->w.pb[2])),
+                     (size_t)in_plane, (uint32_t *)(void *)(d + lo * (int64_t)cb), cb);
+  }
+  p->dwhwc((size_t)rb, (size_t)O2, (size_t)g->w.k[1], (size_t)g->w.k[2], (size_t)g->w.s[1], (size_t)g->w.s[2],
+           (size_t)g->w.d[1], (size_t)g->w.d[2], xb, (size_t)Wp, wb, yb);
+  float *y = j->y + (nb * g->M + m0) * out_plane + o1a * O2;
+  const size_t n = (size_t)(rb * O2);
+  p->x32_transpose(n, (size_t)cbr, (const uint32_t *)(const void *)yb, cb, (uint32_t *)(void *)y, (size_t)out_plane);
+  for (int64_t c = 0; c < cbr; c++) {
+    float *yc = y + c * out_plane;
+    if (j->bias != NULL) p->addc(n, yc, j->bias + m0 + c, yc);
+    fc_stage_run(p, &j->ext, (size_t)(m0 + c), yc, n);
+  }
+  atomic_store_explicit(&j->busy[slot], 0, memory_order_release);
 }
 
 static void conv_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
@@ -1552,6 +1692,17 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
     j.slot_floats = fdw_flat(g) ? fdw_flat_floats(g) : 0;
     for (size_t i = 0; i < j.slots; i++) atomic_init(&j.busy[i], 0);
     memset(j.bordered, 0, sizeof(j.bordered));
+    if (fdw_hwc(p, g)) {
+      const size_t cb = p->dwhwc_cb, blocks = ((size_t)g->M + cb - 1) / cb;
+      j.band_rows = fdw_hwc_band(p, g);
+      j.bands = (g->w.out[1] + j.band_rows - 1) / j.band_rows;
+      j.band_in_rows = (j.band_rows - 1) * g->w.s[1] + (g->w.k[1] - 1) * g->w.d[1] + 1;
+      j.ws = workspace;
+      j.slot_floats = fdw_hwc_floats(p, g);
+      const size_t cost = (size_t)(j.band_rows * g->w.out[2] * op_window_taps(&g->w)) * cb;
+      op_parallel_items(ctx, (size_t)g->N * blocks * (size_t)j.bands, cost, 1 << 13, fdw_hwc_task, &j);
+      return;
+    }
     /* grain: ~2 us of taps (~0.25 ns a tap on the f32-dwconv kernels: det's 5x5 stride-2 planes of
      * 192 channels took 97 us on one thread) */
     const size_t cost = (size_t)(op_window_out_plane(&g->w) * op_window_taps(&g->w));

@@ -519,6 +519,15 @@ FCONV_CASES = [
     ((1, 4, 15, 23), (4, 1, 3, 3), {"group": 4, "strides": [2, 2], "pads": [0, 2, 1, 1], "dilations": [2, 1]}, True),
     ((1, 3, 10, 9), (3, 1, 4, 3), {"group": 3, "strides": [2, 2], "pads": [1, 0, 2, 3], "dilations": [1, 3]}, False),
     ((1, 2, 9, 70), (2, 1, 3, 3), {"group": 2, "strides": [2, 2], "pads": [1, 1, 1, 1]}, True),
+    # at least a block of channels (16 on AVX-512, 8 on AVX2, 4 on NEON): f32-dwconv-hwc on bands
+    # of rows copied channel-interleaved into a zero-bordered buffer; a short last block (20 =
+    # 16 + 4), two images, strides and dilations per axis, pads past the kernel (outputs in the
+    # border only), and a plane tall and wide enough for several bands with a short last one
+    ((2, 20, 14, 14), (20, 1, 5, 5), {"group": 20, "pads": [2, 2, 2, 2]}, True),
+    ((1, 24, 15, 23), (24, 1, 3, 3), {"group": 24, "strides": [2, 2], "pads": [0, 2, 1, 1], "dilations": [2, 1]}, True),
+    ((1, 16, 9, 40), (16, 1, 5, 5), {"group": 16, "strides": [1, 2], "pads": [2, 2, 2, 2], "dilations": [1, 2]}, False),
+    ((1, 16, 5, 6), (16, 1, 3, 3), {"group": 16, "pads": [3, 3, 3, 3]}, True),
+    ((1, 16, 147, 120), (16, 1, 3, 3), {"group": 16, "pads": [1, 1, 1, 1]}, True),
 ]
 
 
@@ -659,14 +668,16 @@ def test_float_conv_wt_at_bind(tmp_path):
                 h.assert_same_bytes(s.run(None, {"x": got[t][0]})[0], got[t][1], f"rebound T={t} threads={threads}")
 
 
+@pytest.mark.parametrize("channels", [4, 20])
 @pytest.mark.parametrize("stride", [1, 2])
-def test_float_depthwise_flat_nonfinite_weights(stride, tmp_path):
-    """The flat depthwise routes add 0 * w at padded taps, which is exact only for finite w: a
-    channel with an infinite or NaN weight takes the row route, whose padded taps are skipped (the
-    definition), so the border outputs that never touch that weight's valid taps stay finite."""
+def test_float_depthwise_flat_nonfinite_weights(stride, channels, tmp_path):
+    """The flat and channel-block depthwise routes add 0 * w at padded taps, which is exact only for
+    finite w: a channel (its block, with 20 channels) with an infinite or NaN weight takes the row
+    route, whose padded taps are skipped (the definition), so the border outputs that never touch
+    that weight's valid taps stay finite."""
     rng = np.random.default_rng(9)
-    xshape, wshape = (1, 4, 12 - stride + 1, 12 - stride + 1), (4, 1, 3, 3)
-    attrs = {"group": 4, "pads": [1, 1, 1, 1], "strides": [stride, stride]}
+    xshape, wshape = (1, channels, 12 - stride + 1, 12 - stride + 1), (channels, 1, 3, 3)
+    attrs = {"group": channels, "pads": [1, 1, 1, 1], "strides": [stride, stride]}
     x = rng.normal(0, 1, xshape).astype(np.float32)
     w = rng.normal(0, 0.5, wshape).astype(np.float32)
     w[1, 0, 0, 0] = np.inf  # top-left tap: outside the plane for output row 0 and column 0
@@ -676,10 +687,11 @@ def test_float_depthwise_flat_nonfinite_weights(stride, tmp_path):
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     m.ir_version = 8
     got, explain = _float_routes(m, {"x": x}, tmp_path)
-    assert "f32_dwconv_ukernel" in explain, explain
+    assert "f32_dwconv_" in explain, explain
     assert np.isfinite(got[0, 1, 0, :]).all() and np.isfinite(got[0, 1, :, 0]).all()
     assert np.isfinite(got[0, 2, -1, :]).all() and np.isfinite(got[0, 2, :, -1]).all()
     assert np.isnan(got[0, 2, :-1, :-1]).all() and np.isfinite(got[0, [0, 3]]).all()
+    assert np.isfinite(got[0, 4:]).all()
 
 
 # ---- float ConvTranspose: f32-deconv per output row and tap, the same bytes on every route -------

@@ -1,0 +1,61 @@
+/* f32-dwconv-hwc, NEON: a block of 4 channels on the lanes; up to 8 outputs of a row at a time,
+ * each tap's weight vector loaded once for them (every load a whole 16-byte pixel: no masks, no
+ * lines split). fmul then fadd (never fmla) per tap in the twin's order. */
+#include <arm_neon.h>
+
+#include "f32-dwconv-hwc/f32-dwconv-hwc.h"
+
+static inline __attribute__((always_inline)) void tile(const int nv, size_t kh, size_t kw, size_t s2, size_t d2,
+                                                       size_t rstep, const float *x, const float *w, float *y) {
+  float32x4_t acc[8];
+#pragma GCC unroll 8
+  for (int v = 0; v < nv; v++) acc[v] = vdupq_n_f32(0.0f);
+  for (size_t r = 0; r < kh; r++) {
+    const float *xr = x + r * rstep;
+    for (size_t t = 0; t < kw; t++, w += 4) {
+      const float32x4_t wv = vld1q_f32(w);
+      const float *xt = xr + t * d2 * 4;
+#pragma GCC unroll 8
+      for (int v = 0; v < nv; v++) acc[v] = vaddq_f32(acc[v], vmulq_f32(vld1q_f32(xt + v * s2 * 4), wv));
+    }
+  }
+#pragma GCC unroll 8
+  for (int v = 0; v < nv; v++) vst1q_f32(y + v * 4, acc[v]);
+}
+
+static void tile8(size_t kh, size_t kw, size_t s2, size_t d2, size_t rstep, const float *x, const float *w, float *y) {
+  tile(8, kh, kw, s2, d2, rstep, x, w, y);
+}
+static void tile4(size_t kh, size_t kw, size_t s2, size_t d2, size_t rstep, const float *x, const float *w, float *y) {
+  tile(4, kh, kw, s2, d2, rstep, x, w, y);
+}
+static void tile2(size_t kh, size_t kw, size_t s2, size_t d2, size_t rstep, const float *x, const float *w, float *y) {
+  tile(2, kh, kw, s2, d2, rstep, x, w, y);
+}
+static void tile1(size_t kh, size_t kw, size_t s2, size_t d2, size_t rstep, const float *x, const float *w, float *y) {
+  tile(1, kh, kw, s2, d2, rstep, x, w, y);
+}
+
+void q8rt_f32_dwconv_hwc_ukernel_c4__neon(size_t oh, size_t ow, size_t kh, size_t kw, size_t s1, size_t s2, size_t d1,
+                                          size_t d2, const float *x, size_t x_rs, const float *w, float *y) {
+  const size_t rstep = d1 * x_rs * 4;
+  for (size_t o1 = 0; o1 < oh; o1++) {
+    const float *xr = x + o1 * s1 * x_rs * 4;
+    size_t o2 = 0;
+    for (; o2 + 8 <= ow; o2 += 8, y += 8 * 4) tile8(kh, kw, s2, d2, rstep, xr + o2 * s2 * 4, w, y);
+    if (o2 + 4 <= ow) {
+      tile4(kh, kw, s2, d2, rstep, xr + o2 * s2 * 4, w, y);
+      o2 += 4;
+      y += 4 * 4;
+    }
+    if (o2 + 2 <= ow) {
+      tile2(kh, kw, s2, d2, rstep, xr + o2 * s2 * 4, w, y);
+      o2 += 2;
+      y += 2 * 4;
+    }
+    if (o2 < ow) {
+      tile1(kh, kw, s2, d2, rstep, xr + o2 * s2 * 4, w, y);
+      y += 4;
+    }
+  }
+}
