@@ -46,7 +46,8 @@ endif
 
 ifeq ($(FUZZ),1)
 BUILD ?= build/fuzz
-SANFLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+SANFLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer \
+            -fsanitize-coverage-ignorelist=tests/fuzz/coverage-ignore.txt
 OPT ?= -O1 -g
 else ifeq ($(TSAN),1)
 BUILD ?= build/tsan
