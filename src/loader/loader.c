@@ -9,7 +9,7 @@
 
 #include "loader_internal.h"
 
-#define AI_ONNX_MIN_OPSET 10
+#define AI_ONNX_MIN_OPSET 7
 #define AI_ONNX_MAX_OPSET 22
 
 typedef struct loader {

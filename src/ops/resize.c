@@ -1,4 +1,6 @@
-/* Resize (opsets 10, 11, 13, 18, 19) and Upsample-9/10-style inputs through it:
+/* Resize (opsets 10, 11, 13, 18, 19) and Upsample (opsets 7 to 9, deprecated in 10: scales as an
+ * attribute before 9, as input 1 in 9; Resize-10's semantics, as ONNX Runtime runs both with one
+ * kernel):
  *   mode nearest on any element type (float32, uint8, int8, ...: values are copied), with
  *     nearest_mode round_prefer_floor / round_prefer_ceil / floor / ceil (opset 10: ONNX Runtime's
  *     original rule, floor when upsampling and ceil when downsampling);
@@ -42,8 +44,17 @@ static q8rt_status resize_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
   const ir_node *n = ctx->node;
   const ir_graph *g = ctx->graph;
   q8rt_status st;
-  const int v10 = n->opset < 11;
-  if ((st = data_check_arity(n, v10 ? 2 : 1, v10 ? 2 : 4, 1, 1, err)) != Q8RT_OK) return st;
+  const int upsample = strcmp(n->op_type, "Upsample") == 0;
+  const int scales_attr = upsample && n->opset < 9;
+  const int v10 = upsample || n->opset < 11;
+  if (upsample && n->opset >= 10) { /* as ONNX Runtime */
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                     "%s node '%s': Upsample is deprecated at opset %d (Resize replaces it)", n->op_type, n->name,
+                     n->opset);
+  }
+  if ((st = data_check_arity(n, scales_attr ? 1 : v10 ? 2 : 1, scales_attr ? 1 : v10 ? 2 : 4, 1, 1, err)) != Q8RT_OK) {
+    return st;
+  }
   resize_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
   if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
   const char *s;
@@ -54,10 +65,11 @@ static q8rt_status resize_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
     p->mode = RS_LINEAR;
   } else if (strcmp(s, "cubic") == 0) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
-                     "Resize node '%s': attribute 'mode' 'cubic' is not supported (nearest and linear are)", n->name);
+                     "%s node '%s': attribute 'mode' 'cubic' is not supported (nearest and linear are)", n->op_type,
+                     n->name);
   } else {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Resize node '%s': attribute 'mode' has the unknown value '%s'",
-                     n->name, s);
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute 'mode' has the unknown value '%s'",
+                     n->op_type, n->name, s);
   }
   if ((st = ir_attr_string(n, "coordinate_transformation_mode", v10 ? "asymmetric" : "half_pixel", &s, err)) !=
       Q8RT_OK) {
@@ -77,13 +89,13 @@ static q8rt_status resize_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
   } else if (strcmp(s, "tf_half_pixel_for_nn") == 0 && n->opset < 13) {
     p->ctm = CTM_TF_NN;
   } else if (strcmp(s, "tf_crop_and_resize") == 0) {
-    return q8rt_fail(
-        err, Q8RT_ERROR_UNSUPPORTED,
-        "Resize node '%s': attribute 'coordinate_transformation_mode' 'tf_crop_and_resize' is not supported", n->name);
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                     "%s node '%s': attribute 'coordinate_transformation_mode' 'tf_crop_and_resize' is not supported",
+                     n->op_type, n->name);
   } else {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
-                     "Resize node '%s': attribute 'coordinate_transformation_mode' '%s' is not valid at opset %d",
-                     n->name, s, n->opset);
+                     "%s node '%s': attribute 'coordinate_transformation_mode' '%s' is not valid at opset %d",
+                     n->op_type, n->name, s, n->opset);
   }
   if ((st = ir_attr_string(n, "nearest_mode", "round_prefer_floor", &s, err)) != Q8RT_OK) return st;
   if (v10) {
@@ -97,19 +109,20 @@ static q8rt_status resize_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
   } else if (strcmp(s, "ceil") == 0) {
     p->nearest = NM_CEIL;
   } else {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
-                     "Resize node '%s': attribute 'nearest_mode' has the unknown value '%s'", n->name, s);
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute 'nearest_mode' has the unknown value '%s'",
+                     n->op_type, n->name, s);
   }
   int64_t antialias, exclude_outside;
   if ((st = ir_attr_int(n, "antialias", 0, &antialias, err)) != Q8RT_OK) return st;
   if ((st = ir_attr_int(n, "exclude_outside", 0, &exclude_outside, err)) != Q8RT_OK) return st;
   if (antialias != 0) {
-    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "Resize node '%s': attribute 'antialias' = 1 is not supported",
-                     n->name);
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': attribute 'antialias' = 1 is not supported",
+                     n->op_type, n->name);
   }
   if (exclude_outside != 0) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
-                     "Resize node '%s': attribute 'exclude_outside' = 1 (cubic only) is not supported", n->name);
+                     "%s node '%s': attribute 'exclude_outside' = 1 (cubic only) is not supported", n->op_type,
+                     n->name);
   }
   if ((st = ir_attr_string(n, "keep_aspect_ratio_policy", "stretch", &s, err)) != Q8RT_OK) return st;
   if (strcmp(s, "stretch") == 0) {
@@ -120,7 +133,8 @@ static q8rt_status resize_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
     p->policy = POL_NOT_SMALLER;
   } else {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
-                     "Resize node '%s': attribute 'keep_aspect_ratio_policy' has the unknown value '%s'", n->name, s);
+                     "%s node '%s': attribute 'keep_aspect_ratio_policy' has the unknown value '%s'", n->op_type,
+                     n->name, s);
   }
   int has_axes;
   size_t naxes;
@@ -131,13 +145,20 @@ static q8rt_status resize_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
   const ir_value *sv = ir_node_input(g, n, si);
   const ir_value *zv = v10 ? NULL : ir_node_input(g, n, 3);
   if (sv != NULL && sv->constant == NULL) {
-    return q8rt_fail(
-        err, Q8RT_ERROR_UNSUPPORTED,
-        "Resize node '%s': input %d (scales, '%s') is computed at run time: not supported (q8rt needs it to "
-        "be an initializer or a constant)",
-        n->name, si, sv->name);
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                     "%s node '%s': input %d (scales, '%s') is computed at run time: not supported (q8rt needs it to "
+                     "be an initializer or a constant)",
+                     n->op_type, n->name, si, sv->name);
   }
   const ir_tensor *scales = sv != NULL && sv->constant->count > 0 ? sv->constant : NULL;
+  const ir_attr *scales_at = scales_attr ? ir_node_attr(n, "scales") : NULL;
+  if (scales_attr) {
+    if (scales_at == NULL || scales_at->type != IR_ATTR_FLOATS || scales_at->count == 0) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                       "%s node '%s': attribute 'scales' (floats) is required at opset %d", n->op_type, n->name,
+                       n->opset);
+    }
+  }
   int has_sizes = 0;
   size_t nsizes = 0;
   if (zv != NULL) {
@@ -147,22 +168,22 @@ static q8rt_status resize_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
       p->sizes = NULL;
     }
   }
-  if ((scales != NULL) == (has_sizes != 0)) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Resize node '%s': exactly one of scales and sizes must be given",
-                     n->name);
-  }
-  if (scales != NULL) {
-    if (scales->dtype != Q8RT_DTYPE_FLOAT32 || scales->rank != 1) {
-      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
-                       "Resize node '%s': input %d (scales) must be a 1-D float32 tensor", n->name, si);
+  if (scales_at != NULL || scales != NULL) {
+    if (scales_at == NULL && (scales->dtype != Q8RT_DTYPE_FLOAT32 || scales->rank != 1)) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': input %d (scales) must be a 1-D float32 tensor",
+                       n->op_type, n->name, si);
     }
-    p->count = (size_t)scales->count;
+    p->count = scales_at != NULL ? scales_at->count : (size_t)scales->count;
     p->scales = q8rt_pool_array(ctx->pool, p->count, sizeof(float));
     if (p->scales == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
-    memcpy(p->scales, scales->data, p->count * sizeof(float));
+    memcpy(p->scales, scales_at != NULL ? (const void *)scales_at->floats : scales->data, p->count * sizeof(float));
     for (size_t i = 0; i < p->count; i++) {
       if (!(p->scales[i] > 0.0f) || !isfinite(p->scales[i])) {
-        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Resize node '%s': scales[%zu] is %g (must be positive)",
+        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': scales[%zu] is %g (must be positive)",
+                         n->op_type, n->name, i, (double)p->scales[i]);
+      }
+      if (upsample && p->scales[i] < 1.0f) { /* as ONNX Runtime: Upsample only enlarges */
+        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': scales[%zu] is %g (must be >= 1)", n->op_type,
                          n->name, i, (double)p->scales[i]);
       }
     }
@@ -170,13 +191,13 @@ static q8rt_status resize_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
     p->count = nsizes;
     for (size_t i = 0; i < nsizes; i++) {
       if (p->sizes[i] < 0) {
-        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Resize node '%s': sizes[%zu] is negative", n->name, i);
+        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': sizes[%zu] is negative", n->op_type, n->name, i);
       }
     }
   }
   if (p->count > Q8RT_MAX_RANK || (has_axes && naxes != p->count)) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Resize node '%s': %s has %zu values%s", n->name,
-                     scales != NULL ? "scales" : "sizes", p->count,
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': %s has %zu values%s", n->op_type, n->name,
+                     p->scales != NULL ? "scales" : "sizes", p->count,
                      has_axes ? " but attribute 'axes' does not match" : "");
   }
   ctx->kernel = p->mode == RS_NEAREST ? "resize_nearest__scalar" : "resize_bilinear_f32__scalar";
@@ -204,8 +225,8 @@ static q8rt_status resize_infer_nchw(const void *params, const op_node *n, const
   int64_t size[Q8RT_MAX_RANK];
   int given[Q8RT_MAX_RANK] = {0};
   if (p->axes == NULL && p->count != (size_t)r) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Resize node '%s': %s has %zu values, the input has rank %d",
-                     n->name, p->scales != NULL ? "scales" : "sizes", p->count, r);
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': %s has %zu values, the input has rank %d",
+                     n->op_type, n->name, p->scales != NULL ? "scales" : "sizes", p->count, r);
   }
   for (int d = 0; d < r; d++) {
     scale[d] = 1.0f;
@@ -215,11 +236,12 @@ static q8rt_status resize_infer_nchw(const void *params, const op_node *n, const
     int64_t a = (int64_t)i;
     if (p->axes != NULL && !op_normalize_axis(p->axes[i], r, &a)) {
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
-                       "Resize node '%s': attribute 'axes' value %lld is out of range for rank %d", n->name,
+                       "%s node '%s': attribute 'axes' value %lld is out of range for rank %d", n->op_type, n->name,
                        (long long)p->axes[i], r);
     }
     if (given[a]) {
-      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Resize node '%s': axis %lld is repeated", n->name, (long long)a);
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': axis %lld is repeated", n->op_type, n->name,
+                       (long long)a);
     }
     given[a] = 1;
     if (p->scales != NULL) {
@@ -234,9 +256,9 @@ static q8rt_status resize_infer_nchw(const void *params, const op_node *n, const
     if (!ok) {
       return q8rt_fail(
           err, Q8RT_ERROR_UNSUPPORTED,
-          "Resize node '%s': mode linear is supported on the last two axes only (2-D input, or 4-D with N and C "
+          "%s node '%s': mode linear is supported on the last two axes only (2-D input, or 4-D with N and C "
           "unscaled)",
-          n->name);
+          n->op_type, n->name);
     }
   }
   int known = 1;
@@ -249,8 +271,8 @@ static q8rt_status resize_infer_nchw(const void *params, const op_node *n, const
         const float want = scale[d] * (float)x->dims[d];
         /* checked before the conversion: a float out of int64's range converts to nothing defined */
         if (!(want < (float)Q8RT_MAX_ELEMENTS)) {
-          return q8rt_fail(err, Q8RT_ERROR_SHAPE, "Resize node '%s': output axis %d is too large (scale %g)", n->name,
-                           d, (double)scale[d]);
+          return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': output axis %d is too large (scale %g)", n->op_type,
+                           n->name, d, (double)scale[d]);
         }
         out->dims[d] = (int64_t)want;
       } else {
@@ -263,23 +285,23 @@ static q8rt_status resize_infer_nchw(const void *params, const op_node *n, const
     for (int d = 0; d < r; d++) {
       const float want = scale[d] * (float)x->dims[d];
       if (!(want < (float)Q8RT_MAX_ELEMENTS)) {
-        return q8rt_fail(err, Q8RT_ERROR_SHAPE, "Resize node '%s': output axis %d is too large (scale %g)", n->name, d,
-                         (double)scale[d]);
+        return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': output axis %d is too large (scale %g)", n->op_type,
+                         n->name, d, (double)scale[d]);
       }
       size[d] = (int64_t)want;
       if (p->ctm == CTM_ALIGN && (float)size[d] != want) {
         return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
-                         "Resize node '%s': align_corners with a scale (%g) that does not give a whole output size on "
+                         "%s node '%s': align_corners with a scale (%g) that does not give a whole output size on "
                          "axis %d: ONNX's reference and ONNX Runtime differ there (not supported)",
-                         n->name, (double)scale[d], d);
+                         n->op_type, n->name, (double)scale[d], d);
       }
     }
   } else {
     for (int d = 0; d < r; d++) {
       if (x->dims[d] == 0) {
         if (size[d] != 0) {
-          return q8rt_fail(err, Q8RT_ERROR_SHAPE, "Resize node '%s': axis %d is empty but sizes asks for %lld", n->name,
-                           d, (long long)size[d]);
+          return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': axis %d is empty but sizes asks for %lld", n->op_type,
+                           n->name, d, (long long)size[d]);
         }
         scale[d] = 1.0f;
       } else {
@@ -297,21 +319,22 @@ static q8rt_status resize_infer_nchw(const void *params, const op_node *n, const
         scale[d] = s;
         const float want = roundf(s * (float)x->dims[d]);
         if (!(want < (float)Q8RT_MAX_ELEMENTS)) {
-          return q8rt_fail(err, Q8RT_ERROR_SHAPE, "Resize node '%s': output axis %d is too large (scale %g)", n->name,
-                           d, (double)s);
+          return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': output axis %d is too large (scale %g)", n->op_type,
+                           n->name, d, (double)s);
         }
         size[d] = (int64_t)want;
       }
     }
     for (int d = 0; d < r; d++) {
       if (!(scale[d] > 0.0f) && x->dims[d] > 0) {
-        return q8rt_fail(err, Q8RT_ERROR_SHAPE, "Resize node '%s': sizes[%d] is 0 for a non-empty axis", n->name, d);
+        return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': sizes[%d] is 0 for a non-empty axis", n->op_type,
+                         n->name, d);
       }
     }
   }
   for (int d = 0; d < r; d++) {
     if (size[d] < 0 || size[d] > Q8RT_MAX_ELEMENTS) {
-      return q8rt_fail(err, Q8RT_ERROR_SHAPE, "Resize node '%s': output axis %d is too large", n->name, d);
+      return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': output axis %d is too large", n->op_type, n->name, d);
     }
     out->dims[d] = size[d];
   }
@@ -418,3 +441,12 @@ const op_def q8rt_op_resize = {.op_type = "Resize",
                                .workspace = resize_workspace,
                                .run = resize_run,
                                .nhwc_params = resize_nhwc};
+
+const op_def q8rt_op_upsample = {.op_type = "Upsample",
+                                 .domain = "",
+                                 .min_opset = 7,
+                                 .prepare = resize_prepare,
+                                 .infer = resize_infer,
+                                 .workspace = resize_workspace,
+                                 .run = resize_run,
+                                 .nhwc_params = resize_nhwc};

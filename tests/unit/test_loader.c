@@ -643,8 +643,8 @@ Q8RT_TEST(loader_decode_budget) {
 Q8RT_TEST(loader_opsets) {
   tmodel m;
   tmodel_init(&m);
-  m.opset.version = 9;
-  EXPECT_FAIL(&m, NULL, Q8RT_ERROR_UNSUPPORTED, "opset 9", "ai.onnx", "10 to 22");
+  m.opset.version = 6;
+  EXPECT_FAIL(&m, NULL, Q8RT_ERROR_UNSUPPORTED, "opset 6", "ai.onnx", "7 to 22");
   m.opset.version = 23;
   EXPECT_FAIL(&m, NULL, Q8RT_ERROR_UNSUPPORTED, "opset 23", "ai.onnx");
   m.opset.version = 22;
