@@ -18,9 +18,10 @@ typedef struct pad_params {
 } pad_params;
 
 typedef struct pad_geom {
-  int rank;
+  int rank; /* axes up to the last padded one: the unpadded axes after it are one block */
   int mode;
-  size_t elem;
+  size_t vsize; /* bytes of one element (of value) */
+  size_t elem;  /* bytes of one block: an element times the unpadded trailing axes */
   int64_t in[Q8RT_MAX_RANK], out[Q8RT_MAX_RANK], begin[Q8RT_MAX_RANK];
   unsigned char value[8];
 } pad_geom;
@@ -192,10 +193,20 @@ static q8rt_status pad_infer(const void *params, const op_node *n, const op_shap
   if ((st = data_count(n, x, &c, err)) != Q8RT_OK) return st;
   if ((st = data_count(n, out, &c, err)) != Q8RT_OK) return st;
   pad_geom *gm = geom;
-  gm->rank = r;
+  /* Trailing axes without pads move as whole blocks: the rows of the last padded axis are then
+   * copied as runs (Basic Pitch pads [1, 172, 264, 1] along axis 2: one-element rows otherwise). */
+  int last = r - 1;
+  while (last >= 0 && b[last] == 0 && e[last] == 0) last--;
+  gm->rank = last + 1;
   gm->mode = p->mode;
-  gm->elem = q8rt_dtype_size(x->dtype);
-  for (int d = 0; d < r; d++) {
+  gm->vsize = q8rt_dtype_size(x->dtype);
+  gm->elem = gm->vsize;
+  int empty = 0;
+  for (int d = last + 1; d < r; d++) empty |= x->dims[d] == 0;
+  /* without a zero among them, the block's dims multiply to at most the input's count (data_count) */
+  for (int d = last + 1; d < r && !empty; d++) gm->elem *= (size_t)x->dims[d];
+  if (empty) gm->elem = 0;
+  for (int d = 0; d <= last; d++) {
     gm->in[d] = x->dims[d];
     gm->out[d] = out->dims[d];
     gm->begin[d] = b[d];
@@ -222,6 +233,21 @@ static int64_t pad_map(int mode, int64_t o, int64_t begin, int64_t n) {
   }
 }
 
+/* n bytes of the value (vsize bytes) repeated; n is a multiple of vsize. */
+static void pad_fill(unsigned char *dst, size_t n, const unsigned char *value, size_t vsize) {
+  if (n == 0) return;
+  if (vsize == 1) {
+    memset(dst, value[0], n);
+    return;
+  }
+  memcpy(dst, value, vsize);
+  for (size_t have = vsize; have < n;) {
+    const size_t k = have < n - have ? have : n - have;
+    memcpy(dst + have, dst, k);
+    have += k;
+  }
+}
+
 static void pad_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                     const op_exec_ctx *ctx) {
   (void)params, (void)workspace, (void)ctx;
@@ -230,6 +256,7 @@ static void pad_run(const void *params, const void *geom, const op_tensor *in, o
   const size_t elem = gm->elem;
   const unsigned char *src = in[0].data;
   unsigned char *dst = out[0].data;
+  if (elem == 0) return;
   if (r == 0) {
     memcpy(dst, src, elem);
     return;
@@ -243,7 +270,10 @@ static void pad_run(const void *params, const void *geom, const op_tensor *in, o
     s *= gm->in[d];
   }
   int64_t idx[Q8RT_MAX_RANK] = {0};
-  const int64_t inner = gm->out[r - 1], n_last = gm->in[r - 1];
+  const int64_t inner = gm->out[r - 1], n_last = gm->in[r - 1], begin = gm->begin[r - 1];
+  /* output positions [lo, hi) of a row read the source row's contiguous elements from lo - begin */
+  const int64_t lo = begin > 0 ? begin : 0;
+  const int64_t hi = begin + n_last < inner ? begin + n_last : inner;
   for (;;) {
     /* the source row for the outer indices */
     int64_t off = 0;
@@ -256,11 +286,25 @@ static void pad_run(const void *params, const void *geom, const op_tensor *in, o
       }
       off += i * in_strides[d];
     }
-    for (int64_t o = 0; o < inner; o++) {
-      const int64_t i = constant ? -1 : pad_map(gm->mode, o, gm->begin[r - 1], n_last);
-      memcpy(dst, i < 0 ? gm->value : src + (size_t)(off + i) * elem, elem);
-      dst += elem;
+    if (constant) {
+      pad_fill(dst, (size_t)inner * elem, gm->value, gm->vsize);
+    } else {
+      const unsigned char *row = src + (size_t)off * elem;
+      for (int64_t o = 0; o < inner; o++) {
+        if (o == lo && lo < hi) {
+          memcpy(dst + (size_t)o * elem, row + (size_t)(lo - begin) * elem, (size_t)(hi - lo) * elem);
+          o = hi - 1;
+          continue;
+        }
+        const int64_t i = pad_map(gm->mode, o, begin, n_last);
+        if (i < 0) {
+          pad_fill(dst + (size_t)o * elem, elem, gm->value, gm->vsize);
+        } else {
+          memcpy(dst + (size_t)o * elem, row + (size_t)i * elem, elem);
+        }
+      }
     }
+    dst += (size_t)inner * elem;
     int d = r - 2;
     for (; d >= 0; d--) {
       if (++idx[d] < gm->out[d]) break;

@@ -312,6 +312,23 @@ def cases() -> List[Case]:
                         dict(mode=mode, pads=[1, 2, 2, 1], value=1.5) if mode == "constant" else dict(mode=mode, pads=[1, 2, 2, 1]),
                         opset=10))
     c.append(single("pad_negative_crop_s8", "Pad", [("x", s8(4, 6), "in"), ("pads", i64([-1, 2, 0, -3]), "init")]))
+    # unpadded trailing axes copied as blocks (Basic Pitch: [1, 172, 264, 1] padded along axis 2),
+    # each mode, with an int64 value repeated over a block, crops, and a padded-then-unpadded middle
+    for mode in ("constant", "reflect", "edge", "wrap"):
+        c.append(single(f"pad_{mode}_trailing_blocks_f32", "Pad",
+                        [("x", f32(2, 17, 5, 1), "in"), ("pads", i64([0, 0, 3, 0, 0, 1, 4, 0]), "init")],
+                        dict(mode=mode), opset=19))
+        c.append(single(f"pad_{mode}_middle_axis_i64", "Pad",
+                        [("x", np.arange(2 * 5 * 3 * 4, dtype=np.int64).reshape(2, 5, 3, 4), "in"),
+                         ("pads", i64([1, 0, 2, 0, 0, 0, 1, 0]), "init"),
+                         ("v", np.array(-3, np.int64), "init") if mode == "constant" else None],
+                        dict(mode=mode), opset=19))
+    c.append(single("pad_crop_trailing_blocks_u8", "Pad", [("x", u8(3, 9, 2, 3), "in"),
+                                                           ("pads", i64([0, -2, 0, 0, 1, 3, 0, 0]), "init"),
+                                                           ("v", np.array(200, np.uint8), "init")]))
+    c.append(single("pad_crop_past_row_f32", "Pad", [("x", f32(2, 4, 3), "in"), ("pads", i64([0, 6, 0, 0, -5, 0]), "init")]))
+    c.append(single("pad_none_f32", "Pad", [("x", f32(2, 4, 3), "in"), ("pads", i64([0, 0, 0, 0, 0, 0]), "init")]))
+    c.append(single("pad_empty_trailing_f32", "Pad", [("x", f32(2, 4, 0), "in"), ("pads", i64([1, 1, 0, 0, 2, 0]), "init")]))
     c.append(single("pad_axes_opset18", "Pad", [("x", f32(2, 3, 4), "in"), ("pads", i64([1, 2, 0, 1]), "init"), None,
                                                 ("axes", i64([-1, 0]), "init")], opset=18))
     c.append(single("gather_axis0_i32_neg", "Gather", [("x", f32(5, 4), "in"),
