@@ -80,6 +80,7 @@ struct q8rt_session {
  * each mode (ms[mode][0] the latest, 0: none). */
 int q8rt_run_mode_pick(unsigned k, unsigned since_other, int solo, int contended, double alone_ms);
 double q8rt_run_mode_typical(const double ms[Q8RT_RUN_HIST]);
+double q8rt_run_mode_best(const double ms[Q8RT_RUN_HIST]);
 int q8rt_run_mode_choose(int solo, const double ms[2][Q8RT_RUN_HIST]);
 int q8rt_run_contended(double wall_ms, double cpu_ms);
 

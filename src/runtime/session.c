@@ -665,12 +665,15 @@ static int guard_holds(const q8rt_session *s, int id) {
  * cache line on this class of VM), and PP-OCR cls ran 1.4-2.3x slower on two threads than on one.
  * So the session times whole runs in both modes and keeps the faster: after a warm-up run,
  * Q8RT_RUN_HIST runs of each mode alternately, then the chosen mode with a probe of the other one now
- * and then (q8rt_run_mode_pick). Each mode is judged by the median of its last Q8RT_RUN_HIST run times
- * (q8rt_run_mode_choose): shared runs spread widely (cls: median 1.4x alone's, but its fastest
- * runs as fast as alone's), and the best of the last two, used before, kept cls shared for 64 runs
- * at a time whenever one shared run was lucky (17% of its runs, 2T 0.7x 1T in `make bench`).
- * Alone is chosen when a run was contended (RUN_CONTENDED) or when its median is 5% below
- * shared's; shared comes back as soon as its median is below alone's. Outputs do not depend on
+ * and then (q8rt_run_mode_pick). Shared is judged by the median of its last Q8RT_RUN_HIST run
+ * times, alone by the best of its last Q8RT_RUN_HIST (q8rt_run_mode_choose): shared runs spread
+ * widely by themselves (cls: median 1.4x alone's, but its fastest runs as fast as alone's), and
+ * the best of the last two, used before for both, kept cls shared for 64 runs at a time whenever
+ * one shared run was lucky (17% of its runs, 2T 0.7x 1T in `make bench`); alone runs have no such
+ * luck, only noise from other work, which the best drops (a median of alone's kept cls shared for
+ * 128 runs after two noisy alone runs, since alone is probed once in 64 runs while shared).
+ * Alone is chosen when a run was contended (RUN_CONTENDED) or when its time is 5% below
+ * shared's; shared comes back as soon as its time is below alone's. Outputs do not depend on
  * it: items are fixed by the shapes. Also while profiling (a profiled run's time is a normal
  * run's), but not with Q8RT_PROFILE_SPLIT (no worker runs). */
 #define RUN_PROBE_EVERY 64u /* runs between alone probes while shared */
@@ -726,8 +729,16 @@ double q8rt_run_mode_typical(const double ms[Q8RT_RUN_HIST]) {
   return v[2] < lo ? lo : v[2] > hi ? hi : v[2];
 }
 
+/* The best of a mode's recent run times (0: none yet). */
+double q8rt_run_mode_best(const double ms[Q8RT_RUN_HIST]) {
+  double best = 0.0;
+  for (int i = 0; i < Q8RT_RUN_HIST; i++)
+    if (ms[i] > 0.0 && (best == 0.0 || ms[i] < best)) best = ms[i];
+  return best;
+}
+
 int q8rt_run_mode_choose(int solo, const double ms[2][Q8RT_RUN_HIST]) {
-  const double shared = q8rt_run_mode_typical(ms[0]), alone = q8rt_run_mode_typical(ms[1]);
+  const double shared = q8rt_run_mode_typical(ms[0]), alone = q8rt_run_mode_best(ms[1]);
   if (shared == 0.0 || alone == 0.0) return solo;
   return solo ? alone <= shared : alone < 0.95 * shared;
 }
@@ -746,8 +757,8 @@ static int run_mode_on(const q8rt_session *s) { return s->pool != NULL && s->pro
 static void run_mode_begin(q8rt_session *s) {
   if (!run_mode_on(s)) return;
   const int other = !s->rm_solo;
-  s->rm_cur = q8rt_run_mode_pick(s->rm_runs, s->rm_since[other], s->rm_solo, s->rm_contended,
-                                 q8rt_run_mode_typical(s->rm_ms[1]));
+  s->rm_cur =
+      q8rt_run_mode_pick(s->rm_runs, s->rm_since[other], s->rm_solo, s->rm_contended, q8rt_run_mode_best(s->rm_ms[1]));
   q8rt_threadpool_force_solo(s->pool, s->rm_cur);
 }
 

@@ -445,8 +445,9 @@ Q8RT_TEST(avx2_pairs_route_when_proven) {
 
 /* The session's choice of whole runs alone or shared: the schedule (warm-up shared, then shared
  * and alone alternately Q8RT_RUN_HIST times each, then the choice with a probe of the other mode
- * every 64 runs while shared, about every 20 ms (8..256 runs) while alone), the rule (medians of
- * the recent times: alone only 5% ahead of shared, shared back as soon as it is faster) and
+ * every 64 runs while shared, about every 20 ms (8..256 runs) while alone), the rule (shared's
+ * median and alone's best recent time: alone only 5% ahead of shared, shared back as soon as it
+ * is faster) and
  * contention (the caller on a CPU less than 3/4 of a run's time: alone, no probe). */
 Q8RT_TEST(run_mode_schedule_and_choice) {
   const int first[7] = {0, 0, 1, 0, 1, 0, 1};
@@ -469,6 +470,8 @@ Q8RT_TEST(run_mode_schedule_and_choice) {
   const double t0[Q8RT_RUN_HIST] = {0.0, 0.0, 0.0}, t1[Q8RT_RUN_HIST] = {0.0, 0.7, 0.0};
   CHECK(q8rt_run_mode_typical(t3) == 0.5 && q8rt_run_mode_typical(t2) == 1.5);
   CHECK(q8rt_run_mode_typical(t0) == 0.0 && q8rt_run_mode_typical(t1) == 0.7);
+  CHECK(q8rt_run_mode_best(t3) == 0.45 && q8rt_run_mode_best(t2) == 1.0);
+  CHECK(q8rt_run_mode_best(t0) == 0.0 && q8rt_run_mode_best(t1) == 0.7);
   const double none[2][Q8RT_RUN_HIST] = {{1.0, 0.0, 0.0}, {0.0, 0.0, 0.0}};
   CHECK(q8rt_run_mode_choose(0, none) == 0 && q8rt_run_mode_choose(1, none) == 1);
   const double close[2][Q8RT_RUN_HIST] = {{1.0, 1.2, 0.99}, {0.97, 0.99, 0.96}}; /* alone 3% ahead: stay shared */
@@ -479,8 +482,11 @@ Q8RT_TEST(run_mode_schedule_and_choice) {
   const double shared[2][Q8RT_RUN_HIST] = {{0.55, 0.9, 0.5}, {0.6, 0.58, 0.62}};
   CHECK(q8rt_run_mode_choose(1, shared) == 0);
   /* PP-OCR cls: one lucky shared run as fast as alone's does not make shared the choice (the
-   * best of the last two did), nor does one slow alone run */
-  const double lucky[2][Q8RT_RUN_HIST] = {{0.43, 0.69, 0.71}, {0.44, 0.45, 0.9}};
+   * best of the last two did), nor do two noisy alone runs */
+  const double lucky[2][Q8RT_RUN_HIST] = {{0.43, 0.69, 0.71}, {0.44, 0.9, 0.8}};
   CHECK(q8rt_run_mode_choose(1, lucky) == 1 && q8rt_run_mode_choose(0, lucky) == 1);
+  /* det on a quiet machine: shared's median well ahead */
+  const double det[2][Q8RT_RUN_HIST] = {{3.6, 3.5, 5.9}, {6.1, 6.2, 6.3}};
+  CHECK(q8rt_run_mode_choose(1, det) == 0 && q8rt_run_mode_choose(0, det) == 0);
   return 0;
 }
