@@ -227,11 +227,14 @@ typedef void (*q8rt_x8_lut_ukernel_fn)(size_t n, const uint8_t *x, uint8_t *y, c
  *   vmul:  y = sat(cvt((float)((x1 - z1) * (x2 - z2)) * ratio + zc))   (no fusion)
  * cvt: round half to even to int32, NaN / out of range -> INT32_MIN (cvtps2dq); sat: clamp to
  * the 8-bit type. x1, x2 and y hold n elements; the *c variants read one element x2[0] for all.
- * y may be x1 or x2 (in place). */
+ * y may be x1 or x2 (in place). flip: every input byte is XORed with it before the formula and
+ * every result byte after (0x80 on the qu8 functions: int8 data computed as its uint8 twin,
+ * x ^ 0x80 = x + 128, without a pass over the data; 0: the data as it is). */
 typedef struct q8rt_q8_vbinary_params {
   float r1, r2, f; /* vadd */
   float ratio, zc; /* vmul */
   int32_t z1, z2;  /* vmul */
+  uint8_t flip;
 } q8rt_q8_vbinary_params;
 
 typedef void (*q8rt_qu8_vbinary_ukernel_fn)(size_t n, const uint8_t *x1, const uint8_t *x2, uint8_t *y,

@@ -21,8 +21,8 @@
 
 enum { VB_ADD, VB_MUL };
 
-VB_INLINE __m256 vb_load8(const uint8_t *x, int is_signed) {
-  const __m128i v = _mm_loadl_epi64((const __m128i *)(const void *)x);
+VB_INLINE __m256 vb_load8(const uint8_t *x, __m128i flip, int is_signed) {
+  const __m128i v = _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)x), flip);
   return _mm256_cvtepi32_ps(is_signed ? _mm256_cvtepi8_epi32(v) : _mm256_cvtepu8_epi32(v));
 }
 
@@ -35,6 +35,7 @@ typedef struct vb_consts {
   __m256 ratio, zc; /* mul */
   __m256 z1, z2;    /* mul, as floats */
   __m256 c2;        /* x2 broadcast: add: fma(x2, r2, f); mul: x2 - z2 */
+  __m128i flip;     /* p->flip in every byte */
 } vb_consts;
 
 /* 32 results from x1[0..32) and x2[0..32) (or the broadcast constant). */
@@ -42,13 +43,13 @@ VB_INLINE void vb_block(const uint8_t *x1, const uint8_t *x2, uint8_t *y, const 
                         int is_signed) {
   __m256i r[4];
   for (int i = 0; i < 4; i++) {
-    const __m256 a = vb_load8(x1 + 8 * i, is_signed);
+    const __m256 a = vb_load8(x1 + 8 * i, k->flip, is_signed);
     __m256 v;
     if (op == VB_ADD) {
-      const __m256 inner = bcast ? k->c2 : _mm256_fmadd_ps(vb_load8(x2 + 8 * i, is_signed), k->r2, k->f);
+      const __m256 inner = bcast ? k->c2 : _mm256_fmadd_ps(vb_load8(x2 + 8 * i, k->flip, is_signed), k->r2, k->f);
       v = _mm256_fmadd_ps(a, k->r1, inner);
     } else {
-      const __m256 d2 = bcast ? k->c2 : _mm256_sub_ps(vb_load8(x2 + 8 * i, is_signed), k->z2);
+      const __m256 d2 = bcast ? k->c2 : _mm256_sub_ps(vb_load8(x2 + 8 * i, k->flip, is_signed), k->z2);
       const __m256 prod = _mm256_mul_ps(_mm256_sub_ps(a, k->z1), d2); /* exact */
       v = _mm256_add_ps(_mm256_mul_ps(prod, k->ratio), k->zc);
     }
@@ -58,7 +59,8 @@ VB_INLINE void vb_block(const uint8_t *x1, const uint8_t *x2, uint8_t *y, const 
    * elements), which the permute undoes. */
   const __m256i w01 = _mm256_packs_epi32(r[0], r[1]), w23 = _mm256_packs_epi32(r[2], r[3]);
   const __m256i b = is_signed ? _mm256_packs_epi16(w01, w23) : _mm256_packus_epi16(w01, w23);
-  _mm256_storeu_si256((__m256i *)(void *)y, _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+  const __m256i o = _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+  _mm256_storeu_si256((__m256i *)(void *)y, _mm256_xor_si256(o, _mm256_broadcastsi128_si256(k->flip)));
 }
 
 VB_INLINE void vb_row(size_t n, const uint8_t *x1, const uint8_t *x2, uint8_t *y, const q8rt_q8_vbinary_params *p,
@@ -72,8 +74,10 @@ VB_INLINE void vb_row(size_t n, const uint8_t *x1, const uint8_t *x2, uint8_t *y
   k.z1 = _mm256_set1_ps((float)p->z1);
   k.z2 = _mm256_set1_ps((float)p->z2);
   k.c2 = _mm256_setzero_ps();
+  k.flip = _mm_set1_epi8((char)p->flip);
   if (bcast) {
-    const float c = is_signed ? (float)(int8_t)x2[0] : (float)x2[0];
+    const uint8_t x2f = (uint8_t)(x2[0] ^ p->flip);
+    const float c = is_signed ? (float)(int8_t)x2f : (float)x2f;
     const __m256 vc = _mm256_set1_ps(c);
     k.c2 = op == VB_ADD ? _mm256_fmadd_ps(vc, k.r2, k.f) : _mm256_sub_ps(vc, k.z2);
   }

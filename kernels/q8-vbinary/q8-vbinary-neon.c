@@ -18,19 +18,20 @@ typedef struct vb4 {
 typedef struct vb_consts {
   float32x4_t r1, r2, f, ratio, zc, min31, max31;
   int32x4_t z1, z2, lo, hi;
+  uint8x16_t flip;
 } vb_consts;
 
-static inline __attribute__((always_inline)) vb4 widen(const uint8_t *x, int is_signed) {
+static inline __attribute__((always_inline)) vb4 widen(const uint8_t *x, uint8x16_t flip, int is_signed) {
   vb4 r;
   if (is_signed) {
-    const int8x16_t b = vld1q_s8((const int8_t *)(const void *)x);
+    const int8x16_t b = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(x), flip));
     const int16x8_t h0 = vmovl_s8(vget_low_s8(b)), h1 = vmovl_s8(vget_high_s8(b));
     r.v[0] = vmovl_s16(vget_low_s16(h0));
     r.v[1] = vmovl_s16(vget_high_s16(h0));
     r.v[2] = vmovl_s16(vget_low_s16(h1));
     r.v[3] = vmovl_s16(vget_high_s16(h1));
   } else {
-    const uint8x16_t b = vld1q_u8(x);
+    const uint8x16_t b = veorq_u8(vld1q_u8(x), flip);
     const uint16x8_t h0 = vmovl_u8(vget_low_u8(b)), h1 = vmovl_u8(vget_high_u8(b));
     r.v[0] = vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(h0)));
     r.v[1] = vreinterpretq_s32_u32(vmovl_u16(vget_high_u16(h0)));
@@ -50,12 +51,12 @@ static inline __attribute__((always_inline)) int32x4_t cvt_sat(float32x4_t v, co
 static inline __attribute__((always_inline)) void block16(const uint8_t *x1, const uint8_t *x2, int32x4_t x2c,
                                                           uint8_t *y, const vb_consts *k, int is_signed, int op,
                                                           int c) {
-  const vb4 a = widen(x1, is_signed);
+  const vb4 a = widen(x1, k->flip, is_signed);
   vb4 b;
   if (c) {
     b.v[0] = b.v[1] = b.v[2] = b.v[3] = x2c;
   } else {
-    b = widen(x2, is_signed);
+    b = widen(x2, k->flip, is_signed);
   }
   int32x4_t q[4];
   for (int i = 0; i < 4; i++) {
@@ -71,7 +72,7 @@ static inline __attribute__((always_inline)) void block16(const uint8_t *x1, con
   }
   const int16x8_t h0 = vcombine_s16(vmovn_s32(q[0]), vmovn_s32(q[1]));
   const int16x8_t h1 = vcombine_s16(vmovn_s32(q[2]), vmovn_s32(q[3]));
-  vst1q_s8((int8_t *)(void *)y, vcombine_s8(vmovn_s16(h0), vmovn_s16(h1)));
+  vst1q_u8(y, veorq_u8(vreinterpretq_u8_s8(vcombine_s8(vmovn_s16(h0), vmovn_s16(h1))), k->flip));
 }
 
 static inline __attribute__((always_inline)) void vbinary(size_t n, const uint8_t *x1, const uint8_t *x2, uint8_t *y,
@@ -89,7 +90,9 @@ static inline __attribute__((always_inline)) void vbinary(size_t n, const uint8_
   k.z2 = vdupq_n_s32(p->z2);
   k.lo = vdupq_n_s32(is_signed ? -128 : 0);
   k.hi = vdupq_n_s32(is_signed ? 127 : 255);
-  const int32x4_t x2c = vdupq_n_s32(!c ? 0 : is_signed ? (int32_t)(int8_t)x2[0] : (int32_t)x2[0]);
+  k.flip = vdupq_n_u8(p->flip);
+  const uint8_t x2f = c ? (uint8_t)(x2[0] ^ p->flip) : 0;
+  const int32x4_t x2c = vdupq_n_s32(!c ? 0 : is_signed ? (int32_t)(int8_t)x2f : (int32_t)x2f);
   for (; n >= 16; n -= 16, x1 += 16, x2 += c ? 0 : 16, y += 16) block16(x1, x2, x2c, y, &k, is_signed, op, c);
   if (n != 0) {
     uint8_t b1[16] = {0}, b2[16] = {0}, out[16];

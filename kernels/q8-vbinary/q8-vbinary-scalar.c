@@ -21,20 +21,30 @@ static inline float vb_mul(int32_t x1, int32_t x2, const q8rt_q8_vbinary_params 
   return (float)((x1 - p->z1) * (x2 - p->z2)) * p->ratio + p->zc;
 }
 
+/* x ^ flip as the element type, and a result's byte ^ flip */
+#define VB_IN(T, x, fl) ((T)((uint8_t)(x) ^ (fl)))
+#define VB_OUT(T, v, fl) ((T)((uint8_t)(T)(v) ^ (fl)))
+
 #define VB_SCALAR(T, LO, HI, SUF)                                                                                      \
   void q8rt_##SUF##_vadd_ukernel__scalar(size_t n, const T *x1, const T *x2, T *y, const q8rt_q8_vbinary_params *p) {  \
-    for (size_t i = 0; i < n; i++) y[i] = (T)vb_cvt_sat(vb_add((float)x1[i], (float)x2[i], p), LO, HI);                \
+    const uint8_t fl = p->flip;                                                                                        \
+    for (size_t i = 0; i < n; i++)                                                                                     \
+      y[i] = VB_OUT(T, vb_cvt_sat(vb_add((float)VB_IN(T, x1[i], fl), (float)VB_IN(T, x2[i], fl), p), LO, HI), fl);     \
   }                                                                                                                    \
   void q8rt_##SUF##_vaddc_ukernel__scalar(size_t n, const T *x1, const T *x2, T *y, const q8rt_q8_vbinary_params *p) { \
-    const float c = (float)x2[0];                                                                                      \
-    for (size_t i = 0; i < n; i++) y[i] = (T)vb_cvt_sat(vb_add((float)x1[i], c, p), LO, HI);                           \
+    const uint8_t fl = p->flip;                                                                                        \
+    const float c = (float)VB_IN(T, x2[0], fl);                                                                        \
+    for (size_t i = 0; i < n; i++) y[i] = VB_OUT(T, vb_cvt_sat(vb_add((float)VB_IN(T, x1[i], fl), c, p), LO, HI), fl); \
   }                                                                                                                    \
   void q8rt_##SUF##_vmul_ukernel__scalar(size_t n, const T *x1, const T *x2, T *y, const q8rt_q8_vbinary_params *p) {  \
-    for (size_t i = 0; i < n; i++) y[i] = (T)vb_cvt_sat(vb_mul(x1[i], x2[i], p), LO, HI);                              \
+    const uint8_t fl = p->flip;                                                                                        \
+    for (size_t i = 0; i < n; i++)                                                                                     \
+      y[i] = VB_OUT(T, vb_cvt_sat(vb_mul(VB_IN(T, x1[i], fl), VB_IN(T, x2[i], fl), p), LO, HI), fl);                   \
   }                                                                                                                    \
   void q8rt_##SUF##_vmulc_ukernel__scalar(size_t n, const T *x1, const T *x2, T *y, const q8rt_q8_vbinary_params *p) { \
-    const int32_t c = x2[0];                                                                                           \
-    for (size_t i = 0; i < n; i++) y[i] = (T)vb_cvt_sat(vb_mul(x1[i], c, p), LO, HI);                                  \
+    const uint8_t fl = p->flip;                                                                                        \
+    const int32_t c = VB_IN(T, x2[0], fl);                                                                             \
+    for (size_t i = 0; i < n; i++) y[i] = VB_OUT(T, vb_cvt_sat(vb_mul(VB_IN(T, x1[i], fl), c, p), LO, HI), fl);        \
   }
 
 VB_SCALAR(uint8_t, 0, 255, qu8)

@@ -145,6 +145,7 @@ static q8rt_status qbin_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
       .r1 = p->ra, .r2 = p->rb, .f = p->f_ab, .ratio = p->ratio, .zc = p->zcf, .z1 = p->za, .z2 = p->zb};
   p->k_ba = (q8rt_q8_vbinary_params){
       .r1 = p->rb, .r2 = p->ra, .f = p->f_ba, .ratio = p->ratio, .zc = p->zcf, .z1 = p->zb, .z2 = p->za};
+  p->k_ab.flip = p->k_ba.flip = p->via_u8 ? 0x80 : 0; /* the uint8 kernels flip the bytes in and out */
   const vbinary_set *k = &g_vbinary[0];
   while (!op_isa_usable(k->isa, ctx->isa, ctx->backend)) k++; /* the list ends with the scalar twin */
   if (kind == BIN_ADD) {
@@ -259,17 +260,19 @@ static inline int32_t mul_elem(const qbin_params *p, int32_t a, int32_t b) {
   return qk_clamp(q8rt_cvt_rne(v), p->qmin, p->qmax);
 }
 
-/* Per-element loop for rows the kernels do not take, specialized per type (is_signed constant). */
+/* Per-element loop for rows the kernels do not take, specialized per type (is_signed constant);
+ * bytes in and out XORed with flip as the kernels do. */
 static inline __attribute__((always_inline)) void qbin_row_t(const qbin_params *p, int b_first, const void *A,
                                                              size_t sa, const void *B, size_t sb, void *Y, size_t len,
-                                                             int is_signed) {
+                                                             int is_signed, uint8_t flip) {
   const uint8_t *a8 = A, *b8 = B;
   uint8_t *y8 = Y;
   for (size_t i = 0; i < len; i++) {
-    const int32_t a = is_signed ? (int32_t)(int8_t)a8[i * sa] : (int32_t)a8[i * sa];
-    const int32_t b = is_signed ? (int32_t)(int8_t)b8[i * sb] : (int32_t)b8[i * sb];
+    const uint8_t ab = (uint8_t)(a8[i * sa] ^ flip), bb = (uint8_t)(b8[i * sb] ^ flip);
+    const int32_t a = is_signed ? (int32_t)(int8_t)ab : (int32_t)ab;
+    const int32_t b = is_signed ? (int32_t)(int8_t)bb : (int32_t)bb;
     const int32_t v = p->kind == BIN_ADD ? add_elem(p, b_first, a, b) : mul_elem(p, a, b);
-    y8[i] = (uint8_t)v;
+    y8[i] = (uint8_t)((uint8_t)v ^ flip);
   }
 }
 
@@ -299,46 +302,17 @@ static void qbin_row_typed(const qbin_params *p, int b_first, const void *A, siz
     return;
   }
   if (s8) {
-    qbin_row_t(p, b_first, A, sa, B, sb, Y, len, 1);
+    qbin_row_t(p, b_first, A, sa, B, sb, Y, len, 1, 0);
   } else {
-    qbin_row_t(p, b_first, A, sa, B, sb, Y, len, 0);
+    qbin_row_t(p, b_first, A, sa, B, sb, Y, len, 0, p->via_u8 ? 0x80 : 0);
   }
 }
 
-#define QBIN_U8_CHUNK 256
-
-/* dst[i] = src[i * stride] ^ 0x80 for i < n; a contiguous source eight bytes per word (this file
- * is built without SIMD flags and the compiler does not vectorize the byte loop). */
-static void qbin_flip(const uint8_t *src, size_t stride, uint8_t *dst, size_t n) {
-  size_t i = 0;
-  if (stride == 1) {
-    for (; i + 8 <= n; i += 8) {
-      uint64_t w;
-      memcpy(&w, src + i, 8);
-      w ^= UINT64_C(0x8080808080808080);
-      memcpy(dst + i, &w, 8);
-    }
-  }
-  for (; i < n; i++) dst[i] = (uint8_t)(src[i * stride] ^ 0x80u);
-}
-
+/* int8 data computed as its uint8 twin (via_u8) runs the uint8 kernels, which flip the bytes in
+ * and out (k_ab.flip, k_ba.flip) */
 static void qbin_row(const qbin_params *p, int b_first, const void *A, size_t sa, const void *B, size_t sb, void *Y,
                      size_t len) {
-  if (!p->via_u8) {
-    qbin_row_typed(p, b_first, A, sa, B, sb, Y, len, p->type == Q8RT_DTYPE_INT8);
-    return;
-  }
-  /* the uint8 twin's row: the same kernels on values ^ 0x80 (exactly x + 128), output ^ 0x80 */
-  const uint8_t *a8 = A, *b8 = B;
-  uint8_t *y8 = Y;
-  uint8_t ta[QBIN_U8_CHUNK], tb[QBIN_U8_CHUNK], ty[QBIN_U8_CHUNK];
-  for (size_t off = 0; off < len; off += QBIN_U8_CHUNK) {
-    const size_t n = len - off < QBIN_U8_CHUNK ? len - off : QBIN_U8_CHUNK;
-    qbin_flip(a8 + off * sa, sa, ta, sa ? n : 1);
-    qbin_flip(b8 + off * sb, sb, tb, sb ? n : 1);
-    qbin_row_typed(p, b_first, ta, sa, tb, sb, ty, n, 0);
-    qbin_flip(ty, 1, y8 + off, n);
-  }
+  qbin_row_typed(p, b_first, A, sa, B, sb, Y, len, p->type == Q8RT_DTYPE_INT8 && !p->via_u8);
 }
 
 typedef struct qbin_job {

@@ -88,6 +88,8 @@ static q8rt_q8_vbinary_params vb_params(int is_signed, int swap) {
   const float ra = sa / sc, rb = sb / sc;
   q8rt_q8_vbinary_params p;
   memset(&p, 0, sizeof(p));
+  const uint32_t fl = vb_rnd() % 4; /* plain, the uint8 twin's 0x80, any byte */
+  p.flip = fl < 2 ? 0 : fl == 2 ? 0x80 : (uint8_t)vb_rnd();
   p.ratio = sa * sb / sc;
   p.zc = (float)zc;
   if (!swap) {
@@ -138,12 +140,14 @@ Q8RT_TEST(vbinary_scalar_vs_formula) {
       u8[v](n, x1, x2, y, &p);
     }
     for (size_t i = 0; i < n; i++) {
-      const uint8_t b1 = x1[i], b2 = x2[bcast ? 0 : i];
+      /* flip: the formula on the flipped bytes, its result flipped back */
+      const uint8_t b1 = (uint8_t)(x1[i] ^ p.flip), b2 = (uint8_t)(x2[bcast ? 0 : i] ^ p.flip);
       const int32_t a1 = is_signed ? (int8_t)b1 : b1, a2 = is_signed ? (int8_t)b2 : b2;
       const int32_t want = vb_ref(op, a1, a2, &p, is_signed);
-      if ((int32_t)(is_signed ? (int8_t)y[i] : y[i]) != want) {
-        fprintf(stderr, "  trial %d variant %d signed %d n %zu i %zu: x1 %d x2 %d got %d want %d\n", trial, v,
-                is_signed, n, i, a1, a2, is_signed ? (int8_t)y[i] : y[i], want);
+      const uint8_t yb = (uint8_t)(y[i] ^ p.flip);
+      if ((int32_t)(is_signed ? (int8_t)yb : yb) != want) {
+        fprintf(stderr, "  trial %d variant %d signed %d flip %d n %zu i %zu: x1 %d x2 %d got %d want %d\n", trial, v,
+                is_signed, p.flip, n, i, a1, a2, is_signed ? (int8_t)yb : yb, want);
         CHECK(0);
       }
     }
