@@ -60,6 +60,7 @@ struct q8rt_session {
   unsigned rm_runs, rm_since[2];
   int rm_cur, rm_solo, rm_contended;
   double rm_last_ms;
+  double rm_t0, rm_cpu_t0; /* this run's start: clock and thread CPU time (0: no contention check) */
   double rm_ms[2][Q8RT_RUN_HIST];
   pthreadpool_t threadpool; /* only when a step runs on XNNPACK */
 

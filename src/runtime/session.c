@@ -754,17 +754,24 @@ static double thread_cpu_ms(void) {
 
 static int run_mode_on(const q8rt_session *s) { return s->pool != NULL && s->profile != Q8RT_PROFILE_SPLIT; }
 
-static void run_mode_begin(q8rt_session *s) {
+/* Not inlined, nor any branch on a measured time in q8rt_session_run: the fuzz build leaves these
+ * out of its coverage (tests/fuzz/coverage-ignore.txt), as their paths depend on timing. */
+__attribute__((noinline)) static void run_mode_begin(q8rt_session *s) {
   if (!run_mode_on(s)) return;
   const int other = !s->rm_solo;
   s->rm_cur =
       q8rt_run_mode_pick(s->rm_runs, s->rm_since[other], s->rm_solo, s->rm_contended, q8rt_run_mode_best(s->rm_ms[1]));
   q8rt_threadpool_force_solo(s->pool, s->rm_cur);
+  s->rm_cpu_t0 = s->rm_last_ms >= RUN_CPU_CHECK_MS ? thread_cpu_ms() : 0.0;
+  s->rm_t0 = now_ms();
 }
 
-static void run_mode_end(q8rt_session *s, double ms, double cpu_ms) {
+/* After a run that succeeded (ok) or failed (only the pool's mode is reset then). */
+__attribute__((noinline)) static void run_mode_end(q8rt_session *s, int ok) {
   if (!run_mode_on(s)) return;
   q8rt_threadpool_force_solo(s->pool, 0);
+  if (!ok) return;
+  const double ms = now_ms() - s->rm_t0, cpu_ms = s->rm_cpu_t0 > 0.0 ? thread_cpu_ms() - s->rm_cpu_t0 : 0.0;
   s->rm_last_ms = ms;
   if (s->rm_runs++ == 0) return; /* warm-up: first touches of the arena and the weights */
   s->rm_since[s->rm_cur] = 0;
@@ -783,13 +790,8 @@ q8rt_status q8rt_session_run(q8rt_session *s, q8rt_error *error) {
   q8rt_status st = require_bound(s, error);
   if (st != Q8RT_OK) return st;
   run_mode_begin(s);
-  const int on = run_mode_on(s), cpu_check = on && s->rm_last_ms >= RUN_CPU_CHECK_MS;
-  const double run_t0 = on ? now_ms() : 0.0, cpu_t0 = cpu_check ? thread_cpu_ms() : 0.0;
   st = run_steps(s, error);
-  if (st == Q8RT_OK)
-    run_mode_end(s, now_ms() - run_t0, cpu_t0 > 0.0 ? thread_cpu_ms() - cpu_t0 : 0.0);
-  else
-    q8rt_threadpool_force_solo(s->pool, 0);
+  run_mode_end(s, st == Q8RT_OK);
   return st;
 }
 
