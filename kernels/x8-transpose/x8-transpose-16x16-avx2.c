@@ -53,9 +53,11 @@ static inline void store_head(uint8_t *y, __m128i v, size_t n) {
   if (n & 1) *y = (uint8_t)_mm_cvtsi128_si32(v);
 }
 
-/* Rows [i0, i0 + ni) (ni < 16) of columns [0, b16): the missing rows transposed as zeros, each
- * result row's ni bytes stored alone (the bytes around them may belong to other rows). */
-static void rows_partial(size_t ni, size_t b16, const uint8_t *x, size_t x_stride, uint8_t *y, size_t y_stride) {
+/* Rows [i0, i0 + ni) (ni < 16) of columns [0, b16) of b_end: the missing rows transposed as
+ * zeros; a result row's ni bytes stored alone unless the result rows are dense (the bytes around
+ * them may belong to other rows). */
+static void rows_partial(size_t ni, size_t b16, size_t b_end, const uint8_t *x, size_t x_stride, uint8_t *y,
+                         size_t y_stride) {
   for (size_t j = 0; j < b16; j += 16) {
     __m128i r[16], t[16];
     for (size_t i = 0; i < 16; i++) {
@@ -71,7 +73,21 @@ static void rows_partial(size_t ni, size_t b16, const uint8_t *x, size_t x_strid
 #pragma GCC unroll 16
       for (int i = 0; i < 16; i++) r[i] = t[i];
     }
-    for (size_t i = 0; i < 16; i++) store_head(y + (j + i) * y_stride, r[i], ni);
+    if (y_stride == ni) {
+      /* dense rows: whole 16-byte stores in row order, each one's tail rewritten by the rows after
+       * it (or by the scalar loop's last columns); the rows whose store would pass the end of the
+       * result (b_end rows in all) in pieces */
+      for (size_t i = 0; i < 16; i++) {
+        uint8_t *d = y + (j + i) * ni;
+        if ((j + i) * ni + 16 <= b_end * ni) {
+          _mm_storeu_si128((__m128i *)(void *)d, r[i]);
+        } else {
+          store_head(d, r[i], ni);
+        }
+      }
+    } else {
+      for (size_t i = 0; i < 16; i++) store_head(y + (j + i) * y_stride, r[i], ni);
+    }
   }
 }
 
@@ -84,7 +100,7 @@ void q8rt_x8_transpose_ukernel_16x16__avx2(size_t a, size_t b, const uint8_t *x,
       for (size_t j = b16; j < b; j++) y[j * y_stride + ii] = x[ii * x_stride + j];
     }
   }
-  if (a16 < a) rows_partial(a - a16, b16, x + a16 * x_stride, x_stride, y + a16, y_stride);
+  if (a16 < a) rows_partial(a - a16, b16, b, x + a16 * x_stride, x_stride, y + a16, y_stride);
   for (size_t i = a16; i < a; i++) {
     for (size_t j = b16; j < b; j++) y[j * y_stride + i] = x[i * x_stride + j];
   }
