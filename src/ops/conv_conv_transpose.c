@@ -216,6 +216,31 @@ static q8rt_status fc_stage_prepare(op_prepare_ctx *ctx, fconv_params *p, q8rt_e
       o->c_per_channel = cv->constant->count != 1;
     }
   }
+  /* x * HardSigmoid(x) (hardswish as Paddle exports it: PP-LCNet, PP-OCR) as one f32-vhswish op
+   * with the HardSigmoid's alpha and beta: v * hsigmoid(v, alpha, beta) is the same two results
+   * rounded (the product commutes, a NaN x included: both operands then carry x's NaN), one pass
+   * and kernel call per row fewer. */
+  for (int k = 0; k + 1 < p->n_stage; k++) {
+    fc_stage_op *h = &p->stage[k], *m = &p->stage[k + 1];
+    const int r = h->a, hv = k + 1;
+    if (h->code != FC_ST_UNARY + Q8RT_F32_VHSIGMOID || m->code != 2 || m->c != NULL || m->ext >= 0 ||
+        !((m->a == r && m->b == hv) || (m->a == hv && m->b == r)))
+      continue;
+    int later = 0; /* the HardSigmoid's value read after the Mul */
+    for (int q = k + 2; q < p->n_stage; q++) later |= p->stage[q].a == hv || p->stage[q].b == hv;
+    if (later) continue;
+    m->code = FC_ST_UNARY + Q8RT_F32_VHSWISH;
+    m->a = r;
+    m->b = -1;
+    m->kp = h->kp;
+    m->fn = op_f32_vunary_pick(ctx, Q8RT_F32_VHSWISH, NULL);
+    for (int q = k; q + 1 < p->n_stage; q++) p->stage[q] = p->stage[q + 1];
+    p->n_stage--;
+    for (int q = k; q < p->n_stage; q++) { /* values after the HardSigmoid's move down by one */
+      if (p->stage[q].a > k) p->stage[q].a--;
+      if (p->stage[q].b > k) p->stage[q].b--;
+    }
+  }
   return Q8RT_OK;
 }
 

@@ -881,6 +881,15 @@ STAGE_CASES = [
      [("HardSigmoid", ["@-1"], {"alpha": 0.125, "beta": 0.375}), ("Mul", ["@-1", "@0"], {})], 13, (), 1),
     ("hsigmoid_mul_pointwise_wt", (1, 32, 7, 7), (96, 32, 1, 1), {},
      [("HardSigmoid", ["@-1"], {"alpha": 0.125, "beta": 0.375}), ("Mul", ["@-1", "@0"], {})], 13, (), 1),
+    # x * HardSigmoid(x) runs as one f32-vhswish op (the operands either way round, on the
+    # depthwise channel-block route, then a Sub after it); not when the HardSigmoid's value is
+    # read again after the Mul
+    ("hsigmoid_mul_swapped_dw_hwc", (1, 16, 14, 14), (16, 1, 5, 5), {"group": 16, "pads": [2, 2, 2, 2]},
+     [("HardSigmoid", ["@-1"], {"alpha": 1.0 / 6.0, "beta": 0.5}), ("Mul", ["@0", "@-1"], {}),
+      ("Sub", ["@1", ("c", np.linspace(-1, 1, 16).reshape(16, 1, 1))], {})], 13, (), 1),
+    ("hsigmoid_mul_value_read_later", (1, 16, 14, 14), (24, 16, 1, 1), {},
+     [("HardSigmoid", ["@-1"], {"alpha": 0.125, "beta": 0.375}), ("Mul", ["@-1", "@0"], {}),
+      ("Add", ["@1", "@0"], {})], 13, (), 1),
     ("dw_flat_hswish_lrelu_tanh", (1, 6, 14, 14), (6, 1, 5, 5), {"group": 6, "pads": [2, 2, 2, 2]},
      [("HardSwish", ["@-1"], {}), ("LeakyRelu", ["@0"], {"alpha": 0.3}), ("Tanh", ["@1"], {})], 14, (), 1),
     # residual Adds: the conv's input as the other operand on either side (after SiLU on the flat
