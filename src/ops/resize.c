@@ -168,6 +168,12 @@ static q8rt_status resize_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
       p->sizes = NULL;
     }
   }
+  if (scales_at == NULL && (scales != NULL) == (has_sizes != 0)) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                     upsample ? "%s node '%s': input 1 (scales) is empty"
+                              : "%s node '%s': exactly one of scales and sizes must be given",
+                     n->op_type, n->name);
+  }
   if (scales_at != NULL || scales != NULL) {
     if (scales_at == NULL && (scales->dtype != Q8RT_DTYPE_FLOAT32 || scales->rank != 1)) {
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': input %d (scales) must be a 1-D float32 tensor",

@@ -472,6 +472,12 @@ def hostile_cases():
         ["large"], inits=["sc"], opset=13)
     add("resize_scale_nan", "Resize", [("x", img), ("", None), ("sc", np.array([1, 1, np.nan, 2], np.float32))],
         ["scales"], inits=["sc"], opset=13)
+    add("resize_scales_and_sizes", "Resize",
+        [("x", img), ("", None), ("sc", np.array([1, 1, 2, 2], np.float32)), ("sz", i64(1, 1, 8, 8))],
+        ["exactly one"], inits=["sc", "sz"], opset=13)
+    add("resize_scalar_no_scales_or_sizes", "Resize", [("x", np.float32(1.0))], ["exactly one"], opset=13)
+    add("upsample_scales_empty", "Upsample", [("x", np.float32(1.0)), ("sc", np.zeros(0, np.float32))],
+        ["scales", "empty"], inits=["sc"], opset=9)
     add("squeeze_axis_not_one", "Squeeze", [("x", f), ("a", i64(1))], ["not 1"], inits=["a"], opset=13)
     add("unsqueeze_axis_repeated", "Unsqueeze", [("x", f), ("a", i64(0, 0))], ["repeated"], inits=["a"], opset=13)
     add("slice_step_zero", "Slice", [("x", f), ("s", i64(0)), ("e", i64(2)), ("a", i64(1)), ("st", i64(0))],
