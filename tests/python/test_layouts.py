@@ -135,13 +135,21 @@ def test_average_pool_channels_last(tmp_path):
     check(m, x, tmp_path, max_transposes=2)
 
 
-@pytest.mark.parametrize("how", ["scales", "sizes", "half_pixel_down"])
+@pytest.mark.parametrize("how", ["scales", "sizes", "half_pixel_down", "scales_4x2_threads"])
 def test_resize_nearest_channels_last(how, tmp_path):
+    """8-channel pixels: image rows that repeat the one before are one copy of it; with threads the
+    rows split mid image row (scales_4x2_threads: 16000 pixels, several ranges per thread)."""
     rng = np.random.default_rng(11)
     c = 8
     inits, x = base(rng, c)
     attrs = {"mode": "nearest"}
-    if how == "scales":
+    threads = ()
+    if how == "scales_4x2_threads":
+        x = rng.integers(0, 256, size=(1, c, 40, 50)).astype(np.uint8)
+        inits += [h.tensor("roi", np.zeros(0, np.float32)), h.tensor("sc", np.array([1, 1, 4, 2], np.float32))]
+        ins = ["a", "roi", "sc"]
+        threads = (2, 3)
+    elif how == "scales":
         inits += [h.tensor("roi", np.zeros(0, np.float32)), h.tensor("sc", np.array([1, 1, 2, 2], np.float32))]
         ins = ["a", "roi", "sc"]
         attrs["coordinate_transformation_mode"] = "asymmetric"
@@ -160,7 +168,7 @@ def test_resize_nearest_channels_last(how, tmp_path):
     nodes[-1].input[1], nodes[-1].input[2] = "c1_ys", "c1_yz"
     m = model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.UINT8, list(x.shape))],
                  [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
-    check(m, x, tmp_path, max_transposes=2)
+    check(m, x, tmp_path, max_transposes=2, threads=threads)
 
 
 MAXPOOL_CASES = {
