@@ -129,6 +129,17 @@ def cases() -> List[Case]:
     c.append(single("concat_axis2_ranges_mid_row_u8", "Concat",
                     [("a", u8(2, 7, 300, 33), "in"), ("e", u8(2, 7, 0, 33), "in"), ("b", u8(2, 7, 1, 33), "in"),
                      ("c", u8(2, 7, 250, 33), "in")], dict(axis=2), opset=13))
+    # short rows joined row by row input by input (Basic Pitch: 8 x [1, 172, 264, 1] along the last
+    # axis), rows of 1/2/3/4/8/12 bytes, 16 KB thread ranges that start and end inside rows
+    c.append(single("concat_short_rows_8x_f32", "Concat", [(f"x{i}", f32(1, 172, 264, 1), "in") for i in range(8)],
+                    dict(axis=-1), opset=13))
+    c.append(single("concat_short_rows_mixed_u8", "Concat",
+                    [("a", u8(40000, 1), "in"), ("b", u8(40000, 2), "in"), ("c", u8(40000, 3), "in"),
+                     ("d", u8(40000, 0), "in"), ("e", u8(40000, 8), "in"), ("f", u8(40000, 12), "in")],
+                    dict(axis=1), opset=13))
+    c.append(single("concat_short_rows_i64", "Concat", [("a", np.arange(5000, dtype=np.int64).reshape(2500, 2, 1), "in"),
+                                                        ("b", -np.arange(2500, dtype=np.int64).reshape(2500, 1, 1), "in")],
+                    dict(axis=1), opset=13))
     ct = dict(auto_pad="NOTSET", dilations=[1, 1], strides=[2, 2], group=1, kernel_shape=[2, 2], pads=[0, 0, 0, 0])
     c.append(single("det_convtranspose_24_24_k2s2", "ConvTranspose",
                     [("x", f32(1, 24, 16, 24), "in"), ("w", f32(24, 24, 2, 2, lo=-0.5, hi=0.5), "init")], ct,
