@@ -556,8 +556,9 @@ static q8rt_status fuse_gemms(ir_graph *g, q8rt_error *err) {
 }
 
 /* Whether MaxPool n's every window holds at least one input element: no dilation, floor mode,
- * explicit (or VALID) pads each smaller than the kernel. A window of padding only would give
- * float's lowest value, which no 8-bit value dequantizes to. */
+ * explicit (or VALID) pads each smaller than the kernel and together too (an empty input axis then
+ * fails the shape check instead of giving windows of padding only). A window of padding only would
+ * give float's lowest value, which no 8-bit value dequantizes to. */
 static int maxpool_windows_real(const ir_node *n) {
   const int64_t *k = NULL, *pads = NULL, *dil = NULL;
   size_t nk = 0, np = 0, nd = 0;
@@ -574,7 +575,7 @@ static int maxpool_windows_real(const ir_node *n) {
   if ((pads != NULL && np != 2 * nk) || (dil != NULL && nd != nk)) return 0;
   for (size_t i = 0; i < nk; i++) {
     if (k[i] < 1 || (dil != NULL && dil[i] != 1)) return 0;
-    if (pads != NULL && (pads[i] < 0 || pads[i] >= k[i] || pads[nk + i] < 0 || pads[nk + i] >= k[i])) return 0;
+    if (pads != NULL && (pads[i] < 0 || pads[nk + i] < 0 || pads[i] >= k[i] - pads[nk + i])) return 0;
   }
   return 1;
 }

@@ -180,7 +180,7 @@ def test_dq_maxpool_runs_on_8bit_data(dt, out_float, tmp_path, q8rt_run):
     assert len(pools) == len(SPP) and all(MP_NOTE in ln and "8_maxpool" in ln for ln in pools), out
 
 
-@pytest.mark.parametrize("near", ["ceil_mode", "dilations"])
+@pytest.mark.parametrize("near", ["ceil_mode", "dilations", "pads_summing_to_kernel"])
 def test_dq_maxpool_near_misses_stay_float(near, tmp_path, q8rt_run):
     """Where a window could hold padding only (ceil_mode, dilations), the MaxPool stays on float
     data, exactly as written."""
@@ -189,6 +189,30 @@ def test_dq_maxpool_near_misses_stay_float(near, tmp_path, q8rt_run):
         attrs = {"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1}
     elif near == "dilations":
         attrs["dilations"] = [2, 2]
+    elif near == "pads_summing_to_kernel":  # each pad < kernel, together not: an empty axis pads to windows
+        attrs = {"kernel_shape": [3, 3], "pads": [1, 2, 1, 1]}
     m = dq_maxpool_model(np.uint8, [attrs])
     out = check_dq_maxpool(m, np.uint8, tmp_path, near)
     assert MP_NOTE not in out and "f32_maxpool" in out, out
+
+
+def test_dq_maxpool_empty_axis_padded_to_windows(tmp_path, q8rt_run):
+    """An empty input axis whose pads make whole windows (pads 2 + 2 >= kernel 3): those windows hold
+    padding only, so the MaxPool must give the float route's values, not a dequantized byte."""
+    mp = {"kernel_shape": [3, 3], "pads": [2, 2, 2, 2]}
+    q = h.make_model([helper.make_node("DequantizeLinear", ["x", "s", "z"], ["xf"], name="dq"),
+                      helper.make_node("MaxPool", ["xf"], ["y"], name="pool", **mp)],
+                     [helper.make_tensor_value_info("x", TensorProto.UINT8, [1, 2, 0, 4])],
+                     [helper.make_empty_tensor_value_info("y")],
+                     [h.tensor("s", np.float32(0.05)), h.tensor("z", np.uint8(100))], opset=13)
+    f = h.make_model([helper.make_node("MaxPool", ["xf"], ["y"], name="pool", **mp)],
+                     [helper.make_tensor_value_info("xf", TensorProto.FLOAT, [1, 2, 0, 4])],
+                     [helper.make_empty_tensor_value_info("y")], [], opset=13)
+    qp, fp = h.save_model(q, tmp_path / "q.onnx"), h.save_model(f, tmp_path / "f.onnx")
+    want = h.run_q8rt(fp, {"xf": h.save_npy(tmp_path / "xf.npy", np.zeros((1, 2, 0, 4), np.float32))},
+                      tmp_path / "of").assert_ok().output("y")
+    assert want.shape == (1, 2, 2, 6)
+    inp = {"x": h.save_npy(tmp_path / "x.npy", np.zeros((1, 2, 0, 4), np.uint8))}
+    for extra in ([], ["--threads", "2"], ["--backend", "reference"]):
+        res = h.run_q8rt(qp, inp, tmp_path / f"oq{len(extra)}", extra=extra).assert_ok()
+        h.assert_same_bytes(res.output("y"), want, f"empty axis {extra}")
