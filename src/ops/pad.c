@@ -22,7 +22,7 @@ typedef struct pad_geom {
   int mode;
   size_t vsize; /* bytes of one element (of value) */
   size_t elem;  /* bytes of one block: an element times the unpadded trailing axes */
-  int64_t in[Q8RT_MAX_RANK], out[Q8RT_MAX_RANK], begin[Q8RT_MAX_RANK];
+  int64_t in[Q8RT_MAX_RANK], out[Q8RT_MAX_RANK], begin[Q8RT_MAX_RANK], end[Q8RT_MAX_RANK];
   unsigned char value[8];
 } pad_geom;
 
@@ -180,7 +180,9 @@ static q8rt_status pad_infer(const void *params, const op_node *n, const op_shap
     if (out->dims[d] < 0) {
       return q8rt_fail(err, Q8RT_ERROR_SHAPE, "Pad node '%s': negative pads make axis %d negative", n->name, d);
     }
-    if (p->mode != PAD_CONSTANT && x->dims[d] == 0 && out->dims[d] > 0) {
+    /* wrap repeats what is left of the axis after its crops (as ONNX Runtime): nothing left, nothing to repeat */
+    const int64_t left = x->dims[d] + (b[d] < 0 ? b[d] : 0) + (e[d] < 0 ? e[d] : 0);
+    if (p->mode != PAD_CONSTANT && (x->dims[d] == 0 || (p->mode == PAD_WRAP && left <= 0)) && out->dims[d] > 0) {
       return q8rt_fail(err, Q8RT_ERROR_SHAPE, "Pad node '%s': mode %s cannot pad an empty axis %d", n->name,
                        p->mode == PAD_REFLECT ? "reflect"
                        : p->mode == PAD_EDGE  ? "edge"
@@ -210,18 +212,24 @@ static q8rt_status pad_infer(const void *params, const op_node *n, const op_shap
     gm->in[d] = x->dims[d];
     gm->out[d] = out->dims[d];
     gm->begin[d] = b[d];
+    gm->end[d] = e[d];
   }
   store_value(p, x->dtype, gm->value);
   return Q8RT_OK;
 }
 
-/* Source index along one axis for output index o, or -1 for the constant. */
-static int64_t pad_map(int mode, int64_t o, int64_t begin, int64_t n) {
+/* Source index along one axis for output index o, or -1 for the constant. Wrap repeats the part
+ * left after the crops (negative pads), as ONNX Runtime: pad_infer refuses an axis with none left. */
+static int64_t pad_map(int mode, int64_t o, int64_t begin, int64_t end, int64_t n) {
   int64_t i = o - begin;
   if (i >= 0 && i < n) return i;
   switch (mode) {
     case PAD_EDGE: return i < 0 ? 0 : n - 1;
-    case PAD_WRAP: i %= n; return i < 0 ? i + n : i;
+    case PAD_WRAP: {
+      const int64_t lo = begin < 0 ? -begin : 0, m = n - lo - (end < 0 ? -end : 0);
+      i = (i - lo) % m;
+      return lo + (i < 0 ? i + m : i);
+    }
     case PAD_REFLECT: {
       if (n == 1) return 0;
       const int64_t period = 2 * (n - 1);
@@ -270,7 +278,7 @@ static void pad_run(const void *params, const void *geom, const op_tensor *in, o
     s *= gm->in[d];
   }
   int64_t idx[Q8RT_MAX_RANK] = {0};
-  const int64_t inner = gm->out[r - 1], n_last = gm->in[r - 1], begin = gm->begin[r - 1];
+  const int64_t inner = gm->out[r - 1], n_last = gm->in[r - 1], begin = gm->begin[r - 1], end = gm->end[r - 1];
   /* output positions [lo, hi) of a row read the source row's contiguous elements from lo - begin */
   const int64_t lo = begin > 0 ? begin : 0;
   const int64_t hi = begin + n_last < inner ? begin + n_last : inner;
@@ -279,7 +287,7 @@ static void pad_run(const void *params, const void *geom, const op_tensor *in, o
     int64_t off = 0;
     int constant = 0;
     for (int d = 0; d < r - 1; d++) {
-      const int64_t i = pad_map(gm->mode, idx[d], gm->begin[d], gm->in[d]);
+      const int64_t i = pad_map(gm->mode, idx[d], gm->begin[d], gm->end[d], gm->in[d]);
       if (i < 0) {
         constant = 1;
         break;
@@ -296,7 +304,7 @@ static void pad_run(const void *params, const void *geom, const op_tensor *in, o
           o = hi - 1;
           continue;
         }
-        const int64_t i = pad_map(gm->mode, o, begin, n_last);
+        const int64_t i = pad_map(gm->mode, o, begin, end, n_last);
         if (i < 0) {
           pad_fill(dst + (size_t)o * elem, elem, gm->value, gm->vsize);
         } else {

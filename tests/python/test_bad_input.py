@@ -466,6 +466,8 @@ def hostile_cases():
     add("pad_mode_unknown", "Pad", [("x", f), ("p", i64(0, 1, 0, 1))], ["mode"], attrs={"mode": "mirror"},
         inits=["p"], opset=13)
     add("pad_2_pow_40", "Pad", [("x", f), ("p", i64(0, 2**40, 0, 2**40))], ["large"], inits=["p"], opset=13)
+    add("pad_wrap_cropped_to_nothing", "Pad", [("x", f), ("p", i64(0, -7, 0, 2))], ["wrap", "axis 1"],
+        attrs={"mode": "wrap"}, inits=["p"], opset=19)
     add("resize_mode_unknown", "Resize", [("x", img), ("", None), ("sc", np.array([1, 1, 2, 2], np.float32))],
         ["mode"], attrs={"mode": "bicubic_plus"}, inits=["sc"], opset=13)
     add("resize_scale_1e9", "Resize", [("x", img), ("", None), ("sc", np.array([1, 1, 1e9, 1e9], np.float32))],

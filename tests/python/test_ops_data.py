@@ -338,6 +338,13 @@ def cases() -> List[Case]:
                                                            ("pads", i64([0, -2, 0, 0, 1, 3, 0, 0]), "init"),
                                                            ("v", np.array(200, np.uint8), "init")]))
     c.append(single("pad_crop_past_row_f32", "Pad", [("x", f32(2, 4, 3), "in"), ("pads", i64([0, 6, 0, 0, -5, 0]), "init")]))
+    # wrap repeats what the crops leave (as ONNX Runtime), pads within that part: a crop on one side,
+    # a pad on the other, on an inner axis and on the last one (its row run and its wrapped ends)
+    c.append(single("pad_wrap_crop_then_pad_f32", "Pad", [("x", f32(3, 5, 6), "in"),
+                                                          ("pads", i64([0, -2, 3, 0, 2, -1]), "init")],
+                    dict(mode="wrap"), opset=19))
+    c.append(single("pad_wrap_pad_then_crop_u8", "Pad", [("x", u8(4, 7), "in"), ("pads", i64([2, -3, -1, 4]), "init")],
+                    dict(mode="wrap"), opset=19))
     c.append(single("pad_none_f32", "Pad", [("x", f32(2, 4, 3), "in"), ("pads", i64([0, 0, 0, 0, 0, 0]), "init")]))
     c.append(single("pad_empty_trailing_f32", "Pad", [("x", f32(2, 4, 0), "in"), ("pads", i64([1, 1, 0, 0, 2, 0]), "init")]))
     c.append(single("pad_axes_opset18", "Pad", [("x", f32(2, 3, 4), "in"), ("pads", i64([1, 2, 0, 1]), "init"), None,
