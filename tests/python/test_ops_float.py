@@ -378,6 +378,26 @@ def test_integer_division_by_zero_is_zero(tmp_path, q8rt_run):
     assert res.output("y").tolist() == [0, 0, 0, -9223372036854775807 - 1]
 
 
+def test_matmul_many_batches_is_linear(tmp_path, q8rt_run):
+    """A broadcast A against 150000 small batches of B: each work item finds its batch directly (it
+    stepped the batch iterator from 0, quadratic: ~20 s here, 37 s for a 190-byte fuzz model with
+    18360 batches in the fuzz build). Small integers: every product and sum exact, so numpy's result
+    is the bytes."""
+    rng = np.random.default_rng(11)
+    a = rng.integers(0, 8, (1, 3, 3)).astype(np.float32)
+    b = rng.integers(0, 8, (150000, 3, 4)).astype(np.float32)
+    m = h.make_model([helper.make_node("MatMul", ["a", "b"], ["y"], name="mm")],
+                     [helper.make_tensor_value_info("a", F, list(a.shape)),
+                      helper.make_tensor_value_info("b", F, list(b.shape))],
+                     [helper.make_empty_tensor_value_info("y")], [], opset=13)
+    path = h.save_model(m, tmp_path / "m.onnx")
+    inp = {"a": h.save_npy(tmp_path / "a.npy", a), "b": h.save_npy(tmp_path / "b.npy", b)}
+    want = np.matmul(a, b).astype(np.float32)
+    for extra in ([], ["--threads", "2"]):
+        res = h.run_q8rt(path, inp, tmp_path / f"o{len(extra)}", extra=extra, timeout=10.0).assert_ok()
+        h.assert_same_bytes(res.output("y"), want, f"{extra}")
+
+
 def test_uint8_wraps_like_numpy(tmp_path, q8rt_run):
     a = np.array([250, 3, 0, 255], np.uint8)
     b = np.array([10, 5, 1, 255], np.uint8)
