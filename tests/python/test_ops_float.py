@@ -497,6 +497,11 @@ FCONV_CASES = [
     # two images, groups, dilations on both axes, asymmetric pads; planes wider than a tile
     ((2, 8, 10, 19), (12, 4, 3, 2), {"group": 2, "pads": [1, 0, 2, 1], "dilations": [2, 3]}, True),
     ((1, 3, 4, 300), (5, 3, 3, 3), {"pads": [1, 1, 1, 1]}, False),
+    # flat tiles of several rows (toward 4096 positions): capped at an eighth of the plane's rows
+    # (9 of 70 rows, the last tile 7), and by the tile's copy (200 channels x 66 wide: 10 rows of
+    # 97, the last tile 7)
+    ((1, 2, 70, 37), (16, 2, 3, 3), {"pads": [1, 1, 1, 1]}, True),
+    ((1, 200, 97, 64), (8, 200, 3, 3), {"pads": [1, 1, 1, 1]}, True),
     # a vertical stride: the row pieces (pointers into the input, copies at the edges); strided
     # windows with a dilation, more stride than kernel, 3-D: im2col tiles into the GEMM's panels
     ((1, 6, 13, 21), (8, 6, 3, 3), {"strides": [2, 1], "pads": [1, 1, 1, 1]}, True),
