@@ -34,7 +34,10 @@ static const char usage_text[] =
     "  --output-dir DIR    write each output as DIR/<name>.npy (otherwise print a summary line)\n"
     "  --threads N         worker threads (0 or 1: run on the calling thread)\n"
     "  --backend NAME      kernel backend (default auto)\n"
-    "  --repeat N          one warm-up run, then N timed runs; prints latency_ms median/min\n"
+    "  --repeat N          one warm-up run, then N timed runs; prints latency_ms median/min, and with\n"
+    "                      --threads N > 1 how the timed runs used the threads: 'run_stats shared=..\n"
+    "                      alone=.. contended=.. regions=.. solo_regions=.. unhelped_regions=..\n"
+    "                      solo_stretches=.. wait_ms=..' (q8rt_session_run_stats)\n"
     "  --explain           print the execution plan before running\n"
     "  --profile           print per-step timings (median over the timed runs with --repeat); with\n"
     "                      --threads N > 1 also how each step split: a 'threads' line per step\n"
@@ -679,6 +682,8 @@ static int run(const options *o) {
 
   if (o->repeat > 0) {
     if (run_once(&r) != 0) goto done; /* warm-up */
+    q8rt_run_stats rs0, rs1;
+    q8rt_session_run_stats(r.session, &rs0);
     r.times = malloc((size_t)o->repeat * sizeof(double));
     if (!r.times) {
       report_error("out of memory");
@@ -714,6 +719,14 @@ static int run(const options *o) {
     qsort(r.times, n, sizeof(double), compare_double);
     double median = n % 2 ? r.times[n / 2] : (r.times[n / 2 - 1] + r.times[n / 2]) / 2.0;
     printf("latency_ms median=%.3f min=%.3f runs=%zu\n", median, r.times[0], n);
+    q8rt_session_run_stats(r.session, &rs1);
+    if (o->threads > 1)
+      printf(
+          "run_stats shared=%zu alone=%zu contended=%zu regions=%zu solo_regions=%zu unhelped_regions=%zu "
+          "solo_stretches=%zu wait_ms=%.3f\n",
+          rs1.shared_runs - rs0.shared_runs, rs1.alone_runs - rs0.alone_runs, rs1.contended_runs - rs0.contended_runs,
+          rs1.regions - rs0.regions, rs1.solo_regions - rs0.solo_regions, rs1.unhelped_regions - rs0.unhelped_regions,
+          rs1.solo_stretches - rs0.solo_stretches, rs1.wait_ms - rs0.wait_ms);
   } else {
     if (run_once(&r) != 0) goto done;
   }

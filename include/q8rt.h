@@ -316,6 +316,29 @@ typedef struct q8rt_step_threads {
  * steps. */
 Q8RT_API size_t q8rt_session_profile_threads(const q8rt_session *session, q8rt_step_threads *steps, size_t capacity);
 
+/* How the session's runs used its threads (threads > 1), counted since the session was created
+ * (across re-binds), successful runs only, the first run of each bind included. A session with a
+ * pool times whole runs and runs each either shared (steps split over the pool) or alone (every
+ * step on the calling thread, when sharing was measured slower: small models, a busy machine).
+ * Inside shared runs, the pool itself runs regions on the caller alone for a while when workers
+ * cost more than they bring (a worker descheduled holding items). Counting costs no clock read
+ * of its own; available whatever the profile option. Only `runs` is counted with threads <= 1 or
+ * with profile = Q8RT_PROFILE_SPLIT (no worker runs). */
+typedef struct q8rt_run_stats {
+  size_t runs;             /* successful runs */
+  size_t shared_runs;      /* runs in shared mode */
+  size_t alone_runs;       /* runs the session ran alone (runs = shared_runs + alone_runs with a pool) */
+  size_t contended_runs;   /* runs whose calling thread was on a CPU < 3/4 of the run's time */
+  size_t regions;          /* parallel regions of the shared runs */
+  size_t solo_regions;     /* of which the pool ran on the caller alone (a solo stretch) */
+  size_t unhelped_regions; /* of which were shared but no worker ran an item */
+  size_t solo_stretches;   /* solo stretches the pool started */
+  double wait_ms;          /* time the caller waited for items a worker had claimed, in all */
+} q8rt_run_stats;
+
+/* Fills *stats (zeros for a NULL session). */
+Q8RT_API void q8rt_session_run_stats(const q8rt_session *session, q8rt_run_stats *stats);
+
 /* Decode an ONNX TensorProto (such as the input_0.pb files of the ONNX test data) into a caller buffer.
  * First call with data == NULL to learn dtype, shape and the byte size. Supports the dtypes of
  * q8rt_dtype, raw_data and the typed fields. info->name is set to NULL. */

@@ -62,6 +62,7 @@ import q8rt_harness as H  # noqa: E402  (exact QLinearConv reference, model buil
 Q8RT_BACKENDS = ["auto", "reference", "avx2", "avx512", "neon", "xnnpack"]
 THREADS_MIN_MMAC = 50.0          # 2-thread runs on shapes at least this large
 LATENCY_RE = re.compile(r"latency_ms median=([0-9.eE+-]+) min=([0-9.eE+-]+) runs=(\d+)")
+RUN_STATS_RE = re.compile(r"^run_stats ((?:\w+=[0-9.eE+-]+ ?)+)$", re.M)
 ERROR_PREFIX = "q8rt-run: error:"
 
 
@@ -214,6 +215,10 @@ class Meas:
                                        # (NHWC in and out unless the conv runs NCHW end to end)
     conv_gmacs: Optional[float] = None
     round_medians_ms: Optional[List[float]] = None  # whole models: each round's median (the kept one is the lowest)
+    # q8rt with 2+ threads: how the timed runs used them (q8rt-run's run_stats line, q8rt_session_run_stats):
+    # runs shared / alone / contended, regions, solo_regions, unhelped_regions, solo_stretches, wait_ms
+    run_stats: Optional[Dict[str, float]] = None
+    round_run_stats: Optional[List[Dict[str, float]]] = None  # whole models: each round's run_stats
 
     @property
     def ok(self) -> bool:
@@ -316,10 +321,28 @@ def run_q8rt(model: Path, inputs: Dict[str, Path], outdir: Path, backend: str, t
         m.status, m.reason = "error", _error_line(p, ERROR_PREFIX)
         return m
     m.median_ms, m.min_ms, m.runs = float(lat.group(1)), float(lat.group(2)), int(lat.group(3))
+    m.run_stats = parse_run_stats(p.stdout)
     conv = [float(ln.split()[-1]) for ln in p.stdout.splitlines() if ln.startswith("profile QLinearConv ")]
     if conv:
         m.conv_ms = sum(conv)
     return m
+
+
+def parse_run_stats(out: str) -> Optional[Dict[str, float]]:
+    """q8rt-run's 'run_stats k=v ...' line (printed with --repeat and --threads > 1), or None."""
+    m = RUN_STATS_RE.search(out)
+    if not m:
+        return None
+    kv = dict(f.split("=", 1) for f in m.group(1).split())
+    return {k: (float(v) if "." in v or "e" in v.lower() else int(v)) for k, v in kv.items()}
+
+
+def fmt_modes(m: Optional[Meas]) -> str:
+    """'shared/alone' runs of each round of a q8rt measurement, e.g. '58/4 60/2'."""
+    if m is None:
+        return "-"
+    stats = m.round_run_stats or ([m.run_stats] if m.run_stats else [])
+    return " ".join(f"{r.get('shared', '?')}/{r.get('alone', '?')}" if r else "?" for r in stats) or "-"
 
 
 def ort_session(model: Path, threads: int):
@@ -688,14 +711,18 @@ def merge_rounds(rounds: List[List[Meas]]) -> List[Meas]:
             if k is None:
                 out[m.impl] = m
                 m.round_medians_ms = []
+                m.round_run_stats = []
             else:
                 m.round_medians_ms = k.round_medians_ms
+                m.round_run_stats = k.round_run_stats
                 bad_k = not k.ok or bool(k.mismatches)
                 bad_m = not m.ok or bool(m.mismatches)
                 if (bad_m and not bad_k) or (bad_m == bad_k and m.ok and k.ok and m.median_ms < k.median_ms):
                     out[m.impl] = m
             if m.median_ms is not None:
                 m.round_medians_ms.append(round(m.median_ms, 4))
+            if m.run_stats is not None:
+                m.round_run_stats.append(m.run_stats)
     return list(out.values())
 
 
@@ -773,8 +800,9 @@ def print_model(em: E2EModel, res: List[Meas]) -> None:
     print(f"  {'implementation':<30} {'median ms':>10} {'min ms':>10} {'runs':>5}  {'same as ORT 1T':<16} note")
     for m in res:
         if m.ok:
+            modes = f"runs shared/alone {fmt_modes(m)}; " if m.run_stats else ""
             print(f"  {m.label:<30} {fmt_ms(m.median_ms):>10} {fmt_ms(m.min_ms):>10} {m.runs:>5}  "
-                  f"{fmt_exact(m):<16} {m.kernel}")
+                  f"{fmt_exact(m):<16} {modes}{m.kernel}")
         else:
             print(f"  {m.label:<30} {m.status:>10} {'':>10} {'':>5}  {'':<16} {m.reason}")
     r = model_ratios(res)

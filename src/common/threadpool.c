@@ -84,7 +84,7 @@ struct q8rt_threadpool {
   int64_t solo_until, solo_ns; /* regions before solo_until run on the caller alone */
   int64_t debt;                /* see DEBT_NS */
   unsigned crowded_seen;       /* `crowded` as last charged */
-  size_t solo_stretches;
+  q8rt_pool_counts counts;
   int forced_solo; /* q8rt_threadpool_force_solo */
   int mode;        /* Q8RT_POOL_* */
   q8rt_pool_stats stats;
@@ -300,7 +300,7 @@ q8rt_threadpool *q8rt_threadpool_create_mode(const q8rt_allocator *a, size_t thr
   p->epoch = 1;
   p->solo_until = p->solo_ns = p->debt = 0;
   p->crowded_seen = 0;
-  p->solo_stretches = 0;
+  memset(&p->counts, 0, sizeof(p->counts));
   p->forced_solo = 0;
   p->mode = mode;
   memset(&p->stats, 0, sizeof(p->stats));
@@ -379,7 +379,7 @@ static void go_solo(q8rt_threadpool *p, int64_t t) {
   p->solo_ns = !recurs ? SOLO_MIN_NS : p->solo_ns * 2 > SOLO_MAX_NS ? SOLO_MAX_NS : p->solo_ns * 2;
   p->solo_until = t + p->solo_ns;
   p->debt = 0;
-  p->solo_stretches++;
+  p->counts.solo_stretches++;
 }
 
 /* Runs a region of n >= 2 items that started at t0; returns how many the caller ran. Not inlined:
@@ -387,9 +387,14 @@ static void go_solo(q8rt_threadpool *p, int64_t t) {
 __attribute__((noinline)) static size_t run_region(q8rt_threadpool *p, size_t n, q8rt_task_fn fn, void *ctx,
                                                    int64_t t0) {
   if (p->forced_solo || t0 < p->solo_until) {
+    if (!p->forced_solo) {
+      p->counts.regions++;
+      p->counts.solo_regions++;
+    }
     for (size_t i = 0; i < n; i++) fn(ctx, i);
     return n;
   }
+  p->counts.regions++;
   const uint32_t e = ++p->epoch;
   /* close: claims of the previous epoch fail from here on, before the description changes */
   atomic_store_explicit(&p->state, (uint64_t)e << 32 | CLOSED, memory_order_relaxed);
@@ -433,7 +438,9 @@ __attribute__((noinline)) static size_t run_region(q8rt_threadpool *p, size_t n,
       }
     }
     t2 = now_ns();
+    p->counts.wait_ns += t2 - t1;
   }
+  if (ran == n) p->counts.unhelped_regions++;
   /* What the workers' items saved (at the caller's time per item) against the wait for them
    * beyond a couple of items (normally the wait is at most the last claim of a worker that took
    * it just before the caller ran out; much longer: the worker was descheduled holding it). */
@@ -482,4 +489,12 @@ void q8rt_threadpool_force_solo(q8rt_threadpool *p, int on) {
   if (p != NULL) p->forced_solo = on != 0;
 }
 
-size_t q8rt_threadpool_solo_stretches(const q8rt_threadpool *p) { return p == NULL ? 0 : p->solo_stretches; }
+size_t q8rt_threadpool_solo_stretches(const q8rt_threadpool *p) { return p == NULL ? 0 : p->counts.solo_stretches; }
+
+void q8rt_threadpool_counts(const q8rt_threadpool *p, q8rt_pool_counts *out) {
+  if (p != NULL) {
+    *out = p->counts;
+  } else {
+    memset(out, 0, sizeof(*out));
+  }
+}

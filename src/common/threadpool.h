@@ -64,6 +64,17 @@ typedef struct q8rt_pool_stats {
 void q8rt_threadpool_stats(const q8rt_threadpool *p, q8rt_pool_stats *out);
 void q8rt_threadpool_destroy(q8rt_threadpool *p);
 
+/* What the regions found, counted in every mode (caller-side counters, no atomics): regions
+ * (n >= 2, forced solo ones not counted), of which a solo stretch ran on the caller alone, of
+ * which the workers ran no item although the region was shared, the solo stretches started, and
+ * the time the caller waited for items a worker had claimed (summed over the regions). Totals
+ * since the pool was made; for the session's q8rt_session_run_stats. */
+typedef struct q8rt_pool_counts {
+  size_t regions, solo_regions, unhelped_regions, solo_stretches;
+  int64_t wait_ns;
+} q8rt_pool_counts;
+void q8rt_threadpool_counts(const q8rt_threadpool *p, q8rt_pool_counts *out);
+
 /* Threads of the pool, caller included (1 for NULL). */
 size_t q8rt_threadpool_threads(const q8rt_threadpool *p);
 

@@ -62,7 +62,8 @@ struct q8rt_session {
   double rm_last_ms;
   double rm_t0, rm_cpu_t0; /* this run's start: clock and thread CPU time (0: no contention check) */
   double rm_ms[2][Q8RT_RUN_HIST];
-  pthreadpool_t threadpool; /* only when a step runs on XNNPACK */
+  size_t runs_ok, rm_done[2], rm_done_contended; /* since creation: successful runs, shared / alone, contended */
+  pthreadpool_t threadpool;                      /* only when a step runs on XNNPACK */
 
   unsigned char *gstate;          /* [n_guards + 1] each If branch at the bound shapes (session.c: GUARD_*) */
   const q8rt_error **gerr;        /* [n_guards + 1] why a branch could not bind (reported if taken at run) */

@@ -773,10 +773,12 @@ __attribute__((noinline)) static void run_mode_end(q8rt_session *s, int ok) {
   if (!ok) return;
   const double ms = now_ms() - s->rm_t0, cpu_ms = s->rm_cpu_t0 > 0.0 ? thread_cpu_ms() - s->rm_cpu_t0 : 0.0;
   s->rm_last_ms = ms;
+  s->rm_done[s->rm_cur]++;
   if (s->rm_runs++ == 0) return; /* warm-up: first touches of the arena and the weights */
   s->rm_since[s->rm_cur] = 0;
   s->rm_since[!s->rm_cur]++;
   s->rm_contended = q8rt_run_contended(ms, cpu_ms);
+  s->rm_done_contended += (size_t)s->rm_contended;
   if (!s->rm_contended) {
     double *w = s->rm_ms[s->rm_cur];
     memmove(w + 1, w, (Q8RT_RUN_HIST - 1) * sizeof(*w));
@@ -792,7 +794,24 @@ q8rt_status q8rt_session_run(q8rt_session *s, q8rt_error *error) {
   run_mode_begin(s);
   st = run_steps(s, error);
   run_mode_end(s, st == Q8RT_OK);
+  s->runs_ok += st == Q8RT_OK;
   return st;
+}
+
+void q8rt_session_run_stats(const q8rt_session *s, q8rt_run_stats *out) {
+  memset(out, 0, sizeof(*out));
+  if (s == NULL) return;
+  q8rt_pool_counts c;
+  q8rt_threadpool_counts(s->pool, &c);
+  out->runs = s->runs_ok;
+  out->shared_runs = s->rm_done[0];
+  out->alone_runs = s->rm_done[1];
+  out->contended_runs = s->rm_done_contended;
+  out->regions = c.regions;
+  out->solo_regions = c.solo_regions;
+  out->unhelped_regions = c.unhelped_regions;
+  out->solo_stretches = c.solo_stretches;
+  out->wait_ms = (double)c.wait_ns * 1e-6;
 }
 
 static q8rt_status run_steps(q8rt_session *s, q8rt_error *error) {

@@ -128,3 +128,14 @@ def test_bench_py_keeps_each_implementations_best_round():
     assert got["q8rt-2t"].median_ms == 3.4 and got["q8rt-2t"].round_medians_ms == [5.9, 3.4]
     assert got["ort-1t"].mismatches == 3 and got["ort-1t"].round_medians_ms == [10.0, 11.0]
     assert got["ov-1t"].status == "n/a" and got["ov-1t"].round_medians_ms == []
+    # q8rt-run's run_stats line (2+ threads) is parsed and kept per round
+    out = "latency_ms median=3.400 min=3.1 runs=9\nrun_stats shared=7 alone=2 contended=0 regions=350 " \
+          "solo_regions=3 unhelped_regions=12 solo_stretches=1 wait_ms=0.512\n"
+    st = b.parse_run_stats(out)
+    assert st == {"shared": 7, "alone": 2, "contended": 0, "regions": 350, "solo_regions": 3,
+                  "unhelped_regions": 12, "solo_stretches": 1, "wait_ms": 0.512}
+    assert b.parse_run_stats("latency_ms median=3.4 min=3.1 runs=9\n") is None
+    r1[0].run_stats, r2[0].run_stats = {"shared": 1, "alone": 8}, st
+    got = {m.impl: m for m in b.merge_rounds([r1, r2])}
+    assert got["q8rt-2t"].round_run_stats == [{"shared": 1, "alone": 8}, st] and got["q8rt-2t"].run_stats == st
+    assert b.fmt_modes(got["q8rt-2t"]) == "1/8 7/2"

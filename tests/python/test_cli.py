@@ -80,6 +80,25 @@ def test_repeat_prints_latency(chain, tmp_path, n):
     h.assert_same_bytes(res.output("y"), chain.y_ref)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_repeat_prints_run_stats_with_threads(chain, tmp_path, threads):
+    """--repeat with --threads 2 adds one run_stats line: the timed runs (not the warm-up) split
+    into shared and alone ones (q8rt_session_run_stats); one thread prints none."""
+    res = h.run_q8rt(chain.model_path, {"x": chain.x_npy}, tmp_path / "o",
+                     extra=["--repeat", "9", "--threads", str(threads)]).assert_ok()
+    lines = [ln for ln in res.stdout.splitlines() if ln.startswith("run_stats")]
+    if threads == 1:
+        assert lines == [], res.stdout
+        return
+    assert len(lines) == 1, res.stdout
+    kv = dict(f.split("=") for f in lines[0].split()[1:])
+    assert set(kv) == {"shared", "alone", "contended", "regions", "solo_regions", "unhelped_regions",
+                       "solo_stretches", "wait_ms"}, lines[0]
+    assert int(kv["shared"]) + int(kv["alone"]) == 9 and int(kv["alone"]) >= 3 and int(kv["shared"]) >= 3, lines[0]
+    assert int(kv["solo_regions"]) <= int(kv["regions"]) and float(kv["wait_ms"]) >= 0.0, lines[0]
+    h.assert_same_bytes(res.output("y"), chain.y_ref)
+
+
 def test_profile_prints_per_step_times(chain, tmp_path):
     res = h.run_q8rt(chain.model_path, {"x": chain.x_npy}, tmp_path / "o", extra=["--profile"]).assert_ok()
     for op, name in NODES:

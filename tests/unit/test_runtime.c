@@ -490,3 +490,61 @@ Q8RT_TEST(run_mode_schedule_and_choice) {
   CHECK(q8rt_run_mode_choose(1, det) == 0 && q8rt_run_mode_choose(0, det) == 0);
   return 0;
 }
+
+/* q8rt_session_run_stats: every successful run counted once, as shared or alone (warm-up and the
+ * first alternation: 4 shared, 3 alone at least), failed runs not at all; regions only in shared
+ * runs; with the workers held out, every region of a shared run is one the workers did not help
+ * (or a solo stretch ran); one thread: runs only. */
+Q8RT_TEST(session_run_stats) {
+  size_t size;
+  uint8_t *bytes = mb_conv_chain(3, -1, 16, 48, 48, &size); /* batch symbolic */
+  q8rt_model *m = NULL;
+  CHECK_OK(q8rt_model_load_memory(bytes, size, NULL, &m, NULL));
+  free(bytes);
+  q8rt_run_stats st;
+  memset(&st, 0xff, sizeof(st));
+  q8rt_session_run_stats(NULL, &st);
+  CHECK(st.runs == 0 && st.shared_runs == 0 && st.alone_runs == 0 && st.regions == 0 && st.wait_ms == 0.0);
+  uint8_t *x = malloc(2 * 16 * 48 * 48);
+  for (size_t i = 0; i < 2 * 16 * 48 * 48; i++) x[i] = (uint8_t)(i * 29 + 5);
+  const int64_t shape[4] = {1, 16, 48, 48};
+  for (int threads = 1; threads <= 2; threads++) {
+    q8rt_session_options so;
+    q8rt_session_options_init(&so);
+    so.threads = threads;
+    q8rt_session *s = NULL;
+    CHECK_OK(q8rt_session_create(m, &so, &s, NULL));
+    CHECK(q8rt_session_run(s, NULL) == Q8RT_ERROR_STATE); /* no shape bound yet: not counted */
+    CHECK_OK(q8rt_session_set_input(s, 0, shape, 4, x, 16 * 48 * 48, NULL));
+    for (int r = 0; r < 12; r++) CHECK_OK(q8rt_session_run(s, NULL));
+    q8rt_session_run_stats(s, &st);
+    CHECK(st.runs == 12);
+    if (threads == 1) {
+      CHECK(st.shared_runs == 0 && st.alone_runs == 0 && st.regions == 0 && st.solo_stretches == 0);
+    } else {
+      CHECK(st.shared_runs + st.alone_runs == 12 && st.shared_runs >= 4 && st.alone_runs >= 3);
+      CHECK(st.contended_runs <= 11); /* the warm-up run is not judged */
+      CHECK(st.regions > 0 && st.solo_regions <= st.regions && st.unhelped_regions <= st.regions);
+      CHECK(st.wait_ms >= 0.0);
+      /* workers held out: each region of a shared run ran on the caller alone. A new shape
+       * measures both modes again: the next 7 runs hold 4 shared ones. */
+      q8rt_run_stats before, after;
+      const int64_t shape2[4] = {2, 16, 48, 48};
+      q8rt_threadpool_hold(s->pool, 1);
+      CHECK_OK(q8rt_session_set_input(s, 0, shape2, 4, x, 2 * 16 * 48 * 48, NULL));
+      for (int r = 0; r < 12; r++) CHECK_OK(q8rt_session_run(s, NULL));
+      q8rt_threadpool_hold(s->pool, 0);
+      q8rt_session_run_stats(s, &before);
+      CHECK(before.runs == 24 && before.shared_runs + before.alone_runs == 24);
+      CHECK(before.shared_runs >= st.shared_runs + 4 && before.regions > st.regions);
+      CHECK(before.regions - st.regions ==
+            (before.unhelped_regions - st.unhelped_regions) + (before.solo_regions - st.solo_regions));
+      q8rt_session_run_stats(s, &after);
+      CHECK(memcmp(&before, &after, sizeof(after)) == 0); /* a query changes nothing */
+    }
+    q8rt_session_free(s);
+  }
+  free(x);
+  q8rt_model_free(m);
+  return 0;
+}
