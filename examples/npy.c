@@ -264,7 +264,6 @@ int npy_parse(const void *bytes, size_t size, npy_array *array, char *err, size_
                     !have_descr     ? "descr"
                     : !have_fortran ? "fortran_order"
                                     : "shape");
-  if (fortran) return npy_fail(err, err_size, "npy array is in Fortran order; only C order is supported");
 
   array->dtype = npy_dtype_from_descr(descr);
   if (array->dtype == Q8RT_DTYPE_UNDEFINED)
@@ -296,7 +295,40 @@ int npy_parse(const void *bytes, size_t size, npy_array *array, char *err, size_
                     data_bytes, present);
   array->data = b + data_start;
   array->nbytes = data_bytes;
+  array->fortran_order = fortran;
   return 0;
+}
+
+void npy_copy_c_order(const npy_array *array, void *dst) {
+  const size_t item = q8rt_dtype_size(array->dtype);
+  if (array->nbytes == 0) return;
+  if (!array->fortran_order || array->rank < 2) {
+    memcpy(dst, array->data, array->nbytes);
+    return;
+  }
+  /* walk the C-order index with an odometer (last axis fastest); in Fortran order axis d's
+   * elements lie stride[d] = product(shape[0..d)) apart. nbytes > 0, so no dimension is 0 and
+   * every stride fits (their product is the element count). */
+  size_t stride[Q8RT_MAX_RANK], idx[Q8RT_MAX_RANK] = {0};
+  size_t s = 1;
+  for (int d = 0; d < array->rank; d++) {
+    stride[d] = s;
+    s *= (size_t)array->shape[d];
+  }
+  const int r = array->rank;
+  const unsigned char *src = array->data;
+  unsigned char *out = dst;
+  const size_t count = array->nbytes / item, n_last = (size_t)array->shape[r - 1];
+  size_t off = 0; /* source element of idx */
+  for (size_t done = 0; done < count; done += n_last) {
+    for (size_t i = 0; i < n_last; i++) memcpy(out + (done + i) * item, src + (off + i * stride[r - 1]) * item, item);
+    for (int d = r - 2; d >= 0; d--) {
+      off += stride[d];
+      if (++idx[d] < (size_t)array->shape[d]) break;
+      off -= idx[d] * stride[d];
+      idx[d] = 0;
+    }
+  }
 }
 
 int npy_write_file(const char *path, q8rt_dtype dtype, const int64_t *shape, int rank, const void *data, size_t nbytes,

@@ -1,6 +1,7 @@
 /*
  * Minimal reader/writer for NumPy .npy files (format versions 1.0, 2.0 and 3.0), as used by
- * q8rt-run. Only C-order arrays of the q8rt element types are handled:
+ * q8rt-run. Arrays of the q8rt element types are handled, in C or Fortran order (numpy writes
+ * Fortran order for an F-contiguous array, e.g. a transpose or some fancy-indexing results):
  *   <f4 |u1 |i1 <u2 <i2 <i4 <i8
  * Every function returns 0 on success and -1 on failure, with a one-line message in err.
  */
@@ -19,8 +20,9 @@ typedef struct npy_array {
   q8rt_dtype dtype;
   int rank;
   int64_t shape[Q8RT_MAX_RANK];
-  const void *data; /* points into the bytes given to npy_parse */
-  size_t nbytes;    /* product(shape) * itemsize, equal to the data present in the file */
+  const void *data;  /* points into the bytes given to npy_parse */
+  size_t nbytes;     /* product(shape) * itemsize, equal to the data present in the file */
+  int fortran_order; /* data holds the elements in Fortran order (first axis fastest) */
 } npy_array;
 
 /* Read a whole regular file into a malloc'ed buffer (*bytes, to be freed by the caller; never
@@ -29,6 +31,9 @@ int npy_read_file(const char *path, size_t max_bytes, void **bytes, size_t *size
 
 /* Parse and validate an .npy image held in memory. array->data points into `bytes`. */
 int npy_parse(const void *bytes, size_t size, npy_array *array, char *err, size_t err_size);
+
+/* Copy the array's nbytes of data to dst in C order (a Fortran-order array reordered). */
+void npy_copy_c_order(const npy_array *array, void *dst);
 
 /* Write an .npy v1.0 file (header padded so the data starts on a 64-byte boundary). nbytes must
  * equal product(shape) * itemsize. */

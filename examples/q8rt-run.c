@@ -494,6 +494,15 @@ static int set_input_from_file(runner *r, size_t index, const q8rt_tensor_info *
     memcpy(shape, a.shape, sizeof(shape));
     data = a.data;
     nbytes = a.nbytes;
+    if (a.fortran_order) {
+      r->data = malloc(nbytes > 0 ? nbytes : 1);
+      if (!r->data) {
+        report_error("input '%s': out of memory (%zu bytes)", model_info->name, nbytes);
+        return -1;
+      }
+      npy_copy_c_order(&a, r->data);
+      data = r->data;
+    }
   }
   if (dtype != model_info->dtype) {
     report_error("input '%s': %s has dtype %s but the model expects %s", model_info->name, path, q8rt_dtype_name(dtype),

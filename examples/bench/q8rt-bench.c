@@ -157,7 +157,7 @@ static void *load_npy(const char *dir, const char *file, q8rt_dtype dtype, size_
   if (a.dtype != dtype || n != count)
     die("%s: %s with %zu elements, expected %s with %zu", path, npy_descr(a.dtype), n, npy_descr(dtype), count);
   void *out = xcalloc(count, q8rt_dtype_size(dtype));
-  memcpy(out, a.data, count * q8rt_dtype_size(dtype));
+  npy_copy_c_order(&a, out);
   free(bytes);
   return out;
 }

@@ -161,6 +161,23 @@ def test_pb_input_same_as_npy(chain, tmp_path):
     h.assert_same_bytes(b, chain.y_ref)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.uint8])
+def test_fortran_order_npy_input(tmp_path, dtype):
+    """numpy writes an F-contiguous array (a transpose, some fancy-index results) in Fortran order:
+    q8rt-run reads it as the same array (an Identity returns it in C order)."""
+    shape = (2, 3, 4, 5)
+    g = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", helper.np_dtype_to_tensor_dtype(np.dtype(dtype)), shape)],
+                          [helper.make_tensor_value_info("y", helper.np_dtype_to_tensor_dtype(np.dtype(dtype)), shape)])
+    p = h.save_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "m.onnx")
+    x = np.arange(np.prod(shape)).reshape(shape[::-1]).astype(dtype).T  # F-contiguous
+    assert x.flags.f_contiguous and not x.flags.c_contiguous
+    path = tmp_path / "x.npy"
+    np.save(path, x, allow_pickle=False)
+    assert b"'fortran_order': True" in path.read_bytes()[:128]
+    h.assert_same_bytes(h.run_q8rt(p, {"x": path}, tmp_path / "o").assert_ok().output("y"), np.ascontiguousarray(x))
+
+
 def test_several_outputs_written(tmp_path):
     """Each graph output goes to DIR/<name>.npy, including an intermediate that is also consumed."""
     rng = np.random.default_rng(3)
