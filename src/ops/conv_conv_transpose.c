@@ -968,6 +968,30 @@ static size_t fdw_hwc_floats(const fconv_params *p, const fconv_geom *g) {
   return (f + 15) / 16 * 16;
 }
 
+/* The packed GEMM route (im2col tiles, or a pointwise conv's input planes) on a plane of fewer
+ * than 4 tiles splits the weight rows into blocks for the threads (conv_run). Then the tiles are
+ * packed once, panel by panel in a parallel region of their own, into this shared buffer, and
+ * every block reads them: each block packing its own copy of the tile cost 15-60% more work than
+ * one thread does (YOLOv8's 3x3 stride-2 convs on 10x10 planes, K = 1152, in 6 blocks). */
+static size_t fc_items(const fconv_params *p, const fconv_geom *g) {
+  const size_t tiles = fc_use_flat(p, g) ? ((size_t)g->w.out[1] + fcf_rows(g) - 1) / fcf_rows(g)
+                                         : ((size_t)op_window_out_plane(&g->w) + FC_TILE - 1) / FC_TILE;
+  return (size_t)g->N * (size_t)g->group * tiles;
+}
+/* The flat route (below) likewise copies each tile's padded input rows once, channel ranges in
+ * parallel, instead of once per block (a 10x10 plane of 128 channels: ~10 us a block). */
+static size_t fc_tile_shared_floats(const fconv_params *p, const fconv_geom *g) {
+  if (fc_use_flat(p, g)) return (fcf_pad_floats(g) + 15) / 16 * 16;
+  const size_t K = (size_t)(g->C / g->group * op_window_taps(&g->w));
+  return (q8rt_f32_gemm_packed_size(K, FC_TILE, p->nr) + 15) / 16 * 16;
+}
+static size_t fc_shared_floats(const fconv_params *p, const fconv_geom *g, size_t threads) {
+  if (threads <= 1 || !fc_use_gemm(p, g) || fc_use_wt(p, g) || (fc_use_igemm(p, g) && !fc_use_flat(p, g))) return 0;
+  const size_t items = fc_items(p, g);
+  if (items == 0 || items >= 4 || g->M / g->group < 16) return 0;
+  return items * fc_tile_shared_floats(p, g);
+}
+
 static size_t conv_workspace(const void *params, const void *geom, size_t threads) {
   const fconv_params *p = params;
   const fconv_geom *g = geom;
@@ -977,7 +1001,7 @@ static size_t conv_workspace(const void *params, const void *geom, size_t thread
     return slots * fdw_flat_floats(g) * sizeof(float);
   if (fc_use_wt(p, g)) return fc_wt_direct(g) ? 0 : slots * fc_wt_slot_floats(g) * sizeof(float);
   if (!fc_use_gemm(p, g)) return 0;
-  return slots * fc_slot_floats(p, g) * sizeof(float);
+  return (slots * fc_slot_floats(p, g) + fc_shared_floats(p, g, threads)) * sizeof(float);
 }
 
 typedef struct fc_job {
@@ -987,6 +1011,8 @@ typedef struct fc_job {
   float *y, *ws;
   size_t x_count; /* floats of x: a B row pointer may read NR floats from its start within them */
   size_t tiles, mb, mblocks, slots, slot_floats; /* items: image x group x tile x block of mb rows */
+  float *shared;                                 /* the tiles packed once (fc_shared_floats), or NULL */
+  size_t shared_floats, panels;                  /* floats of one shared tile; panels of a tile */
   int flat;                                      /* the flat igemm route */
   fc_ext ext;
   atomic_int busy[FC_MAX_SLOTS];
@@ -1026,12 +1052,13 @@ static inline void fc_copy(float *dst, const float *src, int64_t n, int64_t s, s
 /* The split flat route's copy: per channel of the group, regions (a, b) of fcf_tile_rows() rows,
  * region row i = padded row 2 (r0 + i) + a, i.e. input row 2 (r0 + i) + a - pb1, its column j
  * input column 2 j + b - pb2 (zeros outside the input); then the last reads' slack. */
-static void fcf_split_fill(const fc_job *j, size_t nb, size_t grp, size_t r0, size_t rows, float *xg) {
+static void fcf_split_fill(const fc_job *j, size_t nb, size_t grp, size_t r0, size_t rows, float *xg, size_t c_lo,
+                           size_t c_hi) {
   const fconv_geom *g = j->g;
   const size_t Cg = (size_t)(g->C / g->group), W = fcf_wp(g), R = fcf_tile_rows(g), plane = R * W;
   const int64_t I1 = g->w.in[1], I2 = g->w.in[2], pb1 = g->w.pb[1], pb2 = g->w.pb[2];
   const size_t hr = rows + (size_t)((g->w.k[1] - 1) * g->w.d[1] / 2); /* region rows a valid output reads */
-  for (size_t c = 0; c < Cg; c++) {
+  for (size_t c = c_lo; c < c_hi; c++) {
     const float *xc = j->x + ((nb * (size_t)g->C + grp * Cg + c) * (size_t)I1) * (size_t)I2;
     for (int64_t a = 0; a < 2; a++) {
       for (int64_t b = 0; b < 2; b++) {
@@ -1053,30 +1080,25 @@ static void fcf_split_fill(const fc_job *j, size_t nb, size_t grp, size_t r0, si
       }
     }
   }
-  memset(xg + Cg * 4 * plane, 0, (W + 64) * sizeof(float));
+  if (c_hi == Cg) memset(xg + Cg * 4 * plane, 0, (W + 64) * sizeof(float));
 }
 
-/* The flat route's tile: output rows [r0, r0 + rows) of weight rows [m0, m0 + mc) of group grp,
- * image nb, in blocks of 4 MR rows: per block each piece of NR flat positions on f32-igemm into
- * the scratch, then the valid outputs copied to y, then the bias and the stage on them. */
-static void fcf_tile(const fc_job *j, size_t nb, size_t grp, size_t m0, size_t mc, size_t r0, float *slot) {
+/* The flat route's copy of a tile's padded input rows r0 .. r0 + rows + (k1 - 1) d1, channels
+ * [c_lo, c_hi) of the group (the last reads' slack with the group's last channel): row r of a
+ * channel holds input row r0 + r - pb1, column c input column c - pb2 (zeros outside). */
+static void fcf_fill(const fc_job *j, size_t nb, size_t grp, size_t r0, float *xg, size_t c_lo, size_t c_hi) {
   const fconv_geom *g = j->g;
-  const size_t Cg = (size_t)(g->C / g->group), Mg = (size_t)(g->M / g->group), K = Cg * (size_t)op_window_taps(&g->w);
-  const size_t wp = fcf_wp(g), O2 = (size_t)g->w.out[2], P = (size_t)op_window_out_plane(&g->w);
-  const size_t O1 = (size_t)g->w.out[1], R = fcf_rows(g), rows = O1 - r0 < R ? O1 - r0 : R, F = rows * wp;
-  const size_t inr = j->p->inr, rb = 4 * j->p->mr, plane = fcf_tile_rows(g) * wp;
-  const float **bp = (const float **)(void *)slot;
-  float *scratch = slot + fc_ptr_floats(K), *xg = scratch + (rb * R * wp + 15) / 16 * 16;
-  /* the padded input rows r0 .. r0 + rows + (k1 - 1) d1 of the group's channels: row r of a
-   * channel holds input row r0 + r - pb1, column c input column c - pb2 (zeros outside) */
+  const size_t Cg = (size_t)(g->C / g->group), wp = fcf_wp(g), O1 = (size_t)g->w.out[1], R = fcf_rows(g);
+  const size_t rows = O1 - r0 < R ? O1 - r0 : R, plane = fcf_tile_rows(g) * wp;
+  if (fcf_split(g)) {
+    fcf_split_fill(j, nb, grp, r0, rows, xg, c_lo, c_hi);
+    return;
+  }
   const int64_t I1 = g->w.in[1], I2 = g->w.in[2], hr = (int64_t)rows + (g->w.k[1] - 1) * g->w.d[1];
   const int64_t lo = g->w.pb[2] < (int64_t)wp ? g->w.pb[2] : (int64_t)wp; /* columns [lo, hi) from the row */
   int64_t hi = g->w.pb[2] + I2 < (int64_t)wp ? g->w.pb[2] + I2 : (int64_t)wp;
   if (hi < lo) hi = lo;
-  if (fcf_split(g)) {
-    fcf_split_fill(j, nb, grp, r0, rows, xg);
-  }
-  for (size_t c = 0; c < Cg && !fcf_split(g); c++) {
+  for (size_t c = c_lo; c < c_hi; c++) {
     const float *xc = j->x + ((nb * (size_t)g->C + grp * Cg + c) * (size_t)I1) * (size_t)I2;
     float *d = xg + c * plane;
     for (int64_t r = 0; r < hr; r++, d += wp) {
@@ -1090,8 +1112,28 @@ static void fcf_tile(const fc_job *j, size_t nb, size_t grp, size_t m0, size_t m
       memset(d + hi, 0, (wp - (size_t)hi) * sizeof(float));
     }
   }
-  if (!fcf_split(g))
-    memset(xg + (Cg - 1) * plane + (size_t)hr * wp, 0, (wp + 64) * sizeof(float)); /* the last reads' slack */
+  if (c_hi == Cg) memset(xg + (Cg - 1) * plane + (size_t)hr * wp, 0, (wp + 64) * sizeof(float));
+}
+
+/* The flat route's tile: output rows [r0, r0 + rows) of weight rows [m0, m0 + mc) of group grp,
+ * image nb, in blocks of 4 MR rows: per block each piece of NR flat positions on f32-igemm into
+ * the scratch, then the valid outputs copied to y, then the bias and the stage on them. The
+ * padded rows are shared (filled by fcf_fill_task) or copied into the slot. */
+static void fcf_tile(const fc_job *j, size_t nb, size_t grp, size_t m0, size_t mc, size_t r0, float *slot,
+                     const float *shared) {
+  const fconv_geom *g = j->g;
+  const size_t Cg = (size_t)(g->C / g->group), Mg = (size_t)(g->M / g->group), K = Cg * (size_t)op_window_taps(&g->w);
+  const size_t wp = fcf_wp(g), O2 = (size_t)g->w.out[2], P = (size_t)op_window_out_plane(&g->w);
+  const size_t O1 = (size_t)g->w.out[1], R = fcf_rows(g), rows = O1 - r0 < R ? O1 - r0 : R, F = rows * wp;
+  const size_t inr = j->p->inr, rb = 4 * j->p->mr, plane = fcf_tile_rows(g) * wp;
+  const float **bp = (const float **)(void *)slot;
+  float *scratch = slot + fc_ptr_floats(K);
+  const float *xg = shared;
+  if (xg == NULL) {
+    float *xs = scratch + (rb * R * wp + 15) / 16 * 16;
+    fcf_fill(j, nb, grp, r0, xs, 0, Cg);
+    xg = xs;
+  }
   const float *wa = j->w + (grp * Mg + m0) * K;
   float *y = j->y + (nb * (size_t)g->M + grp * Mg + m0) * P + r0 * O2;
   for (size_t b0 = 0; b0 < mc; b0 += rb) {
@@ -1190,21 +1232,22 @@ static void fc_igemm_tile(const fc_job *j, const fconv_geom *g, const float *xg,
   }
 }
 
-/* The gemm route's tile: B packed for f32-gemm (the input planes themselves, or im2col columns). */
-static void fc_pack_tile(const fc_job *j, const fconv_geom *g, const float *xg, size_t p0, size_t T, size_t K,
-                         size_t nr, float *packed) {
+/* The gemm route's tile: B packed for f32-gemm (the input planes themselves, or im2col columns),
+ * panels [pn_lo, pn_hi) of it; meta: the 10 * FC_MAX_PIECES + 16 floats after a slot's tile. */
+static void fc_pack_tile(const fconv_geom *g, const float *xg, size_t p0, size_t T, size_t K, size_t nr, float *packed,
+                         float *meta, size_t pn_lo, size_t pn_hi) {
   const int64_t Cg = g->C / g->group, in_plane = op_window_in_plane(&g->w);
   const size_t P = (size_t)op_window_out_plane(&g->w);
-  (void)j;
   if (fc_pointwise(g)) {
     /* the input planes are B itself: [C/g][pixels] with row stride P */
-    q8rt_f32_gemm_pack(K, T, nr, xg + p0, P, packed);
+    const size_t end = pn_hi * nr < T ? pn_hi * nr : T;
+    if (pn_lo * nr < end) q8rt_f32_gemm_pack(K, end - pn_lo * nr, nr, xg + p0 + pn_lo * nr, P, packed + pn_lo * K * nr);
   } else {
     /* The im2col columns are written straight into the packed panels. The tile's pixels split
      * into pieces that lie in one output row (o0, o1) and one panel; along a piece the input
      * column is i2 = o2 * s2 + off, so each k row of a piece is zeros where the tap falls in the
      * padding and a copy (strided when s2 > 1) of one input row elsewhere. */
-    int64_t *pq = (int64_t *)(packed + q8rt_f32_gemm_packed_size(K, FC_TILE, nr));
+    int64_t *pq = (int64_t *)(void *)meta;
     int64_t *pr0 = pq + FC_MAX_PIECES, *pr1 = pr0 + FC_MAX_PIECES, *po2 = pr1 + FC_MAX_PIECES;
     int64_t *pfirst = po2 + FC_MAX_PIECES; /* first piece of each panel, then the end */
     size_t pieces = 0, panels = 0;
@@ -1226,7 +1269,8 @@ static void fc_pack_tile(const fc_job *j, const fconv_geom *g, const float *xg, 
     pq[pieces] = (int64_t)T;
     pfirst[panels] = (int64_t)pieces;
     const int64_t s2 = g->w.s[2];
-    for (size_t pn = 0; pn < panels; pn++) {
+    if (pn_hi > panels) pn_hi = panels;
+    for (size_t pn = pn_lo; pn < pn_hi; pn++) {
       float *panel = packed + pn * K * nr;
       const size_t width = T - pn * nr < nr ? T - pn * nr : nr;
       size_t k = 0;
@@ -1269,6 +1313,57 @@ static void fc_pack_tile(const fc_job *j, const fconv_geom *g, const float *xg, 
   }
 }
 
+static size_t fc_slot_take(fc_job *j) {
+  size_t slot = 0;
+  for (;;) {
+    if (atomic_exchange_explicit(&j->busy[slot], 1, memory_order_acquire) == 0) return slot;
+    slot = slot + 1 < j->slots ? slot + 1 : 0;
+  }
+}
+
+/* One panel of one tile (image x group x tile) into the shared buffer; the pieces' description
+ * in a slot. */
+static void fc_pack_task(void *arg, size_t task) {
+  fc_job *j = arg;
+  const fconv_geom *g = j->g;
+  const size_t pn = task % j->panels, rest = task / j->panels;
+  const size_t G = (size_t)g->group, tile = rest % j->tiles, grp = (rest / j->tiles) % G, nb = rest / j->tiles / G;
+  const int64_t Cg = g->C / g->group;
+  const size_t P = (size_t)op_window_out_plane(&g->w);
+  const size_t K = (size_t)(Cg * op_window_taps(&g->w)), nr = j->p->nr;
+  const size_t p0 = tile * FC_TILE, T = P - p0 < FC_TILE ? P - p0 : FC_TILE;
+  if (pn * nr >= T) return;
+  const size_t slot = fc_slot_take(j);
+  const float *xg = j->x + ((int64_t)nb * g->C + (int64_t)grp * Cg) * op_window_in_plane(&g->w);
+  fc_pack_tile(g, xg, p0, T, K, nr, j->shared + rest * j->shared_floats,
+               j->ws + slot * j->slot_floats + q8rt_f32_gemm_packed_size(K, FC_TILE, nr), pn, pn + 1);
+  atomic_store_explicit(&j->busy[slot], 0, memory_order_release);
+}
+
+/* Rows of a weight-row block when a plane of few tiles splits its rows for the threads: about 4
+ * items a thread, whole MR groups, at least 2 MR (16) rows. A block no longer repacks its tile
+ * (fc_shared_floats), so more blocks cost little; the 24- and 48-row blocks before left 2 threads
+ * 3 or 5 unequal items (64 rows: 24 + 24 + 16, one thread 2/3 of the step). */
+static size_t fc_row_block(size_t Mg, size_t items, size_t threads, size_t mr) {
+  const size_t unit = mr > 0 ? mr : 4, want = 4 * threads, per = items > 0 ? (want + items - 1) / items : want;
+  size_t mb = (Mg + per - 1) / per;
+  mb = (mb + unit - 1) / unit * unit;
+  if (mb < 2 * unit) mb = 2 * unit;
+  if (mb < 16) mb = 16;
+  return mb < Mg ? mb : Mg;
+}
+
+/* Channels [c_lo, c_hi) of one flat tile's padded rows into the shared buffer. */
+#define FCF_FILL_CHUNKS 8
+static void fcf_fill_task(void *arg, size_t task) {
+  fc_job *j = arg;
+  const fconv_geom *g = j->g;
+  const size_t ch = task % FCF_FILL_CHUNKS, rest = task / FCF_FILL_CHUNKS, Cg = (size_t)(g->C / g->group);
+  const size_t G = (size_t)g->group, tile = rest % j->tiles, grp = (rest / j->tiles) % G, nb = rest / j->tiles / G;
+  const size_t c_lo = Cg * ch / FCF_FILL_CHUNKS, c_hi = Cg * (ch + 1) / FCF_FILL_CHUNKS;
+  if (c_lo < c_hi) fcf_fill(j, nb, grp, tile * fcf_rows(g), j->shared + rest * j->shared_floats, c_lo, c_hi);
+}
+
 static void fc_task(void *arg, size_t task) {
   fc_job *j = arg;
   const fconv_geom *g = j->g;
@@ -1278,15 +1373,13 @@ static void fc_task(void *arg, size_t task) {
   const size_t P = (size_t)op_window_out_plane(&g->w);
   const size_t K = (size_t)(Cg * op_window_taps(&g->w)), nr = j->p->nr;
   const size_t p0 = tile * FC_TILE, T = P - p0 < FC_TILE ? P - p0 : FC_TILE;
-  size_t slot = 0;
-  for (;;) {
-    if (atomic_exchange_explicit(&j->busy[slot], 1, memory_order_acquire) == 0) break;
-    slot = slot + 1 < j->slots ? slot + 1 : 0;
-  }
-  float *packed = j->ws + slot * j->slot_floats;
+  const int shared = j->shared != NULL && !j->flat && !fc_use_igemm(j->p, g);
+  const size_t slot = shared ? 0 : fc_slot_take(j);
+  float *packed = shared ? j->shared + rest * j->shared_floats : j->ws + slot * j->slot_floats;
   if (j->flat) {
     const size_t m0f = blk * j->mb, mcf = (size_t)Mg - m0f < j->mb ? (size_t)Mg - m0f : j->mb;
-    fcf_tile(j, nb, grp, m0f, mcf, tile * fcf_rows(g), packed);
+    fcf_tile(j, nb, grp, m0f, mcf, tile * fcf_rows(g), packed,
+             j->shared != NULL ? j->shared + rest * j->shared_floats : NULL);
     atomic_store_explicit(&j->busy[slot], 0, memory_order_release);
     return;
   }
@@ -1298,7 +1391,9 @@ static void fc_task(void *arg, size_t task) {
   /* The rows run in blocks of 4 MR when an output stage follows, which then reads the block
    * while it is in L1 (a whole 128-pixel tile of a deep layer is 100+ KB). */
   const size_t rb = j->p->n_stage > 0 && j->p->mr > 0 ? 4 * j->p->mr : mc;
-  if (!fc_use_igemm(j->p, g)) fc_pack_tile(j, g, xg, p0, T, K, nr, packed);
+  if (!fc_use_igemm(j->p, g) && !shared) {
+    fc_pack_tile(g, xg, p0, T, K, nr, packed, packed + q8rt_f32_gemm_packed_size(K, FC_TILE, nr), 0, (T + nr - 1) / nr);
+  }
   for (size_t r0 = 0; r0 < mc; r0 += rb) {
     const size_t rc = mc - r0 < rb ? mc - r0 : rb;
     float *yr = y + r0 * P;
@@ -1314,7 +1409,7 @@ static void fc_task(void *arg, size_t task) {
       fc_stage_run(j->p, &j->ext, grp * (size_t)Mg + m0 + r0 + m, yr + m * P, T);
     }
   }
-  atomic_store_explicit(&j->busy[slot], 0, memory_order_release);
+  if (!shared) atomic_store_explicit(&j->busy[slot], 0, memory_order_release);
 }
 
 /* The output stage on n outputs of one pixel, channels ch .. ch + n - 1 (the W^T route): the
@@ -1699,11 +1794,11 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
     j.flat = flat;
     if (flat) j.tiles = ((size_t)g->w.out[1] + fcf_rows(g) - 1) / fcf_rows(g);
     /* With threads, few tiles (small planes: the deep 1x1 convs, rec's 1x40 convs after its
-     * pooling, det's 8x12 neck) also split the weight rows, in blocks of 24 or 48 (multiples of
-     * every MR; halves rounded to 4 rows under 48), so a second thread has work; each block packs its own copy of the
-     * tile, which one thread need not pay: the blocks are whole when the step would not split
-     * (too small, or the pool in a solo stretch). No output's chain depends on the split: the
-     * bytes are the same either way.
+     * pooling, det's 8x12 neck) also split the weight rows (fc_row_block), so a second thread
+     * has work; the packed and flat routes then pack or copy each tile once, shared by the
+     * blocks (fc_shared_floats), which one thread need not do: the blocks are whole when the
+     * step would not split (too small, or the pool in a solo stretch). No output's chain depends
+     * on the split: the bytes are the same either way.
      */
     const size_t Mg = (size_t)(g->M / g->group), items = (size_t)g->N * (size_t)g->group * j.tiles;
     const size_t K = (size_t)(g->C / g->group * op_window_taps(&g->w));
@@ -1711,12 +1806,24 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
     const size_t nr = fc_use_igemm(p, g) ? p->inr : p->nr, px = P < FC_TILE ? P : FC_TILE;
     size_t tile_px = nr > 0 ? (px + nr - 1) / nr * nr : px;
     if (flat) tile_px = (fcf_rows(g) * fcf_wp(g) + nr - 1) / nr * nr;
-    j.mb = ctx->threads <= 1 || items >= 4 || Mg < 16 ? Mg : Mg >= 192 ? 48 : Mg >= 48 ? 24 : (Mg / 2 + 3) / 4 * 4;
+    j.mb = ctx->threads <= 1 || items >= 4 || Mg < 16 ? Mg : fc_row_block(Mg, items, ctx->threads, p->mr);
     if (j.mb < Mg && !op_would_split(ctx, items * ((Mg + j.mb - 1) / j.mb), j.mb * K * tile_px, 1 << 16)) j.mb = Mg;
     j.mblocks = (Mg + j.mb - 1) / j.mb;
     j.slots = ctx->threads < 1 ? 1 : ctx->threads < FC_MAX_SLOTS ? ctx->threads : FC_MAX_SLOTS;
     j.slot_floats = fc_slot_floats(p, g);
     for (size_t i = 0; i < j.slots; i++) atomic_init(&j.busy[i], 0);
+    j.shared = NULL;
+    j.shared_floats = fc_tile_shared_floats(p, g);
+    j.panels = p->nr > 0 ? (FC_TILE + p->nr - 1) / p->nr : 1;
+    if (j.mblocks > 1 && fc_shared_floats(p, g, ctx->threads) > 0) {
+      /* the slots first, then the shared tiles (conv_workspace) */
+      j.shared = j.ws + j.slots * j.slot_floats;
+      if (flat) {
+        op_parallel_items(ctx, items * FCF_FILL_CHUNKS, j.shared_floats / FCF_FILL_CHUNKS, 1 << 11, fcf_fill_task, &j);
+      } else {
+        op_parallel_items(ctx, items * j.panels, K * p->nr, 1 << 13, fc_pack_task, &j);
+      }
+    }
     op_parallel_items(ctx, items * j.mblocks, j.mb * K * tile_px, 1 << 16, fc_task, &j);
     return;
   }

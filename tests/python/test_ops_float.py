@@ -616,6 +616,51 @@ def test_float_conv_gemm_route(case, tmp_path):
     assert "conv_f32__scalar" not in explain, explain
 
 
+FCONV_SPLIT_CASES = [
+    # planes of fewer than 4 tiles split their weight rows into blocks at 2+ threads; the packed
+    # routes pack each tile once into a shared buffer, panel by panel (a region of its own), the
+    # flat route copies each tile's padded rows once, channel ranges apart, and every block reads
+    # them: im2col (3x3 stride 2 on 64 channels; a dilated [1, 2] stride with asymmetric pads),
+    # a pointwise conv over 2 tiles (the last of 15 pixels, a partial panel), the flat route (two
+    # images; two groups), the split flat route (stride 2 on 4 channels)
+    ((1, 64, 20, 20), (64, 64, 3, 3), {"strides": [2, 2], "pads": [1, 1, 1, 1]}, True),
+    ((1, 48, 13, 9), (64, 48, 3, 2), {"strides": [1, 2], "pads": [2, 0, 1, 1], "dilations": [2, 1]}, False),
+    ((1, 96, 11, 13), (48, 96, 1, 1), {}, True),
+    ((2, 40, 9, 7), (32, 40, 3, 3), {"pads": [1, 1, 1, 1]}, True),
+    ((1, 40, 9, 7), (64, 20, 3, 3), {"group": 2, "pads": [1, 1, 1, 1]}, True),
+    ((1, 4, 24, 23), (128, 4, 3, 3), {"strides": [2, 2], "pads": [1, 1, 1, 1]}, True),
+]
+
+
+@pytest.mark.parametrize("case", FCONV_SPLIT_CASES, ids=[f"{c[0]}w{c[1]}" for c in FCONV_SPLIT_CASES])
+def test_float_conv_few_tiles_split(case, tmp_path):
+    """A float Conv of few tiles in weight-row blocks (--profile-split: every item on the caller,
+    the steps split as for 2 and 3 threads): more than one region (the shared tiles first) and at
+    least 4 items at 2 threads, the same bytes as one thread and as --backend reference."""
+    xshape, wshape, attrs, has_bias = case
+    rng = np.random.default_rng(73)
+    x = rng.normal(0, 1, xshape).astype(np.float32)
+    w = rng.normal(0, 0.5, wshape).astype(np.float32)
+    b = rng.normal(0, 1, wshape[0]).astype(np.float32) if has_bias else None
+    g = _fconv_model(xshape, wshape, attrs, b)
+    g.node[0].name = "node0"
+    g.initializer.append(onnx.numpy_helper.from_array(w, "w"))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    path = h.save_model(m, tmp_path / "c.onnx")
+    files = {"x": h.save_npy(tmp_path / "x.npy", x)}
+    outs = []
+    for j, extra in enumerate([["--threads", "1"], ["--backend", "reference"], ["--threads", "2", "--profile-split"],
+                               ["--threads", "3", "--profile-split"]]):
+        res = h.run_q8rt(path, files, tmp_path / f"o{j}", extra=extra).assert_ok()
+        outs.append(res.output("y"))
+        h.assert_same_bytes(outs[-1], outs[0], f"{' '.join(extra)}")
+        if extra[1] == "2":
+            st = next({k: float(v) for k, v in (x.split("=", 1) for x in ln.split()[3:])}
+                      for ln in res.stdout.splitlines() if ln.startswith("threads ") and ln.split()[2] == "node0")
+            assert st["regions"] >= 1 and st["items"] >= 4, st
+
+
 def test_float_conv_special_routes(tmp_path):
     """The GEMM route with weights that are not constants (a graph input: the route is chosen from
     the shape at bind), and infinite/NaN weights next to zero padding: a padded tap is the fma of
