@@ -489,6 +489,11 @@ void q8rt_threadpool_force_solo(q8rt_threadpool *p, int on) {
   if (p != NULL) p->forced_solo = on != 0;
 }
 
+void q8rt_threadpool_fresh(q8rt_threadpool *p) {
+  if (p == NULL) return;
+  p->solo_until = p->solo_ns = p->debt = 0;
+}
+
 size_t q8rt_threadpool_solo_stretches(const q8rt_threadpool *p) { return p == NULL ? 0 : p->counts.solo_stretches; }
 
 void q8rt_threadpool_counts(const q8rt_threadpool *p, q8rt_pool_counts *out) {

@@ -93,6 +93,12 @@ int q8rt_threadpool_sharing(const q8rt_threadpool *p);
  * runs the regions, between regions. */
 void q8rt_threadpool_force_solo(q8rt_threadpool *p, int on);
 
+/* Forget the account of what sharing cost and any solo stretch (the next region shares). For the
+ * first shared run after runs the session ran alone: a stretch started before them says how the
+ * workers did back then, and one of up to 128 ms would make that run (a probe of sharing) alone too.
+ * Call from the thread that runs the regions, between regions. */
+void q8rt_threadpool_fresh(q8rt_threadpool *p);
+
 /* For tests: while held, workers stay out of regions as descheduled threads would (they still
  * wake and sleep). Regions must then complete on the caller alone. */
 void q8rt_threadpool_hold(q8rt_threadpool *p, int hold);

@@ -33,6 +33,15 @@ typedef struct session_step {
 /* Run times kept per run mode for the choice of alone or shared runs (session.c, run_mode_*). */
 #define Q8RT_RUN_HIST 3
 
+/* The choice of whole runs alone or shared (session.c): runs since the bind, runs since the latest
+ * of each mode, this run's mode and the chosen one (1: alone), whether the latest run was
+ * contended, and the last uncontended run times of each mode (ms, 0: none yet). */
+typedef struct q8rt_run_mode {
+  unsigned runs, since[2];
+  int cur, solo, contended;
+  double ms[2][Q8RT_RUN_HIST];
+} q8rt_run_mode;
+
 struct q8rt_session {
   const q8rt_model *model;
   const q8rt_allocator *allocator; /* &meter.iface */
@@ -54,14 +63,10 @@ struct q8rt_session {
   size_t *block_size;              /* planner scratch, [n_values + n_steps] */
   size_t *block_off;               /* planner scratch, [n_values + n_steps] */
   q8rt_threadpool *pool;           /* NULL: one thread */
-  /* Whole runs alone or shared (session.c, run_mode_*): runs since the bind, runs since the
-   * latest of each mode, this run's mode and the chosen one (1: alone), whether the latest run was
-   * contended, its time, and the last uncontended run times of each mode (ms, 0: none yet). */
-  unsigned rm_runs, rm_since[2];
-  int rm_cur, rm_solo, rm_contended;
-  double rm_last_ms;
-  double rm_t0, rm_cpu_t0; /* this run's start: clock and thread CPU time (0: no contention check) */
-  double rm_ms[2][Q8RT_RUN_HIST];
+  q8rt_run_mode rm;                /* whole runs alone or shared (session.c) */
+  double rm_last_ms;               /* the latest run's time */
+  double rm_t0, rm_cpu_t0;         /* this run's start: clock and thread CPU time (0: no contention check) */
+  int64_t rm_wait0;                /* the pool's wait for claimed items at this run's start (ns) */
   size_t runs_ok, rm_done[2], rm_done_contended; /* since creation: successful runs, shared / alone, contended */
   pthreadpool_t threadpool;                      /* only when a step runs on XNNPACK */
 
@@ -84,6 +89,10 @@ int q8rt_run_mode_pick(unsigned k, unsigned since_other, int solo, int contended
 double q8rt_run_mode_typical(const double ms[Q8RT_RUN_HIST]);
 double q8rt_run_mode_best(const double ms[Q8RT_RUN_HIST]);
 int q8rt_run_mode_choose(int solo, const double ms[2][Q8RT_RUN_HIST]);
-int q8rt_run_contended(double wall_ms, double cpu_ms);
+int q8rt_run_contended(double wall_ms, double cpu_ms, double wait_ms);
+/* Before a run: sets m->cur; returns 1 when the pool is to start afresh (q8rt_threadpool_fresh:
+ * sharing after alone runs). After a successful run: its time and whether it was contended. */
+int q8rt_run_mode_start(q8rt_run_mode *m);
+void q8rt_run_mode_finish(q8rt_run_mode *m, double ms, int contended);
 
 #endif

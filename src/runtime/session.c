@@ -347,12 +347,8 @@ static q8rt_status bind_plan(q8rt_session *s, q8rt_error *err) {
   unbind_steps(s);
   s->bound = 0;
   s->ran = 0;
-  s->rm_runs = 0; /* new shapes: measure both run modes again */
-  s->rm_contended = 0;
-  s->rm_solo = 0;
-  s->rm_since[0] = s->rm_since[1] = 0;
+  memset(&s->rm, 0, sizeof(s->rm)); /* new shapes: measure both run modes again */
   s->rm_last_ms = 0.0;
-  memset(s->rm_ms, 0, sizeof(s->rm_ms));
   q8rt_status st = infer_all(s, err);
   if (st != Q8RT_OK) return st;
   size_t total = 0;
@@ -687,7 +683,10 @@ static int guard_holds(const q8rt_session *s, int id) {
 #define RUN_PROBE_MAX 256u
 #define RUN_PROBE_GAP_MS 20.0
 /* A run in which the caller was on a CPU less than this part of the time is contended: other
- * threads wanted its CPU (or it slept waiting for a worker that had none). Then the machine has
+ * threads wanted its CPU. Its waits for items a worker had claimed do not count (the time the
+ * caller spent waiting is taken out of the run's): a slow worker makes a slow shared run, and its
+ * time judges sharing; counted as contention, such runs chose alone without a time kept, and every
+ * probe that met one kept alone chosen, also on a quiet machine. Then the machine has
  * no core to spare and sharing only adds what the threads cost each other (waking, spinning,
  * waiting for a descheduled worker; with Linux's autogroups a second thread does not even get the
  * process more CPU): the session runs alone until a shared probe is neither contended nor slower.
@@ -743,7 +742,9 @@ int q8rt_run_mode_choose(int solo, const double ms[2][Q8RT_RUN_HIST]) {
   return solo ? alone <= shared : alone < 0.95 * shared;
 }
 
-int q8rt_run_contended(double wall_ms, double cpu_ms) { return cpu_ms > 0.0 && cpu_ms < RUN_CONTENDED * wall_ms; }
+int q8rt_run_contended(double wall_ms, double cpu_ms, double wait_ms) {
+  return cpu_ms > 0.0 && cpu_ms < RUN_CONTENDED * (wall_ms - wait_ms);
+}
 
 /* CPU time of the calling thread (0 when the system cannot tell: no contention check then). */
 static double thread_cpu_ms(void) {
@@ -752,16 +753,42 @@ static double thread_cpu_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
+int q8rt_run_mode_start(q8rt_run_mode *m) {
+  const int other = !m->solo, prev = m->cur;
+  m->cur = q8rt_run_mode_pick(m->runs, m->since[other], m->solo, m->contended, q8rt_run_mode_best(m->ms[1]));
+  if (m->cur == 1 || prev == 0) return 0;
+  /* Sharing after alone runs: the pool shares from the first region (a solo stretch from before
+   * them would make this run alone too, and a probe measured alone keeps alone chosen). A probe
+   * is judged by its own time: the shared times that lost to alone are stale, and when a short
+   * spell had made them slow, two probes had to win before shared came back. */
+  if (m->solo && m->runs > 2 * Q8RT_RUN_HIST) memset(m->ms[0], 0, sizeof(m->ms[0]));
+  return 1;
+}
+
+void q8rt_run_mode_finish(q8rt_run_mode *m, double ms, int contended) {
+  if (m->runs++ == 0) return; /* warm-up: first touches of the arena and the weights */
+  m->since[m->cur] = 0;
+  m->since[!m->cur]++;
+  m->contended = contended;
+  if (!contended) {
+    double *w = m->ms[m->cur];
+    memmove(w + 1, w, (Q8RT_RUN_HIST - 1) * sizeof(*w));
+    w[0] = ms;
+  }
+  m->solo = contended || q8rt_run_mode_choose(m->solo, (const double(*)[Q8RT_RUN_HIST])m->ms);
+}
+
 static int run_mode_on(const q8rt_session *s) { return s->pool != NULL && s->profile != Q8RT_PROFILE_SPLIT; }
 
 /* Not inlined, nor any branch on a measured time in q8rt_session_run: the fuzz build leaves these
  * out of its coverage (tests/fuzz/coverage-ignore.txt), as their paths depend on timing. */
 __attribute__((noinline)) static void run_mode_begin(q8rt_session *s) {
   if (!run_mode_on(s)) return;
-  const int other = !s->rm_solo;
-  s->rm_cur =
-      q8rt_run_mode_pick(s->rm_runs, s->rm_since[other], s->rm_solo, s->rm_contended, q8rt_run_mode_best(s->rm_ms[1]));
-  q8rt_threadpool_force_solo(s->pool, s->rm_cur);
+  if (q8rt_run_mode_start(&s->rm)) q8rt_threadpool_fresh(s->pool);
+  q8rt_threadpool_force_solo(s->pool, s->rm.cur);
+  q8rt_pool_counts c;
+  q8rt_threadpool_counts(s->pool, &c);
+  s->rm_wait0 = c.wait_ns;
   s->rm_cpu_t0 = s->rm_last_ms >= RUN_CPU_CHECK_MS ? thread_cpu_ms() : 0.0;
   s->rm_t0 = now_ms();
 }
@@ -772,19 +799,13 @@ __attribute__((noinline)) static void run_mode_end(q8rt_session *s, int ok) {
   q8rt_threadpool_force_solo(s->pool, 0);
   if (!ok) return;
   const double ms = now_ms() - s->rm_t0, cpu_ms = s->rm_cpu_t0 > 0.0 ? thread_cpu_ms() - s->rm_cpu_t0 : 0.0;
+  q8rt_pool_counts c;
+  q8rt_threadpool_counts(s->pool, &c);
+  const int contended = s->rm.runs > 0 && q8rt_run_contended(ms, cpu_ms, (double)(c.wait_ns - s->rm_wait0) * 1e-6);
   s->rm_last_ms = ms;
-  s->rm_done[s->rm_cur]++;
-  if (s->rm_runs++ == 0) return; /* warm-up: first touches of the arena and the weights */
-  s->rm_since[s->rm_cur] = 0;
-  s->rm_since[!s->rm_cur]++;
-  s->rm_contended = q8rt_run_contended(ms, cpu_ms);
-  s->rm_done_contended += (size_t)s->rm_contended;
-  if (!s->rm_contended) {
-    double *w = s->rm_ms[s->rm_cur];
-    memmove(w + 1, w, (Q8RT_RUN_HIST - 1) * sizeof(*w));
-    w[0] = ms;
-  }
-  s->rm_solo = s->rm_contended || q8rt_run_mode_choose(s->rm_solo, (const double(*)[Q8RT_RUN_HIST])s->rm_ms);
+  s->rm_done[s->rm.cur]++;
+  s->rm_done_contended += (size_t)contended;
+  q8rt_run_mode_finish(&s->rm, ms, contended);
 }
 
 q8rt_status q8rt_session_run(q8rt_session *s, q8rt_error *error) {

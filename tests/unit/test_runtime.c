@@ -463,8 +463,11 @@ Q8RT_TEST(run_mode_schedule_and_choice) {
   CHECK(q8rt_run_mode_pick(20, 8, 1, 0, 0.0) == 0); /* no alone time yet: the shortest gap */
   /* contended alone runs: no shared probe, however long since the last */
   CHECK(q8rt_run_mode_pick(900, 800, 1, 1, 5.0) == 1 && q8rt_run_mode_pick(900, 800, 1, 1, 0.02) == 1);
-  CHECK(q8rt_run_contended(10.0, 7.0) && !q8rt_run_contended(10.0, 8.0) && !q8rt_run_contended(0.05, 0.05));
-  CHECK(!q8rt_run_contended(10.0, 0.0)); /* no thread CPU clock: no verdict */
+  CHECK(q8rt_run_contended(10.0, 7.0, 0.0) && !q8rt_run_contended(10.0, 8.0, 0.0) &&
+        !q8rt_run_contended(0.05, 0.05, 0.0));
+  CHECK(!q8rt_run_contended(10.0, 0.0, 0.0)); /* no thread CPU clock: no verdict */
+  /* the caller's waits for a worker's items are the run's time, not contention */
+  CHECK(!q8rt_run_contended(10.0, 6.0, 3.0) && q8rt_run_contended(10.0, 5.0, 3.0));
   /* the typical time: the median of three, the mean of two, none */
   const double t3[Q8RT_RUN_HIST] = {0.9, 0.45, 0.5}, t2[Q8RT_RUN_HIST] = {1.0, 2.0, 0.0};
   const double t0[Q8RT_RUN_HIST] = {0.0, 0.0, 0.0}, t1[Q8RT_RUN_HIST] = {0.0, 0.7, 0.0};
@@ -488,6 +491,49 @@ Q8RT_TEST(run_mode_schedule_and_choice) {
   /* det on a quiet machine: shared's median well ahead */
   const double det[2][Q8RT_RUN_HIST] = {{3.6, 3.5, 5.9}, {6.1, 6.2, 6.3}};
   CHECK(q8rt_run_mode_choose(1, det) == 0 && q8rt_run_mode_choose(0, det) == 0);
+  return 0;
+}
+
+/* Drives the run-mode choice through `runs` runs whose time is shared_ms(k) or alone_ms; returns
+ * how many of runs [from, runs) were alone, and in *fresh how many times the pool was told to
+ * start afresh. */
+static int rm_simulate(int runs, int from, double (*shared_ms)(int), double alone_ms, int *fresh, int *first_alone) {
+  q8rt_run_mode m;
+  memset(&m, 0, sizeof(m));
+  int alone = 0, prev = 0;
+  *fresh = 0;
+  *first_alone = -1;
+  for (int k = 0; k < runs; k++) {
+    const int f = q8rt_run_mode_start(&m);
+    if (f != (m.cur == 0 && prev == 1)) return -1; /* afresh exactly when sharing follows alone */
+    *fresh += f;
+    if (k >= from && m.cur == 1) {
+      alone++;
+      if (*first_alone < 0) *first_alone = k;
+    }
+    q8rt_run_mode_finish(&m, m.cur ? alone_ms : shared_ms(k), 0);
+    prev = m.cur;
+  }
+  return alone;
+}
+
+/* det on a quiet machine (shared 3.5 ms, alone 6.0) with a short spell right after the first
+ * alternation: three shared runs at 7.5 ms. Alone is chosen, and the first probe that is fast
+ * brings shared back (8 alone runs): its time alone judges shared. With the stale times kept it
+ * took a second probe (17 alone runs). */
+static double det_spell(int k) { return k >= 7 && k <= 9 ? 7.5 : 3.5; }
+static double det_quiet(int k) { return k == 1 ? 4.5 : 3.5; }
+/* cls-like: shared 1.4x alone's time, every fifth shared run lucky (as fast as alone) */
+static double cls_shared(int k) { return k % 5 == 0 ? 0.40 : 0.56; }
+
+Q8RT_TEST(run_mode_recovers_after_a_spell) {
+  int fresh = 0, first = 0;
+  /* quiet: shared from the alternation on, alone only as the probes every 64 runs */
+  CHECK(rm_simulate(200, 7, det_quiet, 6.0, &fresh, &first) == 2 && first == 71 && fresh == 3 + 2);
+  /* the spell: alone after its second slow run, shared again at the first probe */
+  CHECK(rm_simulate(60, 7, det_spell, 6.0, &fresh, &first) == 8 && first == 9 && fresh == 3 + 1);
+  /* a lucky probe of a losing shared mode brings it back for a run or two only */
+  CHECK(rm_simulate(1000, 7, cls_shared, 0.40, &fresh, &first) >= 950);
   return 0;
 }
 
