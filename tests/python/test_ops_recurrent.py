@@ -62,6 +62,17 @@ CASES = [
     ("gru_layout1", "GRU", 4, 2, 6, 8, "bidirectional", {"bias": True, "layout": 1, "h0": True}),
     ("gru_acts", "GRU", 4, 2, 5, 8, "forward", {"bias": True, "acts": ["HardSigmoid", "Softplus"], "alpha": [0.25],
                                                  "beta": [0.45]}),
+    # a zero state (every step 0 without initial_h, a zero initial_h, GRU's r . h then) skips R's
+    # product on constant weights: 2 K blocks (H > 256), zeros of both signs, one step only, a
+    # state whose only nonzero is its last element (in the second K block), sequence_lens (each
+    # row's own first step), GRU with linear_before_reset and no bias (the product stored, not added)
+    ("lstm_h0_zero", "LSTM", 3, 2, 7, 300, "bidirectional", {"bias": True, "h0zero": True, "c0": True,
+                                                              "const": True}),
+    ("lstm_h0_tail", "LSTM", 2, 2, 5, 300, "reverse", {"bias": True, "h0tail": True, "const": True}),
+    ("lstm_one_step", "LSTM", 1, 1, 5, 20, "forward", {"const": True}),
+    ("lstm_zero_lens", "LSTM", 4, 3, 6, 24, "bidirectional", {"bias": True, "lens": [4, 1, 2], "const": True}),
+    ("gru_h0_zero_lbr", "GRU", 3, 2, 6, 40, "bidirectional", {"lbr": 1, "h0zero": True, "const": True}),
+    ("gru_zero_state", "GRU", 3, 2, 6, 40, "forward", {"bias": True, "const": True}),
 ]
 EXACT_ACTS = {"Sigmoid", "Tanh", "Relu"}
 MLAS_K_BLOCK = 128  # conservative: exactness is claimed only for I, H below this
@@ -89,6 +100,13 @@ def build(op, S, B, I, H, direction, o, seed):
         tensors["sequence_lens"] = np.array(o["lens"], np.int32)
     if o.get("h0"):
         tensors["initial_h"] = rng.normal(0, 0.5, sdims).astype(np.float32)
+    if o.get("h0zero"):
+        tensors["initial_h"] = np.where(rng.random(sdims) < 0.5, -0.0, 0.0).astype(np.float32)
+    if o.get("h0tail"):
+        tensors["initial_h"] = np.zeros(sdims, np.float32)
+        tensors["initial_h"].reshape(-1, H)[-1, -1] = 0.75
+    if o.get("rinf"):
+        r[0, 5, 3] = np.inf
     if o.get("c0"):
         tensors["initial_c"] = rng.normal(0, 0.5, sdims).astype(np.float32)
     if o.get("peep"):
@@ -169,6 +187,24 @@ def test_recurrent_vs_ort(case, tmp_path, q8rt_run):
         other = h.run_q8rt(path, inputs, tmp_path / ("out" + extra[1]), extra=extra).assert_ok()
         for oname in [x.name for x in model.graph.output]:
             h.assert_same_bytes(other.output(oname), res.output(oname), f"{name}/{oname} {' '.join(extra)}")
+
+
+@pytest.mark.parametrize("op", ["LSTM", "GRU"])
+def test_recurrent_zero_state_r_infinite(op, tmp_path, q8rt_run):
+    """0 * inf is NaN: a zero state must not skip the product of an R holding an infinity. The
+    packed route (auto, 2 threads) must give the reference loop's bytes, NaN in the gates of the
+    steps from a zero state that read the infinity. (ONNX Runtime 1.30 gives no NaN here; q8rt
+    keeps the loop's arithmetic.)"""
+    model, feeds = build(op, 3, 2, 6, 12, "bidirectional", {"bias": True, "const": True, "rinf": True}, seed=11)
+    path = h.save_model(model, tmp_path / "m.onnx")
+    inputs = {k: h.save_npy(tmp_path / f"{k}.npy", v) for k, v in feeds.items()}
+    res = h.run_q8rt(path, inputs, tmp_path / "out").assert_ok()
+    for extra in (["--backend", "reference"], ["--threads", "2"]):
+        other = h.run_q8rt(path, inputs, tmp_path / ("out" + extra[1]), extra=extra).assert_ok()
+        for oname in [x.name for x in model.graph.output]:
+            h.assert_same_bytes(res.output(oname), other.output(oname), f"{op}/{oname} {' '.join(extra)}")
+    # forward step 0 (direction 0, whose R row 5 holds the infinity) starts from h = 0
+    assert np.isnan(res.output("Y")[0, 0]).any(), "forward step 0 should be NaN where R is infinite"
 
 
 def bad_model(op="LSTM", **over):
