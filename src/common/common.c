@@ -109,11 +109,19 @@ void q8rt_dtype_range(q8rt_dtype dtype, int32_t *qmin, int32_t *qmax) {
 }
 
 bool q8rt_shape_elements(const int64_t *dims, int rank, int64_t *count) {
+  /* The dims other than 0 multiply to at most Q8RT_MAX_ELEMENTS too: an empty tensor's other dims
+   * still make its strides ([0, 2^62, 4] overflowed Reduce's, Transpose's, Slice's, ...). */
   int64_t n = 1;
+  bool empty = false;
   for (int i = 0; i < rank; i++) {
-    if (dims[i] < 0 || !q8rt_mul_i64(n, dims[i], &n) || n > Q8RT_MAX_ELEMENTS) return false;
+    if (dims[i] < 0) return false;
+    if (dims[i] == 0) {
+      empty = true;
+      continue;
+    }
+    if (!q8rt_mul_i64(n, dims[i], &n) || n > Q8RT_MAX_ELEMENTS) return false;
   }
-  *count = n;
+  *count = empty ? 0 : n;
   return true;
 }
 

@@ -83,8 +83,8 @@ static inline bool q8rt_add_i64(int64_t a, int64_t b, int64_t *out) { return !__
  * int64 on 64-bit and 32-bit targets. */
 #define Q8RT_MAX_ELEMENTS ((int64_t)1 << 31)
 
-/* Product of dims[0..rank) into *count; false if any dim is negative or the product exceeds
- * Q8RT_MAX_ELEMENTS. */
+/* Product of dims[0..rank) into *count; false if any dim is negative or the product of the
+ * dims other than 0 exceeds Q8RT_MAX_ELEMENTS (so an empty tensor's strides fit as well). */
 bool q8rt_shape_elements(const int64_t *dims, int rank, int64_t *count);
 
 /* True for the dtypes q8rt_dtype lists (size > 0). */

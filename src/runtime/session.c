@@ -230,6 +230,19 @@ static q8rt_status infer_all(q8rt_session *s, q8rt_error *err) {
     memset(ss->geom, 0, sizeof(ss->geom));
     q8rt_error step_err = {Q8RT_OK, ""};
     st = ps->op->infer(ps->params, ps->node, in_shapes, out_shapes, 1, ss->geom, &step_err);
+    /* every tensor's dims, zeros aside, multiply to at most Q8RT_MAX_ELEMENTS (q8rt_shape_elements), so
+     * that the ops reading it can compute its strides: an empty output's other dims too */
+    for (int k = 0; st == Q8RT_OK && k < ps->n_outputs; k++) {
+      const op_shape *o = &out_shapes[k];
+      int known = ps->outputs[k] >= 0 && o->rank >= 0;
+      for (int d = 0; known && d < o->rank; d++) known = o->dims[d] >= 0;
+      int64_t count;
+      if (known && !q8rt_shape_elements(o->dims, o->rank, &count)) {
+        st =
+            q8rt_fail(&step_err, Q8RT_ERROR_SHAPE, "%s node '%s': output %d is too large (its dims multiply past %lld)",
+                      ps->node->op_type, ps->node->name, k, (long long)Q8RT_MAX_ELEMENTS);
+      }
+    }
     if (st != Q8RT_OK) {
       if (state != GUARD_RUN) {
         if (err != NULL) *err = step_err;

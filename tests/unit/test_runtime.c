@@ -594,3 +594,53 @@ Q8RT_TEST(session_run_stats) {
   q8rt_model_free(m);
   return 0;
 }
+
+/* An empty tensor whose other dims multiply past Q8RT_MAX_ELEMENTS ([0, 2^62, 4]) is refused, as a
+ * bound input and as a step's output: the ops reading it compute its strides from those dims
+ * (Reduce, Transpose, Slice and Expand overflowed int64 on them; found by a random-seed fuzz-run). */
+Q8RT_TEST(empty_tensor_with_huge_dims_refused) {
+  const int64_t sym[3] = {-1, -1, -1}, hostile[3] = {0, INT64_MAX / 2, 4}, fine[3] = {0, 1 << 20, 4};
+  mb_model *m = mb_create(18);
+  mb_input(m, "x", 1, 3, sym);
+  mb_output(m, "y", 1);
+  const char *in[] = {"x", NULL}, *out[] = {"y", NULL};
+  mb_node(m, "ReduceMax", "rmax", in, out);
+  size_t size;
+  uint8_t *bytes = mb_pack(m, &size);
+  mb_free(m);
+  q8rt_model *model = NULL;
+  CHECK_OK(q8rt_model_load_memory(bytes, size, NULL, &model, NULL));
+  free(bytes);
+  q8rt_session *s = NULL;
+  CHECK_OK(q8rt_session_create(model, NULL, &s, NULL));
+  q8rt_error e;
+  memset(&e, 0, sizeof(e));
+  CHECK(q8rt_session_set_input_shape(s, 0, hostile, 3, &e) == Q8RT_ERROR_SHAPE);
+  CHECK(strstr(e.message, "too large") != NULL);
+  CHECK_OK(q8rt_session_set_input_shape(s, 0, fine, 3, NULL)); /* empty, its other dims within bounds */
+  CHECK_OK(q8rt_session_run(s, NULL));
+  q8rt_session_free(s);
+  q8rt_model_free(model);
+
+  /* ConstantOfShape([0, 2^62, 4]) -> Transpose: refused naming the node */
+  m = mb_create(18);
+  const int64_t three = 3, shape[3] = {0, INT64_MAX / 2, 4};
+  mb_initializer(m, "s", 7 /* int64 */, 1, &three, shape, sizeof(shape));
+  mb_output(m, "y", 1);
+  const char *cin[] = {"s", NULL}, *cout[] = {"c", NULL}, *tin[] = {"c", NULL};
+  mb_node(m, "ConstantOfShape", "cos", cin, cout);
+  mb_node(m, "Transpose", "tr", tin, out);
+  bytes = mb_pack(m, &size);
+  mb_free(m);
+  memset(&e, 0, sizeof(e));
+  q8rt_status st = q8rt_model_load_memory(bytes, size, NULL, &model, &e);
+  if (st == Q8RT_OK) {
+    st = q8rt_session_create(model, NULL, &s, &e);
+    if (st == Q8RT_OK) q8rt_session_free(s);
+    q8rt_model_free(model);
+  }
+  free(bytes);
+  CHECK(st == Q8RT_ERROR_SHAPE);
+  CHECK(strstr(e.message, "cos") != NULL);
+  return 0;
+}
