@@ -218,7 +218,13 @@ typedef void (*q8rt_x8_transpose_ukernel_fn)(size_t a, size_t b, const uint8_t *
 
 /* ---- x8-lut: y[i] = table[x[i]] (the table pass's islands) ---- */
 typedef void (*q8rt_x8_lut_ukernel_fn)(size_t n, const uint8_t *x, uint8_t *y, const uint8_t table[256]);
-#define Q8RT_X8_LUT_UKERNEL(isa, fn) void fn(size_t n, const uint8_t *x, uint8_t *y, const uint8_t table[256]);
+/* rows of n bytes x_stride / y_stride bytes apart (x == y: in place) */
+typedef void (*q8rt_x8_lut_rows_ukernel_fn)(size_t rows, size_t n, const uint8_t *x, size_t x_stride, uint8_t *y,
+                                            size_t y_stride, const uint8_t table[256]);
+#define Q8RT_X8_LUT_UKERNEL(isa, fn, rows_fn)                                                         \
+  void fn(size_t n, const uint8_t *x, uint8_t *y, const uint8_t table[256]);                          \
+  void rows_fn(size_t rows, size_t n, const uint8_t *x, size_t x_stride, uint8_t *y, size_t y_stride, \
+               const uint8_t table[256]);
 #include "x8-lut/x8-lut.inc"
 #undef Q8RT_X8_LUT_UKERNEL
 

@@ -543,7 +543,7 @@ static const struct {
   q8rt_x8_lut_ukernel_fn fn;
   const char *name;
 } g_lut[] = {
-#define Q8RT_X8_LUT_UKERNEL(isa, fn) {isa, fn, #fn},
+#define Q8RT_X8_LUT_UKERNEL(isa, fn, rows_fn) {isa, fn, #fn},
 #include "x8-lut/x8-lut.inc"
 #undef Q8RT_X8_LUT_UKERNEL
 };

@@ -20,9 +20,8 @@ static inline __attribute__((always_inline)) uint8x16_t lut16(uint8x16_t x, cons
   return vqtbx4q_u8(y, t[3], x);
 }
 
-void q8rt_x8_lut_ukernel_64__neon(size_t n, const uint8_t *x, uint8_t *y, const uint8_t table[256]) {
-  uint8x16x4_t t[4];
-  for (int q = 0; q < 4; q++) t[q] = vld1q_u8_x4(table + 64 * q);
+static inline __attribute__((always_inline)) void lut_row(size_t n, const uint8_t *x, uint8_t *y,
+                                                          const uint8x16x4_t t[4]) {
   for (; n >= 64; n -= 64, x += 64, y += 64) {
     const uint8x16_t x0 = vld1q_u8(x), x1 = vld1q_u8(x + 16), x2 = vld1q_u8(x + 32), x3 = vld1q_u8(x + 48);
     vst1q_u8(y, lut16(x0, t));
@@ -37,4 +36,18 @@ void q8rt_x8_lut_ukernel_64__neon(size_t n, const uint8_t *x, uint8_t *y, const 
     vst1q_u8(buf, lut16(vld1q_u8(buf), t));
     memcpy(y, buf, n);
   }
+}
+
+void q8rt_x8_lut_ukernel_64__neon(size_t n, const uint8_t *x, uint8_t *y, const uint8_t table[256]) {
+  uint8x16x4_t t[4];
+  for (int q = 0; q < 4; q++) t[q] = vld1q_u8_x4(table + 64 * q);
+  lut_row(n, x, y, t);
+}
+
+/* The table stays in its 16 registers across the rows. */
+void q8rt_x8_lut_rows_ukernel_64__neon(size_t rows, size_t n, const uint8_t *x, size_t x_stride, uint8_t *y,
+                                       size_t y_stride, const uint8_t table[256]) {
+  uint8x16x4_t t[4];
+  for (int q = 0; q < 4; q++) t[q] = vld1q_u8_x4(table + 64 * q);
+  for (size_t r = 0; r < rows; r++) lut_row(n, x + r * x_stride, y + r * y_stride, t);
 }

@@ -14,3 +14,8 @@ void q8rt_x8_lut_ukernel__scalar(size_t n, const uint8_t *x, uint8_t *y, const u
   }
   for (; i < n; i++) y[i] = table[x[i]];
 }
+
+void q8rt_x8_lut_rows_ukernel__scalar(size_t rows, size_t n, const uint8_t *x, size_t x_stride, uint8_t *y,
+                                      size_t y_stride, const uint8_t table[256]) {
+  for (size_t r = 0; r < rows; r++) q8rt_x8_lut_ukernel__scalar(n, x + r * x_stride, y + r * y_stride, table);
+}

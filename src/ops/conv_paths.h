@@ -62,6 +62,7 @@ typedef struct conv_fast {
   const uint8_t *table;  /* applied to each output tile as it is written (a fused island), or NULL */
   size_t table_channels; /* 1, or out_c tables */
   q8rt_x8_lut_ukernel_fn lut;
+  q8rt_x8_lut_rows_ukernel_fn lut_rows; /* the same kernel's rows form (output rows of a wider tensor) */
 } conv_fast;
 
 typedef struct conv_fast_geom {
@@ -71,9 +72,13 @@ typedef struct conv_fast_geom {
   size_t rows;                  /* output pixels: batch * out_h * out_w */
   size_t tile_rows;             /* GEMM rows per im2col tile; GEMM_CHW: pixels per panel */
   int direct;                   /* 1x1, stride 1, no padding: the input is the GEMM's A (GEMM_CHW: the panels' rows) */
-  size_t col_block;             /* GEMM direct, few rows, large B: tasks are blocks of this many channels over all
-                                   rows (0: tasks are row tiles) */
-  const uint8_t **indirection;  /* depthwise: rows * taps pointers (workspace) */
+  /* GEMM: bytes from one output row (pixel) to the next; 0 = out_c (dense). Wider when the output
+   * is a slice of a Concat's output (conv_fast_set_y_stride); 32 bits: it fits beside `direct`
+   * (the geometry records are full) */
+  uint32_t y_stride;
+  size_t col_block;            /* GEMM direct, few rows, large B: tasks are blocks of this many channels over all
+                                  rows (0: tasks are row tiles) */
+  const uint8_t **indirection; /* depthwise: rows * taps pointers (workspace) */
   q8rt_xnn_conv *xnn;
 } conv_fast_geom;
 
@@ -88,6 +93,10 @@ q8rt_status conv_fast_prepare(const conv_fast_desc *d, const conv_choice *choice
 void conv_fast_geom_init(const conv_fast *f, const q8rt_q8_conv_ref_params *r, conv_fast_geom *g);
 size_t conv_fast_workspace(const conv_fast *f, const conv_fast_geom *g, size_t threads);
 void conv_fast_bind(const conv_fast *f, conv_fast_geom *g, const void *x, void *workspace);
+/* Write the output's pixels `stride` bytes apart (>= out_c) instead of densely: only the NHWC GEMM
+ * path does (every store it makes goes through the row stride, the table pass included). Returns 1
+ * when set, 0 when this path writes densely only. */
+int conv_fast_set_y_stride(const conv_fast *f, conv_fast_geom *g, size_t stride);
 void conv_fast_run(const conv_fast *f, const conv_fast_geom *g, const void *x, void *y, void *workspace,
                    const op_exec_ctx *ctx);
 

@@ -26,9 +26,10 @@ typedef struct table_geom {
 static const struct {
   uint32_t isa;
   q8rt_x8_lut_ukernel_fn fn;
+  q8rt_x8_lut_rows_ukernel_fn rows_fn;
   const char *name;
 } g_lut[] = {
-#define Q8RT_X8_LUT_UKERNEL(isa, fn) {isa, fn, #fn},
+#define Q8RT_X8_LUT_UKERNEL(isa, fn, rows_fn) {isa, fn, rows_fn, #fn},
 #include "x8-lut/x8-lut.inc"
 #undef Q8RT_X8_LUT_UKERNEL
 };
@@ -38,6 +39,12 @@ q8rt_x8_lut_ukernel_fn op_lookup_table_kernel(q8rt_backend backend, uint32_t isa
   while (!op_isa_usable(g_lut[i].isa, isa, backend)) i++;
   *name = g_lut[i].name + 5; /* drop the "q8rt_" prefix */
   return g_lut[i].fn;
+}
+
+q8rt_x8_lut_rows_ukernel_fn op_lookup_table_rows_kernel(q8rt_backend backend, uint32_t isa) {
+  size_t i = 0; /* the line op_lookup_table_kernel picks */
+  while (!op_isa_usable(g_lut[i].isa, isa, backend)) i++;
+  return g_lut[i].rows_fn;
 }
 
 void *op_lookup_table_params(q8rt_pool *pool, const uint8_t *table, size_t channels, int axis, q8rt_dtype out_type,

@@ -136,6 +136,26 @@ typedef struct op_def {
   /* 1: with the params nhwc_params gives, every output (not only output 0) is written
    * channels-last, each in its input's rank (Split). */
   int nhwc_all_outputs;
+  /* Concat in place (session.c, plan_in_place): a producer writes its output straight into its
+   * slice of a Concat's output and the Concat skips that input. Both are asked at bind, after
+   * infer (geom is the step's, concrete), before the arena is placed.
+   * (optional) in_place_input: whether input `slot` may be left in place, the other inputs
+   * written around it: then it lies in output 0 as rows of *row_len elements, *row_stride
+   * elements apart, the first at element *offset. commit = 0 asks only; commit = 1 records it
+   * in geom (run then leaves that slice alone). */
+  int (*in_place_input)(const void *params, void *geom, int slot, int commit, size_t *offset, size_t *row_len,
+                        size_t *row_stride);
+  /* (optional) strided_output: write output 0 as rows of its last axis `row_stride` elements
+   * apart (dense when row_stride equals that axis). Returns 1 when the run will (recorded in
+   * geom), 0 when it cannot. */
+  int (*strided_output)(const void *params, void *geom, size_t row_stride);
+  /* Requantization moved upstream (plan.c, concat_tables): a Concat that maps input `slot`
+   * through a 256-entry table gives it (input_table, commit = 0); its producer, when it writes
+   * output 0 through a table of its own (or can), takes the composition table2[table1[v]]
+   * (compose_table: the same bytes, one pass instead of two) and the Concat then copies that input
+   * (input_table, commit = 1). Both at plan time, on the step's own params. */
+  const uint8_t *(*input_table)(void *params, int slot, int commit);
+  int (*compose_table)(void *params, const uint8_t *table, q8rt_pool *pool);
 } op_def;
 
 /* The planner's layout transpose (NCHW <-> NHWC for 8-bit tensors). */
@@ -174,6 +194,8 @@ void *op_lookup_table_params(q8rt_pool *pool, const uint8_t *table, size_t chann
                              q8rt_backend backend, uint32_t isa, const char **kernel);
 /* The x8-lut kernel for this CPU and backend (*name: its name). */
 q8rt_x8_lut_ukernel_fn op_lookup_table_kernel(q8rt_backend backend, uint32_t isa, const char **name);
+/* The rows form of that kernel (its x8-lut.inc line's rows function). */
+q8rt_x8_lut_rows_ukernel_fn op_lookup_table_rows_kernel(q8rt_backend backend, uint32_t isa);
 /* y = table[x] over x viewed as [outer][channels][inner], table c for index c. */
 void op_lookup_table_apply(q8rt_x8_lut_ukernel_fn fn, const uint8_t *table, size_t channels, size_t outer, size_t inner,
                            const uint8_t *x, uint8_t *y);

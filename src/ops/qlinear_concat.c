@@ -25,6 +25,7 @@ typedef struct qcat_geom {
   size_t outer;           /* product of dims before the axis */
   size_t pitch[QCAT_MAX]; /* elements per outer step of each input (axis dim * inner) */
   size_t out_pitch;
+  unsigned char in_place[QCAT_MAX]; /* already written in its slice by its producer (qcat_in_place) */
 } qcat_geom;
 _Static_assert(sizeof(qcat_geom) <= Q8RT_GEOM_BYTES, "QLinearConcat geometry must fit a step's geom record");
 
@@ -173,6 +174,10 @@ static void qcat_rows(void *arg, size_t begin, size_t end) {
   for (int k = 0; k < p->count; k++) {
     const uint8_t *x = j->in[2 + 3 * k].data;
     const size_t pitch = gm->pitch[k];
+    if (gm->in_place[k]) {
+      off += pitch;
+      continue;
+    }
     if (!p->copy[k] && pitch > 0 && pitch <= QCAT_LUT_BLOCK / 8) {
       /* input k's rows are contiguous: map a block of them, then copy each into place */
       const size_t rows = QCAT_LUT_BLOCK / pitch;
@@ -204,6 +209,35 @@ static void qcat_run(const void *params, const void *geom, const op_tensor *in, 
   qcat_job j = {params, gm, in, out[0].data};
   /* grain: rows of ~8 KB (channels-last concatenations have a row per pixel) */
   op_parallel_range(ctx, gm->outer, 8192 / (gm->out_pitch + 1) + 1, qcat_rows, &j);
+}
+
+/* A copied input (same scale and zero point) may be written in place by its producer: input k's
+ * rows of pitch[k] elements sit out_pitch apart from the sum of the pitches before it. */
+static int qcat_in_place(const void *params, void *geom, int slot, int commit, size_t *offset, size_t *row_len,
+                         size_t *row_stride) {
+  const qcat_params *p = params;
+  qcat_geom *gm = geom;
+  if (slot < 2 || (slot - 2) % 3 != 0 || (slot - 2) / 3 >= p->count) return 0;
+  const int k = (slot - 2) / 3;
+  if (!p->copy[k] || gm->out_pitch == 0 || gm->pitch[k] == 0) return 0;
+  size_t off = 0;
+  for (int i = 0; i < k; i++) off += gm->pitch[i];
+  *offset = off;
+  *row_len = gm->pitch[k];
+  *row_stride = gm->out_pitch;
+  if (commit) gm->in_place[k] = 1;
+  return 1;
+}
+
+/* Input `slot`'s requantization table, when it has one; commit: its producer applies it, so the
+ * input is copied from now on. */
+static const uint8_t *qcat_input_table(void *params, int slot, int commit) {
+  qcat_params *p = params;
+  if (slot < 2 || (slot - 2) % 3 != 0 || (slot - 2) / 3 >= p->count) return NULL;
+  const int k = (slot - 2) / 3;
+  if (p->copy[k]) return NULL;
+  if (commit) p->copy[k] = 1;
+  return p->table[k];
 }
 
 /* Channels-last: a concatenation along the same logical axis, found where NHWC puts it. */
@@ -238,4 +272,6 @@ const op_def q8rt_op_qlinear_concat = {
     .infer = qcat_infer,
     .run = qcat_run,
     .nhwc_params = qcat_nhwc,
+    .in_place_input = qcat_in_place,
+    .input_table = qcat_input_table,
 };

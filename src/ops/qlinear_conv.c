@@ -498,6 +498,31 @@ static int qconv_fuse_table(void *params, const uint8_t *table, size_t channels,
   return 1;
 }
 
+/* Only the NHWC GEMM path writes through a row stride; the others keep their outputs dense. */
+static int qconv_strided_output(const void *params, void *geom, size_t row_stride) {
+  const qconv_params *p = params;
+  qconv_geom *gm = geom;
+  return conv_fast_set_y_stride(&p->fast, &gm->fast, row_stride);
+}
+
+/* A table after the output stage's own (a Concat's requantization): table[own[v]] per channel. */
+static int qconv_compose_table(void *params, const uint8_t *table, q8rt_pool *pool) {
+  qconv_params *p = params;
+  if (p->fast.path == CONV_PATH_NONE || p->fast.path == CONV_PATH_REF || p->fast.path == CONV_PATH_XNN) return 0;
+  if (p->fast.table == NULL) {
+    p->fast.table = table;
+    p->fast.table_channels = 1;
+    p->out_type = p->y_type; /* the Concat's type (the planner checks) */
+    return 1;
+  }
+  const size_t n = p->fast.table_channels * 256;
+  uint8_t *t = q8rt_pool_alloc(pool, n, 64);
+  if (t == NULL) return 0;
+  for (size_t i = 0; i < n; i++) t[i] = table[p->fast.table[i]];
+  p->fast.table = t;
+  return 1;
+}
+
 const op_def q8rt_op_qlinear_conv = {
     .op_type = "QLinearConv",
     .domain = "",
@@ -509,4 +534,6 @@ const op_def q8rt_op_qlinear_conv = {
     .unbind = qconv_unbind,
     .run = qconv_run,
     .fuse_table = qconv_fuse_table,
+    .strided_output = qconv_strided_output,
+    .compose_table = qconv_compose_table,
 };

@@ -475,6 +475,62 @@ static q8rt_status plan_node(builder *b, int ni) {
   return Q8RT_OK;
 }
 
+/* A Concat input requantized through a table, written by a step that applies a table as it writes
+ * (a convolution with its fused activation) and read by nothing else: the producer applies the
+ * composed table and the Concat copies (then the session may put it in place). The same bytes: the
+ * Concat's slice was table2[table1[v]] either way; the value now holds the Concat's encoding, so
+ * it must have no other reader: no graph output, no branch condition, one step reading it once,
+ * one step (outside If branches, like the Concat) writing it as its only output, the same type. */
+static q8rt_status concat_tables(builder *b) {
+  plan *p = b->out;
+  ir_graph *g = b->g;
+  const int nv = g->n_values;
+  int *readers = q8rt_pool_array(b->pool, (size_t)nv + 1, sizeof(int));
+  int *writer = q8rt_pool_array(b->pool, (size_t)nv + 1, sizeof(int));
+  if (readers == NULL || writer == NULL) return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
+  for (int v = 0; v < nv; v++) {
+    readers[v] = 0;
+    writer[v] = -1;
+  }
+  for (int i = 0; i < p->n_steps; i++) {
+    const plan_step *ps = &p->steps[i];
+    for (int k = 0; k < ps->n_inputs; k++) {
+      if (ps->inputs[k] >= 0 && ps->inputs[k] < nv) readers[ps->inputs[k]]++;
+    }
+    for (int k = 0; k < ps->n_outputs; k++) {
+      const int v = ps->outputs[k];
+      if (v >= 0 && v < nv) writer[v] = writer[v] == -1 ? i : -2;
+    }
+  }
+  for (int id = 1; id <= g->n_guards; id++) {
+    const int c = ir_graph_guard(g, id)->cond;
+    if (c >= 0 && c < nv) readers[c] += 2;
+  }
+  for (int c = 0; c < p->n_steps; c++) {
+    plan_step *pc = &p->steps[c];
+    if (pc->op->input_table == NULL || pc->guard != 0 || pc->n_outputs < 1 || pc->outputs[0] < 0) continue;
+    const ir_value *o = &g->values[pc->outputs[0]];
+    for (int k = 0; k < pc->n_inputs; k++) {
+      const int v = pc->inputs[k];
+      if (v < 0 || v >= nv || readers[v] != 1 || writer[v] < 0 || writer[v] >= c) continue;
+      const ir_value *val = &g->values[v];
+      if (val->constant != NULL || val->graph_input >= 0 || val->graph_output >= 0 || val->dtype != o->dtype) continue;
+      plan_step *pw = &p->steps[writer[v]];
+      if (pw->op->compose_table == NULL || pw->guard != 0 || pw->n_outputs != 1 || pw->outputs[0] != v) continue;
+      const uint8_t *table = pc->op->input_table((void *)pc->params, k, 0);
+      if (table == NULL || !pw->op->compose_table((void *)pw->params, table, b->pool)) continue;
+      pc->op->input_table((void *)pc->params, k, 1);
+      g->values[v].quant = o->quant; /* it now holds the Concat's encoding */
+      char note[3600];
+      snprintf(note, sizeof(note), "%s%soutput in %s's encoding (its requantization table composed in)",
+               pw->node->note ? pw->node->note : "", pw->node->note ? "; " : "", pc->node->name);
+      if ((pw->node->note = q8rt_pool_strdup(b->pool, note)) == NULL)
+        return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
+    }
+  }
+  return Q8RT_OK;
+}
+
 /* Weights stored once, and no constant kept for nothing: after planning, a large constant (one
  * with a pool chunk of its own) whose data no step reads at bind or run and no graph output shows
  * is freed. A step reads a constant input unless its prepare packed it (plan_step.consumed); the
@@ -641,6 +697,7 @@ q8rt_status plan_build(ir_graph *g, const pass_results *r, q8rt_pool *pool, q8rt
     if (out->steps[i].n_inputs > out->max_inputs) out->max_inputs = out->steps[i].n_inputs;
     if (out->steps[i].n_outputs > out->max_outputs) out->max_outputs = out->steps[i].n_outputs;
   }
+  if (b.tables && (st = concat_tables(&b)) != Q8RT_OK) return st;
   if ((st = release_unread_constants(g, out, err)) != Q8RT_OK) return st;
   return copy_values(g, out, pool, err);
 }

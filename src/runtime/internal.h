@@ -50,9 +50,13 @@ struct q8rt_session {
   int profile;
   size_t max_arena_bytes;
 
-  op_shape *shapes;    /* [n_values] concrete shapes once bound */
-  size_t *offsets;     /* [n_values] arena offset; SIZE_MAX for constants */
-  size_t *nbytes;      /* [n_values] */
+  op_shape *shapes; /* [n_values] concrete shapes once bound */
+  size_t *offsets;  /* [n_values] arena offset; SIZE_MAX for constants */
+  size_t *nbytes;   /* [n_values] */
+  /* [n_values] Concat in place (session.c, plan_in_place): the value whose arena block holds this
+   * one (-1: its own block), at in_place_off bytes from that block's start */
+  int *in_place;
+  size_t *in_place_off;
   session_step *steps; /* [n_steps] */
   op_tensor *views;    /* inputs then outputs of every step, pointing into the arena */
   int n_views;

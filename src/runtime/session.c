@@ -73,6 +73,8 @@ void q8rt_session_free(q8rt_session *s) {
   q8rt_free(a, s->shapes, nv * sizeof(op_shape));
   q8rt_free(a, s->offsets, nv * sizeof(size_t));
   q8rt_free(a, s->nbytes, nv * sizeof(size_t));
+  q8rt_free(a, s->in_place, nv * sizeof(int));
+  q8rt_free(a, s->in_place_off, nv * sizeof(size_t));
   q8rt_free(a, s->live_tmp, nb * 4 * sizeof(int));
   q8rt_free(a, s->valbuf, nv * Q8RT_VALUE_BYTES);
   q8rt_free(a, s->block_size, nb * sizeof(size_t));
@@ -266,6 +268,90 @@ static q8rt_status infer_all(q8rt_session *s, q8rt_error *err) {
   return Q8RT_OK;
 }
 
+/* Concat in place: a value whose only reader is a Concat-like step (op in_place_input) and whose
+ * only writer is a step that can write its output with a row stride (op strided_output) lives in
+ * its slice of the Concat's output; the producer writes it there and the Concat skips it, saving
+ * the copy. Taken only where it is provably the same bytes: the value is no graph input or output
+ * and no branch condition, read once (by that Concat input) and written once (as the only output
+ * of an earlier step), both steps outside If branches and bound (not skipped), concrete shapes
+ * with no empty axis, the same element type, a copy in the Concat (no requantization) and a slice
+ * that lies inside the output. Anything else keeps its own block and the copy. The live_tmp
+ * scratch holds the reader counts and writers (plan_arena overwrites it next). */
+static void plan_in_place(q8rt_session *s) {
+  const plan *p = &s->model->plan;
+  const int nv = p->n_values, ns = p->n_steps;
+  int *readers = s->live_tmp, *writer = s->live_tmp + nv;
+  for (int v = 0; v < nv; v++) {
+    readers[v] = 0;
+    writer[v] = -1;
+    s->in_place[v] = -1;
+    s->in_place_off[v] = 0;
+  }
+  for (int i = 0; i < ns; i++) {
+    const plan_step *ps = &p->steps[i];
+    for (int k = 0; k < ps->n_inputs; k++) {
+      if (ps->inputs[k] >= 0) readers[ps->inputs[k]]++;
+    }
+    for (int k = 0; k < ps->n_outputs; k++) {
+      const int v = ps->outputs[k];
+      if (v >= 0) writer[v] = writer[v] == -1 ? i : -2;
+    }
+  }
+  for (int id = 0; id < p->n_guards; id++) {
+    if (p->guards[id].cond >= 0 && p->guards[id].cond < nv) readers[p->guards[id].cond] += 2;
+  }
+  for (int c = 0; c < ns; c++) {
+    const plan_step *pc = &p->steps[c];
+    session_step *sc = &s->steps[c];
+    if (pc->op->in_place_input == NULL || sc->skip || pc->guard != 0 || pc->n_outputs < 1) continue;
+    const int o = pc->outputs[0];
+    if (o < 0 || p->values[o].constant || p->values[o].graph_input >= 0 || s->in_place[o] >= 0) continue;
+    const op_shape *os = &s->shapes[o];
+    int64_t o_elems;
+    if (os->rank < 0 || !q8rt_shape_elements(os->dims, os->rank, &o_elems) || o_elems <= 0) continue;
+    const size_t esize = q8rt_dtype_size(os->dtype);
+    for (int k = 0; k < pc->n_inputs; k++) {
+      const int v = pc->inputs[k];
+      if (v < 0 || v == o || readers[v] != 1 || writer[v] < 0 || writer[v] >= c) continue;
+      const plan_value *pv = &p->values[v];
+      if (pv->constant || pv->graph_input >= 0 || pv->graph_output >= 0) continue;
+      const plan_step *pw = &p->steps[writer[v]];
+      session_step *sw = &s->steps[writer[v]];
+      /* a producer that hosts slices itself (a Concat) stays out: no nesting */
+      if (pw->op->strided_output == NULL || pw->op->in_place_input != NULL || sw->skip || pw->guard != 0 ||
+          pw->n_outputs != 1 || pw->outputs[0] != v)
+        continue;
+      const op_shape *vs = &s->shapes[v];
+      int64_t v_elems;
+      if (vs->rank < 1 || vs->dtype != os->dtype || esize == 0 || !q8rt_shape_elements(vs->dims, vs->rank, &v_elems) ||
+          v_elems <= 0)
+        continue;
+      size_t off, len, stride;
+      if (!pc->op->in_place_input(pc->params, sc->geom, k, 0, &off, &len, &stride)) continue;
+      const size_t last = (size_t)vs->dims[vs->rank - 1];
+      if (len == 0 || (size_t)v_elems % len != 0 || stride < len) continue;
+      const size_t rows = (size_t)v_elems / len;
+      size_t row_stride, end;
+      if (len == last) {
+        row_stride = stride; /* the value's rows are the slice's rows */
+      } else if (rows == 1) {
+        row_stride = last; /* one contiguous block: the value stays dense */
+      } else {
+        continue;
+      }
+      if (!q8rt_mul_size(rows - 1, stride, &end) || !q8rt_add_size(end, off, &end) || !q8rt_add_size(end, len, &end) ||
+          end > (size_t)o_elems)
+        continue;
+      if (!pw->op->strided_output(pw->params, sw->geom, row_stride)) continue;
+      /* the producer may now need scratch to stage its rows */
+      sw->workspace_bytes = pw->op->workspace != NULL ? pw->op->workspace(pw->params, sw->geom, (size_t)s->threads) : 0;
+      pc->op->in_place_input(pc->params, sc->geom, k, 1, &off, &len, &stride);
+      s->in_place[v] = o;
+      s->in_place_off[v] = off * esize;
+    }
+  }
+}
+
 /* Greedy-by-size placement of blocks: every value that some step or the caller writes, and every
  * step's workspace. Returns the arena size in *total. */
 static q8rt_status plan_arena(q8rt_session *s, size_t *total, q8rt_error *err) {
@@ -324,10 +410,21 @@ static q8rt_status plan_arena(q8rt_session *s, size_t *total, q8rt_error *err) {
     s->nbytes[v] = bytes;
     s->block_size[v] = bytes;
   }
+  /* a value in place in a Concat's output has no block of its own: the output's block lives from
+   * the value's producer on */
+  for (int v = 0; v < nv; v++) {
+    const int o = s->in_place[v];
+    if (o < 0 || first[v] == ARENA_UNUSED) continue;
+    if (first[o] == ARENA_UNUSED || first[v] < first[o]) first[o] = first[v];
+    first[v] = last[v] = ARENA_UNUSED;
+  }
   if (!arena_place(nb, s->block_size, first, last, s->block_off, order, total)) {
     return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "the tensors' sizes add up to more than the address space");
   }
   for (int v = 0; v < nv; v++) s->offsets[v] = first[v] != ARENA_UNUSED ? s->block_off[v] : SIZE_MAX;
+  for (int v = 0; v < nv; v++) {
+    if (s->in_place[v] >= 0) s->offsets[v] = s->offsets[s->in_place[v]] + s->in_place_off[v];
+  }
   for (int i = 0; i < ns; i++) {
     if (first[nv + i] != ARENA_UNUSED) s->steps[i].workspace_offset = s->block_off[nv + i];
   }
@@ -365,6 +462,7 @@ static q8rt_status bind_plan(q8rt_session *s, q8rt_error *err) {
   q8rt_status st = infer_all(s, err);
   if (st != Q8RT_OK) return st;
   size_t total = 0;
+  plan_in_place(s);
   if ((st = plan_arena(s, &total, err)) != Q8RT_OK) return st;
   if (s->max_arena_bytes != 0 && total > s->max_arena_bytes) {
     return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "the plan needs %zu bytes of arena, more than the limit of %zu",
@@ -470,6 +568,8 @@ q8rt_status q8rt_session_create(const q8rt_model *model, const q8rt_session_opti
   s->shapes = q8rt_calloc(a, nv, sizeof(op_shape));
   s->offsets = q8rt_calloc(a, nv, sizeof(size_t));
   s->nbytes = q8rt_calloc(a, nv, sizeof(size_t));
+  s->in_place = q8rt_calloc(a, nv, sizeof(int));
+  s->in_place_off = q8rt_calloc(a, nv, sizeof(size_t));
   s->live_tmp = q8rt_calloc(a, nb * 4, sizeof(int));
   s->valbuf = q8rt_calloc(a, nv, Q8RT_VALUE_BYTES);
   s->block_size = q8rt_calloc(a, nb, sizeof(size_t));
@@ -480,7 +580,7 @@ q8rt_status q8rt_session_create(const q8rt_model *model, const q8rt_session_opti
   s->step_threads = q8rt_calloc(a, ns + 1, sizeof(q8rt_step_threads));
   s->gstate = q8rt_calloc(a, (size_t)model->plan.n_guards + 1, 1);
   s->gerr = q8rt_calloc(a, (size_t)model->plan.n_guards + 1, sizeof(*s->gerr));
-  if ((nv && (!s->shapes || !s->offsets || !s->nbytes || !s->valbuf)) ||
+  if ((nv && (!s->shapes || !s->offsets || !s->nbytes || !s->valbuf || !s->in_place || !s->in_place_off)) ||
       (nb && (!s->live_tmp || !s->block_size || !s->block_off)) || !s->steps || !s->views || !s->step_ms ||
       !s->step_threads || !s->gstate || !s->gerr) {
     q8rt_status st = q8rt_fail(error, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory creating a session");

@@ -11,8 +11,8 @@
 struct mb_model {
   Onnx__ModelProto model;
   Onnx__GraphProto graph;
-  Onnx__OperatorSetIdProto opset;
-  Onnx__OperatorSetIdProto *opsets[1];
+  Onnx__OperatorSetIdProto opset, opset2;
+  Onnx__OperatorSetIdProto *opsets[2];
   Onnx__NodeProto *nodes[MB_MAX];
   Onnx__TensorProto *inits[MB_MAX];
   Onnx__ValueInfoProto *inputs[MB_MAX];
@@ -138,6 +138,18 @@ void mb_node(mb_model *m, const char *op, const char *name, const char *const *i
   n->output = str_list(m, outputs, &n->n_output);
   n->attribute = own(m, sizeof(Onnx__AttributeProto *) * 16);
   m->nodes[m->graph.n_node++] = n;
+}
+
+void mb_domain(mb_model *m, const char *domain) {
+  Onnx__NodeProto *n = m->nodes[m->graph.n_node - 1];
+  n->domain = own_str(m, domain);
+  if (m->model.n_opset_import == 2) return;
+  onnx__operator_set_id_proto__init(&m->opset2);
+  m->opset2.domain = n->domain;
+  m->opset2.has_version = 1;
+  m->opset2.version = 1;
+  m->opsets[1] = &m->opset2;
+  m->model.n_opset_import = 2;
 }
 
 static Onnx__AttributeProto *new_attr(mb_model *m, const char *name, Onnx__AttributeProto__AttributeType type) {

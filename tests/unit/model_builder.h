@@ -16,6 +16,8 @@ void mb_initializer(mb_model *m, const char *name, int dtype, int rank, const in
                     size_t nbytes);
 /* inputs/outputs are NULL-terminated lists; "" is an omitted optional input. */
 void mb_node(mb_model *m, const char *op, const char *name, const char *const *inputs, const char *const *outputs);
+/* The last node's domain (opset 1 of it imported; one such domain per model). */
+void mb_domain(mb_model *m, const char *domain);
 /* Attributes for the last node added. */
 void mb_attr_int(mb_model *m, const char *name, int64_t v);
 void mb_attr_ints(mb_model *m, const char *name, int n, const int64_t *v);

@@ -644,3 +644,100 @@ Q8RT_TEST(empty_tensor_with_huge_dims_refused) {
   CHECK(strstr(e.message, "cos") != NULL);
   return 0;
 }
+
+/* Concat in place (session.c, plan_in_place): x -> conv a (3x3), conv b (1x1) -> QLinearConcat(a,
+ * b[, a]) along channels -> graph output. With the Concat's scale, a and b are written into the
+ * Concat's output (their NHWC values live at their slice's offset in its block); listed twice, a
+ * keeps its block (b still goes in place); on the reference backend (NCHW convolutions that write
+ * densely) nothing does. The outputs are the same bytes in all three (tests/python/
+ * test_concat_in_place.py compares such graphs with ONNX Runtime). */
+static uint8_t *cat_model(int a_twice, size_t *size) {
+  mb_model *mb = mb_create(13);
+  const int64_t in_dims[4] = {1, 8, 12, 20}, scalar[1] = {0}, wd3[4] = {8, 8, 3, 3}, wd1[4] = {16, 8, 1, 1};
+  mb_input(mb, "x", 2, 4, in_dims);
+  const float xs = 0.05f, ys = 0.25f;
+  const uint8_t zp = 7;
+  const int8_t wz = 0;
+  mb_initializer(mb, "xs", 1, 0, scalar, &xs, sizeof(xs));
+  mb_initializer(mb, "ys", 1, 0, scalar, &ys, sizeof(ys));
+  mb_initializer(mb, "zp", 2, 0, scalar, &zp, 1);
+  mb_initializer(mb, "wz", 3, 0, scalar, &wz, 1);
+  int8_t w3[8 * 8 * 9], w1[16 * 8];
+  for (size_t i = 0; i < sizeof(w3); i++) w3[i] = (int8_t)(i * 37 % 255 - 127);
+  for (size_t i = 0; i < sizeof(w1); i++) w1[i] = (int8_t)(i * 53 % 251 - 125);
+  mb_initializer(mb, "w3", 3, 4, wd3, w3, sizeof(w3));
+  mb_initializer(mb, "w1", 3, 4, wd1, w1, sizeof(w1));
+  const float ws = 0.01f;
+  mb_initializer(mb, "ws", 1, 0, scalar, &ws, sizeof(ws));
+  const char *ia[] = {"x", "xs", "zp", "w3", "ws", "wz", "ys", "zp", NULL}, *oa[] = {"a", NULL};
+  mb_node(mb, "QLinearConv", "conv_a", ia, oa);
+  const int64_t pads[4] = {1, 1, 1, 1};
+  mb_attr_ints(mb, "pads", 4, pads);
+  const char *ib[] = {"x", "xs", "zp", "w1", "ws", "wz", "ys", "zp", NULL}, *ob[] = {"b", NULL};
+  mb_node(mb, "QLinearConv", "conv_b", ib, ob);
+  const char *ic[] = {"ys", "zp", "a", "ys", "zp", "b", "ys", "zp", "a", "ys", "zp", NULL}, *oc[] = {"cat", NULL};
+  if (!a_twice) ic[8] = NULL;
+  mb_node(mb, "QLinearConcat", "cat", ic, oc);
+  mb_domain(mb, "com.microsoft");
+  mb_attr_int(mb, "axis", 1);
+  mb_output(mb, "cat", 2);
+  uint8_t *bytes = mb_pack(mb, size);
+  mb_free(mb);
+  return bytes;
+}
+
+/* Runs the model; *a_in / *b_in: whether a's and b's NHWC values were put in place; out: the output */
+static int run_cat(int a_twice, q8rt_backend backend, int threads, int *a_in, int *b_in, uint8_t *out, size_t cap) {
+  size_t size;
+  uint8_t *bytes = cat_model(a_twice, &size);
+  q8rt_model *m = NULL;
+  q8rt_session *s = NULL;
+  q8rt_model_options mo;
+  q8rt_model_options_init(&mo);
+  mo.backend = backend;
+  q8rt_session_options so;
+  q8rt_session_options_init(&so);
+  so.threads = threads;
+  q8rt_error err = {Q8RT_OK, ""};
+  int rc = q8rt_model_load_memory(bytes, size, &mo, &m, &err) != Q8RT_OK || q8rt_session_create(m, &so, &s, &err);
+  free(bytes);
+  uint8_t x[8 * 12 * 20];
+  for (size_t i = 0; i < sizeof(x); i++) x[i] = (uint8_t)(i * 101 % 256);
+  const int64_t dims[4] = {1, 8, 12, 20};
+  const void *y = NULL;
+  size_t ny = 0;
+  if (!rc)
+    rc = q8rt_session_set_input(s, 0, dims, 4, x, sizeof(x), &err) || q8rt_session_run(s, &err) ||
+         q8rt_session_get_output(s, 0, NULL, &y, &ny, &err) || ny != cap;
+  if (rc) fprintf(stderr, "  cat model: %s (%zu bytes out)\n", err.message, ny);
+  if (!rc) {
+    memcpy(out, y, cap);
+    *a_in = *b_in = 0;
+    const plan *p = &m->plan;
+    for (int v = 0; v < p->n_values; v++) {
+      if (strcmp(p->values[v].name, "a#nhwc") == 0) *a_in = s->in_place[v] >= 0;
+      if (strcmp(p->values[v].name, "b#nhwc") == 0) *b_in = s->in_place[v] >= 0;
+    }
+  }
+  q8rt_session_free(s);
+  q8rt_model_free(m);
+  return rc;
+}
+
+Q8RT_TEST(concat_in_place_decisions) {
+  enum { N2 = 24 * 12 * 20, N3 = 32 * 12 * 20 };
+  static uint8_t ref2[N2], got2[N2], ref3[N3], got3[N3];
+  int a_in, b_in;
+  CHECK(run_cat(0, Q8RT_BACKEND_REFERENCE, 1, &a_in, &b_in, ref2, N2) == 0);
+  CHECK(!a_in && !b_in);
+  for (int threads = 1; threads <= 3; threads++) {
+    CHECK(run_cat(0, Q8RT_BACKEND_AUTO, threads, &a_in, &b_in, got2, N2) == 0);
+    CHECK(a_in && b_in);
+    CHECK(memcmp(got2, ref2, N2) == 0);
+  }
+  CHECK(run_cat(1, Q8RT_BACKEND_REFERENCE, 1, &a_in, &b_in, ref3, N3) == 0);
+  CHECK(run_cat(1, Q8RT_BACKEND_AUTO, 2, &a_in, &b_in, got3, N3) == 0);
+  CHECK(!a_in && b_in);
+  CHECK(memcmp(got3, ref3, N3) == 0);
+  return 0;
+}

@@ -10,9 +10,10 @@ static int lut_one(q8rt_x8_lut_ukernel_fn lut);
 static const struct {
   unsigned isa;
   q8rt_x8_lut_ukernel_fn fn;
+  q8rt_x8_lut_rows_ukernel_fn rows_fn;
   const char *name;
 } lut_variants[] = {
-#define Q8RT_X8_LUT_UKERNEL(isa, fn) {isa, fn, #fn},
+#define Q8RT_X8_LUT_UKERNEL(isa, fn, rows_fn) {isa, fn, rows_fn, #fn},
 #include "x8-lut/x8-lut.inc"
 #undef Q8RT_X8_LUT_UKERNEL
 };
@@ -25,6 +26,46 @@ Q8RT_TEST(x8_lut_vs_definition) {
       continue;
     }
     if (lut_one(lut_variants[k].fn) != 0) return 1;
+  }
+  return 0;
+}
+
+/* The rows form of every variant: rows of n bytes (0..70) inside wider rows (strides n + 1 to n + 67,
+ * different for x and y, and in place), against the definition; the bytes between the rows, and
+ * past the last, untouched. */
+Q8RT_TEST(x8_lut_rows_vs_definition) {
+  enum { ROWS = 5, CAP = ROWS * 140 };
+  uint8_t table[256], x[CAP], y[CAP], yi[CAP];
+  uint32_t r = 0x2545F491u;
+  for (int i = 0; i < 256; i++) {
+    r = r * 1664525u + 1013904223u;
+    table[i] = (uint8_t)(r >> 24);
+  }
+  for (size_t k = 0; k < sizeof(lut_variants) / sizeof(lut_variants[0]); k++) {
+    if (!test_isa_supported(lut_variants[k].isa)) continue;
+    for (size_t n = 0; n <= 70; n++) {
+      for (size_t rows = 0; rows <= ROWS; rows++) {
+        const size_t xs = n + 1 + (n * 7 + rows) % 67, ys = n + 1 + (n * 13 + 3 * rows) % 67;
+        for (size_t i = 0; i < CAP; i++) {
+          r = r * 1664525u + 1013904223u;
+          x[i] = (uint8_t)(r >> 24);
+        }
+        memset(y, 0xA5, sizeof(y));
+        memcpy(yi, x, sizeof(x));
+        lut_variants[k].rows_fn(rows, n, x, xs, y, ys, table);
+        lut_variants[k].rows_fn(rows, n, yi, xs, yi, xs, table);
+        for (size_t i = 0; i < CAP; i++) {
+          const size_t ry = i / ys, cy = i % ys, rx = i / xs, cx = i % xs;
+          const uint8_t want_y = ry < rows && cy < n ? table[x[ry * xs + cy]] : 0xA5;
+          const uint8_t want_i = rx < rows && cx < n ? table[x[i]] : x[i];
+          if (y[i] != want_y || yi[i] != want_i) {
+            fprintf(stderr, "  %s: rows %zu n %zu strides %zu/%zu: byte %zu is %u/%u, want %u/%u\n",
+                    lut_variants[k].name, rows, n, xs, ys, i, y[i], yi[i], want_y, want_i);
+            return 1;
+          }
+        }
+      }
+    }
   }
   return 0;
 }
