@@ -1,24 +1,36 @@
 /* q8rt's thread pool (see threadpool.h for why it exists).
  *
- * One 64-bit word says everything a thread needs to claim work: `state` = epoch << 32 | lo << 16 |
- * hi, the unclaimed groups [lo, hi) of the region's items (a group is one item, or for regions of
- * over 65535 items a run of consecutive items). The caller claims from the front (lo), workers
- * from the back (hi): consecutive steps split their data in the same order (element ranges, output
- * rows), so each thread mostly reads what it wrote itself in the step before. A line another core
- * wrote costs ~0.25 us to fetch on this class of VM; with one shared claim order, det's
- * memory-bound elementwise steps ran 2-10x slower at 2 threads than at one.
+ * A region's items are cut into groups (a group is one item, or for regions of over 65535 items a
+ * run of consecutive items) and the groups into one contiguous range per thread of the pool: the
+ * caller gets the first, worker i the (i + 1)-th. Consecutive steps split their data in the same
+ * order (element ranges, output rows), so each thread mostly reads what it wrote itself in the
+ * step before. A line another core wrote costs ~0.25 us to fetch on this class of VM; with one
+ * shared claim order, det's memory-bound elementwise steps ran 2-10x slower at 2 threads than at
+ * one.
  *
- * The region's description (fn, ctx, n) sits beside the state and is read like a seqlock: a thread
- * reads the state, then the description, then claims k groups by a compare-and-swap of the state it
- * read to the state with lo + k (or hi - k). Before the caller rewrites the description for the
- * next region it stores a CLOSED state (new epoch, lo > hi) and a release fence, so a thread whose
- * claim succeeds read the description of the epoch it claimed in (the swap would fail otherwise).
- * A thread whose claim fails re-reads; one that finds lo >= hi has nothing to do. Every shared
- * field is atomic, so the pool is data-race free (and TSan-clean) by construction.
+ * Each thread's range is one 64-bit word on a cache line of its own, its `slot`: epoch << 32 |
+ * lo << 16 | hi, the unclaimed groups [lo, hi). The owner takes groups one at a time from the
+ * front by a compare-and-swap of its slot (its own line: no other core touches it while the owner
+ * is busy). A thread whose range is empty steals from the back of another's: half of what is left
+ * there, moved into its own slot (where it can be stolen again). So a worker the OS has not
+ * scheduled, or one descheduled holding a range, never keeps the caller waiting for more than the
+ * group it started: the caller takes over the rest (a worker used to claim a quarter of a region at
+ * a time, and the caller waited 2-4.5 ms for a descheduled worker's claim on a loaded machine).
+ * Which thread runs a group never changes what the group computes.
+ *
+ * The region's description (fn, ctx, n) is read like a seqlock: a thread reads a slot, then the
+ * description, then claims by a compare-and-swap of the slot it read. Before the caller rewrites
+ * the description for the next region it stores CLOSED slots (new epoch, lo > hi) and a release
+ * fence, so a thread whose claim succeeds read the description of the epoch it claimed in (the
+ * swap would fail otherwise). The slot word is the whole truth about its groups (each unclaimed
+ * group is in exactly one slot, a claimed one never returns), so a swap from a value read earlier
+ * is right whenever it succeeds. `state` says whether a region is open (epoch << 32, or CLOSED in
+ * the low half) for workers that wait for one. Every shared field is atomic, so the pool is
+ * data-race free (and TSan-clean) by construction.
  *
  * Completion: a counter of finished items, to which each thread adds the items it ran when it
- * finds no more to claim; the caller waits until it equals n. Only items some thread has claimed
- * are waited for: a claim is made by a running thread.
+ * finds no more to claim or steal; the caller waits until it equals n. Only the group another
+ * thread is running is waited for (or a half it is moving into its slot, an instant).
  *
  * Idle workers watch `announce` (the latest epoch, on its own cache line: watching `state` would
  * pull its line away from the claiming threads at every claim) for SPIN_IDLE_NS (regions of a plan
@@ -41,7 +53,7 @@
 #include <string.h>
 #include <time.h>
 
-#define CLOSED 0xffff0000u /* lo 0xffff, hi 0: never an open region's */
+#define CLOSED 0xffff0000u /* lo 0xffff, hi 0: never an open range */
 #define MAX_GROUPS 0xffffu
 #define SPIN_IDLE_NS 200000 /* a worker spins this long for the next region before it sleeps */
 #define SPIN_WAIT_NS 50000  /* the caller spins this long for claimed items before it sleeps */
@@ -57,14 +69,15 @@
  * after it ended: the first regions after a stretch are the probe. Occasional stalls far apart
  * (a preempted vCPU on an otherwise quiet machine) restart at SOLO_MIN_NS. */
 #define RECUR_NS 8000000
-/* A thread claims ceil(unclaimed / (CHUNK_PER_THREAD * threads)) items at a time (guided
- * self-scheduling): the claims' cache line moves between cores at each claim by another thread
- * (~0.25 us one way on this class of VM), so one claim per item cost up to a third of sub-us items. */
-#define CHUNK_PER_THREAD 2
 /* A worker woken onto the caller's CPU costs the caller the switches to it and back (and its
  * spinning until it notices): charged this much each, so that a few in a row start a stretch. */
 #define CROWDED_NS 150000
 #define MOVE_FREE_NS 200000 /* a worker's move to another CPU this quick: that CPU was free */
+
+/* A thread's range of the region's groups (see above), alone on its cache line. */
+typedef struct pool_slot {
+  _Alignas(64) _Atomic uint64_t range;
+} pool_slot;
 
 struct q8rt_threadpool {
   _Alignas(64) _Atomic uint64_t state;
@@ -80,6 +93,8 @@ struct q8rt_threadpool {
   atomic_int wake_pending; /* sleepers were signalled and none has woken since: no second signal */
   atomic_int stop;
   atomic_int hold;             /* tests only: workers stay out of regions */
+  atomic_size_t next_self;     /* slot index of the next worker that starts */
+  pool_slot *slots;            /* [nominal]: the caller's, then each worker's */
   _Alignas(64) uint32_t epoch; /* caller only, as the fields below */
   int64_t solo_until, solo_ns; /* regions before solo_until run on the caller alone */
   int64_t debt;                /* see DEBT_NS */
@@ -113,30 +128,48 @@ static inline void cpu_relax(void) {
 /* Items per group of a region of n items: at most MAX_GROUPS groups. */
 static inline size_t group_items(size_t n) { return n <= MAX_GROUPS ? 1 : (n + MAX_GROUPS - 1) / MAX_GROUPS; }
 
-/* Claim and run items of the region whose state was read as `s`, until none is left: from the
- * front (the caller) or the back (workers). Returns how many items this thread ran. */
-static size_t run_items(q8rt_threadpool *p, uint64_t s, int back) {
-  const uint32_t epoch = (uint32_t)(s >> 32);
-  const size_t per_claim = CHUNK_PER_THREAD * p->nominal;
-  size_t ran = 0, region_n = 0;
+/* Claims one group of slot `t` in epoch e, from the front (`back` 0) or, stealing, half of what
+ * is left from the back (then *k groups). Returns the first group claimed, or SIZE_MAX when the
+ * slot has none in epoch e. The description is read before each claim (see above). */
+static size_t claim(q8rt_threadpool *p, size_t t, uint32_t e, int back, size_t *k, q8rt_task_fn *fn, void **ctx,
+                    size_t *n) {
+  _Atomic uint64_t *slot = &p->slots[t].range;
+  uint64_t s = atomic_load_explicit(slot, memory_order_acquire);
   for (;;) {
     const size_t lo = (size_t)(s >> 16 & 0xffff), hi = (size_t)(s & 0xffff);
-    const q8rt_task_fn fn = atomic_load_explicit(&p->fn, memory_order_relaxed);
-    void *ctx = atomic_load_explicit(&p->ctx, memory_order_relaxed);
-    const size_t n = atomic_load_explicit(&p->n, memory_order_relaxed);
+    if ((uint32_t)(s >> 32) != e || lo >= hi) return SIZE_MAX;
+    *fn = atomic_load_explicit(&p->fn, memory_order_relaxed);
+    *ctx = atomic_load_explicit(&p->ctx, memory_order_relaxed);
+    *n = atomic_load_explicit(&p->n, memory_order_relaxed);
     atomic_thread_fence(memory_order_acquire);
-    if (lo >= hi) break;                                    /* all claimed, or CLOSED */
-    const size_t k = (hi - lo + per_claim - 1) / per_claim; /* 1 <= k <= hi - lo */
-    const uint64_t claimed = back ? s - k : s + ((uint64_t)k << 16);
-    if (atomic_compare_exchange_weak_explicit(&p->state, &s, claimed, memory_order_acq_rel, memory_order_acquire)) {
-      const size_t per = group_items(n), g = back ? hi - k : lo;
-      const size_t end = (g + k) * per < n ? (g + k) * per : n;
+    *k = back ? (hi - lo + 1) / 2 : 1;
+    const uint64_t next = back ? s - *k : s + (1ull << 16);
+    if (atomic_compare_exchange_weak_explicit(slot, &s, next, memory_order_acq_rel, memory_order_acquire))
+      return back ? hi - *k : lo;
+  }
+}
+
+/* Runs the groups of this thread's slot `self` in epoch e, stealing from the other slots when its
+ * own are done, until no slot has any; adds what it ran to `done`. Returns the items it ran. */
+static size_t run_items(q8rt_threadpool *p, uint32_t e, size_t self) {
+  const size_t threads = p->nominal;
+  size_t ran = 0, region_n = 0, k, n, g;
+  q8rt_task_fn fn;
+  void *ctx;
+  for (;;) {
+    while ((g = claim(p, self, e, 0, &k, &fn, &ctx, &n)) != SIZE_MAX) {
+      const size_t per = group_items(n), end = (g + 1) * per < n ? (g + 1) * per : n;
       for (size_t i = g * per; i < end; i++) fn(ctx, i);
       ran += end - g * per;
       region_n = n;
-      s = atomic_load_explicit(&p->state, memory_order_acquire);
     }
-    if ((uint32_t)(s >> 32) != epoch) break;
+    /* own range done: half of another's rest into the own slot (own empty: no one else writes it
+     * but through a swap that now fails) */
+    size_t v = 1;
+    while (v < threads && (g = claim(p, (self + v) % threads, e, 1, &k, &fn, &ctx, &n)) == SIZE_MAX) v++;
+    if (v >= threads) break;
+    atomic_store_explicit(&p->slots[self].range, (uint64_t)e << 32 | (uint64_t)g << 16 | (uint64_t)(g + k),
+                          memory_order_release);
   }
   /* The items this thread ran count as done at once, when it has no more to claim: one atomic
    * add per thread and region rather than per item. seq_cst, as the caller's `waiting`: one of the
@@ -224,6 +257,7 @@ static uint64_t await_region(q8rt_threadpool *p, uint32_t seen, int rest) {
 
 static void *worker_main(void *arg) {
   q8rt_threadpool *p = arg;
+  const size_t self = atomic_fetch_add_explicit(&p->next_self, 1, memory_order_relaxed);
   uint32_t seen = 0;
   int rest = 0;
   for (;;) {
@@ -232,7 +266,7 @@ static void *worker_main(void *arg) {
     seen = (uint32_t)(s >> 32);
     /* woken on the caller's CPU: move before taking items, or leave them to the caller */
     rest = crowded_here(p);
-    if (!rest && !atomic_load_explicit(&p->hold, memory_order_relaxed)) run_items(p, s, 1);
+    if (!rest && !atomic_load_explicit(&p->hold, memory_order_relaxed)) run_items(p, seen, self);
   }
 }
 
@@ -266,6 +300,7 @@ static void free_pool(q8rt_threadpool *p, int sync_made) {
   if (sync_made > 1) pthread_cond_destroy(&p->cv);
   if (sync_made > 2) pthread_cond_destroy(&p->done_cv);
   q8rt_free(a, p->workers, p->capacity * sizeof(pthread_t));
+  q8rt_free(a, p->slots, p->nominal * sizeof(pool_slot));
   q8rt_free(a, p, sizeof(*p));
 }
 
@@ -278,12 +313,15 @@ q8rt_threadpool *q8rt_threadpool_create_mode(const q8rt_allocator *a, size_t thr
   if (threads < 2) return NULL;
   q8rt_threadpool *p = q8rt_alloc(a, sizeof(*p), 64);
   pthread_t *w = q8rt_alloc(a, (threads - 1) * sizeof(pthread_t), 16);
-  if (p == NULL || w == NULL) {
+  pool_slot *slots = q8rt_alloc(a, threads * sizeof(pool_slot), 64);
+  if (p == NULL || w == NULL || slots == NULL) {
     q8rt_free(a, p, sizeof(*p));
     q8rt_free(a, w, (threads - 1) * sizeof(pthread_t));
+    q8rt_free(a, slots, threads * sizeof(pool_slot));
     *failed = 1;
     return NULL;
   }
+  for (size_t t = 0; t < threads; t++) atomic_init(&slots[t].range, 1ull << 32 | CLOSED);
   atomic_init(&p->state, 1ull << 32 | CLOSED); /* epoch 1 closed: workers wait for epoch 2 */
   atomic_init(&p->fn, NULL);
   atomic_init(&p->ctx, NULL);
@@ -297,6 +335,8 @@ q8rt_threadpool *q8rt_threadpool_create_mode(const q8rt_allocator *a, size_t thr
   atomic_init(&p->wake_pending, 0);
   atomic_init(&p->stop, 0);
   atomic_init(&p->hold, 0);
+  atomic_init(&p->next_self, 1); /* slot 0 is the caller's */
+  p->slots = slots;
   p->epoch = 1;
   p->solo_until = p->solo_ns = p->debt = 0;
   p->crowded_seen = 0;
@@ -396,17 +436,24 @@ __attribute__((noinline)) static size_t run_region(q8rt_threadpool *p, size_t n,
   }
   p->counts.regions++;
   const uint32_t e = ++p->epoch;
+  const size_t threads = p->nominal;
   /* close: claims of the previous epoch fail from here on, before the description changes */
   atomic_store_explicit(&p->state, (uint64_t)e << 32 | CLOSED, memory_order_relaxed);
+  for (size_t t = 0; t < threads; t++)
+    atomic_store_explicit(&p->slots[t].range, (uint64_t)e << 32 | CLOSED, memory_order_relaxed);
   atomic_thread_fence(memory_order_release);
   atomic_store_explicit(&p->fn, fn, memory_order_relaxed);
   atomic_store_explicit(&p->ctx, ctx, memory_order_relaxed);
   atomic_store_explicit(&p->n, n, memory_order_relaxed);
   atomic_store_explicit(&p->done, 0, memory_order_relaxed);
-  const size_t per = group_items(n);
-  const uint64_t open = (uint64_t)e << 32 | (uint64_t)((n + per - 1) / per);   /* lo 0, hi the groups */
+  const size_t per = group_items(n), groups = (n + per - 1) / per;
+  for (size_t t = 0; t < threads; t++) /* published with the state */
+    atomic_store_explicit(
+        &p->slots[t].range,
+        (uint64_t)e << 32 | (uint64_t)(t * groups / threads) << 16 | (uint64_t)((t + 1) * groups / threads),
+        memory_order_relaxed);
   atomic_store_explicit(&p->caller_cpu, sched_getcpu(), memory_order_relaxed); /* published with the state */
-  atomic_store(&p->state, open); /* seq_cst: pairs with sleepers and wake_pending */
+  atomic_store(&p->state, (uint64_t)e << 32); /* seq_cst: pairs with sleepers and wake_pending */
   atomic_store_explicit(&p->announce, e, memory_order_release);
   /* the system call of a wake is a cost of sharing (20-90 us on a busy machine) */
   const unsigned crowded = atomic_load_explicit(&p->crowded, memory_order_relaxed);
@@ -417,7 +464,7 @@ __attribute__((noinline)) static size_t run_region(q8rt_threadpool *p, size_t n,
     if (wake_sleepers(p)) wake_ns = now_ns() - tw;
     cost += wake_ns;
   }
-  const size_t ran = run_items(p, open, 0);
+  size_t ran = run_items(p, e, 0);
   size_t done = ran;
   int64_t t1 = 0, t2 = 0;
   if (ran < n) {
@@ -425,10 +472,12 @@ __attribute__((noinline)) static size_t run_region(q8rt_threadpool *p, size_t n,
     t1 = t2 = now_ns();
   }
   if (done < n) {
-    /* A worker holds the last items. Spin briefly (it normally finishes within an item's time),
-     * then sleep: a core left idle lets the OS move a worker that was descheduled over to it. */
+    /* A worker runs the last group (or is moving a stolen half into its slot: steal from it then).
+     * Spin briefly (it normally finishes within a group's time), then sleep: a core left idle lets
+     * the OS move a worker that was descheduled over to it. */
     for (unsigned spins = 1; atomic_load_explicit(&p->done, memory_order_acquire) < n; spins++) {
       cpu_relax();
+      if (spins % 32 == 0) ran += run_items(p, e, 0);
       if (spins % 32 == 0 && now_ns() - t1 > SPIN_WAIT_NS) {
         pthread_mutex_lock(&p->mu);
         atomic_store(&p->waiting, 1);

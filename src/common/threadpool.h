@@ -6,17 +6,17 @@
  * stalls the whole region, and a plan runs hundreds of regions per inference: with a busy loop on
  * the other core, pthreadpool made two threads 1.6x slower than one.
  *
- * Here a region is a counter of items. Whoever runs — the caller first, workers as they wake —
- * claims the next items with one compare-and-swap (a share of what is left: guided
- * self-scheduling, fewer claims of the cache line the threads share) and runs them; the caller
- * returns when every item is claimed and the claimed ones are finished. A worker that wakes after
- * the last item was claimed finds nothing and goes back to sleep: the caller never waits for a
- * worker that has not started. The caller does wait for items a worker has claimed and not
- * finished; items are small (the ops size them) and the last claims of a region are single items,
- * so that this wait is short.
+ * Here a region's items are cut into one contiguous range per thread (the caller's first). Each
+ * thread runs its own range item by item from the front, claiming each with a compare-and-swap of
+ * a word only it touches while busy, and when done takes half of what is left of another's range
+ * from the back (work stealing); the caller returns when every item is claimed and the claimed
+ * ones are finished. A worker that has not started, or that the OS took off its core holding a
+ * range, keeps the caller waiting for at most the item it is inside: the caller takes over the
+ * rest. The caller never waits for a worker that has not started. Items are small (the ops size
+ * them), so the wait for a started one is short.
  *
  * A busy core: a worker that shares its core with another busy thread gets it only part of the
- * time, and when it loses it holding items the caller waits for the OS's time slice. The caller
+ * time, and when it loses it inside an item the caller waits for the OS's time slice. The caller
  * keeps an account of what sharing costs it (the system calls waking sleeping workers, waits
  * for claimed items beyond their expected time) against what the workers' items saved it; when the
  * cost is ahead by 0.5 ms, a "solo stretch": regions of the next 2 ms run on the caller alone,

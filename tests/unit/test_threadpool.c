@@ -84,11 +84,13 @@ Q8RT_TEST(threadpool_large_regions_every_item_once) {
   return 0;
 }
 
-/* The caller claims from the front and the worker from the back, so that consecutive steps split
- * in the same order keep each thread on the data it wrote: the caller's items are a prefix of the
- * region, the worker's the rest. */
+/* Each thread starts at the front of its own range (the caller's the first half of a 2-thread
+ * region, the worker's the second) and steals only from the back of another's, so that
+ * consecutive steps split in the same order keep each thread on the data it wrote: item 0 is
+ * always the caller's, and a worker that runs its own range starts it at item 32. */
 typedef struct tp_owner {
   atomic_int by_worker[64];
+  atomic_int first_worker_item;
   atomic_int on_worker;
   pthread_t caller;
 } tp_owner;
@@ -97,29 +99,87 @@ static void tp_owner_item(void *ctx, size_t i) {
   tp_owner *c = ctx;
   const int w = !pthread_equal(pthread_self(), c->caller);
   atomic_store(&c->by_worker[i], w);
-  if (w) atomic_store(&c->on_worker, 1);
+  if (w) {
+    int none = -1;
+    atomic_compare_exchange_strong(&c->first_worker_item, &none, (int)i);
+    atomic_store(&c->on_worker, 1);
+  }
   tp_spin(20000);
 }
 
-Q8RT_TEST(threadpool_caller_front_worker_back) {
+Q8RT_TEST(threadpool_caller_front_worker_own_half) {
   static tp_owner c;
   c.caller = pthread_self();
-  atomic_store(&c.on_worker, 0);
   int failed = 0;
   q8rt_threadpool *p = q8rt_threadpool_create(q8rt_default_allocator(), 2, &failed);
   CHECK(p != NULL);
-  int shared = 0;
-  for (int rep = 0; rep < 2000 && shared < 3; rep++) {
+  int shared = 0, own_half = 0;
+  for (int rep = 0; rep < 2000 && (shared < 3 || own_half < 1); rep++) {
     for (size_t i = 0; i < 64; i++) atomic_store(&c.by_worker[i], -1);
     atomic_store(&c.on_worker, 0);
+    atomic_store(&c.first_worker_item, -1);
     q8rt_parallel_for(p, 64, tp_owner_item, &c);
-    size_t i = 0;
-    while (i < 64 && atomic_load(&c.by_worker[i]) == 0) i++;
-    while (i < 64 && atomic_load(&c.by_worker[i]) == 1) i++;
-    CHECK(i == 64);
+    CHECK(atomic_load(&c.by_worker[0]) == 0);
+    for (size_t i = 0; i < 64; i++) CHECK(atomic_load(&c.by_worker[i]) >= 0);
+    /* the worker's first item is 32 whenever the caller had not stolen all of its half by then */
+    if (atomic_load(&c.by_worker[32]) == 1) {
+      CHECK(atomic_load(&c.first_worker_item) == 32);
+      own_half++;
+    }
     shared += atomic_load(&c.on_worker);
   }
-  CHECK(shared >= 1);
+  CHECK(shared >= 1 && own_half >= 1);
+  q8rt_threadpool_destroy(p);
+  return 0;
+}
+
+/* A worker stopped inside an item (as one the OS deschedules) holds only that item: the caller
+ * runs every other item of the region, the unstarted rest of the worker's range included, before
+ * the stopped one finishes. Before, a worker claimed a quarter of the region at a time and the
+ * caller waited for all of it. */
+typedef struct tp_takeover {
+  atomic_int done_items;
+  atomic_int stalled; /* 1 + the item the worker is stopped in */
+  pthread_t caller;
+  int timed_out;
+} tp_takeover;
+
+static void tp_takeover_item(void *ctx, size_t i) {
+  tp_takeover *c = ctx;
+  int none = 0;
+  if (!pthread_equal(pthread_self(), c->caller) && atomic_compare_exchange_strong(&c->stalled, &none, (int)i + 1)) {
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (atomic_load(&c->done_items) < 63) { /* until the caller ran all the others (at most 5 s) */
+      clock_gettime(CLOCK_MONOTONIC, &t);
+      if (t.tv_sec - t0.tv_sec > 5) {
+        c->timed_out = 1;
+        break;
+      }
+      sched_yield();
+    }
+  }
+  tp_spin(2000);
+  atomic_fetch_add(&c->done_items, 1);
+}
+
+Q8RT_TEST(threadpool_caller_takes_over_a_stalled_workers_range) {
+  static tp_takeover c;
+  c.caller = pthread_self();
+  c.timed_out = 0;
+  int failed = 0;
+  q8rt_threadpool *p = q8rt_threadpool_create(q8rt_default_allocator(), 2, &failed);
+  CHECK(p != NULL);
+  int stalls = 0;
+  for (int rep = 0; rep < 2000 && stalls < 3; rep++) {
+    atomic_store(&c.done_items, 0);
+    atomic_store(&c.stalled, 0);
+    q8rt_parallel_for(p, 64, tp_takeover_item, &c);
+    CHECK(atomic_load(&c.done_items) == 64);
+    CHECK(!c.timed_out);
+    stalls += atomic_load(&c.stalled) != 0;
+  }
+  CHECK(stalls >= 1);
   q8rt_threadpool_destroy(p);
   return 0;
 }
