@@ -67,12 +67,17 @@
  * its output channels fill whole NR panels and its pixels do not: PP-LCNet's 7x7 planes (49
  * pixels) filled 49 of 64 lanes, 512 output channels fill all. Its A is X transposed. */
 #define FWT_MAX_P_PW 64
-/* The split flat route (fcf_split) only for few input channels per group: with more, im2col is a
- * small part of the GEMM's time and the packed panels beat the K row pointers (YOLOX-style
- * 96->192 3x3 stride 2: 2.29 -> 2.55 ms on it). A tile is at least FCF_SPLIT_ROWS output rows:
+/* The split flat route (fcf_split) only for few input or few output channels per group: with
+ * more of both, im2col is a small part of the GEMM's time (its cost per packed float is spread
+ * over the output channels) and the packed panels beat the K row pointers (YOLOX-style 96->192
+ * 3x3 stride 2: 2.29 -> 2.55 ms on it; 48->96, 64->128 and 96->96 even). With at most 64 output
+ * channels the copy wins (single-conv minimum of 60 runs, 1 thread, + SiLU: YOLOX's 24->48 on
+ * 208x208 4.32 -> 3.21 ms, YOLOv8's 16->32 on 160x160 0.99 -> 0.75, 32->64 on 80x80 0.76 ->
+ * 0.68, 64->64 on 40x40 0.397 -> 0.371). A tile is at least FCF_SPLIT_ROWS output rows:
  * each region row a tile copies serves 1 + (k1 - 1) d1 / 2 / rows of its output rows (640-wide
  * rows one at a time copied as much as im2col). */
 #define FCF_SPLIT_MAX_CG 4
+#define FCF_SPLIT_MAX_MG 64
 #define FCF_SPLIT_ROWS 4
 #define FWT_COLS 128 /* its output channels per task: a multiple of every NR */
 enum { FC_ST_CLAMP = 10, FC_ST_UNARY = 20 };
@@ -485,9 +490,10 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
     size_t n_strides = 0;
     if ((st = ir_attr_ints(n, "strides", &strides, &n_strides, err)) != Q8RT_OK) return st;
     const int inner_s1 = n_strides == 0 || strides[n_strides - 1] == 1;
-    /* 2-D stride 2 both ways on at most FCF_SPLIT_MAX_CG channels per group: the split flat route */
+    /* 2-D stride 2 both ways on at most FCF_SPLIT_MAX_CG input or FCF_SPLIT_MAX_MG output channels
+     * per group: the split flat route */
     const int split = wv != NULL && wv->rank == 4 && n_strides == 2 && strides[0] == 2 && strides[1] == 2 && wc > 0 &&
-                      wc <= FCF_SPLIT_MAX_CG;
+                      wm > 0 && (wc <= FCF_SPLIT_MAX_CG || wm / p->group <= FCF_SPLIT_MAX_MG);
     const int dwise = wm == p->group && wc == 1;
     if (p->wt != NULL && p->wt_max_p > FWT_MAX_P) {
       ctx->kernel = gv->name + 5;
@@ -503,7 +509,8 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
     } else if (gv != NULL && wm >= 0 && wm % p->group == 0 && !dwise && taps > 1 && split && !p->wt_bind) {
       ctx->kernel = iv[ii].name + 5;
       ctx->reason =
-          "stride 2 on few channels: f32-igemm on row pointers into a copy of the input split by row and "
+          "stride 2 on few input or output channels: f32-igemm on row pointers into a copy of the input split by row "
+          "and "
           "column parity (no im2col; one fma chain per output, as the reference loop)";
     } else if (gv != NULL && wm >= 0 && wm % p->group == 0 && !dwise && taps > 1 && inner_s1) {
       ctx->kernel = iv[ii].name + 5; /* drop the "q8rt_" prefix */
@@ -707,6 +714,7 @@ static q8rt_status fconv_infer(const void *params, const op_node *n, const op_sh
 
 #define FC_TILE 128 /* output pixels per task: a multiple of every NR */
 #define FC_MAX_SLOTS 64
+#define FC_FEW_ITEMS 8 /* fewer tiles (x images x groups) also split their weight rows */
 
 /* Every non-depthwise conv takes the GEMM (a convolution with fewer output channels than MR
  * computes a partial row block: the 1-channel heads of detectors, audio decoders). */
@@ -790,7 +798,8 @@ static size_t fcf_pad_floats(const fconv_geom *g) {
 }
 static int fcf_split_ok(const fconv_params *p, const fconv_geom *g) {
   if (p->igemm == NULL || p->mr == 0 || op_window_taps(&g->w) <= 1 || g->w.k[0] != 1 || g->w.in[0] != 1 ||
-      g->w.out[0] != 1 || !fcf_split(g) || g->w.out[1] < 1 || g->w.out[2] < 1 || g->C / g->group > FCF_SPLIT_MAX_CG)
+      g->w.out[0] != 1 || !fcf_split(g) || g->w.out[1] < 1 || g->w.out[2] < 1 ||
+      (g->C / g->group > FCF_SPLIT_MAX_CG && g->M / g->group > FCF_SPLIT_MAX_MG))
     return 0;
   /* the regions stay within a bound (dims and dilations come from the model) */
   size_t f;
@@ -969,7 +978,9 @@ static size_t fdw_hwc_floats(const fconv_params *p, const fconv_geom *g) {
 }
 
 /* The packed GEMM route (im2col tiles, or a pointwise conv's input planes) on a plane of fewer
- * than 4 tiles splits the weight rows into blocks for the threads (conv_run). Then the tiles are
+ * than FC_FEW_ITEMS tiles splits the weight rows into blocks for the threads (conv_run): 4 tiles
+ * of a 20x20 plane (128 + 128 + 128 + 16 pixels) left 2 threads 256 and 144 pixels (YOLOv8's
+ * 64->128 stride-2 conv: 0.68 ms, best 2-thread split 0.42). Then the tiles are
  * packed once, panel by panel in a parallel region of their own, into this shared buffer, and
  * every block reads them: each block packing its own copy of the tile cost 15-60% more work than
  * one thread does (YOLOv8's 3x3 stride-2 convs on 10x10 planes, K = 1152, in 6 blocks). */
@@ -988,7 +999,7 @@ static size_t fc_tile_shared_floats(const fconv_params *p, const fconv_geom *g) 
 static size_t fc_shared_floats(const fconv_params *p, const fconv_geom *g, size_t threads) {
   if (threads <= 1 || !fc_use_gemm(p, g) || fc_use_wt(p, g) || (fc_use_igemm(p, g) && !fc_use_flat(p, g))) return 0;
   const size_t items = fc_items(p, g);
-  if (items == 0 || items >= 4 || g->M / g->group < 16) return 0;
+  if (items == 0 || items >= FC_FEW_ITEMS || g->M / g->group < 16) return 0;
   return items * fc_tile_shared_floats(p, g);
 }
 
@@ -1806,7 +1817,7 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
     const size_t nr = fc_use_igemm(p, g) ? p->inr : p->nr, px = P < FC_TILE ? P : FC_TILE;
     size_t tile_px = nr > 0 ? (px + nr - 1) / nr * nr : px;
     if (flat) tile_px = (fcf_rows(g) * fcf_wp(g) + nr - 1) / nr * nr;
-    j.mb = ctx->threads <= 1 || items >= 4 || Mg < 16 ? Mg : fc_row_block(Mg, items, ctx->threads, p->mr);
+    j.mb = ctx->threads <= 1 || items >= FC_FEW_ITEMS || Mg < 16 ? Mg : fc_row_block(Mg, items, ctx->threads, p->mr);
     if (j.mb < Mg && !op_would_split(ctx, items * ((Mg + j.mb - 1) / j.mb), j.mb * K * tile_px, 1 << 16)) j.mb = Mg;
     j.mblocks = (Mg + j.mb - 1) / j.mb;
     j.slots = ctx->threads < 1 ? 1 : ctx->threads < FC_MAX_SLOTS ? ctx->threads : FC_MAX_SLOTS;
