@@ -2043,20 +2043,71 @@ static convt_band convt_bands(const fconv_geom *g) {
   return b;
 }
 
+/* Bands run as work items, each copying its input rows into a slot of the workspace of its own
+ * (one per thread, at most this many): det's last ConvTranspose (24 -> 1 channels, 128x192 ->
+ * 256x384) was 22 bands of ~7 us, each too small to split, 0.16 ms on the caller alone. */
+#define CT_MAX_SLOTS 64
+
+static size_t convt_band_slots(const fconv_geom *g, const convt_band *b, size_t threads) {
+  const size_t bands = (size_t)((g->w.out[1] + b->out_rows - 1) / b->out_rows) * (size_t)g->N;
+  size_t s = threads < 1 ? 1 : threads < CT_MAX_SLOTS ? threads : CT_MAX_SLOTS;
+  return s < bands ? s : bands < 1 ? 1 : bands;
+}
+
 static size_t convt_workspace(const void *params, const void *geom, size_t threads) {
-  (void)threads;
   const fconv_geom *g = geom;
   if (!convt_copies_x(params, g)) return 0;
   const convt_band b = convt_bands(g);
-  /* the band's copy (every image, all their rows, when a band is the whole input) */
-  const int64_t rows = b.out_rows < g->w.out[1] ? b.in_rows : g->N * g->w.in[0] * g->w.in[1];
-  return (size_t)(rows * g->C * g->w.in[2]) * sizeof(float);
+  /* the band's copy per slot (every image, all their rows, when a band is the whole input) */
+  if (b.out_rows >= g->w.out[1]) return (size_t)(g->N * g->w.in[0] * g->w.in[1] * g->C * g->w.in[2]) * sizeof(float);
+  return convt_band_slots(g, &b, threads) * (size_t)(b.in_rows * g->C * g->w.in[2]) * sizeof(float);
 }
 
 /* Channels-last pixels [0, P) of one image ([P][C] floats) -> channel-major xc [C][P] (channel
  * stride cs): bits moved by x32-transpose. */
 static void convt_copy_channel_major(const fconv_params *p, size_t C, size_t P, const float *x, float *xc, size_t cs) {
   p->x32_transpose(P, C, (const uint32_t *)(const void *)x, C, (uint32_t *)(void *)xc, cs);
+}
+
+typedef struct convt_band_job {
+  convt_job jb; /* x, nb0, pix0, x_cs, row0 set per band */
+  convt_band band;
+  const float *x; /* channels-last X */
+  float *ws;      /* the slots */
+  size_t slot_floats, slots, bands;
+  atomic_int busy[CT_MAX_SLOTS];
+} convt_band_job;
+
+/* Band `item` (image item / bands, band item % bands): its input rows copied channel-major into a
+ * free slot, then its output rows, in order. The same copy and rows as one band at a time. */
+static void convt_band_task(void *arg, size_t item) {
+  convt_band_job *bj = arg;
+  const fconv_geom *g = bj->jb.g;
+  const op_window_geom *w = &g->w;
+  const int64_t nb = (int64_t)(item / bj->bands), o = (int64_t)(item % bj->bands) * bj->band.out_rows;
+  const int64_t o_end = o + bj->band.out_rows < w->out[1] ? o + bj->band.out_rows : w->out[1];
+  const int64_t reach = (w->k[1] - 1) * w->d[1];
+  int64_t lo = ct_floor_div(o + w->pb[1] - reach + w->s[1] - 1, w->s[1]);
+  int64_t hi = ct_floor_div(o_end - 1 + w->pb[1], w->s[1]) + 1;
+  if (lo < 0) lo = 0;
+  if (hi > w->in[1]) hi = w->in[1];
+  if (hi - lo > bj->band.in_rows) hi = lo + bj->band.in_rows; /* cannot happen: in_rows bounds a band's reach */
+  size_t s = 0;
+  while (atomic_exchange_explicit(&bj->busy[s], 1, memory_order_acquire) != 0) s = s + 1 < bj->slots ? s + 1 : 0;
+  convt_job jb = bj->jb;
+  float *xc = bj->ws + s * bj->slot_floats;
+  jb.x = xc;
+  jb.nb0 = nb;
+  jb.pix0 = lo * w->in[2];
+  jb.x_cs = (hi > lo ? hi - lo : 0) * w->in[2];
+  jb.row0 = (size_t)(nb * w->out[1] + o);
+  if (hi > lo) {
+    convt_copy_channel_major(jb.p, (size_t)g->C, (size_t)jb.x_cs,
+                             bj->x + (size_t)(nb * op_window_in_plane(w) + jb.pix0) * (size_t)g->C, xc,
+                             (size_t)jb.x_cs);
+  }
+  for (int64_t r = 0; r < o_end - o; r++) convt_row(&jb, (size_t)r);
+  atomic_store_explicit(&bj->busy[s], 0, memory_order_release);
 }
 
 static void convt_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
@@ -2084,28 +2135,18 @@ static void convt_run(const void *params, const void *geom, const op_tensor *in,
         op_parallel_items(ctx, (size_t)(g->N * g->w.out[0] * g->w.out[1]), cost, 1 << 16, convt_row, &jb);
         return;
       }
-      /* bands of output rows (out[0] = in[0] = 1): copy the input rows they read, then run them */
-      const op_window_geom *w = &g->w;
-      const int64_t reach = (w->k[1] - 1) * w->d[1];
-      for (int64_t nb = 0; nb < g->N; nb++) {
-        for (int64_t o = 0; o < w->out[1]; o += b.out_rows) {
-          const int64_t o_end = o + b.out_rows < w->out[1] ? o + b.out_rows : w->out[1];
-          int64_t lo = ct_floor_div(o + w->pb[1] - reach + w->s[1] - 1, w->s[1]);
-          int64_t hi = ct_floor_div(o_end - 1 + w->pb[1], w->s[1]) + 1;
-          if (lo < 0) lo = 0;
-          if (hi > w->in[1]) hi = w->in[1];
-          if (hi - lo > b.in_rows) hi = lo + b.in_rows; /* cannot happen: in_rows bounds a band's reach */
-          jb.nb0 = nb;
-          jb.pix0 = lo * w->in[2];
-          jb.x_cs = (hi > lo ? hi - lo : 0) * w->in[2];
-          jb.row0 = (size_t)(nb * w->out[1] + o);
-          if (hi > lo) {
-            convt_copy_channel_major(p, C, (size_t)jb.x_cs, x + (size_t)(nb * in_plane + jb.pix0) * C, xc,
-                                     (size_t)jb.x_cs);
-          }
-          op_parallel_items(ctx, (size_t)(o_end - o), cost, 1 << 16, convt_row, &jb);
-        }
-      }
+      /* bands of output rows (out[0] = in[0] = 1), each an item: copy the input rows it reads,
+       * then run its rows */
+      convt_band_job bj;
+      bj.jb = jb;
+      bj.band = b;
+      bj.x = x;
+      bj.ws = xc;
+      bj.slot_floats = (size_t)(b.in_rows * g->C * g->w.in[2]);
+      bj.slots = convt_band_slots(g, &b, ctx->threads);
+      bj.bands = (size_t)((g->w.out[1] + b.out_rows - 1) / b.out_rows);
+      for (size_t i = 0; i < bj.slots; i++) atomic_init(&bj.busy[i], 0);
+      op_parallel_items(ctx, (size_t)g->N * bj.bands, cost * (size_t)b.out_rows, 1 << 16, convt_band_task, &bj);
       return;
     } else {
       jb.xs_p = g->C;
