@@ -29,7 +29,7 @@
  * - depthwise (any backend but reference): per plane and output row on an f32-dwconv variant,
  *   or a 2-D stride-1 plane with short rows as one call along a zero-bordered copy (fdw_flat).
  * FusedConv (src/passes/float_fuse.c) then applies its output stage to each block of outputs
- * while it is in cache, on every route (fc_stage_run).
+ * while it is in cache, on every route (op_fstage_run, op_float_stage.h).
  * ConvTranspose sums each kernel tap's channel dot product (channel order) and adds the taps in
  * row-major order (ONNX Runtime's col2im order), then the bias, with separate multiplies and adds:
  * f32-deconv (AVX-512, AVX2, NEON, the scalar twin on --backend reference) per output row and
@@ -51,17 +51,11 @@
 #include "f32-igemm/f32-igemm.h"
 #include "f32-vbinary/f32-vbinary.h"
 #include "f32-vunary/f32-vunary.h"
+#include "op_float_stage.h"
 #include "op_window.h"
 #include "q8rt-isa.h"
 #include "x32-transpose/x32-transpose.h"
 
-/* FusedConv's output stage (src/passes/float_fuse.c): ops in the graph's order, each reading
- * stage values (0: the conv's output after its bias, k: op k-1's result) or a constant of one
- * value or one per output channel. The last op's result is the node's output. Codes: 0..3 add,
- * sub, mul, div (f32-vbinary's order); 10 clamp (bounds lo, hi); 20 + an f32-vunary op for
- * LeakyRelu, HardSigmoid, HardSwish, Sigmoid and Tanh (bounds: alpha, beta), the kernels and
- * parameters the unary front-end (elementwise_unary.c) runs them with. */
-#define FC_STAGE_MAX 8
 #define FWT_MAX_P 8 /* output pixels per image the W^T route takes */
 /* A 1x1 conv (stride 1, unpadded) with at most FWT_MAX_P_PW pixels per image takes it too when
  * its output channels fill whole NR panels and its pixels do not: PP-LCNet's 7x7 planes (49
@@ -80,36 +74,10 @@
 #define FCF_SPLIT_MAX_MG 64
 #define FCF_SPLIT_ROWS 4
 #define FWT_COLS 128 /* its output channels per task: a multiple of every NR */
-enum { FC_ST_CLAMP = 10, FC_ST_UNARY = 20 };
-typedef struct fc_stage_op {
-  int code;                      /* 0..3: add, sub, mul, div; FC_ST_CLAMP; FC_ST_UNARY + op */
-  int a, b;                      /* stage value, or -1 for the constant */
-  const float *c;                /* the constant (binary ops with one) */
-  size_t c_per_channel;          /* 1: c[channel], 0: c[0] */
-  q8rt_f32_vunary_params kp;     /* clamp bounds; alpha, beta */
-  q8rt_f32_vunary_ukernel_fn fn; /* clamp and unary ops */
-  int ext;                       /* binary: the operand that is not a stage value is input `ext`, a
-                                    tensor of the output's shape (a residual Add), or -1 */
-} fc_stage_op;
-
-/* The stage's tensor operands for one run: input k's data at the offset of the outputs a call
- * gets (y - ybase). */
-typedef struct fc_ext {
-  const float *in[3 + FC_STAGE_MAX];
-  const float *ybase;
-} fc_ext;
-
-/* The f32-vunary ops a stage may run (alpha, beta from q8rt_stage_bounds). */
-static int fc_stage_unary_ok(int64_t op) {
-  return op == Q8RT_F32_VLRELU || op == Q8RT_F32_VHSIGMOID || op == Q8RT_F32_VHSWISH || op == Q8RT_F32_VSIGMOID ||
-         op == Q8RT_F32_VTANH;
-}
-
 typedef struct fconv_params {
   int transpose;
-  int n_stage, n_ext; /* n_ext: stage operands that are tensors */
-  fc_stage_op stage[FC_STAGE_MAX];
-  q8rt_f32_vbinary_set bin;             /* the stage's binary kernels */
+  op_fstage st;                         /* FusedConv's output stage (op_float_stage.h) */
+  q8rt_f32_vbinary_set bin;             /* the bias' add */
   q8rt_f32_gemm_ukernel_fn gemm;        /* Conv's fast route, or NULL */
   q8rt_f32_igemm_ukernel_fn igemm;      /* its windows of taps > 1 and innermost stride 1 (with gemm) */
   q8rt_f32_dwconv_ukernel_fn dw;        /* Conv's depthwise row kernel (any backend but reference) */
@@ -152,141 +120,11 @@ static void fc_pick_bin(const op_prepare_ctx *ctx, fconv_params *p) {
   p->bin = *op_f32_vbinary_set(ctx->isa, ctx->backend);
 }
 
-/* FusedConv: the stage program (attributes q8rt_stage: code, a, b per op; q8rt_stage_bounds: lo,
- * hi per op) checked as any model input would be, and its kernels picked. */
-static q8rt_status fc_stage_prepare(op_prepare_ctx *ctx, fconv_params *p, q8rt_error *err) {
-  const ir_node *n = ctx->node;
-  const int64_t *prog = NULL;
-  size_t n_prog = 0;
-  q8rt_status st;
-  if ((st = ir_attr_ints(n, "q8rt_stage", &prog, &n_prog, err)) != Q8RT_OK) return st;
-  const float *bounds = NULL;
-  size_t n_bounds = 0;
-  for (int i = 0; i < n->n_attrs; i++) {
-    if (strcmp(n->attrs[i].name, "q8rt_stage_bounds") == 0 && n->attrs[i].type == IR_ATTR_FLOATS) {
-      bounds = n->attrs[i].floats;
-      n_bounds = n->attrs[i].count;
-    }
-  }
-  const ir_value *wv = ir_node_input(ctx->graph, n, 1);
-  if (n_prog == 0 || n_prog % 3 != 0 || n_prog / 3 > FC_STAGE_MAX || n_bounds != n_prog / 3 * 2 || wv == NULL ||
-      wv->constant == NULL || wv->constant->rank < 1) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
-                     "FusedConv node '%s': attributes q8rt_stage / q8rt_stage_bounds (1 to %d ops) and a constant W "
-                     "are required",
-                     n->name, FC_STAGE_MAX);
-  }
-  const int64_t M = wv->constant->dims[0];
-  p->n_stage = (int)(n_prog / 3);
-  for (int k = 0; k < p->n_stage; k++) {
-    fc_stage_op *o = &p->stage[k];
-    const int64_t code = prog[3 * k], a = prog[3 * k + 1], b = prog[3 * k + 2];
-    const int binary = code >= 0 && code <= 3, unary = code >= FC_ST_UNARY && fc_stage_unary_ok(code - FC_ST_UNARY);
-    o->code = (int)code;
-    o->kp.lo = code == FC_ST_CLAMP ? bounds[2 * k] : 0.0f;
-    o->kp.hi = code == FC_ST_CLAMP ? bounds[2 * k + 1] : 0.0f;
-    o->kp.alpha = unary ? bounds[2 * k] : 0.0f;
-    o->kp.beta = unary ? bounds[2 * k + 1] : 0.0f;
-    o->fn = NULL;
-    if (code == FC_ST_CLAMP) o->fn = op_f32_vunary_pick(ctx, Q8RT_F32_VCLAMP, NULL);
-    if (unary) o->fn = op_f32_vunary_pick(ctx, (enum q8rt_f32_vunary_op)(code - FC_ST_UNARY), NULL);
-    /* island refs in [0, k]; a constant is -1 - (input index - 3) */
-    const int a_ok = a >= -FC_STAGE_MAX && a <= k, b_ok = binary ? b >= -FC_STAGE_MAX && b <= k : b == -1;
-    if ((!binary && code != FC_ST_CLAMP && !unary) || !a_ok || !b_ok || (binary && a < 0 && b < 0) ||
-        (!binary && a < 0)) {
-      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "FusedConv node '%s': stage op %d is not valid", n->name, k);
-    }
-    o->a = a >= 0 ? (int)a : -1;
-    o->b = binary && b >= 0 ? (int)b : -1;
-    o->c = NULL;
-    o->ext = -1;
-    if (binary && (a < 0 || b < 0)) {
-      const int in = 3 + (int)(-1 - (a < 0 ? a : b));
-      const ir_value *cv = in < n->n_inputs ? ir_node_input(ctx->graph, n, in) : NULL;
-      if (cv != NULL && cv->constant == NULL) { /* a tensor: its shape is checked in infer */
-        o->ext = in;
-        p->n_ext++;
-        continue;
-      }
-      if (cv == NULL || cv->constant == NULL || cv->constant->dtype != Q8RT_DTYPE_FLOAT32 ||
-          (cv->constant->count != 1 && cv->constant->count != M)) {
-        return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
-                         "FusedConv node '%s': stage op %d needs input %d, a float32 constant of 1 or %lld values",
-                         n->name, k, in, (long long)M);
-      }
-      float *c = q8rt_pool_alloc(ctx->pool, (size_t)cv->constant->count * sizeof(float), 16);
-      if (c == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
-      memcpy(c, cv->constant->data, (size_t)cv->constant->count * sizeof(float));
-      o->c = c;
-      o->c_per_channel = cv->constant->count != 1;
-    }
-  }
-  /* x * HardSigmoid(x) (hardswish as Paddle exports it: PP-LCNet, PP-OCR) as one f32-vhswish op
-   * with the HardSigmoid's alpha and beta: v * hsigmoid(v, alpha, beta) is the same two results
-   * rounded (the product commutes, a NaN x included: both operands then carry x's NaN), one pass
-   * and kernel call per row fewer. */
-  for (int k = 0; k + 1 < p->n_stage; k++) {
-    fc_stage_op *h = &p->stage[k], *m = &p->stage[k + 1];
-    const int r = h->a, hv = k + 1;
-    if (h->code != FC_ST_UNARY + Q8RT_F32_VHSIGMOID || m->code != 2 || m->c != NULL || m->ext >= 0 ||
-        !((m->a == r && m->b == hv) || (m->a == hv && m->b == r)))
-      continue;
-    int later = 0; /* the HardSigmoid's value read after the Mul */
-    for (int q = k + 2; q < p->n_stage; q++) later |= p->stage[q].a == hv || p->stage[q].b == hv;
-    if (later) continue;
-    m->code = FC_ST_UNARY + Q8RT_F32_VHSWISH;
-    m->a = r;
-    m->b = -1;
-    m->kp = h->kp;
-    m->fn = op_f32_vunary_pick(ctx, Q8RT_F32_VHSWISH, NULL);
-    for (int q = k; q + 1 < p->n_stage; q++) p->stage[q] = p->stage[q + 1];
-    p->n_stage--;
-    for (int q = k; q < p->n_stage; q++) { /* values after the HardSigmoid's move down by one */
-      if (p->stage[q].a > k) p->stage[q].a--;
-      if (p->stage[q].b > k) p->stage[q].b--;
-    }
-  }
-  return Q8RT_OK;
-}
-
-/* The output stage on n outputs of output channel ch, in blocks of 256 (stage values on the stack). */
-static void fc_stage_run(const fconv_params *p, const fc_ext *e, size_t ch, float *y, size_t n) {
-  if (p->n_stage == 0) return;
-  float tmp[FC_STAGE_MAX][256];
-  for (size_t off = 0; off < n; off += 256) {
-    const size_t len = n - off < 256 ? n - off : 256;
-    float *yo = y + off;
-    for (int k = 0; k < p->n_stage; k++) {
-      const fc_stage_op *o = &p->stage[k];
-      float *dst = k == p->n_stage - 1 ? yo : tmp[k];
-      const float *a = o->a < 0 ? NULL : o->a == 0 ? yo : tmp[o->a - 1];
-      const float *b = o->b < 0 ? NULL : o->b == 0 ? yo : tmp[o->b - 1];
-      if (o->ext >= 0) { /* the tensor operand at these outputs' positions */
-        const float *t = e->in[o->ext] + (yo - e->ybase);
-        if (a == NULL)
-          a = t;
-        else
-          b = t;
-      }
-      const float *c = o->c != NULL ? o->c + (o->c_per_channel ? ch : 0) : NULL;
-      if (o->fn != NULL) {
-        o->fn(len, a, dst, &o->kp);
-      } else if (a != NULL && b != NULL) {
-        p->bin.fn[o->code][0](len, a, b, dst);
-      } else if (a != NULL) {
-        p->bin.fn[o->code][1](len, a, c, dst); /* a op c */
-      } else {
-        p->bin.fn[o->code][2](len, b, c, dst); /* c op b */
-      }
-    }
-  }
-}
-
 static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, int transpose) {
   const ir_node *n = ctx->node;
   q8rt_status st;
   const int fused = strcmp(n->op_type, "FusedConv") == 0;
-  if ((st = data_check_arity(n, 2, fused ? 3 + FC_STAGE_MAX : 3, 1, 1, err)) != Q8RT_OK) return st;
+  if ((st = data_check_arity(n, 2, fused ? 3 + OP_FSTAGE_MAX : 3, 1, 1, err)) != Q8RT_OK) return st;
   if (n->inputs[1] < 0) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': input 1 (W) is missing", n->op_type, n->name);
   }
@@ -326,7 +164,11 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
     }
   }
   fc_pick_bin(ctx, p);
-  if (fused && (st = fc_stage_prepare(ctx, p, err)) != Q8RT_OK) return st;
+  {
+    const ir_value *wv = ir_node_input(ctx->graph, n, 1);
+    const int64_t M = wv != NULL && wv->constant != NULL && wv->constant->rank >= 1 ? wv->constant->dims[0] : -1;
+    if (fused && (st = op_fstage_prepare(ctx, &p->st, 3, M, 1, err)) != Q8RT_OK) return st;
+  }
   ctx->kernel = "conv_f32__scalar";
   ctx->reason = "float32 reference loop (the definition: one fma chain per output)";
   /* ConvTranspose's channel-major copy of channels-last X; the W^T route's X transposed */
@@ -436,7 +278,7 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
     const ir_value *xv = ir_node_input(ctx->graph, n, 0);
     if (gv != NULL && wm > 0 && wm % p->group == 0 && wc > 0 && taps > 0 && wv->constant != NULL &&
         wv->constant->dtype == Q8RT_DTYPE_FLOAT32 && xv != NULL && xv->rank == wv->rank && wv->rank <= 5 &&
-        !(wm == p->group && wc == 1) && p->n_ext == 0) {
+        !(wm == p->group && wc == 1) && p->st.n_ext == 0) {
       /* output pixels per image, when the input's spatial dims are known at load (else -1);
        * `known`: the product of the output dims known at load (at least 1 each when bound) */
       int64_t pixels = 1, known = 1, opx = 1; /* opx: the output pixels, FWT_MAX_P_PW + 1 for more */
@@ -656,21 +498,7 @@ static q8rt_status fconv_infer_logical(const fconv_params *p, const op_node *n, 
     out->dims[2 + i] = o;
     op_window_geom_axis(&g.w, &win, i, len, o, k, pb, 0);
   }
-  for (int k = 0; k < p->n_stage; k++) { /* a tensor operand has the output's shape (no broadcast) */
-    const int e = p->stage[k].ext;
-    if (e < 0) continue;
-    const op_shape *t = &in[e];
-    int same =
-        t->rank < 0 || (t->rank == out->rank && (t->dtype == Q8RT_DTYPE_FLOAT32 || t->dtype == Q8RT_DTYPE_UNDEFINED));
-    for (int d = 0; same && t->rank >= 0 && d < out->rank; d++) {
-      same = t->dims[d] == out->dims[d] || ((t->dims[d] < 0 || out->dims[d] < 0) && !concrete);
-    }
-    if (!same) {
-      return q8rt_fail(err, Q8RT_ERROR_SHAPE,
-                       "%s node '%s': stage op %d's input %d must be a float32 tensor of the output's shape",
-                       n->op_type, n->name, k, e);
-    }
-  }
+  if ((st = op_fstage_check(&p->st, n, in, out, concrete, err)) != Q8RT_OK) return st;
   if (!p->transpose && p->wt != NULL &&
       (out->dims[2] < 0 || (sp > 1 && out->dims[3] < 0) || (sp > 2 && out->dims[4] < 0) ||
        out->dims[2] * (sp > 1 ? out->dims[3] : 1) * (sp > 2 ? out->dims[4] : 1) > p->wt_max_p)) {
@@ -1025,7 +853,7 @@ typedef struct fc_job {
   float *shared;                                 /* the tiles packed once (fc_shared_floats), or NULL */
   size_t shared_floats, panels;                  /* floats of one shared tile; panels of a tile */
   int flat;                                      /* the flat igemm route */
-  fc_ext ext;
+  op_fstage_ext ext;
   atomic_int busy[FC_MAX_SLOTS];
 } fc_job;
 
@@ -1177,7 +1005,7 @@ static void fcf_tile(const fc_job *j, size_t nb, size_t grp, size_t m0, size_t m
       for (size_t r = 0; r < rows; r++) memcpy(ym + r * O2, scratch + m * F + r * wp, O2 * sizeof(float));
       const size_t ch = grp * Mg + m0 + b0 + m;
       if (j->bias != NULL) j->p->addc(rows * O2, ym, j->bias + ch, ym);
-      fc_stage_run(j->p, &j->ext, ch, ym, rows * O2);
+      op_fstage_run(&j->p->st, &j->ext, ch, ym, rows * O2);
     }
   }
 }
@@ -1401,7 +1229,7 @@ static void fc_task(void *arg, size_t task) {
   const float *wa = j->w + (grp * (size_t)Mg + m0) * K;
   /* The rows run in blocks of 4 MR when an output stage follows, which then reads the block
    * while it is in L1 (a whole 128-pixel tile of a deep layer is 100+ KB). */
-  const size_t rb = j->p->n_stage > 0 && j->p->mr > 0 ? 4 * j->p->mr : mc;
+  const size_t rb = j->p->st.n > 0 && j->p->mr > 0 ? 4 * j->p->mr : mc;
   if (!fc_use_igemm(j->p, g) && !shared) {
     fc_pack_tile(g, xg, p0, T, K, nr, packed, packed + q8rt_f32_gemm_packed_size(K, FC_TILE, nr), 0, (T + nr - 1) / nr);
   }
@@ -1416,24 +1244,24 @@ static void fc_task(void *arg, size_t task) {
     for (size_t m = 0; m < rc && j->bias != NULL; m++) {
       j->p->addc(T, yr + m * P, j->bias + grp * (size_t)Mg + m0 + r0 + m, yr + m * P);
     }
-    for (size_t m = 0; m < rc && j->p->n_stage > 0; m++) {
-      fc_stage_run(j->p, &j->ext, grp * (size_t)Mg + m0 + r0 + m, yr + m * P, T);
+    for (size_t m = 0; m < rc && j->p->st.n > 0; m++) {
+      op_fstage_run(&j->p->st, &j->ext, grp * (size_t)Mg + m0 + r0 + m, yr + m * P, T);
     }
   }
   if (!shared) atomic_store_explicit(&j->busy[slot], 0, memory_order_release);
 }
 
 /* The output stage on n outputs of one pixel, channels ch .. ch + n - 1 (the W^T route): the
- * same operations per output as fc_stage_run, a per-channel constant read as a vector. */
+ * same operations per output as op_fstage_run, a per-channel constant read as a vector. */
 static void fc_stage_run_channels(const fconv_params *p, size_t ch, float *y, size_t n) {
-  if (p->n_stage == 0) return;
-  float tmp[FC_STAGE_MAX][256];
+  if (p->st.n == 0) return;
+  float tmp[OP_FSTAGE_MAX][256];
   for (size_t off = 0; off < n; off += 256) {
     const size_t len = n - off < 256 ? n - off : 256;
     float *yo = y + off;
-    for (int k = 0; k < p->n_stage; k++) {
-      const fc_stage_op *o = &p->stage[k];
-      float *dst = k == p->n_stage - 1 ? yo : tmp[k];
+    for (int k = 0; k < p->st.n; k++) {
+      const op_fstage_op *o = &p->st.op[k];
+      float *dst = k == p->st.n - 1 ? yo : tmp[k];
       const float *a = o->a < 0 ? NULL : o->a == 0 ? yo : tmp[o->a - 1];
       const float *b = o->b < 0 ? NULL : o->b == 0 ? yo : tmp[o->b - 1];
       const float *c = o->c != NULL && o->c_per_channel ? o->c + ch + off : o->c;
@@ -1534,7 +1362,7 @@ typedef struct fdw_job {
   q8rt_f32_dwconv_ukernel_fn row;
   const float *x, *w, *bias;
   float *y;
-  fc_ext ext;
+  op_fstage_ext ext;
   float *ws; /* slots of fdw_flat_floats for the flat route (fdw_hwc_floats for fdw_hwc), or NULL */
   size_t slots, slot_floats;
   int64_t bands, band_rows, band_in_rows; /* fdw_hwc */
@@ -1594,7 +1422,7 @@ static void fdw_plane_flat(const fdw_job *j, int64_t m, const float *xc, const f
     fdw_plane_split(j, xc, wm, y, buf, bordered);
     const size_t P = (size_t)(g->w.out[1] * g->w.out[2]);
     if (j->bias != NULL) j->p->addc(P, y, j->bias + m, y);
-    fc_stage_run(j->p, &j->ext, (size_t)m, y, P);
+    op_fstage_run(&j->p->st, &j->ext, (size_t)m, y, P);
     return;
   }
   const int64_t O1 = g->w.out[1], O2 = g->w.out[2], I1 = g->w.in[1], I2 = g->w.in[2];
@@ -1624,7 +1452,7 @@ static void fdw_plane_flat(const fdw_job *j, int64_t m, const float *xc, const f
   for (int64_t o1 = 0; o1 < O1; o1++) fdw_copy(y + o1 * O2, yf + o1 * wp, O2);
   const size_t P = (size_t)(O1 * O2);
   if (j->bias != NULL) j->p->addc(P, y, j->bias + m, y);
-  fc_stage_run(j->p, &j->ext, (size_t)m, y, P);
+  op_fstage_run(&j->p->st, &j->ext, (size_t)m, y, P);
 }
 
 /* Taps t in [*lo, *hi) of a kernel axis of k taps put base + t * d inside [0, len). */
@@ -1691,7 +1519,7 @@ static void fdw_plane_rows(const fdw_job *j, int64_t nb, int64_t m) {
       const size_t ready = (size_t)(y + O2 - done);
       if (ready >= 256 || (o0 == g->w.out[0] - 1 && o1 == g->w.out[1] - 1)) {
         if (j->bias != NULL) j->p->addc(ready, done, j->bias + m, done);
-        fc_stage_run(j->p, &j->ext, (size_t)m, done, ready);
+        op_fstage_run(&j->p->st, &j->ext, (size_t)m, done, ready);
         done += ready;
       }
     }
@@ -1755,7 +1583,7 @@ static void fdw_hwc_task(void *arg, size_t task) {
   for (int64_t c = 0; c < cbr; c++) {
     float *yc = y + c * out_plane;
     if (j->bias != NULL) p->addc(n, yc, j->bias + m0 + c, yc);
-    fc_stage_run(p, &j->ext, (size_t)(m0 + c), yc, n);
+    op_fstage_run(&p->st, &j->ext, (size_t)(m0 + c), yc, n);
   }
   atomic_store_explicit(&j->busy[slot], 0, memory_order_release);
 }
@@ -1764,12 +1592,8 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
                      const op_exec_ctx *ctx) {
   const fconv_params *p = params;
   const fconv_geom *g = geom;
-  fc_ext ext;
-  memset(&ext, 0, sizeof(ext));
-  ext.ybase = out[0].data;
-  for (int k = 0; k < p->n_stage; k++) {
-    if (p->stage[k].ext >= 0) ext.in[p->stage[k].ext] = in[p->stage[k].ext].data;
-  }
+  op_fstage_ext ext;
+  op_fstage_ext_init(&p->st, in, out, &ext);
   if (fc_use_wt(p, g)) {
     const size_t Mg = (size_t)(g->M / g->group);
     fwt_job j;
@@ -1912,7 +1736,7 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
         }
       }
       const size_t P = (size_t)op_window_out_plane(&g->w);
-      fc_stage_run(p, &ext, (size_t)m, y - P, P);
+      op_fstage_run(&p->st, &ext, (size_t)m, y - P, P);
     }
   }
 }

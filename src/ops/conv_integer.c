@@ -14,7 +14,10 @@
  * between ConvInteger and the Cast); float32 output
  *   y = (float)(acc [+ ibias[m]]) * scale [+ bias[m]]
  * in those operations and that order (s32-f32-vcvt; the int32 sum wraps as the Add's), so the
- * bytes equal the nodes'.
+ * bytes equal the nodes'. src/passes/float_fuse.c may then give it an output stage (attributes
+ * q8rt_stage / q8rt_stage_bounds, its constants from input 7 on; op_float_stage.h): the float
+ * elementwise nodes after it (the hardswish a dynamically quantized PicoDet spells Add -> Clip ->
+ * Mul -> Div, a batch norm's Mul/Add, SiLU, ...) run on each output row it has just written.
  *
  * Fast paths (any backend but reference; the same int32 as the scalar loop, which is the
  * reference backend's route):
@@ -38,6 +41,7 @@
 #include <string.h>
 
 #include "conv_paths.h"
+#include "op_float_stage.h"
 #include "op_window.h"
 #include "q8rt-isa.h"
 #include "qlinear_common.h"
@@ -64,6 +68,7 @@ typedef struct ci_params {
   const float *bias;          /* [M], or NULL */
   int ibias;                  /* input 6 given: an int32 bias, [M] or one value */
   const int32_t *ibias_const; /* [M] when that input is a constant, else NULL (read at run) */
+  op_fstage st;               /* the float output stage, if any */
   enum ci_path path;
   q8rt_s32_f32_vcvt_ukernel_fn vcvt;
   /* GEMM path */
@@ -187,10 +192,14 @@ static q8rt_status ci_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) 
   const ir_graph *g = ctx->graph;
   const ir_node *n = ctx->node;
   const int to_float = strcmp(n->domain, "q8rt") == 0;
-  if ((to_float ? n->n_inputs < 5 || n->n_inputs > 7 : n->n_inputs < 2 || n->n_inputs > 4) || n->n_outputs != 1 ||
-      ir_node_input(g, n, 0) == NULL) {
+  const int staged = to_float && ir_node_attr(n, "q8rt_stage") != NULL; /* stage constants from input 7 on */
+  if ((to_float ? n->n_inputs < 5 || n->n_inputs > (staged ? 7 + OP_FSTAGE_MAX : 7)
+                : n->n_inputs < 2 || n->n_inputs > 4) ||
+      n->n_outputs != 1 || ir_node_input(g, n, 0) == NULL) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': expects %s inputs and 1 output", n->op_type, n->name,
-                     to_float ? "5 to 7" : "2 to 4");
+                     !to_float ? "2 to 4"
+                     : staged  ? "5 to 15"
+                               : "5 to 7");
   }
   ci_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
   if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
@@ -276,6 +285,7 @@ static q8rt_status ci_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) 
         p->ibias_const = ib;
       }
     }
+    if ((st = op_fstage_prepare(ctx, &p->st, 7, p->M, 0, err)) != Q8RT_OK) return st;
   }
   if ((st = ir_attr_int(n, "group", 1, &p->group, err)) != Q8RT_OK) return st;
   if (p->group < 1 || p->M % p->group != 0) {
@@ -332,7 +342,8 @@ static q8rt_status ci_infer(const void *params, const op_node *n, const op_shape
     if (st != Q8RT_OK) return st;
     o[i] = out->dims[2 + i];
   }
-  if (!concrete) return Q8RT_OK;
+  q8rt_status st = op_fstage_check(&p->st, n, in, out, concrete, err);
+  if (st != Q8RT_OK || !concrete) return st;
   ci_geom *gm = geom;
   gm->n = (size_t)x->dims[0];
   gm->c = (size_t)x->dims[1];
@@ -432,6 +443,7 @@ typedef struct ci_run_ctx {
   const int32_t *ibias;   /* the int32 bias, or NULL */
   size_t ibias_step;      /* 1: one value per channel, 0: one value */
   size_t mblock, mblocks; /* GEMM: output channels per task, blocks per group (geometry's, or one block alone) */
+  op_fstage_ext ext;      /* the output stage's tensor operands */
   atomic_int busy[CI_MAX_SLOTS];
 } ci_run_ctx;
 
@@ -570,6 +582,7 @@ static void ci_gemm_task(void *context, size_t task) {
       vp.e = p->d[m0 + i] - d0;
       int32_t *row = (int32_t *)(void *)(y + i * pixels * 4);
       p->vcvt(rows, row, p->need_colsum && vp.e != 0 ? xs : NULL, row, &vp);
+      op_fstage_run(&p->st, &c->ext, m0 + i, (float *)(void *)row, rows);
     }
   }
   ci_release(c, slot);
@@ -621,6 +634,7 @@ static void ci_dw_task(void *context, size_t task) {
         p->dwrow((size_t)OW, (size_t)KH, (size_t)KW, pad + (size_t)((oy - oy0) * sh) * pw, (size_t)dh * pw, (size_t)sw,
                  (size_t)dw, c->x_xor, wv, bias, (int32_t *)acc);
         p->vcvt((size_t)OW, (const int32_t *)acc, NULL, y + (size_t)(oy * OW) * 4, &vp);
+        op_fstage_run(&p->st, &c->ext, m, (float *)(void *)(y + (size_t)(oy * OW) * 4), (size_t)OW);
       }
     }
     ci_release(c, slot);
@@ -643,6 +657,7 @@ static void ci_dw_task(void *context, size_t task) {
       }
     }
     p->vcvt((size_t)OW, (const int32_t *)acc, NULL, y + (size_t)(oy * OW) * 4, &vp);
+    op_fstage_run(&p->st, &c->ext, m, (float *)(void *)(y + (size_t)(oy * OW) * 4), (size_t)OW);
   }
   ci_release(c, slot);
 }
@@ -673,6 +688,7 @@ static void ci_run(const void *params, const void *geom, const op_tensor *in, op
     c.x_xor = x_signed ? 0x80 : 0;
     c.xz_u8 = (uint32_t)(x_signed ? c.xzp + 128 : c.xzp);
     c.scale = scale;
+    op_fstage_ext_init(&p->st, in, out, &c.ext);
     if (p->path == CI_PATH_GEMM) {
       /* The channel blocks give a second thread work at the cost of one im2col and packing of the
        * tile per block; alone (no pool, a solo stretch, a run the session keeps on one thread), one
@@ -693,6 +709,8 @@ static void ci_run(const void *params, const void *geom, const op_tensor *in, op
   const int64_t KH = p->win.kernel[0], KW = p->win.kernel[1], Mg = p->M / p->group;
   const int32_t xzp = p->x_zp_dynamic ? qk_load8(in[2].data, p->x_type, 0) : p->x_zp;
   uint8_t *Y = out[0].data;
+  op_fstage_ext ext;
+  op_fstage_ext_init(&p->st, in, out, &ext);
   for (size_t b = 0; b < gm->n; b++) {
     for (int64_t m = 0; m < p->M; m++) {
       const int64_t gi = m / Mg;
@@ -726,6 +744,8 @@ static void ci_run(const void *params, const void *geom, const op_tensor *in, op
           p->vcvt(1, &a, NULL, Y + at * 4, &vp);
         }
       }
+      const size_t plane = (b * (size_t)p->M + (size_t)m) * (size_t)OH * (size_t)OW;
+      op_fstage_run(&p->st, &ext, (size_t)m, (float *)(void *)(Y + plane * 4), (size_t)(OH * OW));
     }
   }
 }

