@@ -453,6 +453,13 @@ q8rt_status conv_fast_prepare(const conv_fast_desc *d, const conv_choice *choice
 #define DW_TILE 64   /* output pixels per depthwise task, at most */
 #define MIN_TILES 16 /* tiles a convolution is cut into where its rows allow */
 
+/* Rows the busier of two threads runs when `rows` are cut into tiles of t, the first half of the
+ * tiles to one thread and the rest to the other (the pool's split of a region before stealing). */
+static size_t conv_span2(size_t rows, size_t t) {
+  const size_t tiles = (rows + t - 1) / t, first = tiles / 2 * t;
+  return first > rows - first ? first : rows - first;
+}
+
 void conv_fast_geom_init(const conv_fast *f, const q8rt_q8_conv_ref_params *r, conv_fast_geom *g) {
   memset(g, 0, sizeof(*g));
   g->batch = r->batch;
@@ -486,7 +493,16 @@ void conv_fast_geom_init(const conv_fast *f, const q8rt_q8_conv_ref_params *r, c
   const size_t unit = f->path == CONV_PATH_GEMM ? f->mr : 8;
   if (g->tile_rows > 0 && g->rows < MIN_TILES * g->tile_rows) {
     const size_t per = (g->rows + MIN_TILES - 1) / MIN_TILES;
-    const size_t t = (per + unit - 1) / unit * unit;
+    size_t t = (per + unit - 1) / unit * unit;
+    /* of the tile sizes around it, the one whose tiles two threads share most evenly (larger on a
+     * tie): 240 rows in 15 tiles of 16 give one thread 8 tiles (128 rows), in 10 tiles of 24 each
+     * 120 (rec's late pointwise convs) */
+    size_t best = t, best_span = t > 0 ? conv_span2(g->rows, t) : 0; /* no rows (batch 0): t is 0 */
+    for (size_t c = t > unit ? t - unit : unit; t > 0 && c <= t + 2 * unit; c += unit) {
+      const size_t span = conv_span2(g->rows, c);
+      if (span < best_span || (span == best_span && c > best)) best = c, best_span = span;
+    }
+    t = best;
     if (t < g->tile_rows) g->tile_rows = t;
   }
   /* Few rows and weights larger than the L2 cache (a classifier: crnn's 29 x 1024 x 8210 QGemm):
