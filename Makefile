@@ -139,7 +139,7 @@ VENV_PY := $(VENV)/bin/python
 DEPS_STAMP ?= build/.deps-ok
 DEPS_SCRIPT ?= third_party/install-deps.sh
 
-.PHONY: build-aarch64 test-aarch64 all lib liba fuzz-lib models test test-unit test-python test-san test-tsan fuzz demo install proto deps venv clean help format format-check
+.PHONY: check-f32-vtranscend build-aarch64 test-aarch64 all lib liba fuzz-lib models test test-unit test-python test-san test-tsan fuzz demo install proto deps venv clean help format format-check
 all: $(DEPS_STAMP) $(LIB_A) $(LIB_SO) $(RUNNER) $(BENCH_BIN) $(EMBED_BIN) $(OCR_DEMO_BIN) $(if $(CROSS_BUILD),,$(OCR_LIB))
 lib: $(LIB_A) $(LIB_SO)
 liba: $(LIB_A)
@@ -227,6 +227,13 @@ $(OCR_LIB): examples/ocr/ocr.c examples/ocr/ocr.h | $(DEPS_STAMP)
 $(UNIT_BIN): $(patsubst %.c,$(BUILD)/obj/%.o,$(UNIT_SRC)) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Q)
+
+# Every float through every f32-vtranscend variant against the scalar twin (minutes; not in make test).
+CHECK_ARGS ?=
+$(BUILD)/check-f32-vtranscend: tests/exhaustive/check_f32_vtranscend.c $(LIB_A)
+	$(CC) $(CFLAGS_Q) $(LDFLAGS) -o $@ $^ $(LDLIBS_Q)
+check-f32-vtranscend: $(BUILD)/check-f32-vtranscend
+	$(EMU) $(BUILD)/check-f32-vtranscend $(CHECK_ARGS)
 
 # Regenerate the protobuf-c code from the schema subset (the output is committed).
 proto:

@@ -2,14 +2,14 @@
  * qu8-qc8w-gemm (plus its scalar twin) on the im2col GEMM shapes of the convolutions in PEERS.md:
  * M = output pixels, N = output channels, K = kernel_h * kernel_w * in_channels; the driver walks M
  * in steps of MR and hands each call all N channels, as the conv front-end does. Then the row
- * families (q8-vbinary, f32-vbinary, f32-vunary, f32-softmax, f32-qint-vcvt, qint-f32-vcvt, f32-vfmac: 64 Ki elements),
- * x8-transpose (56x56 pixels x 144 channels), x32-transpose (240x240 pixels x 24 channels), q8-conv-ref (3x3, 16->16
- * channels, 28x28), f32-gemm, x8-lut, x8-rsum, q8-softmax, q8-softmax-strided, f32-softmax-strided and qu8-vmacc-i32 in
- * elements, bytes or MACs per second. qu8-dwconv has its own driver beside XNNPACK's: dwconv-ubench.c. Single thread.
- * Prints the median over repeated timed runs as GMAC/s, and the best run. Runs are timed in thread CPU time, so time
- * spent descheduled on a shared machine does not count; other load on the same core (SMT sibling, shared cache) still
- * does, so compare variants within one run. Output bytes are checked against the scalar twin once per shape, so a fast
- * but wrong kernel cannot go unnoticed here either.
+ * families (q8-vbinary, f32-vbinary, f32-vunary, f32-vtranscend, f32-softmax, f32-qint-vcvt, qint-f32-vcvt, f32-vfmac:
+ * 64 Ki elements), x8-transpose (56x56 pixels x 144 channels), x32-transpose (240x240 pixels x 24 channels),
+ * q8-conv-ref (3x3, 16->16 channels, 28x28), f32-gemm, x8-lut, x8-rsum, q8-softmax, q8-softmax-strided,
+ * f32-softmax-strided and qu8-vmacc-i32 in elements, bytes or MACs per second. qu8-dwconv has its own driver beside
+ * XNNPACK's: dwconv-ubench.c. Single thread. Prints the median over repeated timed runs as GMAC/s, and the best run.
+ * Runs are timed in thread CPU time, so time spent descheduled on a shared machine does not count; other load on the
+ * same core (SMT sibling, shared cache) still does, so compare variants within one run. Output bytes are checked
+ * against the scalar twin once per shape, so a fast but wrong kernel cannot go unnoticed here either.
  *
  *   make build/ukernel-bench   (test-unit builds it too)
  *   build/ukernel-bench [substring of a variant name] (gemm variants: the scalar twin always runs) */
@@ -36,6 +36,7 @@
 #include "f32-softmax-strided/f32-softmax-strided.h"
 #include "f32-softmax/f32-softmax.h"
 #include "f32-vbinary/f32-vbinary.h"
+#include "f32-vtranscend/f32-vtranscend.h"
 #include "f32-vunary/f32-vunary.h"
 #include "q8-softmax-strided/q8-softmax-strided.h"
 #include "q8-softmax/q8-softmax.h"
@@ -1198,6 +1199,15 @@ static const struct {
 #include "f32-vunary/f32-vunary.inc"
 #undef Q8RT_F32_VUNARY_UKERNELS
 };
+static const struct {
+  unsigned isa;
+  const char *name;
+  q8rt_f32_vtranscend_ukernel_fn fn[Q8RT_F32_VTRANSCEND_OP_COUNT];
+} g_f32_vtranscend[] = {
+#define Q8RT_F32_VTRANSCEND_UKERNELS(isa_flag, isa) {isa_flag, "f32_vtranscend__" #isa, Q8RT_F32_VTRANSCEND_TABLE(isa)},
+#include "f32-vtranscend/f32-vtranscend.inc"
+#undef Q8RT_F32_VTRANSCEND_UKERNELS
+};
 
 static int bench_f32_elementwise(const char *filter) {
   static const char *const bops[] = {"add", "sub", "mul", "div", "max", "min"};
@@ -1272,6 +1282,31 @@ static int bench_f32_elementwise(const char *filter) {
       snprintf(name, sizeof(name), "%s (%s)", uops[op], g_f32_vunary[k].name);
       double t;
       TIME_MEDIAN(t, g_f32_vunary[k].fn[op](ROW_N, g_fa, y1, &up));
+      report(name, t, ROW_N, "elem", ok);
+    }
+  }
+  /* exp and erf of [-100, 100] (erf: the three Horner degrees and the saturated range), log of
+   * [0.01, 100] */
+  static const char *const tops[] = {"vexp", "vlog", "verf"};
+  static float pos[ROW_N];
+  for (size_t i = 0; i < ROW_N; i++) pos[i] = fabsf(g_fa[i]) + 0.01f;
+  const size_t nt = sizeof(g_f32_vtranscend) / sizeof(g_f32_vtranscend[0]);
+  for (size_t k = 0; k < nt; k++) {
+    if (!wanted(filter, g_f32_vtranscend[k].name)) continue;
+    if (!isa_supported(g_f32_vtranscend[k].isa)) {
+      printf("  %-62s skipped (CPU lacks its ISA)\n", g_f32_vtranscend[k].name);
+      continue;
+    }
+    for (int op = 0; op < Q8RT_F32_VTRANSCEND_OP_COUNT; op++) {
+      const float *x = op == Q8RT_F32_VLOG ? pos : g_fa;
+      g_f32_vtranscend[nt - 1].fn[op](ROW_N, x, y0);
+      g_f32_vtranscend[k].fn[op](ROW_N, x, y1);
+      const bool ok = memcmp(y0, y1, sizeof(y0)) == 0;
+      bad |= !ok;
+      char name[96];
+      snprintf(name, sizeof(name), "%s (%s)", tops[op], g_f32_vtranscend[k].name);
+      double t;
+      TIME_MEDIAN(t, g_f32_vtranscend[k].fn[op](ROW_N, x, y1));
       report(name, t, ROW_N, "elem", ok);
     }
   }

@@ -7,12 +7,10 @@
 #include <stdint.h>
 #include <string.h>
 
-/* ln 2 split in two (fdlibm's values): the high part has 32 significant bits, so k * LN2_HI is
- * exact for |k| < 2^21 and x - k * LN2_HI loses nothing. */
-#define LN2_HI 6.93147180369123816490e-01
-#define LN2_LO 1.90821492927058770002e-10
-#define INV_LN2 1.44269504088896338700e+00
-#define ROUND_MAGIC 6755399441055744.0 /* 1.5 * 2^52: adding and subtracting it rounds to an integer */
+#define LN2_HI Q8RT_FMATH_LN2_HI
+#define LN2_LO Q8RT_FMATH_LN2_LO
+#define INV_LN2 Q8RT_FMATH_INV_LN2
+#define ROUND_MAGIC Q8RT_FMATH_ROUND_MAGIC
 
 /* p(x) = c[0] + c[1] x + ... + c[deg] x^deg by Horner's rule, highest coefficient first. */
 static double horner(const double *c, int deg, double x) {
@@ -22,7 +20,7 @@ static double horner(const double *c, int deg, double x) {
 }
 
 /* 1 / n! for n = 0..20 */
-static const double g_rfact[21] = {
+const double q8rt_fmath_rfact[21] = {
     1.0,
     1.0,
     1.0 / 2.0,
@@ -47,11 +45,11 @@ static const double g_rfact[21] = {
 };
 
 /* 1 / (2k + 3) for k = 0..9: the atanh series of log */
-static const double g_rodd[10] = {1.0 / 3.0,  1.0 / 5.0,  1.0 / 7.0,  1.0 / 9.0,  1.0 / 11.0,
-                                  1.0 / 13.0, 1.0 / 15.0, 1.0 / 17.0, 1.0 / 19.0, 1.0 / 21.0};
+const double q8rt_fmath_rodd[10] = {1.0 / 3.0,  1.0 / 5.0,  1.0 / 7.0,  1.0 / 9.0,  1.0 / 11.0,
+                                    1.0 / 13.0, 1.0 / 15.0, 1.0 / 17.0, 1.0 / 19.0, 1.0 / 21.0};
 
 /* (-1)^n / (n! (2n + 1)) for n = 0..17: the Taylor series of erf(a) / (2 a / sqrt(pi)) */
-static const double g_erf_taylor[18] = {
+const double q8rt_fmath_erf_taylor[18] = {
     1.0,
     -1.0 / 3.0,
     1.0 / (2.0 * 5.0),
@@ -81,7 +79,7 @@ double q8rt_exp_d(double x) {
   k -= ROUND_MAGIC;
   const double r = (x - k * LN2_HI) - k * LN2_LO;
   /* Taylor to r^13: the next term is below 4e-18 for |r| <= 0.347 */
-  const double p = horner(g_rfact, 13, r);
+  const double p = horner(q8rt_fmath_rfact, 13, r);
   const int ki = (int)k;
   if (ki >= -1022 && ki <= 1023) { /* 2^k built in the exponent bits: the product is exact, as ldexp's */
     const uint64_t bits = (uint64_t)(ki + 1023) << 52;
@@ -96,7 +94,7 @@ double q8rt_exp_d(double x) {
 static double log_pos(double x) {
   int e;
   double m = frexp(x, &e); /* x = m 2^e, m in [0.5, 1) */
-  if (m < 0.70710678118654752440) {
+  if (m < Q8RT_FMATH_SQRT_HALF) {
     m *= 2.0;
     e -= 1;
   }
@@ -105,7 +103,7 @@ static double log_pos(double x) {
   const double f = m - 1.0;
   const double s = f / (2.0 + f);
   const double s2 = s * s;
-  const double t = horner(g_rodd, 9, s2);
+  const double t = horner(q8rt_fmath_rodd, 9, s2);
   const double logm = 2.0 * s + 2.0 * s * (s2 * t);
   const double de = (double)e;
   return de * LN2_HI + (de * LN2_LO + logm);
@@ -143,7 +141,7 @@ float q8rt_log1pf(float x) {
 
 /* 1 / (2n+1)!! for n = 0..59, each the one before divided by 2n+1 in double (printed exactly, as
  * hexadecimal floating constants). */
-static const double g_rdfact[60] = {
+const double q8rt_fmath_rdfact[60] = {
     0x1.0000000000000p+0,   0x1.5555555555555p-2,   0x1.1111111111111p-4,   0x1.3813813813813p-7,
     0x1.1566abc011566p-10,  0x1.937e11175f094p-14,  0x1.f09b28ba4d954p-18,  0x1.08db48ebe51c6p-21,
     0x1.f28db670be538p-26,  0x1.a3d5a71b92cd1p-30,  0x1.3fdfbc45c52e8p-34,  0x1.bd0ac3296b621p-39,
@@ -171,16 +169,16 @@ float q8rt_erff(float x) {
   double r;
   if (a < 1.0) {
     /* erf(a) = 2/sqrt(pi) sum_n (-1)^n a^(2n+1) / (n! (2n+1)), to n = 17 (next term < 1e-17) */
-    const double p = horner(g_erf_taylor, 17, a2);
-    r = 1.12837916709551257390 * a * p;
+    const double p = horner(q8rt_fmath_erf_taylor, 17, a2);
+    r = Q8RT_FMATH_2_SQRTPI * a * p;
   } else {
     /* erf(a) = 2/sqrt(pi) exp(-a^2) a sum_n (2a^2)^n / (2n+1)!!: every term positive, so no
      * cancellation; Horner to the degree where the next term is below 1e-17 of the sum at the
      * interval's end (31 at a = 2, 45 at 3, 59 at 3.92). Fixed degrees, no division: the loop
      * overlaps across elements. */
-    const int deg = a < 2.0 ? 31 : a < 3.0 ? 45 : 59;
-    const double sum = a * horner(g_rdfact, deg, 2.0 * a2);
-    r = 1.12837916709551257390 * q8rt_exp_d(-a2) * sum;
+    const int deg = a < 2.0 ? 31 : a < 3.0 ? 45 : 59; /* f32-vtranscend starts at these */
+    const double sum = a * horner(q8rt_fmath_rdfact, deg, 2.0 * a2);
+    r = Q8RT_FMATH_2_SQRTPI * q8rt_exp_d(-a2) * sum;
   }
   const float f = (float)r;
   return x < 0.0f ? -f : f;
@@ -196,7 +194,7 @@ float q8rt_tanhf(float x) {
   if (a < 0.55) {
     /* tanh(a) = e / (e + 2) with e = expm1(2a), by Taylor to y^20 (y = 2a <= 1.1; next < 1e-19) */
     const double y = 2.0 * a;
-    const double p = horner(g_rfact + 1, 19, y);
+    const double p = horner(q8rt_fmath_rfact + 1, 19, y);
     const double e = y * p;
     r = e / (e + 2.0);
   } else {

@@ -26,4 +26,19 @@ float q8rt_tanhf(float x);
 double q8rt_exp_d(double x);
 double q8rt_log1p_d(double x);
 
+/* The constants of the algorithms above, for the f32-vtranscend kernels (kernels/f32-vtranscend),
+ * which evaluate q8rt_expf, q8rt_logf and q8rt_erff operation for operation on SIMD lanes of
+ * doubles. ln 2 split in two (fdlibm's values): the high part has 32 significant bits, so
+ * k * LN2_HI is exact for |k| < 2^21 and x - k * LN2_HI loses nothing. */
+#define Q8RT_FMATH_LN2_HI 6.93147180369123816490e-01
+#define Q8RT_FMATH_LN2_LO 1.90821492927058770002e-10
+#define Q8RT_FMATH_INV_LN2 1.44269504088896338700e+00
+#define Q8RT_FMATH_ROUND_MAGIC 6755399441055744.0 /* 1.5 * 2^52: adding and subtracting it rounds to an integer */
+#define Q8RT_FMATH_SQRT_HALF 0.70710678118654752440
+#define Q8RT_FMATH_2_SQRTPI 1.12837916709551257390
+extern const double q8rt_fmath_rfact[21];      /* 1 / n!: exp's Taylor series to r^13 */
+extern const double q8rt_fmath_rodd[10];       /* 1 / (2k + 3): log's atanh series in s^2, degree 9 */
+extern const double q8rt_fmath_erf_taylor[18]; /* erf's Taylor series in a^2 for a < 1, degree 17 */
+extern const double q8rt_fmath_rdfact[60];     /* 1 / (2n+1)!!: erf for a >= 1, degree 31/45/59 */
+
 #endif

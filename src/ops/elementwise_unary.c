@@ -14,19 +14,20 @@
  *               with AVX2); fmaf keeps it the same on every machine.
  *   Tanh        MLAS's tanh the same way: x clamped to [-9, 9], p(x)/q(x).
  *   Exp, Log    q8rt_expf/q8rt_logf (src/common/fmath.h: correctly rounded but for rare near-ties,
- *               the same bits on every CPU; ORT: Eigen's exp/log, within an ulp or two)
+ *               the same bits on every CPU; ORT: Eigen's exp/log, within an ulp or two), on the
+ *               f32-vtranscend kernels (the same double-precision algorithm on SIMD lanes)
  *   Sqrt        sqrtf (exact)
  *   Reciprocal  1 / x (exact)
  * float32 Relu (a clamp to [0, +inf]: the same selects), Clip, Neg, Abs, Sqrt, LeakyRelu,
  * HardSigmoid, HardSwish, Sigmoid and Tanh run on the f32-vunary kernels (AVX-512, AVX2, NEON, the
- * scalar twin: the formulas above, byte for byte); Exp, Log and Reciprocal on the loops here. The
+ * scalar twin: the formulas above, byte for byte); Exp and Log on f32-vtranscend; Reciprocal on
+ * the loop here. The
  * elements are split over the session's pool in chunks fixed by the size.
  */
 #include <float.h>
 #include <math.h>
 #include <string.h>
 
-#include "common/fmath.h"
 #include "f32-vunary/f32-vunary.h"
 #include "op.h"
 #include "op_util.h"
@@ -55,9 +56,10 @@ typedef struct un_params {
   /* Clip: bounds from attributes (opset < 11) or constant inputs; `dyn_lo`/`dyn_hi` when the bound
    * is a non-constant input read at run time; has_lo/has_hi 0 when omitted (type limits). */
   int has_lo, has_hi, dyn_lo, dyn_hi;
-  double lo_f, hi_f;              /* float32 bounds */
-  int64_t lo_i, hi_i;             /* integer bounds */
-  q8rt_f32_vunary_ukernel_fn f32; /* float32 kernel, NULL: a loop here (Exp, Log, Reciprocal) */
+  double lo_f, hi_f;                 /* float32 bounds */
+  int64_t lo_i, hi_i;                /* integer bounds */
+  q8rt_f32_vunary_ukernel_fn f32;    /* float32 kernel, NULL: tr or a loop here (Reciprocal) */
+  q8rt_f32_vtranscend_ukernel_fn tr; /* Exp, Log */
 } un_params;
 
 typedef struct un_geom {
@@ -161,6 +163,10 @@ static q8rt_status un_prepare_kind(op_prepare_ctx *ctx, void **out, q8rt_error *
     const char *name;
     p->f32 = op_f32_vunary_pick(ctx, (enum q8rt_f32_vunary_op)op, &name);
     if (is_f32) ctx->kernel = name;
+  } else if (kind == UN_EXP || kind == UN_LOG) {
+    const char *name;
+    p->tr = op_f32_vtranscend_pick(ctx, kind == UN_EXP ? Q8RT_F32_VEXP : Q8RT_F32_VLOG, &name);
+    ctx->kernel = name;
   }
   *out = p;
   return Q8RT_OK;
@@ -302,13 +308,11 @@ static void un_range(void *arg, size_t begin, size_t end) {
     j->p->f32(n, x, y, &j->kp);
     return;
   }
+  if (j->p->tr != NULL) {
+    j->p->tr(n, x, y);
+    return;
+  }
   switch (j->p->kind) {
-    case UN_EXP:
-      for (size_t i = 0; i < n; i++) y[i] = q8rt_expf(x[i]);
-      break;
-    case UN_LOG:
-      for (size_t i = 0; i < n; i++) y[i] = q8rt_logf(x[i]);
-      break;
     case UN_RECIPROCAL:
       for (size_t i = 0; i < n; i++) y[i] = 1.0f / x[i];
       break;

@@ -11,7 +11,10 @@
  *   Selu      x > 0 ? gamma * x : gamma * (alpha * (exp(x) - 1))
  *   Softplus  x > 0 ? x + log1p(exp(-x)) : log1p(exp(x)), in double, rounded once
  *   Gelu      0.5 * x * (1 + erf(x * M_SQRT1_2))
- *             tanh: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))) */
+ *             tanh: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))
+ * erf and exp of Erf, Gelu, Elu and Selu on the f32-vtranscend kernels (q8rt_erff/q8rt_expf to the
+ * bit on SIMD lanes of doubles), in blocks of 256; Softplus (exp and log1p kept in double) and the
+ * tanh Gelu stay scalar. The elements are split over the session's pool. */
 #include <math.h>
 #include <string.h>
 
@@ -24,6 +27,7 @@ enum fm_kind { FM_FLOOR, FM_CEIL, FM_ROUND, FM_ERF, FM_GELU, FM_GELU_TANH, FM_EL
 typedef struct fm_params {
   enum fm_kind kind;
   float alpha, gamma;
+  q8rt_f32_vtranscend_ukernel_fn tr; /* erf (Erf, Gelu) or exp (Elu, Selu); NULL for the others */
 } fm_params;
 
 typedef struct fm_geom {
@@ -62,6 +66,9 @@ static q8rt_status fm_prepare_kind(op_prepare_ctx *ctx, void **out, q8rt_error *
   if (st != Q8RT_OK) return st;
   ctx->kernel = "unary_math_f32__scalar";
   ctx->reason = n->op_type;
+  p->tr = NULL;
+  if (p->kind == FM_ERF || p->kind == FM_GELU) p->tr = op_f32_vtranscend_pick(ctx, Q8RT_F32_VERF, &ctx->kernel);
+  if (p->kind == FM_ELU || p->kind == FM_SELU) p->tr = op_f32_vtranscend_pick(ctx, Q8RT_F32_VEXP, &ctx->kernel);
   *out = p;
   return Q8RT_OK;
 }
@@ -85,14 +92,21 @@ static q8rt_status fm_infer(const void *params, const op_node *n, const op_shape
   return Q8RT_OK;
 }
 
-static void fm_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
-                   const op_exec_ctx *ctx) {
-  (void)workspace, (void)ctx;
-  const fm_params *p = params;
-  const size_t n = ((const fm_geom *)geom)->total;
-  const float *x = in[0].data;
-  float *y = out[0].data;
+typedef struct fm_job {
+  const fm_params *p;
+  const float *x;
+  float *y;
+} fm_job;
+
+/* elements [begin, end); y may be x (in place): each block reads x[i] before it writes y[i] */
+static void fm_range(void *arg, size_t begin, size_t end) {
+  const fm_job *j = arg;
+  const fm_params *p = j->p;
+  const float *x = j->x + begin;
+  float *y = j->y + begin;
+  const size_t n = end - begin;
   const float alpha = p->alpha, gamma = p->gamma;
+  float t[256]; /* erf(x / sqrt 2) or exp(x) of a block, by the f32-vtranscend kernel */
   switch (p->kind) {
     case FM_FLOOR:
       for (size_t i = 0; i < n; i++) y[i] = floorf(x[i]);
@@ -103,13 +117,16 @@ static void fm_run(const void *params, const void *geom, const op_tensor *in, op
     case FM_ROUND: /* the default rounding mode: to nearest, ties to even */
       for (size_t i = 0; i < n; i++) y[i] = nearbyintf(x[i]);
       break;
-    case FM_ERF:
-      for (size_t i = 0; i < n; i++) y[i] = q8rt_erff(x[i]);
-      break;
+    case FM_ERF: p->tr(n, x, y); break;
     case FM_GELU:
-      for (size_t i = 0; i < n; i++) {
-        const float v = x[i];
-        y[i] = 0.5f * v * (1.0f + q8rt_erff(v * (float)M_SQRT1_2));
+      for (size_t o = 0; o < n; o += 256) {
+        const size_t m = n - o < 256 ? n - o : 256;
+        for (size_t i = 0; i < m; i++) t[i] = x[o + i] * (float)M_SQRT1_2;
+        p->tr(m, t, t);
+        for (size_t i = 0; i < m; i++) {
+          const float v = x[o + i];
+          y[o + i] = 0.5f * v * (1.0f + t[i]);
+        }
       }
       break;
     case FM_GELU_TANH: {
@@ -121,10 +138,17 @@ static void fm_run(const void *params, const void *geom, const op_tensor *in, op
       break;
     }
     case FM_ELU:
-      for (size_t i = 0; i < n; i++) y[i] = x[i] >= 0.0f ? x[i] : alpha * (q8rt_expf(x[i]) - 1.0f);
-      break;
     case FM_SELU:
-      for (size_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? gamma * x[i] : gamma * (alpha * (q8rt_expf(x[i]) - 1.0f));
+      for (size_t o = 0; o < n; o += 256) {
+        const size_t m = n - o < 256 ? n - o : 256;
+        p->tr(m, x + o, t);
+        if (p->kind == FM_ELU) {
+          for (size_t i = 0; i < m; i++) y[o + i] = x[o + i] >= 0.0f ? x[o + i] : alpha * (t[i] - 1.0f);
+        } else {
+          for (size_t i = 0; i < m; i++)
+            y[o + i] = x[o + i] > 0.0f ? gamma * x[o + i] : gamma * (alpha * (t[i] - 1.0f));
+        }
+      }
       break;
     case FM_SOFTPLUS:
       for (size_t i = 0; i < n; i++) {
@@ -133,6 +157,16 @@ static void fm_run(const void *params, const void *geom, const op_tensor *in, op
       }
       break;
   }
+}
+
+static void fm_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                   const op_exec_ctx *ctx) {
+  (void)workspace;
+  const fm_params *p = params;
+  fm_job j = {p, in[0].data, out[0].data};
+  /* chunks fixed by the size, so any thread count gives the same bytes (elementwise anyway) */
+  const size_t grain = p->kind == FM_FLOOR || p->kind == FM_CEIL || p->kind == FM_ROUND ? 4096 : 1024;
+  op_parallel_range(ctx, ((const fm_geom *)geom)->total, grain, fm_range, &j);
 }
 
 #define FM_OP(SYM, NAME, KIND, MIN_OPSET)                                              \

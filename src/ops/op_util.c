@@ -366,6 +366,27 @@ q8rt_f32_vunary_ukernel_fn op_f32_vunary_pick(const op_prepare_ctx *ctx, enum q8
   return g_f32_vunary[v].fn[op];
 }
 
+static const struct {
+  uint32_t isa;
+  q8rt_f32_vtranscend_ukernel_fn fn[Q8RT_F32_VTRANSCEND_OP_COUNT];
+  const char *name[Q8RT_F32_VTRANSCEND_OP_COUNT];
+} g_f32_vtranscend[] = {
+#define Q8RT_F32_VTRANSCEND_UKERNELS(isa_flag, isa) \
+  {isa_flag,                                        \
+   Q8RT_F32_VTRANSCEND_TABLE(isa),                  \
+   {"f32_vexp_ukernel__" #isa, "f32_vlog_ukernel__" #isa, "f32_verf_ukernel__" #isa}},
+#include "f32-vtranscend/f32-vtranscend.inc"
+#undef Q8RT_F32_VTRANSCEND_UKERNELS
+};
+
+q8rt_f32_vtranscend_ukernel_fn op_f32_vtranscend_pick(const op_prepare_ctx *ctx, enum q8rt_f32_vtranscend_op op,
+                                                      const char **name) {
+  size_t v = 0; /* the first usable line of f32-vtranscend.inc; the list ends with the scalar twin */
+  while (!op_isa_usable(g_f32_vtranscend[v].isa, ctx->isa, ctx->backend)) v++;
+  if (name != NULL) *name = g_f32_vtranscend[v].name[op];
+  return g_f32_vtranscend[v].fn[op];
+}
+
 q8rt_s32_f32_vcvt_ukernel_fn op_s32_f32_vcvt_pick(const op_prepare_ctx *ctx) {
   q8rt_s32_f32_vcvt_ukernel_fn fn = q8rt_s32_f32_vcvt_ukernel__scalar;
   (void)ctx; /* unused where s32-f32-vcvt.inc lists no SIMD variant for the target */

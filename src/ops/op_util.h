@@ -4,6 +4,7 @@
 
 #include "f32-gemm/f32-gemm.h"
 #include "f32-vbinary/f32-vbinary.h"
+#include "f32-vtranscend/f32-vtranscend.h"
 #include "f32-vunary/f32-vunary.h"
 #include "s32-f32-vcvt/s32-f32-vcvt.h"
 #include "op.h"
@@ -188,6 +189,9 @@ q8rt_f32_vfmac_ukernel_fn op_f32_vfmac_pick(const op_prepare_ctx *ctx, const cha
 /* The f32-vunary kernel of `op` on the first line of f32-vunary.inc this CPU and backend allow (the
  * list ends with the scalar twin, the reference backend's); *name (if not NULL) for --explain. */
 q8rt_f32_vunary_ukernel_fn op_f32_vunary_pick(const op_prepare_ctx *ctx, enum q8rt_f32_vunary_op op, const char **name);
+/* The same for f32-vtranscend (exp, log, erf: q8rt_expf/q8rt_logf/q8rt_erff to the bit). */
+q8rt_f32_vtranscend_ukernel_fn op_f32_vtranscend_pick(const op_prepare_ctx *ctx, enum q8rt_f32_vtranscend_op op,
+                                                      const char **name);
 
 /* The f32-vbinary kernel of op (the order of Q8RT_F32_VBINARY_OPS) in form OP_VBIN_VV (y = a op b),
  * OP_VBIN_VC (y = a op b[0]) or OP_VBIN_RVC (y = b[0] op a), from the first line of

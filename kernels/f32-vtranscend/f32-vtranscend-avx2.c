@@ -1,0 +1,112 @@
+/* f32-vtranscend, AVX2: 4 floats per step as 4 doubles, the last n % 4 by the scalar twin. Only
+ * _mm256_mul_pd/_add_pd/_sub_pd/_div_pd on the values (the build's -ffp-contract=off keeps the
+ * compiler from fusing them, as in fmath.c); the specials are blended in after the rounding to
+ * float (cvtpd_ps rounds to nearest like the C cast). */
+#include <immintrin.h>
+#include <stdint.h>
+
+#include "common/fmath.h"
+#include "f32-vtranscend/f32-vtranscend.h"
+
+#define SET(c) _mm256_set1_pd(c)
+#define MUL _mm256_mul_pd
+#define ADD _mm256_add_pd
+#define SUB _mm256_sub_pd
+
+static inline __attribute__((always_inline)) __m256d horner4(const double *c, int deg, __m256d x) {
+  __m256d p = SET(c[deg]);
+  for (int k = deg - 1; k >= 0; k--) p = ADD(MUL(p, x), SET(c[k]));
+  return p;
+}
+
+/* q8rt_exp_d's scale branch for x in [-746, 710] (k clamped to the normal exponents). */
+static inline __attribute__((always_inline)) __m256d exp4(__m256d x) {
+  __m256d k = ADD(MUL(x, SET(Q8RT_FMATH_INV_LN2)), SET(Q8RT_FMATH_ROUND_MAGIC));
+  k = SUB(k, SET(Q8RT_FMATH_ROUND_MAGIC));
+  const __m256d r = SUB(SUB(x, MUL(k, SET(Q8RT_FMATH_LN2_HI))), MUL(k, SET(Q8RT_FMATH_LN2_LO)));
+  const __m256d p = horner4(q8rt_fmath_rfact, 13, r);
+  const __m256d kc = _mm256_min_pd(_mm256_max_pd(k, SET(-1022.0)), SET(1023.0));
+  const __m256i ki = _mm256_cvtepi32_epi64(_mm256_cvtpd_epi32(kc));
+  const __m256i bits = _mm256_slli_epi64(_mm256_add_epi64(ki, _mm256_set1_epi64x(1023)), 52);
+  return MUL(p, _mm256_castsi256_pd(bits));
+}
+
+static inline __attribute__((always_inline)) __m128 exp_step(__m128 x) {
+  __m256d xd = _mm256_cvtps_pd(x);
+  xd = _mm256_min_pd(_mm256_max_pd(xd, SET(-746.0)), SET(710.0));
+  const __m128 f = _mm256_cvtpd_ps(exp4(xd));
+  return _mm_blendv_ps(f, x, _mm_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+
+static inline __attribute__((always_inline)) __m128 log_step(__m128 x) {
+  const __m256d xd = _mm256_cvtps_pd(x);
+  const __m256i bits = _mm256_castpd_si256(xd);
+  /* frexp: m = the mantissa with the exponent of 0.5, e = the biased exponent - 1022 */
+  __m256d m = _mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(bits, _mm256_set1_epi64x(0x000fffffffffffffll)),
+                                                  _mm256_set1_epi64x(0x3fe0000000000000ll)));
+  __m256i eb = _mm256_srli_epi64(bits, 52);
+  const __m256d lt = _mm256_cmp_pd(m, SET(Q8RT_FMATH_SQRT_HALF), _CMP_LT_OQ);
+  m = _mm256_blendv_pd(m, MUL(m, SET(2.0)), lt);
+  eb = _mm256_add_epi64(eb, _mm256_castpd_si256(lt)); /* e -= 1 where m doubled */
+  /* (double)e: eb below 2^51 in the mantissa of 1.5 * 2^52, minus that and 1022 (exact) */
+  const __m256d magic = SET(Q8RT_FMATH_ROUND_MAGIC);
+  const __m256d de =
+      SUB(SUB(_mm256_castsi256_pd(_mm256_add_epi64(eb, _mm256_castpd_si256(magic))), magic), SET(1022.0));
+  const __m256d f = SUB(m, SET(1.0));
+  const __m256d s = _mm256_div_pd(f, ADD(SET(2.0), f));
+  const __m256d s2 = MUL(s, s);
+  const __m256d t = horner4(q8rt_fmath_rodd, 9, s2);
+  const __m256d logm = ADD(MUL(SET(2.0), s), MUL(MUL(SET(2.0), s), MUL(s2, t)));
+  const __m256d r = ADD(MUL(de, SET(Q8RT_FMATH_LN2_HI)), ADD(MUL(de, SET(Q8RT_FMATH_LN2_LO)), logm));
+  __m128 y = _mm256_cvtpd_ps(r);
+  y = _mm_blendv_ps(y, _mm_set1_ps(__builtin_nanf("")), _mm_cmp_ps(x, _mm_setzero_ps(), _CMP_LT_OQ));
+  y = _mm_blendv_ps(y, _mm_set1_ps(-__builtin_inff()), _mm_cmp_ps(x, _mm_setzero_ps(), _CMP_EQ_OQ));
+  y = _mm_blendv_ps(y, x, _mm_cmp_ps(x, _mm_set1_ps(__builtin_inff()), _CMP_EQ_OQ));
+  return _mm_blendv_ps(y, x, _mm_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+
+/* Out of line: the 59-step Horner run stays one copy (the sanitizer build compiles it in seconds). */
+static __attribute__((noinline)) __m128 erf_step(__m128 x) {
+  const __m256d xd = _mm256_cvtps_pd(x);
+  const __m256d a = _mm256_andnot_pd(SET(-0.0), xd);
+  const __m256d a2 = MUL(a, a);
+  const __m256d small = _mm256_cmp_pd(a, SET(1.0), _CMP_LT_OQ);
+  const __m256d mid = _mm256_and_pd(_mm256_cmp_pd(a, SET(1.0), _CMP_GE_OQ), _mm256_cmp_pd(a, SET(3.92), _CMP_LT_OQ));
+  __m256d r = _mm256_setzero_pd();
+  if (_mm256_movemask_pd(mid)) {
+    const __m256d lt3 = _mm256_cmp_pd(a, SET(3.0), _CMP_LT_OQ), lt2 = _mm256_cmp_pd(a, SET(2.0), _CMP_LT_OQ);
+    const int top = (_mm256_movemask_pd(_mm256_andnot_pd(lt3, mid))   ? 59
+                     : _mm256_movemask_pd(_mm256_andnot_pd(lt2, mid)) ? 45
+                                                                      : 31);
+    const double *c = q8rt_fmath_rdfact;
+    const __m256d z = MUL(SET(2.0), a2);
+    __m256d p = SET(c[top]);
+    for (int k = top - 1; k >= 0; k--) {
+      if (k == 44 && top > 45) p = _mm256_blendv_pd(p, SET(c[45]), lt3);
+      if (k == 30 && top > 31) p = _mm256_blendv_pd(p, SET(c[31]), lt2);
+      p = ADD(MUL(p, z), SET(c[k]));
+    }
+    const __m256d sum = MUL(a, p);
+    const __m256d e = exp4(_mm256_max_pd(SUB(_mm256_setzero_pd(), a2), SET(-746.0)));
+    r = MUL(MUL(SET(Q8RT_FMATH_2_SQRTPI), e), sum);
+  }
+  if (_mm256_movemask_pd(small)) {
+    const __m256d p = horner4(q8rt_fmath_erf_taylor, 17, a2);
+    r = _mm256_blendv_pd(r, MUL(MUL(SET(Q8RT_FMATH_2_SQRTPI), a), p), small);
+  }
+  r = _mm256_blendv_pd(r, SET(1.0), _mm256_cmp_pd(a, SET(3.92), _CMP_GE_OQ)); /* +-1 from there on */
+  /* r >= 0 (+0 for x = +-0): the sign of x or'ed in is the scalar's -f */
+  const __m128 y = _mm_or_ps(_mm256_cvtpd_ps(r), _mm_and_ps(x, _mm_set1_ps(-0.0f)));
+  return _mm_blendv_ps(y, x, _mm_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+
+#define DEF(op)                                                                      \
+  void q8rt_f32_v##op##_ukernel__avx2(size_t n, const float *x, float *y) {          \
+    size_t i = 0;                                                                    \
+    for (; i + 4 <= n; i += 4) _mm_storeu_ps(y + i, op##_step(_mm_loadu_ps(x + i))); \
+    if (i < n) q8rt_f32_v##op##_ukernel__scalar(n - i, x + i, y + i);                \
+  }
+
+DEF(exp)
+DEF(log)
+DEF(erf)
