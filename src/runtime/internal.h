@@ -70,7 +70,6 @@ struct q8rt_session {
   q8rt_run_mode rm;                /* whole runs alone or shared (session.c) */
   double rm_last_ms;               /* the latest run's time */
   double rm_t0, rm_cpu_t0;         /* this run's start: clock and thread CPU time (0: no contention check) */
-  int64_t rm_wait0;                /* the pool's wait for claimed items at this run's start (ns) */
   size_t runs_ok, rm_done[2], rm_done_contended; /* since creation: successful runs, shared / alone, contended */
   pthreadpool_t threadpool;                      /* only when a step runs on XNNPACK */
 
@@ -93,7 +92,7 @@ int q8rt_run_mode_pick(unsigned k, unsigned since_other, int solo, int contended
 double q8rt_run_mode_typical(const double ms[Q8RT_RUN_HIST]);
 double q8rt_run_mode_best(const double ms[Q8RT_RUN_HIST]);
 int q8rt_run_mode_choose(int solo, const double ms[2][Q8RT_RUN_HIST]);
-int q8rt_run_contended(double wall_ms, double cpu_ms, double wait_ms);
+int q8rt_run_contended(double wall_ms, double cpu_ms);
 /* Before a run: sets m->cur; returns 1 when the pool is to start afresh (q8rt_threadpool_fresh:
  * sharing after alone runs). After a successful run: its time and whether it was contended. */
 int q8rt_run_mode_start(q8rt_run_mode *m);

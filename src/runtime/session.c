@@ -796,10 +796,11 @@ static int guard_holds(const q8rt_session *s, int id) {
 #define RUN_PROBE_MAX 256u
 #define RUN_PROBE_GAP_MS 20.0
 /* A run in which the caller was on a CPU less than this part of the time is contended: other
- * threads wanted its CPU. Its waits for items a worker had claimed do not count (the time the
- * caller spent waiting is taken out of the run's): a slow worker makes a slow shared run, and its
- * time judges sharing; counted as contention, such runs chose alone without a time kept, and every
- * probe that met one kept alone chosen, also on a quiet machine. Then the machine has
+ * threads wanted its CPU (or it slept waiting for a worker that had none). Taking the caller's
+ * waits for a worker's items out of the run's time was tried (threads13): the wait also holds the
+ * caller's own delay in getting its CPU back after the worker's signal, so on a loaded machine
+ * shared runs passed as uncontended while alone runs did not, and det dyn_u8u8 / float13 at 2
+ * threads ran 2-8% slower (load ~10, 76 of 80 runs shared). Then the machine has
  * no core to spare and sharing only adds what the threads cost each other (waking, spinning,
  * waiting for a descheduled worker; with Linux's autogroups a second thread does not even get the
  * process more CPU): the session runs alone until a shared probe is neither contended nor slower.
@@ -855,9 +856,7 @@ int q8rt_run_mode_choose(int solo, const double ms[2][Q8RT_RUN_HIST]) {
   return solo ? alone <= shared : alone < 0.95 * shared;
 }
 
-int q8rt_run_contended(double wall_ms, double cpu_ms, double wait_ms) {
-  return cpu_ms > 0.0 && cpu_ms < RUN_CONTENDED * (wall_ms - wait_ms);
-}
+int q8rt_run_contended(double wall_ms, double cpu_ms) { return cpu_ms > 0.0 && cpu_ms < RUN_CONTENDED * wall_ms; }
 
 /* CPU time of the calling thread (0 when the system cannot tell: no contention check then). */
 static double thread_cpu_ms(void) {
@@ -899,9 +898,6 @@ __attribute__((noinline)) static void run_mode_begin(q8rt_session *s) {
   if (!run_mode_on(s)) return;
   if (q8rt_run_mode_start(&s->rm)) q8rt_threadpool_fresh(s->pool);
   q8rt_threadpool_force_solo(s->pool, s->rm.cur);
-  q8rt_pool_counts c;
-  q8rt_threadpool_counts(s->pool, &c);
-  s->rm_wait0 = c.wait_ns;
   s->rm_cpu_t0 = s->rm_last_ms >= RUN_CPU_CHECK_MS ? thread_cpu_ms() : 0.0;
   s->rm_t0 = now_ms();
 }
@@ -912,9 +908,7 @@ __attribute__((noinline)) static void run_mode_end(q8rt_session *s, int ok) {
   q8rt_threadpool_force_solo(s->pool, 0);
   if (!ok) return;
   const double ms = now_ms() - s->rm_t0, cpu_ms = s->rm_cpu_t0 > 0.0 ? thread_cpu_ms() - s->rm_cpu_t0 : 0.0;
-  q8rt_pool_counts c;
-  q8rt_threadpool_counts(s->pool, &c);
-  const int contended = s->rm.runs > 0 && q8rt_run_contended(ms, cpu_ms, (double)(c.wait_ns - s->rm_wait0) * 1e-6);
+  const int contended = s->rm.runs > 0 && q8rt_run_contended(ms, cpu_ms);
   s->rm_last_ms = ms;
   s->rm_done[s->rm.cur]++;
   s->rm_done_contended += (size_t)contended;
