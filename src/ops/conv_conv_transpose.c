@@ -828,7 +828,9 @@ static size_t fc_shared_floats(const fconv_params *p, const fconv_geom *g, size_
   if (threads <= 1 || !fc_use_gemm(p, g) || fc_use_wt(p, g) || (fc_use_igemm(p, g) && !fc_use_flat(p, g))) return 0;
   const size_t items = fc_items(p, g);
   if (items == 0 || items >= FC_FEW_ITEMS || g->M / g->group < 16) return 0;
-  return items * fc_tile_shared_floats(p, g);
+  /* a huge tile (dims from the model) packs per block as before rather than risk the size */
+  const size_t f = fc_tile_shared_floats(p, g);
+  return f <= ((size_t)1 << 36) / FC_FEW_ITEMS ? items * f : 0;
 }
 
 static size_t conv_workspace(const void *params, const void *geom, size_t threads) {
@@ -1000,11 +1002,17 @@ static void fcf_tile(const fc_job *j, size_t nb, size_t grp, size_t m0, size_t m
       }
       j->p->igemm(rc, len, K, wa + b0 * K, K, bp, scratch + q, F);
     }
+    /* the valid outputs to y with the bias added on the way (one pass less over the block) */
     for (size_t m = 0; m < rc; m++) {
       float *ym = y + (b0 + m) * P;
-      for (size_t r = 0; r < rows; r++) memcpy(ym + r * O2, scratch + m * F + r * wp, O2 * sizeof(float));
       const size_t ch = grp * Mg + m0 + b0 + m;
-      if (j->bias != NULL) j->p->addc(rows * O2, ym, j->bias + ch, ym);
+      for (size_t r = 0; r < rows; r++) {
+        if (j->bias != NULL) {
+          j->p->addc(O2, scratch + m * F + r * wp, j->bias + ch, ym + r * O2);
+        } else {
+          memcpy(ym + r * O2, scratch + m * F + r * wp, O2 * sizeof(float));
+        }
+      }
       op_fstage_run(&j->p->st, &j->ext, ch, ym, rows * O2);
     }
   }
