@@ -1,4 +1,5 @@
-/* f32-vtranscend, AVX2: 4 floats per step as 4 doubles, the last n % 4 by the scalar twin. Only
+/* f32-vtranscend, AVX2: 4 floats per step as 4 doubles (erf: 4 such side by side), the
+ * last n % 4 by the scalar twin. Only
  * _mm256_mul_pd/_add_pd/_sub_pd/_div_pd on the values (the build's -ffp-contract=off keeps the
  * compiler from fusing them, as in fmath.c); the specials are blended in after the rounding to
  * float (cvtpd_ps rounds to nearest like the C cast). */
@@ -65,39 +66,80 @@ static inline __attribute__((always_inline)) __m128 log_step(__m128 x) {
   return _mm_blendv_ps(y, x, _mm_cmp_ps(x, x, _CMP_UNORD_Q));
 }
 
-/* Out of line: the 59-step Horner run stays one copy (the sanitizer build compiles it in seconds). */
-static __attribute__((noinline)) __m128 erf_step(__m128 x) {
-  const __m256d xd = _mm256_cvtps_pd(x);
-  const __m256d a = _mm256_andnot_pd(SET(-0.0), xd);
-  const __m256d a2 = MUL(a, a);
-  const __m256d small = _mm256_cmp_pd(a, SET(1.0), _CMP_LT_OQ);
-  const __m256d mid = _mm256_and_pd(_mm256_cmp_pd(a, SET(1.0), _CMP_GE_OQ), _mm256_cmp_pd(a, SET(3.92), _CMP_LT_OQ));
-  __m256d r = _mm256_setzero_pd();
-  if (_mm256_movemask_pd(mid)) {
-    const __m256d lt3 = _mm256_cmp_pd(a, SET(3.0), _CMP_LT_OQ), lt2 = _mm256_cmp_pd(a, SET(2.0), _CMP_LT_OQ);
-    const int top = (_mm256_movemask_pd(_mm256_andnot_pd(lt3, mid))   ? 59
-                     : _mm256_movemask_pd(_mm256_andnot_pd(lt2, mid)) ? 45
-                                                                      : 31);
+/* erf of nv vectors of 4 (nv <= 4) side by side: the Horner runs (up to 59 + 17 + 13 dependent
+ * steps) are latency-bound, so independent vectors interleave. A lane's result does not depend on
+ * which other lanes share its run: one of a lower degree restarts at its top coefficient. */
+static inline __attribute__((always_inline)) void erf_vecs(int nv, const float *x, float *y) {
+  __m128 xv[4];
+  __m256d a[4], a2[4], r[4], small[4], lt3[4], lt2[4];
+  int any_small = 0, any_mid = 0, any_ge3 = 0, any_ge2 = 0;
+#pragma GCC unroll 4
+  for (int u = 0; u < nv; u++) {
+    xv[u] = _mm_loadu_ps(x + 4 * u);
+    a[u] = _mm256_andnot_pd(SET(-0.0), _mm256_cvtps_pd(xv[u]));
+    a2[u] = MUL(a[u], a[u]);
+    small[u] = _mm256_cmp_pd(a[u], SET(1.0), _CMP_LT_OQ);
+    const __m256d mid =
+        _mm256_and_pd(_mm256_cmp_pd(a[u], SET(1.0), _CMP_GE_OQ), _mm256_cmp_pd(a[u], SET(3.92), _CMP_LT_OQ));
+    lt3[u] = _mm256_cmp_pd(a[u], SET(3.0), _CMP_LT_OQ);
+    lt2[u] = _mm256_cmp_pd(a[u], SET(2.0), _CMP_LT_OQ);
+    any_small |= _mm256_movemask_pd(small[u]), any_mid |= _mm256_movemask_pd(mid);
+    any_ge3 |= _mm256_movemask_pd(_mm256_andnot_pd(lt3[u], mid));
+    any_ge2 |= _mm256_movemask_pd(_mm256_andnot_pd(lt2[u], mid));
+    r[u] = _mm256_setzero_pd();
+  }
+  if (any_mid) {
+    const int top = any_ge3 ? 59 : any_ge2 ? 45 : 31;
     const double *c = q8rt_fmath_rdfact;
-    const __m256d z = MUL(SET(2.0), a2);
-    __m256d p = SET(c[top]);
+    __m256d z[4], p[4];
+#pragma GCC unroll 4
+    for (int u = 0; u < nv; u++) z[u] = MUL(SET(2.0), a2[u]), p[u] = SET(c[top]);
     for (int k = top - 1; k >= 0; k--) {
-      if (k == 44 && top > 45) p = _mm256_blendv_pd(p, SET(c[45]), lt3);
-      if (k == 30 && top > 31) p = _mm256_blendv_pd(p, SET(c[31]), lt2);
-      p = ADD(MUL(p, z), SET(c[k]));
+#pragma GCC unroll 4
+      for (int u = 0; u < nv; u++) {
+        if (k == 44 && top > 45) p[u] = _mm256_blendv_pd(p[u], SET(c[45]), lt3[u]);
+        if (k == 30 && top > 31) p[u] = _mm256_blendv_pd(p[u], SET(c[31]), lt2[u]);
+        p[u] = ADD(MUL(p[u], z[u]), SET(c[k]));
+      }
     }
-    const __m256d sum = MUL(a, p);
-    const __m256d e = exp4(_mm256_max_pd(SUB(_mm256_setzero_pd(), a2), SET(-746.0)));
-    r = MUL(MUL(SET(Q8RT_FMATH_2_SQRTPI), e), sum);
+#pragma GCC unroll 4
+    for (int u = 0; u < nv; u++) {
+      const __m256d sum = MUL(a[u], p[u]);
+      const __m256d e = exp4(_mm256_max_pd(SUB(_mm256_setzero_pd(), a2[u]), SET(-746.0)));
+      r[u] = MUL(MUL(SET(Q8RT_FMATH_2_SQRTPI), e), sum);
+    }
   }
-  if (_mm256_movemask_pd(small)) {
-    const __m256d p = horner4(q8rt_fmath_erf_taylor, 17, a2);
-    r = _mm256_blendv_pd(r, MUL(MUL(SET(Q8RT_FMATH_2_SQRTPI), a), p), small);
+  if (any_small) {
+    const double *c = q8rt_fmath_erf_taylor;
+    __m256d p[4];
+#pragma GCC unroll 4
+    for (int u = 0; u < nv; u++) p[u] = SET(c[17]);
+    for (int k = 16; k >= 0; k--) {
+#pragma GCC unroll 4
+      for (int u = 0; u < nv; u++) p[u] = ADD(MUL(p[u], a2[u]), SET(c[k]));
+    }
+#pragma GCC unroll 4
+    for (int u = 0; u < nv; u++)
+      r[u] = _mm256_blendv_pd(r[u], MUL(MUL(SET(Q8RT_FMATH_2_SQRTPI), a[u]), p[u]), small[u]);
   }
-  r = _mm256_blendv_pd(r, SET(1.0), _mm256_cmp_pd(a, SET(3.92), _CMP_GE_OQ)); /* +-1 from there on */
-  /* r >= 0 (+0 for x = +-0): the sign of x or'ed in is the scalar's -f */
-  const __m128 y = _mm_or_ps(_mm256_cvtpd_ps(r), _mm_and_ps(x, _mm_set1_ps(-0.0f)));
-  return _mm_blendv_ps(y, x, _mm_cmp_ps(x, x, _CMP_UNORD_Q));
+#pragma GCC unroll 4
+  for (int u = 0; u < nv; u++) {
+    r[u] = _mm256_blendv_pd(r[u], SET(1.0), _mm256_cmp_pd(a[u], SET(3.92), _CMP_GE_OQ)); /* +-1 from there on */
+    /* r >= 0 (+0 for x = +-0): the sign of x or'ed in is the scalar's -f */
+    const __m128 v = _mm_or_ps(_mm256_cvtpd_ps(r[u]), _mm_and_ps(xv[u], _mm_set1_ps(-0.0f)));
+    _mm_storeu_ps(y + 4 * u, _mm_blendv_ps(v, xv[u], _mm_cmp_ps(xv[u], xv[u], _CMP_UNORD_Q)));
+  }
+}
+
+/* Out of line: one copy of each Horner run (the sanitizer build compiles it in seconds). */
+static __attribute__((noinline)) void erf_x4(const float *x, float *y) { erf_vecs(4, x, y); }
+static __attribute__((noinline)) void erf_x1(const float *x, float *y) { erf_vecs(1, x, y); }
+
+void q8rt_f32_verf_ukernel__avx2(size_t n, const float *x, float *y) {
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) erf_x4(x + i, y + i);
+  for (; i + 4 <= n; i += 4) erf_x1(x + i, y + i);
+  if (i < n) q8rt_f32_verf_ukernel__scalar(n - i, x + i, y + i);
 }
 
 #define DEF(op)                                                                      \
@@ -109,4 +151,3 @@ static __attribute__((noinline)) __m128 erf_step(__m128 x) {
 
 DEF(exp)
 DEF(log)
-DEF(erf)

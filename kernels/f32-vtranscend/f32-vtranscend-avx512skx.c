@@ -1,5 +1,5 @@
-/* f32-vtranscend, AVX-512 (F, DQ, VL): 8 floats per step as 8 doubles, the last n % 8 by the scalar
- * twin. The AVX2 variant's algorithm with mask registers: only
+/* f32-vtranscend, AVX-512 (F, DQ, VL): 8 floats per step as 8 doubles (erf: 4 such side by side), the
+ * last n % 8 by the scalar twin. The AVX2 variant's algorithm with mask registers: only
  * _mm512_mul_pd/_add_pd/_sub_pd/_div_pd on the values (-ffp-contract=off), the specials blended in
  * after the rounding to float. */
 #include <immintrin.h>
@@ -66,37 +66,79 @@ static inline __attribute__((always_inline)) __m256 log_step(__m256 x) {
   return _mm256_mask_blend_ps(_mm256_cmp_ps_mask(x, x, _CMP_UNORD_Q), y, x);
 }
 
-/* Out of line: the 59-step Horner run stays one copy (the sanitizer build compiles it in seconds). */
-static __attribute__((noinline)) __m256 erf_step(__m256 x) {
-  const __m512d xd = _mm512_cvtps_pd(x);
-  const __m512d a = _mm512_abs_pd(xd);
-  const __m512d a2 = MUL(a, a);
-  const __mmask8 small = _mm512_cmp_pd_mask(a, SET(1.0), _CMP_LT_OQ);
-  const __mmask8 mid = _mm512_cmp_pd_mask(a, SET(1.0), _CMP_GE_OQ) & _mm512_cmp_pd_mask(a, SET(3.92), _CMP_LT_OQ);
-  __m512d r = _mm512_setzero_pd();
-  if (mid) {
-    const __mmask8 lt3 = _mm512_cmp_pd_mask(a, SET(3.0), _CMP_LT_OQ), lt2 = _mm512_cmp_pd_mask(a, SET(2.0), _CMP_LT_OQ);
-    const int top = (mid & ~lt3) ? 59 : (mid & ~lt2) ? 45 : 31;
+/* erf of nv vectors of 8 (nv <= 4) side by side: the Horner runs (up to 59 + 17 + 13 dependent
+ * steps) are latency-bound, so independent vectors interleave. A lane's result does not depend on
+ * which other lanes share its run: one of a lower degree restarts at its top coefficient. */
+static inline __attribute__((always_inline)) void erf_vecs(int nv, const float *x, float *y) {
+  __m256 xv[4];
+  __m512d a[4], a2[4], r[4];
+  __mmask8 small[4], mid[4], lt3[4], lt2[4];
+  unsigned any_small = 0, any_mid = 0, any_ge3 = 0, any_ge2 = 0;
+#pragma GCC unroll 4
+  for (int u = 0; u < nv; u++) {
+    xv[u] = _mm256_loadu_ps(x + 8 * u);
+    a[u] = _mm512_abs_pd(_mm512_cvtps_pd(xv[u]));
+    a2[u] = MUL(a[u], a[u]);
+    small[u] = _mm512_cmp_pd_mask(a[u], SET(1.0), _CMP_LT_OQ);
+    mid[u] = _mm512_cmp_pd_mask(a[u], SET(1.0), _CMP_GE_OQ) & _mm512_cmp_pd_mask(a[u], SET(3.92), _CMP_LT_OQ);
+    lt3[u] = _mm512_cmp_pd_mask(a[u], SET(3.0), _CMP_LT_OQ);
+    lt2[u] = _mm512_cmp_pd_mask(a[u], SET(2.0), _CMP_LT_OQ);
+    any_small |= small[u], any_mid |= mid[u];
+    any_ge3 |= mid[u] & (__mmask8)~lt3[u], any_ge2 |= mid[u] & (__mmask8)~lt2[u];
+    r[u] = _mm512_setzero_pd();
+  }
+  if (any_mid) {
+    const int top = any_ge3 ? 59 : any_ge2 ? 45 : 31;
     const double *c = q8rt_fmath_rdfact;
-    const __m512d z = MUL(SET(2.0), a2);
-    __m512d p = SET(c[top]);
+    __m512d z[4], p[4];
+#pragma GCC unroll 4
+    for (int u = 0; u < nv; u++) z[u] = MUL(SET(2.0), a2[u]), p[u] = SET(c[top]);
     for (int k = top - 1; k >= 0; k--) {
-      if (k == 44 && top > 45) p = _mm512_mask_blend_pd(lt3, p, SET(c[45]));
-      if (k == 30 && top > 31) p = _mm512_mask_blend_pd(lt2, p, SET(c[31]));
-      p = ADD(MUL(p, z), SET(c[k]));
+#pragma GCC unroll 4
+      for (int u = 0; u < nv; u++) {
+        if (k == 44 && top > 45) p[u] = _mm512_mask_blend_pd(lt3[u], p[u], SET(c[45]));
+        if (k == 30 && top > 31) p[u] = _mm512_mask_blend_pd(lt2[u], p[u], SET(c[31]));
+        p[u] = ADD(MUL(p[u], z[u]), SET(c[k]));
+      }
     }
-    const __m512d sum = MUL(a, p);
-    const __m512d e = exp8(_mm512_max_pd(SUB(_mm512_setzero_pd(), a2), SET(-746.0)));
-    r = MUL(MUL(SET(Q8RT_FMATH_2_SQRTPI), e), sum);
+#pragma GCC unroll 4
+    for (int u = 0; u < nv; u++) {
+      const __m512d sum = MUL(a[u], p[u]);
+      const __m512d e = exp8(_mm512_max_pd(SUB(_mm512_setzero_pd(), a2[u]), SET(-746.0)));
+      r[u] = MUL(MUL(SET(Q8RT_FMATH_2_SQRTPI), e), sum);
+    }
   }
-  if (small) {
-    const __m512d p = horner8(q8rt_fmath_erf_taylor, 17, a2);
-    r = _mm512_mask_blend_pd(small, r, MUL(MUL(SET(Q8RT_FMATH_2_SQRTPI), a), p));
+  if (any_small) {
+    const double *c = q8rt_fmath_erf_taylor;
+    __m512d p[4];
+#pragma GCC unroll 4
+    for (int u = 0; u < nv; u++) p[u] = SET(c[17]);
+    for (int k = 16; k >= 0; k--) {
+#pragma GCC unroll 4
+      for (int u = 0; u < nv; u++) p[u] = ADD(MUL(p[u], a2[u]), SET(c[k]));
+    }
+#pragma GCC unroll 4
+    for (int u = 0; u < nv; u++)
+      r[u] = _mm512_mask_blend_pd(small[u], r[u], MUL(MUL(SET(Q8RT_FMATH_2_SQRTPI), a[u]), p[u]));
   }
-  r = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(a, SET(3.92), _CMP_GE_OQ), r, SET(1.0)); /* +-1 from there on */
-  /* r >= 0 (+0 for x = +-0): the sign of x or'ed in is the scalar's -f */
-  const __m256 y = _mm256_or_ps(_mm512_cvtpd_ps(r), _mm256_and_ps(x, _mm256_set1_ps(-0.0f)));
-  return _mm256_mask_blend_ps(_mm256_cmp_ps_mask(x, x, _CMP_UNORD_Q), y, x);
+#pragma GCC unroll 4
+  for (int u = 0; u < nv; u++) {
+    r[u] = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(a[u], SET(3.92), _CMP_GE_OQ), r[u], SET(1.0)); /* +-1 from there */
+    /* r >= 0 (+0 for x = +-0): the sign of x or'ed in is the scalar's -f */
+    const __m256 v = _mm256_or_ps(_mm512_cvtpd_ps(r[u]), _mm256_and_ps(xv[u], _mm256_set1_ps(-0.0f)));
+    _mm256_storeu_ps(y + 8 * u, _mm256_mask_blend_ps(_mm256_cmp_ps_mask(xv[u], xv[u], _CMP_UNORD_Q), v, xv[u]));
+  }
+}
+
+/* Out of line: one copy of each Horner run (the sanitizer build compiles it in seconds). */
+static __attribute__((noinline)) void erf_x4(const float *x, float *y) { erf_vecs(4, x, y); }
+static __attribute__((noinline)) void erf_x1(const float *x, float *y) { erf_vecs(1, x, y); }
+
+void q8rt_f32_verf_ukernel__avx512skx(size_t n, const float *x, float *y) {
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) erf_x4(x + i, y + i);
+  for (; i + 8 <= n; i += 8) erf_x1(x + i, y + i);
+  if (i < n) q8rt_f32_verf_ukernel__scalar(n - i, x + i, y + i);
 }
 
 #define DEF(op)                                                                            \
@@ -108,4 +150,3 @@ static __attribute__((noinline)) __m256 erf_step(__m256 x) {
 
 DEF(exp)
 DEF(log)
-DEF(erf)

@@ -1,4 +1,4 @@
-/* f32-vtranscend, AArch64 NEON: 4 floats per step as two float64x2, the last n % 4 by the scalar
+/* f32-vtranscend, AArch64 NEON: 4 floats per step as two float64x2 (erf: 8 as four), the last n % 4 by the scalar
  * twin. Only vmulq/vaddq/vsubq/vdivq_f64 on the values: the build's -ffp-contract=off keeps GCC
  * from fusing them into fmla (it would by default on aarch64), as in fmath.c. The specials are
  * blended in after the rounding to float (fcvtn rounds to nearest like the C cast). */
@@ -72,44 +72,86 @@ static inline __attribute__((always_inline)) float32x4_t log_step(float32x4_t x)
   return vbslq_f32(vceqq_f32(x, x), y, x); /* NaN: x */
 }
 
-/* Out of line: the 59-step Horner run stays one copy (the sanitizer build compiles it in seconds). */
-static __attribute__((noinline)) float64x2_t erf_half(float64x2_t xd) {
-  const float64x2_t a = vabsq_f64(xd);
-  const float64x2_t a2 = MUL(a, a);
-  const uint64x2_t small = vcltq_f64(a, SET(1.0));
-  const uint64x2_t mid = vandq_u64(vcgeq_f64(a, SET(1.0)), vcltq_f64(a, SET(3.92)));
-  float64x2_t r = SET(0.0);
-  if (vmaxvq_u32(vreinterpretq_u32_u64(mid))) {
-    const uint64x2_t lt3 = vcltq_f64(a, SET(3.0)), lt2 = vcltq_f64(a, SET(2.0));
-    const int top = vmaxvq_u32(vreinterpretq_u32_u64(vbicq_u64(mid, lt3)))   ? 59
-                    : vmaxvq_u32(vreinterpretq_u32_u64(vbicq_u64(mid, lt2))) ? 45
-                                                                             : 31;
+#define ANY(m) (vmaxvq_u32(vreinterpretq_u32_u64(m)) != 0)
+
+/* erf of nq quads of floats (nq <= 2), 2 nq float64x2 side by side: the Horner runs (up to
+ * 59 + 17 + 13 dependent steps) are latency-bound, so independent vectors interleave. A lane's
+ * result does not depend on which other lanes share its run: one of a lower degree restarts at its
+ * top coefficient. */
+static inline __attribute__((always_inline)) void erf_vecs(int nq, const float *x, float *y) {
+  const int nv = 2 * nq;
+  float32x4_t xq[2];
+  float64x2_t a[4], a2[4], r[4];
+  uint64x2_t small[4], lt3[4], lt2[4];
+  uint64x2_t any_small = vdupq_n_u64(0), any_mid = any_small, any_ge3 = any_small, any_ge2 = any_small;
+#pragma GCC unroll 4
+  for (int u = 0; u < nv; u++) {
+    if (u % 2 == 0) xq[u / 2] = vld1q_f32(x + 4 * (u / 2));
+    const float64x2_t xd = u % 2 == 0 ? vcvt_f64_f32(vget_low_f32(xq[u / 2])) : vcvt_high_f64_f32(xq[u / 2]);
+    a[u] = vabsq_f64(xd);
+    a2[u] = MUL(a[u], a[u]);
+    small[u] = vcltq_f64(a[u], SET(1.0));
+    const uint64x2_t mid = vandq_u64(vcgeq_f64(a[u], SET(1.0)), vcltq_f64(a[u], SET(3.92)));
+    lt3[u] = vcltq_f64(a[u], SET(3.0));
+    lt2[u] = vcltq_f64(a[u], SET(2.0));
+    any_small = vorrq_u64(any_small, small[u]), any_mid = vorrq_u64(any_mid, mid);
+    any_ge3 = vorrq_u64(any_ge3, vbicq_u64(mid, lt3[u])), any_ge2 = vorrq_u64(any_ge2, vbicq_u64(mid, lt2[u]));
+    r[u] = SET(0.0);
+  }
+  if (ANY(any_mid)) {
+    const int top = ANY(any_ge3) ? 59 : ANY(any_ge2) ? 45 : 31;
     const double *c = q8rt_fmath_rdfact;
-    const float64x2_t z = MUL(SET(2.0), a2);
-    float64x2_t p = SET(c[top]);
+    float64x2_t z[4], p[4];
+#pragma GCC unroll 4
+    for (int u = 0; u < nv; u++) z[u] = MUL(SET(2.0), a2[u]), p[u] = SET(c[top]);
     for (int k = top - 1; k >= 0; k--) {
-      if (k == 44 && top > 45) p = vbslq_f64(lt3, SET(c[45]), p);
-      if (k == 30 && top > 31) p = vbslq_f64(lt2, SET(c[31]), p);
-      p = ADD(MUL(p, z), SET(c[k]));
+#pragma GCC unroll 4
+      for (int u = 0; u < nv; u++) {
+        if (k == 44 && top > 45) p[u] = vbslq_f64(lt3[u], SET(c[45]), p[u]);
+        if (k == 30 && top > 31) p[u] = vbslq_f64(lt2[u], SET(c[31]), p[u]);
+        p[u] = ADD(MUL(p[u], z[u]), SET(c[k]));
+      }
     }
-    const float64x2_t sum = MUL(a, p);
-    const float64x2_t e = exp2v(vmaxq_f64(SUB(SET(0.0), a2), SET(-746.0)));
-    r = MUL(MUL(SET(Q8RT_FMATH_2_SQRTPI), e), sum);
+#pragma GCC unroll 4
+    for (int u = 0; u < nv; u++) {
+      const float64x2_t sum = MUL(a[u], p[u]);
+      const float64x2_t e = exp2v(vmaxq_f64(SUB(SET(0.0), a2[u]), SET(-746.0)));
+      r[u] = MUL(MUL(SET(Q8RT_FMATH_2_SQRTPI), e), sum);
+    }
   }
-  if (vmaxvq_u32(vreinterpretq_u32_u64(small))) {
-    const float64x2_t p = horner2(q8rt_fmath_erf_taylor, 17, a2);
-    r = vbslq_f64(small, MUL(MUL(SET(Q8RT_FMATH_2_SQRTPI), a), p), r);
+  if (ANY(any_small)) {
+    const double *c = q8rt_fmath_erf_taylor;
+    float64x2_t p[4];
+#pragma GCC unroll 4
+    for (int u = 0; u < nv; u++) p[u] = SET(c[17]);
+    for (int k = 16; k >= 0; k--) {
+#pragma GCC unroll 4
+      for (int u = 0; u < nv; u++) p[u] = ADD(MUL(p[u], a2[u]), SET(c[k]));
+    }
+#pragma GCC unroll 4
+    for (int u = 0; u < nv; u++) r[u] = vbslq_f64(small[u], MUL(MUL(SET(Q8RT_FMATH_2_SQRTPI), a[u]), p[u]), r[u]);
   }
-  return vbslq_f64(vcgeq_f64(a, SET(3.92)), SET(1.0), r); /* +-1 from there on */
+#pragma GCC unroll 4
+  for (int u = 0; u < nv; u++) r[u] = vbslq_f64(vcgeq_f64(a[u], SET(3.92)), SET(1.0), r[u]); /* +-1 from there on */
+#pragma GCC unroll 2
+  for (int q = 0; q < nq; q++) {
+    /* r >= 0 (+0 for x = +-0): the sign of x or'ed in is the scalar's -f */
+    const uint32x4_t sign = vandq_u32(vreinterpretq_u32_f32(xq[q]), vdupq_n_u32(0x80000000u));
+    const float32x4_t f = NARROW(r[2 * q], r[2 * q + 1]);
+    const float32x4_t v = vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(f), sign));
+    vst1q_f32(y + 4 * q, vbslq_f32(vceqq_f32(xq[q], xq[q]), v, xq[q])); /* NaN: x */
+  }
 }
 
-static inline __attribute__((always_inline)) float32x4_t erf_step(float32x4_t x) {
-  WIDEN(x);
-  /* r >= 0 (+0 for x = +-0): the sign of x or'ed in is the scalar's -f */
-  const uint32x4_t sign = vandq_u32(vreinterpretq_u32_f32(x), vdupq_n_u32(0x80000000u));
-  const float32x4_t y =
-      vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(NARROW(erf_half(lo), erf_half(hi))), sign));
-  return vbslq_f32(vceqq_f32(x, x), y, x); /* NaN: x */
+/* Out of line: one copy of each Horner run (the sanitizer build compiles it in seconds). */
+static __attribute__((noinline)) void erf_x2(const float *x, float *y) { erf_vecs(2, x, y); }
+static __attribute__((noinline)) void erf_x1(const float *x, float *y) { erf_vecs(1, x, y); }
+
+void q8rt_f32_verf_ukernel__neon(size_t n, const float *x, float *y) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) erf_x2(x + i, y + i);
+  for (; i + 4 <= n; i += 4) erf_x1(x + i, y + i);
+  if (i < n) q8rt_f32_verf_ukernel__scalar(n - i, x + i, y + i);
 }
 
 #define DEF(op)                                                               \
@@ -121,4 +163,3 @@ static inline __attribute__((always_inline)) float32x4_t erf_step(float32x4_t x)
 
 DEF(exp)
 DEF(log)
-DEF(erf)
