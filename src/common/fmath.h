@@ -10,8 +10,8 @@
  * q8rt is built with -ffp-contract=off), about 1e-14 relative accuracy, then rounds once to
  * float: almost always the correctly rounded result, and always the same bits. Special values
  * follow C99 Annex F (NaN in, NaN out; exp(-inf) = 0, log(0) = -inf, erf(+-inf) = +-1, ...).
- * Scalar and slower than a SIMD approximation: hot float paths (Sigmoid, Tanh, Softmax) have their
- * own kernels. */
+ * Scalar here; the f32-vtranscend kernels evaluate expf, logf and erff on SIMD lanes of doubles with
+ * the same bits (hot float paths such as Sigmoid, Tanh and Softmax have their own approximations). */
 #ifndef Q8RT_FMATH_H
 #define Q8RT_FMATH_H
 
