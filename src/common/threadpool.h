@@ -7,13 +7,13 @@
  * the other core, pthreadpool made two threads 1.6x slower than one.
  *
  * Here a region's items are cut into one contiguous range per thread (the caller's first). Each
- * thread runs its own range item by item from the front, claiming each with a compare-and-swap of
- * a word only it touches while busy, and when done takes half of what is left of another's range
- * from the back (work stealing); the caller returns when every item is claimed and the claimed
- * ones are finished. A worker that has not started, or that the OS took off its core holding a
- * range, keeps the caller waiting for at most the item it is inside: the caller takes over the
- * rest. The caller never waits for a worker that has not started. Items are small (the ops size
- * them), so the wait for a started one is short.
+ * thread runs its own range from the front, claiming an eighth of what is left of it at a time
+ * with a compare-and-swap of a word only it touches while busy, and when done takes half of what
+ * is left of another's range from the back (work stealing); the caller returns when every item is
+ * claimed and the claimed ones are finished. A worker that has not started, or that the OS took
+ * off its core holding a range, keeps the caller waiting for at most its last claim (an eighth of
+ * the rest of its range): the caller takes over the rest. The caller never waits for a worker that has not started.
+ * Items are small (the ops size them), so the wait for a started one is short.
  *
  * A busy core: a worker that shares its core with another busy thread gets it only part of the
  * time, and when it loses it inside an item the caller waits for the OS's time slice. The caller
