@@ -441,7 +441,10 @@ __attribute__((noinline)) static size_t run_region(q8rt_threadpool *p, size_t n,
     return n;
   }
   p->counts.regions++;
-  const uint32_t e = ++p->epoch;
+  /* epoch 0 never opens a region: its open state would be the word 0, which await_region returns
+   * for a stopping pool (every worker would leave after 2^32 regions, ~12 h of det runs at 2T) */
+  if (++p->epoch == 0) p->epoch = 1;
+  const uint32_t e = p->epoch;
   const size_t threads = p->nominal;
   /* close: claims of the previous epoch fail from here on, before the description changes */
   atomic_store_explicit(&p->state, (uint64_t)e << 32 | CLOSED, memory_order_relaxed);
@@ -557,4 +560,8 @@ void q8rt_threadpool_counts(const q8rt_threadpool *p, q8rt_pool_counts *out) {
   } else {
     memset(out, 0, sizeof(*out));
   }
+}
+
+void q8rt_threadpool_set_epoch(q8rt_threadpool *p, uint32_t epoch) {
+  if (p != NULL) p->epoch = epoch;
 }

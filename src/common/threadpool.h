@@ -29,6 +29,7 @@
 #define Q8RT_THREADPOOL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common.h"
 
@@ -102,6 +103,10 @@ void q8rt_threadpool_fresh(q8rt_threadpool *p);
 /* For tests: while held, workers stay out of regions as descheduled threads would (they still
  * wake and sleep). Regions must then complete on the caller alone. */
 void q8rt_threadpool_hold(q8rt_threadpool *p, int hold);
+
+/* For tests: the epoch of the latest region (regions count up from it), to cross its wrap. Call
+ * from the thread that runs the regions, between regions. */
+void q8rt_threadpool_set_epoch(q8rt_threadpool *p, uint32_t epoch);
 
 /* For tests: how many times the pool has started running regions on the caller alone (a worker
  * found descheduled). Call from the thread that runs the regions. */

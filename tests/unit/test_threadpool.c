@@ -220,6 +220,45 @@ Q8RT_TEST(threadpool_workers_join) {
   return 0;
 }
 
+/* Past 2^32 regions the epoch wraps: the region of epoch 0 had the open state 0, the value that
+ * tells a worker the pool stops, and every worker that saw it left for good (regions then ran on
+ * the caller alone, silently). Regions across the wrap, a few times, with items that sleep (the
+ * worker gets a core to see each region), then workers must still join. */
+static void tp_sleep_item(void *ctx, size_t i) {
+  tp_counts *c = ctx;
+  atomic_fetch_add(&c->hits[i], 1);
+  if (!pthread_equal(pthread_self(), c->caller)) atomic_store(&c->on_worker, 1);
+  const struct timespec t = {0, 50000};
+  nanosleep(&t, NULL);
+}
+
+Q8RT_TEST(threadpool_workers_stay_across_the_epoch_wrap) {
+  static tp_counts c;
+  c.caller = pthread_self();
+  c.spin_ns = 0;
+  int failed = 0;
+  q8rt_threadpool *p = q8rt_threadpool_create(q8rt_default_allocator(), 2, &failed);
+  CHECK(p != NULL);
+  for (int wrap = 0; wrap < 4; wrap++) {
+    q8rt_threadpool_set_epoch(p, UINT32_MAX - 2);
+    for (int rep = 0; rep < 4; rep++) {
+      q8rt_threadpool_fresh(p); /* no solo stretch: every region opens an epoch */
+      for (size_t i = 0; i < 16; i++) atomic_store(&c.hits[i], 0);
+      q8rt_parallel_for(p, 16, tp_sleep_item, &c);
+      for (size_t i = 0; i < 16; i++) CHECK(atomic_load(&c.hits[i]) == 1);
+    }
+  }
+  c.spin_ns = 20000;
+  atomic_store(&c.on_worker, 0);
+  for (int rep = 0; rep < 500 && !atomic_load(&c.on_worker); rep++) {
+    q8rt_threadpool_fresh(p);
+    CHECK(tp_region(p, &c, 32) == 0);
+  }
+  CHECK(atomic_load(&c.on_worker) == 1);
+  q8rt_threadpool_destroy(p);
+  return 0;
+}
+
 /* force_solo: every item on the caller (workers that would join find nothing), sharing reports 0;
  * off again, workers join as before. */
 Q8RT_TEST(threadpool_force_solo) {
