@@ -48,6 +48,9 @@ ifeq ($(FUZZ),1)
 BUILD ?= build/fuzz
 SANFLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer \
             -fsanitize-coverage-ignorelist=tests/fuzz/coverage-ignore.txt
+# Q8RT_FIXED_SCHEDULE: every run shares its regions with the workers, whatever the measured times
+# (no alone runs, no solo stretches), so the op code's edges do not depend on timing either.
+FUZZ_DEFS := -DQ8RT_FIXED_SCHEDULE
 OPT ?= -O1 -g
 else ifeq ($(TSAN),1)
 BUILD ?= build/tsan
@@ -72,7 +75,7 @@ endif
 # -ffp-contract=off: the numerics contract forbids fusing multiply and add (aarch64 GCC fuses by
 # default). No -ffast-math anywhere.
 BASEFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(OPT) -fPIC -fvisibility=hidden \
-             -ffp-contract=off -fno-strict-aliasing $(SANFLAGS)
+             -ffp-contract=off -fno-strict-aliasing $(SANFLAGS) $(FUZZ_DEFS)
 CPPFLAGS_Q := -Iinclude -Isrc -Ikernels -Ithird_party/onnx
 CFLAGS_Q := $(BASEFLAGS) $(WARN) $(CPPFLAGS_Q) $(EXTRA_CFLAGS)
 LDLIBS_Q := -lXNNPACK -lpthreadpool -lcpuinfo -lprotobuf-c -lm -lpthread

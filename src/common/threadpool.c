@@ -64,6 +64,12 @@
  * that shares its core with a busy thread stalls the caller for the OS's time slice (0.75-3 ms
  * with Linux's EEVDF), and on small regions many short stalls add up to the same. */
 #define DEBT_NS 500000
+/* the fuzz build never goes solo (Q8RT_FIXED_SCHEDULE, see Makefile) */
+#ifdef Q8RT_FIXED_SCHEDULE
+#define FIXED_SCHEDULE 1
+#else
+#define FIXED_SCHEDULE 0
+#endif
 #define SOLO_MIN_NS 2000000   /* a solo stretch: regions run on the caller alone this long */
 #define SOLO_MAX_NS 128000000 /* ... doubling up to this while sharing keeps failing right after */
 /* A stretch doubles only when sharing fails again within this (plus a quarter of the stretch)
@@ -511,7 +517,7 @@ __attribute__((noinline)) static size_t run_region(q8rt_threadpool *p, size_t n,
   } else {
     p->debt += cost;
   }
-  if (p->debt > DEBT_NS) go_solo(p, t2 > 0 ? t2 : now_ns());
+  if (!FIXED_SCHEDULE && p->debt > DEBT_NS) go_solo(p, t2 > 0 ? t2 : now_ns());
   return ran;
 }
 

@@ -890,7 +890,16 @@ void q8rt_run_mode_finish(q8rt_run_mode *m, double ms, int contended) {
   m->solo = contended || q8rt_run_mode_choose(m->solo, (const double(*)[Q8RT_RUN_HIST])m->ms);
 }
 
-static int run_mode_on(const q8rt_session *s) { return s->pool != NULL && s->profile != Q8RT_PROFILE_SPLIT; }
+/* The fuzz build (Q8RT_FIXED_SCHEDULE, see Makefile) keeps every run shared: which steps split
+ * (op_would_split) then does not depend on measured times, and neither do the fuzzer's edges. */
+static int run_mode_on(const q8rt_session *s) {
+#ifdef Q8RT_FIXED_SCHEDULE
+  (void)s;
+  return 0;
+#else
+  return s->pool != NULL && s->profile != Q8RT_PROFILE_SPLIT;
+#endif
+}
 
 /* Not inlined, nor any branch on a measured time in q8rt_session_run: the fuzz build leaves these
  * out of its coverage (tests/fuzz/coverage-ignore.txt), as their paths depend on timing. */
