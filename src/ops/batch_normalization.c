@@ -78,8 +78,7 @@ static q8rt_status bn_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) 
   bn_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
   if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
   if ((st = ir_attr_float(n, "epsilon", 1e-5f, &p->epsilon, err)) != Q8RT_OK) return st;
-  size_t i = 0; /* the first usable line of f32-vmulcaddc.inc; the list ends with the scalar twin */
-  while (!op_isa_usable(g_vmulcaddc[i].isa, ctx->isa, ctx->backend)) i++;
+  size_t i = OP_FIRST_USABLE(g_vmulcaddc, ctx->isa, ctx->backend);
   p->fn = g_vmulcaddc[i].fn;
   p->nhwc = 0;
   p->vmul = op_f32_vbinary_kernel(ctx->isa, ctx->backend, OP_VBIN_MUL, OP_VBIN_VV);

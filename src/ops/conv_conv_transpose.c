@@ -180,8 +180,7 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
 #include "x32-transpose/x32-transpose.inc"
 #undef Q8RT_X32_TRANSPOSE_UKERNEL
   };
-  size_t xi = 0; /* the list ends with the scalar twin */
-  while (!op_isa_usable(xt[xi].isa, ctx->isa, ctx->backend)) xi++;
+  size_t xi = OP_FIRST_USABLE(xt, ctx->isa, ctx->backend);
   p->x32_transpose = xt[xi].fn;
   if (transpose) {
     static const struct {
@@ -194,8 +193,7 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
 #undef Q8RT_F32_DECONV_UKERNEL
         {Q8RT_ISA_SCALAR, q8rt_f32_deconv_ukernel__scalar, "q8rt_f32_deconv_ukernel__scalar"},
     };
-    size_t ti = 0; /* the list ends with the twin (the reference backend's) */
-    while (!op_isa_usable(tv[ti].isa, ctx->isa, ctx->backend)) ti++;
+    size_t ti = OP_FIRST_USABLE(tv, ctx->isa, ctx->backend);
     p->deconv = tv[ti].fn;
     ctx->kernel = tv[ti].name + 5;
     static const struct {
@@ -208,8 +206,7 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
 #undef Q8RT_F32_DECONV_NHWC_UKERNEL
         {Q8RT_ISA_SCALAR, q8rt_f32_deconv_nhwc_ukernel__scalar, "q8rt_f32_deconv_nhwc_ukernel__scalar"},
     };
-    size_t ni = 0; /* the list ends with the twin */
-    while (!op_isa_usable(nv[ni].isa, ctx->isa, ctx->backend)) ni++;
+    size_t ni = OP_FIRST_USABLE(nv, ctx->isa, ctx->backend);
     p->deconv_nhwc = nv[ni].fn;
     p->deconv_nhwc_name = nv[ni].name + 5;
     ctx->reason =
@@ -233,8 +230,7 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
 #undef Q8RT_F32_DWCONV_UKERNEL
         {Q8RT_ISA_SCALAR, q8rt_f32_dwconv_ukernel__scalar, "q8rt_f32_dwconv_ukernel__scalar"},
     };
-    size_t di = 0; /* the list ends with the twin */
-    while (!op_isa_usable(dv[di].isa, ctx->isa, ctx->backend)) di++;
+    size_t di = OP_FIRST_USABLE(dv, ctx->isa, ctx->backend);
     p->dw = dv[di].fn;
     static const struct {
       uint32_t isa;
@@ -262,8 +258,7 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
 #include "f32-igemm/f32-igemm.inc"
 #undef Q8RT_F32_IGEMM_UKERNEL
     };
-    size_t ii = 0; /* the list ends with the portable tile */
-    while (!op_isa_usable(iv[ii].isa, ctx->isa, ctx->backend)) ii++;
+    size_t ii = OP_FIRST_USABLE(iv, ctx->isa, ctx->backend);
     p->igemm = gv != NULL ? iv[ii].fn : NULL;
     p->inr = iv[ii].nr;
     /* all but depthwise groups take the GEMM (its A rows: the output channels); known here when W's shape is */

@@ -115,8 +115,7 @@ static const struct {
 };
 
 void conv_ref_choose(const conv_choice *choice, conv_fast *f) {
-  size_t i = 0; /* the list ends with the scalar twin */
-  while (!op_isa_usable(g_ref[i].isa, choice->isa, choice->backend)) i++;
+  size_t i = OP_FIRST_USABLE(g_ref, choice->isa, choice->backend);
   f->path = CONV_PATH_REF;
   f->ref = g_ref[i].fn;
   f->kernel = g_ref[i].name + 5; /* drop the "q8rt_" prefix */
@@ -178,8 +177,7 @@ static int gemm_chw_prepare(const conv_fast_desc *d, const conv_choice *choice, 
       d->out_c >= 32 && d->kernel_h <= Q8RT_GEMM_MAX_SEGS && (d->kernel_w * d->in_c_per_group) % 4 == 0 &&
       d->in_w_hint >= 16 + d->kernel_w)
     return 0;
-  size_t z = 0; /* the list ends with the scalar twin */
-  while (!op_isa_usable(g_zip[z].isa, choice->isa, choice->backend)) z++;
+  size_t z = OP_FIRST_USABLE(g_zip, choice->isa, choice->backend);
   const size_t mr = g_gemm_chw[i].mr;
   const size_t blocks = (d->out_c + mr - 1) / mr;
   f->chw_bytes = q8rt_qu8_qc8w_gemm_packed_size(mr, k, mr);

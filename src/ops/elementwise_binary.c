@@ -59,8 +59,7 @@ static const struct {
 #undef VB_NAMES_
 
 const q8rt_f32_vbinary_set *op_f32_vbinary_set(uint32_t isa, q8rt_backend backend) {
-  size_t v = 0; /* the list ends with the scalar twins */
-  while (!op_isa_usable(g_f32_vbinary[v].isa, isa, backend)) v++;
+  size_t v = OP_FIRST_USABLE(g_f32_vbinary, isa, backend);
   return &g_f32_vbinary[v].set;
 }
 
@@ -69,8 +68,7 @@ q8rt_f32_vbinary_ukernel_fn op_f32_vbinary_kernel(uint32_t isa, q8rt_backend bac
 }
 
 const char *op_f32_vbinary_name(uint32_t isa, q8rt_backend backend, int op, int form) {
-  size_t v = 0;
-  while (!op_isa_usable(g_f32_vbinary[v].isa, isa, backend)) v++;
+  size_t v = OP_FIRST_USABLE(g_f32_vbinary, isa, backend);
   return g_f32_vbinary[v].name[op][form];
 }
 
@@ -261,8 +259,7 @@ static q8rt_status bin_prepare_kind(op_prepare_ctx *ctx, void **out, q8rt_error 
   p->kind = kind;
   p->variadic = variadic;
   p->count = n->n_inputs;
-  size_t v = 0; /* the first usable line of f32-vbinary.inc; the list ends with the scalar twin */
-  while (!op_isa_usable(g_f32_vbinary[v].isa, ctx->isa, ctx->backend)) v++;
+  size_t v = OP_FIRST_USABLE(g_f32_vbinary, ctx->isa, ctx->backend);
   const int op = kind == BIN_SUB   ? 1
                  : kind == BIN_MUL ? 2
                  : kind == BIN_DIV ? 3

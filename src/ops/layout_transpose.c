@@ -32,8 +32,7 @@ static const struct {
 };
 
 q8rt_x8_transpose_ukernel_fn op_x8_transpose_kernel(uint32_t isa, const char **name) {
-  size_t i = 0; /* the first usable entry of the list; it ends with the scalar twin */
-  while (!op_isa_usable(g_transpose[i].isa, isa, Q8RT_BACKEND_AUTO)) i++;
+  size_t i = OP_FIRST_USABLE(g_transpose, isa, Q8RT_BACKEND_AUTO);
   *name = g_transpose[i].name + 5; /* drop the "q8rt_" prefix */
   return g_transpose[i].fn;
 }

@@ -35,15 +35,13 @@ static const struct {
 };
 
 q8rt_x8_lut_ukernel_fn op_lookup_table_kernel(q8rt_backend backend, uint32_t isa, const char **name) {
-  size_t i = 0; /* the first usable line of x8-lut.inc; the list ends with the scalar twin */
-  while (!op_isa_usable(g_lut[i].isa, isa, backend)) i++;
+  size_t i = OP_FIRST_USABLE(g_lut, isa, backend);
   *name = g_lut[i].name + 5; /* drop the "q8rt_" prefix */
   return g_lut[i].fn;
 }
 
 q8rt_x8_lut_rows_ukernel_fn op_lookup_table_rows_kernel(q8rt_backend backend, uint32_t isa) {
-  size_t i = 0; /* the line op_lookup_table_kernel picks */
-  while (!op_isa_usable(g_lut[i].isa, isa, backend)) i++;
+  size_t i = OP_FIRST_USABLE(g_lut, isa, backend);
   return g_lut[i].rows_fn;
 }
 

@@ -335,8 +335,7 @@ static const struct {
 };
 
 q8rt_f32_vfmac_ukernel_fn op_f32_vfmac_pick(const op_prepare_ctx *ctx, const char **name, uint32_t *isa) {
-  size_t i = 0; /* the list ends with the scalar twin */
-  while (!op_isa_usable(g_f32_vfmac[i].isa, ctx->isa, ctx->backend)) i++;
+  size_t i = OP_FIRST_USABLE(g_f32_vfmac, ctx->isa, ctx->backend);
   if (name != NULL) *name = g_f32_vfmac[i].name + 5; /* drop the "q8rt_" prefix */
   if (isa != NULL) *isa = g_f32_vfmac[i].isa;
   return g_f32_vfmac[i].fn;
@@ -360,8 +359,7 @@ static const struct {
 
 q8rt_f32_vunary_ukernel_fn op_f32_vunary_pick(const op_prepare_ctx *ctx, enum q8rt_f32_vunary_op op,
                                               const char **name) {
-  size_t v = 0; /* the first usable line of f32-vunary.inc; the list ends with the scalar twin */
-  while (!op_isa_usable(g_f32_vunary[v].isa, ctx->isa, ctx->backend)) v++;
+  size_t v = OP_FIRST_USABLE(g_f32_vunary, ctx->isa, ctx->backend);
   if (name != NULL) *name = g_f32_vunary[v].name[op];
   return g_f32_vunary[v].fn[op];
 }
@@ -381,8 +379,7 @@ static const struct {
 
 q8rt_f32_vtranscend_ukernel_fn op_f32_vtranscend_pick(const op_prepare_ctx *ctx, enum q8rt_f32_vtranscend_op op,
                                                       const char **name) {
-  size_t v = 0; /* the first usable line of f32-vtranscend.inc; the list ends with the scalar twin */
-  while (!op_isa_usable(g_f32_vtranscend[v].isa, ctx->isa, ctx->backend)) v++;
+  size_t v = OP_FIRST_USABLE(g_f32_vtranscend, ctx->isa, ctx->backend);
   if (name != NULL) *name = g_f32_vtranscend[v].name[op];
   return g_f32_vtranscend[v].fn[op];
 }

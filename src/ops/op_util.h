@@ -19,6 +19,18 @@ static inline bool op_isa_usable(uint32_t isa, uint32_t cpu_isa, q8rt_backend ba
   return backend != Q8RT_BACKEND_AVX2 || isa == Q8RT_ISA_AVX2;
 }
 
+/* The index of the first usable line (op_isa_usable) of a kernel table read from an .inc list: an
+ * array of structs with a uint32_t member `isa`, `stride` bytes apart. Every list ends with a line
+ * that is always usable (the scalar twin), so the search stops there. */
+static inline size_t op_first_usable(const uint32_t *first_isa, size_t stride, uint32_t cpu_isa, q8rt_backend backend) {
+  const char *p = (const char *)first_isa;
+  size_t i = 0;
+  while (!op_isa_usable(*(const uint32_t *)(p + i * stride), cpu_isa, backend)) i++;
+  return i;
+}
+#define OP_FIRST_USABLE(table, cpu_isa, backend) \
+  op_first_usable(&(table)[0].isa, sizeof((table)[0]), (cpu_isa), (backend))
+
 /* Numpy-style (multidirectional) broadcasting of n shapes into *out (rank = max rank; a dim of
  * -1 stays -1 unless another input fixes it). Fails naming the node when dims disagree. */
 q8rt_status op_broadcast_shapes(const op_node *n, const op_shape *const *in, int count, op_shape *out, q8rt_error *err);

@@ -146,8 +146,7 @@ static q8rt_status qbin_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
   p->k_ba = (q8rt_q8_vbinary_params){
       .r1 = p->rb, .r2 = p->ra, .f = p->f_ba, .ratio = p->ratio, .zc = p->zcf, .z1 = p->zb, .z2 = p->za};
   p->k_ab.flip = p->k_ba.flip = p->via_u8 ? 0x80 : 0; /* the uint8 kernels flip the bytes in and out */
-  const vbinary_set *k = &g_vbinary[0];
-  while (!op_isa_usable(k->isa, ctx->isa, ctx->backend)) k++; /* the list ends with the scalar twin */
+  const vbinary_set *k = &g_vbinary[OP_FIRST_USABLE(g_vbinary, ctx->isa, ctx->backend)];
   if (kind == BIN_ADD) {
     p->u8_full = k->u8_add, p->u8_bcast = k->u8_addc, p->s8_full = k->s8_add, p->s8_bcast = k->s8_addc;
   } else {

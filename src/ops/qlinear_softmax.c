@@ -91,8 +91,7 @@ static q8rt_status qsm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err)
       break;
     }
   }
-  size_t v = 0; /* the first usable line of q8-softmax-strided.inc; the list ends with the scalar twin */
-  while (!op_isa_usable(g_q8_softmax_strided[v].isa, ctx->isa, ctx->backend)) v++;
+  size_t v = OP_FIRST_USABLE(g_q8_softmax_strided, ctx->isa, ctx->backend);
   p->strided = g_q8_softmax_strided[v].fn;
   /* the kernel --profile names: the strided one when the input's rank (if known) leaves dims
    * after the axis */

@@ -55,12 +55,10 @@ static q8rt_status softmax_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *
   if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
   q8rt_status st = ir_attr_int(n, "axis", n->opset >= 13 ? -1 : 1, &p->axis, err);
   if (st != Q8RT_OK) return st;
-  size_t v = 0; /* the first usable line of f32-softmax.inc; the list ends with the scalar twin */
-  while (!op_isa_usable(g_f32_softmax[v].isa, ctx->isa, ctx->backend)) v++;
+  size_t v = OP_FIRST_USABLE(g_f32_softmax, ctx->isa, ctx->backend);
   p->fn = g_f32_softmax[v].fn;
   ctx->kernel = g_f32_softmax[v].name + 5; /* drop the "q8rt_" prefix */
-  v = 0;                                   /* the same for f32-softmax-strided.inc */
-  while (!op_isa_usable(g_f32_softmax_strided[v].isa, ctx->isa, ctx->backend)) v++;
+  v = OP_FIRST_USABLE(g_f32_softmax_strided, ctx->isa, ctx->backend);
   p->strided = g_f32_softmax_strided[v].fn;
   /* the kernel --profile names: the strided one when the input's rank (if known) leaves dims
    * after the axis */
