@@ -8,8 +8,11 @@
  *     computed as ONNX Runtime does (weights from the clamped source coordinate, float32);
  *   coordinate_transformation_mode half_pixel, half_pixel_symmetric, pytorch_half_pixel,
  *     align_corners, asymmetric, tf_half_pixel_for_nn (opset 11/12);
- *   scales or sizes (constants), axes (18+), keep_aspect_ratio_policy stretch/not_larger/not_smaller.
- * Refused: cubic, tf_crop_and_resize, antialias, and scales/sizes computed at run time.
+ *   scales (a constant) or sizes (a constant, or a value computed when shapes are bound: a
+ *     Shape -> Slice -> Concat chain giving another tensor's H and W, as Paddle exports upsample
+ *     to a feature map's size), axes (18+), keep_aspect_ratio_policy stretch/not_larger/not_smaller.
+ * Refused: cubic, tf_crop_and_resize, antialias, scales computed at run time, and sizes computed
+ * from data (not known when shapes are bound).
  * Coordinates are computed in float32 as ONNX Runtime does. */
 #include <math.h>
 #include <string.h>
@@ -29,7 +32,8 @@ typedef struct resize_params {
   int64_t *sizes; /* count entries, or NULL */
   int64_t *axes;  /* count entries, or NULL (all axes) */
   size_t count;
-  int nhwc; /* nearest, channels-last: the attributes apply to the NCHW axes */
+  int nhwc;        /* nearest, channels-last: the attributes apply to the NCHW axes */
+  int sizes_bound; /* sizes (input 3) is not a constant: read in infer (sizes NULL, count 0 here) */
 } resize_params;
 
 typedef struct resize_geom {
@@ -161,7 +165,10 @@ static q8rt_status resize_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
   }
   int has_sizes = 0;
   size_t nsizes = 0;
-  if (zv != NULL) {
+  if (zv != NULL && zv->constant == NULL) {
+    p->sizes_bound = 1; /* its values when shapes are bound (resize_bound_sizes) */
+    has_sizes = 1;
+  } else if (zv != NULL) {
     if ((st = data_const_ints(ctx, 3, "sizes", 0, 0, &p->sizes, &nsizes, &has_sizes, err)) != Q8RT_OK) return st;
     if (nsizes == 0) {
       has_sizes = 0;
@@ -201,7 +208,13 @@ static q8rt_status resize_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
       }
     }
   }
-  if (p->count > Q8RT_MAX_RANK || (has_axes && naxes != p->count)) {
+  if (p->sizes_bound) {
+    if (has_axes && naxes > Q8RT_MAX_RANK) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute 'axes' has %zu values", n->op_type,
+                       n->name, naxes);
+    }
+    p->count = naxes; /* checked against sizes in infer */
+  } else if (p->count > Q8RT_MAX_RANK || (has_axes && naxes != p->count)) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': %s has %zu values%s", n->op_type, n->name,
                      p->scales != NULL ? "scales" : "sizes", p->count,
                      has_axes ? " but attribute 'axes' does not match" : "");
@@ -212,8 +225,30 @@ static q8rt_status resize_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
   return Q8RT_OK;
 }
 
-static q8rt_status resize_infer_nchw(const void *params, const op_node *n, const op_shape *in, op_shape *out,
-                                     int concrete, void *geom, q8rt_error *err) {
+/* Sizes computed when shapes are bound (params sizes_bound): *q becomes a copy of p with them
+ * (sizes pointing at `vals`). *known = 0 while they are not known (at load). */
+static q8rt_status resize_bound_sizes(const resize_params *p, const op_node *n, const op_shape *sz, int concrete,
+                                      resize_params *q, int64_t vals[Q8RT_MAX_RANK], int *known, q8rt_error *err) {
+  size_t count;
+  q8rt_status st = data_shape_values(n, sz, 3, "sizes", concrete, vals, Q8RT_MAX_RANK, &count, known, err);
+  if (st != Q8RT_OK || !*known) return st;
+  if (p->axes != NULL && count != p->count) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': sizes has %zu values but attribute 'axes' %zu",
+                     n->op_type, n->name, count, p->count);
+  }
+  for (size_t i = 0; i < count; i++) {
+    if (vals[i] < 0) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': sizes[%zu] is negative", n->op_type, n->name, i);
+    }
+  }
+  *q = *p;
+  q->sizes = vals;
+  q->count = count;
+  return Q8RT_OK;
+}
+
+static q8rt_status resize_infer_nchw(const void *params, const op_node *n, const op_shape *in, const op_shape *sz,
+                                     op_shape *out, int concrete, void *geom, q8rt_error *err) {
   const resize_params *p = params;
   const op_shape *x = &in[0];
   q8rt_status st;
@@ -226,6 +261,17 @@ static q8rt_status resize_infer_nchw(const void *params, const op_node *n, const
   out->rank = x->rank;
   if (x->rank < 0) return Q8RT_OK;
   const int r = x->rank;
+  resize_params bound = *p;
+  int64_t bound_sizes[Q8RT_MAX_RANK];
+  if (p->sizes_bound) {
+    int known;
+    if ((st = resize_bound_sizes(p, n, sz, concrete, &bound, bound_sizes, &known, err)) != Q8RT_OK) return st;
+    if (!known) {
+      for (int d = 0; d < r; d++) out->dims[d] = -1;
+      return Q8RT_OK;
+    }
+    p = &bound;
+  }
   /* scales / sizes per axis */
   float scale[Q8RT_MAX_RANK];
   int64_t size[Q8RT_MAX_RANK];
@@ -370,11 +416,12 @@ static void nhwc_perm(int r, int perm[Q8RT_MAX_RANK]) {
 static q8rt_status resize_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                                 void *geom, q8rt_error *err) {
   const resize_params *p = params;
-  if (!p->nhwc || in[0].rank < 3) return resize_infer_nchw(params, n, in, out, concrete, geom, err);
+  const op_shape *sz = p->sizes_bound ? &in[3] : NULL;
+  if (!p->nhwc || in[0].rank < 3) return resize_infer_nchw(params, n, in, sz, out, concrete, geom, err);
   /* Nearest resizing is one index map per axis: work out the NCHW maps, then lay them out NHWC. */
   op_shape xl = in[0];
   op_shape_nchw_of_nhwc(&xl);
-  q8rt_status st = resize_infer_nchw(params, n, &xl, out, concrete, geom, err);
+  q8rt_status st = resize_infer_nchw(params, n, &xl, sz, out, concrete, geom, err);
   if (st != Q8RT_OK || out->rank < 3) return st;
   const int r = out->rank;
   int perm[Q8RT_MAX_RANK];

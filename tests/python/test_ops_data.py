@@ -472,6 +472,34 @@ def test_det_fpn_chain_u8_symbolic(tmp_path):
     h.assert_same_bytes(res.output("y"), want, "det fpn chain")
 
 
+@pytest.mark.parametrize("mode,dt", [("nearest", "f32"), ("nearest", "u8"), ("linear", "f32")])
+def test_resize_sizes_from_shape(mode, dt, tmp_path):
+    """Paddle's upsample to another map's size (SLANet's neck): sizes = Concat(Shape(x)[:2],
+    Shape(skip)[2:]) with symbolic H/W, known only when shapes are bound; then Add/Concat with skip."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["sx"], name="shape_x"),
+        helper.make_node("Shape", ["skip"], ["ss"], name="shape_skip"),
+        helper.make_node("Slice", ["sx", "z", "two"], ["nc"], name="slice_nc"),
+        helper.make_node("Slice", ["ss", "two", "four"], ["hw"], name="slice_hw"),
+        helper.make_node("Concat", ["nc", "hw"], ["sizes"], name="concat_sizes", axis=0),
+        helper.make_node("Resize", ["x", "", "", "sizes"], ["r"], name="resize_node", mode=mode),
+        helper.make_node("Concat", ["r", "skip"], ["y"], name="concat_out", axis=1),
+    ]
+    inits = [h.tensor("z", i64([0])), h.tensor("two", i64([2])), h.tensor("four", i64([4]))]
+    gen = f32 if dt == "f32" else u8
+    et = TensorProto.FLOAT if dt == "f32" else TensorProto.UINT8
+    feeds = {"x": gen(1, 3, 5, 7), "skip": gen(1, 2, 10, 13)}
+    ins = [helper.make_tensor_value_info("x", et, [1, 3, "h", "w"]),
+           helper.make_tensor_value_info("skip", et, [1, 2, "H", "W"])]
+    model = h.make_model(nodes, ins, [helper.make_tensor_value_info("y", et, None)], inits, opset=13)
+    want = h.run_ort(model, feeds)[0]
+    path = h.save_model(model, tmp_path / "m.onnx")
+    inputs = {k: h.save_npy(tmp_path / f"{k}.npy", v) for k, v in feeds.items()}
+    for extra in ([], ["--threads", "2"], ["--backend", "reference"]):
+        res = h.run_q8rt(path, inputs, tmp_path / "o", extra=extra).assert_ok()
+        h.assert_same_bytes(res.output("y"), want, f"resize sizes from shape {mode} {dt} {extra}")
+
+
 def test_shape_slice_concat_reshape_folds(tmp_path):
     """rec's shape arithmetic on a constant-shaped input folds at load: Shape -> Slice -> Concat -> Reshape."""
     nodes = [
@@ -524,6 +552,9 @@ def bad_cases():
               ["pad_node", "run time"]))
     b.append(("resize_scales_at_run_time", single("r", "Resize", [("x", f32(1, 1, 4, 4), "in"), None,
                                                                  ("scales", np.array([1, 1, 2, 2], np.float32), "in")]),
+              ["resize_node", "run time"]))
+    b.append(("resize_sizes_at_run_time", single("r", "Resize", [("x", f32(1, 1, 4, 4), "in"), None, None,
+                                                                ("sizes", i64([1, 1, 8, 8]), "in")]),
               ["resize_node", "run time"]))
     b.append(("resize_cubic", single("r", "Resize", [("x", f32(1, 1, 4, 4), "in"), None,
                                                     ("scales", np.array([1, 1, 2, 2], np.float32), "init")],
