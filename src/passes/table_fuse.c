@@ -54,6 +54,16 @@ static const ew_op g_ew[] = {
     {"Neg", "", EW_UNARY},
     {"Abs", "", EW_UNARY},
     {"Identity", "", EW_UNARY},
+    {"Log", "", EW_UNARY},
+    {"Reciprocal", "", EW_UNARY},
+    {"Floor", "", EW_UNARY},
+    {"Ceil", "", EW_UNARY},
+    {"Round", "", EW_UNARY},
+    {"Erf", "", EW_UNARY},
+    {"Gelu", "", EW_UNARY},
+    {"Elu", "", EW_UNARY},
+    {"Selu", "", EW_UNARY},
+    {"Softplus", "", EW_UNARY},
     {"Clip", "", EW_CLIP},
 };
 

