@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "common/common.h"
 #include "model_builder.h"
 #include "q8rt.h"
 #include "test.h"
@@ -278,5 +279,44 @@ Q8RT_TEST(model_ir_freed_after_load) {
   free(bias);
   q8rt_model_free(m);
   CHECK(atomic_load(&c.live) == 0);
+  return 0;
+}
+
+/* The default allocator: blocks of 2 MiB and more start on a 2 MiB boundary and are advised for
+ * transparent huge pages (smaps VmFlags "hg" on the mapping that holds the block); smaller ones
+ * keep the alignment asked for. */
+Q8RT_TEST(default_allocator_advises_huge_pages) {
+#if defined(__linux__)
+  const q8rt_allocator *a = q8rt_default_allocator();
+  const size_t big = (size_t)5 << 20, huge = (size_t)2 << 20;
+  uint8_t *p = a->alloc(a->user_data, big, 64);
+  CHECK(p != NULL);
+  CHECK(((uintptr_t)p & (huge - 1)) == 0);
+  memset(p, 1, big);
+  FILE *f = fopen("/proc/self/smaps", "r");
+  if (f == NULL) {
+    a->free(a->user_data, p, big);
+    printf("  (no /proc/self/smaps here)\n");
+    return 0;
+  }
+  char line[512];
+  int inside = 0, advised = -1;
+  while (fgets(line, sizeof(line), f) != NULL) {
+    unsigned long lo, hi;
+    char dash;
+    if (sscanf(line, "%lx%c%lx ", &lo, &dash, &hi) == 3 && dash == '-') {
+      inside = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+    } else if (inside && strncmp(line, "VmFlags:", 8) == 0) {
+      advised = strstr(line, " hg") != NULL;
+    }
+  }
+  fclose(f);
+  a->free(a->user_data, p, big);
+  CHECK(advised == 1);
+  void *q = a->alloc(a->user_data, huge - 4096, 64);
+  CHECK(q != NULL);
+  CHECK(((uintptr_t)q & 63) == 0);
+  a->free(a->user_data, q, huge - 4096);
+#endif
   return 0;
 }
