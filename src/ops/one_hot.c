@@ -44,8 +44,8 @@ static q8rt_status one_hot_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *
   return Q8RT_OK;
 }
 
-static q8rt_status one_hot_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out,
-                                 int concrete, void *geom, q8rt_error *err) {
+static q8rt_status one_hot_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
+                                 void *geom, q8rt_error *err) {
   const one_hot_params *p = params;
   const q8rt_dtype it = in[0].dtype, dt = in[1].dtype, vt = in[2].dtype;
   if (it != Q8RT_DTYPE_UNDEFINED && it != Q8RT_DTYPE_INT32 && it != Q8RT_DTYPE_INT64 && it != Q8RT_DTYPE_FLOAT32) {
@@ -63,8 +63,7 @@ static q8rt_status one_hot_infer(const void *params, const op_node *n, const op_
     return q8rt_fail(err, Q8RT_ERROR_SHAPE, "OneHot node '%s': depth must hold one value", n->name);
   }
   if (in[2].rank == 0 || in[2].rank > 1 || (in[2].rank == 1 && in[2].dims[0] >= 0 && in[2].dims[0] != 2)) {
-    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "OneHot node '%s': values must be [off, on] (2 elements, rank 1)",
-                     n->name);
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "OneHot node '%s': values must be [off, on] (2 elements, rank 1)", n->name);
   }
   memset(out, 0, sizeof(*out));
   out->dtype = vt;
@@ -121,21 +120,21 @@ static q8rt_status one_hot_infer(const void *params, const op_node *n, const op_
 }
 
 /* y[o][k][i] = adjusted index [o][i] == (T)k ? on : off, the comparison in the indices' type T. */
-#define ONE_HOT_LOOP(T, CONV_K)                                                                   \
-  do {                                                                                            \
-    const T *x = in[0].data;                                                                      \
-    const T dep = (T)gm->idepth;                                                                  \
-    for (size_t o = 0; o < gm->outer; o++) {                                                      \
-      for (size_t k = 0; k < gm->depth; k++) {                                                    \
-        const T kk = CONV_K(k);                                                                   \
-        unsigned char *row = y + (o * gm->depth + k) * gm->inner * e;                             \
-        for (size_t i = 0; i < gm->inner; i++) {                                                  \
-          T v = x[o * gm->inner + i];                                                             \
-          if (v < 0) v = (T)(v + dep);                                                            \
-          memcpy(row + i * e, v == kk ? on : off, e);                                             \
-        }                                                                                         \
-      }                                                                                           \
-    }                                                                                             \
+#define ONE_HOT_LOOP(T, CONV_K)                                       \
+  do {                                                                \
+    const T *x = in[0].data;                                          \
+    const T dep = (T)gm->idepth;                                      \
+    for (size_t o = 0; o < gm->outer; o++) {                          \
+      for (size_t k = 0; k < gm->depth; k++) {                        \
+        const T kk = CONV_K(k);                                       \
+        unsigned char *row = y + (o * gm->depth + k) * gm->inner * e; \
+        for (size_t i = 0; i < gm->inner; i++) {                      \
+          T v = x[o * gm->inner + i];                                 \
+          if (v < 0) v = (T)(v + dep);                                \
+          memcpy(row + i * e, v == kk ? on : off, e);                 \
+        }                                                             \
+      }                                                               \
+    }                                                                 \
   } while (0)
 
 #define ONE_HOT_K_I64(k) ((int64_t)(k))

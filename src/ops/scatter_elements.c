@@ -39,8 +39,8 @@ static q8rt_status scatter_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *
   if ((st = data_check_arity(n, 3, 3, 1, 1, err)) != Q8RT_OK) return st;
   for (int i = 1; i < 3; i++) {
     if (n->inputs[i] < 0) {
-      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "ScatterElements node '%s': input %d (%s) is missing", n->name,
-                       i, i == 1 ? "indices" : "updates");
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "ScatterElements node '%s': input %d (%s) is missing", n->name, i,
+                       i == 1 ? "indices" : "updates");
     }
   }
   scatter_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 8);
@@ -65,22 +65,23 @@ static q8rt_status scatter_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *
   return Q8RT_OK;
 }
 
-static q8rt_status scatter_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out,
-                                 int concrete, void *geom, q8rt_error *err) {
+static q8rt_status scatter_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
+                                 void *geom, q8rt_error *err) {
   const scatter_params *p = params;
   const q8rt_dtype t = in[0].dtype, it = in[1].dtype;
   q8rt_status st = data_check_movable(n, &in[0], "data", err);
   if (st != Q8RT_OK) return st;
   if (it != Q8RT_DTYPE_UNDEFINED && it != Q8RT_DTYPE_INT32 && it != Q8RT_DTYPE_INT64) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "ScatterElements node '%s': indices are %s, expected int32 or int64",
-                     n->name, q8rt_onnx_type_name(it));
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                     "ScatterElements node '%s': indices are %s, expected int32 or int64", n->name,
+                     q8rt_onnx_type_name(it));
   }
   if (t != Q8RT_DTYPE_UNDEFINED && in[2].dtype != Q8RT_DTYPE_UNDEFINED && in[2].dtype != t) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "ScatterElements node '%s': updates are %s but data is %s", n->name,
                      q8rt_onnx_type_name(in[2].dtype), q8rt_onnx_type_name(t));
   }
-  if (p->reduction != SCATTER_NONE && t != Q8RT_DTYPE_UNDEFINED && t != Q8RT_DTYPE_FLOAT32 &&
-      t != Q8RT_DTYPE_INT32 && t != Q8RT_DTYPE_INT64 && t != Q8RT_DTYPE_UINT8 && t != Q8RT_DTYPE_INT8) {
+  if (p->reduction != SCATTER_NONE && t != Q8RT_DTYPE_UNDEFINED && t != Q8RT_DTYPE_FLOAT32 && t != Q8RT_DTYPE_INT32 &&
+      t != Q8RT_DTYPE_INT64 && t != Q8RT_DTYPE_UINT8 && t != Q8RT_DTYPE_INT8) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
                      "ScatterElements node '%s': a reduction on %s (q8rt reduces float32, int32, int64, uint8, int8)",
                      n->name, q8rt_onnx_type_name(t));
@@ -96,8 +97,8 @@ static q8rt_status scatter_infer(const void *params, const op_node *n, const op_
   }
   int64_t axis = 0;
   if (r >= 0 && !op_normalize_axis(p->axis, r, &axis)) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
-                     "ScatterElements node '%s': axis %lld is out of range for rank %d", n->name, (long long)p->axis, r);
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "ScatterElements node '%s': axis %lld is out of range for rank %d",
+                     n->name, (long long)p->axis, r);
   }
   if (r == 0) {
     return q8rt_fail(err, Q8RT_ERROR_SHAPE, "ScatterElements node '%s': data is a scalar (rank >= 1 needed)", n->name);
@@ -105,8 +106,9 @@ static q8rt_status scatter_infer(const void *params, const op_node *n, const op_
   if (!concrete || geom == NULL) return Q8RT_OK;
   for (int d = 0; d < r; d++) {
     if (in[1].dims[d] != in[2].dims[d]) {
-      return q8rt_fail(err, Q8RT_ERROR_SHAPE, "ScatterElements node '%s': indices and updates differ in dim %d (%lld, %lld)",
-                       n->name, d, (long long)in[1].dims[d], (long long)in[2].dims[d]);
+      return q8rt_fail(err, Q8RT_ERROR_SHAPE,
+                       "ScatterElements node '%s': indices and updates differ in dim %d (%lld, %lld)", n->name, d,
+                       (long long)in[1].dims[d], (long long)in[2].dims[d]);
     }
     if (d != axis && in[1].dims[d] > in[0].dims[d]) {
       return q8rt_fail(err, Q8RT_ERROR_SHAPE, "ScatterElements node '%s': indices dim %d is %lld, above data's %lld",
@@ -135,33 +137,33 @@ static q8rt_status scatter_infer(const void *params, const op_node *n, const op_
   return Q8RT_OK;
 }
 
-#define SCATTER_REDUCE(T)                             \
-  do {                                                \
-    T a, b;                                           \
-    memcpy(&a, dst, sizeof(T));                       \
-    memcpy(&b, src, sizeof(T));                       \
-    switch (red) {                                    \
-      case SCATTER_ADD: a = (T)(a + b); break;        \
-      case SCATTER_MUL: a = (T)(a * b); break;        \
-      case SCATTER_MAX: a = (a < b) ? b : a; break;   \
-      default: a = (b < a) ? b : a; break;            \
-    }                                                 \
-    memcpy(dst, &a, sizeof(T));                       \
+#define SCATTER_REDUCE(T)                           \
+  do {                                              \
+    T a, b;                                         \
+    memcpy(&a, dst, sizeof(T));                     \
+    memcpy(&b, src, sizeof(T));                     \
+    switch (red) {                                  \
+      case SCATTER_ADD: a = (T)(a + b); break;      \
+      case SCATTER_MUL: a = (T)(a * b); break;      \
+      case SCATTER_MAX: a = (a < b) ? b : a; break; \
+      default: a = (b < a) ? b : a; break;          \
+    }                                               \
+    memcpy(dst, &a, sizeof(T));                     \
   } while (0)
 
 /* Integer add/mul wrap (ORT's int arithmetic on two's complement hardware), done unsigned. */
-#define SCATTER_REDUCE_INT(T, U)                                  \
-  do {                                                            \
-    T a, b;                                                       \
-    memcpy(&a, dst, sizeof(T));                                   \
-    memcpy(&b, src, sizeof(T));                                   \
-    switch (red) {                                                \
-      case SCATTER_ADD: a = (T)(U)((U)a + (U)b); break;           \
-      case SCATTER_MUL: a = (T)(U)((U)a * (U)b); break;           \
-      case SCATTER_MAX: a = (a < b) ? b : a; break;               \
-      default: a = (b < a) ? b : a; break;                        \
-    }                                                             \
-    memcpy(dst, &a, sizeof(T));                                   \
+#define SCATTER_REDUCE_INT(T, U)                        \
+  do {                                                  \
+    T a, b;                                             \
+    memcpy(&a, dst, sizeof(T));                         \
+    memcpy(&b, src, sizeof(T));                         \
+    switch (red) {                                      \
+      case SCATTER_ADD: a = (T)(U)((U)a + (U)b); break; \
+      case SCATTER_MUL: a = (T)(U)((U)a * (U)b); break; \
+      case SCATTER_MAX: a = (a < b) ? b : a; break;     \
+      default: a = (b < a) ? b : a; break;              \
+    }                                                   \
+    memcpy(dst, &a, sizeof(T));                         \
   } while (0)
 
 static void scatter_apply(q8rt_dtype t, int red, unsigned char *dst, const unsigned char *src, size_t elem) {

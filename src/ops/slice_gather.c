@@ -1,5 +1,7 @@
-/* Slice (any element type; starts/ends/axes/steps as attributes before opset 10, constant inputs
- * from 10; negative and out-of-range starts/ends clamped as ONNX says, negative steps) and Gather
+/* Slice (any element type; starts/ends/axes/steps as attributes before opset 10, inputs from 10:
+ * constants, or values computed when shapes are bound (a Shape -> Gather -> Min chain, as Paddle
+ * exports slicing to a tensor's own length); negative and out-of-range starts/ends clamped as ONNX
+ * says, negative steps) and Gather
  * (any element type; int32/int64 indices, negative ones counted from the end; the indices may be
  * computed at run time). */
 #include <string.h>
@@ -12,6 +14,10 @@ typedef struct slice_params {
   int64_t *starts, *ends, *axes, *steps;
   size_t count;
   int has_axes;
+  /* bit k (1-4: starts, ends, axes, steps): input k is not a constant, its values are read in
+   * infer (slice_bound_params); the arrays above then hold only the constant ones */
+  unsigned bound;
+  size_t len[5]; /* with bound: the length of each constant input k (0: absent) */
 } slice_params;
 
 typedef struct slice_geom {
@@ -29,13 +35,38 @@ static q8rt_status slice_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
   if ((st = data_check_arity(n, attrs ? 1 : 3, attrs ? 1 : 5, 1, 1, err)) != Q8RT_OK) return st;
   slice_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
   if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
-  size_t ns, ne, na = 0, nst = 0;
-  int has_s, has_e, has_st = 0;
+  size_t ns = 0, ne = 0, na = 0, nst = 0;
+  int has_s = 0, has_e = 0, has_st = 0;
   if (attrs) {
     if ((st = data_attr_ints(ctx, "starts", &p->starts, &ns, &has_s, err)) != Q8RT_OK) return st;
     if ((st = data_attr_ints(ctx, "ends", &p->ends, &ne, &has_e, err)) != Q8RT_OK) return st;
     if ((st = data_attr_ints(ctx, "axes", &p->axes, &na, &p->has_axes, err)) != Q8RT_OK) return st;
   } else {
+    for (int k = 1; k <= 4; k++) {
+      const ir_value *v = ir_node_input(ctx->graph, n, k);
+      if (v != NULL && v->constant == NULL) p->bound |= 1u << k;
+    }
+  }
+  if (p->bound) {
+    /* lengths and steps are checked in infer once the values are known */
+    if (!(p->bound & 2u) && (st = data_const_ints(ctx, 1, "starts", 1, 0, &p->starts, &ns, &has_s, err)) != Q8RT_OK)
+      return st;
+    if (!(p->bound & 4u) && (st = data_const_ints(ctx, 2, "ends", 1, 0, &p->ends, &ne, &has_e, err)) != Q8RT_OK)
+      return st;
+    if (!(p->bound & 8u) && (st = data_const_ints(ctx, 3, "axes", 1, 0, &p->axes, &na, &p->has_axes, err)) != Q8RT_OK)
+      return st;
+    if (!(p->bound & 16u) && (st = data_const_ints(ctx, 4, "steps", 1, 0, &p->steps, &nst, &has_st, err)) != Q8RT_OK)
+      return st;
+    if (p->bound & 8u) p->has_axes = 1;
+    p->len[1] = has_s ? ns : 0;
+    p->len[2] = has_e ? ne : 0;
+    p->len[3] = p->has_axes ? na : 0;
+    p->len[4] = has_st ? nst : 0;
+    ctx->kernel = "slice__scalar";
+    ctx->reason = "strided copy (starts/ends/axes/steps known at bind)";
+    *out = p;
+    return Q8RT_OK;
+  } else if (!attrs) {
     if ((st = data_const_ints(ctx, 1, "starts", 1, 0, &p->starts, &ns, &has_s, err)) != Q8RT_OK) return st;
     if ((st = data_const_ints(ctx, 2, "ends", 1, 0, &p->ends, &ne, &has_e, err)) != Q8RT_OK) return st;
     if ((st = data_const_ints(ctx, 3, "axes", 1, 0, &p->axes, &na, &p->has_axes, err)) != Q8RT_OK) return st;
@@ -71,6 +102,81 @@ static q8rt_status slice_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
   return Q8RT_OK;
 }
 
+/* The values of Slice input k (int32 or int64, rank 1, at most Q8RT_MAX_RANK) when known: a
+ * constant or a value computed at bind. *known = 0 when not (yet) known. */
+static q8rt_status slice_input_values(const op_node *n, const op_shape *s, int k, int64_t *vals, size_t *count,
+                                      int *known, q8rt_error *err) {
+  static const char *const what[5] = {"data", "starts", "ends", "axes", "steps"};
+  *known = 0;
+  if (s->dtype != Q8RT_DTYPE_UNDEFINED && s->dtype != Q8RT_DTYPE_INT64 && s->dtype != Q8RT_DTYPE_INT32) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Slice node '%s': input %d (%s) is %s, expected int32 or int64",
+                     n->name, k, what[k], q8rt_onnx_type_name(s->dtype));
+  }
+  if (s->rank == 0 || s->rank > 1) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Slice node '%s': input %d (%s) has rank %d, expected 1", n->name,
+                     k, what[k], s->rank);
+  }
+  if (s->rank == 1 && s->dims[0] > Q8RT_MAX_RANK) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "Slice node '%s': %lld sliced axes (q8rt's rank limit is %d)",
+                     n->name, (long long)s->dims[0], Q8RT_MAX_RANK);
+  }
+  if (s->value == NULL || s->rank != 1 || s->dims[0] < 0) return Q8RT_OK;
+  *count = (size_t)s->dims[0];
+  for (size_t i = 0; i < *count; i++) vals[i] = op_load_i64(s->value, s->dtype, i);
+  *known = 1;
+  return Q8RT_OK;
+}
+
+/* Params with the inputs known at bind filled in (p->bound): *q a copy of p whose arrays point at
+ * `store`. *known = 0 while one is not known (at load; when binding that fails naming the node). */
+static q8rt_status slice_bound_params(const slice_params *p, const op_node *n, const op_shape *in, int concrete,
+                                      slice_params *q, int64_t store[4][Q8RT_MAX_RANK], int *known, q8rt_error *err) {
+  static const char *const what[5] = {"data", "starts", "ends", "axes", "steps"};
+  *q = *p;
+  int64_t **arr[5] = {NULL, &q->starts, &q->ends, &q->axes, &q->steps};
+  size_t len[5];
+  memcpy(len, p->len, sizeof(len));
+  *known = 1;
+  for (int k = 1; k <= 4; k++) {
+    if (!(p->bound & (1u << k))) continue;
+    int kn;
+    q8rt_status st = slice_input_values(n, &in[k], k, store[k - 1], &len[k], &kn, err);
+    if (st != Q8RT_OK) return st;
+    if (!kn) {
+      *known = 0;
+      if (!concrete) continue;
+      return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                       "Slice node '%s': input %d (%s) is computed at run time: not supported (q8rt needs its values "
+                       "when shapes are bound)",
+                       n->name, k, what[k]);
+    }
+    *arr[k] = store[k - 1];
+  }
+  if (!*known) return Q8RT_OK;
+  if (q->starts == NULL || q->ends == NULL) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Slice node '%s': %s is missing", n->name,
+                     q->starts == NULL ? "starts" : "ends");
+  }
+  const size_t ns = len[1];
+  if (len[2] != ns || (q->axes != NULL && len[3] != ns) || (q->steps != NULL && len[4] != ns)) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
+                     "Slice node '%s': starts, ends, axes and steps must have the same length (%zu, %zu, %zu, %zu)",
+                     n->name, len[1], len[2], len[3], len[4]);
+  }
+  q->count = ns;
+  q->has_axes = q->axes != NULL;
+  if (q->steps == NULL) {
+    for (size_t i = 0; i < ns; i++) store[3][i] = 1;
+    q->steps = store[3];
+  }
+  for (size_t i = 0; i < ns; i++) {
+    if (q->steps[i] == 0) {
+      return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Slice node '%s': steps[%zu] is 0", n->name, i);
+    }
+  }
+  return Q8RT_OK;
+}
+
 static q8rt_status slice_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                                void *geom, q8rt_error *err) {
   const slice_params *p = params;
@@ -79,6 +185,17 @@ static q8rt_status slice_infer(const void *params, const op_node *n, const op_sh
   if ((st = data_check_movable(n, x, "data", err)) != Q8RT_OK) return st;
   out->dtype = x->dtype;
   out->rank = x->rank;
+  slice_params bq;
+  int64_t store[4][Q8RT_MAX_RANK];
+  if (p->bound) {
+    int known;
+    if ((st = slice_bound_params(p, n, in, concrete, &bq, store, &known, err)) != Q8RT_OK) return st;
+    if (!known) {
+      for (int d = 0; d < x->rank; d++) out->dims[d] = -1;
+      return Q8RT_OK;
+    }
+    p = &bq;
+  }
   if (x->rank < 0) return Q8RT_OK;
   const int r = x->rank;
   int64_t start[Q8RT_MAX_RANK], step[Q8RT_MAX_RANK];

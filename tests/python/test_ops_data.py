@@ -500,6 +500,71 @@ def test_resize_sizes_from_shape(mode, dt, tmp_path):
         h.assert_same_bytes(res.output("y"), want, f"resize sizes from shape {mode} {dt} {extra}")
 
 
+@pytest.mark.parametrize("variant", ["ends_min", "all_bound_i32", "negative_step"])
+def test_slice_inputs_from_shape(variant, tmp_path):
+    """Slice whose starts/ends/axes/steps are known only when shapes are bound (symbolic dims):
+    SLANet's Loop body slices a [1, 501, C] buffer from the step counter to Min(len, counter + 1),
+    the length coming from Shape -> Gather."""
+    nodes = [helper.make_node("Shape", ["x"], ["sx"], name="shape_x"),
+             helper.make_node("Gather", ["sx", "one"], ["n"], name="gather_n", axis=0),
+             helper.make_node("Unsqueeze", ["n", "zero"], ["n1"], name="unsq_n")]
+    inits = [h.tensor("one", np.array(1, np.int64)), h.tensor("zero", i64([0])), h.tensor("c3", i64([3])),
+             h.tensor("ax1", i64([1])), h.tensor("st1", i64([1]))]
+    if variant == "ends_min":
+        nodes.append(helper.make_node("Min", ["n1", "c3"], ["e"], name="min_e"))
+        nodes.append(helper.make_node("Slice", ["x", "st1", "e", "ax1"], ["y"], name="slice_node"))
+    elif variant == "all_bound_i32":
+        nodes += [helper.make_node("Sub", ["n1", "c3"], ["s64"], name="sub_s"),
+                  helper.make_node("Cast", ["s64"], ["s"], name="cast_s", to=TensorProto.INT32),
+                  helper.make_node("Cast", ["n1"], ["e"], name="cast_e", to=TensorProto.INT32),
+                  helper.make_node("Sub", ["n1", "n1"], ["a64"], name="sub_a"),
+                  helper.make_node("Add", ["a64", "ax1"], ["a"], name="add_a"),
+                  helper.make_node("Cast", ["a"], ["a32"], name="cast_a", to=TensorProto.INT32),
+                  helper.make_node("Cast", ["st1"], ["p32"], name="cast_p", to=TensorProto.INT32),
+                  helper.make_node("Slice", ["x", "s", "e", "a32", "p32"], ["y"], name="slice_node")]
+    else:
+        nodes += [helper.make_node("Sub", ["zero", "n1"], ["neg"], name="sub_neg"),
+                  helper.make_node("Div", ["neg", "c3"], ["stp"], name="div_stp"),
+                  helper.make_node("Slice", ["x", "n1", "zero", "ax1", "stp"], ["y"], name="slice_node")]
+    x = f32(2, 11, 3)
+    model = h.make_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, "n", 3])],
+                         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits, opset=13)
+    want = h.run_ort(model, {"x": x})[0]
+    path = h.save_model(model, tmp_path / "m.onnx")
+    res = h.run_q8rt(path, {"x": h.save_npy(tmp_path / "x.npy", x)}, tmp_path / "o").assert_ok()
+    h.assert_same_bytes(res.output("y"), want, f"slice {variant}")
+
+
+@pytest.mark.parametrize("variant,words", [("lengths_differ", ["same length"]), ("zero_step", ["steps"]),
+                                           ("starts_from_data", ["run time"]), ("float_ends", ["int32 or int64"])])
+def test_slice_bound_inputs_refused(variant, words, tmp_path):
+    """Bind-time Slice inputs that cannot slice: one clean error naming the node, at bind."""
+    nodes = [helper.make_node("Shape", ["x"], ["sx"], name="shape_x"),
+             helper.make_node("Gather", ["sx", "one"], ["n"], name="gather_n", axis=0),
+             helper.make_node("Unsqueeze", ["n", "zero"], ["n1"], name="unsq_n")]
+    inits = [h.tensor("one", np.array(1, np.int64)), h.tensor("zero", i64([0])), h.tensor("two0", i64([0, 0])),
+             h.tensor("ax1", i64([1]))]
+    ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, "n", 3])]
+    feeds = {"x": f32(2, 5, 3)}
+    if variant == "lengths_differ":
+        nodes.append(helper.make_node("Slice", ["x", "two0", "n1"], ["y"], name="slice_node"))
+    elif variant == "zero_step":
+        nodes += [helper.make_node("Sub", ["n1", "n1"], ["z"], name="sub_z"),
+                  helper.make_node("Slice", ["x", "zero", "n1", "ax1", "z"], ["y"], name="slice_node")]
+    elif variant == "starts_from_data":
+        ins.append(helper.make_tensor_value_info("s", TensorProto.INT64, [1]))
+        feeds["s"] = i64([1])
+        nodes.append(helper.make_node("Slice", ["x", "s", "n1", "ax1"], ["y"], name="slice_node"))
+    else:
+        nodes += [helper.make_node("Cast", ["n1"], ["fe"], name="cast_f", to=TensorProto.FLOAT),
+                  helper.make_node("Slice", ["x", "zero", "fe", "ax1"], ["y"], name="slice_node")]
+    model = h.make_model(nodes, ins, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits, opset=13)
+    path = h.save_model(model, tmp_path / "m.onnx")
+    res = h.run_q8rt(path, {k: h.save_npy(tmp_path / f"{k}.npy", v) for k, v in feeds.items()}, tmp_path / "o")
+    msg = h.assert_clean_error(res, words)
+    assert "slice_node" in msg, msg
+
+
 def test_shape_slice_concat_reshape_folds(tmp_path):
     """rec's shape arithmetic on a constant-shaped input folds at load: Shape -> Slice -> Concat -> Reshape."""
     nodes = [
