@@ -668,48 +668,68 @@ static inline void copy_run(uint8_t *restrict dst, const uint8_t *restrict src, 
 
 /* Gather rows [r0, r1) of the im2col matrix into `a` (a_stride bytes per row). The pixel
  * coordinates advance with the row instead of being divided out of it (three divisions a row
- * cost as much as a 36-byte row's copy). */
+ * cost as much as a 36-byte row's copy). The geometry is read into locals first: the byte stores
+ * may alias *f and *g as far as the compiler knows, and it reloaded every field at every kernel
+ * row (most of a 1-channel 3x3 stem's im2col time). A kernel row of at most 8 bytes that lies
+ * inside the input is moved as 4 or 8 bytes when the row has room for them and the input holds
+ * them: the bytes past the run are rewritten by the next kernel row or the row's zero padding
+ * (kernel rows are written in order, then the padding), so every row ends as before. */
 static void im2col(const conv_fast *f, const conv_fast_geom *g, const uint8_t *x, size_t r0, size_t r1, uint8_t *a) {
-  const size_t c = g->in_c;
-  const size_t pad_bytes = f->a_stride - f->k;
-  const size_t run = g->kernel_w * c;
-  size_t ox = r0 % g->out_w, oy = (r0 / g->out_w) % g->out_h, n = r0 / (g->out_w * g->out_h);
+  const size_t c = g->in_c, kernel_h = g->kernel_h, kernel_w = g->kernel_w, stride_h = g->stride_h;
+  const size_t stride_w = g->stride_w, dilation_h = g->dilation_h, dilation_w = g->dilation_w;
+  const size_t pad_top = g->pad_top, pad_left = g->pad_left, in_h = g->in_h, in_w = g->in_w;
+  const size_t out_h = g->out_h, out_w = g->out_w, a_stride = f->a_stride;
+  const size_t pad_bytes = a_stride - f->k;
+  const size_t run = kernel_w * c;
+  const uint8_t zp = f->x_zp_raw;
+  const uint8_t *x_end = x + g->batch * in_h * in_w * c;
+  size_t ox = r0 % out_w, oy = (r0 / out_w) % out_h, n = r0 / (out_w * out_h);
   for (size_t r = r0; r < r1; r++) {
-    uint8_t *dst = a + (r - r0) * f->a_stride;
-    for (size_t ky = 0; ky < g->kernel_h; ky++) {
-      const size_t iy_p = oy * g->stride_h + ky * g->dilation_h;
-      const int row_ok = iy_p >= g->pad_top && iy_p - g->pad_top < g->in_h;
-      const uint8_t *src_row = x + (n * g->in_h + (row_ok ? iy_p - g->pad_top : 0)) * g->in_w * c;
+    uint8_t *const row = a + (r - r0) * a_stride;
+    uint8_t *dst = row;
+    for (size_t ky = 0; ky < kernel_h; ky++) {
+      const size_t iy_p = oy * stride_h + ky * dilation_h;
+      const int row_ok = iy_p >= pad_top && iy_p - pad_top < in_h;
+      const uint8_t *src_row = x + (n * in_h + (row_ok ? iy_p - pad_top : 0)) * in_w * c;
       if (!row_ok) {
-        memset(dst, f->x_zp_raw, run);
+        memset(dst, zp, run);
         dst += run;
-      } else if (g->dilation_w == 1) {
+      } else if (dilation_w == 1) {
         /* the taps of one kernel row are adjacent pixels: one copy, zero points at the edges */
-        const size_t ix0 = ox * g->stride_w; /* padded coordinate of tap 0 */
-        size_t lo = g->pad_left > ix0 ? g->pad_left - ix0 : 0;
-        size_t hi = g->pad_left + g->in_w > ix0 ? g->pad_left + g->in_w - ix0 : 0;
-        if (lo > g->kernel_w) lo = g->kernel_w;
-        if (hi > g->kernel_w) hi = g->kernel_w;
+        const size_t ix0 = ox * stride_w; /* padded coordinate of tap 0 */
+        size_t lo = pad_left > ix0 ? pad_left - ix0 : 0;
+        size_t hi = pad_left + in_w > ix0 ? pad_left + in_w - ix0 : 0;
+        if (lo > kernel_w) lo = kernel_w;
+        if (hi > kernel_w) hi = kernel_w;
         if (hi < lo) hi = lo;
-        if (lo) memset(dst, f->x_zp_raw, lo * c);
-        if (hi > lo) copy_run(dst + lo * c, src_row + (ix0 + lo - g->pad_left) * c, (hi - lo) * c);
-        if (hi < g->kernel_w) memset(dst + hi * c, f->x_zp_raw, (g->kernel_w - hi) * c);
+        const uint8_t *src = src_row + (ix0 + lo - pad_left) * c;
+        const size_t room = a_stride - (size_t)(dst - row);
+        if (lo == 0 && hi == kernel_w && run <= 4 && room >= 4 && (size_t)(x_end - src) >= 4) {
+          memcpy(dst, src, 4);
+        } else if (lo == 0 && hi == kernel_w && run <= 8 && room >= 8 && (size_t)(x_end - src) >= 8) {
+          memcpy(dst, src, 8);
+        } else {
+          if (lo) memset(dst, zp, lo * c);
+          if (hi > lo) copy_run(dst + lo * c, src, (hi - lo) * c);
+          if (hi < kernel_w) memset(dst + hi * c, zp, (kernel_w - hi) * c);
+        }
         dst += run;
       } else {
-        for (size_t kx = 0; kx < g->kernel_w; kx++, dst += c) {
-          const size_t ix_p = ox * g->stride_w + kx * g->dilation_w;
-          if (ix_p >= g->pad_left && ix_p - g->pad_left < g->in_w) {
-            copy_run(dst, src_row + (ix_p - g->pad_left) * c, c);
+        for (size_t kx = 0; kx < kernel_w; kx++, dst += c) {
+          const size_t ix_p = ox * stride_w + kx * dilation_w;
+          if (ix_p >= pad_left && ix_p - pad_left < in_w) {
+            copy_run(dst, src_row + (ix_p - pad_left) * c, c);
           } else {
-            memset(dst, f->x_zp_raw, c);
+            memset(dst, zp, c);
           }
         }
       }
     }
-    if (pad_bytes) memset(dst, 0, pad_bytes); /* meets zero weights; set so nothing reads garbage */
-    if (++ox == g->out_w) {
+    /* meets zero weights; set so nothing reads garbage (at most 3 bytes: K rounded up to 4) */
+    for (size_t i = 0; i < pad_bytes; i++) dst[i] = 0;
+    if (++ox == out_w) {
       ox = 0;
-      if (++oy == g->out_h) {
+      if (++oy == out_h) {
         oy = 0;
         n++;
       }
@@ -1023,8 +1043,11 @@ void conv_fast_run(const conv_fast *f, const conv_fast_geom *g, const void *x, v
   void (*task)(void *, size_t) = dw ? dw_task : gemm_task;
   /* cost: multiply-adds per tile; a grain ~2 us (VNNI GEMM ~100 GMAC/s, depthwise ~20); an
    * im2col byte counts as 32 (the first layer's 3-channel gather costs more than its GEMM: rec's
-   * 3x3 stride-2 conv to 16 channels is ~85 us for 1.7 M multiply-adds) */
-  const size_t cost = g->tile_rows * (f->out_c * (dw ? f->taps : f->k) + (dw || g->direct ? 0 : 32 * f->k));
+   * 3x3 stride-2 conv to 16 channels is ~85 us for 1.7 M multiply-adds) and each kernel row of an
+   * im2col row 256 more (its bounds and copy: CRNN's 1-channel 3x3 stride-2 stem, 3712 rows of 9
+   * bytes, spends ~30 us in im2col, ~2.7 ns a kernel row; at 32 a byte it stayed on one thread) */
+  const size_t cost =
+      g->tile_rows * (f->out_c * (dw ? f->taps : f->k) + (dw || g->direct ? 0 : 32 * f->k + 256 * g->kernel_h));
   op_parallel_items(ctx, tiles, cost, dw ? 1 << 15 : 1 << 18, task, &c);
 }
 

@@ -231,6 +231,12 @@ def cases() -> List[Case]:
         add(f"{c}_small_weights", ConvSpec(16, 16, xt=xt, wt=wt, per_channel=True, wrange=(-63, 63),
                                            pads=[1, 1, 1, 1]), (1, 16, 6, 6))
         add(f"{c}_kernel_eq_input", ConvSpec(4, 4, xt=xt, wt=wt), (1, 4, 3, 3))
+        # im2col kernel rows of <= 8 bytes moved as 4 or 8 (a 1-channel stem as CRNN's; 5-byte and
+        # 6-byte rows; the last image's last rows, where the input holds fewer bytes, copy exactly)
+        add(f"{c}_ch1_3x3_s2", ConvSpec(1, 8, xt=xt, wt=wt, per_channel=True, strides=[2, 2], pads=[1, 1, 1, 1]),
+            (1, 1, 17, 23))
+        add(f"{c}_ch1_5x5_batch2", ConvSpec(1, 4, (5, 5), xt=xt, wt=wt, pads=[2, 1, 2, 2]), (2, 1, 9, 11))
+        add(f"{c}_ch2_3x3_nopad", ConvSpec(2, 6, xt=xt, wt=wt, per_channel=True), (1, 2, 7, 8))
         for ch in (1, 3, 17, 64, 256, 300):
             add(f"{c}_ch{ch}_1x1", ConvSpec(ch, ch, (1, 1), xt=xt, wt=wt, per_channel=True), (1, ch, 4, 4))
             add(f"{c}_ch{ch}_3x3", ConvSpec(ch, max(1, ch // 2), xt=xt, wt=wt, per_channel=ch % 2 == 0,
