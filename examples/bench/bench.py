@@ -15,7 +15,10 @@ twin, then times and checks:
 Every output is compared element by element with an exact NumPy reference. Then whole models
 (E2E_MODELS: the demo and every PP-OCR setting in build/models) run in q8rt, ONNX Runtime and
 OpenVINO with 1 and 2 threads, then q8rt and ONNX Runtime again with a busy loop pinned to the last
-CPU (another process loading the machine).
+CPU (another process loading the machine). The rounds of whole models are passes over the model
+list (bench_models), each model's round preceded by a core-to-core latency probe (`q8rt-bench
+--core-latency`, bench.json round_core_rtt_ns): on this VM the two vCPUs sit close or far apart
+for spells of seconds to minutes, and the 2-thread figures follow it.
 
 Writes a table to the terminal, build/bench/bench.json (all raw numbers, machine, versions) and
 build/bench/bench.png (GMAC/s per shape and implementation).
@@ -26,7 +29,8 @@ Environment:
   BENCH_E2E=0                skip the whole-model part
   BENCH_CONVS=0              skip the conv shapes
   BENCH_MODELS=a,b           only these whole models (det-qdq_u8s8_pc, ...; "rec-" = every rec setting)
-  BENCH_ROUNDS=N             whole models: every implementation N times (default 2), the best round kept
+  BENCH_ROUNDS=N             whole models: every implementation N times (default 2), the best round kept;
+                             round r of every model runs before round r + 1 of any (bench_models)
   BENCH_BASE_RUN=PATH        also time this (older) q8rt-run on the whole models, side by side
   Q8RT_RUN=PATH              q8rt-run to use (default build/q8rt-run)
   Q8RT_BENCH=PATH            q8rt-bench to use (default build/q8rt-bench)
@@ -479,6 +483,10 @@ def fmt_ms(v: Optional[float]) -> str:
     return f"{v:.3f}" if v < 100 else f"{v:.1f}"
 
 
+def fmt_ns(v: Optional[float]) -> str:
+    return "-" if v is None else f"{v:.0f} ns"
+
+
 def fmt_x(v: Optional[float]) -> str:
     if v is None:
         return "-"
@@ -726,10 +734,65 @@ def merge_rounds(rounds: List[List[Meas]]) -> List[Meas]:
     return list(out.values())
 
 
-def bench_model(em: E2EModel, root: Path, policy: Policy, rounds: int = 1) -> List[Meas]:
-    """Every implementation of one model, `rounds` times in the same order (a transient load on
-    this shared VM hits one measurement, not all rounds of it), each keeping its best round."""
-    return merge_rounds([bench_model_once(em, root, policy) for _ in range(max(1, rounds))])
+CORE_RTT_RE = re.compile(r"^core_rtt_ns min=([0-9.]+) median=([0-9.]+)", re.M)
+
+
+def core_rtt_ns() -> Optional[float]:
+    """How long a cache line takes from one CPU to another and back now (`q8rt-bench
+    --core-latency`: the fastest of 500 batches of round trips, ns), or None. On this VM ~55-90 ns
+    while the host keeps the two vCPUs close and ~290-380 ns while it keeps them apart (spells of
+    seconds to minutes); q8rt's 2T/1T on det then fell from 1.7-1.9x to 1.0-1.3x (alternating
+    1T/2T runs of det qop_u8s8_pc_rr and float next to this probe, 2026-11-24)."""
+    try:
+        p = _run([str(bench_exe()), "--core-latency"], timeout=30)
+    except (subprocess.TimeoutExpired, OSError):
+        return None
+    m = CORE_RTT_RE.search(p.stdout) if p.returncode == 0 else None
+    return float(m.group(1)) if m else None
+
+
+def bench_models(ems: List[E2EModel], root: Path, policy: Policy, rounds: int,
+                 once=None, done=None, rtt=None, rtts: Optional[Dict[str, List[Optional[float]]]] = None
+                 ) -> Dict[str, List[Meas]]:
+    """Whole models in `rounds` passes over the list: round r of every model before round r + 1 of
+    any, each implementation keeping its best round (merge_rounds). A model's rounds then lie a
+    whole pass apart (~10 min on the full list) instead of back to back (~10 s): on this VM the
+    2-thread times drift with the host over minutes, and back-to-back rounds let one such spell
+    slow every round of the models measured during it (session 13's final bench: det
+    qop_u8s8_pc/_pc_rr/_pt, measured one after another, 2T/1T 1.62/1.51/1.62x, while the
+    qop_s8s8 twins of the same graph just before them got 1.82/1.89x), where it should slow one
+    round. 1-thread and 2-thread runs, q8rt and its peers are treated alike. `once(em)` measures
+    one round of a model (bench_model_once by default); `done(em, res)` is called with a model's
+    merged results after its last round. A model whose files are missing is skipped from then on.
+    `rtt()` (core_rtt_ns by default) runs before each round of each model; its values go to
+    rtts[model name], one per round."""
+    once = once or (lambda em: bench_model_once(em, root, policy))
+    rtt = rtt or core_rtt_ns
+    rtts = rtts if rtts is not None else {}
+    per: Dict[str, List[List[Meas]]] = {}
+    skipped = set()
+    n = max(1, rounds)
+    for r in range(n):
+        for em in ems:
+            if em.name in skipped:
+                continue
+            ns = rtt()
+            try:
+                res = once(em)
+            except FileNotFoundError as e:
+                print(f"\nmodel {em.name}: skipped ({e})")
+                skipped.add(em.name)
+                continue
+            per.setdefault(em.name, []).append(res)
+            rtts.setdefault(em.name, []).append(ns)
+            if r == n - 1:
+                if done is not None:
+                    done(em, merge_rounds(per[em.name]))
+            elif done is not None:
+                q = {k: m.median_ms for k, m in by_impl(res).items()}
+                print(f"model {em.name}: round {r + 1}/{n} (q8rt 1T {fmt_ms(q.get('q8rt-1t'))}, "
+                      f"2T {fmt_ms(q.get('q8rt-2t'))} ms; core round trip {fmt_ns(ns)})", flush=True)
+    return {em.name: merge_rounds(per[em.name]) for em in ems if em.name in per}
 
 
 def bench_model_once(em: E2EModel, root: Path, policy: Policy) -> List[Meas]:
@@ -1034,7 +1097,7 @@ def main(argv: List[str]) -> int:
           f"({vers.get('q8rt_git', '?')})")
     print(f"q8rt-run: {q8rt_exe()}; timing: >= {policy.min_runs} runs and >= {policy.target_s:g} s per "
           f"implementation, capped at {policy.cap_s:g} s{' (BENCH_QUICK)' if args.quick else ''}; "
-          f"whole models: {args.rounds} round(s), each implementation's best kept; "
+          f"whole models: {args.rounds} round(s), a pass over the models each, each implementation's best kept; "
           f"single thread unless stated; load average {load_start}")
 
     cases: List[ConvCase] = []
@@ -1048,18 +1111,18 @@ def main(argv: List[str]) -> int:
         print_summary(cases, results)
 
     models: Dict[str, List[Meas]] = {}
+    rtts: Dict[str, List[Optional[float]]] = {}
     if not args.no_e2e:
         wanted_models = [w.strip() for w in args.models.split(",") if w.strip()]
-        for em in E2E_MODELS:
-            if wanted_models and not any(em.name == w or (w.endswith("-") and em.name.startswith(w))
-                                         for w in wanted_models):
-                continue
-            try:
-                models[em.name] = bench_model(em, root, policy, args.rounds)
-            except FileNotFoundError as e:
-                print(f"\nmodel {em.name}: skipped ({e})")
-                continue
-            print_model(em, models[em.name])
+        ems = [em for em in E2E_MODELS
+               if not wanted_models or any(em.name == w or (w.endswith("-") and em.name.startswith(w))
+                                           for w in wanted_models)]
+        def done(em: E2EModel, res: List[Meas]) -> None:
+            print_model(em, res)
+            print(f"  core round trip before each round (q8rt-bench --core-latency): "
+                  f"{', '.join(fmt_ns(v) for v in rtts.get(em.name, []))}", flush=True)
+
+        models = bench_models(ems, root, policy, args.rounds, done=done, rtts=rtts)
         if models:
             print_models_summary(list(models), models)
 
@@ -1079,7 +1142,8 @@ def main(argv: List[str]) -> int:
                    "ratios_by_min": ratios(results[c.shape.name], True)} for c in cases],
         "models": [{"name": em.name, "description": em.description,
                     "results": [dataclasses.asdict(m) for m in models[em.name]],
-                    "ratios": model_ratios(models[em.name])}
+                    "ratios": model_ratios(models[em.name]),
+                    "round_core_rtt_ns": rtts.get(em.name, [])}
                    for em in E2E_MODELS if em.name in models],
     }
     (root / "bench.json").write_text(json.dumps(report, indent=1) + "\n")

@@ -22,13 +22,28 @@
  * timed only up to 20 MMAC (beyond, it runs once for the check). Exactness: every output is
  * compared with the reference backend's output ("exact" column: yes or the count of differing
  * bytes). Prints a table; --json FILE writes every number (--json -: JSON on stdout, table on stderr); --output-dir DIR
- * writes each output as DIR/<shape>/<impl>.npy. Exit status 1 on any inexact output or error. */
+ * writes each output as DIR/<shape>/<impl>.npy. Exit status 1 on any inexact output or error.
+ *
+ *   q8rt-bench --core-latency
+ *
+ * instead measures how long a cache line takes to go from one CPU to another and back: two
+ * threads, pinned to the first two CPUs of the process's affinity mask, pass a counter on one
+ * cache line back and forth, 500 batches of 200 round trips; prints 'core_rtt_ns min=.. median=..'
+ * over the batches (the minimum leaves out batches in which the OS ran something else on either
+ * CPU). On this class of VM it is ~55-90 ns while the host keeps the two vCPUs close (one L3) and
+ * ~290-380 ns while it keeps them far apart, for minutes at a time; two threads then share data
+ * ~5x slower, which is what make bench's 2-thread figures depend on (bench.py records it per
+ * model and round). */
+#define _GNU_SOURCE /* pthread_setaffinity_np, CPU_SET */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -539,10 +554,77 @@ static int parse_int(const char *s, int lo, int hi, const char *what) {
   return (int)v;
 }
 
+/* ---- --core-latency ---------------------------------------------------------------------------- */
+
+#define RTT_BATCH 200
+#define RTT_BATCHES 500
+
+typedef struct {
+  _Alignas(64) _Atomic long ball; /* odd: the pinger's serve, even: the ponger's return */
+  int cpu;
+  int pinned;
+} rtt_line;
+
+static double rtt_now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+static int pin_to(int cpu) {
+  cpu_set_t s;
+  CPU_ZERO(&s);
+  CPU_SET(cpu, &s);
+  return pthread_setaffinity_np(pthread_self(), sizeof(s), &s) == 0;
+}
+
+static void *rtt_ponger(void *arg) {
+  rtt_line *l = arg;
+  l->pinned = pin_to(l->cpu);
+  for (long i = 0; i < (long)RTT_BATCH * RTT_BATCHES; i++) {
+    while (atomic_load_explicit(&l->ball, memory_order_acquire) != 2 * i + 1) {
+    }
+    atomic_store_explicit(&l->ball, 2 * i + 2, memory_order_release);
+  }
+  return NULL;
+}
+
+static int core_latency(void) {
+  cpu_set_t mask;
+  int cpus[2], n = 0;
+  if (pthread_getaffinity_np(pthread_self(), sizeof(mask), &mask) != 0) die("core latency: no affinity mask");
+  for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
+    if (CPU_ISSET(c, &mask)) cpus[n++] = c;
+  if (n < 2) die("core latency: needs two CPUs (the affinity mask has %d)", n);
+  static rtt_line line;
+  static double batch_ns[RTT_BATCHES];
+  atomic_store(&line.ball, 0);
+  line.cpu = cpus[1];
+  if (!pin_to(cpus[0])) die("core latency: cannot pin to CPU %d", cpus[0]);
+  pthread_t t;
+  if (pthread_create(&t, NULL, rtt_ponger, &line) != 0) die("core latency: cannot start a thread");
+  long i = 0;
+  for (int b = 0; b < RTT_BATCHES; b++) {
+    const double t0 = rtt_now_ns();
+    for (int k = 0; k < RTT_BATCH; k++, i++) {
+      atomic_store_explicit(&line.ball, 2 * i + 1, memory_order_release);
+      while (atomic_load_explicit(&line.ball, memory_order_acquire) != 2 * i + 2) {
+      }
+    }
+    batch_ns[b] = (rtt_now_ns() - t0) / RTT_BATCH;
+  }
+  pthread_join(t, NULL);
+  if (!line.pinned) die("core latency: cannot pin to CPU %d", cpus[1]);
+  qsort(batch_ns, RTT_BATCHES, sizeof(double), cmp_double);
+  printf("core_rtt_ns min=%.0f median=%.0f cpus=%d,%d\n", batch_ns[0], batch_ns[RTT_BATCHES / 2], cpus[0], cpus[1]);
+  return 0;
+}
+
 static void usage(void) {
   printf(
       "usage: q8rt-bench [SHAPE...] [--conv CIN,COUT,K,STRIDE,HW[,GROUP]]... [--threads N] [--json FILE|-]\n"
-      "                  [--min-ms T] [--max-ms T] [--min-runs N] [--data DIR] [--output-dir DIR] [--list]\n");
+      "                  [--min-ms T] [--max-ms T] [--min-runs N] [--data DIR] [--output-dir DIR] [--list]\n"
+      "       q8rt-bench --core-latency\n");
 }
 
 int main(int argc, char **argv) {
@@ -556,6 +638,7 @@ int main(int argc, char **argv) {
       usage();
       return 0;
     }
+    if (!strcmp(a, "--core-latency")) return core_latency();
     if (!strcmp(a, "--list")) {
       for (int k = 0; k < n_suite; k++)
         printf("%-16s cin %3d cout %3d k %d stride %d hw %3d group %3d  %.1f MMAC\n", SUITE[k].name, SUITE[k].cin,

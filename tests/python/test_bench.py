@@ -139,3 +139,61 @@ def test_bench_py_keeps_each_implementations_best_round():
     got = {m.impl: m for m in b.merge_rounds([r1, r2])}
     assert got["q8rt-2t"].round_run_stats == [{"shared": 1, "alone": 8}, st] and got["q8rt-2t"].run_stats == st
     assert b.fmt_modes(got["q8rt-2t"]) == "1/8 7/2"
+
+
+def test_bench_py_rounds_are_passes_over_the_models(capsys):
+    """bench.py's whole-model rounds run as passes over the model list (round 1 of every model,
+    then round 2 of every model), so that a spell of host load lasting minutes slows one round of
+    the models measured during it, not all of them; each implementation still keeps its best round,
+    a model whose files are missing is skipped once, and a core latency probe runs before each
+    model's round."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+    spec = importlib.util.spec_from_file_location(
+        "q8rt_bench_py", Path(__file__).resolve().parents[2] / "examples" / "bench" / "bench.py")
+    b = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = b
+    spec.loader.exec_module(b)
+
+    ems = [b.E2EModel(name, name, lambda d: (d, {})) for name in ("det-a", "gone", "rec-b")]
+    calls, done = [], []
+    times = {("det-a", 1): 5.0, ("det-a", 2): 3.0, ("rec-b", 1): 4.0, ("rec-b", 2): 6.0}
+
+    def once(em):
+        calls.append(em.name)
+        if em.name == "gone":
+            raise FileNotFoundError("no model")
+        r = sum(1 for c in calls if c == em.name)
+        return [b.Meas("q8rt-2t", "q8rt-2t", median_ms=times[(em.name, r)])]
+
+    probes = iter([60.0, None, 300.0, 61.0, 62.0])
+    rtts = {}
+    got = b.bench_models(ems, Path("/nonexistent"), b.QUICK, 2, once=once,
+                         done=lambda em, res: done.append((em.name, res[0].median_ms)),
+                         rtt=lambda: next(probes), rtts=rtts)
+    assert calls == ["det-a", "gone", "rec-b", "det-a", "rec-b"]
+    assert rtts == {"det-a": [60.0, 61.0], "rec-b": [300.0, 62.0]}
+    assert done == [("det-a", 3.0), ("rec-b", 4.0)]
+    assert list(got) == ["det-a", "rec-b"]
+    assert got["det-a"][0].round_medians_ms == [5.0, 3.0] and got["rec-b"][0].round_medians_ms == [4.0, 6.0]
+    out = capsys.readouterr().out
+    assert out.count("gone: skipped") == 1 and "model det-a: round 1/2" in out and "round trip 300 ns" in out
+
+
+def test_q8rt_bench_core_latency():
+    """q8rt-bench --core-latency: one 'core_rtt_ns min=.. median=.. cpus=a,b' line on two CPUs, a
+    one-line error on one CPU."""
+    import os
+    import re
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("needs two CPUs")
+    r = subprocess.run([str(bench_exe()), "--core-latency"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    m = re.fullmatch(r"core_rtt_ns min=(\d+) median=(\d+) cpus=(\d+),(\d+)\n", r.stdout)
+    assert m and 0 < int(m.group(1)) <= int(m.group(2)), r.stdout
+    assert [int(m.group(3)), int(m.group(4))] == cpus[:2]
+    r = subprocess.run(["taskset", "-c", str(cpus[0]), str(bench_exe()), "--core-latency"], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 1 and r.stderr.startswith("q8rt-bench: error: core latency: needs two CPUs"), r.stderr
