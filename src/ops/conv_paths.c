@@ -666,15 +666,16 @@ static inline void copy_run(uint8_t *restrict dst, const uint8_t *restrict src, 
   }
 }
 
-/* Gather rows [r0, r1) of the im2col matrix into `a` (a_stride bytes per row). The pixel
- * coordinates advance with the row instead of being divided out of it (three divisions a row
- * cost as much as a 36-byte row's copy). The geometry is read into locals first: the byte stores
+/* Gather `rows` rows of the im2col matrix, from output pixel (n, oy, ox) on, into `a` (a_stride
+ * bytes per row). The pixel coordinates advance with the row instead of being divided out of it
+ * (three divisions a row cost as much as a 36-byte row's copy). The geometry is read into locals first: the byte stores
  * may alias *f and *g as far as the compiler knows, and it reloaded every field at every kernel
  * row (most of a 1-channel 3x3 stem's im2col time). A kernel row of at most 8 bytes that lies
  * inside the input is moved as 4 or 8 bytes when the row has room for them and the input holds
  * them: the bytes past the run are rewritten by the next kernel row or the row's zero padding
  * (kernel rows are written in order, then the padding), so every row ends as before. */
-static void im2col(const conv_fast *f, const conv_fast_geom *g, const uint8_t *x, size_t r0, size_t r1, uint8_t *a) {
+static void im2col_at(const conv_fast *f, const conv_fast_geom *g, const uint8_t *x, size_t n, size_t oy, size_t ox,
+                      size_t rows, uint8_t *a) {
   const size_t c = g->in_c, kernel_h = g->kernel_h, kernel_w = g->kernel_w, stride_h = g->stride_h;
   const size_t stride_w = g->stride_w, dilation_h = g->dilation_h, dilation_w = g->dilation_w;
   const size_t pad_top = g->pad_top, pad_left = g->pad_left, in_h = g->in_h, in_w = g->in_w;
@@ -683,9 +684,8 @@ static void im2col(const conv_fast *f, const conv_fast_geom *g, const uint8_t *x
   const size_t run = kernel_w * c;
   const uint8_t zp = f->x_zp_raw;
   const uint8_t *x_end = x + g->batch * in_h * in_w * c;
-  size_t ox = r0 % out_w, oy = (r0 / out_w) % out_h, n = r0 / (out_w * out_h);
-  for (size_t r = r0; r < r1; r++) {
-    uint8_t *const row = a + (r - r0) * a_stride;
+  for (size_t r = 0; r < rows; r++) {
+    uint8_t *const row = a + r * a_stride;
     uint8_t *dst = row;
     for (size_t ky = 0; ky < kernel_h; ky++) {
       const size_t iy_p = oy * stride_h + ky * dilation_h;
@@ -735,6 +735,11 @@ static void im2col(const conv_fast *f, const conv_fast_geom *g, const uint8_t *x
       }
     }
   }
+}
+
+/* Rows [r0, r1) of the im2col matrix into `a`. */
+static void im2col(const conv_fast *f, const conv_fast_geom *g, const uint8_t *x, size_t r0, size_t r1, uint8_t *a) {
+  im2col_at(f, g, x, r0 / (g->out_w * g->out_h), (r0 / g->out_w) % g->out_h, r0 % g->out_w, r1 - r0, a);
 }
 
 /* A fused island's table, applied to rows just written (still in L1/L2) instead of in a separate
@@ -825,25 +830,30 @@ static void gemm_seg_tile(const conv_fast *f, const conv_fast_geom *g, const uin
       if (ib < ia) ib = ia;
       ib = ia + (ib - ia) / mr * mr;
     }
-    for (size_t q = ox; q < ox_end; q++) {
-      if (q == ia && ib > ia) {
-        const uint8_t *a = x + ((n * g->in_h + iy0 - g->pad_top) * g->in_w + ia * g->stride_w - g->pad_left) * c;
-        const size_t rr = r + (ia - ox);
-        for (size_t m = 0; m < ib - ia; m += mr) {
-          f->gemm_seg(mr, out_c, f->k, a + m * g->stride_w * c, g->stride_w * c, f->packed, y + (rr + m - r0) * ys, ys,
-                      &f->rq, &segs);
-        }
-        q = ib - 1;
-        continue;
+    /* the pixels before and after the interior run [ia, ib): one im2col call per stretch (a call
+     * a pixel divided its coordinates out of the row index again: ~90 cycles a gathered row of
+     * the 12-channel stem, where the row's copy is 3 runs of 36 bytes) */
+    if (ia > ox) {
+      im2col_at(f, g, x, n, oy, ox, ia - ox, tile + gathered * f->a_stride);
+      for (size_t q = ox; q < ia; q++) idx[gathered++] = r + (q - ox);
+    }
+    if (ib > ia) {
+      const uint8_t *a = x + ((n * g->in_h + iy0 - g->pad_top) * g->in_w + ia * g->stride_w - g->pad_left) * c;
+      const size_t rr = r + (ia - ox);
+      for (size_t m = 0; m < ib - ia; m += mr) {
+        f->gemm_seg(mr, out_c, f->k, a + m * g->stride_w * c, g->stride_w * c, f->packed, y + (rr + m - r0) * ys, ys,
+                    &f->rq, &segs);
       }
-      im2col(f, g, x, r + (q - ox), r + (q - ox) + 1, tile + gathered * f->a_stride);
-      idx[gathered++] = r + (q - ox);
+    }
+    if (ox_end > ib) {
+      im2col_at(f, g, x, n, oy, ib, ox_end - ib, tile + gathered * f->a_stride);
+      for (size_t q = ib; q < ox_end; q++) idx[gathered++] = r + (q - ox);
     }
     r = row_end;
   }
   if (gathered == 0) return;
   gemm_rows(f, tile, f->a_stride, gathered, ybuf, out_c);
-  for (size_t i = 0; i < gathered; i++) memcpy(y + (idx[i] - r0) * ys, ybuf + i * out_c, out_c);
+  for (size_t i = 0; i < gathered; i++) copy_run(y + (idx[i] - r0) * ys, ybuf + i * out_c, out_c);
 }
 
 /* One tile of output rows. Tiles are the pool's work items, so an idle thread steals tiles

@@ -120,3 +120,34 @@ Q8RT_TEST(transpose_variants_strided_rows) {
   }
   return 0;
 }
+
+/* Few rows into dense result rows (y_stride == a, as QuantizeSpaceToDepth's 6-row Focus transpose
+ * and a 3-channel image's NCHW -> NHWC): every row count 1..17 and column counts around the
+ * 64-column windows, 64 guard bytes after the result, and a column block of a wider source. */
+Q8RT_TEST(transpose_variants_few_rows_dense) {
+  for (size_t k = 0; k < sizeof(tr_variants) / sizeof(tr_variants[0]); k++) {
+    if (tr_variants[k].isa == Q8RT_ISA_SCALAR || !test_isa_supported(tr_variants[k].isa)) continue;
+    const q8rt_x8_transpose_ukernel_fn fn = tr_variants[k].fn;
+    const size_t cols[] = {0, 1, 5, 63, 64, 65, 127, 128, 129, 200, 416};
+    for (size_t a = 1; a <= 17; a++) {
+      for (size_t ib = 0; ib < sizeof(cols) / sizeof(cols[0]); ib++) {
+        const size_t b = cols[ib], xs = b + 7 * (a % 2), n = b * a;
+        uint8_t *x = malloc(a * xs + 1), *y1 = malloc(n + 64), *y2 = malloc(n + 64);
+        CHECK(x != NULL && y1 != NULL && y2 != NULL);
+        for (size_t i = 0; i < a * xs + 1; i++) x[i] = (uint8_t)cv_rnd();
+        for (size_t i = 0; i < n + 64; i++) y1[i] = y2[i] = (uint8_t)cv_rnd();
+        q8rt_x8_transpose_ukernel__scalar(a, b, x, xs, y1, a);
+        fn(a, b, x, xs, y2, a);
+        int ok = memcmp(y1, y2, n + 64) == 0;
+        for (size_t i = 0; i < a && ok; i++)
+          for (size_t j = 0; j < b && ok; j++) ok = y2[j * a + i] == x[i * xs + j];
+        free(x);
+        free(y1);
+        free(y2);
+        if (!ok) fprintf(stderr, "  %s a %zu b %zu x_stride %zu differs\n", tr_variants[k].name, a, b, xs);
+        CHECK(ok);
+      }
+    }
+  }
+  return 0;
+}
