@@ -3,11 +3,13 @@
  * ReduceMean / ReduceSum / ReduceSumSquare / ReduceMax / ReduceMin / ReduceProd / ReduceL2: axes
  * from the attribute (before opset 18;
  * ReduceSum before 13) or from the optional constant second input (after); keepdims
- * (default 1); noop_with_empty_axes (input form). No axes reduces everything. The sum runs in
- * float32 in memory order over the reduced elements; the mean divides it by the count (ORT:
- * sum / N; ORT's Eigen sums in vector lanes, so the last bit can differ on long rows). Over an
- * empty set: sum 0, mean NaN (0/0), max -inf, min +inf, product 1, L2 0. Max and Min propagate NaN;
- * the product multiplies in memory order; L2 is sqrtf of the float32 sum of squares. */
+ * (default 1); noop_with_empty_axes (input form). No axes reduces everything. Sum and Mean over
+ * innermost axes (no kept dim after a reduced one) add in ONNX Runtime's order there, Eigen's
+ * vectorized sum of each row (red_sum_row); over other axes the sum runs in float32 in memory order
+ * over the reduced elements (ORT's order too, but for reduced axes between kept ones, which ORT
+ * sums through its GEMM with a ones vector: the last bit can differ there). The mean divides the
+ * sum by the count (as ORT: sum / N). Over an empty set: sum 0, mean NaN (0/0), max -inf, min +inf, product 1, L2 0.
+ * Max and Min propagate NaN; the product multiplies in memory order; L2 is sqrtf of the float32 sum of squares. */
 #include <math.h>
 #include <string.h>
 
@@ -30,6 +32,7 @@ typedef struct red_geom {
   int64_t rdims[Q8RT_MAX_RANK], rstr[Q8RT_MAX_RANK];
   size_t out_total, red_count;
   int identity; /* noop_with_empty_axes with no axes: copy */
+  int rows;     /* each output reduces one contiguous row of red_count elements, output o at o * red_count */
 } red_geom;
 
 _Static_assert(sizeof(red_geom) <= Q8RT_GEOM_BYTES, "red_geom too large");
@@ -166,6 +169,16 @@ static q8rt_status red_infer(const void *params, const op_node *n, const op_shap
   }
   gm->nk = gm->nr = 0;
   gm->red_count = 1;
+  /* rows: no kept dim comes after a reduced dim (ORT's FastReduceKR; it keeps dims of extent 1, so
+   * [3, 37, 1] over axis 1 is its K-R-K form, summed through its GEMM: not matched here) */
+  gm->rows = 1;
+  for (int d = 0, seen_reduced = 0; d < x->rank; d++) {
+    if (reduce[d]) {
+      seen_reduced = 1;
+    } else if (seen_reduced) {
+      gm->rows = 0;
+    }
+  }
   for (int d = 0; d < x->rank; d++) {
     if (reduce[d]) {
       gm->rdims[gm->nr] = x->dims[d];
@@ -177,6 +190,46 @@ static q8rt_status red_infer(const void *params, const op_node *n, const op_shap
     }
   }
   return Q8RT_OK;
+}
+
+/* The sum of a row of n floats that starts `off` floats into its tensor, in ONNX Runtime's order:
+ * its ReduceSum/ReduceMean over innermost axes (FastReduceKR) sums each row with Eigen's vectorized
+ * reduction (LinearVectorizedTraversal) on 4-float packets (SSE2 and NEON builds alike): from the
+ * row's first 16-byte-aligned element (ORT's buffers are 64-byte aligned, so the row's offset
+ * decides it) two packet accumulators over pairs of packets, added, then a last single packet;
+ * folded (p0 + p2) + (p1 + p3); then the elements before the aligned start and after the last
+ * packet, in order. Rows with no whole aligned packet add in order from their first element. */
+static float red_sum_row(const float *x, size_t n, size_t off) {
+  if (n == 0) return 0.0f;
+  size_t start = (4 - off % 4) % 4;
+  if (start > n) start = n;
+  const size_t body = (n - start) / 4 * 4, body2 = (n - start) / 8 * 8;
+  float r;
+  if (body == 0) {
+    r = x[0];
+    for (size_t i = 1; i < n; i++) r += x[i];
+    return r;
+  }
+  const float *a = x + start;
+  float p0[4], p1[4];
+  for (int l = 0; l < 4; l++) p0[l] = a[l];
+  if (body > 4) {
+    for (int l = 0; l < 4; l++) p1[l] = a[4 + l];
+    for (size_t i = 8; i < body2; i += 8) {
+      for (int l = 0; l < 4; l++) {
+        p0[l] += a[i + (size_t)l];
+        p1[l] += a[i + 4 + (size_t)l];
+      }
+    }
+    for (int l = 0; l < 4; l++) p0[l] += p1[l];
+    if (body > body2) {
+      for (int l = 0; l < 4; l++) p0[l] += a[body2 + (size_t)l];
+    }
+  }
+  r = (p0[0] + p0[2]) + (p0[1] + p0[3]);
+  for (size_t i = 0; i < start; i++) r += x[i];
+  for (size_t i = start + body; i < n; i++) r += x[i];
+  return r;
 }
 
 /* One element into the accumulator, for every kind (the contiguous fast path of red_run repeats
@@ -216,6 +269,13 @@ static void red_run(const void *params, const void *geom, const op_tensor *in, o
   /* contiguous fast path (Sum, Mean, SumSquare, Max): the reduced dims are the innermost ones */
   const int inner_contig = k < RED_MIN && gm->nr > 0 && gm->rstr[gm->nr - 1] == 1 &&
                            (gm->nk == 0 || (size_t)gm->kstr[gm->nk - 1] == gm->red_count);
+  if (gm->rows && (k == RED_SUM || k == RED_MEAN)) {
+    for (size_t o = 0; o < gm->out_total; o++) {
+      const float s = red_sum_row(x + o * gm->red_count, gm->red_count, o * gm->red_count);
+      y[o] = k == RED_MEAN ? s / (float)gm->red_count : s;
+    }
+    return;
+  }
   for (size_t o = 0; o < gm->out_total; o++) {
     float acc = init;
     if (inner_contig) {
