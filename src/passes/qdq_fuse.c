@@ -294,6 +294,7 @@ static const qdq_rule g_rules[] = {
     {"AveragePool", "QLinearAveragePool", "com.microsoft", RULE_UNARY},
     {"Sigmoid", "QLinearSigmoid", "com.microsoft", RULE_UNARY},
     {"LeakyRelu", "QLinearLeakyRelu", "com.microsoft", RULE_UNARY},
+    {"Softmax", "QLinearSoftmax", "com.microsoft", RULE_UNARY}, /* + attribute opset: the Softmax's */
     {"Concat", "QLinearConcat", "com.microsoft", RULE_CONCAT},
     {"Reshape", NULL, NULL, RULE_PASS},
     {"Transpose", NULL, NULL, RULE_PASS},
@@ -366,13 +367,16 @@ static q8rt_status fuse_groups(ir_graph *g, q8rt_error *err) {
     ir_node *dq[16];
     q8rt_dtype t = Q8RT_DTYPE_UNDEFINED;
     int ok = 1;
+    /* MatMul: B may be int8 under uint8 A, as ORT's QLinearMatMul (u8 x s8 -> u8) takes it */
+    const int mixed_b = strcmp(n->op_type, "MatMul") == 0;
     for (int k = 0; k < n_data && ok; k++) {
       dq[k] = ir_value_producer(g, n->inputs[k]);
       ok = ir_is_onnx_op(dq[k], "DequantizeLinear") && per_tensor_qdq(g, dq[k]);
       if (ok) {
         const q8rt_dtype tk = dq_type(g, dq[k]);
-        ok = tk != Q8RT_DTYPE_UNDEFINED && (t == Q8RT_DTYPE_UNDEFINED || tk == t);
-        t = tk;
+        const int b_s8 = mixed_b && k == 1 && t == Q8RT_DTYPE_UINT8 && tk == Q8RT_DTYPE_INT8;
+        ok = tk != Q8RT_DTYPE_UNDEFINED && (t == Q8RT_DTYPE_UNDEFINED || tk == t || b_s8);
+        if (k == 0) t = tk;
       }
     }
     if (!ok) continue;
@@ -439,6 +443,12 @@ static q8rt_status fuse_groups(ir_graph *g, q8rt_error *err) {
     f->attrs = n->attrs;
     f->note = pass ? "DequantizeLinear/QuantizeLinear with equal parameters removed: runs on 8-bit data"
                    : "fused from DequantizeLinear -> op -> QuantizeLinear";
+    if (strcmp(f->op_type, "QLinearSoftmax") == 0) {
+      ir_attr *a = append_attr(g, f, "opset");
+      if (a == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory fusing '%s'", n->name);
+      a->type = IR_ATTR_INT;
+      a->i = n->opset;
+    }
     if (t == Q8RT_DTYPE_INT8 && strcmp(f->op_type, "QLinearAdd") == 0) {
       ir_attr *a = append_attr(g, f, OP_ATTR_U8_FORMULA);
       if (a == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory fusing '%s'", n->name);

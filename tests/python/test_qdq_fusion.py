@@ -209,3 +209,68 @@ def test_qdq_add_int8_is_its_uint8_twin(shape_b, tmp_path, q8rt_run):
     assert np.array_equal(outs[(np.uint8, "auto")], want)
     for backend in ("auto", "reference"):
         h.assert_same_bytes(outs[(np.int8, backend)].view(np.uint8) ^ 0x80, want, f"int8 QDQ Add ({backend})")
+
+
+def _ort(model, feeds, optimize):
+    import single_node
+
+    return single_node.run_ort(model, feeds, optimize=optimize)
+
+
+def test_qdq_matmul_uint8_by_int8_weight_fuses(tmp_path, q8rt_run):
+    """DQ(uint8 A) x DQ(constant int8 B, per tensor) -> MatMul -> Q runs as QLinearMatMul (u8 x s8 ->
+    u8), as ORT's optimizer fuses it: the bytes of ORT's optimized run. Before, the differing types
+    of the two DequantizeLinear kept the group in float (the attention-pooling score of atspm-detector
+    1.1.0's funcnet and PP-OCR rec's constant-weight MatMuls in the QDQ per-tensor settings)."""
+    rng = np.random.default_rng(5)
+    B, M, K, N = 2, 7, 37, 5
+    a = h.rand_int(rng, (B, M, K), np.uint8)
+    w = rng.integers(-127, 128, size=(K, N)).astype(np.int8)
+    inits = [h.tensor("a_s", np.float32(0.021)), h.tensor("a_zp", np.array(np.uint8(119))), h.tensor("w_q", w),
+             h.tensor("w_s", np.float32(0.0042)), h.tensor("w_zp", np.array(np.int8(0))),
+             h.tensor("y_s", np.float32(0.37)), h.tensor("y_zp", np.array(np.uint8(131)))]
+    nodes = [helper.make_node("DequantizeLinear", ["a", "a_s", "a_zp"], ["a_f"], name="dq_a"),
+             helper.make_node("DequantizeLinear", ["w_q", "w_s", "w_zp"], ["w_f"], name="dq_w"),
+             helper.make_node("MatMul", ["a_f", "w_f"], ["m"], name="matmul"),
+             helper.make_node("QuantizeLinear", ["m", "y_s", "y_zp"], ["y"], name="q_y")]
+    model = h.make_model(nodes, [helper.make_tensor_value_info("a", TensorProto.UINT8, [B, M, K])],
+                         [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
+    path = h.save_model(model, tmp_path / "model.onnx")
+    res = h.run_q8rt(path, {"a": h.save_npy(tmp_path / "a.npy", a)}, tmp_path / "out", extra=["--explain"])
+    res.assert_ok()
+    assert "QLinearMatMul" in res.stdout and "fused from DequantizeLinear -> op -> QuantizeLinear" in res.stdout, res.stdout
+    h.assert_same_bytes(res.output("y"), _ort(model, {"a": a}, True)[0], "QDQ MatMul u8 x s8 vs ORT optimized")
+
+
+@pytest.mark.parametrize("opset,axis", [(13, -1), (13, 1), (11, 1)], ids=["opset13_last", "opset13_inner", "opset11"])
+@pytest.mark.parametrize("xdt", [np.uint8, np.int8], ids=["u8", "s8"])
+def test_qdq_softmax_fuses(opset, axis, xdt, tmp_path, q8rt_run):
+    """DQ -> Softmax -> Q runs as QLinearSoftmax (attribute opset: the Softmax's), as ORT's optimizer
+    fuses it (uint8: the bytes of ORT's optimized QDQ run; both types: the bytes of ORT's
+    QLinearSoftmax node). Before, the Softmax ran in float between the two (the classifiers' last
+    Softmax, YOLOv8's DFL head, PP-OCR rec's attention)."""
+    rng = np.random.default_rng(opset + axis + (xdt == np.int8))
+    shape = [2, 6, 4, 19]
+    x = h.rand_int(rng, shape, xdt)
+    t = TensorProto.UINT8 if xdt == np.uint8 else TensorProto.INT8
+    y_zp = 0 if xdt == np.uint8 else -128
+    inits = [h.tensor("x_s", np.float32(0.083)), h.tensor("x_zp", np.array(xdt(3))),
+             h.tensor("y_s", np.float32(1 / 256)), h.tensor("y_zp", np.array(xdt(y_zp)))]
+    nodes = [helper.make_node("DequantizeLinear", ["x", "x_s", "x_zp"], ["x_f"], name="dq_x"),
+             helper.make_node("Softmax", ["x_f"], ["s"], name="softmax", axis=axis),
+             helper.make_node("QuantizeLinear", ["s", "y_s", "y_zp"], ["y"], name="q_y")]
+    model = h.make_model(nodes, [helper.make_tensor_value_info("x", t, shape)],
+                         [helper.make_tensor_value_info("y", t, None)], inits, opset=opset)
+    path = h.save_model(model, tmp_path / "model.onnx")
+    res = h.run_q8rt(path, {"x": h.save_npy(tmp_path / "x.npy", x)}, tmp_path / "out", extra=["--explain"])
+    res.assert_ok()
+    assert "QLinearSoftmax" in res.stdout, res.stdout
+    got = res.output("y")
+    qop = h.make_model([helper.make_node("QLinearSoftmax", ["x", "x_s", "x_zp", "y_s", "y_zp"], ["y"], name="qsoftmax",
+                                         domain="com.microsoft", axis=axis, opset=opset)],
+                       [helper.make_tensor_value_info("x", t, shape)], [helper.make_tensor_value_info("y", t, None)],
+                       inits, opset=opset)
+    qop.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    h.assert_same_bytes(got, _ort(qop, {"x": x}, False)[0], "QDQ Softmax vs ORT's QLinearSoftmax")
+    if xdt == np.uint8:
+        h.assert_same_bytes(got, _ort(model, {"x": x}, True)[0], "QDQ Softmax vs ORT optimized")
