@@ -498,6 +498,31 @@ static void ci_im2col(const ci_run_ctx *c, const uint8_t *xb, size_t p0, size_t 
         const int64_t h0 = (int64_t)W - off <= 0 ? 0 : ((int64_t)W - off + (int64_t)sw - 1) / (int64_t)sw;
         size_t oy = p0 / OW, ox = p0 % OW;
         uint8_t *d = dst;
+        if (OW == 1) {
+          /* one output column (a 1-D convolution runs as H x 1): every output row is one byte, so
+           * the segments below would cost a copy and two fills per byte; here the rows [r0, r1)
+           * whose tap lands inside the plane as one (strided) copy between two fills (the same
+           * bytes). Row r reads input row (oy + r) * sh + ky * dh - pt. */
+          int64_t r0 = 0, r1 = 0;
+          if (off >= 0 && off < (int64_t)W) {
+            const int64_t base = (int64_t)(oy * sh + ky * dh), s = (int64_t)sh;
+            r0 = base >= (int64_t)pt ? 0 : ((int64_t)pt - base + s - 1) / s;
+            r1 = base >= (int64_t)(pt + H) ? 0 : ((int64_t)(pt + H) - base + s - 1) / s;
+            if (r1 > (int64_t)rows) r1 = (int64_t)rows;
+            if (r0 > r1) r0 = r1;
+          }
+          if (r1 > r0) {
+            const uint8_t *src = plane + ((oy + (size_t)r0) * sh + ky * dh - pt) * W + (size_t)off;
+            if (sh * W == 1) {
+              memcpy(d + r0, src, (size_t)(r1 - r0));
+            } else {
+              for (int64_t r = r0; r < r1; r++) d[r] = src[(size_t)(r - r0) * sh * W];
+            }
+          }
+          memset(d, c->xz_raw, (size_t)r0);
+          memset(d + r1, c->xz_raw, rows - (size_t)r1);
+          continue;
+        }
         /* segments of one output row: a (strided) copy between two fills */
         for (size_t r = 0; r < rows;) {
           const size_t seg = OW - ox < rows - r ? OW - ox : rows - r;

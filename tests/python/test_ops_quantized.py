@@ -184,6 +184,14 @@ CI_CASES = [
     ((1, 8, 9, 10), (8, 1, 3, 3), {"group": 8, "strides": [2, 1], "pads": [1, 1, 1, 1]}, np.uint8, np.uint8, True),
     ((2, 6, 7, 7), (4, 3, 1, 3), {"group": 2, "pads": [0, 1, 0, 1], "dilations": [1, 2]}, np.uint8, np.int8, False),
     ((1, 4, 11), (5, 4, 3), {"auto_pad": "SAME_UPPER", "strides": [2]}, np.uint8, np.uint8, False),
+    # one output column (1-D convolutions run as H x 1; im2col copies the column's rows in one run):
+    # a time-series stem (stride 2, 7 taps), dilated blocks over several im2col tiles (2 images),
+    # taps that lie wholly in the padding, a 2-D kernel as wide as the plane, W = 1 with W padding
+    ((1, 15, 900), (32, 15, 7), {"strides": [2], "pads": [3, 3]}, np.uint8, np.int8, False),
+    ((2, 8, 2500), (8, 8, 5), {"dilations": [4], "pads": [8, 8]}, np.uint8, np.uint8, False),
+    ((1, 3, 5), (4, 3, 5), {"dilations": [3], "pads": [6, 7], "strides": [3]}, np.int8, np.int8, False),
+    ((1, 4, 10, 3), (6, 4, 3, 3), {"strides": [2, 1], "pads": [1, 0, 2, 0]}, np.uint8, np.int8, False),
+    ((1, 3, 9, 1), (4, 3, 3, 3), {"pads": [1, 1, 1, 1]}, np.uint8, np.uint8, False),
     ((1, 16, 6, 6), (24, 16, 1, 1), {}, np.int8, np.int8, False),
     # several im2col tiles, a partial channel block, uint8 weights with per-channel zero points
     ((1, 16, 20, 20), (40, 16, 3, 3), {"pads": [1, 1, 1, 1]}, np.uint8, np.uint8, True),
