@@ -53,8 +53,9 @@ static const char usage_text[] =
     "                      physical memory, so a model or shape that cannot fit fails with a message\n"
     "                      instead of meeting the out-of-memory killer; 0: no cap)\n"
     "  --memory            print 'memory model_bytes=.. session_bytes=.. load_peak_rss_kib=..\n"
-    "                      peak_rss_kib=..': what the model and session hold after the run, and the\n"
-    "                      process's peak resident set after load and at the end\n"
+    "                      peak_rss_kib=.. rss_kib=..': what the model and session hold after the run,\n"
+    "                      the process's peak resident set after load and at the end, and its\n"
+    "                      resident set at the end\n"
     "  --help              show this help\n";
 
 /* Exactly one line on stderr, whatever the message contains. */
@@ -596,6 +597,17 @@ static long peak_rss_kib(void) {
   return getrusage(RUSAGE_SELF, &u) == 0 ? u.ru_maxrss : -1;
 }
 
+/* The resident set now (Linux /proc/self/statm), -1 where it cannot be read. */
+static long rss_kib(void) {
+  FILE *f = fopen("/proc/self/statm", "r");
+  if (f == NULL) return -1;
+  long size = 0, resident = -1;
+  if (fscanf(f, "%ld %ld", &size, &resident) != 2) resident = -1;
+  fclose(f);
+  const long page = sysconf(_SC_PAGESIZE);
+  return resident >= 0 && page > 0 ? resident * (page / 1024) : -1;
+}
+
 /* The cap for --max-memory: the option in MiB, else the machine's physical memory (0: unknown, no cap). */
 static size_t memory_cap(const options *o) {
   if (o->max_memory_mib >= 0) return (size_t)o->max_memory_mib << 20;
@@ -830,8 +842,8 @@ static int run(const options *o) {
     }
   }
   if (o->memory) {
-    printf("memory model_bytes=%zu session_bytes=%zu load_peak_rss_kib=%ld peak_rss_kib=%ld\n",
-           q8rt_model_memory(r.model), q8rt_session_memory(r.session), load_peak_rss_kib, peak_rss_kib());
+    printf("memory model_bytes=%zu session_bytes=%zu load_peak_rss_kib=%ld peak_rss_kib=%ld rss_kib=%ld\n",
+           q8rt_model_memory(r.model), q8rt_session_memory(r.session), load_peak_rss_kib, peak_rss_kib(), rss_kib());
   }
 
   if (fflush(stdout) != 0) {

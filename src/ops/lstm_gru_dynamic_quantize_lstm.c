@@ -430,7 +430,11 @@ static q8rt_status dq_prepare(op_prepare_ctx *ctx, rnn_params *p, q8rt_error *er
 #undef Q8RT_F32_RMINMAX_UKERNEL
   p->vcvt = op_s32_f32_vcvt_pick(ctx);
   if ((st = dq_weights(ctx, p, 1, 8, 9, -1, &p->qw, &p->w_scale, &p->w_scale_cols, err)) != Q8RT_OK) return st;
-  return dq_weights(ctx, p, 2, 10, 11, p->hidden, &p->qr, &p->r_scale, &p->r_scale_cols, err);
+  if ((st = dq_weights(ctx, p, 2, 10, 11, p->hidden, &p->qr, &p->r_scale, &p->r_scale_cols, err)) != Q8RT_OK) return st;
+  /* W, R, their scales and zero points live on in qw/qr, the scales copied and the GEMM packings
+   * (dq_run reads none of inputs 1, 2, 8-11) */
+  ctx->consumed |= 1u << 1 | 1u << 2 | 1u << 8 | 1u << 9 | 1u << 10 | 1u << 11;
+  return Q8RT_OK;
 }
 
 /* ---- prepare / infer ------------------------------------------------------------------------- */
@@ -483,6 +487,7 @@ static q8rt_status const_weights(op_prepare_ctx *ctx, rnn_params *p, q8rt_error 
     }
     p->wt = wt;
     p->rt = rt;
+    ctx->consumed |= 1u << 1 | 1u << 2; /* rnn_run reads W and R only when neither is prepared */
     return Q8RT_OK;
   }
   const size_t nr = v->nr, seg0 = p->kind == RNN_LSTM ? GH : 2 * H;
@@ -505,6 +510,7 @@ static q8rt_status const_weights(op_prepare_ctx *ctx, rnn_params *p, q8rt_error 
   p->rpack = rp;
   p->gemm = v->fn;
   p->nr = nr;
+  ctx->consumed |= 1u << 1 | 1u << 2; /* rnn_run reads W and R only when neither is prepared */
   return Q8RT_OK;
 }
 

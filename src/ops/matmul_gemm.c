@@ -119,6 +119,7 @@ static q8rt_status matmul_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
     p->gemm = v->fn;
     p->packed_b = packed;
     p->nr = v->nr;
+    ctx->consumed |= 1u << 1;  /* the packed route never reads B (matmul_item) */
     ctx->kernel = v->name + 5; /* without "q8rt_" */
     ctx->reason = "float32, constant B packed at load, register-tiled (same fma chain over k per output)";
   }
@@ -313,6 +314,7 @@ static q8rt_status gemm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
     p->gemm = v->fn;
     p->packed_b = packed;
     p->nr = nr;
+    ctx->consumed |= 1u << 1;  /* the packed route never reads B (gemm_run) */
     ctx->kernel = v->name + 5; /* without "q8rt_" */
     ctx->reason = "float32, constant B packed at load, register-tiled (same fma chain over k per output)";
   }

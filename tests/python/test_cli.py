@@ -273,17 +273,19 @@ def test_metadata_lines(chain, tmp_path):
 
 
 def test_memory_line(chain, tmp_path):
-    """--memory: one line with what the model and the session hold and the process's peak RSS
-    after load and at the end (the end's is at least the load's: a high-water mark)."""
+    """--memory: one line with what the model and the session hold, the process's peak RSS
+    after load and at the end (the end's is at least the load's: a high-water mark) and its RSS
+    at the end (at most the peak)."""
     res = h.run_q8rt(chain.model_path, {"x": chain.x_npy}, tmp_path / "o", extra=["--memory"]).assert_ok()
     lines = [ln for ln in res.stdout.splitlines() if ln.startswith("memory ")]
     assert len(lines) == 1, res.stdout
-    m = re.fullmatch(r"memory model_bytes=(\d+) session_bytes=(\d+) load_peak_rss_kib=(\d+) peak_rss_kib=(\d+)",
-                     lines[0])
+    m = re.fullmatch(r"memory model_bytes=(\d+) session_bytes=(\d+) load_peak_rss_kib=(\d+) peak_rss_kib=(\d+)"
+                     r" rss_kib=(\d+)", lines[0])
     assert m, lines[0]
-    model, session, load_rss, rss = map(int, m.groups())
+    model, session, load_rss, rss, now = map(int, m.groups())
     # the chain's packed weights and its arena are held, and the process needs more than them
     assert model > 0 and session > 0 and 0 < load_rss <= rss and rss * 1024 > model + session
+    assert 0 < now <= rss and now * 1024 > model + session
     h.assert_same_bytes(res.output("y"), chain.y_ref)
     plain = h.run_q8rt(chain.model_path, {"x": chain.x_npy}).assert_ok()
     assert not any(ln.startswith("memory ") for ln in plain.stdout.splitlines())

@@ -4,6 +4,7 @@
  * limit, leaking nothing. */
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/common.h"
 #include "model_builder.h"
@@ -279,6 +280,130 @@ Q8RT_TEST(model_ir_freed_after_load) {
   free(bias);
   q8rt_model_free(m);
   CHECK(atomic_load(&c.live) == 0);
+  return 0;
+}
+
+/* The LSTM/MatMul/Gemm model of packed_originals_released: W [1][4H][I], R [1][4H][H], B [1][8H]
+ * (LSTM), M [H][N] (MatMul of Y_h), G [K][N] (Gemm of input a); with `shared`, W, R, M and G are
+ * graph outputs as well (then the model must keep them). *originals: their bytes. */
+enum { PI = 64, PH = 128, PS = 3, PN = 256, PK = 192 };
+static uint8_t *packed_model(int shared, size_t *size, size_t *originals) {
+  const size_t nw = 4 * PH * PI, nr = 4 * PH * PH, nb = 8 * PH, nm = PH * PN, ng = PK * PN;
+  float *w = malloc((nw + nr + nb + nm + ng) * sizeof(float));
+  if (w == NULL) return NULL;
+  for (size_t i = 0; i < nw + nr + nb + nm + ng; i++) w[i] = (float)((int)(i * 2654435761u % 2001) - 1000) / 8000.0f;
+  mb_model *mb = mb_create(13);
+  const int64_t xd[3] = {PS, 1, PI}, ad[2] = {2, PK}, wd[3] = {1, 4 * PH, PI}, rd[3] = {1, 4 * PH, PH},
+                bd[2] = {1, 8 * PH}, md[2] = {PH, PN}, gd[2] = {PK, PN};
+  mb_input(mb, "x", 1, 3, xd);
+  mb_input(mb, "a", 1, 2, ad);
+  mb_output(mb, "y", 1);
+  mb_output(mb, "m", 1);
+  mb_output(mb, "g", 1);
+  if (shared) {
+    mb_output(mb, "W", 1);
+    mb_output(mb, "R", 1);
+    mb_output(mb, "M", 1);
+    mb_output(mb, "G", 1);
+  }
+  mb_initializer(mb, "W", 1, 3, wd, w, nw * sizeof(float));
+  mb_initializer(mb, "R", 1, 3, rd, w + nw, nr * sizeof(float));
+  mb_initializer(mb, "B", 1, 2, bd, w + nw + nr, nb * sizeof(float));
+  mb_initializer(mb, "M", 1, 2, md, w + nw + nr + nb, nm * sizeof(float));
+  mb_initializer(mb, "G", 1, 2, gd, w + nw + nr + nb + nm, ng * sizeof(float));
+  mb_node(mb, "LSTM", "lstm", (const char *const[]){"x", "W", "R", "B", NULL}, (const char *const[]){"y", "yh", NULL});
+  mb_attr_int(mb, "hidden_size", PH);
+  mb_node(mb, "MatMul", "matmul", (const char *const[]){"yh", "M", NULL}, (const char *const[]){"m", NULL});
+  mb_node(mb, "Gemm", "gemm", (const char *const[]){"a", "G", NULL}, (const char *const[]){"g", NULL});
+  uint8_t *bytes = mb_pack(mb, size);
+  mb_free(mb);
+  free(w);
+  *originals = (nw + nr + nm + ng) * sizeof(float);
+  return bytes;
+}
+
+/* Runs the model of packed_model on fixed inputs; returns a malloc'd copy of outputs y, m and g
+ * (in that order, *nbytes in all), NULL on failure. */
+static uint8_t *packed_run(const q8rt_model *m, int threads, size_t *nbytes) {
+  q8rt_session_options so;
+  q8rt_session_options_init(&so);
+  so.threads = threads;
+  q8rt_session *s = NULL;
+  if (q8rt_session_create(m, &so, &s, NULL) != Q8RT_OK) return NULL;
+  float x[PS * PI], a[2 * PK];
+  for (int i = 0; i < PS * PI; i++) x[i] = (float)(i % 13) / 6.0f - 1.0f;
+  for (int i = 0; i < 2 * PK; i++) a[i] = (float)(i % 7) / 3.0f - 1.0f;
+  const int64_t xs[3] = {PS, 1, PI}, as[2] = {2, PK};
+  uint8_t *res = NULL;
+  *nbytes = 0;
+  if (q8rt_session_set_input(s, 0, xs, 3, x, sizeof(x), NULL) == Q8RT_OK &&
+      q8rt_session_set_input(s, 1, as, 2, a, sizeof(a), NULL) == Q8RT_OK && q8rt_session_run(s, NULL) == Q8RT_OK) {
+    res = malloc((size_t)(PS * PH + PN + 2 * PN) * sizeof(float));
+    for (size_t k = 0; res != NULL && k < 3; k++) {
+      q8rt_tensor_info info;
+      const void *out;
+      size_t n;
+      if (q8rt_session_get_output(s, k, &info, &out, &n, NULL) != Q8RT_OK) {
+        free(res);
+        res = NULL;
+        break;
+      }
+      memcpy(res + *nbytes, out, n);
+      *nbytes += n;
+    }
+  }
+  q8rt_session_free(s);
+  return res;
+}
+
+/* An original no step reads any more is not kept beside its packed copy: the LSTM's W and R (packed
+ * for the f32-gemm kernels, or transposed on the reference backend) and the B of a MatMul and a
+ * Gemm (packed) are freed at load, so the model holds about one copy of each weight, not two; a
+ * model that also shows them as graph outputs keeps them (at least W's and R's bytes more) and gives
+ * the same bytes, at 1 and 2 threads. Fails when the originals stay (the model then holds twice the
+ * weights) or when a run reads a freed original (poisoned on free; its pointer is NULL). */
+Q8RT_TEST(packed_originals_released) {
+  const q8rt_backend backends[2] = {Q8RT_BACKEND_AUTO, Q8RT_BACKEND_REFERENCE};
+  for (int bi = 0; bi < 2; bi++) {
+    size_t bytes_of[2] = {0, 0}, originals = 0, n_ref = 0;
+    uint8_t *ref = NULL;
+    for (int shared = 0; shared < 2; shared++) {
+      mem_count c = {0, 0};
+      const q8rt_allocator a = {m_alloc, m_free_poison, &c};
+      size_t size;
+      uint8_t *bytes = packed_model(shared, &size, &originals);
+      CHECK(bytes != NULL);
+      q8rt_model_options mo;
+      q8rt_model_options_init(&mo);
+      mo.allocator = &a;
+      mo.backend = backends[bi];
+      q8rt_model *m = NULL;
+      CHECK_OK(q8rt_model_load_memory(bytes, size, &mo, &m, NULL));
+      free(bytes);
+      bytes_of[shared] = q8rt_model_memory(m);
+      printf("  backend %d %s: model bytes %zu (file %zu, weights %zu)\n", (int)backends[bi],
+             shared ? "shared" : "plain", bytes_of[shared], size, originals);
+      for (int threads = 1; threads <= 2; threads++) {
+        size_t n = 0;
+        uint8_t *out = packed_run(m, threads, &n);
+        CHECK(out != NULL);
+        if (ref == NULL) {
+          ref = out;
+          n_ref = n;
+        } else {
+          CHECK(n == n_ref && memcmp(out, ref, n) == 0);
+          free(out);
+        }
+      }
+      q8rt_model_free(m);
+      CHECK(atomic_load(&c.live) == 0);
+    }
+    free(ref);
+    /* one copy of each weight (packed or the original) and a little more, not two */
+    CHECK(bytes_of[0] < originals + originals / 2);
+    /* W and R at least (the reference backend keeps MatMul's and Gemm's B as they are: no copy) */
+    CHECK(bytes_of[1] >= bytes_of[0] + (size_t)(4 * PH * (PI + PH)) * sizeof(float));
+  }
   return 0;
 }
 
