@@ -351,6 +351,10 @@ static q8rt_status mm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, 
   ctx->reason =
       p->y_type == Q8RT_DTYPE_FLOAT32 ? "exact int32 GEMM, float output scale" : "exact int32 GEMM, ORT requantization";
   if ((st = mm_prepare_fast(ctx, p, err)) != Q8RT_OK) return st;
+  /* QGemm on the packed route: A is 2-D (infer refuses any other rank) and not transposed, so
+   * every bind takes it (mm_infer: use_fast) and no session reads B. QLinearMatMul keeps B: an A
+   * of rank 1 binds to the scalar loop, which reads it. */
+  if (kind == MM_QGEMM && p->fast) ctx->consumed |= 1u << 3;
   mm_prepare_rt(ctx, p, ir_node_input(g, n, 3));
   if (kind == MM_QGEMM && !p->fast) {
     /* float output or a C that varies by row: the int32 accumulators are the same (mod 2^32) on the
