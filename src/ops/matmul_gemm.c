@@ -113,9 +113,13 @@ static q8rt_status matmul_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
   const op_f32_gemm_variant *v = op_f32_gemm_pick(ctx);
   if (v != NULL && bt != NULL && bt->dtype == Q8RT_DTYPE_FLOAT32 && bt->rank == 2 && bt->count > 0) {
     const size_t K = (size_t)bt->dims[0], N = (size_t)bt->dims[1];
-    float *packed = q8rt_pool_alloc(ctx->pool, q8rt_f32_gemm_packed_size(K, N, v->nr) * sizeof(float), 64);
-    if (packed == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory packing B");
-    q8rt_f32_gemm_pack(K, N, v->nr, bt->data, N, packed);
+    float *packed = op_pack_find(ctx, bt->data, "f32-gemm-pack", K, N, v->nr);
+    if (packed == NULL) {
+      packed = q8rt_pool_alloc(ctx->pool, q8rt_f32_gemm_packed_size(K, N, v->nr) * sizeof(float), 64);
+      if (packed == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory packing B");
+      q8rt_f32_gemm_pack(K, N, v->nr, bt->data, N, packed);
+      op_pack_keep(ctx, bt->data, "f32-gemm-pack", K, N, v->nr, packed);
+    }
     p->gemm = v->fn;
     p->packed_b = packed;
     p->nr = v->nr;
@@ -304,12 +308,17 @@ static q8rt_status gemm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
     /* B as [K, N] whatever its orientation (transB = 1: every exported Linear layer), packed in
      * panels of nr columns, the last zero-padded (the layout q8rt_f32_gemm_pack writes) */
     const size_t K = (size_t)bt->dims[p->trans_b ? 1 : 0], N = (size_t)bt->dims[p->trans_b ? 0 : 1], nr = v->nr;
-    float *packed = q8rt_pool_alloc(ctx->pool, q8rt_f32_gemm_packed_size(K, N, nr) * sizeof(float), 64);
-    if (packed == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory packing B");
-    if (p->trans_b) {
-      q8rt_f32_gemm_pack_t(K, N, nr, bt->data, K, packed);
-    } else {
-      q8rt_f32_gemm_pack(K, N, nr, bt->data, N, packed);
+    const char *kind = p->trans_b ? "f32-gemm-pack-t" : "f32-gemm-pack";
+    float *packed = op_pack_find(ctx, bt->data, kind, K, N, nr);
+    if (packed == NULL) {
+      packed = q8rt_pool_alloc(ctx->pool, q8rt_f32_gemm_packed_size(K, N, nr) * sizeof(float), 64);
+      if (packed == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory packing B");
+      if (p->trans_b) {
+        q8rt_f32_gemm_pack_t(K, N, nr, bt->data, K, packed);
+      } else {
+        q8rt_f32_gemm_pack(K, N, nr, bt->data, N, packed);
+      }
+      op_pack_keep(ctx, bt->data, kind, K, N, nr, packed);
     }
     p->gemm = v->fn;
     p->packed_b = packed;

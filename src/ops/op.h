@@ -94,6 +94,9 @@ typedef struct op_prepare_ctx {
   /* out: bit k set when the params keep what they need of constant input k (packed weights) and
    * never read the IR's tensor again: the planner frees it if no other step reads it. */
   unsigned consumed;
+  /* in: the model's packed constants so far (op_pack_find / op_pack_keep), NULL where there is no
+   * model to share with (constant folding) */
+  struct op_pack_entry **packs;
 } op_prepare_ctx;
 
 typedef struct op_exec_ctx {

@@ -409,3 +409,28 @@ q8rt_status op_to_float_scale(const ir_graph *g, const ir_node *n, float *scale,
   }
   return Q8RT_OK;
 }
+
+void *op_pack_find(const op_prepare_ctx *ctx, const void *src, const char *kind, size_t d0, size_t d1, size_t d2) {
+  if (ctx->packs == NULL) return NULL;
+  for (const op_pack_entry *e = *ctx->packs; e != NULL; e = e->next) {
+    if (e->src == src && strcmp(e->kind, kind) == 0 && e->d[0] == d0 && e->d[1] == d1 && e->d[2] == d2) {
+      return e->packed;
+    }
+  }
+  return NULL;
+}
+
+void op_pack_keep(op_prepare_ctx *ctx, const void *src, const char *kind, size_t d0, size_t d1, size_t d2,
+                  void *packed) {
+  if (ctx->packs == NULL) return;
+  op_pack_entry *e = q8rt_pool_alloc(ctx->pool, sizeof(*e), 16);
+  if (e == NULL) return;
+  e->src = src;
+  e->kind = kind;
+  e->d[0] = d0;
+  e->d[1] = d1;
+  e->d[2] = d2;
+  e->packed = packed;
+  e->next = *ctx->packs;
+  *ctx->packs = e;
+}

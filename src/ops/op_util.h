@@ -224,4 +224,21 @@ q8rt_s32_f32_vcvt_ukernel_fn op_s32_f32_vcvt_pick(const op_prepare_ctx *ctx);
  * (*scale) or computed at run (*dynamic = 1); fails naming the node otherwise. */
 q8rt_status op_to_float_scale(const ir_graph *g, const ir_node *n, float *scale, int *dynamic, q8rt_error *err);
 
+/* Packed constants shared between the steps of one model: a constant tensor packed the same way
+ * (kind, three sizes) by several steps is packed once (an LSTM exported cell by cell repeats its
+ * Gemm weights at every time step: 20 copies of 6.5 MiB each). Packed data is read-only after
+ * prepare; the entries live in the model's pool. */
+typedef struct op_pack_entry {
+  struct op_pack_entry *next;
+  const void *src;  /* the constant's data */
+  const char *kind; /* the packing (a string literal of the packer) */
+  size_t d[3];
+  void *packed;
+} op_pack_entry;
+
+void *op_pack_find(const op_prepare_ctx *ctx, const void *src, const char *kind, size_t d0, size_t d1, size_t d2);
+/* Records packed (the caller has filled it); a failed record only costs sharing. */
+void op_pack_keep(op_prepare_ctx *ctx, const void *src, const char *kind, size_t d0, size_t d1, size_t d2,
+                  void *packed);
+
 #endif

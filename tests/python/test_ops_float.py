@@ -850,6 +850,39 @@ def test_float_gemm_packed_route(case, tmp_path):
     assert "f32_gemm_ukernel" in explain, explain
 
 
+def test_float_shared_weight_packed_once(tmp_path):
+    """A constant B that several Gemm/MatMul nodes read (an LSTM exported cell by cell repeats its
+    weights at every time step: captcha-whisperer 0.1.0's CRNN held 80 Gemms over 4 weights, 300 MB
+    of packed copies for a 19 MB model) is packed once per orientation: the chain's bytes are those
+    of the row kernel and of --threads 3, within the float tolerance of ORT, and the model holds the
+    packed weight about twice (Gemm transB = 1 and MatMul pack it differently), not 12 times."""
+    from single_node import run_ort
+    rng = np.random.default_rng(31)
+    K = 256
+    w = rng.normal(0, 0.06, (K, K)).astype(np.float32)
+    nodes, prev = [], "x"
+    for i in range(12):
+        if i % 3 == 2:
+            nodes.append(helper.make_node("MatMul", [prev, "w"], [f"m{i}"]))
+        else:
+            nodes.append(helper.make_node("Gemm", [prev, "w"], [f"m{i}"], transB=i % 3))
+        nodes.append(helper.make_node("Tanh", [f"m{i}"], [f"t{i}" if i < 11 else "y"]))
+        prev = f"t{i}"
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, K])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          [onnx.numpy_helper.from_array(w, "w")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    x = rng.normal(0, 1, (3, K)).astype(np.float32)
+    got, explain = _float_routes(m, {"x": x}, tmp_path, op="Gemm")
+    np.testing.assert_allclose(got, run_ort(m, {"x": x}, optimize=False)[0], rtol=1e-4, atol=1e-5)
+    assert "f32_gemm_ukernel" in explain, explain
+    res = h.run_q8rt(h.save_model(m, tmp_path / "m.onnx"), {"x": h.save_npy(tmp_path / "x.npy", x)},
+                     tmp_path / "mem", extra=["--memory"]).assert_ok()
+    model_bytes = int(re.search(r"memory model_bytes=(\d+)", res.stdout).group(1))
+    assert model_bytes < 4 * w.nbytes, f"model holds {model_bytes} bytes for a {w.nbytes}-byte weight"
+
+
 def test_float_softmax_and_elementwise_routes(tmp_path):
     """Softmax along an inner axis (f32-softmax-strided: lanes across the inner positions, rows
     split over the pool) and the elementwise kernels (f32-vbinary with a broadcast operand on either side,
