@@ -6,7 +6,8 @@
  *
  * As ONNX Runtime (scatter.cc): negative indices get the axis size added; updates apply in C
  * order, so with repeated indices the last wins (none) or they combine in that order; max/min
- * keep the current value unless the update compares greater/smaller (std::max/std::min). ORT fails
+ * take the update unless the current value compares greater/smaller (what ORT 1.30 gives: a NaN
+ * current value is replaced, a NaN update kept, of +0 and -0 the update). ORT fails
  * the run on an index out of range; q8rt's run cannot fail on data, so such an update is skipped
  * (the element keeps its value), as Gather gives zeros for run-time indices out of range. */
 #include <string.h>
@@ -145,8 +146,8 @@ static q8rt_status scatter_infer(const void *params, const op_node *n, const op_
     switch (red) {                                  \
       case SCATTER_ADD: a = (T)(a + b); break;      \
       case SCATTER_MUL: a = (T)(a * b); break;      \
-      case SCATTER_MAX: a = (a < b) ? b : a; break; \
-      default: a = (b < a) ? b : a; break;          \
+      case SCATTER_MAX: a = (a > b) ? a : b; break; \
+      default: a = (a < b) ? a : b; break;          \
     }                                               \
     memcpy(dst, &a, sizeof(T));                     \
   } while (0)
@@ -160,8 +161,8 @@ static q8rt_status scatter_infer(const void *params, const op_node *n, const op_
     switch (red) {                                      \
       case SCATTER_ADD: a = (T)(U)((U)a + (U)b); break; \
       case SCATTER_MUL: a = (T)(U)((U)a * (U)b); break; \
-      case SCATTER_MAX: a = (a < b) ? b : a; break;     \
-      default: a = (b < a) ? b : a; break;              \
+      case SCATTER_MAX: a = (a > b) ? a : b; break;     \
+      default: a = (a < b) ? a : b; break;              \
     }                                                   \
     memcpy(dst, &a, sizeof(T));                         \
   } while (0)

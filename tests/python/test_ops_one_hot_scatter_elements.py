@@ -15,6 +15,7 @@ def cases():
     r = rng_for("one_hot_scatter_elements")
     i32, i64, f32 = np.int32, np.int64, np.float32
     vals = np.array([0.0, 1.0], f32)
+    special = np.array([np.nan, -np.nan, 0.0, -0.0, 1.0, -1.0, np.inf, -np.inf], f32)
     c = [
         # SLANet's: int64 indices, int32 [1] depth, float values, axis -1
         case("onehot_slanet", "OneHot", [("x", np.array([[3], [29]], i64)), ("d", np.array([30], i32)),
@@ -59,6 +60,12 @@ def cases():
         case("scatter_min_i32", "ScatterElements",
              [("data", r.integers(-9, 9, (4, 2)).astype(i32)), ("i", np.array([[3, 0], [3, 1]], i64)),
               ("u", r.integers(-9, 9, (2, 2)).astype(i32))], attrs={"reduction": "min"}, opset=18),
+        # max/min where the order of the comparison shows: NaN on either side, +0 against -0
+        # (every pair of the 8 values, as current value and as update)
+        *[case(f"scatter_{red}_nan_signed_zero", "ScatterElements",
+               [("data", np.repeat(special, 8)[None, :]), ("i", np.arange(64, dtype=i64)[None, :]),
+                ("u", np.tile(special, 8)[None, :])], attrs={"axis": 1, "reduction": red}, opset=18)
+          for red in ("max", "min")],
         case("scatter_empty_indices", "ScatterElements",
              [("data", r.standard_normal((2, 3)).astype(f32)), ("i", np.zeros((0, 3), i64)),
               ("u", np.zeros((0, 3), f32))], opset=13),
