@@ -38,6 +38,8 @@ typedef struct mm_params {
   conv_fast gemm;
   gemm_i32 gi; /* MatMulInteger with a constant 2-D B: the int32-output GEMM kernels (fn != NULL) */
   int rt;      /* B computed at run: an int32-output GEMM kernel exists (packed per batch at run) */
+  int b_gone;  /* the constant B was declared consumed (freed unless another step reads it): every
+                  bind must take the packed route, and infer refuses one that would not */
   q8rt_backend backend;
   uint32_t isa;
   /* MatMulIntegerToFloat (domain q8rt, src/passes/integer_fuse.c): y = (float)acc * scale [+ bias[j]],
@@ -282,6 +284,12 @@ static q8rt_status mm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, 
     ctx->kernel = "matmul_integer__scalar";
     ctx->reason = "exact int32 accumulation";
     if ((st = mm_prepare_i32(ctx, p, ir_node_input(g, n, 1)->constant, err)) != Q8RT_OK) return st;
+    /* with A known to be of rank >= 2 every bind takes the packed route (mm_infer: A's rows are
+     * contiguous, A's count is batches x M x K for a 2-D B, K is B's): B is not read again */
+    if (p->gi.fn != NULL && ir_node_input(g, n, 0)->rank >= 2) {
+      p->b_gone = 1;
+      ctx->consumed |= 1u << 1;
+    }
     mm_prepare_rt(ctx, p, ir_node_input(g, n, 1));
     if (p->gi.fn != NULL) {
       ctx->kernel = p->gi.kernel;
@@ -354,7 +362,10 @@ static q8rt_status mm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, 
   /* QGemm on the packed route: A is 2-D (infer refuses any other rank) and not transposed, so
    * every bind takes it (mm_infer: use_fast) and no session reads B. QLinearMatMul keeps B: an A
    * of rank 1 binds to the scalar loop, which reads it. */
-  if (kind == MM_QGEMM && p->fast) ctx->consumed |= 1u << 3;
+  if (kind == MM_QGEMM && p->fast) {
+    p->b_gone = 1;
+    ctx->consumed |= 1u << 3;
+  }
   mm_prepare_rt(ctx, p, ir_node_input(g, n, 3));
   if (kind == MM_QGEMM && !p->fast) {
     /* float output or a C that varies by row: the int32 accumulators are the same (mod 2^32) on the
@@ -565,6 +576,10 @@ static q8rt_status mm_infer(const void *params, const op_node *n, const op_shape
   if (concrete && p->rt && !gm->use_fast && !gm->use_i32 && gm->a_sk == 1 && gm->a_sm == gm->K && gm->M >= 4 &&
       gm->N > 0 && gm->K > 0) {
     gm->use_rt = 1;
+  }
+  if (concrete && p->b_gone && !gm->use_fast && !gm->use_i32) { /* never expected: see mm_prepare */
+    return q8rt_fail(err, Q8RT_ERROR_SHAPE, "%s node '%s': B was packed at load for these shapes, not for A of rank %d",
+                     n->op_type, n->name, in[0].rank);
   }
   int64_t N = -1;
   if (out->rank >= 1 && p->kind == MM_QGEMM) N = out->dims[1];
