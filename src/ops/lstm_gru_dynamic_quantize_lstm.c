@@ -108,7 +108,7 @@ typedef struct rnn_params {
   /* DynamicQuantizeLSTM: W [D][I][4H] and R [D][H][4H] as int32 (w - zp), copied at load; scales
    * per direction ([D]) or per column ([D][4H]) */
   int quantized;
-  int16_t *qw, *qr; /* w - zp: [-255, 255] */
+  int16_t *qw, *qr; /* w - zp: [-255, 255]; NULL when every direction's GEMM is packed (gw, gr) */
   float *w_scale, *r_scale;
   int w_scale_cols, r_scale_cols; /* 1 or 4H */
   int64_t q_input;                /* I, from W's shape */
@@ -379,14 +379,8 @@ static q8rt_status dq_weights(op_prepare_ctx *ctx, rnn_params *p, int wi, int si
       }
     }
   }
-  int16_t *q = q8rt_pool_array(ctx->pool, (size_t)t->count, sizeof(int16_t));
   float *s = q8rt_pool_array(ctx->pool, (size_t)sc->count, sizeof(float));
-  if (q == NULL || s == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
-  const int64_t per_dir = t->count / D;
-  for (int64_t i = 0; i < t->count; i++) {
-    const int32_t z = qk_load8(zp->data, zp->dtype, (size_t)((i / per_dir) * per));
-    q[i] = (int16_t)(qk_load8(t->data, t->dtype, (size_t)i) - z);
-  }
+  if (s == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
   memcpy(s, sc->data, (size_t)sc->count * sizeof(float));
   /* the int32 GEMM kernels, one packing per direction: B [k][4H] with one zero point */
   const size_t K = (size_t)t->dims[1], GH = (size_t)G4;
@@ -399,6 +393,20 @@ static q8rt_status dq_weights(op_prepare_ctx *ctx, rnn_params *p, int wi, int si
     q8rt_status st =
         gemm_i32_prepare(1, GH, K, wd, t->dtype, 1, GH, zps, ctx->backend, ctx->isa, ctx->pool, &gi[d], err);
     if (st != Q8RT_OK) return st;
+  }
+  /* w - zp as int16 for the row loop (dq_row), only where a direction has no GEMM kernel: the
+   * packed directions never read it */
+  int packed = 1;
+  for (int64_t d = 0; d < D; d++) packed &= gi[d].fn != NULL;
+  int16_t *q = NULL;
+  if (!packed) {
+    q = q8rt_pool_array(ctx->pool, (size_t)t->count, sizeof(int16_t));
+    if (q == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+    const int64_t per_dir = t->count / D;
+    for (int64_t i = 0; i < t->count; i++) {
+      const int32_t z = qk_load8(zp->data, zp->dtype, (size_t)((i / per_dir) * per));
+      q[i] = (int16_t)(qk_load8(t->data, t->dtype, (size_t)i) - z);
+    }
   }
   *qout = q;
   *scale_out = s;
@@ -1167,7 +1175,8 @@ static void dq_dir_item(void *arg, size_t d) {
   uint8_t *hq = (uint8_t *)(acc + GH);
   const int rev = p->reverse || d == 1;
   const rnn_act *act = &p->acts[d * 3];
-  const int16_t *qw = p->qw + d * I * GH, *qr = p->qr + d * H * GH;
+  /* NULL when every direction has its GEMM packing (dq_gemm then never reads them) */
+  const int16_t *qw = p->qw != NULL ? p->qw + d * I * GH : NULL, *qr = p->qr != NULL ? p->qr + d * H * GH : NULL;
   const float *wsc = p->w_scale + d * (size_t)p->w_scale_cols, *rsc = p->r_scale + d * (size_t)p->r_scale_cols;
   const float *Pd = io->P != NULL ? io->P + d * 3 * H : NULL;
   if (io->Bias != NULL) {

@@ -22,6 +22,7 @@ import zlib
 
 import numpy as np
 import onnx
+import onnx.numpy_helper
 import pytest
 from onnx import TensorProto, helper
 
@@ -387,10 +388,17 @@ def test_crnn_lstm_node(setting, tmp_path, q8rt_run):
     sub.ir_version = m.ir_version
     want = h.run_ort(sub, {x_name: x})
     p = h.save_model(sub, tmp_path / "lstm.onnx")
-    res = h.run_q8rt(p, {x_name: h.save_npy(tmp_path / "x.npy", x)}, tmp_path / "out").assert_ok()
+    res = h.run_q8rt(p, {x_name: h.save_npy(tmp_path / "x.npy", x)}, tmp_path / "out", extra=["--memory"]).assert_ok()
     for o, w in zip(outs, want):
         got = res.output("".join(c if c.isalnum() or c in "._-" else "_" for c in o))
         n_diff = h.count_mismatches(got, w)
         print(f"crnn/{setting} {node.op_type} {o}: {n_diff} of {w.size} not bit-identical, "
               f"max |diff| {np.max(np.abs(got - w)):.3g}")
         h.assert_same_bytes(got, w, f"crnn/{setting}/{o}")
+    # W and R are held once, packed: not also as the initializers (float) nor also as int16 w - zp
+    # beside the GEMM packings (DynamicQuantizeLSTM)
+    wr = sum(onnx.numpy_helper.to_array(inits[node.input[k]]).nbytes for k in (1, 2))
+    line = [ln for ln in res.stdout.splitlines() if ln.startswith("memory ")][0]
+    model_bytes = int(line.split("model_bytes=")[1].split()[0])
+    print(f"crnn/{setting}: model_bytes {model_bytes}, W and R {wr}")
+    assert model_bytes < 1.5 * wr + (1 << 20), (model_bytes, wr)
