@@ -359,10 +359,11 @@ static q8rt_status mm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, 
   ctx->reason =
       p->y_type == Q8RT_DTYPE_FLOAT32 ? "exact int32 GEMM, float output scale" : "exact int32 GEMM, ORT requantization";
   if ((st = mm_prepare_fast(ctx, p, err)) != Q8RT_OK) return st;
-  /* QGemm on the packed route: A is 2-D (infer refuses any other rank) and not transposed, so
-   * every bind takes it (mm_infer: use_fast) and no session reads B. QLinearMatMul keeps B: an A
-   * of rank 1 binds to the scalar loop, which reads it. */
-  if (kind == MM_QGEMM && p->fast) {
+  /* The packed route, when every bind takes it (mm_infer: use_fast): QGemm's A is 2-D (infer
+   * refuses any other rank) and not transposed; QLinearMatMul's A when its rank is known at load
+   * to be >= 2 (its rows are then contiguous and hold batches x M x K values for a 2-D B). An A
+   * of rank 1 binds to the scalar loop, which reads B: kept. */
+  if (p->fast && (kind == MM_QGEMM || ir_node_input(g, n, 0)->rank >= 2)) {
     p->b_gone = 1;
     ctx->consumed |= 1u << 3;
   }

@@ -413,7 +413,7 @@ Q8RT_TEST(packed_originals_released) {
 /* A QGemm (com.microsoft) of a uint8 A [QM, QK] and a constant int8 B [QK, QN]; with `shared`, B is
  * a graph output as well. */
 enum { QM = 5, QK = 256, QN = 1024 };
-static uint8_t *qgemm_model(int shared, size_t *size) {
+static uint8_t *qgemm_model(int shared, int qlmm, size_t *size) {
   int8_t *b = malloc((size_t)QK * QN);
   if (b == NULL) return NULL;
   for (size_t i = 0; i < (size_t)QK * QN; i++) b[i] = (int8_t)((int)(i * 2654435761u % 255) - 127);
@@ -432,61 +432,70 @@ static uint8_t *qgemm_model(int shared, size_t *size) {
   mb_initializer(mb, "bz", 3, 0, scalar, &bz, sizeof(bz));
   mb_initializer(mb, "ys", 1, 0, scalar, &ys, sizeof(ys));
   mb_initializer(mb, "yz", 2, 0, scalar, &yz, sizeof(yz));
-  mb_node(mb, "QGemm", "qgemm", (const char *const[]){"a", "as", "az", "B", "bs", "bz", "", "ys", "yz", NULL},
-          (const char *const[]){"y", NULL});
-  mb_domain(mb, "com.microsoft");
+  if (qlmm) {
+    mb_node(mb, "QLinearMatMul", "qlmm", (const char *const[]){"a", "as", "az", "B", "bs", "bz", "ys", "yz", NULL},
+            (const char *const[]){"y", NULL});
+  } else {
+    mb_node(mb, "QGemm", "qgemm", (const char *const[]){"a", "as", "az", "B", "bs", "bz", "", "ys", "yz", NULL},
+            (const char *const[]){"y", NULL});
+    mb_domain(mb, "com.microsoft");
+  }
   uint8_t *bytes = mb_pack(mb, size);
   mb_free(mb);
   free(b);
   return bytes;
 }
 
-/* A QGemm on the packed route (every bind takes it: A is 2-D) does not keep its B beside the
- * packing: the model that also outputs B holds at least B's bytes more, and both give the same
- * bytes at 1 and 2 threads. Fails when B stays (equal model bytes) or when a run reads it. */
+/* A QGemm on the packed route (every bind takes it: A is 2-D), and a QLinearMatMul whose A is known
+ * to be 2-D, do not keep B beside the packing: the model that also outputs B holds at least B's
+ * bytes more, and both give the same bytes at 1 and 2 threads. Fails when B stays (equal model
+ * bytes) or when a run reads it. */
 Q8RT_TEST(qgemm_packed_b_released) {
-  size_t bytes_of[2] = {0, 0};
-  uint8_t ref[QM * QN];
-  int have_ref = 0;
-  for (int shared = 0; shared < 2; shared++) {
-    mem_count c = {0, 0};
-    const q8rt_allocator a = {m_alloc, m_free_poison, &c};
-    size_t size;
-    uint8_t *bytes = qgemm_model(shared, &size);
-    CHECK(bytes != NULL);
-    q8rt_model_options mo;
-    q8rt_model_options_init(&mo);
-    mo.allocator = &a;
-    q8rt_model *m = NULL;
-    CHECK_OK(q8rt_model_load_memory(bytes, size, &mo, &m, NULL));
-    free(bytes);
-    bytes_of[shared] = q8rt_model_memory(m);
-    printf("  %s: model bytes %zu (file %zu, B %d)\n", shared ? "shared" : "plain", bytes_of[shared], size, QK * QN);
-    for (int threads = 1; threads <= 2; threads++) {
-      q8rt_session_options so;
-      q8rt_session_options_init(&so);
-      so.threads = threads;
-      q8rt_session *s = NULL;
-      CHECK_OK(q8rt_session_create(m, &so, &s, NULL));
-      uint8_t x[QM * QK];
-      for (int i = 0; i < QM * QK; i++) x[i] = (uint8_t)(i * 37 % 256);
-      const int64_t xs[2] = {QM, QK};
-      CHECK_OK(q8rt_session_set_input(s, 0, xs, 2, x, sizeof(x), NULL));
-      CHECK_OK(q8rt_session_run(s, NULL));
-      q8rt_tensor_info info;
-      const void *out;
-      size_t n;
-      CHECK_OK(q8rt_session_get_output(s, 0, &info, &out, &n, NULL));
-      CHECK(n == sizeof(ref));
-      if (!have_ref) memcpy(ref, out, n);
-      CHECK(memcmp(ref, out, n) == 0);
-      have_ref = 1;
-      q8rt_session_free(s);
+  for (int qlmm = 0; qlmm < 2; qlmm++) {
+    size_t bytes_of[2] = {0, 0};
+    uint8_t ref[QM * QN];
+    int have_ref = 0;
+    for (int shared = 0; shared < 2; shared++) {
+      mem_count c = {0, 0};
+      const q8rt_allocator a = {m_alloc, m_free_poison, &c};
+      size_t size;
+      uint8_t *bytes = qgemm_model(shared, qlmm, &size);
+      CHECK(bytes != NULL);
+      q8rt_model_options mo;
+      q8rt_model_options_init(&mo);
+      mo.allocator = &a;
+      q8rt_model *m = NULL;
+      CHECK_OK(q8rt_model_load_memory(bytes, size, &mo, &m, NULL));
+      free(bytes);
+      bytes_of[shared] = q8rt_model_memory(m);
+      printf("  %s %s: model bytes %zu (file %zu, B %d)\n", qlmm ? "QLinearMatMul" : "QGemm",
+             shared ? "shared" : "plain", bytes_of[shared], size, QK * QN);
+      for (int threads = 1; threads <= 2; threads++) {
+        q8rt_session_options so;
+        q8rt_session_options_init(&so);
+        so.threads = threads;
+        q8rt_session *s = NULL;
+        CHECK_OK(q8rt_session_create(m, &so, &s, NULL));
+        uint8_t x[QM * QK];
+        for (int i = 0; i < QM * QK; i++) x[i] = (uint8_t)(i * 37 % 256);
+        const int64_t xs[2] = {QM, QK};
+        CHECK_OK(q8rt_session_set_input(s, 0, xs, 2, x, sizeof(x), NULL));
+        CHECK_OK(q8rt_session_run(s, NULL));
+        q8rt_tensor_info info;
+        const void *out;
+        size_t n;
+        CHECK_OK(q8rt_session_get_output(s, 0, &info, &out, &n, NULL));
+        CHECK(n == sizeof(ref));
+        if (!have_ref) memcpy(ref, out, n);
+        CHECK(memcmp(ref, out, n) == 0);
+        have_ref = 1;
+        q8rt_session_free(s);
+      }
+      q8rt_model_free(m);
+      CHECK(atomic_load(&c.live) == 0);
     }
-    q8rt_model_free(m);
-    CHECK(atomic_load(&c.live) == 0);
+    CHECK(bytes_of[1] >= bytes_of[0] + (size_t)QK * QN);
   }
-  CHECK(bytes_of[1] >= bytes_of[0] + (size_t)QK * QN);
   return 0;
 }
 
