@@ -702,7 +702,8 @@ static void im2col_at(const conv_fast *f, const conv_fast_geom *g, const uint8_t
         if (lo > kernel_w) lo = kernel_w;
         if (hi > kernel_w) hi = kernel_w;
         if (hi < lo) hi = lo;
-        const uint8_t *src = src_row + (ix0 + lo - pad_left) * c;
+        /* (a kernel row wholly in the padding has no source: no pointer is formed there) */
+        const uint8_t *src = hi > lo ? src_row + (ix0 + lo - pad_left) * c : src_row;
         const size_t room = a_stride - (size_t)(dst - row);
         if (lo == 0 && hi == kernel_w && run <= 4 && room >= 4 && (size_t)(x_end - src) >= 4) {
           memcpy(dst, src, 4);
@@ -826,6 +827,7 @@ static void gemm_seg_tile(const conv_fast *f, const conv_fast_geom *g, const uin
     const size_t iy0 = oy * g->stride_h;
     if (iy0 >= g->pad_top && iy0 - g->pad_top + span_h <= g->in_h && ox_lo < ox_hi) {
       ia = ox > ox_lo ? ox : ox_lo;
+      if (ia > ox_end) ia = ox_end; /* the tile's part of the row ends before the interior */
       ib = ox_end < ox_hi ? ox_end : ox_hi;
       if (ib < ia) ib = ia;
       ib = ia + (ib - ia) / mr * mr;

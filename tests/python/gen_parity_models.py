@@ -237,6 +237,10 @@ def cases() -> List[Case]:
             (1, 1, 17, 23))
         add(f"{c}_ch1_5x5_batch2", ConvSpec(1, 4, (5, 5), xt=xt, wt=wt, pads=[2, 1, 2, 2]), (2, 1, 9, 11))
         add(f"{c}_ch2_3x3_nopad", ConvSpec(2, 6, xt=xt, wt=wt, per_channel=True), (1, 2, 7, 8))
+        # seg route with more left padding than a stride: a tile whose part of an output row ends
+        # before the first interior column (ox_lo) gathers only up to its end (the fuzzer's model)
+        add(f"{c}_wide_left_pad", ConvSpec(16, 16, xt=xt, wt=wt, per_channel=True, pads=[1, 49, 1, 1]), (1, 16, 6, 6))
+        add(f"{c}_left_pad_5", ConvSpec(16, 8, xt=xt, wt=wt, pads=[0, 5, 0, 0]), (1, 16, 4, 4))
         for ch in (1, 3, 17, 64, 256, 300):
             add(f"{c}_ch{ch}_1x1", ConvSpec(ch, ch, (1, 1), xt=xt, wt=wt, per_channel=True), (1, ch, 4, 4))
             add(f"{c}_ch{ch}_3x3", ConvSpec(ch, max(1, ch // 2), xt=xt, wt=wt, per_channel=ch % 2 == 0,
