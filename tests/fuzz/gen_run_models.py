@@ -46,6 +46,54 @@ def symbolic(model: onnx.ModelProto) -> onnx.ModelProto:
     return m
 
 
+def bind_time_models():
+    """Inputs whose values q8rt takes when shapes are bound (a Shape chain), with every graph input
+    symbolic, so the fuzzer's dims decide them: OneHot's depth, Resize's sizes, Slice's ends and
+    steps; and ScatterElements with its reductions over fuzzed indices (out of range, repeated)."""
+    from onnx import TensorProto, helper, numpy_helper
+    import numpy as np
+
+    def t(name, v):
+        return numpy_helper.from_array(np.asarray(v), name)
+
+    def vi(name, ty, dims):
+        return helper.make_tensor_value_info(name, ty, dims)
+
+    def model(nodes, inputs, inits, opset):
+        g = helper.make_graph(nodes, "g", inputs, [helper.make_empty_tensor_value_info("y")], inits)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+        m.ir_version = 8
+        return m
+
+    F, I32, I64 = TensorProto.FLOAT, TensorProto.INT32, TensorProto.INT64
+    shape = helper.make_node("Shape", ["ref"], ["rs"], name="shape")
+    ref = vi("ref", F, ["r0", "r1"])
+    yield "onehot_depth", model(
+        [shape, helper.make_node("Gather", ["rs", "one"], ["d"], name="gather", axis=0),
+         helper.make_node("OneHot", ["x", "d", "v"], ["y"], name="onehot", axis=-2)],
+        [vi("x", I64, ["a", "b"]), ref],
+        [t("one", np.array(1, np.int64)), t("v", np.array([-1.5, 2.0], np.float32))], 11)
+    for mode in ("nearest", "linear"):
+        yield f"resize_sizes_{mode}", model(
+            [shape, helper.make_node("Shape", ["x"], ["xs"], name="shape_x"),
+             helper.make_node("Slice", ["xs", "s0", "s2"], ["nc"], name="slice_nc"),
+             helper.make_node("Concat", ["nc", "rs"], ["sz"], name="concat", axis=0),
+             helper.make_node("Resize", ["x", "", "", "sz"], ["y"], name="resize", mode=mode)],
+            [vi("x", F, ["n", "c", "h", "w"]), ref],
+            [t("s0", np.array([0], np.int64)), t("s2", np.array([2], np.int64))], 13)
+    yield "slice_ends_steps", model(
+        [shape, helper.make_node("Min", ["rs", "three"], ["e"], name="min"),
+         helper.make_node("Sub", ["rs", "two"], ["st"], name="sub"),
+         helper.make_node("Slice", ["x", "z", "e", "ax", "st"], ["y"], name="slice")],
+        [vi("x", F, ["a", "b"]), ref],
+        [t("three", np.array([3, 3], np.int64)), t("two", np.array([2, 2], np.int64)),
+         t("z", np.array([-1, 0], np.int64)), t("ax", np.array([0, -1], np.int64))], 13)
+    for red, opset, ity in (("none", 13, I32), ("add", 16, I64), ("max", 18, I64)):
+        yield f"scatter_{red}", model(
+            [helper.make_node("ScatterElements", ["data", "i", "u"], ["y"], name="scatter", axis=1, reduction=red)],
+            [vi("data", F, ["a", "b", "c"]), vi("i", ity, ["d", "e", "f"]), vi("u", F, ["d", "e", "f"])], [], opset)
+
+
 def main() -> int:
     out = Path(sys.argv[1] if len(sys.argv) > 1 else ROOT / "build" / "fuzz" / "run-models")
     out.mkdir(parents=True, exist_ok=True)
@@ -79,6 +127,10 @@ def main() -> int:
             p = out / f"{tag}.sym.onnx"
             p.write_bytes(symbolic(model).SerializeToString())
             paths.append(p)
+    for name, model in bind_time_models():
+        p = out / f"bind_{name}.onnx"
+        p.write_bytes(model.SerializeToString())
+        paths.append(p)
     lines = sorted(str(p.resolve()) for p in paths)
     (out / "list.txt").write_text("\n".join(lines) + "\n")
     print(f"gen_run_models: {len(lines)} models in {out / 'list.txt'}")
