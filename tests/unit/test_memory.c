@@ -410,6 +410,34 @@ Q8RT_TEST(packed_originals_released) {
   return 0;
 }
 
+/* One run of m at `threads` with input 0 of `shape` (rank dims) filled with i * 37 % 256: a copy of
+ * output 0 (malloc'd, its size in *nbytes), or NULL when a call fails. */
+static uint8_t *u8_pattern_run(const q8rt_model *m, int threads, const int64_t *shape, int rank, size_t *nbytes) {
+  size_t count = 1;
+  for (int d = 0; d < rank; d++) count *= (size_t)shape[d];
+  uint8_t *x = malloc(count);
+  q8rt_session_options so;
+  q8rt_session_options_init(&so);
+  so.threads = threads;
+  q8rt_session *s = NULL;
+  uint8_t *res = NULL;
+  *nbytes = 0;
+  if (x != NULL && q8rt_session_create(m, &so, &s, NULL) == Q8RT_OK) {
+    for (size_t i = 0; i < count; i++) x[i] = (uint8_t)(i * 37 % 256);
+    q8rt_tensor_info info;
+    const void *out;
+    size_t n;
+    if (q8rt_session_set_input(s, 0, shape, rank, x, count, NULL) == Q8RT_OK && q8rt_session_run(s, NULL) == Q8RT_OK &&
+        q8rt_session_get_output(s, 0, &info, &out, &n, NULL) == Q8RT_OK && (res = malloc(n)) != NULL) {
+      memcpy(res, out, n);
+      *nbytes = n;
+    }
+  }
+  q8rt_session_free(s);
+  free(x);
+  return res;
+}
+
 /* A QGemm (com.microsoft) of a uint8 A [QM, QK] and a constant int8 B [QK, QN]; with `shared`, B is
  * a graph output as well. */
 enum { QM = 5, QK = 256, QN = 1024 };
@@ -471,25 +499,15 @@ Q8RT_TEST(qgemm_packed_b_released) {
       printf("  %s %s: model bytes %zu (file %zu, B %d)\n", qlmm ? "QLinearMatMul" : "QGemm",
              shared ? "shared" : "plain", bytes_of[shared], size, QK * QN);
       for (int threads = 1; threads <= 2; threads++) {
-        q8rt_session_options so;
-        q8rt_session_options_init(&so);
-        so.threads = threads;
-        q8rt_session *s = NULL;
-        CHECK_OK(q8rt_session_create(m, &so, &s, NULL));
-        uint8_t x[QM * QK];
-        for (int i = 0; i < QM * QK; i++) x[i] = (uint8_t)(i * 37 % 256);
         const int64_t xs[2] = {QM, QK};
-        CHECK_OK(q8rt_session_set_input(s, 0, xs, 2, x, sizeof(x), NULL));
-        CHECK_OK(q8rt_session_run(s, NULL));
-        q8rt_tensor_info info;
-        const void *out;
         size_t n;
-        CHECK_OK(q8rt_session_get_output(s, 0, &info, &out, &n, NULL));
+        uint8_t *out = u8_pattern_run(m, threads, xs, 2, &n);
+        CHECK(out != NULL);
         CHECK(n == sizeof(ref));
         if (!have_ref) memcpy(ref, out, n);
         CHECK(memcmp(ref, out, n) == 0);
         have_ref = 1;
-        q8rt_session_free(s);
+        free(out);
       }
       q8rt_model_free(m);
       CHECK(atomic_load(&c.live) == 0);
@@ -550,25 +568,15 @@ Q8RT_TEST(matmul_integer_packed_b_released) {
       printf("  A of rank %d, %s: model bytes %zu (B %d)\n", vec ? 1 : 3, shared ? "shared" : "plain", bytes_of[shared],
              QK * QN);
       for (int threads = 1; threads <= 2; threads++) {
-        q8rt_session_options so;
-        q8rt_session_options_init(&so);
-        so.threads = threads;
-        q8rt_session *s = NULL;
-        CHECK_OK(q8rt_session_create(m, &so, &s, NULL));
-        uint8_t x[6 * QK];
-        for (int i = 0; i < 6 * QK; i++) x[i] = (uint8_t)(i * 37 % 256);
         const int64_t xs[3] = {2, 3, QK}, vs[1] = {QK};
-        CHECK_OK(q8rt_session_set_input(s, 0, vec ? vs : xs, vec ? 1 : 3, x, rows * QK, NULL));
-        CHECK_OK(q8rt_session_run(s, NULL));
-        q8rt_tensor_info info;
-        const void *out;
         size_t n;
-        CHECK_OK(q8rt_session_get_output(s, 0, &info, &out, &n, NULL));
+        uint8_t *out = u8_pattern_run(m, threads, vec ? vs : xs, vec ? 1 : 3, &n);
+        CHECK(out != NULL);
         CHECK(n == rows * QN * sizeof(int32_t));
         if (!have_ref) memcpy(ref, out, n);
         CHECK(memcmp(ref, out, n) == 0);
         have_ref = 1;
-        q8rt_session_free(s);
+        free(out);
       }
       q8rt_model_free(m);
       CHECK(atomic_load(&c.live) == 0);
