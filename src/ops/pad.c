@@ -1,5 +1,7 @@
 /* Pad (any element type): modes constant, reflect, edge and wrap; pads (negative ones crop) and
- * constant_value as attributes before opset 11, constant inputs from 11; axes input from 18. */
+ * constant_value as attributes before opset 11, inputs from 11 (constant_value a constant, pads a
+ * constant or a value computed when shapes are bound: TF-style SAME padding exported as a
+ * Shape -> Gather -> arithmetic -> Concat chain); axes input from 18. */
 #include <math.h>
 #include <string.h>
 
@@ -12,6 +14,7 @@ typedef struct pad_params {
   int64_t *pads, *axes;
   size_t npads, naxes;
   int has_axes;
+  int pads_bound;      /* pads (input 1) is not a constant: its values are read in infer, when shapes are bound */
   int value_from_attr; /* value is a float attribute (opset < 11) converted to the data type */
   float attr_value;
   const ir_tensor *value; /* constant_value input, or NULL */
@@ -25,6 +28,19 @@ typedef struct pad_geom {
   int64_t in[Q8RT_MAX_RANK], out[Q8RT_MAX_RANK], begin[Q8RT_MAX_RANK], end[Q8RT_MAX_RANK];
   unsigned char value[8];
 } pad_geom;
+
+/* The number of pads against the rank limit and the axes input. */
+static q8rt_status pad_check_count(const pad_params *p, const char *name, q8rt_error *err) {
+  if (p->npads % 2 != 0 || p->npads > 2 * Q8RT_MAX_RANK) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Pad node '%s': pads has %zu values (two per axis expected)", name,
+                     p->npads);
+  }
+  if (p->has_axes && p->naxes * 2 != p->npads) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Pad node '%s': pads has %zu values for %zu axes", name, p->npads,
+                     p->naxes);
+  }
+  return Q8RT_OK;
+}
 
 static q8rt_status pad_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
   const ir_node *n = ctx->node;
@@ -53,7 +69,13 @@ static q8rt_status pad_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err)
     if ((st = ir_attr_float(n, "value", 0.0f, &p->attr_value, err)) != Q8RT_OK) return st;
     p->value_from_attr = 1;
   } else {
-    if ((st = data_const_ints(ctx, 1, "pads", 0, 0, &p->pads, &p->npads, &present, err)) != Q8RT_OK) return st;
+    const ir_value *pv = ir_node_input(ctx->graph, n, 1);
+    if (pv != NULL && pv->constant == NULL) {
+      p->pads_bound = 1;
+      present = 1;
+    } else if ((st = data_const_ints(ctx, 1, "pads", 0, 0, &p->pads, &p->npads, &present, err)) != Q8RT_OK) {
+      return st;
+    }
     const ir_value *v = ir_node_input(ctx->graph, n, 2);
     if (v != NULL) {
       if (v->constant == NULL) {
@@ -77,16 +99,13 @@ static q8rt_status pad_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err)
     }
   }
   if (!present) return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Pad node '%s': pads are missing", n->name);
-  if (p->npads % 2 != 0 || p->npads > 2 * Q8RT_MAX_RANK) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Pad node '%s': pads has %zu values (two per axis expected)",
-                     n->name, p->npads);
-  }
-  if (p->has_axes && p->naxes * 2 != p->npads) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Pad node '%s': pads has %zu values for %zu axes", n->name,
-                     p->npads, p->naxes);
-  }
+  if (!p->pads_bound && (st = pad_check_count(p, n->name, err)) != Q8RT_OK) return st;
   ctx->kernel = "pad__scalar";
-  ctx->reason = mode;
+  ctx->reason = p->pads_bound ? (p->mode == PAD_CONSTANT  ? "constant (pads known at bind)"
+                                 : p->mode == PAD_REFLECT ? "reflect (pads known at bind)"
+                                 : p->mode == PAD_EDGE    ? "edge (pads known at bind)"
+                                                          : "wrap (pads known at bind)")
+                              : mode;
   *out = p;
   return Q8RT_OK;
 }
@@ -143,6 +162,24 @@ static q8rt_status pad_infer(const void *params, const op_node *n, const op_shap
   }
   out->dtype = x->dtype;
   out->rank = x->rank;
+  pad_params bound;
+  int64_t store[2 * Q8RT_MAX_RANK];
+  if (p->pads_bound) {
+    /* at load the output keeps the input's rank with unknown dims; when binding the values must be known */
+    int known;
+    size_t count;
+    st = data_shape_values(n, &in[1], 1, "pads", concrete, store, 2 * Q8RT_MAX_RANK, &count, &known, err);
+    if (st != Q8RT_OK) return st;
+    if (!known) {
+      for (int d = 0; d < x->rank; d++) out->dims[d] = -1;
+      return Q8RT_OK;
+    }
+    bound = *p;
+    bound.pads = store;
+    bound.npads = count;
+    if ((st = pad_check_count(&bound, n->name, err)) != Q8RT_OK) return st;
+    p = &bound;
+  }
   if (x->rank < 0) return Q8RT_OK;
   const int r = x->rank;
   int64_t b[Q8RT_MAX_RANK] = {0}, e[Q8RT_MAX_RANK] = {0};

