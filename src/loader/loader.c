@@ -216,9 +216,12 @@ static q8rt_status read_opsets(loader *L, const Onnx__ModelProto *mp) {
       return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "opset_import of domain '%.200s' has no valid version",
                        domain[0] ? domain : "ai.onnx");
     }
-    if (ir_graph_opset(g, domain) != 0) {
-      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "opset_import lists domain '%.200s' twice",
-                       domain[0] ? domain : "ai.onnx");
+    const int64_t seen = ir_graph_opset(g, domain);
+    if (seen == op->version) continue; /* the same import twice (ORT's model merges write that): harmless */
+    if (seen != 0) {
+      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
+                       "opset_import lists domain '%.200s' twice with different versions (%lld and %lld)",
+                       domain[0] ? domain : "ai.onnx", (long long)seen, (long long)op->version);
     }
     if (domain[0] == '\0') {
       if (op->version < AI_ONNX_MIN_OPSET || op->version > AI_ONNX_MAX_OPSET) {
