@@ -7,14 +7,21 @@
  * folded pairwise. Rows along an inner axis (elements `inner` apart: the columns of
  * [outer][n][inner]) run on f32-softmax-strided, vectors across consecutive columns, each lane
  * doing the row kernel's operations in its order: the same bits as the same values in a contiguous
- * row, with no transpose. Rows (or blocks of columns) are split over the session's pool. */
+ * row, with no transpose. Rows (or blocks of columns) are split over the session's pool.
+ *
+ * LogSoftmax (same axis rules): per row (contiguous or `inner` apart) y = (x - max) - log(sum),
+ * as ORT's MLAS (x + (-max) - log(sum): two roundings), the maximum and the sum of
+ * q8rt_exp_nonpositive(x - max) in f32-softmax's 16 lanes folded pairwise, the log q8rt_logf (the
+ * same bits on every ISA); scalar only: it ends decoders (a [1, vocab] row per step), never hot. */
 #include <math.h>
 #include <string.h>
 
+#include "common/fmath.h"
 #include "f32-softmax-strided/f32-softmax-strided.h"
 #include "f32-softmax/f32-softmax.h"
 #include "op.h"
 #include "op_util.h"
+#include "q8rt-math.h"
 
 static const struct {
   uint32_t isa;
@@ -158,3 +165,72 @@ const op_def q8rt_op_softmax = {.op_type = "Softmax",
                                 .prepare = softmax_prepare,
                                 .infer = softmax_infer,
                                 .run = softmax_run};
+
+/* ---- LogSoftmax ------------------------------------------------------------------------------ */
+
+static q8rt_status log_softmax_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  const ir_node *n = ctx->node;
+  if (n->n_inputs != 1 || n->n_outputs != 1 || n->inputs[0] < 0) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': expects 1 input and 1 output", n->op_type, n->name);
+  }
+  softmax_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
+  if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  memset(p, 0, sizeof(*p));
+  q8rt_status st = ir_attr_int(n, "axis", n->opset >= 13 ? -1 : 1, &p->axis, err);
+  if (st != Q8RT_OK) return st;
+  ctx->kernel = "log_softmax__scalar";
+  ctx->reason = n->opset >= 13 ? "along axis (opset 13+)" : "2-D view at axis (opset < 13)";
+  *out = p;
+  return Q8RT_OK;
+}
+
+/* One row of n >= 1 floats `stride` apart (y may be x). */
+static void log_softmax_row(size_t n, size_t stride, const float *x, float *y) {
+  float m[16], acc[16];
+  for (int j = 0; j < 16; j++) m[j] = -INFINITY, acc[j] = 0.0f;
+  for (size_t i = 0; i < n; i++) {
+    const float v = x[i * stride];
+    m[i % 16] = v > m[i % 16] ? v : m[i % 16];
+  }
+  for (int w = 8; w >= 1; w /= 2) {
+    for (int j = 0; j < w; j++) m[j] = m[j + w] > m[j] ? m[j + w] : m[j];
+  }
+  const float mx = m[0];
+  for (size_t i = 0; i < n; i++) acc[i % 16] += q8rt_exp_nonpositive(x[i * stride] - mx);
+  for (int w = 8; w >= 1; w /= 2) {
+    for (int j = 0; j < w; j++) acc[j] = acc[j] + acc[j + w];
+  }
+  if (acc[0] != acc[0]) { /* NaN in the row (or +inf, or only -inf): the quiet NaN, as Softmax */
+    const uint32_t qnan = 0x7fc00000u;
+    for (size_t i = 0; i < n; i++) memcpy(&y[i * stride], &qnan, sizeof(qnan));
+    return;
+  }
+  const float lg = q8rt_logf(acc[0]);
+  for (size_t i = 0; i < n; i++) y[i * stride] = (x[i * stride] - mx) - lg;
+}
+
+/* Rows [begin, end) of outer * inner: row r is column r % inner of slice r / inner. */
+static void log_softmax_rows(void *arg, size_t begin, size_t end) {
+  const softmax_job *jb = arg;
+  const size_t n = jb->gm->n, inner = jb->gm->inner;
+  for (size_t r = begin; r < end; r++) {
+    const size_t off = r / inner * n * inner + r % inner;
+    log_softmax_row(n, inner, jb->x + off, jb->y + off);
+  }
+}
+
+static void log_softmax_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                            const op_exec_ctx *ctx) {
+  (void)workspace;
+  const softmax_geom *gm = geom;
+  if (gm->n == 0 || gm->outer * gm->inner == 0) return;
+  softmax_job j = {gm, params, in[0].data, out[0].data};
+  op_parallel_range(ctx, gm->outer * gm->inner, 4096 / gm->n + 1, log_softmax_rows, &j);
+}
+
+const op_def q8rt_op_log_softmax = {.op_type = "LogSoftmax",
+                                    .domain = "",
+                                    .min_opset = 1,
+                                    .prepare = log_softmax_prepare,
+                                    .infer = softmax_infer,
+                                    .run = log_softmax_run};

@@ -212,6 +212,16 @@ def cases() -> List[Case]:
     c.append(unary("Softmax", rnd(2, 3, 4, lo=-5, hi=5), opset=13, compare="dot:8", name="Softmax_default_opset13"))
     c.append(unary("Softmax", np.array([[1000.0, 999.0, -1000.0, 0.0]], np.float32), opset=13, compare="dot:8",
                    name="Softmax_large"))
+    # LogSoftmax: the last op of a GRU decoder (arabic-name-romanizer 0.2.0's decoder.onnx: [1, 160])
+    c.append(unary("LogSoftmax", rnd(1, 160, lo=-12, hi=12), attrs={"axis": -1}, opset=17, compare="dot:8",
+                   name="LogSoftmax_decoder_vocab"))
+    c.append(unary("LogSoftmax", rnd(3, 37, lo=-5, hi=5), opset=13, compare="dot:8", name="LogSoftmax_default_opset13"))
+    c.append(unary("LogSoftmax", rnd(2, 3, 4, lo=-5, hi=5), attrs={"axis": 1}, opset=11, compare="dot:8",
+                   name="LogSoftmax_coerce2d_opset11"))
+    c.append(unary("LogSoftmax", rnd(2, 33, 20, lo=-5, hi=5), attrs={"axis": 1}, opset=13, compare="dot:8",
+                   name="LogSoftmax_middle_axis_opset13"))
+    c.append(unary("LogSoftmax", np.array([[1000.0, 999.0, -1000.0, 0.0], [-3e38, 0.5, 0.25, 0.0]], np.float32),
+                   opset=13, compare="dot:8", name="LogSoftmax_large"))
     # ---- ReduceMean ----
     c.append(unary("ReduceMean", rnd(1, 40, 120), attrs={"axes": [-1], "keepdims": 1}, opset=12, compare="dot:2",
                    name="ReduceMean_layernorm_opset12"))
@@ -308,6 +318,8 @@ def dot_bound(case: Case, want: np.ndarray, k: int) -> np.ndarray:
     op = case.model.graph.node[0].op_type
     if op == "Softmax":
         return k * eps * np.abs(want) + 1e-30
+    if op == "LogSoftmax":  # (x - max) - log(sum): the log's error is absolute, about 1 when sum ~ 1
+        return k * eps * (np.abs(want) + 1) + 1e-30
     feeds = {n: np.abs(v) if v.dtype == np.float32 else v for n, v in case.feeds.items()}
     m = onnx.ModelProto()
     m.CopyFrom(case.model)
@@ -881,6 +893,25 @@ def test_float_shared_weight_packed_once(tmp_path):
                      tmp_path / "mem", extra=["--memory"]).assert_ok()
     model_bytes = int(re.search(r"memory model_bytes=(\d+)", res.stdout).group(1))
     assert model_bytes < 4 * w.nbytes, f"model holds {model_bytes} bytes for a {w.nbytes}-byte weight"
+
+
+def test_log_softmax_threads_and_inner_axis(tmp_path):
+    """LogSoftmax rows split over the pool give the bytes of one thread, and a row along an inner
+    axis (elements `inner` apart) the bytes of the same values made a contiguous row."""
+    x = rng.uniform(-8, 8, size=(3, 257, 40)).astype(np.float32)
+
+    def run(axis, xv, extra, tag):
+        g = helper.make_graph([helper.make_node("LogSoftmax", ["x"], ["y"], axis=axis)], "g",
+                              [helper.make_tensor_value_info("x", F, list(xv.shape))],
+                              [helper.make_tensor_value_info("y", F, list(xv.shape))])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+        path = h.save_model(m, tmp_path / f"{tag}.onnx")
+        return h.run_q8rt(path, {"x": h.save_npy(tmp_path / f"{tag}.npy", xv)}, tmp_path / tag, extra=extra).assert_ok().output("y")
+
+    mid1 = run(1, x, ["--threads", "1"], "mid1")
+    h.assert_same_bytes(run(1, x, ["--threads", "2"], "mid2"), mid1, "LogSoftmax axis 1 at 2 threads")
+    last = run(2, np.ascontiguousarray(x.transpose(0, 2, 1)), ["--threads", "2"], "last")
+    h.assert_same_bytes(np.ascontiguousarray(last.transpose(0, 2, 1)), mid1, "LogSoftmax inner axis vs contiguous rows")
 
 
 def test_float_softmax_and_elementwise_routes(tmp_path):
