@@ -92,6 +92,11 @@ typedef struct ci_geom {
   size_t mblock, mblocks; /* GEMM: output channels per task (a multiple of MR), blocks per group */
   int direct;             /* GEMM: 1x1, stride 1, no padding: B rows are the input planes */
   size_t pw, band;        /* depthwise: padded row width, output rows per padded band (0: vmacc route) */
+  /* depthwise: the window as the route runs it: the node's, or for a plane of one column read by a
+   * kernel one column wide (1-D convolutions run as H x 1: FSMN's [20, 1] memory blocks) the same
+   * convolution along one row (in/out/pb swapped too), so that a kernel call covers every output
+   * of the plane instead of one */
+  int64_t k[2], s[2], d[2];
 } ci_geom;
 
 static size_t ci_round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
@@ -385,17 +390,32 @@ static q8rt_status ci_infer(const void *params, const op_node *n, const op_shape
       gm->mblocks = (mg + b - 1) / b;
     }
   }
+  for (int i = 0; i < 2; i++) {
+    gm->k[i] = p->win.kernel[i];
+    gm->s[i] = p->win.stride[i];
+    gm->d[i] = p->win.dilation[i];
+  }
+  if (p->path == CI_PATH_DW && gm->in[1] == 1 && o[1] == 1 && gm->k[1] == 1 && pb[1] == 0 && gm->in[0] > 1) {
+    /* [H][1] and [1][H] are the same bytes, as are [OH][1] and [1][OH] and the taps [KH][1] and [1][KH] */
+    gm->in[1] = gm->in[0], gm->in[0] = 1;
+    gm->out[1] = gm->out[0], gm->out[0] = 1;
+    gm->pb[1] = gm->pb[0], gm->pb[0] = 0;
+    gm->k[1] = gm->k[0], gm->k[0] = 1;
+    gm->s[1] = gm->s[0], gm->s[0] = 1;
+    gm->d[1] = gm->d[0], gm->d[0] = 1;
+    o[0] = 1;
+    o[1] = gm->out[1];
+  }
   if (p->path == CI_PATH_DW && o[0] > 0 && o[1] > 0) {
     /* a band of output rows reads (band - 1) * sh + (KH - 1) * dh + 1 padded rows of pw bytes;
      * at most 1 MiB of them, else the row-by-row vmacc route (dims here are bounded: checked) */
-    const uint64_t pw = (uint64_t)(o[1] - 1) * (uint64_t)p->win.stride[1] +
-                        (uint64_t)(p->win.kernel[1] - 1) * (uint64_t)p->win.dilation[1] + 1;
-    const uint64_t rows1 = (uint64_t)(p->win.kernel[0] - 1) * (uint64_t)p->win.dilation[0] + 1;
+    const uint64_t pw = (uint64_t)(o[1] - 1) * (uint64_t)gm->s[1] + (uint64_t)(gm->k[1] - 1) * (uint64_t)gm->d[1] + 1;
+    const uint64_t rows1 = (uint64_t)(gm->k[0] - 1) * (uint64_t)gm->d[0] + 1;
     const uint64_t cap = (uint64_t)1 << 20;
     gm->pw = 0;
     gm->band = 0;
     if (pw <= cap && rows1 <= cap / pw) {
-      uint64_t band = (cap / pw - rows1) / (uint64_t)p->win.stride[0] + 1;
+      uint64_t band = (cap / pw - rows1) / (uint64_t)gm->s[0] + 1;
       if (band > (uint64_t)o[0]) band = (uint64_t)o[0];
       gm->pw = (size_t)pw;
       gm->band = (size_t)band;
@@ -416,9 +436,8 @@ static size_t ci_slot_bytes(const ci_params *p, const ci_geom *gm) {
            ci_round_up(gm->tile * sizeof(uint32_t), 64) + ci_round_up(mg * sizeof(uint32_t), 64);
   }
   if (p->path == CI_PATH_DW) {
-    const size_t band_rows = gm->band == 0 ? 0
-                                           : (gm->band - 1) * (size_t)p->win.stride[0] +
-                                                 (size_t)((p->win.kernel[0] - 1) * p->win.dilation[0]) + 1;
+    const size_t band_rows =
+        gm->band == 0 ? 0 : (gm->band - 1) * (size_t)gm->s[0] + (size_t)((gm->k[0] - 1) * gm->d[0]) + 1;
     return ci_round_up((size_t)gm->out[1] * sizeof(uint32_t), 64) + ci_round_up(band_rows * gm->pw + 64, 64);
   }
   return 0;
@@ -623,8 +642,8 @@ static void ci_dw_task(void *context, size_t task) {
   const ci_geom *gm = c->gm;
   const size_t m = task % (size_t)p->M, b = task / (size_t)p->M;
   const int64_t H = gm->in[0], W = gm->in[1], OH = gm->out[0], OW = gm->out[1];
-  const int64_t KH = p->win.kernel[0], KW = p->win.kernel[1];
-  const int64_t sh = p->win.stride[0], sw = p->win.stride[1], dh = p->win.dilation[0], dw = p->win.dilation[1];
+  const int64_t KH = gm->k[0], KW = gm->k[1];
+  const int64_t sh = gm->s[0], sw = gm->s[1], dh = gm->d[0], dw = gm->d[1];
   const uint8_t *plane = c->x + (b * gm->c + m) * (size_t)(H * W);
   const int32_t *wv = p->wdw + (int64_t)m * KH * KW;
   uint8_t *y = (uint8_t *)c->y + (b * (size_t)p->M + m) * (size_t)(OH * OW) * 4;

