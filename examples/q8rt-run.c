@@ -28,6 +28,7 @@ static const char usage_text[] =
     "usage: q8rt-run MODEL.onnx [--input NAME=PATH]... [--output-dir DIR] [--threads N]\n"
     "                [--backend auto|reference|avx2|avx512|neon|xnnpack] [--repeat N] [--explain] [--profile]\n"
     "                [--profile-split] [--no-tables] [--metadata] [--max-memory MIB] [--memory]\n"
+    "                [--max-loop-iterations N]\n"
     "\n"
     "  --input NAME=PATH   feed input NAME from PATH (.npy, or .pb ONNX TensorProto); inputs not\n"
     "                      given get deterministic pseudo-random data (symbolic dimensions set to 1)\n"
@@ -56,6 +57,9 @@ static const char usage_text[] =
     "                      peak_rss_kib=.. rss_kib=..': what the model and session hold after the run,\n"
     "                      the process's peak resident set after load and at the end, and its\n"
     "                      resident set at the end\n"
+    "  --max-loop-iterations N\n"
+    "                      cap on the iterations of any Loop node in a run (default 1000000): a Loop\n"
+    "                      that would run longer fails the run naming the node\n"
     "  --help              show this help\n";
 
 /* Exactly one line on stderr, whatever the message contains. */
@@ -99,7 +103,8 @@ typedef struct options {
   int profile;
   int no_tables;
   int memory;
-  long max_memory_mib; /* -1: the default (physical memory) */
+  long max_memory_mib;      /* -1: the default (physical memory) */
+  long max_loop_iterations; /* 0: the library's default */
   int help;
 } options;
 
@@ -223,8 +228,8 @@ static int parse_args(int argc, char **argv, options *o) {
       continue;
     }
     /* Options with a value: "--opt VALUE" or "--opt=VALUE". */
-    static const char *const valued[] = {"--input",   "--output-dir", "--threads",
-                                         "--backend", "--repeat",     "--max-memory"};
+    static const char *const valued[] = {"--input",      "--output-dir",         "--threads", "--backend", "--repeat",
+                                         "--max-memory", "--max-loop-iterations"};
     const char *opt = NULL, *value = NULL;
     for (size_t k = 0; k < sizeof(valued) / sizeof(valued[0]); k++) {
       size_t n = strlen(valued[k]);
@@ -261,6 +266,8 @@ static int parse_args(int argc, char **argv, options *o) {
       if (parse_backend(value, &o->backend) != 0) return -1;
     } else if (strcmp(opt, "--max-memory") == 0) {
       if (parse_long(opt, value, 0, (long)(SIZE_MAX >> 21), &o->max_memory_mib) != 0) return -1;
+    } else if (strcmp(opt, "--max-loop-iterations") == 0) {
+      if (parse_long(opt, value, 1, LONG_MAX, &o->max_loop_iterations) != 0) return -1;
     } else { /* --repeat */
       if (parse_long(opt, value, 1, 1000000, &o->repeat) != 0) return -1;
     }
@@ -675,6 +682,7 @@ static int run(const options *o) {
   sopt.threads = o->threads;
   sopt.profile = o->profile;
   sopt.max_memory_bytes = memory_cap(o);
+  sopt.max_loop_iterations = (uint64_t)o->max_loop_iterations;
   st = q8rt_session_create(r.model, &sopt, &r.session, &qerr);
   if (st != Q8RT_OK) {
     report_lib_error(NULL, st, &qerr);

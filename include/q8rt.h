@@ -65,6 +65,7 @@ typedef enum q8rt_status {
   Q8RT_ERROR_IO = 5,               /* a file could not be read */
   Q8RT_ERROR_SHAPE = 6,            /* an input's shape does not fit the model */
   Q8RT_ERROR_STATE = 7,            /* call out of order, e.g. output read before any run */
+  Q8RT_ERROR_LIMIT = 8,            /* a run went past a configured cap (max_loop_iterations) */
 } q8rt_status;
 
 /* Filled by a failing call when the caller passes one. */
@@ -221,7 +222,14 @@ typedef struct q8rt_session_options {
    * "Memory accounting"). 0 (default): no cap. Creating the session or binding shapes that would
    * exceed it fails with Q8RT_ERROR_OUT_OF_MEMORY and a message giving the limit. */
   size_t max_memory_bytes;
+  /* Cap on the iterations of any one Loop node in a run (its body's runs). A Loop that would go
+   * on longer fails the run with Q8RT_ERROR_LIMIT naming the node, where ONNX Runtime would
+   * keep going (a trip count of 2^62, or a condition that stays true). 0 (default):
+   * Q8RT_DEFAULT_MAX_LOOP_ITERATIONS. */
+  uint64_t max_loop_iterations;
 } q8rt_session_options;
+
+#define Q8RT_DEFAULT_MAX_LOOP_ITERATIONS 1000000u
 
 Q8RT_API void q8rt_session_options_init(q8rt_session_options *options);
 

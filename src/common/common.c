@@ -33,6 +33,7 @@ const char *q8rt_status_string(q8rt_status status) {
     case Q8RT_ERROR_IO: return "i/o error";
     case Q8RT_ERROR_SHAPE: return "shape mismatch";
     case Q8RT_ERROR_STATE: return "invalid state";
+    case Q8RT_ERROR_LIMIT: return "limit reached";
   }
   return "unknown status";
 }

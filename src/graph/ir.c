@@ -16,6 +16,7 @@ ir_graph *ir_graph_create(const q8rt_allocator *allocator) {
 void ir_graph_free(ir_graph *g) {
   if (g == NULL) return;
   const q8rt_allocator *a = g->allocator;
+  for (int i = 0; i < g->n_nodes; i++) ir_graph_free(g->nodes[i].body); /* depth <= IR_MAX_SUBGRAPH_DEPTH */
   q8rt_free(a, g->values, (size_t)g->cap_values * sizeof(ir_value));
   q8rt_free(a, g->value_index, (size_t)g->cap_value_index * sizeof(int));
   q8rt_free(a, g->nodes, (size_t)g->cap_nodes * sizeof(ir_node));

@@ -89,6 +89,11 @@ typedef struct ir_node {
   const char *note; /* set by passes that rewrote the node (shown by --explain), or NULL */
   int guard;        /* 0, or the If branch (ir_guard id) the node was inlined from: it runs only there */
   int if_guard;     /* an If: the id of its then_branch's guard (else_branch: if_guard + 1); 0 otherwise */
+  /* a Loop: its body as a graph of its own (inputs: iteration number, condition, the carried values,
+   * then the outer values it reads, in the order of the node's inputs past the ONNX ones). Owned by
+   * the node until the Loop's prepare takes it (ir_graph_free frees what is left). */
+  struct ir_graph *body;
+  int loop_carried; /* a Loop: its carried values (the ONNX inputs after M and cond) */
 } ir_node;
 
 /* The subgraphs of If are inlined into the one graph: a branch's nodes carry the branch's guard

@@ -18,6 +18,10 @@ typedef struct loader {
   q8rt_error *err;
   char *scratch; /* prefixed names being looked up */
   size_t scratch_cap;
+  /* reading a Loop's body: the loader and scope of the graph around it (where names the body
+   * does not define are looked up), NULL for the main graph */
+  struct loader *outer;
+  const struct ld_scope *outer_scope;
 } loader;
 
 /* Where names resolve. The main graph's values keep their names; a branch of an If defines its
@@ -379,6 +383,8 @@ static q8rt_status read_type(loader *L, const Onnx__ValueInfoProto *vi, const ch
 
 static q8rt_status read_inputs(loader *L, const Onnx__GraphProto *gp) {
   ir_graph *g = L->g;
+  /* a Loop body's inputs may leave their type to the Loop's inputs */
+  const char *kind = L->outer != NULL ? "Loop body input" : "graph input";
   g->inputs = q8rt_pool_array(&g->pool, gp->n_input, sizeof(int));
   if (g->inputs == NULL) return oom(L);
   for (size_t i = 0; i < gp->n_input; i++) {
@@ -402,7 +408,7 @@ static q8rt_status read_inputs(loader *L, const Onnx__GraphProto *gp) {
     if (idx >= 0) return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "graph input '%.200s' is listed twice", name);
     idx = ir_graph_intern_value(g, name);
     if (idx < 0) return oom(L);
-    q8rt_status st = read_type(L, vi, "graph input", true, idx);
+    q8rt_status st = read_type(L, vi, kind, true, idx);
     if (st != Q8RT_OK) return st;
     g->values[idx].graph_input = g->n_inputs;
     g->inputs[g->n_inputs++] = idx;
@@ -553,7 +559,7 @@ static q8rt_status convert_attr(loader *L, const ir_node *n, const Onnx__Attribu
                        n->name, n->op_type, aname, attr_type_name((int)ap->type),
                        ap->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH ||
                                ap->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS
-                           ? " (q8rt runs the subgraphs of If only)"
+                           ? " (q8rt runs the subgraphs of If and Loop only)"
                            : "");
     default:
       return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
@@ -766,6 +772,143 @@ static q8rt_status read_if(loader *L, const Onnx__NodeProto *np, int node_idx, c
   return Q8RT_OK;
 }
 
+static bool has_source(const ir_value *v);
+static q8rt_status check_sources(loader *L);
+static q8rt_status read_value_infos(loader *L, const Onnx__GraphProto *gp);
+
+/* Loop inputs beyond M and cond: carried values, then the outer values the body reads (each a
+ * step input, Q8RT_MAX_IO = 64 in all). */
+#define LOOP_MAX_IO 64
+
+/* A Loop: its body is read into a graph of its own (ir_node.body) that the Loop's prepare turns
+ * into a plan. Names the body does not define are the enclosing graph's: an outer constant is
+ * copied into the body as a constant of its own, any other outer value becomes a further body
+ * input and a further input of the node (after the ONNX ones, in the same order). */
+static q8rt_status read_loop(loader *L, const Onnx__NodeProto *np, int node_idx, const ld_scope *S) {
+  ir_graph *g = L->g;
+  const char *name = g->nodes[node_idx].name;
+  const Onnx__GraphProto *gp = NULL;
+  for (size_t i = 0; i < np->n_attribute; i++) {
+    const Onnx__AttributeProto *ap = np->attribute[i];
+    const char *aname = str_or_empty(ap->name);
+    if (strcmp(aname, "body") != 0) {
+      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "Loop node '%.200s' has unknown attribute '%.100s'", name,
+                       aname);
+    }
+    if ((int)ap->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH || ap->g == NULL) {
+      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "Loop node '%.200s' attribute 'body' is not a graph", name);
+    }
+    gp = ap->g;
+  }
+  if (gp == NULL) return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "Loop node '%.200s' has no body", name);
+  if (np->n_input < 2) {
+    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
+                     "Loop node '%.200s' has %zu inputs; it needs M and cond (empty names where absent)", name,
+                     np->n_input);
+  }
+  if (gp->n_input != np->n_input) {
+    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
+                     "Loop node '%.200s': the body has %zu inputs, the node %zu (iteration number, condition and "
+                     "one per carried value)",
+                     name, gp->n_input, np->n_input);
+  }
+  if (gp->n_output != np->n_output + 1 || gp->n_output < np->n_input - 1) {
+    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
+                     "Loop node '%.200s': the body has %zu outputs; with %zu carried values the node's %zu outputs "
+                     "need %zu (the condition, the carried values, the scan outputs)",
+                     name, gp->n_output, np->n_input - 2, np->n_output, np->n_output + 1);
+  }
+  if (np->n_input > LOOP_MAX_IO || np->n_output > LOOP_MAX_IO) {
+    return q8rt_fail(L->err, Q8RT_ERROR_UNSUPPORTED,
+                     "Loop node '%.200s' has %zu inputs and %zu outputs (q8rt runs up "
+                     "to %d each)",
+                     name, np->n_input, np->n_output, LOOP_MAX_IO);
+  }
+  if (S->depth + 1 > IR_MAX_SUBGRAPH_DEPTH) {
+    return q8rt_fail(L->err, Q8RT_ERROR_UNSUPPORTED,
+                     "node '%.200s' (Loop) nests subgraphs more than %d deep, q8rt's limit", name,
+                     IR_MAX_SUBGRAPH_DEPTH);
+  }
+  ir_graph *bg = ir_graph_create(g->allocator);
+  if (bg == NULL) return oom(L);
+  g->nodes[node_idx].body = bg; /* freed with the node's graph from here on */
+  g->nodes[node_idx].loop_carried = (int)np->n_input - 2;
+  bg->ir_version = g->ir_version;
+  bg->name = q8rt_pool_strdup(&bg->pool, name);
+  bg->opsets = q8rt_pool_array(&bg->pool, (size_t)g->n_opsets + 1, sizeof(ir_opset));
+  if (bg->name == NULL || bg->opsets == NULL) return oom(L);
+  for (int i = 0; i < g->n_opsets; i++) {
+    bg->opsets[i].version = g->opsets[i].version;
+    if ((bg->opsets[i].domain = q8rt_pool_strdup(&bg->pool, g->opsets[i].domain)) == NULL) return oom(L);
+    bg->n_opsets++;
+  }
+  loader B = {bg, L->cfg, L->err, NULL, 0, L, S};
+  const ld_scope BS = {NULL, "", 0, S->depth + 1};
+  q8rt_status st = read_initializers(&B, gp, &BS);
+  if (st == Q8RT_OK) st = read_inputs(&B, gp);
+  if (st == Q8RT_OK && bg->n_inputs != (int)gp->n_input) {
+    st = q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "Loop node '%.200s': a body input is also a body initializer",
+                   name);
+  }
+  if (st == Q8RT_OK) st = read_outputs(&B, gp);
+  for (size_t i = 0; st == Q8RT_OK && i < gp->n_node; i++) {
+    const Onnx__NodeProto *bn = gp->node[i];
+    for (size_t k = 0; st == Q8RT_OK && k < bn->n_output; k++) {
+      int v;
+      if (bn->output[k] != NULL && bn->output[k][0] != '\0') st = define_value(&B, &BS, bn->output[k], &v, NULL);
+    }
+  }
+  if (st == Q8RT_OK) st = read_graph_nodes(&B, gp, &BS);
+  /* what the body reads and nothing in it defines: the enclosing graph's */
+  int extra[LOOP_MAX_IO], n_extra = 0;
+  const int n_body_values = bg->n_values;
+  for (int v = 0; st == Q8RT_OK && v < n_body_values; v++) {
+    ir_value *bv = &bg->values[v];
+    if (has_source(bv) || bv->scope != 0 || (bv->consumers == 0 && bv->graph_output < 0)) continue;
+    int ov;
+    if ((st = resolve_value(L, S, bv->name, &ov)) != Q8RT_OK) break;
+    const ir_tensor *c = g->values[ov].constant;
+    if (c != NULL) {
+      ir_tensor *t;
+      if ((st = ir_tensor_create(bg, c->dtype, c->rank, c->dims, &t, L->err)) != Q8RT_OK) break;
+      if (c->nbytes) memcpy(t->data, c->data, c->nbytes);
+      set_constant(&bg->values[v], t);
+      continue;
+    }
+    if (np->n_input + (size_t)n_extra >= LOOP_MAX_IO) {
+      st = q8rt_fail(L->err, Q8RT_ERROR_UNSUPPORTED,
+                     "Loop node '%.200s': its body reads more than %d values of the graph around it and carries", name,
+                     LOOP_MAX_IO);
+      break;
+    }
+    extra[n_extra++] = ov;
+    g->values[ov].consumers++;
+    bg->values[v].graph_input = bg->n_inputs;
+    int *ins = q8rt_pool_array(&bg->pool, (size_t)bg->n_inputs + 1, sizeof(int));
+    if (ins == NULL) {
+      st = oom(L);
+      break;
+    }
+    memcpy(ins, bg->inputs, (size_t)bg->n_inputs * sizeof(int));
+    ins[bg->n_inputs++] = v;
+    bg->inputs = ins;
+  }
+  if (st == Q8RT_OK) st = check_sources(&B);
+  if (st == Q8RT_OK) st = read_value_infos(&B, gp);
+  q8rt_free(bg->allocator, B.scratch, B.scratch_cap);
+  if (st != Q8RT_OK) return st;
+  if (n_extra > 0) {
+    ir_node *n = &g->nodes[node_idx];
+    int *inputs = q8rt_pool_array(&g->pool, (size_t)n->n_inputs + (size_t)n_extra, sizeof(int));
+    if (inputs == NULL) return oom(L);
+    memcpy(inputs, n->inputs, (size_t)n->n_inputs * sizeof(int));
+    memcpy(inputs + n->n_inputs, extra, (size_t)n_extra * sizeof(int));
+    n->inputs = inputs;
+    n->n_inputs += n_extra;
+  }
+  return Q8RT_OK;
+}
+
 static q8rt_status read_node(loader *L, const Onnx__NodeProto *np, size_t index, const ld_scope *S) {
   ir_graph *g = L->g;
   const char *op_type = str_or_empty(np->op_type);
@@ -844,6 +987,7 @@ static q8rt_status read_node(loader *L, const Onnx__NodeProto *np, size_t index,
     n->outputs[n->n_outputs++] = vidx;
   }
   if (domain[0] == '\0' && strcmp(op_type, "If") == 0) return read_if(L, np, node_idx, S);
+  if (domain[0] == '\0' && strcmp(op_type, "Loop") == 0) return read_loop(L, np, node_idx, S);
   for (size_t i = 0; i < np->n_attribute; i++) {
     const char *aname = str_or_empty(np->attribute[i]->name);
     for (size_t k = 0; k < i; k++) {
@@ -1014,7 +1158,7 @@ q8rt_status q8rt_load_graph(const void *data, size_t size, const q8rt_load_confi
     onnx__model_proto__free_unpacked(mp, &m.pb);
     return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory creating the graph");
   }
-  loader L = {g, cfg, err, NULL, 0};
+  loader L = {g, cfg, err, NULL, 0, NULL, NULL};
   st = build_graph(&L, mp);
   q8rt_free(a, L.scratch, L.scratch_cap);
   onnx__model_proto__free_unpacked(mp, &m.pb);

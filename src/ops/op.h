@@ -97,6 +97,9 @@ typedef struct op_prepare_ctx {
   /* in: the model's packed constants so far (op_pack_find / op_pack_keep), NULL where there is no
    * model to share with (constant folding) */
   struct op_pack_entry **packs;
+  /* in: where a Loop keeps the model it makes of its body (chained, freed with the model), NULL
+   * where there is no model to hold one (constant folding) */
+  struct q8rt_model **submodels;
 } op_prepare_ctx;
 
 typedef struct op_exec_ctx {
@@ -104,6 +107,7 @@ typedef struct op_exec_ctx {
   pthreadpool_t threadpool;        /* for XNNPACK operators only; NULL: single thread */
   size_t threads;                  /* >= 1 */
   const q8rt_allocator *allocator; /* for bind only */
+  uint64_t max_loop_iterations;    /* a Loop's cap on its iterations (the session's option) */
 } op_exec_ctx;
 
 typedef struct op_def {
@@ -124,6 +128,12 @@ typedef struct op_def {
   void (*unbind)(const void *params, void *geom);
   void (*run)(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
               const op_exec_ctx *ctx);
+  /* (optional, instead of run) A run that can fail on what it meets at run time (a Loop: its
+   * iteration cap, shapes that change between iterations); the session's run then fails with its
+   * message. Such an op also has a bind hook, so neither constant folding nor the bind-time
+   * evaluation of small values calls run. */
+  q8rt_status (*run_status)(const void *params, void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                            const op_exec_ctx *ctx, q8rt_error *err);
   /* (optional) Apply a table to output 0 as it is written (the table pass's island that follows
    * this node): `table` holds channels x 256 bytes, channels 1 or output 0's channel count (NCHW
    * axis 1), and output 0 becomes `out_type`. Returns 1 when the op took it; the planner calls it

@@ -16,7 +16,7 @@ q8rt_status pass_eval_prepare(const ir_graph *g, const ir_node *n, q8rt_pool *po
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "node '%s' (%s): too many inputs or outputs", n->name, n->op_type);
   }
   e->desc = op_node_view(n);
-  op_prepare_ctx ctx = {g, n, &e->desc, pool, backend, isa, "", "", OP_LAYOUT_NCHW, OP_LAYOUT_NCHW, 0, 0, NULL};
+  op_prepare_ctx ctx = {g, n, &e->desc, pool, backend, isa, "", "", OP_LAYOUT_NCHW, OP_LAYOUT_NCHW, 0, 0, NULL, NULL};
   return e->op->prepare(&ctx, &e->params, err);
 }
 
@@ -35,6 +35,6 @@ q8rt_status pass_eval_infer(pass_eval *e, const ir_node *n, const op_shape *in, 
 }
 
 void pass_eval_run(const pass_eval *e, const op_tensor *in, op_tensor *out, const q8rt_allocator *allocator) {
-  op_exec_ctx ectx = {NULL, NULL, 1, allocator};
+  op_exec_ctx ectx = {NULL, NULL, 1, allocator, 0};
   e->op->run(e->params, e->geom, in, out, e->workspace, &ectx);
 }

@@ -295,8 +295,8 @@ static q8rt_status view_step(builder *b, int ni, const op_def *op, int *handled)
   const int x = n->inputs[0], in_cl = view.in_cl, kind = view.kind;
   op_node *desc = copy_op_node(b->pool, n);
   if (desc == NULL) return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
-  op_prepare_ctx ctx = {g, n, desc,     b->pool, b->backend, b->isa, "", "", OP_LAYOUT_NCHW, OP_LAYOUT_NCHW,
-                        0, 0, &b->packs};
+  op_prepare_ctx ctx = {g, n, desc,      b->pool, b->backend, b->isa, "", "", OP_LAYOUT_NCHW, OP_LAYOUT_NCHW,
+                        0, 0, &b->packs, NULL};
   void *params = NULL;
   q8rt_status st;
   if ((st = op->prepare(&ctx, &params, b->err)) != Q8RT_OK) return st;
@@ -403,7 +403,8 @@ static q8rt_status plan_node(builder *b, int ni) {
                         OP_LAYOUT_NCHW,
                         pass_layout_edge_nchw(g, n, b->pos, &b->ls),
                         0,
-                        &b->packs};
+                        &b->packs,
+                        &b->out->submodels};
   void *params = NULL;
   if ((st = op->prepare(&ctx, &params, b->err)) != Q8RT_OK) return st;
 

@@ -60,6 +60,9 @@ typedef struct plan {
    * (NULL: it could). Reported at bind if the branch is sure to run, else at run if taken. */
   const q8rt_error **guard_errors;
   int n_guards;
+  /* the plans of the Loops' bodies (models of their own, chained by next_sub), freed with the
+   * model */
+  struct q8rt_model *submodels;
 } plan;
 
 /* Turn the graph as the passes left it (pass_run's results) into steps: replace elementwise islands

@@ -18,6 +18,8 @@ struct q8rt_model {
   size_t n_metadata;
   int all_inputs_static;
   uint32_t isa;
+  int is_body;                 /* a Loop body's model: its sessions bind when the Loop gives inputs */
+  struct q8rt_model *next_sub; /* a Loop body's model: the next one its parent holds (plan.submodels) */
 };
 
 typedef struct session_step {
@@ -83,6 +85,9 @@ struct q8rt_session {
   int arena_external;
   int bound;
   int ran;
+  int body;   /* a Loop body's session: pools borrowed */
+  void **ext; /* [n_values] inputs taken in place (body sessions), NULL: none */
+  uint64_t max_loop_iterations;
 };
 
 /* The session's choice of whole runs alone or shared (session.c): the mode of run k since the
@@ -97,5 +102,26 @@ int q8rt_run_contended(double wall_ms, double cpu_ms);
  * sharing after alone runs). After a successful run: its time and whether it was contended. */
 int q8rt_run_mode_start(q8rt_run_mode *m);
 void q8rt_run_mode_finish(q8rt_run_mode *m, double ms, int contended);
+
+/* A Loop body's graph (taken: freed here on every path) as a model of its own: passes and plan as
+ * for a loaded model, its memory from `allocator` (the parent model's). Graph inputs whose type
+ * is unknown must have been given one. */
+q8rt_status q8rt_model_from_graph(ir_graph *g, const q8rt_allocator *allocator, q8rt_backend backend, uint32_t isa,
+                                  q8rt_model **out, q8rt_error *err);
+
+/* Sessions that run a Loop's body (session.c). A body session shares the parent's thread pools
+ * (borrowed: not freed with it), never times whole runs, and may take graph inputs in place: a
+ * buffer of the caller's (outside its arena) that its steps read where the input would be.
+ * q8rt_session_bind_inputs binds every graph input at once: shapes[i] (dtype ignored) with
+ * shapes[i].value the input's contents when known to bind (copied, Q8RT_VALUE_BYTES at most) or
+ * NULL, and ext[i] the input's buffer, or NULL for one in the arena (filled by the caller through
+ * q8rt_session_input_data after the bind). */
+q8rt_status q8rt_session_create_body(const q8rt_model *model, const q8rt_allocator *allocator,
+                                     const op_exec_ctx *parent, q8rt_session **out, q8rt_error *err);
+q8rt_status q8rt_session_bind_inputs(q8rt_session *s, const op_shape *shapes, void *const *ext, q8rt_error *err);
+void *q8rt_session_input_data(const q8rt_session *s, int index);
+/* output k of the last run (valid until the next bind or run) and its shape at the bound shapes */
+const void *q8rt_session_output_data(const q8rt_session *s, int index, const op_shape **shape);
+q8rt_status q8rt_session_run_body(q8rt_session *s, const op_exec_ctx *parent, q8rt_error *err);
 
 #endif

@@ -241,8 +241,66 @@ q8rt_status q8rt_model_load_file(const char *path, const q8rt_model_options *opt
   return st;
 }
 
+q8rt_status q8rt_model_from_graph(ir_graph *g, const q8rt_allocator *allocator, q8rt_backend backend, uint32_t isa,
+                                  q8rt_model **out, q8rt_error *err) {
+  *out = NULL;
+  q8rt_model *m = q8rt_calloc(allocator, 1, sizeof(*m));
+  if (m == NULL) {
+    ir_graph_free(g);
+    return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  }
+  q8rt_meter_init(&m->meter, allocator, 0);
+  m->allocator = &m->meter.iface;
+  q8rt_pool_init(&m->pool, m->allocator);
+  q8rt_pool_init(&m->tensors, m->allocator);
+  m->backend = backend;
+  m->isa = isa;
+  m->is_body = 1;
+  m->graph = g; /* allocated from `allocator`, freed through it (ir_graph keeps its allocator) */
+  q8rt_status st = Q8RT_OK;
+  m->all_inputs_static = 1;
+  for (int i = 0; i < g->n_inputs && st == Q8RT_OK; i++) {
+    const ir_value *v = &g->values[g->inputs[i]];
+    if (q8rt_dtype_size(v->dtype) == 0) {
+      st = q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "Loop body '%s' input '%s' has type %s, which q8rt does not support",
+                     g->name, v->name, q8rt_onnx_type_name(v->dtype));
+    }
+    if (v->rank < 0) m->all_inputs_static = 0;
+    for (int d = 0; d < v->rank; d++) {
+      if (v->dims[d] < 0) m->all_inputs_static = 0;
+    }
+  }
+  pass_results passed;
+  if (st == Q8RT_OK) st = pass_run(m->graph, &m->pool, m->backend, m->isa, &passed, err);
+  if (st == Q8RT_OK) st = plan_build(m->graph, &passed, &m->pool, m->backend, m->isa, 1, &m->plan, err);
+  for (int i = 0; st == Q8RT_OK && i < g->n_outputs; i++) {
+    const ir_value *v = &g->values[g->outputs[i]];
+    if (q8rt_dtype_size(v->constant ? v->constant->dtype : v->dtype) == 0) {
+      st = q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "Loop body '%s' output '%s' has type %s, which q8rt does not support",
+                     g->name, v->name, q8rt_onnx_type_name(v->dtype));
+    }
+  }
+  if (st == Q8RT_OK) st = build_explain(m, err);
+  if (st == Q8RT_OK) {
+    ir_graph_take_tensors(m->graph, &m->tensors);
+    ir_graph_free(m->graph);
+    m->graph = NULL;
+  }
+  if (st != Q8RT_OK) {
+    q8rt_model_free(m);
+    return st;
+  }
+  *out = m;
+  return Q8RT_OK;
+}
+
 void q8rt_model_free(q8rt_model *m) {
   if (m == NULL) return;
+  while (m->plan.submodels != NULL) {
+    q8rt_model *sub = m->plan.submodels;
+    m->plan.submodels = sub->next_sub;
+    q8rt_model_free(sub);
+  }
   const q8rt_allocator a = m->meter.under;
   ir_graph_free(m->graph);
   q8rt_pool_free(&m->tensors);

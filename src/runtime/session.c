@@ -68,6 +68,11 @@ void q8rt_session_free(q8rt_session *s) {
   const size_t ns = (size_t)s->model->plan.n_steps;
   if (s->steps != NULL) unbind_steps(s);
   free_arena(s);
+  if (s->body) { /* borrowed from the parent session */
+    s->threadpool = NULL;
+    s->pool = NULL;
+  }
+  q8rt_free(a, s->ext, s->ext != NULL ? nv * sizeof(void *) : 0);
   if (s->threadpool != NULL) pthreadpool_destroy(s->threadpool);
   q8rt_threadpool_destroy(s->pool);
   q8rt_free(a, s->shapes, nv * sizeof(op_shape));
@@ -91,7 +96,7 @@ void q8rt_session_free(q8rt_session *s) {
 }
 
 static op_exec_ctx exec_ctx(const q8rt_session *s) {
-  op_exec_ctx ctx = {s->pool, s->threadpool, (size_t)s->threads, s->allocator};
+  op_exec_ctx ctx = {s->pool, s->threadpool, (size_t)s->threads, s->allocator, s->max_loop_iterations};
   return ctx;
 }
 
@@ -124,7 +129,7 @@ static void eval_small_values(q8rt_session *s, int i) {
     }
     out[k].data = s->valbuf + (size_t)v * Q8RT_VALUE_BYTES;
   }
-  const op_exec_ctx ctx = {NULL, NULL, 1, s->allocator};
+  const op_exec_ctx ctx = {NULL, NULL, 1, s->allocator, s->max_loop_iterations};
   ps->op->run(ps->params, s->steps[i].geom, in, out, NULL, &ctx);
   for (int k = 0; k < ps->n_outputs; k++) {
     if (ps->outputs[k] >= 0) s->shapes[ps->outputs[k]].value = out[k].data;
@@ -434,6 +439,7 @@ static q8rt_status plan_arena(q8rt_session *s, size_t *total, q8rt_error *err) {
 static void *value_data(const q8rt_session *s, int v) {
   const plan_value *val = &s->model->plan.values[v];
   if (val->constant) return (void *)(uintptr_t)val->shape.value;
+  if (s->ext != NULL && s->ext[v] != NULL) return s->ext[v];
   if (s->offsets[v] == SIZE_MAX) return NULL;
   return (char *)s->arena + s->offsets[v];
 }
@@ -561,6 +567,7 @@ q8rt_status q8rt_session_create(const q8rt_model *model, const q8rt_session_opti
   s->threads = o.threads < 1 ? 1 : o.threads;
   s->profile = o.profile;
   s->max_arena_bytes = o.max_arena_bytes;
+  s->max_loop_iterations = o.max_loop_iterations != 0 ? o.max_loop_iterations : Q8RT_DEFAULT_MAX_LOOP_ITERATIONS;
   const size_t nv = (size_t)model->plan.n_values, ns = (size_t)model->plan.n_steps, nb = nv + ns;
   int nviews = 0;
   for (size_t i = 0; i < ns; i++) nviews += model->plan.steps[i].n_inputs + model->plan.steps[i].n_outputs;
@@ -611,7 +618,7 @@ q8rt_status q8rt_session_create(const q8rt_model *model, const q8rt_session_opti
     }
   }
   for (size_t v = 0; v < nv; v++) s->shapes[v] = model->plan.values[v].shape;
-  if (model->all_inputs_static) {
+  if (model->all_inputs_static && !model->is_body) {
     q8rt_status st = bind(s, error);
     if (st != Q8RT_OK) {
       q8rt_session_free(s);
@@ -976,7 +983,13 @@ static q8rt_status run_steps(q8rt_session *s, q8rt_error *error) {
     q8rt_pool_stats before;
     if (s->profile) q8rt_threadpool_stats(s->pool, &before);
     const double t0 = s->profile ? now_ms() : 0.0;
-    ps->op->run(ps->params, ss->geom, &s->views[ss->in_base], &s->views[ss->out_base], step_workspace(s, i), &ctx);
+    if (ps->op->run_status != NULL) {
+      q8rt_status st = ps->op->run_status(ps->params, s->steps[i].geom, &s->views[ss->in_base], &s->views[ss->out_base],
+                                          step_workspace(s, i), &ctx, error);
+      if (st != Q8RT_OK) return st;
+    } else {
+      ps->op->run(ps->params, ss->geom, &s->views[ss->in_base], &s->views[ss->out_base], step_workspace(s, i), &ctx);
+    }
     if (s->profile) {
       s->step_ms[i] = now_ms() - t0;
       q8rt_pool_stats after;
@@ -991,6 +1004,77 @@ static q8rt_status run_steps(q8rt_session *s, q8rt_error *error) {
   }
   s->ran = 1;
   return Q8RT_OK;
+}
+
+q8rt_status q8rt_session_create_body(const q8rt_model *model, const q8rt_allocator *allocator,
+                                     const op_exec_ctx *parent, q8rt_session **out, q8rt_error *err) {
+  q8rt_session_options o;
+  q8rt_session_options_init(&o);
+  o.allocator = allocator;
+  o.max_loop_iterations = parent->max_loop_iterations;
+  q8rt_session *s;
+  q8rt_status st = q8rt_session_create(model, &o, &s, err);
+  if (st != Q8RT_OK) return st;
+  s->ext = q8rt_calloc(s->allocator, n_values(s) + 1, sizeof(void *));
+  if (s->ext == NULL) {
+    q8rt_session_free(s);
+    return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory creating a Loop body's session");
+  }
+  /* the parent's pools: the body's steps split as the parent's would (same bytes at any count) */
+  s->body = 1;
+  s->pool = parent->pool;
+  s->threadpool = parent->threadpool;
+  s->threads = parent->threads > 0 ? (int)parent->threads : 1;
+  *out = s;
+  return Q8RT_OK;
+}
+
+q8rt_status q8rt_session_bind_inputs(q8rt_session *s, const op_shape *shapes, void *const *ext, q8rt_error *err) {
+  const plan *p = &s->model->plan;
+  for (int i = 0; i < p->n_inputs; i++) {
+    const int v = p->inputs[i];
+    const plan_value *pv = &p->values[v];
+    const op_shape *in = &shapes[i];
+    if (pv->shape.rank >= 0 && in->rank != pv->shape.rank) {
+      return q8rt_fail(err, Q8RT_ERROR_SHAPE, "input '%s' has rank %d, the body declares rank %d", pv->name, in->rank,
+                       pv->shape.rank);
+    }
+    for (int d = 0; d < in->rank; d++) {
+      if (in->dims[d] < 0 || (pv->shape.rank >= 0 && pv->shape.dims[d] >= 0 && in->dims[d] != pv->shape.dims[d])) {
+        return q8rt_fail(err, Q8RT_ERROR_SHAPE, "input '%s': dimension %d is %lld, the body declares %lld", pv->name, d,
+                         (long long)in->dims[d], (long long)pv->shape.dims[d]);
+      }
+    }
+    op_shape *cur = &s->shapes[v];
+    cur->dtype = pv->shape.dtype;
+    cur->rank = in->rank;
+    memcpy(cur->dims, in->dims, sizeof(cur->dims));
+    cur->value = NULL;
+    int64_t n;
+    const size_t es = q8rt_dtype_size(cur->dtype);
+    if (in->value != NULL && q8rt_shape_elements(in->dims, in->rank, &n) && es > 0 &&
+        (size_t)n * es <= Q8RT_VALUE_BYTES) {
+      unsigned char *dst = s->valbuf + (size_t)v * Q8RT_VALUE_BYTES;
+      memcpy(dst, in->value, (size_t)n * es);
+      cur->value = dst;
+    }
+    s->ext[v] = ext != NULL ? ext[i] : NULL;
+  }
+  return bind(s, err);
+}
+
+void *q8rt_session_input_data(const q8rt_session *s, int index) { return value_data(s, s->model->plan.inputs[index]); }
+
+const void *q8rt_session_output_data(const q8rt_session *s, int index, const op_shape **shape) {
+  const int v = s->model->plan.outputs[index];
+  *shape = &s->shapes[v];
+  return value_data(s, v);
+}
+
+q8rt_status q8rt_session_run_body(q8rt_session *s, const op_exec_ctx *parent, q8rt_error *err) {
+  s->pool = parent->pool; /* the parent's, as at create (it may have rebound since) */
+  s->threadpool = parent->threadpool;
+  return run_steps(s, err);
 }
 
 q8rt_status q8rt_session_get_output(q8rt_session *s, size_t index, q8rt_tensor_info *info, const void **data,

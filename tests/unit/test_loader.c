@@ -737,9 +737,12 @@ Q8RT_TEST(loader_subgraph_attribute) {
   m.graph.n_node = 4;
   /* If reads its subgraphs (tests/python/test_ops_if.py runs them); one branch only is refused */
   EXPECT_FAIL(&m, NULL, Q8RT_ERROR_INVALID_MODEL, "If node 'branchy'", "no else_branch");
-  /* any other op's subgraph is refused by type */
+  /* Loop reads its body only (tests/python/test_ops_loop.py runs them) */
   m.extra.op_type = S("Loop");
-  EXPECT_FAIL(&m, NULL, Q8RT_ERROR_UNSUPPORTED, "'branchy'", "'then_branch'", "GRAPH", "If only");
+  EXPECT_FAIL(&m, NULL, Q8RT_ERROR_INVALID_MODEL, "Loop node 'branchy'", "unknown attribute 'then_branch'");
+  /* any other op's subgraph is refused by type */
+  m.extra.op_type = S("Scan");
+  EXPECT_FAIL(&m, NULL, Q8RT_ERROR_UNSUPPORTED, "'branchy'", "'then_branch'", "GRAPH", "If and Loop only");
   m.a_extra.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS;
   m.a_extra.name = S("branches");
   EXPECT_FAIL(&m, NULL, Q8RT_ERROR_UNSUPPORTED, "'branchy'", "'branches'", "GRAPHS");
