@@ -35,6 +35,11 @@ typedef struct loop_params {
   const q8rt_model *body;
   const char *name; /* the node's (messages at run) */
   int n_carried, n_scan, n_inputs;
+  /* the body input of each Loop input (-1: a carried value fixed in the body, below) */
+  int bin[LOOP_MAX];
+  /* carried value k passed through unchanged with a constant initial value (SLANet's weights): a
+   * constant of the body (packed at load), its output never copied back */
+  unsigned char fixed[LOOP_MAX];
   /* a carried output that is another carried value's body input (a swap): the new values are
    * staged in the workspace before they are written back */
   int stage;
@@ -104,6 +109,42 @@ static q8rt_status loop_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
                        n->name, bv->name, q8rt_dtype_name(bv->dtype), q8rt_dtype_name(ov->dtype));
     }
   }
+  /* carried values the body passes through unchanged whose initial value is a constant: constants
+   * of the body (a MatMul then packs its weight at load instead of reading it at run) */
+  unsigned char fixed[LOOP_MAX] = {0};
+  int n_fixed = 0;
+  for (int k = 0; k < nc; k++) {
+    const int bi = bg->inputs[2 + k];
+    const ir_value *ov = ir_node_input(ctx->graph, n, 2 + k);
+    if (bg->outputs[1 + k] != bi || ov->constant == NULL || bg->values[bi].graph_output != 1 + k) continue;
+    const ir_tensor *c = ov->constant;
+    ir_tensor *t;
+    q8rt_status cst = ir_tensor_create(bg, c->dtype, c->rank, c->dims, &t, err);
+    if (cst != Q8RT_OK) return cst;
+    if (c->nbytes) memcpy(t->data, c->data, c->nbytes);
+    ir_value *bv = &bg->values[bi];
+    bv->constant = t;
+    bv->dtype = t->dtype;
+    bv->rank = t->rank;
+    for (int d = 0; d < Q8RT_MAX_RANK; d++) {
+      bv->dims[d] = d < t->rank ? t->dims[d] : 0;
+      bv->dim_params[d] = NULL;
+    }
+    bv->graph_input = -1;
+    fixed[2 + k] = 1;
+    n_fixed++;
+  }
+  if (n_fixed > 0) {
+    int j = 0;
+    for (int k = 0; k < nin; k++) {
+      if (!fixed[k]) {
+        bg->inputs[j] = bg->inputs[k];
+        bg->values[bg->inputs[j]].graph_input = j;
+        j++;
+      }
+    }
+    bg->n_inputs = j;
+  }
   n->body = NULL;
   q8rt_model *sub;
   q8rt_error be = {Q8RT_OK, ""};
@@ -112,9 +153,8 @@ static q8rt_status loop_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
   sub->next_sub = *ctx->submodels;
   *ctx->submodels = sub;
   const plan *bp = &sub->plan;
-  if (bp->n_inputs != nin || bp->n_outputs != n->n_outputs + 1) {
-    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Loop node '%s': its body's plan lost an input or output",
-                     n->name);
+  if (bp->n_inputs != nin - n_fixed || bp->n_outputs != n->n_outputs + 1) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Loop node '%s': its body's plan lost an input or output", n->name);
   }
   loop_params *p = q8rt_pool_alloc(ctx->pool, sizeof(*p), 16);
   char *reason = q8rt_pool_alloc(ctx->pool, 160, 1);
@@ -124,10 +164,17 @@ static q8rt_status loop_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
   p->n_carried = nc;
   p->n_scan = n->n_outputs - nc;
   p->n_inputs = nin;
-  for (int k = 0; k < nc; k++) {
-    for (int k2 = 0; k2 < nc; k2++) p->stage |= k2 != k && bp->outputs[1 + k] == bp->inputs[2 + k2];
+  for (int k = 0, j = 0; k < nin; k++) {
+    p->fixed[k] = fixed[k];
+    p->bin[k] = fixed[k] ? -1 : j++;
   }
-  snprintf(reason, 160, "runs its body's plan (%d steps) per iteration", bp->n_steps);
+  for (int k = 0; k < nc; k++) {
+    for (int k2 = 0; k2 < nc; k2++) {
+      p->stage |= !fixed[2 + k] && !fixed[2 + k2] && k2 != k && bp->outputs[1 + k] == bp->inputs[p->bin[2 + k2]];
+    }
+  }
+  snprintf(reason, 160, "runs its body's plan (%d steps) per iteration; %d constant carried values fixed in the body",
+           bp->n_steps, n_fixed);
   ctx->kernel = "loop";
   ctx->reason = reason;
   *out = p;
@@ -141,9 +188,12 @@ static q8rt_status bind_body(const loop_params *p, q8rt_session *s, const op_sha
                              const void *const *vals, int64_t iter, unsigned char cond, int with_values,
                              q8rt_error *err) {
   op_shape sh[LOOP_MAX];
+  void *bext[LOOP_MAX];
   const plan *bp = &p->body->plan;
   for (int k = 0; k < p->n_inputs; k++) {
-    op_shape *d = &sh[k];
+    if (p->bin[k] < 0) continue;
+    op_shape *d = &sh[p->bin[k]];
+    bext[p->bin[k]] = ext != NULL ? ext[k] : NULL;
     memset(d, 0, sizeof(*d));
     if (k < 2) {
       d->rank = bp->values[bp->inputs[k]].shape.rank == 1 ? 1 : 0;
@@ -154,7 +204,7 @@ static q8rt_status bind_body(const loop_params *p, q8rt_session *s, const op_sha
       d->value = with_values && vals != NULL && shape_bytes(in[k]) <= Q8RT_VALUE_BYTES ? vals[k] : NULL;
     }
   }
-  return q8rt_session_bind_inputs(s, sh, ext, err);
+  return q8rt_session_bind_inputs(s, sh, bext, err);
 }
 
 static q8rt_status check_scalar(const op_node *n, const op_shape *s, q8rt_dtype want, const char *what,
@@ -328,13 +378,13 @@ static q8rt_status check_body_outputs(const loop_params *p, const loop_geom *g, 
   char a[160], b[160];
   q8rt_session_output_data(g->sess, 0, &sh);
   int64_t count;
-  if (sh->dtype != Q8RT_DTYPE_BOOL || sh->rank < 0 || !q8rt_shape_elements(sh->dims, sh->rank, &count) ||
-      count != 1) {
+  if (sh->dtype != Q8RT_DTYPE_BOOL || sh->rank < 0 || !q8rt_shape_elements(sh->dims, sh->rank, &count) || count != 1) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
                      "Loop node '%s', iteration %lld: the body's condition output is not one bool", p->name,
                      (long long)iter);
   }
   for (int k = 0; k < p->n_carried; k++) {
+    if (p->fixed[2 + k]) continue;
     q8rt_session_output_data(g->sess, 1 + k, &sh);
     const op_shape *want = in[2 + k].shape;
     if (!same_shape(sh, want)) {
@@ -421,6 +471,7 @@ static q8rt_status loop_run(const void *params, void *geom, const op_tensor *in,
     for (int pass = p->stage ? 0 : 1; pass < 2; pass++) {
       off = 0;
       for (int k = 0; k < nc; k++) {
+        if (p->fixed[2 + k]) continue;
         const void *src = q8rt_session_output_data(g->sess, 1 + k, &sh);
         const size_t bytes = shape_bytes(sh);
         if (bytes == 0) continue;

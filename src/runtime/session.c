@@ -480,11 +480,14 @@ static q8rt_status bind_plan(q8rt_session *s, q8rt_error *err) {
                        s->arena_capacity, total);
     }
     free_arena(s);
-    s->arena = q8rt_alloc(s->allocator, total, 64);
-    if (s->arena == NULL)
-      return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "cannot allocate an arena of %zu bytes", total);
-    s->arena_capacity = total;
-    memset(s->arena, 0, total);
+    /* a Loop body bound again each iteration may grow a little each time (shapes from the
+     * iteration number): half again as much, so that it is not reallocated every iteration */
+    size_t cap = total;
+    if (s->body && !q8rt_add_size(total, total / 2, &cap)) cap = total;
+    s->arena = q8rt_alloc(s->allocator, cap, 64);
+    if (s->arena == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "cannot allocate an arena of %zu bytes", cap);
+    s->arena_capacity = cap;
+    memset(s->arena, 0, cap);
   }
   s->arena_size = total;
   int vi = 0;

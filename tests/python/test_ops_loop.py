@@ -360,3 +360,35 @@ def test_loop_shapes_from_carried_counter(tmp_path):
               [const("M", np.array([4], np.int64)), const("c", np.array([True])), const("cnt0", np.array([1], np.int64))])
     buf = np.arange(18, dtype=np.float32).reshape(1, 6, 3) * 0.5
     run_both(m, {"buf": buf, "a0": np.ones((1, 1, 3), np.float32)}, tmp_path)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_loop_constant_weights_carried(threads, tmp_path):
+    """SLANet passes its weights as carried values the body returns unchanged: with a constant
+    initial value they become constants of the body (packed at load); one carried weight is a
+    graph input instead (read in place), and a carried value that changes sits between them."""
+    nodes = [
+        helper.make_node("Identity", ["cond_in"], ["cond_out"], name="b_cond"),
+        helper.make_node("MatMul", ["h_in", "w_in"], ["hw"], name="b_mm"),
+        helper.make_node("MatMul", ["hw", "u_in"], ["hu"], name="b_mm2"),
+        helper.make_node("Add", ["hu", "bias_in"], ["hb"], name="b_bias"),
+        helper.make_node("Tanh", ["hb"], ["h_out"], name="b_tanh"),
+        helper.make_node("Identity", ["h_out"], ["scan_out"], name="b_scan"),
+    ]
+    b = body(nodes, [vi("i", I64, []), vi("cond_in", B, []), vi("w_in", F, [8, 8]), vi("h_in", F, [2, 8]),
+                     vi("u_in", F, [8, 8]), vi("bias_in", F, [8])],
+             [vi("cond_out", B, []), vi("w_in", F, [8, 8]), vi("h_out", F, [2, 8]), vi("u_in", F, [8, 8]),
+              vi("bias_in", F, [8]), vi("scan_out", F, [2, 8])])
+    loop = helper.make_node("Loop", ["M", "", "W", "h0", "U", "bias"], ["W_f", "h", "U_f", "bias_f", "hs"],
+                            name="loop0", body=b)
+    rng = np.random.default_rng(3)
+    W = rng.standard_normal((8, 8)).astype(np.float32) * 0.4
+    bias = rng.standard_normal(8).astype(np.float32) * 0.1
+    m = model([loop], [vi("h0", F, [2, 8]), vi("U", F, [8, 8])],
+              [vi("W_f", F, [8, 8]), vi("h", F, [2, 8]), vi("U_f", F, [8, 8]), vi("bias_f", F, [8]),
+               vi("hs", F, None)], [const("M", np.int64(7)), const("W", W), const("bias", bias)])
+    run_both(m, {"h0": rng.standard_normal((2, 8)).astype(np.float32),
+                 "U": rng.standard_normal((8, 8)).astype(np.float32) * 0.4}, tmp_path, threads=threads)
+    res = h.run_q8rt(tmp_path / "model0.onnx", {n: tmp_path / f"0_{n}.npy" for n in ("h0", "U")},
+                     extra=["--explain"]).assert_ok()
+    assert "2 constant carried values fixed in the body" in res.stdout, res.stdout
