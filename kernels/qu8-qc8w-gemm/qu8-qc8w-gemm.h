@@ -39,6 +39,15 @@ void q8rt_qu8_qc8w_gemm_i32_ukernel__scalar(size_t mr, size_t nc, size_t kc, con
 #undef Q8RT_GEMM_UKERNEL
 #undef Q8RT_GEMM_UKERNEL_I32
 
+/* Few-channel variants (Q8RT_GEMM_UKERNEL_FEWN, q8rt_qu8_gemm_ukernel_fn; weights packed with NR = 1). */
+#define Q8RT_GEMM_UKERNEL(isa, fn, mr, nr)
+#define Q8RT_GEMM_UKERNEL_FEWN(isa, fn, mr, nr)                                                        \
+  void fn(size_t mr_, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c, \
+          size_t c_stride, const q8rt_qu8_requant_params *p);
+#include "qu8-qc8w-gemm/qu8-qc8w-gemm.inc"
+#undef Q8RT_GEMM_UKERNEL
+#undef Q8RT_GEMM_UKERNEL_FEWN
+
 /* Segmented-row variants (Q8RT_GEMM_UKERNEL_SEG, q8rt_qu8_gemm_seg_ukernel_fn). */
 #define Q8RT_GEMM_UKERNEL(isa, fn, mr, nr)
 #define Q8RT_GEMM_UKERNEL_SEG(isa, fn, mr, nr)                                                         \

@@ -57,6 +57,18 @@ static const gemm_variant g_gemm[] = {
     {0, NULL, 0, 0, NULL, 0, 0},
 };
 
+/* Few-channel variants (K along the lanes, weights packed with NR = 1): layers of at most
+ * FEWN_MAX_OUT output channels take them in place of the blocked kernel of the same ISA. */
+#define FEWN_MAX_OUT 4
+static const gemm_variant g_gemm_fewn[] = {
+#define Q8RT_GEMM_UKERNEL(isa, fn, mr, nr)
+#define Q8RT_GEMM_UKERNEL_FEWN(isa, fn, mr, nr) {isa, fn, mr, nr, #fn, 0, 0},
+#include "qu8-qc8w-gemm/qu8-qc8w-gemm.inc"
+#undef Q8RT_GEMM_UKERNEL
+#undef Q8RT_GEMM_UKERNEL_FEWN
+    {0, NULL, 0, 0, NULL, 0, 0},
+};
+
 static const dw_variant g_dw[] = {
 #define Q8RT_DWCONV_UKERNEL(isa, fn, cb) {isa, fn, cb, #fn},
 #include "qu8-dwconv/qu8-dwconv.inc"
@@ -414,6 +426,19 @@ q8rt_status conv_fast_prepare(const conv_fast_desc *d, const conv_choice *choice
     f->reason = pool_printf(pool, "no GEMM kernel for %s in this build", backend_isa_name(choice, isas));
     return Q8RT_OK;
   }
+  /* A layer of 1 to 4 output channels (a detector's objectness / box heads) fills 1 to 4 lanes of
+   * the blocked kernel's narrowest (8-channel) block: the few-channel variant of the same ISA puts
+   * K along the lanes instead (the same bytes: test_qu8_qc8w_gemm). */
+  int fewn = 0;
+  if (d->out_c <= FEWN_MAX_OUT && !v->pairs && !v->s8a) {
+    for (const gemm_variant *c = g_gemm_fewn; c->fn != NULL; c++) {
+      if (c->isa == v->isa) {
+        v = c;
+        fewn = 1;
+        break;
+      }
+    }
+  }
   void *packed = q8rt_pool_alloc(pool, q8rt_qu8_qc8w_gemm_packed_size(d->out_c, k, v->nr), 64);
   /* s8-activation variants (sdot, smull) fold the zero point as s8: bias - (x_zp_u8 - 128) * sum w */
   if (packed != NULL)
@@ -425,7 +450,7 @@ q8rt_status conv_fast_prepare(const conv_fast_desc *d, const conv_choice *choice
   /* the segmented-row twin of the chosen kernel (same ISA and tile: the same packing) reads a
    * convolution's interior pixels in place; s8-activation and vpmaddubsw variants have none */
   f->gemm_seg = NULL;
-  for (size_t i = 0; g_gemm_seg[i].fn != NULL && !v->pairs && !v->s8a; i++) {
+  for (size_t i = 0; g_gemm_seg[i].fn != NULL && !v->pairs && !v->s8a && !fewn; i++) {
     if (g_gemm_seg[i].isa == v->isa && g_gemm_seg[i].mr == v->mr && g_gemm_seg[i].nr == v->nr) {
       f->gemm_seg = g_gemm_seg[i].fn;
       break;
@@ -439,7 +464,9 @@ q8rt_status conv_fast_prepare(const conv_fast_desc *d, const conv_choice *choice
   f->packed = packed;
   f->kernel = v->name + 5;
   const char *shape =
-      taps == 1                ? "pointwise: GEMM on the NHWC input"
+      fewn && taps == 1        ? "pointwise, few output channels: K along the lanes, one sum per output"
+      : fewn                   ? "im2col tiles + few-channel GEMM (K along the lanes, one sum per output)"
+      : taps == 1              ? "pointwise: GEMM on the NHWC input"
       : d->in_c_per_group <= 4 ? "few input channels (first layer): im2col tiles make K dense, then GEMM"
       : f->gemm_seg != NULL    ? "GEMM reading interior pixels in place (segmented rows), im2col for the rest"
                                : "im2col tiles + GEMM";

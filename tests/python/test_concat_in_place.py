@@ -50,10 +50,12 @@ def model(shape, variant, axis=1):
     n, c, hh, ww = shape
     nodes, inits = [], [const("xs", np.float32(0.05)), const("xz", np.uint8(ZP)), const("cs", np.float32(0.3)),
                         const("cz", np.uint8(ZP))]
-    ca, cb = 24, 40
+    # heads: a detector's few-channel heads (1 and 4 channels; 3 and 2), the few-channel kernel
+    # writing rows 5 apart (b) and through a table (a)
+    ca, cb = (1, 4) if variant == "heads" else (3, 2) if variant == "heads3" else (24, 40)
     a_scale = 0.2 if variant in ("table_rescale", "rescale_graph_output", "rescale_second_reader") else 0.3
     conv(nodes, inits, "a", "x", c, ca, 3, a_scale, rng,
-         table=variant in ("table", "table_rescale"))
+         table=variant in ("table", "table_rescale", "heads", "heads3"))
     conv(nodes, inits, "b", "x", c, cb if axis == 1 else ca, 1, 0.2 if variant == "rescale" else 0.3, rng)
     cat = ["cs", "cz", "a", "a_ys", "a_yz", "b", "b_ys", "b_yz"]
     outs = ["y"]
@@ -99,6 +101,8 @@ CASES = [
     ((2, 16, 10, 12), "plain", 2),         # along H, batch 2: slices are not rows of channels: copied
     ((1, 16, 20, 24), "plain", 3),         # along W
     ((3, 16, 11, 17), "symbolic", 1),      # symbolic batch, bound to 3 at run
+    ((1, 16, 20, 24), "heads", 1),         # 1-channel 3x3 + table and 4-channel 1x1 convs into a Concat
+    ((2, 8, 30, 34), "heads3", 1),         # 3 + 2 channels (a group of 3 in a 4-lane pattern), batch 2
 ]
 
 
