@@ -77,8 +77,7 @@ static inline __attribute__((always_inline)) void fewn_group(size_t mr, size_t G
                                                              size_t a_stride, const uint8_t *blk, size_t block_bytes,
                                                              uint8_t *c, size_t c_stride, size_t c0, __m512i vbias,
                                                              __m512 vscale, const q8rt_qu8_requant_params *p,
-                                                             const size_t W,
-                                                             const bool use_xor) {
+                                                             const size_t W, const bool use_xor) {
   const size_t P = 16 / W;
   const size_t kbytes = (kc + 3) / 4 * 4;
   const size_t full = kbytes / 32, tail = kbytes % 32;
@@ -165,16 +164,16 @@ static inline __attribute__((always_inline)) void fewn_body(size_t mr, size_t nc
     const __m512 vscale = _mm512_castsi512_ps(_mm512_broadcast_i32x4(s4));
     if (G == 1) {
       for (size_t m = 0; m < mr; m += 16)
-        fewn_group(mr - m, 1, kc, a + m * a_stride, a_stride, blk, block_bytes, cb + m * c_stride, c_stride, c0, vbias, vscale, p, 1,
-                   use_xor);
+        fewn_group(mr - m, 1, kc, a + m * a_stride, a_stride, blk, block_bytes, cb + m * c_stride, c_stride, c0, vbias,
+                   vscale, p, 1, use_xor);
     } else if (G == 2) {
       for (size_t m = 0; m < mr; m += 8)
-        fewn_group(mr - m, 2, kc, a + m * a_stride, a_stride, blk, block_bytes, cb + m * c_stride, c_stride, c0, vbias, vscale, p, 2,
-                   use_xor);
+        fewn_group(mr - m, 2, kc, a + m * a_stride, a_stride, blk, block_bytes, cb + m * c_stride, c_stride, c0, vbias,
+                   vscale, p, 2, use_xor);
     } else {
       for (size_t m = 0; m < mr; m += 4)
-        fewn_group(mr - m, G, kc, a + m * a_stride, a_stride, blk, block_bytes, cb + m * c_stride, c_stride, c0, vbias, vscale, p, 4,
-                   use_xor);
+        fewn_group(mr - m, G, kc, a + m * a_stride, a_stride, blk, block_bytes, cb + m * c_stride, c_stride, c0, vbias,
+                   vscale, p, 4, use_xor);
     }
   }
 }
