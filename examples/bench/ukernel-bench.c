@@ -31,6 +31,7 @@
 #include "f32-gavgpool-cw/f32-gavgpool-cw.h"
 #include "f32-gavgpool/f32-gavgpool.h"
 #include "f32-gemm/f32-gemm.h"
+#include "f32-gemvgemm/f32-gemvgemm.h"
 #include "f32-igemm/f32-igemm.h"
 #include "f32-rminmax/f32-rminmax.h"
 #include "f32-softmax-strided/f32-softmax-strided.h"
@@ -547,6 +548,57 @@ static int bench_f32_dwconv_hwc(const char *filter) {
       report(g_f32_dwconv_hwc[k].name, t, (double)(o * o * cb * K * K), "MAC", ok);
     }
   }
+  return bad;
+}
+
+static const struct {
+  unsigned isa;
+  q8rt_f32_gemvgemm_ukernel_fn fn;
+  const char *name;
+} g_f32_gemvgemm[] = {
+#define Q8RT_F32_GEMVGEMM_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "f32-gemvgemm/f32-gemvgemm.inc"
+#undef Q8RT_F32_GEMVGEMM_UKERNEL
+    {0, NULL, NULL},
+};
+
+/* f32-gemvgemm as CRNN's LSTM step runs it: one K block (256) of a 2048-column R (2 MiB packed,
+ * 16 calls of 4 panels), an 8-row tile of x * W^T (K 256) beside every other call; MACs of both
+ * counted. Checked against the scalar twin. */
+static int bench_f32_gemvgemm(const char *filter) {
+  enum { KR = 256, NC = 2048, M = 8 };
+  float *r = malloc((size_t)KR * NC * sizeof(float)), *w = malloc((size_t)KR * 32 * 8 * sizeof(float));
+  float *h = malloc(KR * sizeof(float)), *a = malloc(M * KR * sizeof(float));
+  float *rc0 = malloc(NC * sizeof(float)), *rc1 = malloc(NC * sizeof(float));
+  float *c0 = malloc(8 * M * 32 * sizeof(float)), *c1 = malloc(8 * M * 32 * sizeof(float));
+  int bad = 0;
+  double t;
+  for (size_t i = 0; i < (size_t)KR * NC; i++) r[i] = (float)(int32_t)(rnd() % 2001 - 1000) * 1e-3f;
+  for (size_t i = 0; i < (size_t)KR * 32 * 8; i++) w[i] = (float)(int32_t)(rnd() % 2001 - 1000) * 1e-3f;
+  for (size_t i = 0; i < KR; i++) h[i] = (float)(int32_t)(rnd() % 2001 - 1000) * 1e-3f;
+  for (size_t i = 0; i < M * KR; i++) a[i] = (float)(int32_t)(rnd() % 2001 - 1000) * 1e-3f;
+  printf("f32-gemvgemm, 1 x %d x %d row (R packed, 2 MiB) + 8 tiles of %d x 32 x %d beside every other call\n", NC, KR,
+         M, KR);
+#define GG_SWEEP(fn, rc, c)                                                                                \
+  for (size_t g = 0; g < NC / 128; g++) {                                                                  \
+    const size_t mm = g % 2 ? M : 0;                                                                       \
+    fn(KR, h, r + g * 128 * KR, rc + g * 128, mm, KR, a, KR, w + g / 2 * KR * 32, c + g / 2 * M * 32, 32); \
+  }
+  GG_SWEEP(q8rt_f32_gemvgemm_ukernel__scalar, rc0, c0);
+  for (size_t k = 0; g_f32_gemvgemm[k].fn != NULL; k++) {
+    if (!wanted(filter, g_f32_gemvgemm[k].name)) continue;
+    if (!isa_supported(g_f32_gemvgemm[k].isa)) {
+      printf("  %-62s skipped (CPU lacks its ISA)\n", g_f32_gemvgemm[k].name);
+      continue;
+    }
+    GG_SWEEP(g_f32_gemvgemm[k].fn, rc1, c1);
+    const bool ok = memcmp(rc0, rc1, NC * sizeof(float)) == 0 && memcmp(c0, c1, 8 * M * 32 * sizeof(float)) == 0;
+    bad |= !ok;
+    TIME_MEDIAN(t, GG_SWEEP(g_f32_gemvgemm[k].fn, rc1, c1));
+    report(g_f32_gemvgemm[k].name, t, (double)KR * NC + 8.0 * M * 32 * KR, "MAC", ok);
+  }
+#undef GG_SWEEP
+  free(r), free(w), free(h), free(a), free(rc0), free(rc1), free(c0), free(c1);
   return bad;
 }
 
@@ -1411,6 +1463,7 @@ int main(int argc, char **argv) {
   bad |= bench_small_families(filter);
   bad |= bench_gavgpool_families(filter);
   bad |= bench_f32_gemm_lut(filter);
+  bad |= bench_f32_gemvgemm(filter);
   bad |= bench_f32_dwconv(filter);
   bad |= bench_f32_dwconv_hwc(filter);
   bad |= bench_f32_deconv(filter);

@@ -54,6 +54,15 @@ CASES = [
     ("lstm_const_layout1", "LSTM", 5, 3, 70, 20, "bidirectional", {"bias": True, "layout": 1, "lens": [5, 2, 4],
                                                                     "const": True}),
     ("gru_const_lbr", "GRU", 6, 2, 20, 16, "bidirectional", {"bias": True, "lbr": 1, "h0": True, "const": True}),
+    # bidirectional LSTM, one batch entry, 4H a multiple of 128, AVX-512, at 2 threads (the two
+    # directions on the pool): each direction's later x * W^T rows run beside its steps' h * R^T
+    # (f32-gemvgemm), checked by the --threads 2 run against the 1-thread bytes. Tiles of 8 rows
+    # with a short last one, W's K blocks added in order (I > 256), units left over after a step's
+    # calls (one call a step), R in two K blocks (H > 256), the tile shorter than the row (I < H),
+    # a nonzero initial h (no zero-state step)
+    ("lstm_fused_bidi", "LSTM", 19, 1, 300, 32, "bidirectional", {"bias": True, "const": True}),
+    ("lstm_fused_deep", "LSTM", 11, 1, 40, 288, "bidirectional", {"bias": True, "h0": True, "c0": True,
+                                                                  "const": True}),
     ("gru_const_wide", "GRU", 3, 2, 300, 24, "reverse", {"bias": True, "const": True}),
     ("gru_fwd", "GRU", 5, 2, 7, 9, "forward", {}),
     ("gru_rev_bias", "GRU", 5, 2, 7, 9, "reverse", {"bias": True, "h0": True}),
