@@ -1,4 +1,7 @@
-/* f32-maxpool, AVX2: 8 outputs per vector at stride 1 (other strides: the scalar twin). */
+/* f32-maxpool, AVX2: 8 outputs per vector at stride 1; at stride 2 (3x3 and 2x2 stride-2 pooling)
+ * the 16 inputs under 8 outputs as two vectors, their even elements picked by a shuffle and a lane
+ * permute, for blocks that are not the last (the last block's odd element 15 may lie past the
+ * row); the rest (other strides, tails): the scalar twin. */
 #include <immintrin.h>
 
 #include "f32-maxpool/f32-maxpool.h"
@@ -9,6 +12,19 @@ void q8rt_f32_maxpool_ukernel__avx2(size_t n, size_t k, size_t s, size_t d, cons
     for (; o + 8 <= n; o += 8) {
       __m256 m = _mm256_loadu_ps(y + o);
       for (size_t t = 0; t < k; t++) m = _mm256_max_ps(_mm256_loadu_ps(x + o + t * d), m);
+      _mm256_storeu_ps(y + o, m);
+    }
+  } else if (s == 2) {
+    for (; o + 8 < n; o += 8) {
+      __m256 m = _mm256_loadu_ps(y + o);
+      const float *xo = x + 2 * o;
+      for (size_t t = 0; t < k; t++) {
+        const float *p = xo + t * d;
+        /* [p0 p2 p8 p10 | p4 p6 p12 p14] -> [p0 p2 p4 p6 | p8 p10 p12 p14] */
+        const __m256 e = _mm256_shuffle_ps(_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8), _MM_SHUFFLE(2, 0, 2, 0));
+        const __m256 v = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
+        m = _mm256_max_ps(v, m);
+      }
       _mm256_storeu_ps(y + o, m);
     }
   }
