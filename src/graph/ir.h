@@ -152,6 +152,7 @@ typedef struct ir_graph {
 
   ir_guard *guards; /* guards[id - 1] */
   int n_guards, cap_guards;
+  int is_body; /* a Loop's body (its outputs are read by the Loop, not by the caller) */
 } ir_graph;
 
 /* Create an empty graph whose memory comes from `allocator`. NULL on allocation failure. */

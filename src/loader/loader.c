@@ -834,6 +834,7 @@ static q8rt_status read_loop(loader *L, const Onnx__NodeProto *np, int node_idx,
   g->nodes[node_idx].body = bg; /* freed with the node's graph from here on */
   g->nodes[node_idx].loop_carried = (int)np->n_input - 2;
   bg->ir_version = g->ir_version;
+  bg->is_body = 1;
   bg->name = q8rt_pool_strdup(&bg->pool, name);
   bg->opsets = q8rt_pool_array(&bg->pool, (size_t)g->n_opsets + 1, sizeof(ir_opset));
   if (bg->name == NULL || bg->opsets == NULL) return oom(L);

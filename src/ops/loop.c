@@ -12,9 +12,12 @@
  * - carried values keep their shape from one iteration to the next (checked after each bind of
  *   the body: a change fails the run naming the node), so the Loop's carried outputs have the
  *   initial values' shapes;
- * - scan outputs need M known when shapes are bound (a constant or a value computed from shapes)
- *   and every iteration's scan value of one shape; a loop that its condition stops before M
- *   iterations fails the run (the outputs' length would be known only then);
+ * - scan outputs are sized when shapes are bound from M (a constant or a value computed from
+ *   shapes) when there is no condition input; otherwise, when every scan output is a graph output
+ *   that nothing else reads (outside a Loop body), they are written into buffers of the step's
+ *   own and published at run with the length the run found (op_exec_ctx.publish); anything else
+ *   (M from data with scan outputs other steps read) is refused at bind, and a sized loop that its
+ *   condition stops before M iterations fails the run. Every iteration's scan value has one shape;
  * - at most max_loop_iterations iterations (the session's option): a loop that would go on fails
  *   the run naming the node, where ONNX Runtime would keep going.
  * The body is bound once when the Loop is (its shapes known from the inputs' shapes alone); when
@@ -40,16 +43,27 @@ typedef struct loop_params {
   /* carried value k passed through unchanged with a constant initial value (SLANet's weights): a
    * constant of the body (packed at load), its output never copied back */
   unsigned char fixed[LOOP_MAX];
+  /* every scan output is a graph output nothing else reads (outside a Loop body): when their length
+   * is not known at bind they are published at run (op_exec_ctx.publish) */
+  int late_ok;
   /* a carried output that is another carried value's body input (a swap): the new values are
    * staged in the workspace before they are written back */
   int stage;
 } loop_params;
 
+typedef struct late_buf {
+  void *data;
+  size_t cap;
+} late_buf;
+
 typedef struct loop_geom {
-  q8rt_session *sess;   /* the body's session, from bind to unbind */
-  int per_iteration;    /* bound before each iteration with the iteration number and condition */
-  int64_t scan_trip;    /* the scan outputs' length (M at bind), 0 without scan outputs */
-  size_t carried_bytes; /* all carried values */
+  q8rt_session *sess; /* the body's session, from bind to unbind */
+  int late;           /* scan outputs of run-time length, in bufs (n_scan, from bind to unbind) */
+  late_buf *bufs;
+  const q8rt_allocator *allocator; /* bufs' */
+  int per_iteration;               /* bound before each iteration with the iteration number and condition */
+  int64_t scan_trip;               /* the scan outputs' length (M at bind), 0 without scan outputs */
+  size_t carried_bytes;            /* all carried values */
 } loop_geom;
 
 _Static_assert(sizeof(loop_geom) <= Q8RT_GEOM_BYTES, "loop_geom must fit a step's geometry");
@@ -173,6 +187,11 @@ static q8rt_status loop_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
       p->stage |= !fixed[2 + k] && !fixed[2 + k2] && k2 != k && bp->outputs[1 + k] == bp->inputs[p->bin[2 + k2]];
     }
   }
+  p->late_ok = p->n_scan > 0 && !ctx->graph->is_body;
+  for (int j = 0; j < p->n_scan; j++) {
+    const ir_value *ov = ir_node_output(ctx->graph, n, nc + j);
+    p->late_ok &= ov != NULL && ov->graph_output >= 0 && ov->consumers == 0;
+  }
   snprintf(reason, 160, "runs its body's plan (%d steps) per iteration; %d constant carried values fixed in the body",
            bp->n_steps, n_fixed);
   ctx->kernel = "loop";
@@ -263,25 +282,31 @@ static q8rt_status loop_infer(const void *params, const op_node *n, const op_sha
     g->carried_bytes += shape_bytes(&in[2 + k]);
   }
   if (ns == 0) return Q8RT_OK;
-  if (n->inputs[0] < 0 || in[0].value == NULL) {
+  const int m_known = n->inputs[0] >= 0 && in[0].value != NULL;
+  /* the length known at bind: M known and no condition input (the body's is then ignored);
+   * otherwise graph outputs nothing else reads take the length the run finds */
+  g->late = p->late_ok && !(m_known && n->inputs[1] < 0);
+  if (!m_known && !g->late) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
                      "Loop node '%s' has scan outputs and its trip count M is %s: q8rt sizes scan outputs when shapes "
-                     "are bound (M a constant or computed from shapes)",
+                     "are bound (M a constant or computed from shapes), unless every scan output is a graph output "
+                     "that no other node reads",
                      n->name, n->inputs[0] < 0 ? "absent" : "computed at run time");
   }
-  int64_t m = *(const int64_t *)in[0].value;
+  int64_t m = m_known ? *(const int64_t *)in[0].value : 1;
   if (m < 0 || (n->inputs[1] >= 0 && in[1].value != NULL && *(const unsigned char *)in[1].value == 0)) m = 0;
-  g->scan_trip = m;
+  g->scan_trip = g->late ? INT64_MAX : m;
   if (m == 0) { /* no iteration: dims the body leaves open are 0 */
     for (int j = 0; j < ns; j++) {
       for (int d = 0; d < out[nc + j].rank; d++) {
         if (out[nc + j].dims[d] < 0) out[nc + j].dims[d] = 0;
       }
+      if (g->late) out[nc + j].dims[0] = 0;
     }
     return Q8RT_OK;
   }
   /* the scan values' shapes: the body bound for the first iteration */
-  const op_exec_ctx one = {NULL, NULL, 1, NULL, 0};
+  const op_exec_ctx one = {NULL, NULL, 1, NULL, 0, NULL, NULL};
   q8rt_session *s;
   q8rt_error be = {Q8RT_OK, ""};
   if ((st = q8rt_session_create_body(p->body, NULL, &one, &s, &be)) != Q8RT_OK) {
@@ -304,7 +329,7 @@ static q8rt_status loop_infer(const void *params, const op_node *n, const op_sha
     op_shape *o = &out[nc + j];
     o->rank = sh->rank + 1;
     if (o->rank > Q8RT_MAX_RANK) break;
-    o->dims[0] = m;
+    o->dims[0] = g->late ? 0 : m; /* late: published at run */
     for (int d = 0; d < sh->rank; d++) o->dims[1 + d] = sh->dims[d];
   }
   q8rt_session_free(s);
@@ -338,6 +363,12 @@ static q8rt_status loop_bind(const void *params, void *geom, const op_tensor *in
   q8rt_error be = {Q8RT_OK, ""};
   q8rt_status st = q8rt_session_create_body(p->body, ctx->allocator, ctx, &g->sess, &be);
   if (st != Q8RT_OK) return q8rt_fail(err, st, "Loop node '%s' body: %s", p->name, be.message);
+  g->allocator = ctx->allocator;
+  if (g->late && (g->bufs = q8rt_calloc(ctx->allocator, (size_t)p->n_scan, sizeof(late_buf))) == NULL) {
+    q8rt_session_free(g->sess);
+    g->sess = NULL;
+    return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "Loop node '%s': out of memory", p->name);
+  }
   void *ext[LOOP_MAX];
   in_place_inputs(p, in, out, ext);
   const op_shape *inp[LOOP_MAX];
@@ -348,10 +379,31 @@ static q8rt_status loop_bind(const void *params, void *geom, const op_tensor *in
 }
 
 static void loop_unbind(const void *params, void *geom) {
-  (void)params;
+  const loop_params *p = params;
   loop_geom *g = geom;
   q8rt_session_free(g->sess);
   g->sess = NULL;
+  if (g->bufs != NULL) {
+    for (int j = 0; j < p->n_scan; j++) q8rt_free(g->allocator, g->bufs[j].data, g->bufs[j].cap);
+    q8rt_free(g->allocator, g->bufs, (size_t)p->n_scan * sizeof(late_buf));
+    g->bufs = NULL;
+  }
+}
+
+/* Room for `need` bytes in a late scan output's buffer (doubling, the bytes kept). */
+static int late_room(loop_geom *g, late_buf *b, size_t need) {
+  if (need <= b->cap) return 1;
+  size_t cap = b->cap > 4096 ? b->cap : 4096;
+  while (cap < need) {
+    if (!q8rt_mul_size(cap, 2, &cap)) return 0;
+  }
+  void *d = q8rt_alloc(g->allocator, cap, 64);
+  if (d == NULL) return 0;
+  if (b->cap > 0) memcpy(d, b->data, b->cap);
+  q8rt_free(g->allocator, b->data, b->cap);
+  b->data = d;
+  b->cap = cap;
+  return 1;
 }
 
 static int same_shape(const op_shape *a, const op_shape *b) {
@@ -435,6 +487,13 @@ static q8rt_status loop_run(const void *params, void *geom, const op_tensor *in,
   const uint64_t cap = ctx->max_loop_iterations != 0 ? ctx->max_loop_iterations : Q8RT_DEFAULT_MAX_LOOP_ITERATIONS;
   q8rt_error be = {Q8RT_OK, ""};
   q8rt_status st;
+  if (g->late) {
+    if (ctx->publish == NULL || g->bufs == NULL) {
+      return q8rt_fail(err, Q8RT_ERROR_STATE, "Loop node '%s': no session to take its scan outputs", p->name);
+    }
+    /* empty until this run has them all (a failed run leaves them so) */
+    for (int j = 0; j < ns; j++) ctx->publish(ctx->session, out[nc + j].shape, NULL, 0);
+  }
   int64_t i = 0;
   for (; i < m && c; i++) {
     if ((uint64_t)i >= cap) {
@@ -465,7 +524,17 @@ static q8rt_status loop_run(const void *params, void *geom, const op_tensor *in,
         return q8rt_fail(err, Q8RT_ERROR_STATE, "Loop node '%s', iteration %lld: scan output %d has no room", p->name,
                          (long long)i, j);
       }
-      memcpy((char *)out[nc + j].data + (size_t)i * bytes, src, bytes);
+      char *dst = out[nc + j].data;
+      if (g->late) {
+        size_t need;
+        if (!q8rt_mul_size((size_t)i + 1, bytes, &need) || !late_room(g, &g->bufs[j], need)) {
+          return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY,
+                           "Loop node '%s', iteration %lld: out of memory for scan output %d", p->name, (long long)i,
+                           j);
+        }
+        dst = g->bufs[j].data;
+      }
+      memcpy(dst + (size_t)i * bytes, src, bytes);
     }
     size_t off = 0;
     for (int pass = p->stage ? 0 : 1; pass < 2; pass++) {
@@ -490,6 +559,10 @@ static q8rt_status loop_run(const void *params, void *geom, const op_tensor *in,
       }
     }
     if (has_cond) c = next;
+  }
+  if (g->late) {
+    for (int j = 0; j < ns; j++) ctx->publish(ctx->session, out[nc + j].shape, g->bufs[j].data, i);
+    return Q8RT_OK;
   }
   if (ns > 0 && i < g->scan_trip) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,

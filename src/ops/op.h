@@ -108,6 +108,11 @@ typedef struct op_exec_ctx {
   size_t threads;                  /* >= 1 */
   const q8rt_allocator *allocator; /* for bind only */
   uint64_t max_loop_iterations;    /* a Loop's cap on its iterations (the session's option) */
+  /* (NULL in a Loop body's session) a graph output whose first dim the step learns only as it runs
+   * (a Loop's scan output that nothing else reads): bound with dim 0 of 0, written by the step
+   * into a buffer of its own, then published here (`at`: the output's shape, out[k].shape) */
+  void *session;
+  void (*publish)(void *session, const op_shape *at, void *data, int64_t dim0);
 } op_exec_ctx;
 
 typedef struct op_def {

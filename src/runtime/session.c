@@ -72,7 +72,7 @@ void q8rt_session_free(q8rt_session *s) {
     s->threadpool = NULL;
     s->pool = NULL;
   }
-  q8rt_free(a, s->ext, s->ext != NULL ? nv * sizeof(void *) : 0);
+  q8rt_free(a, s->ext, (nv + 1) * sizeof(void *));
   if (s->threadpool != NULL) pthreadpool_destroy(s->threadpool);
   q8rt_threadpool_destroy(s->pool);
   q8rt_free(a, s->shapes, nv * sizeof(op_shape));
@@ -95,8 +95,27 @@ void q8rt_session_free(q8rt_session *s) {
   q8rt_free(&under, s, sizeof(*s));
 }
 
+/* A graph output whose length a step learns only as it runs (a Loop's scan output): the step's
+ * buffer and the shape it found, read by q8rt_session_get_output until the next bind or run. */
+static void publish_output(void *session, const op_shape *at, void *data, int64_t dim0) {
+  q8rt_session *s = session;
+  const ptrdiff_t v = at - s->shapes;
+  if (v < 0 || v >= s->model->plan.n_values) return;
+  op_shape *sh = &s->shapes[v];
+  sh->dims[0] = dim0;
+  int64_t n;
+  s->nbytes[v] = q8rt_shape_elements(sh->dims, sh->rank, &n) ? (size_t)n * q8rt_dtype_size(sh->dtype) : 0;
+  s->ext[v] = data;
+}
+
 static op_exec_ctx exec_ctx(const q8rt_session *s) {
-  op_exec_ctx ctx = {s->pool, s->threadpool, (size_t)s->threads, s->allocator, s->max_loop_iterations};
+  op_exec_ctx ctx = {s->pool,
+                     s->threadpool,
+                     (size_t)s->threads,
+                     s->allocator,
+                     s->max_loop_iterations,
+                     s->body ? NULL : (void *)(uintptr_t)s,
+                     s->body ? NULL : publish_output};
   return ctx;
 }
 
@@ -129,7 +148,7 @@ static void eval_small_values(q8rt_session *s, int i) {
     }
     out[k].data = s->valbuf + (size_t)v * Q8RT_VALUE_BYTES;
   }
-  const op_exec_ctx ctx = {NULL, NULL, 1, s->allocator, s->max_loop_iterations};
+  const op_exec_ctx ctx = {NULL, NULL, 1, s->allocator, s->max_loop_iterations, NULL, NULL};
   ps->op->run(ps->params, s->steps[i].geom, in, out, NULL, &ctx);
   for (int k = 0; k < ps->n_outputs; k++) {
     if (ps->outputs[k] >= 0) s->shapes[ps->outputs[k]].value = out[k].data;
@@ -439,7 +458,7 @@ static q8rt_status plan_arena(q8rt_session *s, size_t *total, q8rt_error *err) {
 static void *value_data(const q8rt_session *s, int v) {
   const plan_value *val = &s->model->plan.values[v];
   if (val->constant) return (void *)(uintptr_t)val->shape.value;
-  if (s->ext != NULL && s->ext[v] != NULL) return s->ext[v];
+  if (s->ext[v] != NULL) return s->ext[v];
   if (s->offsets[v] == SIZE_MAX) return NULL;
   return (char *)s->arena + s->offsets[v];
 }
@@ -465,6 +484,10 @@ static q8rt_status bind_plan(q8rt_session *s, q8rt_error *err) {
   s->ran = 0;
   memset(&s->rm, 0, sizeof(s->rm)); /* new shapes: measure both run modes again */
   s->rm_last_ms = 0.0;
+  /* outputs a step publishes at run (a Loop's scan outputs of run-time length) are its again */
+  for (int v = 0; v < m->plan.n_values; v++) {
+    if (m->plan.values[v].graph_input < 0) s->ext[v] = NULL;
+  }
   q8rt_status st = infer_all(s, err);
   if (st != Q8RT_OK) return st;
   size_t total = 0;
@@ -516,7 +539,7 @@ static q8rt_status bind_plan(q8rt_session *s, q8rt_error *err) {
     }
     /* An op's loops over the other axes would still run (2^31 empty rows of a Concat whose inner
        axis is 0, say): a step with nothing to write is skipped. */
-    s->steps[i].empty = outputs > 0 && empty == outputs;
+    s->steps[i].empty = outputs > 0 && empty == outputs && ps->op->run_status == NULL;
   }
   const op_exec_ctx ctx = exec_ctx(s);
   for (int i = 0; i < m->plan.n_steps; i++) {
@@ -590,9 +613,10 @@ q8rt_status q8rt_session_create(const q8rt_model *model, const q8rt_session_opti
   s->step_threads = q8rt_calloc(a, ns + 1, sizeof(q8rt_step_threads));
   s->gstate = q8rt_calloc(a, (size_t)model->plan.n_guards + 1, 1);
   s->gerr = q8rt_calloc(a, (size_t)model->plan.n_guards + 1, sizeof(*s->gerr));
+  s->ext = q8rt_calloc(a, nv + 1, sizeof(void *));
   if ((nv && (!s->shapes || !s->offsets || !s->nbytes || !s->valbuf || !s->in_place || !s->in_place_off)) ||
       (nb && (!s->live_tmp || !s->block_size || !s->block_off)) || !s->steps || !s->views || !s->step_ms ||
-      !s->step_threads || !s->gstate || !s->gerr) {
+      !s->step_threads || !s->gstate || !s->gerr || !s->ext) {
     q8rt_status st = q8rt_fail(error, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory creating a session");
     st = q8rt_meter_failure(&s->meter, st, "the session", error);
     q8rt_session_free(s);
@@ -1018,11 +1042,6 @@ q8rt_status q8rt_session_create_body(const q8rt_model *model, const q8rt_allocat
   q8rt_session *s;
   q8rt_status st = q8rt_session_create(model, &o, &s, err);
   if (st != Q8RT_OK) return st;
-  s->ext = q8rt_calloc(s->allocator, n_values(s) + 1, sizeof(void *));
-  if (s->ext == NULL) {
-    q8rt_session_free(s);
-    return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory creating a Loop body's session");
-  }
   /* the parent's pools: the body's steps split as the parent's would (same bytes at any count) */
   s->body = 1;
   s->pool = parent->pool;

@@ -293,21 +293,64 @@ def test_loop_carried_shape_change_refused(tmp_path):
 
 
 def test_loop_scan_with_trip_count_at_run_refused(tmp_path):
+    """M from data and a scan output another node reads: its shape would be known only at run."""
     loop = helper.make_node("Loop", ["M", "", "a0"], ["acc", "scan"], name="scanrun", body=acc_body(scan=True))
-    m = model([loop], [vi("M", I64, []), vi("a0", F, [2, 3]), vi("x", F, [2, 3])],
-              [vi("acc", F, [2, 3]), vi("scan", F, None)])
+    m = model([loop, helper.make_node("Relu", ["scan"], ["r"], name="reader")],
+              [vi("M", I64, []), vi("a0", F, [2, 3]), vi("x", F, [2, 3])], [vi("acc", F, [2, 3]), vi("r", F, None)])
     run_refused(m, {"M": np.array(3, np.int64), "a0": X, "x": X}, tmp_path, ["scanrun", "trip count"])
 
 
-def test_loop_scan_stopped_early_refused(tmp_path):
+def early_model(reader=False):
     b = cond_body()
     b.node.append(helper.make_node("Identity", ["acc_out"], ["scan_out"], name="b_scan"))
     b.output.append(vi("scan_out", F, []))
     loop = helper.make_node("Loop", ["M", "c0", "a0", "k0"], ["acc", "k", "scan"], name="early", body=b)
-    m = model([loop], [vi("c0", B, []), vi("a0", F, []), vi("k0", I64, []), vi("limit", F, [])],
-              [vi("acc", F, []), vi("k", I64, []), vi("scan", F, None)], [const("M", np.int64(100))])
-    run_refused(m, {"c0": np.array(True), "a0": np.array(0, np.float32), "k0": np.array(0, np.int64),
-                    "limit": np.array(5.0, np.float32)}, tmp_path, ["early", "stopped after 4"])
+    nodes, outs = [loop], [vi("acc", F, []), vi("k", I64, []), vi("scan", F, None)]
+    if reader:
+        nodes.append(helper.make_node("Relu", ["scan"], ["r"], name="reader"))
+        outs[2] = vi("r", F, None)
+    return model(nodes, [vi("c0", B, []), vi("a0", F, []), vi("k0", I64, []), vi("limit", F, [])], outs,
+                 [const("M", np.int64(100))])
+
+
+def early_feeds(limit=5.0, start=0.0):
+    return {"c0": np.array(start < limit), "a0": np.array(start, np.float32), "k0": np.array(0, np.int64),
+            "limit": np.array(limit, np.float32)}
+
+
+def test_loop_scan_stopped_early_refused(tmp_path):
+    """A scan output another node reads, sized at bind from M: the condition stops the loop first."""
+    run_refused(early_model(reader=True), early_feeds(), tmp_path, ["early", "stopped after 4"])
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("limit,start", [(5.0, 0.0), (200.0, 0.0), (5.0, 9.0)])
+def test_loop_scan_length_at_run(limit, start, threads, tmp_path):
+    """Scan outputs that are graph outputs only take the length the run finds: stopped by the
+    condition (4 of M = 100), all of M, none (cond false at entry)."""
+    run_both(early_model(), early_feeds(limit, start), tmp_path, threads=threads)
+
+
+@pytest.mark.parametrize("trip", [0, 3, 17])
+def test_loop_scan_trip_count_from_input(trip, tmp_path):
+    """ONNX's test_loop11 form: M a graph input, the scan output a graph output."""
+    loop = helper.make_node("Loop", ["M", "", "a0"], ["acc", "scan"], name="loop0", body=acc_body(scan=True))
+    m = model([loop], [vi("M", I64, []), vi("a0", F, [2, 3]), vi("x", F, [2, 3])],
+              [vi("acc", F, [2, 3]), vi("scan", F, None)])
+    run_both(m, {"M": np.array(trip, np.int64), "a0": X, "x": X}, tmp_path)
+
+
+def test_loop_scan_length_at_run_repeated_and_capped(tmp_path):
+    """Repeated runs publish the same outputs; a run stopped by the cap fails naming the node."""
+    m = early_model()
+    path = h.save_model(m, tmp_path / "model.onnx")
+    feeds = early_feeds(30.0)
+    files = {n: save_input(tmp_path, n, v) for n, v in feeds.items()}
+    want = run_ort(m, feeds)
+    res = h.run_q8rt(path, files, tmp_path / "out", extra=["--repeat", "3"]).assert_ok()
+    h.assert_same_bytes(res.output("scan"), np.asarray(want[2]), "scan")
+    h.assert_clean_error(h.run_q8rt(path, files, tmp_path / "out2", extra=["--max-loop-iterations", "10"]),
+                         ["early", "max_loop_iterations"])
 
 
 @pytest.mark.parametrize("case", ["body_inputs", "body_outputs", "cond_type", "m_type", "no_body"])
