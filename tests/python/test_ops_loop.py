@@ -243,7 +243,8 @@ def test_loop_nested_if(tmp_path):
         helper.make_node("If", ["even"], ["acc_out"], name="b_if", then_branch=then_g, else_branch=else_g),
     ]
     b = body(nodes, [vi("i", I64, []), vi("cond_in", B, []), vi("acc_in", F, [3])],
-             [vi("cond_out", B, []), vi("acc_out", F, [3])], [const("twof", np.float32(2)), const("halff", np.float32(0.5))])
+             [vi("cond_out", B, []), vi("acc_out", F, [3])],
+             [const("twof", np.float32(2)), const("halff", np.float32(0.5))])
     loop = helper.make_node("Loop", ["M", "", "a0"], ["acc"], name="loop0", body=b)
     m = model([loop], [vi("x", F, [3]), vi("a0", F, [3])], [vi("acc", F, [3])], [const("M", np.int64(5))])
     run_both(m, {"x": np.array([0.5, 2.0, -1.0], np.float32), "a0": np.array([1, 2, 3], np.float32)}, tmp_path)
@@ -400,7 +401,8 @@ def test_loop_shapes_from_carried_counter(tmp_path):
              [const("one1", np.array([1], np.int64))])
     loop = helper.make_node("Loop", ["M", "c", "cnt0", "a0"], ["cnt", "acc"], name="loop0", body=b)
     m = model([loop], [vi("buf", F, [1, 6, 3]), vi("a0", F, [1, 1, 3])], [vi("cnt", I64, [1]), vi("acc", F, [1, 1, 3])],
-              [const("M", np.array([4], np.int64)), const("c", np.array([True])), const("cnt0", np.array([1], np.int64))])
+              [const("M", np.array([4], np.int64)), const("c", np.array([True])),
+               const("cnt0", np.array([1], np.int64))])
     buf = np.arange(18, dtype=np.float32).reshape(1, 6, 3) * 0.5
     run_both(m, {"buf": buf, "a0": np.ones((1, 1, 3), np.float32)}, tmp_path)
 

@@ -166,6 +166,29 @@ def test_errors_carry_q8rt_message(q8rt, tmp_path):
             q8rt.Session(MODELS / "cls" / "qop_u8s8_pc.onnx", backend="avx512")
 
 
+def test_loop_iteration_cap(q8rt, tmp_path):
+    """max_loop_iterations reaches the session; a Loop past it raises LimitError naming the node."""
+    from onnx import TensorProto as T, helper
+
+    def vi(name, t, shape):
+        return helper.make_tensor_value_info(name, t, shape)
+
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c"], ["co"]), helper.make_node("Add", ["v", "one"], ["vo"])], "body",
+        [vi("i", T.INT64, []), vi("c", T.BOOL, []), vi("v", T.FLOAT, [2])],
+        [vi("co", T.BOOL, []), vi("vo", T.FLOAT, [2])], [onnx.numpy_helper.from_array(np.float32(1), "one")])
+    g = helper.make_graph([helper.make_node("Loop", ["M", "", "x"], ["y"], name="counted", body=body)], "g",
+                          [vi("M", T.INT64, []), vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 16)])
+    m.ir_version = 8
+    data = m.SerializeToString()
+    x = np.array([0.5, -1.0], np.float32)
+    (y,) = q8rt.Session(data, max_loop_iterations=5).run(None, {"M": np.array(5, np.int64), "x": x})
+    h.assert_same_bytes(y, x + 5, "y")
+    with pytest.raises(q8rt.LimitError, match="counted.*max_loop_iterations"):
+        q8rt.Session(data, max_loop_iterations=5).run(None, {"M": np.array(6, np.int64), "x": x})
+
+
 def test_pip_install_fresh_venv(tmp_path):
     venv = REPO / "build" / "test-pyvenv"
     shutil.rmtree(venv, ignore_errors=True)

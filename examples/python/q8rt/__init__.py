@@ -51,7 +51,8 @@ class _ModelOptions(C.Structure):
 
 class _SessionOptions(C.Structure):
     _fields_ = [("size", C.c_size_t), ("allocator", C.c_void_p), ("threads", C.c_int),
-                ("max_arena_bytes", C.c_size_t), ("profile", C.c_int)]
+                ("max_arena_bytes", C.c_size_t), ("profile", C.c_int), ("max_memory_bytes", C.c_size_t),
+                ("max_loop_iterations", C.c_uint64)]
 
 
 class _StepProfile(C.Structure):
@@ -158,8 +159,13 @@ class StateError(Error):
     status = "state"
 
 
+class LimitError(Error):
+    # a run went past a configured cap (max_loop_iterations)
+    status = "limit"
+
+
 _BY_STATUS = {1: InvalidArgument, 2: InvalidModel, 3: Unsupported, 4: OutOfMemory, 5: IOError_, 6: ShapeError,
-              7: StateError}
+              7: StateError, 8: LimitError}
 
 
 def _check(st: int, err: _Error) -> None:
@@ -203,13 +209,13 @@ class ModelMetadata:
 class Session:
     """A loaded model and one session on it (q8rt_model + q8rt_session).
 
-    Session(model, threads=1, backend="auto", profile=False, max_arena_bytes=0)
+    Session(model, threads=1, backend="auto", profile=False, max_arena_bytes=0, max_loop_iterations=0)
       model: a path or the model's bytes. backend: "auto", "reference", "avx2", "avx512", "neon",
       "xnnpack" (forcing a backend fails to load where it cannot run a node, naming it).
     Not thread-safe: use one Session per thread (as with q8rt_session)."""
 
     def __init__(self, model: Union[str, os.PathLike, bytes], threads: int = 1, backend: str = "auto",
-                 profile: bool = False, max_arena_bytes: int = 0):
+                 profile: bool = False, max_arena_bytes: int = 0, max_loop_iterations: int = 0):
         L = _L()
         self._model = C.c_void_p()
         self._session = C.c_void_p()
@@ -226,7 +232,7 @@ class Session:
         else:
             _check(L.q8rt_model_load_file(os.fsencode(model), C.byref(mo), C.byref(self._model), C.byref(err)), err)
         so = _SessionOptions(size=C.sizeof(_SessionOptions), threads=int(threads), profile=1 if profile else 0,
-                             max_arena_bytes=int(max_arena_bytes))
+                             max_arena_bytes=int(max_arena_bytes), max_loop_iterations=int(max_loop_iterations))
         try:
             _check(L.q8rt_session_create(self._model, C.byref(so), C.byref(self._session), C.byref(err)), err)
         except Error:
