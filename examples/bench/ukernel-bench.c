@@ -522,14 +522,15 @@ static int bench_f32_dwconv(const char *filter) {
 }
 
 /* f32-dwconv-hwc: a block of channels over a zero-bordered 14x14 plane, 5x5 taps, strides 1 and 2
- * (PP-LCNet's late layers), checked against the scalar twin. */
+ * (PP-LCNet's late layers), with a bias, checked against the scalar twin. */
 static int bench_f32_dwconv_hwc(const char *filter) {
   enum { O = 14, K = 5, CBMAX = 16, XW = 2 * O + K };
-  static float x[XW * XW * CBMAX], w[K * K * CBMAX], y0[O * O * CBMAX], y1[O * O * CBMAX];
+  static float x[XW * XW * CBMAX], w[K * K * CBMAX], b[CBMAX], y0[O * O * CBMAX], y1[O * O * CBMAX];
   int bad = 0;
   double t;
   for (size_t i = 0; i < sizeof(x) / sizeof(x[0]); i++) x[i] = (float)(int32_t)(rnd() % 2001 - 1000) * 1e-3f;
   for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++) w[i] = (float)(int32_t)(rnd() % 2001 - 1000) * 1e-3f;
+  for (size_t i = 0; i < CBMAX; i++) b[i] = (float)(int32_t)(rnd() % 2001 - 1000) * 1e-3f;
   for (size_t s = 1; s <= 2; s++) {
     const size_t o = s == 1 ? O : O / 2;
     printf("f32-dwconv-hwc, 5x5 stride %zu, %zux%zu outputs per channel\n", s, o, o);
@@ -540,11 +541,11 @@ static int bench_f32_dwconv_hwc(const char *filter) {
         continue;
       }
       const size_t cb = g_f32_dwconv_hwc[k].cb;
-      q8rt_f32_dwconv_hwc_ukernel__scalar(cb, o, o, K, K, s, s, 1, 1, x, XW, w, y0);
-      g_f32_dwconv_hwc[k].fn(o, o, K, K, s, s, 1, 1, x, XW, w, y1);
+      q8rt_f32_dwconv_hwc_ukernel__scalar(cb, o, o, K, K, s, s, 1, 1, x, XW, w, b, y0);
+      g_f32_dwconv_hwc[k].fn(o, o, K, K, s, s, 1, 1, x, XW, w, b, y1);
       const bool ok = memcmp(y0, y1, o * o * cb * sizeof(float)) == 0;
       bad |= !ok;
-      TIME_MEDIAN(t, g_f32_dwconv_hwc[k].fn(o, o, K, K, s, s, 1, 1, x, XW, w, y1));
+      TIME_MEDIAN(t, g_f32_dwconv_hwc[k].fn(o, o, K, K, s, s, 1, 1, x, XW, w, b, y1));
       report(g_f32_dwconv_hwc[k].name, t, (double)(o * o * cb * K * K), "MAC", ok);
     }
   }

@@ -56,7 +56,9 @@
 #include "q8rt-isa.h"
 #include "x32-transpose/x32-transpose.h"
 
-#define FWT_MAX_P 8 /* output pixels per image the W^T route takes */
+#define FWT_MAX_P 8         /* output pixels per image the W^T route takes */
+#define FDW_HWC_MAX_TAPS 64 /* fdw_hwc (below): kernel taps at most */
+#define FDW_HWC_MAX_CB 64   /* and channels per block */
 /* A 1x1 conv (stride 1, unpadded) with at most FWT_MAX_P_PW pixels per image takes it too when
  * its output channels fill whole NR panels and its pixels do not: PP-LCNet's 7x7 planes (49
  * pixels) filled 49 of 64 lanes, 512 output channels fill all. Its A is X transposed. */
@@ -84,6 +86,12 @@ typedef struct fconv_params {
   q8rt_f32_dwconv_hwc_ukernel_fn dwhwc; /* its channel-block kernel (fdw_hwc), or NULL */
   size_t dwhwc_cb;                      /* dwhwc's channels per block */
   const char *dwhwc_name;
+  /* a constant depthwise W packed at load for dwhwc: per block of dwhwc_cb channels [tap][cb]
+   * (the short block's other lanes 0), and whether the block's weights are all finite */
+  const float *dwpack;
+  const unsigned char *dwfinite;
+  int64_t dwpack_taps;
+  int stage_flat; /* the output stage reads no per-channel constant and no tensor: any run of outputs */
   q8rt_f32_deconv_ukernel_fn deconv;           /* ConvTranspose's tap kernel */
   q8rt_f32_deconv_nhwc_ukernel_fn deconv_nhwc; /* its channels-last tap kernel */
   const char *deconv_nhwc_name;
@@ -118,6 +126,37 @@ _Static_assert(sizeof(fconv_geom) <= Q8RT_GEOM_BYTES, "float conv geometry must 
 /* The f32-vbinary kernels of this CPU and backend. */
 static void fc_pick_bin(const op_prepare_ctx *ctx, fconv_params *p) {
   p->bin = *op_f32_vbinary_set(ctx->isa, ctx->backend);
+}
+
+/* A constant depthwise W (one input and one output channel per group, 2-D) packed for
+ * f32-dwconv-hwc at load: fdw_hwc_task transposed each block's weights per task. */
+static q8rt_status fdw_pack(op_prepare_ctx *ctx, fconv_params *p, const ir_value *wv, q8rt_error *err) {
+  const ir_tensor *w = wv != NULL ? wv->constant : NULL;
+  if (p->dwhwc == NULL || w == NULL || w->dtype != Q8RT_DTYPE_FLOAT32 || w->rank != 4 || w->dims[0] != p->group ||
+      w->dims[1] != 1 || w->dims[0] < 1 || w->dims[2] < 1 || w->dims[3] < 1 ||
+      w->dims[2] * w->dims[3] > FDW_HWC_MAX_TAPS)
+    return Q8RT_OK;
+  const size_t cb = p->dwhwc_cb, M = (size_t)w->dims[0], taps = (size_t)(w->dims[2] * w->dims[3]);
+  const size_t blocks = (M + cb - 1) / cb;
+  float *pk = q8rt_pool_alloc(ctx->pool, blocks * taps * cb * sizeof(float), 64);
+  unsigned char *fin = q8rt_pool_alloc(ctx->pool, blocks, 1);
+  if (pk == NULL || fin == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  const float *wd = w->data;
+  for (size_t b = 0; b < blocks; b++) {
+    fin[b] = 1;
+    for (size_t t = 0; t < taps; t++) {
+      for (size_t l = 0; l < cb; l++) {
+        const size_t m = b * cb + l;
+        const float v = m < M ? wd[m * taps + t] : 0.0f;
+        fin[b] &= isfinite(v) != 0;
+        pk[(b * taps + t) * cb + l] = v;
+      }
+    }
+  }
+  p->dwpack = pk;
+  p->dwfinite = fin;
+  p->dwpack_taps = (int64_t)taps;
+  return Q8RT_OK;
 }
 
 static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, int transpose) {
@@ -169,6 +208,8 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
     const int64_t M = wv != NULL && wv->constant != NULL && wv->constant->rank >= 1 ? wv->constant->dims[0] : -1;
     if (fused && (st = op_fstage_prepare(ctx, &p->st, 3, M, 1, err)) != Q8RT_OK) return st;
   }
+  p->stage_flat = p->st.n_ext == 0;
+  for (int k = 0; k < p->st.n; k++) p->stage_flat &= p->st.op[k].ext < 0 && !p->st.op[k].c_per_channel;
   ctx->kernel = "conv_f32__scalar";
   ctx->reason = "float32 reference loop (the definition: one fma chain per output)";
   /* ConvTranspose's channel-major copy of channels-last X; the W^T route's X transposed */
@@ -248,6 +289,10 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
     p->dwhwc = hv[hwi].fn;
     p->dwhwc_cb = hv[hwi].cb;
     p->dwhwc_name = hv[hwi].name;
+    p->dwpack = NULL;
+    p->dwfinite = NULL;
+    p->dwpack_taps = 0;
+    if ((st = fdw_pack(ctx, p, ir_node_input(ctx->graph, n, 1), err)) != Q8RT_OK) return st;
     static const struct {
       uint32_t isa;
       q8rt_f32_igemm_ukernel_fn fn;
@@ -765,19 +810,22 @@ static size_t fdw_flat_floats(const fconv_geom *g) {
 /* Depthwise 2-D planes in blocks of cb channels (fdw_hwc_task): per block and band of output
  * rows, the band's input rows are copied channel-interleaved (x32-transpose) into a zero-bordered
  * buffer Wp = (O2 - 1) * s2 + (k2 - 1) * d2 + 1 pixels wide, f32-dwconv-hwc computes the band with
- * a channel on each lane (whole-vector loads, no edges, one call per band), and x32-transpose
- * puts it back into the channels' planes, then the bias and stage per channel. As on the flat
+ * a channel on each lane (whole-vector loads, no edges, one call per band) and adds the bias in
+ * its epilogue, a stage without per-channel constants or tensors runs once on the band (else per
+ * channel after), and x32-transpose puts it back into the channels' planes. A constant W is
+ * packed per block at load (fdw_pack), its blocks' finiteness known then. As on the flat
  * route a padded tap adds 0 * w, exact for finite weights (fdw_flat above): a block with a
  * non-finite weight runs its channels on the row route. The last block may be short (its other
  * lanes compute zeros, never stored). Bands keep the buffer near FDW_HWC_BAND_BYTES so it stays
  * in L2 and a small layer still splits across threads. */
-#define FDW_HWC_MAX_TAPS 64
 #define FDW_HWC_BAND_BYTES (96 << 10)
 static int64_t fdw_hwc_wp(const fconv_geom *g) {
   return (g->w.out[2] - 1) * g->w.s[2] + (g->w.k[2] - 1) * g->w.d[2] + 1;
 }
 static int fdw_hwc(const fconv_params *p, const fconv_geom *g) {
-  if (p->dwhwc == NULL || g->group != g->C || g->M != g->C || g->M < (int64_t)p->dwhwc_cb) return 0;
+  if (p->dwhwc == NULL || p->dwhwc_cb > FDW_HWC_MAX_CB || p->dwhwc_cb % 4 != 0 || g->group != g->C || g->M != g->C ||
+      g->M < (int64_t)p->dwhwc_cb)
+    return 0;
   if (!(g->w.k[0] == 1 && g->w.in[0] == 1 && g->w.out[0] == 1 && g->w.out[1] >= 1 && g->w.out[2] >= 1)) return 0;
   if (op_window_taps(&g->w) > FDW_HWC_MAX_TAPS || g->w.s[1] > 16 || g->w.s[2] > 16 || g->w.d[1] > 64 ||
       g->w.d[2] > 64 || g->w.out[1] > (1 << 24) || g->w.out[2] > (1 << 16))
@@ -1538,8 +1586,14 @@ static void fdw_hwc_task(void *arg, size_t task) {
   const int64_t nb = (int64_t)(task / (blocks * bands)), band = (int64_t)(task % bands);
   const int64_t m0 = (int64_t)(task / bands % blocks * cb), cbr = g->M - m0 < (int64_t)cb ? g->M - m0 : (int64_t)cb;
   const int64_t taps = op_window_taps(&g->w);
+  /* W packed at load (fdw_pack), else transposed here */
+  const float *wpk = p->dwpack != NULL && p->dwpack_taps == taps ? p->dwpack + m0 * taps : NULL;
   int finite = 1;
-  for (int64_t t = 0; t < cbr * taps; t++) finite &= isfinite(j->w[m0 * taps + t]) != 0;
+  if (wpk != NULL) {
+    finite = p->dwfinite[m0 / (int64_t)cb];
+  } else {
+    for (int64_t t = 0; t < cbr * taps; t++) finite &= isfinite(j->w[m0 * taps + t]) != 0;
+  }
   if (!finite) {
     if (band == 0) {
       for (int64_t m = m0; m < m0 + cbr; m++) fdw_plane_rows(j, nb, m);
@@ -1559,10 +1613,12 @@ static void fdw_hwc_task(void *arg, size_t task) {
   const int64_t in_plane = op_window_in_plane(&g->w), out_plane = op_window_out_plane(&g->w);
   const float *xc = j->x + (nb * g->C + m0) * in_plane;
   const size_t row_bytes = (size_t)Wp * cb * sizeof(float);
-  /* short block: every lane defined (the unused ones compute 0 * 0) */
-  if (cbr < (int64_t)cb) memset(wb, 0, (size_t)taps * cb * sizeof(float));
-  p->x32_transpose((size_t)cbr, (size_t)taps, (const uint32_t *)(const void *)(j->w + m0 * taps), (size_t)taps,
-                   (uint32_t *)(void *)wb, cb);
+  if (wpk == NULL) {
+    /* short block: every lane defined (the unused ones compute 0 * 0) */
+    if (cbr < (int64_t)cb) memset(wb, 0, (size_t)taps * cb * sizeof(float));
+    p->x32_transpose((size_t)cbr, (size_t)taps, (const uint32_t *)(const void *)(j->w + m0 * taps), (size_t)taps,
+                     (uint32_t *)(void *)wb, cb);
+  }
   const int64_t lo = g->w.pb[2] < Wp ? g->w.pb[2] : Wp; /* bordered columns [lo, hi) come from the rows */
   int64_t hi = g->w.pb[2] + I2 < Wp ? g->w.pb[2] + I2 : Wp;
   if (hi < lo) hi = lo;
@@ -1578,15 +1634,21 @@ static void fdw_hwc_task(void *arg, size_t task) {
     p->x32_transpose((size_t)cbr, (size_t)(hi - lo), (const uint32_t *)(const void *)(xc + i1 * I2 + (lo - g->w.pb[2])),
                      (size_t)in_plane, (uint32_t *)(void *)(d + lo * (int64_t)cb), cb);
   }
+  /* the bias in the kernel's epilogue (acc + b after the taps, as the definition adds it) */
+  float bl[FDW_HWC_MAX_CB] = {0};
+  for (int64_t c = 0; j->bias != NULL && c < cbr; c++) bl[c] = j->bias[m0 + c];
   p->dwhwc((size_t)rb, (size_t)O2, (size_t)g->w.k[1], (size_t)g->w.k[2], (size_t)g->w.s[1], (size_t)g->w.s[2],
-           (size_t)g->w.d[1], (size_t)g->w.d[2], xb, (size_t)Wp, wb, yb);
+           (size_t)g->w.d[1], (size_t)g->w.d[2], xb, (size_t)Wp, wpk != NULL ? wpk : wb, j->bias != NULL ? bl : NULL,
+           yb);
   float *y = j->y + (nb * g->M + m0) * out_plane + o1a * O2;
   const size_t n = (size_t)(rb * O2);
+  /* a stage of no per-channel constant or tensor runs once on the channel-interleaved band (the
+   * same operations per output; the short block's other lanes are never stored), else per
+   * channel after the transpose */
+  if (p->stage_flat) op_fstage_run(&p->st, &j->ext, (size_t)m0, yb, n * cb);
   p->x32_transpose(n, (size_t)cbr, (const uint32_t *)(const void *)yb, cb, (uint32_t *)(void *)y, (size_t)out_plane);
-  for (int64_t c = 0; c < cbr; c++) {
-    float *yc = y + c * out_plane;
-    if (j->bias != NULL) p->addc(n, yc, j->bias + m0 + c, yc);
-    op_fstage_run(&p->st, &j->ext, (size_t)(m0 + c), yc, n);
+  for (int64_t c = 0; !p->stage_flat && c < cbr; c++) {
+    op_fstage_run(&p->st, &j->ext, (size_t)(m0 + c), y + c * out_plane, n);
   }
   atomic_store_explicit(&j->busy[slot], 0, memory_order_release);
 }

@@ -1033,6 +1033,13 @@ STAGE_CASES = [
       ("Add", ["@1", "@0"], {})], 13, (), 1),
     ("dw_flat_hswish_lrelu_tanh", (1, 6, 14, 14), (6, 1, 5, 5), {"group": 6, "pads": [2, 2, 2, 2]},
      [("HardSwish", ["@-1"], {}), ("LeakyRelu", ["@0"], {"alpha": 0.3}), ("Tanh", ["@1"], {})], 14, (), 1),
+    # the channel-block route: a stage of no per-channel constant runs once on a block's
+    # channel-interleaved band (two images, a short last block of 4), one that reads a tensor (a
+    # residual) or a per-channel constant (above) per channel after the transpose
+    ("dw_hwc_hswish_mul_short_block", (2, 20, 14, 14), (20, 1, 5, 5), {"group": 20, "pads": [2, 2, 2, 2]},
+     [("HardSwish", ["@-1"], {}), ("Mul", ["@0", ("h", 0.5)], {})], 14, (), 1),
+    ("residual_dw_hwc_sub", (1, 20, 9, 9), (20, 1, 3, 3), {"group": 20, "pads": [1, 1, 1, 1]},
+     [("Relu", ["@-1"], {}), ("Sub", ["@0", "x"], {})], 13, (), 1),
     # residual Adds: the conv's input as the other operand on either side (after SiLU on the flat
     # igemm route, on a depthwise plane); a run-time tensor that broadcasts (a pooled vector) is not
     # taken
