@@ -1101,8 +1101,8 @@ static void dir_item(void *arg, size_t d) {
       const size_t t = rev ? len - 1 - step : step;
       float *xw = xwd + (p->layout ? b * S + t : t * B + b) * GH;
       if (p->kind == RNN_LSTM) {
-        /* h * R^T added onto x * W^T (ORT's second GEMM, beta = 1) */
-        memcpy(hr, xw, GH * sizeof(float));
+        /* h * R^T added onto x * W^T (ORT's second GEMM, beta = 1), in place: the step's row of
+         * x * W^T is read by this step only */
         if (j->fuse) {
           /* tile i of the direction's rows during steps 8i - 8 .. 8i - 1 */
           const size_t U = GH / 32 * ((I + RNN_SGEMM_KBLOCK - 1) / RNN_SGEMM_KBLOCK);
@@ -1115,11 +1115,11 @@ static void dir_item(void *arg, size_t d) {
             sp.u = part * U / 8;
             sp.u1 = (part + 1) * U / 8;
           }
-          lstm_step_fused(j, d, h, hr, blk, &sp);
+          lstm_step_fused(j, d, h, xw, blk, &sp);
         } else {
-          r_product(j, d, 0, GH, h, hr, blk, 0);
+          r_product(j, d, 0, GH, h, xw, blk, 0);
         }
-        lstm_cell(p, act, bd, Pd, hr, c, h, tmp, H);
+        lstm_cell(p, act, bd, Pd, xw, c, h, tmp, H);
       } else {
         /* z and r: h * R[zr]^T added onto x * W[zr]^T, then + (Wb + Rb) */
         memcpy(hr, xw, 2 * H * sizeof(float));
