@@ -19,6 +19,7 @@ struct q8rt_model {
   int all_inputs_static;
   uint32_t isa;
   int is_body;                 /* a Loop body's model: its sessions bind when the Loop gives inputs */
+  const char *name;            /* a Loop body's: its Loop node's name (explain) */
   struct q8rt_model *next_sub; /* a Loop body's model: the next one its parent holds (plan.submodels) */
 };
 

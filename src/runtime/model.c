@@ -72,6 +72,20 @@ static q8rt_status build_explain(q8rt_model *m, q8rt_error *err) {
     if (append(&buf, &len, &cap, &m->pool, line) == 0) {
       return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
     }
+    /* a Loop: its body's plan, each line under it ("    | "; nested bodies already are in it) */
+    const q8rt_model *sub = m->plan.submodels;
+    while (sub != NULL && (strcmp(s->node->op_type, "Loop") != 0 || strcmp(sub->name, s->node->name) != 0)) {
+      sub = sub->next_sub;
+    }
+    for (const char *p = sub != NULL ? sub->explain : NULL; p != NULL && *p != '\0';) {
+      const char *nl = strchr(p, '\n');
+      const size_t n = nl != NULL ? (size_t)(nl - p) : strlen(p);
+      snprintf(line, sizeof(line), "    | %.*s\n", (int)(n < sizeof(line) - 8 ? n : sizeof(line) - 8), p);
+      if (append(&buf, &len, &cap, &m->pool, line) == 0) {
+        return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+      }
+      p += n + (nl != NULL);
+    }
   }
   if (buf == NULL) buf = q8rt_pool_strdup(&m->pool, "");
   if (buf == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
@@ -256,6 +270,12 @@ q8rt_status q8rt_model_from_graph(ir_graph *g, const q8rt_allocator *allocator, 
   m->backend = backend;
   m->isa = isa;
   m->is_body = 1;
+  m->name = q8rt_pool_strdup(&m->pool, g->name);
+  if (m->name == NULL) {
+    q8rt_model_free(m);
+    ir_graph_free(g);
+    return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+  }
   m->graph = g; /* allocated from `allocator`, freed through it (ir_graph keeps its allocator) */
   q8rt_status st = Q8RT_OK;
   m->all_inputs_static = 1;

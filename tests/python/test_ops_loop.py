@@ -437,3 +437,6 @@ def test_loop_constant_weights_carried(threads, tmp_path):
     res = h.run_q8rt(tmp_path / "model0.onnx", {n: tmp_path / f"0_{n}.npy" for n in ("h0", "U")},
                      extra=["--explain"]).assert_ok()
     assert "2 constant carried values fixed in the body" in res.stdout, res.stdout
+    # the body's plan under the Loop's line, its constant weights packed at load
+    body_lines = [ln for ln in res.stdout.splitlines() if ln.startswith("    | ")]
+    assert any("b_mm " in ln and "packed at load" in ln for ln in body_lines), res.stdout
