@@ -1,5 +1,6 @@
-/* f32-vtranscend, AVX2: 4 floats per step as 4 doubles (erf: 4 such side by side), the
- * last n % 4 by the scalar twin. Only
+/* f32-vtranscend, AVX2 + FMA: 4 floats per step as 4 doubles, the last n % 4 by the scalar twin.
+ * exp and erf by the fast paths of f32-vtranscend.h (the table entries of each lane by vgatherqpd),
+ * the lanes near a float rounding boundary by the scalar twin. log: only
  * _mm256_mul_pd/_add_pd/_sub_pd/_div_pd on the values (the build's -ffp-contract=off keeps the
  * compiler from fusing them, as in fmath.c); the specials are blended in after the rounding to
  * float (cvtpd_ps rounds to nearest like the C cast). */
@@ -18,25 +19,6 @@ static inline __attribute__((always_inline)) __m256d horner4(const double *c, in
   __m256d p = SET(c[deg]);
   for (int k = deg - 1; k >= 0; k--) p = ADD(MUL(p, x), SET(c[k]));
   return p;
-}
-
-/* q8rt_exp_d's scale branch for x in [-746, 710] (k clamped to the normal exponents). */
-static inline __attribute__((always_inline)) __m256d exp4(__m256d x) {
-  __m256d k = ADD(MUL(x, SET(Q8RT_FMATH_INV_LN2)), SET(Q8RT_FMATH_ROUND_MAGIC));
-  k = SUB(k, SET(Q8RT_FMATH_ROUND_MAGIC));
-  const __m256d r = SUB(SUB(x, MUL(k, SET(Q8RT_FMATH_LN2_HI))), MUL(k, SET(Q8RT_FMATH_LN2_LO)));
-  const __m256d p = horner4(q8rt_fmath_rfact, 13, r);
-  const __m256d kc = _mm256_min_pd(_mm256_max_pd(k, SET(-1022.0)), SET(1023.0));
-  const __m256i ki = _mm256_cvtepi32_epi64(_mm256_cvtpd_epi32(kc));
-  const __m256i bits = _mm256_slli_epi64(_mm256_add_epi64(ki, _mm256_set1_epi64x(1023)), 52);
-  return MUL(p, _mm256_castsi256_pd(bits));
-}
-
-static inline __attribute__((always_inline)) __m128 exp_step(__m128 x) {
-  __m256d xd = _mm256_cvtps_pd(x);
-  xd = _mm256_min_pd(_mm256_max_pd(xd, SET(-746.0)), SET(710.0));
-  const __m128 f = _mm256_cvtpd_ps(exp4(xd));
-  return _mm_blendv_ps(f, x, _mm_cmp_ps(x, x, _CMP_UNORD_Q));
 }
 
 static inline __attribute__((always_inline)) __m128 log_step(__m128 x) {
@@ -66,88 +48,94 @@ static inline __attribute__((always_inline)) __m128 log_step(__m128 x) {
   return _mm_blendv_ps(y, x, _mm_cmp_ps(x, x, _CMP_UNORD_Q));
 }
 
-/* erf of nv vectors of 4 (nv <= 4) side by side: the Horner runs (up to 59 + 17 + 13 dependent
- * steps) are latency-bound, so independent vectors interleave. A lane's result does not depend on
- * which other lanes share its run: one of a lower degree restarts at its top coefficient. */
-static inline __attribute__((always_inline)) void erf_vecs(int nv, const float *x, float *y) {
-  __m128 xv[4];
-  __m256d a[4], a2[4], r[4], small[4], lt3[4], lt2[4];
-  int any_small = 0, any_mid = 0, any_ge3 = 0, any_ge2 = 0;
-#pragma GCC unroll 4
-  for (int u = 0; u < nv; u++) {
-    xv[u] = _mm_loadu_ps(x + 4 * u);
-    a[u] = _mm256_andnot_pd(SET(-0.0), _mm256_cvtps_pd(xv[u]));
-    a2[u] = MUL(a[u], a[u]);
-    small[u] = _mm256_cmp_pd(a[u], SET(1.0), _CMP_LT_OQ);
-    const __m256d mid =
-        _mm256_and_pd(_mm256_cmp_pd(a[u], SET(1.0), _CMP_GE_OQ), _mm256_cmp_pd(a[u], SET(3.92), _CMP_LT_OQ));
-    lt3[u] = _mm256_cmp_pd(a[u], SET(3.0), _CMP_LT_OQ);
-    lt2[u] = _mm256_cmp_pd(a[u], SET(2.0), _CMP_LT_OQ);
-    any_small |= _mm256_movemask_pd(small[u]), any_mid |= _mm256_movemask_pd(mid);
-    any_ge3 |= _mm256_movemask_pd(_mm256_andnot_pd(lt3[u], mid));
-    any_ge2 |= _mm256_movemask_pd(_mm256_andnot_pd(lt2[u], mid));
-    r[u] = _mm256_setzero_pd();
-  }
-  if (any_mid) {
-    const int top = any_ge3 ? 59 : any_ge2 ? 45 : 31;
-    const double *c = q8rt_fmath_rdfact;
-    __m256d z[4], p[4];
-#pragma GCC unroll 4
-    for (int u = 0; u < nv; u++) z[u] = MUL(SET(2.0), a2[u]), p[u] = SET(c[top]);
-    for (int k = top - 1; k >= 0; k--) {
-#pragma GCC unroll 4
-      for (int u = 0; u < nv; u++) {
-        if (k == 44 && top > 45) p[u] = _mm256_blendv_pd(p[u], SET(c[45]), lt3[u]);
-        if (k == 30 && top > 31) p[u] = _mm256_blendv_pd(p[u], SET(c[31]), lt2[u]);
-        p[u] = ADD(MUL(p[u], z[u]), SET(c[k]));
-      }
-    }
-#pragma GCC unroll 4
-    for (int u = 0; u < nv; u++) {
-      const __m256d sum = MUL(a[u], p[u]);
-      const __m256d e = exp4(_mm256_max_pd(SUB(_mm256_setzero_pd(), a2[u]), SET(-746.0)));
-      r[u] = MUL(MUL(SET(Q8RT_FMATH_2_SQRTPI), e), sum);
-    }
-  }
-  if (any_small) {
-    const double *c = q8rt_fmath_erf_taylor;
-    __m256d p[4];
-#pragma GCC unroll 4
-    for (int u = 0; u < nv; u++) p[u] = SET(c[17]);
-    for (int k = 16; k >= 0; k--) {
-#pragma GCC unroll 4
-      for (int u = 0; u < nv; u++) p[u] = ADD(MUL(p[u], a2[u]), SET(c[k]));
-    }
-#pragma GCC unroll 4
-    for (int u = 0; u < nv; u++)
-      r[u] = _mm256_blendv_pd(r[u], MUL(MUL(SET(Q8RT_FMATH_2_SQRTPI), a[u]), p[u]), small[u]);
-  }
-#pragma GCC unroll 4
-  for (int u = 0; u < nv; u++) {
-    r[u] = _mm256_blendv_pd(r[u], SET(1.0), _mm256_cmp_pd(a[u], SET(3.92), _CMP_GE_OQ)); /* +-1 from there on */
-    /* r >= 0 (+0 for x = +-0): the sign of x or'ed in is the scalar's -f */
-    const __m128 v = _mm_or_ps(_mm256_cvtpd_ps(r[u]), _mm_and_ps(xv[u], _mm_set1_ps(-0.0f)));
-    _mm_storeu_ps(y + 4 * u, _mm_blendv_ps(v, xv[u], _mm_cmp_ps(xv[u], xv[u], _CMP_UNORD_Q)));
-  }
+/* The lanes (bits 0-3) of a result r_f (positive doubles) within Q8RT_FMATH_FAST_MARGIN double
+ * ulps of a midpoint between floats: its low 29 bits within the margin of 2^28. */
+static inline __attribute__((always_inline)) int near_tie(__m256d r) {
+  const __m256i m = _mm256_and_si256(_mm256_castpd_si256(r), _mm256_set1_epi64x((1 << 29) - 1));
+  const __m256i d = _mm256_sub_epi64(m, _mm256_set1_epi64x((1 << 28) - Q8RT_FMATH_FAST_MARGIN));
+  const __m256i out = _mm256_or_si256(_mm256_cmpgt_epi64(d, _mm256_set1_epi64x(2 * Q8RT_FMATH_FAST_MARGIN)),
+                                      _mm256_cmpgt_epi64(_mm256_setzero_si256(), d));
+  return ~_mm256_movemask_pd(_mm256_castsi256_pd(out)) & 15;
 }
 
-/* Out of line: one copy of each Horner run (the sanitizer build compiles it in seconds). */
-static __attribute__((noinline)) void erf_x4(const float *x, float *y) { erf_vecs(4, x, y); }
-static __attribute__((noinline)) void erf_x1(const float *x, float *y) { erf_vecs(1, x, y); }
+/* The lanes in bad (rare) again by the scalar twin, from a copy of x (y may be x). */
+static __attribute__((noinline)) void redo(float (*fn)(float), __m128 x, unsigned bad, float *y) {
+  float xs[4];
+  _mm_storeu_ps(xs, x);
+  for (; bad != 0; bad &= bad - 1) y[__builtin_ctz(bad)] = fn(xs[__builtin_ctz(bad)]);
+}
 
-void q8rt_f32_verf_ukernel__avx2(size_t n, const float *x, float *y) {
+static inline __attribute__((always_inline)) __m128 exp_fast(__m128 x, int *bad) {
+  const __m256d xd = _mm256_min_pd(_mm256_max_pd(_mm256_cvtps_pd(x), SET(-104.0)), SET(89.0)); /* NaN: -104 */
+  const __m256d magic = SET(Q8RT_FMATH_ROUND_MAGIC);
+  const __m256d kq = ADD(MUL(xd, SET(Q8RT_F32_VEXP_FAST_INV)), magic); /* k + 1.5 * 2^52 */
+  const __m256d kd = SUB(kq, magic);
+  __m256d r = _mm256_fmadd_pd(kd, SET(-Q8RT_F32_VEXP_FAST_HI), xd);
+  r = _mm256_fmadd_pd(kd, SET(-Q8RT_F32_VEXP_FAST_LO), r);
+  __m256d p = SET(1.0 / 120.0);
+  p = _mm256_fmadd_pd(p, r, SET(1.0 / 24.0));
+  p = _mm256_fmadd_pd(p, r, SET(1.0 / 6.0));
+  p = _mm256_fmadd_pd(p, r, SET(0.5));
+  p = _mm256_fmadd_pd(p, r, SET(1.0));
+  p = _mm256_fmadd_pd(p, r, SET(1.0));
+  const __m256i kb = _mm256_castpd_si256(kq); /* low 4 bits: k mod 16, the table index */
+  const __m256d t = _mm256_i64gather_pd(q8rt_fmath_exp2_16, _mm256_and_si256(kb, _mm256_set1_epi64x(15)), 8);
+  /* 2^floor(k / 16): (kb >> 4) - (magic's bits >> 4), magic's bits being a multiple of 16 */
+  const __m256i e = _mm256_sub_epi64(_mm256_srli_epi64(kb, 4), _mm256_srli_epi64(_mm256_castpd_si256(magic), 4));
+  const __m256d s = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(e, _mm256_set1_epi64x(1023)), 52));
+  const __m256d rf = MUL(MUL(t, p), s);
+  const __m256d lowm = _mm256_cmp_pd(xd, SET(Q8RT_F32_VEXP_FAST_MIN), _CMP_LT_OQ);
+  const int low = _mm256_movemask_pd(lowm);
+  const __m128 zero = _mm_cmp_ps(x, _mm_set1_ps(-104.0f), _CMP_LE_OQ);
+  const __m128 nan = _mm_cmp_ps(x, x, _CMP_UNORD_Q);
+  int near = near_tie(rf);
+  if (low) { /* results below 2^-125: boundaries at odd multiples of 2^-150 */
+    const __m256d v = MUL(rf, SET(0x1p149));
+    const __m256d fr = SUB(v, SUB(ADD(v, magic), magic)); /* v - round(v), |fr| <= 1/2 */
+    const __m256d d = _mm256_andnot_pd(SET(-0.0), SUB(SET(0.5), _mm256_andnot_pd(SET(-0.0), fr)));
+    near = (near & ~low) | (low & _mm256_movemask_pd(_mm256_cmp_pd(d, MUL(v, SET(0x1p-36)), _CMP_LE_OQ)));
+  }
+  *bad = near & ~_mm_movemask_ps(_mm_or_ps(zero, nan));
+  const __m128 f = _mm_andnot_ps(zero, _mm256_cvtpd_ps(rf));
+  return _mm_blendv_ps(f, x, nan);
+}
+
+static inline __attribute__((always_inline)) __m128 erf_fast(__m128 x, int *bad) {
+  const __m256d a = _mm256_andnot_pd(SET(-0.0), _mm256_cvtps_pd(x));
+  const __m256d magic = SET(Q8RT_FMATH_ROUND_MAGIC);
+  const __m256d kq = ADD(_mm256_min_pd(MUL(a, SET(4.0)), SET(15.0)), magic);           /* NaN: 15 */
+  const __m256i i = _mm256_and_si256(_mm256_castpd_si256(kq), _mm256_set1_epi64x(15)); /* the piece */
+  const __m256d t = _mm256_fmadd_pd(SUB(kq, magic), SET(-0.25), a);
+  __m256d p = _mm256_i64gather_pd(q8rt_fmath_erf_fast[8], i, 8);
+#pragma GCC unroll 8
+  for (int k = 7; k >= 0; k--) p = _mm256_fmadd_pd(p, t, _mm256_i64gather_pd(q8rt_fmath_erf_fast[k], i, 8));
+  const __m256d in = _mm256_cmp_pd(a, SET(3.92), _CMP_LT_OQ); /* not NaN */
+  const __m256d tiny =
+      _mm256_and_pd(_mm256_cmp_pd(a, SET(0x1p-125), _CMP_LT_OQ), _mm256_cmp_pd(a, SET(0.0), _CMP_NEQ_OQ));
+  *bad = (near_tie(p) & _mm256_movemask_pd(in)) | _mm256_movemask_pd(tiny);
+  const __m256d r = _mm256_blendv_pd(SET(1.0), p, in); /* +-1 from 3.92 on */
+  /* r >= 0 (+0 for x = +-0): the sign of x or'ed in is the scalar's -f */
+  const __m128 v = _mm_or_ps(_mm256_cvtpd_ps(r), _mm_and_ps(x, _mm_set1_ps(-0.0f)));
+  return _mm_blendv_ps(v, x, _mm_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+
+#define DEF_FAST(op)                                                                   \
+  void q8rt_f32_v##op##_ukernel__avx2(size_t n, const float *x, float *y) {            \
+    size_t i = 0;                                                                      \
+    for (; i + 4 <= n; i += 4) {                                                       \
+      const __m128 xv = _mm_loadu_ps(x + i);                                           \
+      int bad;                                                                         \
+      _mm_storeu_ps(y + i, op##_fast(xv, &bad));                                       \
+      if (__builtin_expect(bad != 0, 0)) redo(q8rt_##op##f, xv, (unsigned)bad, y + i); \
+    }                                                                                  \
+    if (i < n) q8rt_f32_v##op##_ukernel__scalar(n - i, x + i, y + i);                  \
+  }
+
+DEF_FAST(exp)
+DEF_FAST(erf)
+
+void q8rt_f32_vlog_ukernel__avx2(size_t n, const float *x, float *y) {
   size_t i = 0;
-  for (; i + 16 <= n; i += 16) erf_x4(x + i, y + i);
-  for (; i + 4 <= n; i += 4) erf_x1(x + i, y + i);
-  if (i < n) q8rt_f32_verf_ukernel__scalar(n - i, x + i, y + i);
+  for (; i + 4 <= n; i += 4) _mm_storeu_ps(y + i, log_step(_mm_loadu_ps(x + i)));
+  if (i < n) q8rt_f32_vlog_ukernel__scalar(n - i, x + i, y + i);
 }
-
-#define DEF(op)                                                                      \
-  void q8rt_f32_v##op##_ukernel__avx2(size_t n, const float *x, float *y) {          \
-    size_t i = 0;                                                                    \
-    for (; i + 4 <= n; i += 4) _mm_storeu_ps(y + i, op##_step(_mm_loadu_ps(x + i))); \
-    if (i < n) q8rt_f32_v##op##_ukernel__scalar(n - i, x + i, y + i);                \
-  }
-
-DEF(exp)
-DEF(log)

@@ -1,7 +1,9 @@
-/* f32-vtranscend, AVX-512 (F, DQ, VL): 8 floats per step as 8 doubles (erf: 4 such side by side), the
- * last n % 8 by the scalar twin. The AVX2 variant's algorithm with mask registers: only
- * _mm512_mul_pd/_add_pd/_sub_pd/_div_pd on the values (-ffp-contract=off), the specials blended in
- * after the rounding to float. */
+/* f32-vtranscend, AVX-512 (F, DQ, VL): 8 floats per step as 8 doubles. exp and erf by the fast
+ * paths of f32-vtranscend.h (16-entry tables in two registers, looked up with vpermt2pd; the rest
+ * n % 8 through masked loads and stores), the lanes near a float rounding boundary by the scalar
+ * twin. log: the AVX2 variant's algorithm with mask registers, only _mm512_mul_pd/_add_pd/_sub_pd/
+ * _div_pd on the values (-ffp-contract=off), the specials blended in after the rounding to float,
+ * the last n % 8 by the scalar twin. */
 #include <immintrin.h>
 #include <stdint.h>
 
@@ -17,25 +19,6 @@ static inline __attribute__((always_inline)) __m512d horner8(const double *c, in
   __m512d p = SET(c[deg]);
   for (int k = deg - 1; k >= 0; k--) p = ADD(MUL(p, x), SET(c[k]));
   return p;
-}
-
-/* q8rt_exp_d's scale branch for x in [-746, 710] (k clamped to the normal exponents). */
-static inline __attribute__((always_inline)) __m512d exp8(__m512d x) {
-  __m512d k = ADD(MUL(x, SET(Q8RT_FMATH_INV_LN2)), SET(Q8RT_FMATH_ROUND_MAGIC));
-  k = SUB(k, SET(Q8RT_FMATH_ROUND_MAGIC));
-  const __m512d r = SUB(SUB(x, MUL(k, SET(Q8RT_FMATH_LN2_HI))), MUL(k, SET(Q8RT_FMATH_LN2_LO)));
-  const __m512d p = horner8(q8rt_fmath_rfact, 13, r);
-  const __m512d kc = _mm512_min_pd(_mm512_max_pd(k, SET(-1022.0)), SET(1023.0));
-  const __m512i ki = _mm512_cvtepi32_epi64(_mm512_cvtpd_epi32(kc));
-  const __m512i bits = _mm512_slli_epi64(_mm512_add_epi64(ki, _mm512_set1_epi64(1023)), 52);
-  return MUL(p, _mm512_castsi512_pd(bits));
-}
-
-static inline __attribute__((always_inline)) __m256 exp_step(__m256 x) {
-  __m512d xd = _mm512_cvtps_pd(x);
-  xd = _mm512_min_pd(_mm512_max_pd(xd, SET(-746.0)), SET(710.0));
-  const __m256 f = _mm512_cvtpd_ps(exp8(xd));
-  return _mm256_mask_blend_ps(_mm256_cmp_ps_mask(x, x, _CMP_UNORD_Q), f, x);
 }
 
 static inline __attribute__((always_inline)) __m256 log_step(__m256 x) {
@@ -66,87 +49,102 @@ static inline __attribute__((always_inline)) __m256 log_step(__m256 x) {
   return _mm256_mask_blend_ps(_mm256_cmp_ps_mask(x, x, _CMP_UNORD_Q), y, x);
 }
 
-/* erf of nv vectors of 8 (nv <= 4) side by side: the Horner runs (up to 59 + 17 + 13 dependent
- * steps) are latency-bound, so independent vectors interleave. A lane's result does not depend on
- * which other lanes share its run: one of a lower degree restarts at its top coefficient. */
-static inline __attribute__((always_inline)) void erf_vecs(int nv, const float *x, float *y) {
-  __m256 xv[4];
-  __m512d a[4], a2[4], r[4];
-  __mmask8 small[4], mid[4], lt3[4], lt2[4];
-  unsigned any_small = 0, any_mid = 0, any_ge3 = 0, any_ge2 = 0;
-#pragma GCC unroll 4
-  for (int u = 0; u < nv; u++) {
-    xv[u] = _mm256_loadu_ps(x + 8 * u);
-    a[u] = _mm512_abs_pd(_mm512_cvtps_pd(xv[u]));
-    a2[u] = MUL(a[u], a[u]);
-    small[u] = _mm512_cmp_pd_mask(a[u], SET(1.0), _CMP_LT_OQ);
-    mid[u] = _mm512_cmp_pd_mask(a[u], SET(1.0), _CMP_GE_OQ) & _mm512_cmp_pd_mask(a[u], SET(3.92), _CMP_LT_OQ);
-    lt3[u] = _mm512_cmp_pd_mask(a[u], SET(3.0), _CMP_LT_OQ);
-    lt2[u] = _mm512_cmp_pd_mask(a[u], SET(2.0), _CMP_LT_OQ);
-    any_small |= small[u], any_mid |= mid[u];
-    any_ge3 |= mid[u] & (__mmask8)~lt3[u], any_ge2 |= mid[u] & (__mmask8)~lt2[u];
-    r[u] = _mm512_setzero_pd();
-  }
-  if (any_mid) {
-    const int top = any_ge3 ? 59 : any_ge2 ? 45 : 31;
-    const double *c = q8rt_fmath_rdfact;
-    __m512d z[4], p[4];
-#pragma GCC unroll 4
-    for (int u = 0; u < nv; u++) z[u] = MUL(SET(2.0), a2[u]), p[u] = SET(c[top]);
-    for (int k = top - 1; k >= 0; k--) {
-#pragma GCC unroll 4
-      for (int u = 0; u < nv; u++) {
-        if (k == 44 && top > 45) p[u] = _mm512_mask_blend_pd(lt3[u], p[u], SET(c[45]));
-        if (k == 30 && top > 31) p[u] = _mm512_mask_blend_pd(lt2[u], p[u], SET(c[31]));
-        p[u] = ADD(MUL(p[u], z[u]), SET(c[k]));
-      }
-    }
-#pragma GCC unroll 4
-    for (int u = 0; u < nv; u++) {
-      const __m512d sum = MUL(a[u], p[u]);
-      const __m512d e = exp8(_mm512_max_pd(SUB(_mm512_setzero_pd(), a2[u]), SET(-746.0)));
-      r[u] = MUL(MUL(SET(Q8RT_FMATH_2_SQRTPI), e), sum);
-    }
-  }
-  if (any_small) {
-    const double *c = q8rt_fmath_erf_taylor;
-    __m512d p[4];
-#pragma GCC unroll 4
-    for (int u = 0; u < nv; u++) p[u] = SET(c[17]);
-    for (int k = 16; k >= 0; k--) {
-#pragma GCC unroll 4
-      for (int u = 0; u < nv; u++) p[u] = ADD(MUL(p[u], a2[u]), SET(c[k]));
-    }
-#pragma GCC unroll 4
-    for (int u = 0; u < nv; u++)
-      r[u] = _mm512_mask_blend_pd(small[u], r[u], MUL(MUL(SET(Q8RT_FMATH_2_SQRTPI), a[u]), p[u]));
-  }
-#pragma GCC unroll 4
-  for (int u = 0; u < nv; u++) {
-    r[u] = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(a[u], SET(3.92), _CMP_GE_OQ), r[u], SET(1.0)); /* +-1 from there */
-    /* r >= 0 (+0 for x = +-0): the sign of x or'ed in is the scalar's -f */
-    const __m256 v = _mm256_or_ps(_mm512_cvtpd_ps(r[u]), _mm256_and_ps(xv[u], _mm256_set1_ps(-0.0f)));
-    _mm256_storeu_ps(y + 8 * u, _mm256_mask_blend_ps(_mm256_cmp_ps_mask(xv[u], xv[u], _CMP_UNORD_Q), v, xv[u]));
-  }
+/* The lanes of a result r_f (positive doubles) within Q8RT_FMATH_FAST_MARGIN double ulps of a
+ * midpoint between floats: its low 29 bits within the margin of 2^28. */
+static inline __attribute__((always_inline)) __mmask8 near_tie(__m512d r) {
+  const __m512i m = _mm512_and_si512(_mm512_castpd_si512(r), _mm512_set1_epi64((1 << 29) - 1));
+  const __m512i d = _mm512_sub_epi64(m, _mm512_set1_epi64((1 << 28) - Q8RT_FMATH_FAST_MARGIN));
+  return _mm512_cmp_epu64_mask(d, _mm512_set1_epi64(2 * Q8RT_FMATH_FAST_MARGIN), _MM_CMPINT_LE);
 }
 
-/* Out of line: one copy of each Horner run (the sanitizer build compiles it in seconds). */
-static __attribute__((noinline)) void erf_x4(const float *x, float *y) { erf_vecs(4, x, y); }
-static __attribute__((noinline)) void erf_x1(const float *x, float *y) { erf_vecs(1, x, y); }
+/* The lanes in bad (rare) again by the scalar twin, from a copy of x (y may be x). */
+static __attribute__((noinline)) void redo(float (*fn)(float), __m256 x, unsigned bad, float *y) {
+  float xs[8];
+  _mm256_storeu_ps(xs, x);
+  for (; bad != 0; bad &= bad - 1) y[__builtin_ctz(bad)] = fn(xs[__builtin_ctz(bad)]);
+}
+
+static inline __attribute__((always_inline)) __m256 exp_fast(__m256 x, const __m512d tab[2], __mmask8 *bad) {
+  const __m512d xd = _mm512_min_pd(_mm512_max_pd(_mm512_cvtps_pd(x), SET(-104.0)), SET(89.0));
+  const __m512d magic = SET(Q8RT_FMATH_ROUND_MAGIC);
+  const __m512d kq = ADD(MUL(xd, SET(Q8RT_F32_VEXP_FAST_INV)), magic); /* k + 1.5 * 2^52 */
+  const __m512d kd = SUB(kq, magic);
+  __m512d r = _mm512_fmadd_pd(kd, SET(-Q8RT_F32_VEXP_FAST_HI), xd);
+  r = _mm512_fmadd_pd(kd, SET(-Q8RT_F32_VEXP_FAST_LO), r);
+  __m512d p = SET(1.0 / 120.0);
+  p = _mm512_fmadd_pd(p, r, SET(1.0 / 24.0));
+  p = _mm512_fmadd_pd(p, r, SET(1.0 / 6.0));
+  p = _mm512_fmadd_pd(p, r, SET(0.5));
+  p = _mm512_fmadd_pd(p, r, SET(1.0));
+  p = _mm512_fmadd_pd(p, r, SET(1.0));
+  const __m512i kb = _mm512_castpd_si512(kq); /* low 4 bits: k mod 16, the table index */
+  const __m512d t = _mm512_permutex2var_pd(tab[0], kb, tab[1]);
+  /* 2^floor(k / 16): (kb >> 4) - (magic's bits >> 4), magic's bits being a multiple of 16 */
+  const __m512i e = _mm512_sub_epi64(_mm512_srli_epi64(kb, 4), _mm512_srli_epi64(_mm512_castpd_si512(magic), 4));
+  const __m512d s = _mm512_castsi512_pd(_mm512_slli_epi64(_mm512_add_epi64(e, _mm512_set1_epi64(1023)), 52));
+  const __m512d rf = MUL(MUL(t, p), s);
+  const __mmask8 low = _mm512_cmp_pd_mask(xd, SET(Q8RT_F32_VEXP_FAST_MIN), _CMP_LT_OQ);
+  const __mmask8 zero = _mm512_cmp_pd_mask(xd, SET(-104.0), _CMP_LE_OQ);
+  const __mmask8 nan = _mm256_cmp_ps_mask(x, x, _CMP_UNORD_Q); /* xd is clamped: -104 for NaN */
+  __mmask8 near = near_tie(rf);
+  if (low) { /* results below 2^-125: boundaries at odd multiples of 2^-150 */
+    const __m512d v = MUL(rf, SET(0x1p149));
+    const __m512d fr = SUB(v, SUB(ADD(v, magic), magic)); /* v - round(v), |fr| <= 1/2 */
+    const __m512d d = _mm512_abs_pd(SUB(SET(0.5), _mm512_abs_pd(fr)));
+    near = (near & (__mmask8)~low) | (low & _mm512_cmp_pd_mask(d, MUL(v, SET(0x1p-36)), _CMP_LE_OQ));
+  }
+  *bad = near & (__mmask8) ~(zero | nan);
+  __m256 f = _mm512_cvtpd_ps(rf);
+  f = _mm256_mask_blend_ps(zero, f, _mm256_setzero_ps());
+  return _mm256_mask_blend_ps(nan, f, x);
+}
+
+static inline __attribute__((always_inline)) __m256 erf_fast(__m256 x, const __m512d tab[9][2], __mmask8 *bad) {
+  const __m512d a = _mm512_abs_pd(_mm512_cvtps_pd(x));
+  const __m512d magic = SET(Q8RT_FMATH_ROUND_MAGIC);
+  const __m512d kq = ADD(_mm512_min_pd(MUL(a, SET(4.0)), SET(15.0)), magic); /* NaN: 15 */
+  const __m512i i = _mm512_castpd_si512(kq);                                 /* low 4 bits: the piece */
+  const __m512d t = _mm512_fmadd_pd(SUB(kq, magic), SET(-0.25), a);
+  __m512d p = _mm512_permutex2var_pd(tab[8][0], i, tab[8][1]);
+#pragma GCC unroll 8
+  for (int k = 7; k >= 0; k--) p = _mm512_fmadd_pd(p, t, _mm512_permutex2var_pd(tab[k][0], i, tab[k][1]));
+  const __mmask8 in = _mm512_cmp_pd_mask(a, SET(3.92), _CMP_LT_OQ); /* not NaN */
+  const __mmask8 tiny = _mm512_cmp_pd_mask(a, SET(0x1p-125), _CMP_LT_OQ) & _mm512_cmp_pd_mask(a, SET(0.0), _CMP_NEQ_OQ);
+  *bad = (near_tie(p) & in) | tiny;
+  const __m512d r = _mm512_mask_blend_pd(in, SET(1.0), p); /* +-1 from 3.92 on */
+  /* r >= 0 (+0 for x = +-0): the sign of x or'ed in is the scalar's -f */
+  const __m256 v = _mm256_or_ps(_mm512_cvtpd_ps(r), _mm256_and_ps(x, _mm256_set1_ps(-0.0f)));
+  return _mm256_mask_blend_ps(_mm256_cmp_ps_mask(x, x, _CMP_UNORD_Q), v, x);
+}
+
+void q8rt_f32_vexp_ukernel__avx512skx(size_t n, const float *x, float *y) {
+  const __m512d tab[2] = {_mm512_loadu_pd(q8rt_fmath_exp2_16), _mm512_loadu_pd(q8rt_fmath_exp2_16 + 8)};
+  for (size_t i = 0; i < n; i += 8) {
+    const __mmask8 m = n - i >= 8 ? 0xff : (__mmask8)((1u << (n - i)) - 1);
+    const __m256 xv = _mm256_maskz_loadu_ps(m, x + i);
+    __mmask8 bad;
+    _mm256_mask_storeu_ps(y + i, m, exp_fast(xv, tab, &bad));
+    if (__builtin_expect((bad & m) != 0, 0)) redo(q8rt_expf, xv, bad & m, y + i);
+  }
+}
 
 void q8rt_f32_verf_ukernel__avx512skx(size_t n, const float *x, float *y) {
-  size_t i = 0;
-  for (; i + 32 <= n; i += 32) erf_x4(x + i, y + i);
-  for (; i + 8 <= n; i += 8) erf_x1(x + i, y + i);
-  if (i < n) q8rt_f32_verf_ukernel__scalar(n - i, x + i, y + i);
+  __m512d tab[9][2];
+  for (int k = 0; k < 9; k++) {
+    tab[k][0] = _mm512_loadu_pd(q8rt_fmath_erf_fast[k]);
+    tab[k][1] = _mm512_loadu_pd(q8rt_fmath_erf_fast[k] + 8);
+  }
+  for (size_t i = 0; i < n; i += 8) {
+    const __mmask8 m = n - i >= 8 ? 0xff : (__mmask8)((1u << (n - i)) - 1);
+    const __m256 xv = _mm256_maskz_loadu_ps(m, x + i);
+    __mmask8 bad;
+    _mm256_mask_storeu_ps(y + i, m, erf_fast(xv, tab, &bad));
+    if (__builtin_expect((bad & m) != 0, 0)) redo(q8rt_erff, xv, bad & m, y + i);
+  }
 }
 
-#define DEF(op)                                                                            \
-  void q8rt_f32_v##op##_ukernel__avx512skx(size_t n, const float *x, float *y) {           \
-    size_t i = 0;                                                                          \
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, op##_step(_mm256_loadu_ps(x + i))); \
-    if (i < n) q8rt_f32_v##op##_ukernel__scalar(n - i, x + i, y + i);                      \
-  }
-
-DEF(exp)
-DEF(log)
+void q8rt_f32_vlog_ukernel__avx512skx(size_t n, const float *x, float *y) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, log_step(_mm256_loadu_ps(x + i)));
+  if (i < n) q8rt_f32_vlog_ukernel__scalar(n - i, x + i, y + i);
+}

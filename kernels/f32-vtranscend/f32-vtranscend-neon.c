@@ -1,7 +1,9 @@
-/* f32-vtranscend, AArch64 NEON: 4 floats per step as two float64x2 (erf: 8 as four), the last n % 4 by the scalar
- * twin. Only vmulq/vaddq/vsubq/vdivq_f64 on the values: the build's -ffp-contract=off keeps GCC
- * from fusing them into fmla (it would by default on aarch64), as in fmath.c. The specials are
- * blended in after the rounding to float (fcvtn rounds to nearest like the C cast). */
+/* f32-vtranscend, AArch64 NEON: 4 floats per step as two float64x2, the last n % 4 by the scalar
+ * twin. exp and erf by the fast paths of f32-vtranscend.h (vfmaq_f64, the fused operations the
+ * x86 variants use in the same order; each lane's table entries loaded by its index), the lanes
+ * near a float rounding boundary by the scalar twin. log: only vmulq/vaddq/vsubq/vdivq_f64 on the
+ * values (the build's -ffp-contract=off keeps GCC from fusing them into fmla, as in fmath.c); the
+ * specials are blended in after the rounding to float (fcvtn rounds to nearest like the C cast). */
 #include <arm_neon.h>
 #include <stdint.h>
 
@@ -19,30 +21,9 @@ static inline __attribute__((always_inline)) float64x2_t horner2(const double *c
   return p;
 }
 
-/* q8rt_exp_d's scale branch for x in [-746, 710] (k clamped to the normal exponents). */
-static inline __attribute__((always_inline)) float64x2_t exp2v(float64x2_t x) {
-  float64x2_t k = ADD(MUL(x, SET(Q8RT_FMATH_INV_LN2)), SET(Q8RT_FMATH_ROUND_MAGIC));
-  k = SUB(k, SET(Q8RT_FMATH_ROUND_MAGIC));
-  const float64x2_t r = SUB(SUB(x, MUL(k, SET(Q8RT_FMATH_LN2_HI))), MUL(k, SET(Q8RT_FMATH_LN2_LO)));
-  const float64x2_t p = horner2(q8rt_fmath_rfact, 13, r);
-  const float64x2_t kc = vminq_f64(vmaxq_f64(k, SET(-1022.0)), SET(1023.0));
-  const int64x2_t bits = vshlq_n_s64(vaddq_s64(vcvtq_s64_f64(kc), vdupq_n_s64(1023)), 52);
-  return MUL(p, vreinterpretq_f64_s64(bits));
-}
-
 /* two double halves of 4 floats in, 4 floats out */
 #define WIDEN(x) float64x2_t lo = vcvt_f64_f32(vget_low_f32(x)), hi = vcvt_high_f64_f32(x)
 #define NARROW(lo, hi) vcvt_high_f32_f64(vcvt_f32_f64(lo), hi)
-
-static inline __attribute__((always_inline)) float64x2_t exp_half(float64x2_t xd) {
-  return exp2v(vminq_f64(vmaxq_f64(xd, SET(-746.0)), SET(710.0)));
-}
-
-static inline __attribute__((always_inline)) float32x4_t exp_step(float32x4_t x) {
-  WIDEN(x);
-  const float32x4_t f = NARROW(exp_half(lo), exp_half(hi));
-  return vbslq_f32(vceqq_f32(x, x), f, x); /* NaN: x */
-}
 
 static inline __attribute__((always_inline)) float64x2_t log_half(float64x2_t xd) {
   const uint64x2_t bits = vreinterpretq_u64_f64(xd);
@@ -72,94 +53,117 @@ static inline __attribute__((always_inline)) float32x4_t log_step(float32x4_t x)
   return vbslq_f32(vceqq_f32(x, x), y, x); /* NaN: x */
 }
 
-#define ANY(m) (vmaxvq_u32(vreinterpretq_u32_u64(m)) != 0)
+/* The lanes of a result r_f (positive doubles) within Q8RT_FMATH_FAST_MARGIN double ulps of a
+ * midpoint between floats: its low 29 bits within the margin of 2^28. */
+static inline __attribute__((always_inline)) uint64x2_t near_tie(float64x2_t r) {
+  const uint64x2_t m = vandq_u64(vreinterpretq_u64_f64(r), vdupq_n_u64((1u << 29) - 1));
+  const uint64x2_t d = vsubq_u64(m, vdupq_n_u64((1u << 28) - Q8RT_FMATH_FAST_MARGIN));
+  return vcleq_u64(d, vdupq_n_u64(2 * Q8RT_FMATH_FAST_MARGIN));
+}
 
-/* erf of nq quads of floats (nq <= 2), 2 nq float64x2 side by side: the Horner runs (up to
- * 59 + 17 + 13 dependent steps) are latency-bound, so independent vectors interleave. A lane's
- * result does not depend on which other lanes share its run: one of a lower degree restarts at its
- * top coefficient. */
-static inline __attribute__((always_inline)) void erf_vecs(int nq, const float *x, float *y) {
-  const int nv = 2 * nq;
-  float32x4_t xq[2];
-  float64x2_t a[4], a2[4], r[4];
-  uint64x2_t small[4], lt3[4], lt2[4];
-  uint64x2_t any_small = vdupq_n_u64(0), any_mid = any_small, any_ge3 = any_small, any_ge2 = any_small;
-#pragma GCC unroll 4
-  for (int u = 0; u < nv; u++) {
-    if (u % 2 == 0) xq[u / 2] = vld1q_f32(x + 4 * (u / 2));
-    const float64x2_t xd = u % 2 == 0 ? vcvt_f64_f32(vget_low_f32(xq[u / 2])) : vcvt_high_f64_f32(xq[u / 2]);
-    a[u] = vabsq_f64(xd);
-    a2[u] = MUL(a[u], a[u]);
-    small[u] = vcltq_f64(a[u], SET(1.0));
-    const uint64x2_t mid = vandq_u64(vcgeq_f64(a[u], SET(1.0)), vcltq_f64(a[u], SET(3.92)));
-    lt3[u] = vcltq_f64(a[u], SET(3.0));
-    lt2[u] = vcltq_f64(a[u], SET(2.0));
-    any_small = vorrq_u64(any_small, small[u]), any_mid = vorrq_u64(any_mid, mid);
-    any_ge3 = vorrq_u64(any_ge3, vbicq_u64(mid, lt3[u])), any_ge2 = vorrq_u64(any_ge2, vbicq_u64(mid, lt2[u]));
-    r[u] = SET(0.0);
-  }
-  if (ANY(any_mid)) {
-    const int top = ANY(any_ge3) ? 59 : ANY(any_ge2) ? 45 : 31;
-    const double *c = q8rt_fmath_rdfact;
-    float64x2_t z[4], p[4];
-#pragma GCC unroll 4
-    for (int u = 0; u < nv; u++) z[u] = MUL(SET(2.0), a2[u]), p[u] = SET(c[top]);
-    for (int k = top - 1; k >= 0; k--) {
-#pragma GCC unroll 4
-      for (int u = 0; u < nv; u++) {
-        if (k == 44 && top > 45) p[u] = vbslq_f64(lt3[u], SET(c[45]), p[u]);
-        if (k == 30 && top > 31) p[u] = vbslq_f64(lt2[u], SET(c[31]), p[u]);
-        p[u] = ADD(MUL(p[u], z[u]), SET(c[k]));
-      }
-    }
-#pragma GCC unroll 4
-    for (int u = 0; u < nv; u++) {
-      const float64x2_t sum = MUL(a[u], p[u]);
-      const float64x2_t e = exp2v(vmaxq_f64(SUB(SET(0.0), a2[u]), SET(-746.0)));
-      r[u] = MUL(MUL(SET(Q8RT_FMATH_2_SQRTPI), e), sum);
-    }
-  }
-  if (ANY(any_small)) {
-    const double *c = q8rt_fmath_erf_taylor;
-    float64x2_t p[4];
-#pragma GCC unroll 4
-    for (int u = 0; u < nv; u++) p[u] = SET(c[17]);
-    for (int k = 16; k >= 0; k--) {
-#pragma GCC unroll 4
-      for (int u = 0; u < nv; u++) p[u] = ADD(MUL(p[u], a2[u]), SET(c[k]));
-    }
-#pragma GCC unroll 4
-    for (int u = 0; u < nv; u++) r[u] = vbslq_f64(small[u], MUL(MUL(SET(Q8RT_FMATH_2_SQRTPI), a[u]), p[u]), r[u]);
-  }
-#pragma GCC unroll 4
-  for (int u = 0; u < nv; u++) r[u] = vbslq_f64(vcgeq_f64(a[u], SET(3.92)), SET(1.0), r[u]); /* +-1 from there on */
-#pragma GCC unroll 2
-  for (int q = 0; q < nq; q++) {
-    /* r >= 0 (+0 for x = +-0): the sign of x or'ed in is the scalar's -f */
-    const uint32x4_t sign = vandq_u32(vreinterpretq_u32_f32(xq[q]), vdupq_n_u32(0x80000000u));
-    const float32x4_t f = NARROW(r[2 * q], r[2 * q + 1]);
-    const float32x4_t v = vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(f), sign));
-    vst1q_f32(y + 4 * q, vbslq_f32(vceqq_f32(xq[q], xq[q]), v, xq[q])); /* NaN: x */
+/* tab[i] of each lane's index i (the low 4 bits of i's lane) */
+static inline __attribute__((always_inline)) float64x2_t lookup(const double *tab, uint64x2_t i) {
+  return vcombine_f64(vld1_f64(tab + (vgetq_lane_u64(i, 0) & 15)), vld1_f64(tab + (vgetq_lane_u64(i, 1) & 15)));
+}
+
+#define NARROW_MASK(lo, hi) vcombine_u32(vmovn_u64(lo), vmovn_u64(hi))
+
+/* The lanes in bad (rare) again by the scalar twin, from a copy of x (y may be x). */
+static __attribute__((noinline)) void redo(float (*fn)(float), float32x4_t x, uint32x4_t bad, float *y) {
+  float xs[4];
+  uint32_t b[4];
+  vst1q_f32(xs, x);
+  vst1q_u32(b, bad);
+  for (int j = 0; j < 4; j++) {
+    if (b[j] != 0) y[j] = fn(xs[j]);
   }
 }
 
-/* Out of line: one copy of each Horner run (the sanitizer build compiles it in seconds). */
-static __attribute__((noinline)) void erf_x2(const float *x, float *y) { erf_vecs(2, x, y); }
-static __attribute__((noinline)) void erf_x1(const float *x, float *y) { erf_vecs(1, x, y); }
+/* exp's r_f for xd in [-104, 89], and the lanes to redo */
+static inline __attribute__((always_inline)) float64x2_t exp_half(float64x2_t xd, uint64x2_t *near) {
+  const float64x2_t magic = SET(Q8RT_FMATH_ROUND_MAGIC);
+  const float64x2_t kq = ADD(MUL(xd, SET(Q8RT_F32_VEXP_FAST_INV)), magic); /* k + 1.5 * 2^52 */
+  const float64x2_t kd = SUB(kq, magic);
+  float64x2_t r = vfmaq_f64(xd, kd, SET(-Q8RT_F32_VEXP_FAST_HI));
+  r = vfmaq_f64(r, kd, SET(-Q8RT_F32_VEXP_FAST_LO));
+  float64x2_t p = SET(1.0 / 120.0);
+  p = vfmaq_f64(SET(1.0 / 24.0), p, r);
+  p = vfmaq_f64(SET(1.0 / 6.0), p, r);
+  p = vfmaq_f64(SET(0.5), p, r);
+  p = vfmaq_f64(SET(1.0), p, r);
+  p = vfmaq_f64(SET(1.0), p, r);
+  const uint64x2_t kb = vreinterpretq_u64_f64(kq); /* low 4 bits: k mod 16, the table index */
+  const float64x2_t t = lookup(q8rt_fmath_exp2_16, kb);
+  /* 2^floor(k / 16): (kb >> 4) - (magic's bits >> 4), magic's bits being a multiple of 16 */
+  const uint64x2_t e = vsubq_u64(vshrq_n_u64(kb, 4), vshrq_n_u64(vreinterpretq_u64_f64(magic), 4));
+  const float64x2_t s = vreinterpretq_f64_u64(vshlq_n_u64(vaddq_u64(e, vdupq_n_u64(1023)), 52));
+  const float64x2_t rf = MUL(MUL(t, p), s);
+  const uint64x2_t low = vcltq_f64(xd, SET(Q8RT_F32_VEXP_FAST_MIN));
+  *near = near_tie(rf);
+  if (vmaxvq_u32(vreinterpretq_u32_u64(low)) != 0) { /* results below 2^-125: boundaries at odd multiples of 2^-150 */
+    const float64x2_t v = MUL(rf, SET(0x1p149));
+    const float64x2_t fr = SUB(v, SUB(ADD(v, magic), magic)); /* v - round(v), |fr| <= 1/2 */
+    const float64x2_t d = vabsq_f64(SUB(SET(0.5), vabsq_f64(fr)));
+    *near = vbslq_u64(low, vcleq_f64(d, MUL(v, SET(0x1p-36))), *near);
+  }
+  return rf;
+}
 
-void q8rt_f32_verf_ukernel__neon(size_t n, const float *x, float *y) {
+static inline __attribute__((always_inline)) float32x4_t exp_fast(float32x4_t x, uint32x4_t *bad) {
+  WIDEN(x);
+  uint64x2_t nlo, nhi;
+  /* clamped to [-104, 89] (NaN: -104, vmaxnm as x86's maxpd) */
+  const float64x2_t rlo = exp_half(vminnmq_f64(vmaxnmq_f64(lo, SET(-104.0)), SET(89.0)), &nlo);
+  const float64x2_t rhi = exp_half(vminnmq_f64(vmaxnmq_f64(hi, SET(-104.0)), SET(89.0)), &nhi);
+  const uint32x4_t zero = vcleq_f32(x, vdupq_n_f32(-104.0f));
+  const uint32x4_t num = vceqq_f32(x, x);
+  *bad = vandq_u32(vbicq_u32(NARROW_MASK(nlo, nhi), zero), num);
+  const float32x4_t f = vreinterpretq_f32_u32(vbicq_u32(vreinterpretq_u32_f32(NARROW(rlo, rhi)), zero));
+  return vbslq_f32(num, f, x); /* NaN: x */
+}
+
+static inline __attribute__((always_inline)) float64x2_t erf_half(float64x2_t a, uint64x2_t *bad) {
+  const float64x2_t magic = SET(Q8RT_FMATH_ROUND_MAGIC);
+  const float64x2_t kq = ADD(vminnmq_f64(MUL(a, SET(4.0)), SET(15.0)), magic); /* NaN: 15 */
+  const uint64x2_t i = vreinterpretq_u64_f64(kq);                              /* low 4 bits: the piece */
+  const float64x2_t t = vfmaq_f64(a, SUB(kq, magic), SET(-0.25));
+  float64x2_t p = lookup(q8rt_fmath_erf_fast[8], i);
+#pragma GCC unroll 8
+  for (int k = 7; k >= 0; k--) p = vfmaq_f64(lookup(q8rt_fmath_erf_fast[k], i), p, t);
+  const uint64x2_t in = vcltq_f64(a, SET(3.92)); /* not NaN */
+  const uint64x2_t tiny = vandq_u64(vcltq_f64(a, SET(0x1p-125)), vcgtq_f64(a, SET(0.0)));
+  *bad = vorrq_u64(vandq_u64(near_tie(p), in), tiny);
+  return vbslq_f64(in, p, SET(1.0)); /* +-1 from 3.92 on */
+}
+
+static inline __attribute__((always_inline)) float32x4_t erf_fast(float32x4_t x, uint32x4_t *bad) {
+  WIDEN(x);
+  uint64x2_t blo, bhi;
+  const float64x2_t rlo = erf_half(vabsq_f64(lo), &blo), rhi = erf_half(vabsq_f64(hi), &bhi);
+  *bad = NARROW_MASK(blo, bhi);
+  /* r >= 0 (+0 for x = +-0): the sign of x or'ed in is the scalar's -f */
+  const uint32x4_t sign = vandq_u32(vreinterpretq_u32_f32(x), vdupq_n_u32(0x80000000u));
+  const float32x4_t v = vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(NARROW(rlo, rhi)), sign));
+  return vbslq_f32(vceqq_f32(x, x), v, x); /* NaN: x */
+}
+
+#define DEF_FAST(op)                                                                     \
+  void q8rt_f32_v##op##_ukernel__neon(size_t n, const float *x, float *y) {              \
+    size_t i = 0;                                                                        \
+    for (; i + 4 <= n; i += 4) {                                                         \
+      const float32x4_t xv = vld1q_f32(x + i);                                           \
+      uint32x4_t bad;                                                                    \
+      vst1q_f32(y + i, op##_fast(xv, &bad));                                             \
+      if (__builtin_expect(vmaxvq_u32(bad) != 0, 0)) redo(q8rt_##op##f, xv, bad, y + i); \
+    }                                                                                    \
+    if (i < n) q8rt_f32_v##op##_ukernel__scalar(n - i, x + i, y + i);                    \
+  }
+
+DEF_FAST(exp)
+DEF_FAST(erf)
+
+void q8rt_f32_vlog_ukernel__neon(size_t n, const float *x, float *y) {
   size_t i = 0;
-  for (; i + 8 <= n; i += 8) erf_x2(x + i, y + i);
-  for (; i + 4 <= n; i += 4) erf_x1(x + i, y + i);
-  if (i < n) q8rt_f32_verf_ukernel__scalar(n - i, x + i, y + i);
+  for (; i + 4 <= n; i += 4) vst1q_f32(y + i, log_step(vld1q_f32(x + i)));
+  if (i < n) q8rt_f32_vlog_ukernel__scalar(n - i, x + i, y + i);
 }
-
-#define DEF(op)                                                               \
-  void q8rt_f32_v##op##_ukernel__neon(size_t n, const float *x, float *y) {   \
-    size_t i = 0;                                                             \
-    for (; i + 4 <= n; i += 4) vst1q_f32(y + i, op##_step(vld1q_f32(x + i))); \
-    if (i < n) q8rt_f32_v##op##_ukernel__scalar(n - i, x + i, y + i);         \
-  }
-
-DEF(exp)
-DEF(log)

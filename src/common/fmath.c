@@ -159,6 +159,52 @@ const double q8rt_fmath_rdfact[60] = {
     0x1.328ac2c4386e1p-308, 0x1.5531d21af5592p-315, 0x1.7545d22a9f037p-322, 0x1.9180e20fba193p-329,
 };
 
+/* Printed by tests/exhaustive/fit_fmath_fast.py; make check-f32-vtranscend is what proves the
+ * fast paths exact (f32-vtranscend.h). */
+const double q8rt_fmath_erf_fast[9][16] = {
+    {0.0, 0x1.1af54e232d313p-2, 0x1.0a7ef5c18ee1ep-1, 0x1.6c1c9759d0eb7p-1, 0x1.af767a74108b6p-1, 0x1.d8865d98abe0bp-1,
+     0x1.eea5557137aeep-1, 0x1.f92d077f8d574p-1, 0x1.fd9ae142795d9p-1, 0x1.ff404760319b6p-1, 0x1.ffcaa8f4c9be6p-1,
+     0x1.fff2cfb0453dcp-1, 0x1.fffd1ac4135fbp-1, 0x1.ffff6f9f67e63p-1, 0x1.ffffe710d5661p-1, 0x1.fffffc2f171e4p-1},
+    {0x1.20dd7504286d7p+0, 0x1.0f5d1602f1ef4p+0, 0x1.c1efca49af42fp-1, 0x1.492e42d7a0040p-1, 0x1.a911f0970db53p-2,
+     0x1.e4652fadbae4ep-3, 0x1.e723726b41874p-4, 0x1.b0553031dcea8p-5, 0x1.529b9e8d00dccp-6, 0x1.d4143a9edd128p-8,
+     0x1.1d831710ef197p-9, 0x1.3360ccd39bb3ap-11, 0x1.2408e9b90ed74p-13, 0x1.e9b5e8bf80248p-16, 0x1.6a5971f103091p-18,
+     0x1.d9371d9ff255fp-21},
+    {0.0, -0x1.0f5d160176cc2p-2, -0x1.c1efca49de230p-2, -0x1.edc56443a3061p-2, -0x1.a911f09724da4p-2,
+     -0x1.2ebf3dccb6de7p-2, -0x1.6d5a95d0b7bd9p-3, -0x1.7a4a8a2bd2ecfp-4, -0x1.529b9e8cbbdd7p-5, -0x1.074b60f89695cp-6,
+     -0x1.64e3dcd37361bp-8, -0x1.a6a519a1b0079p-10, -0x1.b60d5e9a22209p-12, -0x1.8de3cd2f76ef9p-14,
+     -0x1.3d0e43d6d1bbap-16, -0x1.bba3ac9898a28p-19},
+    {-0x1.8127466966d63p-2, -0x1.3c974408c2115p-2, -0x1.2bf5320e1c1f7p-3, 0x1.b6e8515794de5p-6, 0x1.1b614a98c2924p-3,
+     0x1.571d01fc6be13p-3, 0x1.1c2a0329c7230p-3, 0x1.7148c445ebb39p-4, 0x1.8b0ae3989969dp-5, 0x1.63ef612f9027ep-6,
+     0x1.119d9fc90f81fp-7, 0x1.69cf454be51e4p-9, 0x1.9db74bf6d8e27p-11, 0x1.9aa4907c13170p-13, 0x1.62ccf9c535b87p-15,
+     0x1.0b6a94a4bd337p-17},
+    {0.0, 0x1.040e867b380bbp-3, 0x1.76f27e2b309c8p-3, 0x1.349b5f5e1671dp-3, 0x1.1b614c24c0352p-4, -0x1.93a99bceaa588p-8,
+     -0x1.6d5a9548c97bdp-5, -0x1.8a0da58ac43f9p-5, -0x1.1a2c59ea43cdcp-5, -0x1.38a98397ae242p-6, -0x1.1a89b983009a2p-7,
+     -0x1.ab0c2664c9652p-9, -0x1.11c859eb035f1p-10, -0x1.2c7d5bfa0a457p-12, -0x1.1c0771d61feb3p-14,
+     -0x1.d06f5112c4bcfp-17},
+    {0x1.ce2d97a642521p-4, 0x1.47e4af39ba428p-4, 0x1.dffdda7a5de4dp-8, -0x1.b4269fc1be2c1p-5, -0x1.1b60776a17f5fp-4,
+     -0x1.828291479859fp-5, -0x1.e7296c634dae5p-7, 0x1.b21c1180d7ae9p-8, 0x1.ace76ab3ea845p-7, 0x1.5d3c61baf8442p-7,
+     0x1.90e9d3a0d878ep-8, 0x1.6936976296656p-9, 0x1.0a7af36d166c2p-10, 0x1.49075ca26fb85p-12, 0x1.5864ccd4273dfp-14,
+     0x1.342b8bee148a6p-16},
+    {0.0, -0x1.4c0415f42f1fep-5, -0x1.99f0cda4b1bbdp-5, -0x1.b849974e388a4p-6, 0x1.2e3a8fa64fdf2p-8,
+     0x1.5cfdfe8ce1346p-6, 0x1.3ca3617e7b449p-6, 0x1.25b4a4e9337b8p-7, 0x1.e1bb4950665cfp-12, -0x1.7cac5ac7ee138p-9,
+     -0x1.6ece2bc8f0b8fp-9, -0x1.b276d0a3ac322p-10, -0x1.82f3b273e6001p-11, -0x1.1455b1cc96d1fp-12,
+     -0x1.4614777946689p-14, -0x1.4357eafdcd387p-16},
+    {-0x1.b5960240c1c06p-6, -0x1.0758c2653038bp-6, 0x1.5d3958850aad1p-8, 0x1.2bbeee6a9d303p-6, 0x1.ee6717255a429p-7,
+     0x1.df4ef05fc4d9fp-9, -0x1.32e245ebb1619p-8, -0x1.8afd9db305229p-8, -0x1.bb197f970fc55p-9, -0x1.6658086a3efefp-11,
+     0x1.17bc19d01986bp-11, 0x1.516223d6697cep-11, 0x1.9a0d3e752fe7ap-12, 0x1.666e46d22f2cep-13, 0x1.ecb501e0fdf74p-15,
+     0x1.14b9c1643122cp-16},
+    {0.0, 0x1.38ec2f43e65abp-7, 0x1.47d9be4534368p-7, 0x1.300b7bff129f9p-9, -0x1.35fcd6d403198p-8,
+     -0x1.733821c27bc49p-8, -0x1.355dbf89247b6p-9, 0x1.7792f0e9c436dp-11, 0x1.9e4f8fdf707bdp-10, 0x1.0577c94d53b08p-10,
+     0x1.137193f5019ccp-12, -0x1.6d8a90ef6097fp-14, -0x1.192867422b9a9p-13, -0x1.55f6dc6aa8874p-14,
+     -0x1.207085f169ff5p-15, -0x1.77054450a6bbep-17},
+};
+
+const double q8rt_fmath_exp2_16[16] = {
+    0x1.0000000000000p+0, 0x1.0b5586cf9890fp+0, 0x1.172b83c7d517bp+0, 0x1.2387a6e756238p+0,
+    0x1.306fe0a31b715p+0, 0x1.3dea64c123422p+0, 0x1.4bfdad5362a27p+0, 0x1.5ab07dd485429p+0,
+    0x1.6a09e667f3bcdp+0, 0x1.7a11473eb0187p+0, 0x1.8ace5422aa0dbp+0, 0x1.9c49182a3f090p+0,
+    0x1.ae89f995ad3adp+0, 0x1.c199bdd85529cp+0, 0x1.d5818dcfba487p+0, 0x1.ea4afa2a490dap+0};
+
 float q8rt_erff(float x) {
   if (x != x) return x;
   const double a = fabs((double)x);

@@ -41,4 +41,18 @@ extern const double q8rt_fmath_rodd[10];       /* 1 / (2k + 3): log's atanh seri
 extern const double q8rt_fmath_erf_taylor[18]; /* erf's Taylor series in a^2 for a < 1, degree 17 */
 extern const double q8rt_fmath_rdfact[60];     /* 1 / (2n+1)!!: erf for a >= 1, degree 31/45/59 */
 
+/* The kernels' fast paths (kernels/f32-vtranscend/f32-vtranscend.h has the argument): a cheap
+ * double approximation r_f within a relative 2^-37 of the algorithm's own double result r_c; where
+ * r_f is more than Q8RT_FMATH_FAST_MARGIN double ulps from every rounding boundary of float (the
+ * midpoints between adjacent floats), r_c rounds to the same float and r_f's rounding is taken;
+ * elsewhere the lane takes the scalar function. */
+#define Q8RT_FMATH_FAST_MARGIN 65536
+/* erf(a) for a in [0, 3.92): 16 pieces, piece i = min(round(4a), 15) (ties to even) a polynomial
+ * of degree 8 in t = a - i/4, coefficient k of piece i at [k][i]. Piece 0 ([0, 1/8]) is odd
+ * (t (c1 + c3 t^2 + c5 t^4 + c7 t^6), relative error below 2^-38.5); pieces 1-15 within a relative
+ * 2^-41.5 of erf (weighted least squares at Chebyshev nodes). */
+extern const double q8rt_fmath_erf_fast[9][16];
+/* 2^(j/16) for j = 0..15, correctly rounded: exp's fast path */
+extern const double q8rt_fmath_exp2_16[16];
+
 #endif
