@@ -211,7 +211,9 @@ typedef struct q8rt_session_options {
   size_t size;                     /* sizeof(q8rt_session_options) */
   const q8rt_allocator *allocator; /* NULL: the model's allocator */
   int threads;                     /* worker threads; 0 or 1 = run on the caller's thread */
-  size_t max_arena_bytes;          /* refuse shapes whose plan needs more; 0 = no limit */
+  /* refuse shapes whose plan needs more; 0 = no limit. A Loop's body binds its own arena under
+   * the same limit (each, when Loops nest); one it would exceed fails the run naming the Loop. */
+  size_t max_arena_bytes;
   /* 1: record time per step (q8rt_session_profile) and with threads > 1 how each step used them
    * (q8rt_session_profile_threads). Q8RT_PROFILE_SPLIT: the same, but every work item runs on the
    * caller's thread, timed, while the steps split their work as for `threads`: the serial part of
@@ -224,7 +226,9 @@ typedef struct q8rt_session_options {
   size_t max_memory_bytes;
   /* Cap on the iterations of any one Loop node in a run (its body's runs). A Loop that would go
    * on longer fails the run with Q8RT_ERROR_LIMIT naming the node, where ONNX Runtime would
-   * keep going (a trip count of 2^62, or a condition that stays true). 0 (default):
+   * keep going (a trip count of 2^62, or a condition that stays true). The iterations of a Loop
+   * nested in another's body count for the enclosing Loop too, so that nesting cannot multiply
+   * the cap: all that a top-level Loop runs stays within it. 0 (default):
    * Q8RT_DEFAULT_MAX_LOOP_ITERATIONS. */
   uint64_t max_loop_iterations;
 } q8rt_session_options;

@@ -306,12 +306,13 @@ static q8rt_status loop_infer(const void *params, const op_node *n, const op_sha
     return Q8RT_OK;
   }
   /* the scan values' shapes: the body bound for the first iteration */
-  const op_exec_ctx one = {NULL, NULL, 1, NULL, 0, NULL, NULL};
+  const op_exec_ctx one = {NULL, NULL, 1, NULL, 0, NULL, NULL, 0, NULL};
   q8rt_session *s;
   q8rt_error be = {Q8RT_OK, ""};
   if ((st = q8rt_session_create_body(p->body, NULL, &one, &s, &be)) != Q8RT_OK) {
     return q8rt_fail(err, st, "Loop node '%s' body: %s", n->name, be.message);
   }
+  s->shapes_only = 1; /* shapes are all this bind is for: no arena (infer has no cap to hold it to) */
   const op_shape *inp[LOOP_MAX];
   for (int k = 0; k < p->n_inputs; k++) inp[k] = &in[k];
   const void *vals[LOOP_MAX];
@@ -324,8 +325,7 @@ static q8rt_status loop_infer(const void *params, const op_node *n, const op_sha
     return q8rt_fail(err, st, "Loop node '%s' body (iteration 0): %s", n->name, be.message);
   }
   for (int j = 0; j < ns; j++) {
-    const op_shape *sh;
-    q8rt_session_output_data(s, 1 + nc + j, &sh);
+    const op_shape *sh = &s->shapes[p->body->plan.outputs[1 + nc + j]];
     op_shape *o = &out[nc + j];
     o->rank = sh->rank + 1;
     if (o->rank > Q8RT_MAX_RANK) break;
@@ -494,13 +494,25 @@ static q8rt_status loop_run(const void *params, void *geom, const op_tensor *in,
     /* empty until this run has them all (a failed run leaves them so) */
     for (int j = 0; j < ns; j++) ctx->publish(ctx->session, out[nc + j].shape, NULL, 0);
   }
+  /* this Loop's count, chained to those of the Loops whose bodies run it: an iteration counts for
+   * each of them, so Loops nested in Loops cannot multiply the cap */
+  op_loop_count count = {0, ctx->loop_count};
+  op_exec_ctx body_ctx = *ctx;
+  body_ctx.loop_count = &count;
   int64_t i = 0;
   for (; i < m && c; i++) {
-    if ((uint64_t)i >= cap) {
-      return q8rt_fail(err, Q8RT_ERROR_LIMIT,
-                       "Loop node '%s' would run more than %llu iterations (the session's max_loop_iterations)",
-                       p->name, (unsigned long long)cap);
+    for (const op_loop_count *q = &count; q != NULL; q = q->up) {
+      if (q->n >= cap) {
+        return q8rt_fail(err, Q8RT_ERROR_LIMIT,
+                         q == &count ? "Loop node '%s' would run more than %llu iterations (the session's "
+                                       "max_loop_iterations)"
+                                     : "Loop node '%s' would take the Loop it runs in past %llu iterations (the "
+                                       "session's max_loop_iterations; iterations of nested Loops count for the "
+                                       "Loops around them too)",
+                         p->name, (unsigned long long)cap);
+      }
     }
+    for (op_loop_count *q = &count; q != NULL; q = q->up) q->n++;
     if (g->per_iteration && (st = bind_body(p, g->sess, inp, ext, (const void *const *)ext, i, c, 1, &be)) != Q8RT_OK) {
       return q8rt_fail(err, st, "Loop node '%s', iteration %lld: %s", p->name, (long long)i, be.message);
     }
@@ -509,7 +521,7 @@ static q8rt_status loop_run(const void *params, void *geom, const op_tensor *in,
     if (d != NULL) memcpy(d, &i, sizeof(i));
     d = q8rt_session_input_data(g->sess, 1);
     if (d != NULL) memcpy(d, &c, 1);
-    if ((st = q8rt_session_run_body(g->sess, ctx, &be)) != Q8RT_OK) {
+    if ((st = q8rt_session_run_body(g->sess, &body_ctx, &be)) != Q8RT_OK) {
       return q8rt_fail(err, st, "Loop node '%s', iteration %lld: %s", p->name, (long long)i, be.message);
     }
     const op_shape *sh;

@@ -102,6 +102,14 @@ typedef struct op_prepare_ctx {
   struct q8rt_model **submodels;
 } op_prepare_ctx;
 
+/* The iterations a running Loop has made, its own and those of the Loops nested in its body: a
+ * chain from the innermost running Loop up to the outermost, each link held to
+ * max_loop_iterations, so that nested Loops cannot multiply the cap (src/ops/loop.c). */
+typedef struct op_loop_count {
+  uint64_t n;
+  struct op_loop_count *up; /* the Loop whose body runs this one, NULL: none */
+} op_loop_count;
+
 typedef struct op_exec_ctx {
   q8rt_threadpool *pool;           /* q8rt's own pool (q8rt_parallel_for); NULL: single thread */
   pthreadpool_t threadpool;        /* for XNNPACK operators only; NULL: single thread */
@@ -113,6 +121,8 @@ typedef struct op_exec_ctx {
    * into a buffer of its own, then published here (`at`: the output's shape, out[k].shape) */
   void *session;
   void (*publish)(void *session, const op_shape *at, void *data, int64_t dim0);
+  size_t max_arena_bytes;    /* the session's arena cap (0: none): a Loop's body sessions bind under it too */
+  op_loop_count *loop_count; /* the Loops running this step's session as their body, NULL: none */
 } op_exec_ctx;
 
 typedef struct op_def {

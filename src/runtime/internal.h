@@ -89,6 +89,8 @@ struct q8rt_session {
   int body;   /* a Loop body's session: pools borrowed */
   void **ext; /* [n_values] inputs taken in place (body sessions), NULL: none */
   uint64_t max_loop_iterations;
+  op_loop_count *loop_count; /* a body session: the running Loops' iteration counts (run_body) */
+  int shapes_only;           /* a body session that only infers shapes (loop_infer): no arena, no step binds */
 };
 
 /* The session's choice of whole runs alone or shared (session.c): the mode of run k since the

@@ -115,7 +115,9 @@ static op_exec_ctx exec_ctx(const q8rt_session *s) {
                      s->allocator,
                      s->max_loop_iterations,
                      s->body ? NULL : (void *)(uintptr_t)s,
-                     s->body ? NULL : publish_output};
+                     s->body ? NULL : publish_output,
+                     s->max_arena_bytes,
+                     s->loop_count};
   return ctx;
 }
 
@@ -148,7 +150,8 @@ static void eval_small_values(q8rt_session *s, int i) {
     }
     out[k].data = s->valbuf + (size_t)v * Q8RT_VALUE_BYTES;
   }
-  const op_exec_ctx ctx = {NULL, NULL, 1, s->allocator, s->max_loop_iterations, NULL, NULL};
+  const op_exec_ctx ctx = {NULL,         NULL, 1, s->allocator, s->max_loop_iterations, NULL, NULL, s->max_arena_bytes,
+                           s->loop_count};
   ps->op->run(ps->params, s->steps[i].geom, in, out, NULL, &ctx);
   for (int k = 0; k < ps->n_outputs; k++) {
     if (ps->outputs[k] >= 0) s->shapes[ps->outputs[k]].value = out[k].data;
@@ -489,7 +492,7 @@ static q8rt_status bind_plan(q8rt_session *s, q8rt_error *err) {
     if (m->plan.values[v].graph_input < 0) s->ext[v] = NULL;
   }
   q8rt_status st = infer_all(s, err);
-  if (st != Q8RT_OK) return st;
+  if (st != Q8RT_OK || s->shapes_only) return st;
   size_t total = 0;
   plan_in_place(s);
   if ((st = plan_arena(s, &total, err)) != Q8RT_OK) return st;
@@ -1039,6 +1042,7 @@ q8rt_status q8rt_session_create_body(const q8rt_model *model, const q8rt_allocat
   q8rt_session_options_init(&o);
   o.allocator = allocator;
   o.max_loop_iterations = parent->max_loop_iterations;
+  o.max_arena_bytes = parent->max_arena_bytes; /* the parent session's cap holds for its bodies' arenas */
   q8rt_session *s;
   q8rt_status st = q8rt_session_create(model, &o, &s, err);
   if (st != Q8RT_OK) return st;
@@ -1096,6 +1100,7 @@ const void *q8rt_session_output_data(const q8rt_session *s, int index, const op_
 q8rt_status q8rt_session_run_body(q8rt_session *s, const op_exec_ctx *parent, q8rt_error *err) {
   s->pool = parent->pool; /* the parent's, as at create (it may have rebound since) */
   s->threadpool = parent->threadpool;
+  s->loop_count = parent->loop_count;
   return run_steps(s, err);
 }
 

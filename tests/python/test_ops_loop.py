@@ -283,6 +283,31 @@ def test_loop_huge_trip_count_stops_at_cap(tmp_path):
              extra=["--max-loop-iterations", "50"])
 
 
+
+def nested_loops(m_outer, m_inner):
+    """outer (M = m_outer) runs inner (M = m_inner, from a graph input) in its body."""
+    inner = helper.make_node("Loop", ["M2", "", "oacc_in"], ["oacc_out"], name="inner", body=acc_body())
+    nodes = [helper.make_node("Identity", ["ocond_in"], ["ocond_out"], name="o_cond"), inner]
+    b = body(nodes, [vi("j", I64, []), vi("ocond_in", B, []), vi("oacc_in", F, [2, 3])],
+             [vi("ocond_out", B, []), vi("oacc_out", F, [2, 3])])
+    loop = helper.make_node("Loop", ["M", "", "a0"], ["acc"], name="outer", body=b)
+    return model([loop], [vi("x", F, [2, 3]), vi("a0", F, [2, 3]), vi("M2", I64, [])], [vi("acc", F, [2, 3])],
+                 [const("M", np.int64(m_outer))])
+
+
+def test_loop_nested_iterations_count_for_the_outer_loop(tmp_path):
+    """A Loop in another's body counts its iterations for the outer Loop too: nested Loops cannot
+    multiply the cap (8 levels of 1000 iterations each were 1000^8 body runs, each level under a
+    cap of 10^6). 20 x 30 = 600 inner iterations + 20 outer ones pass a cap of 620 and fail one
+    of 619, each Loop under it on its own."""
+    m = nested_loops(20, 30)
+    feeds = {"x": X, "a0": X, "M2": np.array(30, np.int64)}
+    run_both(m, feeds, tmp_path, extra=["--max-loop-iterations", "620"])
+    msg = run_refused(m, feeds, tmp_path, ["inner", "outer", "max_loop_iterations", "619"], tag="1",
+                      extra=["--max-loop-iterations", "619"])
+    assert "nested" in msg
+
+
 def test_loop_carried_shape_change_refused(tmp_path):
     nodes = [helper.make_node("Identity", ["cond_in"], ["cond_out"], name="b_cond"),
              helper.make_node("Concat", ["v_in", "v_in"], ["v_out"], axis=0, name="b_grow")]
