@@ -19,6 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   q8rt_session_options so;
   q8rt_session_options_init(&so);
   so.max_arena_bytes = 4u << 20;
+  so.max_loop_iterations = FZ_MAX_LOOP_ITERATIONS;
   q8rt_session *session = NULL;
   if (q8rt_session_create(model, &so, &session, &err) == Q8RT_OK) {
     /* Bind symbolic dimensions to 1 and feed zeros through the zero-copy buffers. */

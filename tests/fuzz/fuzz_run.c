@@ -178,6 +178,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   q8rt_session_options_init(&so);
   so.threads = threads;
   so.max_arena_bytes = ARENA_LIMIT;
+  so.max_loop_iterations = FZ_MAX_LOOP_ITERATIONS;
   q8rt_session *s = NULL, *ref = NULL;
   q8rt_error err;
   memset(&err, 0, sizeof(err));

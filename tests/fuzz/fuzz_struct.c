@@ -73,6 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   q8rt_session_options so;
   q8rt_session_options_init(&so);
   so.max_arena_bytes = 8u << 20;
+  so.max_loop_iterations = FZ_MAX_LOOP_ITERATIONS;
   q8rt_session *s = NULL;
   if (q8rt_session_create(model, &so, &s, &err) == Q8RT_OK) {
     bind_fill_run(s, model, 1, data, size);

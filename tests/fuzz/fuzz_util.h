@@ -18,6 +18,11 @@
     __builtin_trap();                                                     \
   } while (0)
 
+/* The targets' cap on Loop iterations (q8rt_session_options.max_loop_iterations): a trip count
+ * from the fuzzer (a mutated constant, a bound dim) reaches the cap's error path in a few
+ * iterations rather than the default million. */
+#define FZ_MAX_LOOP_ITERATIONS 64
+
 /* The fuzz input as a model under the budgets the model-byte targets share (inputs over 1 MiB are
  * skipped, a 16 MiB decode budget); NULL when refused, which must come with a message. */
 static inline q8rt_model *fz_load_model(const uint8_t *data, size_t size) {

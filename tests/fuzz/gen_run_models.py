@@ -88,6 +88,50 @@ def bind_time_models():
         [vi("x", F, ["a", "b"]), ref],
         [t("three", np.array([3, 3], np.int64)), t("two", np.array([2, 2], np.int64)),
          t("z", np.array([-1, 0], np.int64)), t("ax", np.array([0, -1], np.int64))], 13)
+    # Loop (src/ops/loop.c): trip counts and limits from the fuzzer's dims (bind-time values), so
+    # they reach the fuzz targets' iteration cap; carried values of fuzzed shapes; a scan output
+    # (M known at bind); a body bound again each iteration (a Slice by a carried counter, SLANet's
+    # form); a Loop in a Loop (their iterations count for the outer one's cap).
+    B = TensorProto.BOOL
+    def body(nodes, ins, outs, inits=()):
+        return helper.make_graph(nodes, "body", ins, outs, list(inits))
+    gather = [helper.make_node("Gather", ["rs", "zero"], ["r0v"], name="gather_r0", axis=0),
+              helper.make_node("Gather", ["rs", "one"], ["r1v"], name="gather_r1", axis=0)]
+    bin_ = [vi("i", I64, []), vi("c_in", B, [])]
+    cond = helper.make_node("Identity", ["c_in"], ["c_out"], name="b_cond")
+    idx = [t("zero", np.array(0, np.int64)), t("one", np.array(1, np.int64))]
+    acc = body([cond, helper.make_node("Add", ["x_in", "w"], ["x_out"], name="b_add"),
+                helper.make_node("Mul", ["x_out", "x_out"], ["s_out"], name="b_scan")],
+               bin_ + [vi("x_in", F, None)], [vi("c_out", B, []), vi("x_out", F, None), vi("s_out", F, None)])
+    yield "loop_scan", model(
+        [shape] + gather + [helper.make_node("Loop", ["r0v", "", "x"], ["yl", "s"], name="loop", body=acc),
+                            helper.make_node("ReduceSum", ["s"], ["ss"], name="scan_sum", keepdims=0),
+                            helper.make_node("Add", ["yl", "ss"], ["y"], name="add_scan")],
+        [vi("x", F, ["a", "b"]), vi("w", F, ["a", "b"]), ref], idx, 16)
+    stop = body([helper.make_node("Add", ["k_in", "one"], ["k_out"], name="b_inc"),
+                 helper.make_node("Less", ["k_out", "r0v"], ["c_out"], name="b_less"),
+                 helper.make_node("Unsqueeze", ["k_out", "zero1"], ["k1"], name="b_unsq"),
+                 helper.make_node("Slice", ["x", "zero1", "k1", "zero1"], ["sl"], name="b_slice"),
+                 helper.make_node("ReduceSum", ["sl"], ["rsum"], name="b_sum", keepdims=0),
+                 helper.make_node("Add", ["a_in", "rsum"], ["a_out"], name="b_acc")],
+                bin_ + [vi("k_in", I64, []), vi("a_in", F, None)],
+                [vi("c_out", B, []), vi("k_out", I64, []), vi("a_out", F, None)],
+                [t("zero1", np.array([0], np.int64))])
+    yield "loop_cond_slice", model(
+        [shape] + gather + [helper.make_node("Loop", ["", "c0", "k0", "a0"], ["yk", "y"], name="loop", body=stop)],
+        [vi("x", F, ["n", "m"]), vi("a0", F, ["m"]), ref],
+        idx + [t("c0", np.array(True)), t("k0", np.array(0, np.int64))], 13)
+    inner = helper.make_node(
+        "Loop", ["r1v", "", "x_in"], ["x_out"], name="inner",
+        body=body([helper.make_node("Identity", ["ic_in"], ["ic_out"], name="i_cond"),
+                   helper.make_node("Add", ["ix_in", "w"], ["ix_out"], name="i_add")],
+                  [vi("ii", I64, []), vi("ic_in", B, []), vi("ix_in", F, None)],
+                  [vi("ic_out", B, []), vi("ix_out", F, None)]))
+    outer = body([helper.make_node("Identity", ["c_in"], ["c_out"], name="o_cond"), inner],
+                 bin_ + [vi("x_in", F, None)], [vi("c_out", B, []), vi("x_out", F, None)])
+    yield "loop_nested", model(
+        [shape] + gather + [helper.make_node("Loop", ["r0v", "", "x"], ["y"], name="outer", body=outer)],
+        [vi("x", F, ["a", "b"]), vi("w", F, ["a", "b"]), ref], idx, 16)
     for red, opset, ity in (("none", 13, I32), ("add", 16, I64), ("max", 18, I64)):
         yield f"scatter_{red}", model(
             [helper.make_node("ScatterElements", ["data", "i", "u"], ["y"], name="scatter", axis=1, reduction=red)],
