@@ -996,7 +996,7 @@ static void fcf_fill(const fc_job *j, size_t nb, size_t grp, size_t r0, float *x
       memset(d + hi, 0, (wp - (size_t)hi) * sizeof(float));
     }
   }
-  if (c_hi == Cg) memset(xg + (Cg - 1) * plane + (size_t)hr * wp, 0, (wp + 64) * sizeof(float));
+  if (c_hi == Cg && Cg > 0) memset(xg + (Cg - 1) * plane + (size_t)hr * wp, 0, (wp + 64) * sizeof(float));
 }
 
 /* The flat route's tile: output rows [r0, r0 + rows) of weight rows [m0, m0 + mc) of group grp,
