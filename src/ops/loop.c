@@ -306,7 +306,7 @@ static q8rt_status loop_infer(const void *params, const op_node *n, const op_sha
     return Q8RT_OK;
   }
   /* the scan values' shapes: the body bound for the first iteration */
-  const op_exec_ctx one = {NULL, NULL, 1, NULL, 0, NULL, NULL, 0, NULL};
+  const op_exec_ctx one = {.threads = 1};
   q8rt_session *s;
   q8rt_error be = {Q8RT_OK, ""};
   if ((st = q8rt_session_create_body(p->body, NULL, &one, &s, &be)) != Q8RT_OK) {

@@ -35,6 +35,6 @@ q8rt_status pass_eval_infer(pass_eval *e, const ir_node *n, const op_shape *in, 
 }
 
 void pass_eval_run(const pass_eval *e, const op_tensor *in, op_tensor *out, const q8rt_allocator *allocator) {
-  op_exec_ctx ectx = {NULL, NULL, 1, allocator, 0, NULL, NULL, 0, NULL};
+  op_exec_ctx ectx = {.threads = 1, .allocator = allocator};
   e->op->run(e->params, e->geom, in, out, e->workspace, &ectx);
 }

@@ -109,15 +109,15 @@ static void publish_output(void *session, const op_shape *at, void *data, int64_
 }
 
 static op_exec_ctx exec_ctx(const q8rt_session *s) {
-  op_exec_ctx ctx = {s->pool,
-                     s->threadpool,
-                     (size_t)s->threads,
-                     s->allocator,
-                     s->max_loop_iterations,
-                     s->body ? NULL : (void *)(uintptr_t)s,
-                     s->body ? NULL : publish_output,
-                     s->max_arena_bytes,
-                     s->loop_count};
+  op_exec_ctx ctx = {.pool = s->pool,
+                     .threadpool = s->threadpool,
+                     .threads = (size_t)s->threads,
+                     .allocator = s->allocator,
+                     .max_loop_iterations = s->max_loop_iterations,
+                     .session = s->body ? NULL : (void *)(uintptr_t)s,
+                     .publish = s->body ? NULL : publish_output,
+                     .max_arena_bytes = s->max_arena_bytes,
+                     .loop_count = s->loop_count};
   return ctx;
 }
 
@@ -150,8 +150,11 @@ static void eval_small_values(q8rt_session *s, int i) {
     }
     out[k].data = s->valbuf + (size_t)v * Q8RT_VALUE_BYTES;
   }
-  const op_exec_ctx ctx = {NULL,         NULL, 1, s->allocator, s->max_loop_iterations, NULL, NULL, s->max_arena_bytes,
-                           s->loop_count};
+  const op_exec_ctx ctx = {.threads = 1,
+                           .allocator = s->allocator,
+                           .max_loop_iterations = s->max_loop_iterations,
+                           .max_arena_bytes = s->max_arena_bytes,
+                           .loop_count = s->loop_count};
   ps->op->run(ps->params, s->steps[i].geom, in, out, NULL, &ctx);
   for (int k = 0; k < ps->n_outputs; k++) {
     if (ps->outputs[k] >= 0) s->shapes[ps->outputs[k]].value = out[k].data;
