@@ -1243,6 +1243,43 @@ static void dq_row(size_t K, size_t N, const uint8_t *a, int32_t azp, const int1
   }
 }
 
+/* The output stage of dq_gemm for columns [lo, hi) of every row: acc's int32 sums (the int32 GEMM
+ * kernels' raw accumulators when g->fn is set, corrected here) to float into y (which may be acc).
+ * Element by element, so any split of the columns gives the same bytes. */
+static void dq_stage(const rnn_params *p, const gemm_i32 *g, size_t K, size_t N, const uint8_t *a, size_t rows,
+                     int32_t azp, uint32_t *acc, float s, const float *cs, int cols, const float *bias, float *y,
+                     size_t lo, size_t hi) {
+  const size_t n = hi - lo;
+  for (size_t r = 0; r < rows; r++) {
+    q8rt_s32_vcvt_params vp;
+    memset(&vp, 0, sizeof(vp));
+    const uint32_t *colsum = NULL;
+    if (g->fn != NULL) {
+      uint32_t rs = 0;
+      if (g->need_rowsum) gemm_i32_row_sums(g, a + r * K, K, 1, 0, (uint32_t)azp, &rs);
+      vp.c = 0u - g->d[0] * rs;
+      vp.e = (uint32_t)azp;
+      colsum = g->wsum + lo;
+    }
+    int32_t *ar = (int32_t *)(acc + r * N) + lo;
+    float *yr = y + r * N + lo;
+    const float *br = bias != NULL ? bias + r * N + lo : NULL;
+    if (cols == 1) {
+      vp.scale = s * cs[0];
+      vp.mode = br != NULL ? Q8RT_S32_VCVT_SCALE_BIASV : Q8RT_S32_VCVT_SCALE;
+      vp.biasv = br;
+      p->vcvt(n, ar, colsum, yr, &vp);
+    } else {
+      vp.mode = Q8RT_S32_VCVT_INT32;
+      p->vcvt(n, ar, colsum, ar, &vp);
+      for (size_t j = 0; j < n; j++) {
+        const float v = (float)ar[j] * (s * cs[lo + j]);
+        yr[j] = br != NULL ? v + br[j] : v;
+      }
+    }
+  }
+}
+
 /* rows [rows][N] of sum_k (a[r][k] - azp) * (w[k][j] - w_zp) modulo 2^32, as dq_row, into acc, then
  * to float by s32-f32-vcvt into y (which may be acc):
  *   y[r][j] = (float)acc[r][j] * (s * cs[j]) [+ bias[r][j]]
@@ -1258,33 +1295,69 @@ static void dq_gemm(const rnn_params *p, const gemm_i32 *g, size_t K, size_t N, 
   } else {
     gemm_i32_rows(g, 0, a, K, rows, (int32_t *)acc, N * sizeof(int32_t), 0);
   }
-  for (size_t r = 0; r < rows; r++) {
-    q8rt_s32_vcvt_params vp;
-    memset(&vp, 0, sizeof(vp));
-    const uint32_t *colsum = NULL;
-    if (g->fn != NULL) {
-      uint32_t rs = 0;
-      if (g->need_rowsum) gemm_i32_row_sums(g, a + r * K, K, 1, 0, (uint32_t)azp, &rs);
-      vp.c = 0u - g->d[0] * rs;
-      vp.e = (uint32_t)azp;
-      colsum = g->wsum;
-    }
-    int32_t *ar = (int32_t *)(acc + r * N);
-    float *yr = y + r * N;
-    if (cols == 1) {
-      vp.scale = s * cs[0];
-      vp.mode = bias != NULL ? Q8RT_S32_VCVT_SCALE_BIASV : Q8RT_S32_VCVT_SCALE;
-      vp.biasv = bias != NULL ? bias + r * N : NULL;
-      p->vcvt(N, ar, colsum, yr, &vp);
-    } else {
-      vp.mode = Q8RT_S32_VCVT_INT32;
-      p->vcvt(N, ar, colsum, ar, &vp);
-      for (size_t j = 0; j < N; j++) {
-        const float v = (float)ar[j] * (s * cs[j]);
-        yr[j] = bias != NULL ? v + bias[r * N + j] : v;
-      }
+  dq_stage(p, g, K, N, a, rows, azp, acc, s, cs, cols, bias, y, 0, N);
+}
+
+/* dq_gemm with its columns split over the pool (a unidirectional node's x * W and each step's
+ * h * R: one direction, nothing else to share): items of DQ_SPLIT_COLS columns (rounded up to
+ * whole panels of the kernel), each its columns' GEMM over every row and their output stage. The
+ * items depend on the sizes alone, and every output element is the same int32 sum and the same
+ * stage as dq_gemm's: the same bytes for any thread count. */
+#define DQ_SPLIT_COLS 256
+typedef struct dq_split {
+  const rnn_params *p;
+  const gemm_i32 *g;
+  size_t K, N, rows, chunk;
+  const uint8_t *a;
+  int32_t azp;
+  uint32_t *acc;
+  float s;
+  const float *cs, *bias;
+  int cols;
+  float *y;
+} dq_split;
+
+static void dq_split_item(void *arg, size_t i) {
+  const dq_split *j = arg;
+  const size_t lo = i * j->chunk, hi = j->N - lo < j->chunk ? j->N : lo + j->chunk;
+  gemm_i32_cols(j->g, 0, j->a, j->K, j->rows, lo, hi, (int32_t *)j->acc, j->N * sizeof(int32_t), 0);
+  dq_stage(j->p, j->g, j->K, j->N, j->a, j->rows, j->azp, j->acc, j->s, j->cs, j->cols, j->bias, j->y, lo, hi);
+}
+
+/* dq_gemm, split over ctx's pool when there is one (ctx not NULL), the int32 kernels run it and the
+ * work pays: a grain is 2^18 multiply-adds of the tiled kernel, but a one- or two-row GEMM streams
+ * its packed B once per row at memory speed (a step's h * R: 4H x H bytes), so there a grain is
+ * 2^16: R of 512 KiB and more splits (hidden size 362 and up; open-voicefilter-lite's 4 x 512 x 512
+ * R, 1 MiB, in 8 items), smaller ones stay whole (a step of hidden size 256 takes ~3 us alone). */
+static void dq_gemm_split(const op_exec_ctx *ctx, const rnn_params *p, const gemm_i32 *g, size_t K, size_t N,
+                          const uint8_t *a, size_t rows, int32_t azp, const int16_t *w, uint32_t *acc, float s,
+                          const float *cs, int cols, const float *bias, float *y) {
+  if (ctx != NULL && g->fn != NULL && N > 0) {
+    size_t chunk = (DQ_SPLIT_COLS + g->nr - 1) / g->nr * g->nr;
+    const size_t items = (N + chunk - 1) / chunk;
+    size_t cost;
+    if (!q8rt_mul_size(rows, K, &cost) || !q8rt_mul_size(cost, chunk, &cost)) cost = SIZE_MAX;
+    const size_t grain = rows <= 2 ? (size_t)1 << 16 : (size_t)1 << 18;
+    if (op_would_split(ctx, items, cost, grain)) {
+      dq_split j = {.p = p,
+                    .g = g,
+                    .K = K,
+                    .N = N,
+                    .rows = rows,
+                    .chunk = chunk,
+                    .a = a,
+                    .azp = azp,
+                    .acc = acc,
+                    .s = s,
+                    .cs = cs,
+                    .bias = bias,
+                    .cols = cols,
+                    .y = y};
+      op_parallel_items(ctx, items, cost, grain, dq_split_item, &j);
+      return;
     }
   }
+  dq_gemm(p, g, K, N, a, rows, azp, w, acc, s, cs, cols, bias, y);
 }
 
 /* DynamicQuantizeLSTM as ORT runs it (UniDirectionalLstm with uint8 GEMMs): X's rows [0, max_len)
@@ -1298,8 +1371,9 @@ typedef struct dq_job {
   const rnn_params *p;
   const rnn_geom *gm;
   rnn_io io;
-  float *ws;         /* D parts of dq_dir_floats(gm) floats */
-  const uint8_t *xq; /* X quantized, [max_len * B][I] */
+  float *ws;              /* D parts of dq_dir_floats(gm) floats */
+  const uint8_t *xq;      /* X quantized, [max_len * B][I] */
+  const op_exec_ctx *ctx; /* the pool for the GEMMs' columns (one direction); NULL: none */
   float xs;
   int32_t xzp;
   size_t max_len;
@@ -1334,8 +1408,8 @@ static void dq_dir_item(void *arg, size_t d) {
     for (size_t j = 0; j < GH; j++) bsum[j] = wb[j] + rb[j];
   }
   /* the int32 sums of every row in place, scaled to float */
-  dq_gemm(p, &p->gw[d], I, GH, jb->xq, max_len * B, jb->xzp, qw, (uint32_t *)xw, jb->xs, wsc, p->w_scale_cols, NULL,
-          xw);
+  dq_gemm_split(jb->ctx, p, &p->gw[d], I, GH, jb->xq, max_len * B, jb->xzp, qw, (uint32_t *)xw, jb->xs, wsc,
+                p->w_scale_cols, NULL, xw);
   for (size_t b = 0; b < B; b++) {
     const size_t sidx = (d * B + b) * H;
     for (size_t j = 0; j < H; j++) {
@@ -1355,7 +1429,8 @@ static void dq_dir_item(void *arg, size_t d) {
       const size_t len = rnn_seq_len(io->lens, b, S);
       if (step >= len) continue;
       const size_t t = rev ? len - 1 - step : step;
-      dq_gemm(p, &p->gr[d], H, GH, hq + b * H, 1, hzp, qr, acc, hsc, rsc, p->r_scale_cols, xw + (t * B + b) * GH, g);
+      dq_gemm_split(jb->ctx, p, &p->gr[d], H, GH, hq + b * H, 1, hzp, qr, acc, hsc, rsc, p->r_scale_cols,
+                    xw + (t * B + b) * GH, g);
       lstm_cell(p, act, io->Bias != NULL ? bsum : NULL, Pd, g, cs + b * H, hs + b * H, tmp, H);
       if (io->Y != NULL) memcpy(io->Y + ((t * D + d) * B + b) * H, hs + b * H, H * sizeof(float));
     }
@@ -1384,6 +1459,12 @@ static void dq_run(const void *params, const void *geom, const op_tensor *in, op
   /* a direction's multiply-adds: x * W over every row, h * R per step (rows * 4H fits: xw) */
   size_t cost;
   if (!q8rt_mul_size(jb.max_len * B * 4 * H, I + H, &cost)) cost = SIZE_MAX;
+  if (D == 1) {
+    /* one recurrence: the pool shares its GEMMs' columns instead */
+    jb.ctx = ctx;
+    dq_dir_item(&jb, 0);
+    return;
+  }
   op_parallel_items(ctx, D, cost, 1 << 18, dq_dir_item, &jb);
 }
 

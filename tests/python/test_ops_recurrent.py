@@ -341,6 +341,35 @@ def test_dynamic_quantize_lstm_vs_ort(case, tmp_path, q8rt_run):
     print(f"{name}: {'exact' if exact else 'tolerance'}: " + "; ".join(notes))
 
 
+@pytest.mark.parametrize("case", [
+    # (..., regions at --threads 2): x * W splits when its 256 columns hold 2^18 multiply-adds
+    ("dq_uni_s8_pc", 5, 1, 512, 512, "forward", {"wt": np.int8, "bias": True, "h0": True, "c0": True,
+                                                  "per_col": True}, 1 + 5),
+    ("dq_uni_u8_rev", 4, 2, 24, 512, "reverse", {"wt": np.uint8, "bias": True}, 4 * 2),
+], ids=lambda c: c[0])
+def test_dynamic_quantize_lstm_one_direction_splits(case, tmp_path, q8rt_run):
+    """One direction with hidden size 512 (open-voicefilter-lite's three stacked LSTMs): x * W and
+    every step's h * R (a 2048 x 512 R, 1 MiB) split their columns over the pool (--profile-split:
+    one region per step and batch row, and one for x * W when it is big enough, 8 items each),
+    bit-identical to ORT and
+    to one thread (per-column and per-tensor scales; uint8 weights with zero points, whose row sums
+    the split items compute)."""
+    name, S, B, I, H, direction, o, regions = case
+    model, feeds = dq_build(S, B, I, H, direction, o, seed=zlib.crc32(name.encode()))
+    want = h.run_ort(model, feeds)
+    path = h.save_model(model, tmp_path / "m.onnx")
+    inputs = {"X": h.save_npy(tmp_path / "x.npy", feeds["X"])}
+    for j, extra in enumerate([["--threads", "1"], ["--threads", "2"], ["--threads", "3"], ["--backend", "reference"],
+                               ["--threads", "2", "--profile-split"]]):
+        res = h.run_q8rt(path, inputs, tmp_path / f"out{j}", extra=extra).assert_ok()
+        for oname, w in zip(["Y", "Y_h", "Y_c"], want):
+            h.assert_same_bytes(res.output(oname), w, f"{name}/{oname} {' '.join(extra)}")
+        if "--profile-split" in extra:
+            line = [ln for ln in res.stdout.splitlines() if ln.startswith("threads ") and " dqlstm_node " in ln][0]
+            st = {k: float(v) for k, v in (x.split("=", 1) for x in line.split()[3:])}
+            assert st["regions"] == regions and st["items"] == 8 * regions, line
+
+
 def test_dynamic_quantize_lstm_refuses_sequence_lens(tmp_path, q8rt_run):
     model, feeds = dq_build(6, 3, 10, 8, "bidirectional", {"wt": np.int8, "bias": True, "lens": [6, 3, 5]}, seed=7)
     path = h.save_model(model, tmp_path / "m.onnx")
