@@ -1,4 +1,4 @@
-/* LSTM and GRU (float32; forward, reverse, bidirectional; initial states; sequence_lens; peepholes;
+/* LSTM, GRU and RNN (float32; forward, reverse, bidirectional; initial states; sequence_lens; peepholes;
  * clip; LSTM input_forget; GRU linear_before_reset; layout 0 and 1 (opset 14); the activation
  * functions ONNX Runtime's CPU kernels support).
  *
@@ -15,6 +15,16 @@
  *          Then g(); h' = (1 - z) * n + z * h.
  * Sigmoid and Tanh are MLAS's (q8rt-math.h), as ORT calls them; the other activations are written
  * as ORT's rnn_helpers write them (libm where they use it).
+ *
+ * RNN (the simple one, ORT's rnn.cc rather than DeepCPU): x * W^T for every step before the steps,
+ * each step y = h * R^T (none at the first step without initial_h: y = 0), y = y + (x * W^T + Wb +
+ * Rb), then clip and f(), f written as ORT's rnn_activation_functors.h writes it (Tanh(x) =
+ * 2 * Sigmoid(2x) - 1, Sigmoid from expf) with q8rt_expf / q8rt_logf. ORT's RNN runs its GEMMs on
+ * MLAS without packing (a one-row product on its transposed-B kernel, K blocks chosen by shape), so
+ * results agree with ORT within float rounding, not bit for bit; q8rt's own bytes are the same on
+ * every backend and thread count (the same fma chains as LSTM/GRU). activation_alpha/beta: ORT reads
+ * value d for direction d (0 when absent), ONNX in the order of the activations that take one (the
+ * function's default when absent): q8rt takes activations with parameters only where both agree.
  *
  * sequence_lens: steps at or past a batch entry's length leave Y zero and its state unchanged
  * (Y_h/Y_c are the state after its last step; reverse runs from its last step down). ORT refuses
@@ -52,7 +62,7 @@
 #include "f32-rminmax/f32-rminmax.h"
 #include "f32-gemvgemm/f32-gemvgemm.h"
 
-enum rnn_kind { RNN_LSTM, RNN_GRU };
+enum rnn_kind { RNN_LSTM, RNN_GRU, RNN_SIMPLE };
 
 #include "qlinear_common.h"
 
@@ -94,7 +104,7 @@ typedef struct rnn_params {
   int linear_before_reset; /* GRU */
   rnn_act acts[RNN_MAX_ACTS];
   int n_acts_per_dir;
-  int gates; /* 4 (LSTM) or 3 (GRU) */
+  int gates; /* 4 (LSTM), 3 (GRU) or 1 (RNN) */
   q8rt_f32_vfmac_ukernel_fn fmac;
   /* f32-vbinary's a + b and a * b (vector forms): the cell's and the K blocks' elementwise
    * operations, one IEEE operation per element as the scalar loops they replace */
@@ -198,6 +208,34 @@ static void act_apply(const rnn_act *a, float *v, size_t n) {
   }
 }
 
+/* RNN's activations as ORT's rnn_activation_functors.h computes them (float arithmetic, expf / logf
+ * as q8rt_expf / q8rt_logf; std::max(0, NaN) and std::min(1, .) as written there) */
+static float ort_rnn_sigmoid(float x) {
+  if (x >= 0.0f) return 1.0f / (1.0f + q8rt_expf(-x));
+  const float e = q8rt_expf(x);
+  return e / (1.0f + e);
+}
+
+static float ort_rnn_act(const rnn_act *a, float x) {
+  switch (a->kind) {
+    case ACT_SIGMOID: return ort_rnn_sigmoid(x);
+    case ACT_TANH: return 2.0f * ort_rnn_sigmoid(2.0f * x) - 1.0f;
+    case ACT_RELU: return 0.0f < x ? x : 0.0f;
+    case ACT_AFFINE: return a->alpha * x + a->beta;
+    case ACT_LEAKY_RELU: return x >= 0.0f ? x : a->alpha * x;
+    case ACT_THRESHOLDED_RELU: return x > a->alpha ? x : 0.0f;
+    case ACT_SCALED_TANH: return a->alpha * (2.0f * ort_rnn_sigmoid(2.0f * (a->beta * x)) - 1.0f);
+    case ACT_HARD_SIGMOID: {
+      const float y = a->alpha * x + a->beta, m = 0.0f < y ? y : 0.0f;
+      return m < 1.0f ? m : 1.0f;
+    }
+    case ACT_ELU: return x >= 0.0f ? x : a->alpha * (q8rt_expf(x) - 1.0f);
+    case ACT_SOFTSIGN: return x / (1.0f + fabsf(x));
+    case ACT_SOFTPLUS: return q8rt_logf(1.0f + q8rt_expf(x));
+  }
+  return x;
+}
+
 /* ORT's GRU applies its reset and output gates with its own rational approximation (rnn_helpers.cc:
  * Eigen's tanh coefficients, plain multiplies and adds, x clamped to +-10 for tanh, +-20 for
  * sigmoid, which it evaluates as 0.5 * (1 + tanh(x / 2))), fused with the products around them.
@@ -285,7 +323,7 @@ static q8rt_status parse_acts(const ir_node *n, rnn_params *p, q8rt_error *err) 
   for (int d = 0; d < p->dirs; d++) {
     for (int k = 0; k < per_dir; k++) {
       rnn_act *a = &p->acts[d * per_dir + k];
-      a->kind = p->kind == RNN_LSTM ? lstm_def[k] : gru_def[k];
+      a->kind = p->kind == RNN_LSTM ? lstm_def[k] : p->kind == RNN_GRU ? gru_def[k] : ACT_TANH;
       a->alpha = a->beta = 0.0f;
     }
   }
@@ -308,7 +346,9 @@ static q8rt_status parse_acts(const ir_node *n, rnn_params *p, q8rt_error *err) 
                      "%s node '%s': attributes 'activation_alpha'/'activation_beta' must be lists of floats",
                      n->op_type, n->name);
   }
-  const size_t count = names->count;
+  size_t count = names->count;
+  /* RNN, one direction, two names: ONNX's default list is {Tanh, Tanh}, and ORT takes the first */
+  if (p->kind == RNN_SIMPLE && p->dirs == 1 && count == 2) count = 1;
   if (count != (size_t)(per_dir * p->dirs) && !(p->dirs == 2 && count == (size_t)per_dir)) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
                      "%s node '%s': %zu activations given, expected %d (%d per direction)", n->op_type, n->name, count,
@@ -325,6 +365,19 @@ static q8rt_status parse_acts(const ir_node *n, rnn_params *p, q8rt_error *err) 
                        n->name, s);
     }
     rnn_act a = {act_table[t].kind, act_table[t].alpha, act_table[t].beta, NULL};
+    if (p->kind == RNN_SIMPLE && (act_table[t].n_alpha || act_table[t].n_beta) &&
+        (count != (size_t)p->dirs || (act_table[t].n_alpha && n_alpha != (size_t)p->dirs) ||
+         (act_table[t].n_beta && n_beta != (size_t)p->dirs) || (act_table[t].n_alpha && ia != k) ||
+         (act_table[t].n_beta && ib != k))) {
+      /* ORT reads activation_alpha[d] for direction d (0 when absent), ONNX the next unused value
+       * (the function's default when absent): they agree when every direction names an activation
+       * taking the parameter and the list gives one value per direction */
+      return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                       "%s node '%s': activation '%s' needs activation_alpha/activation_beta with one value per "
+                       "direction, each direction's activation taking them (ONNX and ONNX Runtime read them "
+                       "differently otherwise)",
+                       n->op_type, n->name, s);
+    }
     if (act_table[t].n_alpha && ia < n_alpha) a.alpha = alphas->floats[ia++];
     if (act_table[t].n_beta && ib < n_beta) a.beta = betas->floats[ib++];
     p->acts[k] = a;
@@ -503,7 +556,7 @@ static q8rt_status const_weights(op_prepare_ctx *ctx, rnn_params *p, q8rt_error 
     ctx->consumed |= 1u << 1 | 1u << 2; /* rnn_run reads W and R only when neither is prepared */
     return Q8RT_OK;
   }
-  const size_t nr = v->nr, seg0 = p->kind == RNN_LSTM ? GH : 2 * H;
+  const size_t nr = v->nr, seg0 = p->kind == RNN_GRU ? 2 * H : GH;
   p->wpack_dir = kblocks_floats(I, GH, nr);
   p->rseg1 = kblocks_floats(H, seg0, nr);
   p->rpack_dir = p->rseg1 + (p->kind == RNN_GRU ? kblocks_floats(H, H, nr) : 0);
@@ -544,7 +597,7 @@ static q8rt_status rnn_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err,
   const ir_node *n = ctx->node;
   const ir_graph *g = ctx->graph;
   const int quantized = strcmp(n->op_type, "DynamicQuantizeLSTM") == 0;
-  const int max_in = quantized ? 12 : kind == RNN_LSTM ? 8 : 6;
+  const int max_in = quantized ? 12 : kind == RNN_LSTM ? 8 : 6; /* GRU and RNN: X W R B lens h0 */
   if ((quantized && n->n_inputs != 12) || n->n_inputs < 3 || n->n_inputs > max_in || n->n_outputs < 1 ||
       n->n_outputs > (kind == RNN_LSTM ? 3 : 2)) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': expects 3 to %d inputs and 1 to %d outputs",
@@ -562,8 +615,8 @@ static q8rt_status rnn_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err,
   if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
   memset(p, 0, sizeof(*p));
   p->kind = kind;
-  p->gates = kind == RNN_LSTM ? 4 : 3;
-  p->n_acts_per_dir = kind == RNN_LSTM ? 3 : 2;
+  p->gates = kind == RNN_LSTM ? 4 : kind == RNN_GRU ? 3 : 1;
+  p->n_acts_per_dir = kind == RNN_LSTM ? 3 : kind == RNN_GRU ? 2 : 1;
   q8rt_status st;
   int64_t hidden, layout = 0, input_forget = 0, lbr = 0;
   const char *dir;
@@ -600,7 +653,7 @@ static q8rt_status rnn_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err,
     p->has_clip = 1;
   }
   if ((st = parse_acts(n, p, err)) != Q8RT_OK) return st;
-  for (int i = 0; i < RNN_MAX_ACTS; i++) {
+  for (int i = 0; i < RNN_MAX_ACTS && kind != RNN_SIMPLE; i++) {
     if (p->acts[i].kind == ACT_SIGMOID) p->acts[i].fn = op_f32_vunary_pick(ctx, Q8RT_F32_VSIGMOID, NULL);
     if (p->acts[i].kind == ACT_TANH) p->acts[i].fn = op_f32_vunary_pick(ctx, Q8RT_F32_VTANH, NULL);
   }
@@ -641,10 +694,12 @@ static q8rt_status rnn_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err,
   p->vmul = op_f32_vbinary_kernel(ctx->isa, ctx->backend, OP_VBIN_MUL, OP_VBIN_VV);
   /* named after the row kernel's ISA (the packed GEMMs, when the weights are constant, are the
    * f32-gemm variant of the same CPU) */
-  ctx->kernel = kind == RNN_LSTM ? "lstm_f32__scalar" : "gru_f32__scalar";
-  if (fmac_isa == Q8RT_ISA_AVX2) ctx->kernel = kind == RNN_LSTM ? "lstm_f32__avx2" : "gru_f32__avx2";
-  if (fmac_isa == Q8RT_ISA_NEON) ctx->kernel = kind == RNN_LSTM ? "lstm_f32__neon" : "gru_f32__neon";
-  ctx->reason = "float32, ONNX Runtime's DeepCPU gate arithmetic (fma chains, MLAS sigmoid/tanh)";
+  static const char *const names[3][3] = {{"lstm_f32__scalar", "lstm_f32__avx2", "lstm_f32__neon"},
+                                          {"gru_f32__scalar", "gru_f32__avx2", "gru_f32__neon"},
+                                          {"rnn_f32__scalar", "rnn_f32__avx2", "rnn_f32__neon"}};
+  ctx->kernel = names[kind][fmac_isa == Q8RT_ISA_AVX2 ? 1 : fmac_isa == Q8RT_ISA_NEON ? 2 : 0];
+  ctx->reason = kind == RNN_SIMPLE ? "float32, ONNX Runtime's RNN arithmetic (fma chains, its activation formulas)"
+                                   : "float32, ONNX Runtime's DeepCPU gate arithmetic (fma chains, MLAS sigmoid/tanh)";
   if (!quantized && (st = const_weights(ctx, p, err)) != Q8RT_OK) return st;
   if (quantized) {
     ctx->kernel = p->gw[0].fn != NULL ? p->gw[0].kernel : "dynamic_quantize_lstm__scalar";
@@ -659,6 +714,9 @@ static q8rt_status lstm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
 }
 static q8rt_status gru_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
   return rnn_prepare(ctx, out, err, RNN_GRU);
+}
+static q8rt_status simple_rnn_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err) {
+  return rnn_prepare(ctx, out, err, RNN_SIMPLE);
 }
 
 /* Input i must be float32 of rank `rank` with the known dims in want[] (-1: any). */
@@ -1120,6 +1178,22 @@ static void dir_item(void *arg, size_t d) {
           r_product(j, d, 0, GH, h, xw, blk, 0);
         }
         lstm_cell(p, act, bd, Pd, xw, c, h, tmp, H);
+      } else if (p->kind == RNN_SIMPLE) {
+        /* ORT's rnn.cc: y = h * R^T (beta 0), skipped (y = 0) at its first time step without
+         * initial_h, which is this entry's first step unless a reverse run starts past its length
+         * (ORT then multiplies the zero frame it copied); y + (x * W^T + (Wb + Rb)); clip, f() */
+        if (step == 0 && io->H0 == NULL && (!rev || len == S)) {
+          memset(hr, 0, H * sizeof(float));
+        } else {
+          r_product(j, d, 0, H, h, hr, blk, 1);
+        }
+        if (bd != NULL) {
+          for (size_t q = 0; q < H; q++) hr[q] = hr[q] + (xw[q] + bd[q]);
+        } else {
+          for (size_t q = 0; q < H; q++) hr[q] = hr[q] + xw[q];
+        }
+        add_bias_clip(p, NULL, hr, H);
+        for (size_t q = 0; q < H; q++) h[q] = ort_rnn_act(act, hr[q]);
       } else {
         /* z and r: h * R[zr]^T added onto x * W[zr]^T, then + (Wb + Rb) */
         memcpy(hr, xw, 2 * H * sizeof(float));
@@ -1480,6 +1554,14 @@ const op_def q8rt_op_gru = {.op_type = "GRU",
                             .domain = "",
                             .min_opset = 7,
                             .prepare = gru_prepare,
+                            .infer = rnn_infer,
+                            .workspace = rnn_workspace,
+                            .run = rnn_run};
+
+const op_def q8rt_op_rnn = {.op_type = "RNN",
+                            .domain = "",
+                            .min_opset = 7,
+                            .prepare = simple_rnn_prepare,
                             .infer = rnn_infer,
                             .workspace = rnn_workspace,
                             .run = rnn_run};

