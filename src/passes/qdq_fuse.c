@@ -343,6 +343,29 @@ static ir_node *single_q_consumer(ir_graph *g, int v) {
   return NULL;
 }
 
+/* MatMul's B: a DequantizeLinear of a constant 8-bit [K, N] weight with one scale per column (axis
+ * 1, scale and zero point of N values, no block_size): what onnxruntime.quantization's QDQ
+ * per-channel settings give a MatMul. ONNX Runtime's QLinearMatMul takes those scales and zero
+ * points as its b_scale / b_zero_point (one per column). ORT's optimizer fuses other per-axis
+ * weights too (axis 0 of [K, N], any axis of a batched B), but its QLinearMatMul then refuses them
+ * at run ("weight zero point must be a scalar, 1D tensor of size 1, or last to second dimension is
+ * 1"): those stay DequantizeLinear -> MatMul here. */
+static int per_column_weight_dq(const ir_graph *g, const ir_node *dq) {
+  const ir_tensor *w = const_input(g, dq, 0), *s = const_input(g, dq, 1);
+  if (w == NULL || s == NULL || !q8rt_dtype_is_8bit(w->dtype) || w->rank != 2 || s->dtype != Q8RT_DTYPE_FLOAT32 ||
+      s->rank != 1 || s->count != w->dims[1] || s->count < 2 || dq->opset < 13) {
+    return 0; /* (before opset 13 a DequantizeLinear has one scale: its own check refuses the model) */
+  }
+  int64_t axis = 1, block = 0;
+  if (ir_attr_int(dq, "axis", 1, &axis, NULL) != Q8RT_OK || (axis != 1 && axis != -1)) return 0;
+  if (ir_attr_int(dq, "block_size", 0, &block, NULL) != Q8RT_OK || block != 0) return 0;
+  if (ir_node_input(g, dq, 2) != NULL) {
+    const ir_tensor *z = const_input(g, dq, 2);
+    if (z == NULL || z->dtype != w->dtype || z->rank != 1 || z->count != s->count) return 0;
+  }
+  return 1;
+}
+
 static q8rt_status fuse_groups(ir_graph *g, q8rt_error *err) {
   const int n_nodes = g->n_nodes;
   for (int ni = 0; ni < n_nodes; ni++) {
@@ -367,11 +390,18 @@ static q8rt_status fuse_groups(ir_graph *g, q8rt_error *err) {
     ir_node *dq[16];
     q8rt_dtype t = Q8RT_DTYPE_UNDEFINED;
     int ok = 1;
-    /* MatMul: B may be int8 under uint8 A, as ORT's QLinearMatMul (u8 x s8 -> u8) takes it */
+    /* MatMul: B may be int8 under uint8 A, as ORT's QLinearMatMul (u8 x s8 -> u8) takes it, and a
+     * constant B may have one scale and zero point per column */
     const int mixed_b = strcmp(n->op_type, "MatMul") == 0;
+    int b_per_column = 0;
     for (int k = 0; k < n_data && ok; k++) {
       dq[k] = ir_value_producer(g, n->inputs[k]);
-      ok = ir_is_onnx_op(dq[k], "DequantizeLinear") && per_tensor_qdq(g, dq[k]);
+      ok = ir_is_onnx_op(dq[k], "DequantizeLinear");
+      if (ok && mixed_b && k == 1 && per_column_weight_dq(g, dq[k])) {
+        b_per_column = 1;
+      } else {
+        ok = ok && per_tensor_qdq(g, dq[k]);
+      }
       if (ok) {
         const q8rt_dtype tk = dq_type(g, dq[k]);
         const int b_s8 = mixed_b && k == 1 && t == Q8RT_DTYPE_UINT8 && tk == Q8RT_DTYPE_INT8;
@@ -441,8 +471,9 @@ static q8rt_status fuse_groups(ir_graph *g, q8rt_error *err) {
     f->outputs = out;
     f->n_attrs = n->n_attrs;
     f->attrs = n->attrs;
-    f->note = pass ? "DequantizeLinear/QuantizeLinear with equal parameters removed: runs on 8-bit data"
-                   : "fused from DequantizeLinear -> op -> QuantizeLinear";
+    f->note = pass           ? "DequantizeLinear/QuantizeLinear with equal parameters removed: runs on 8-bit data"
+              : b_per_column ? "fused from DequantizeLinear -> op -> QuantizeLinear; B per column"
+                             : "fused from DequantizeLinear -> op -> QuantizeLinear";
     if (strcmp(f->op_type, "QLinearSoftmax") == 0) {
       ir_attr *a = append_attr(g, f, "opset");
       if (a == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory fusing '%s'", n->name);

@@ -274,3 +274,116 @@ def test_qdq_softmax_fuses(opset, axis, xdt, tmp_path, q8rt_run):
     h.assert_same_bytes(got, _ort(qop, {"x": x}, False)[0], "QDQ Softmax vs ORT's QLinearSoftmax")
     if xdt == np.uint8:
         h.assert_same_bytes(got, _ort(model, {"x": x}, True)[0], "QDQ Softmax vs ORT optimized")
+
+
+# A scale, and the y scale that makes a_scale * (PC_W_BASE * 2^-j) / y_scale exactly 2^-j: the fused
+# requantization then meets exact ties (acc * 2^-j = n + 0.5, rounded half to even), which the float
+# route (DQ -> float MatMul -> Q) computes a few ulps off and rounds either way
+PC_A_SCALE, PC_W_BASE = np.float32(0.0173), np.float32(0.0021)
+PC_Y_SCALE = np.float32(PC_A_SCALE * PC_W_BASE)
+
+
+def _qdq_matmul_pc_model(adt, wdt, a_zp, y_zp, w, ws, w_zp, a_shape, opset, axis=1):
+    """DQ(A) x DQ(constant W, one scale / zero point per DequantizeLinear axis) -> MatMul -> Q, as
+    onnxruntime.quantization's QDQ per-channel settings write a MatMul (w_zp None: no zero point)."""
+    t = TensorProto.UINT8 if adt == np.uint8 else TensorProto.INT8
+    inits = [h.tensor("a_s", PC_A_SCALE), h.tensor("a_zp", np.array(adt(a_zp))), h.tensor("w_q", w),
+             h.tensor("w_s", ws), h.tensor("y_s", PC_Y_SCALE), h.tensor("y_zp", np.array(adt(y_zp)))]
+    dq_w = ["w_q", "w_s"]
+    if w_zp is not None:
+        inits.append(h.tensor("w_zp", w_zp))
+        dq_w.append("w_zp")
+    nodes = [helper.make_node("DequantizeLinear", ["a", "a_s", "a_zp"], ["a_f"], name="dq_a"),
+             helper.make_node("DequantizeLinear", dq_w, ["w_f"], name="dq_w", axis=axis),
+             helper.make_node("MatMul", ["a_f", "w_f"], ["m"], name="matmul"),
+             helper.make_node("QuantizeLinear", ["m", "y_s", "y_zp"], ["y"], name="q_y")]
+    return h.make_model(nodes, [helper.make_tensor_value_info("a", t, list(a_shape))],
+                        [helper.make_tensor_value_info("y", t, None)], inits, opset=opset,
+                        ir_version=10 if opset >= 21 else 8)
+
+
+PC_CASES = [
+    # name, activation type, weight type, A shape, weight zero points ("zero", "nonzero", "none"), opset
+    ("u8s8_2d", np.uint8, np.int8, (37, 32), "zero", 13),
+    ("u8s8_3d_batch", np.uint8, np.int8, (3, 29, 32), "zero", 13),
+    ("u8s8_2d_opset21", np.uint8, np.int8, (37, 32), "zero", 21),
+    ("u8s8_3d_no_zero_point", np.uint8, np.int8, (2, 17, 32), "none", 19),
+    ("u8u8_2d", np.uint8, np.uint8, (37, 32), "nonzero", 13),
+    ("s8s8_2d", np.int8, np.int8, (37, 32), "zero", 13),
+    ("s8s8_3d_batch", np.int8, np.int8, (3, 29, 32), "zero", 13),
+    ("s8s8_3d_nonzero_zero_points", np.int8, np.int8, (2, 17, 32), "nonzero", 13),
+]
+
+
+@pytest.mark.parametrize("name,adt,wdt,a_shape,zp_kind,opset", PC_CASES, ids=[c[0] for c in PC_CASES])
+def test_qdq_matmul_per_column_weight_fuses(name, adt, wdt, a_shape, zp_kind, opset, tmp_path, q8rt_run):
+    """DQ(A) x DQ(constant [K, N] weight, one scale and zero point per column: axis 1) -> MatMul -> Q,
+    onnxruntime.quantization's QDQ per-channel MatMul, runs as QLinearMatMul with a per-column
+    b_scale / b_zero_point, as ORT's optimizer fuses it. uint8 activations: the bytes of ORT's
+    optimized run. int8 activations (which ORT on x86 leaves in float): the bytes of ORT's optimized
+    run of the uint8 twin (A ^ 0x80, zero points + 128) ^ 0x80, as the other int8 QDQ groups. The
+    case is checked to be one where ORT's fused and unfused runs differ, so the float route (DQ ->
+    float MatMul -> Q, what q8rt ran before) cannot pass it."""
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    K, N = a_shape[-1], 70
+    ws = (PC_W_BASE * np.float32(2.0) ** -rng.integers(3, 6, size=N)).astype(np.float32)
+    if zp_kind == "none":
+        w_zp = None
+    elif wdt == np.uint8:
+        w_zp = rng.integers(120, 136, size=N).astype(np.uint8)
+    else:
+        w_zp = (rng.integers(-3, 4, size=N) if zp_kind == "nonzero" else np.zeros(N)).astype(np.int8)
+    zw = np.zeros(N, np.int32) if w_zp is None else w_zp.astype(np.int32)
+    w = (zw[None, :] + rng.integers(-20, 21, size=(K, N))).astype(wdt)
+    a_zp, y_zp = (117, 131) if adt == np.uint8 else (-11, 3)
+    a = (a_zp + rng.integers(-20, 21, size=a_shape)).astype(adt)
+    model = _qdq_matmul_pc_model(adt, wdt, a_zp, y_zp, w, ws, w_zp, a_shape, opset)
+    if adt == np.uint8:
+        twin, a_ref, back = model, a, (lambda v: v)
+    else:
+        twin = _qdq_matmul_pc_model(np.uint8, wdt, a_zp + 128, y_zp + 128, w, ws, w_zp, a_shape, opset)
+        a_ref, back = a.view(np.uint8) ^ 0x80, (lambda v: (v ^ 0x80).view(np.int8))
+    want = back(_ort(twin, {"a": a_ref}, True)[0])
+    unfused = back(_ort(twin, {"a": a_ref}, False)[0])
+    assert h.count_mismatches(want, unfused) > 0, "case does not tell the fused run from the unfused one"
+    path = h.save_model(model, tmp_path / "model.onnx")
+    ap = h.save_npy(tmp_path / "a.npy", a)
+    for backend in ("auto", "reference"):
+        res = h.run_q8rt(path, {"a": ap}, tmp_path / f"out-{backend}", extra=["--explain", "--backend", backend])
+        res.assert_ok()
+        assert "QLinearMatMul" in res.stdout and "B per column" in res.stdout, res.stdout
+        h.assert_same_bytes(res.output("y"), want, f"QDQ per-column MatMul {name} ({backend})")
+
+
+NOT_FUSED = [
+    # name, activation type, weight type, weight shape, DequantizeLinear axis
+    ("s8u8", np.int8, np.uint8, (48, 40), 1),    # ORT: int8 A takes an int8 B only
+    ("axis0_per_row", np.uint8, np.int8, (48, 40), 0),  # ORT fuses, then its QLinearMatMul refuses it
+    ("batched_b", np.uint8, np.int8, (2, 48, 40), 2),   # ORT fuses, then its QLinearMatMul refuses it
+]
+
+
+@pytest.mark.parametrize("name,adt,wdt,w_shape,axis", NOT_FUSED, ids=[c[0] for c in NOT_FUSED])
+def test_qdq_matmul_per_axis_weight_not_fused(name, adt, wdt, w_shape, axis, tmp_path, q8rt_run):
+    """Per-axis weights QLinearMatMul cannot take stay DequantizeLinear -> MatMul -> QuantizeLinear:
+    int8 A by uint8 B (ORT does not fuse it either), and a per-row (axis 0) scale or a batched B,
+    which ORT's optimizer fuses into a QLinearMatMul that then fails at run ("weight zero point must
+    be a scalar, 1D tensor of size 1, or last to second dimension is 1"). The values are those of
+    ORT's unoptimized run, within one output quantum (float MatMul accumulation order)."""
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    w = (rng.integers(-127, 128, size=w_shape) if wdt == np.int8 else rng.integers(0, 256, size=w_shape)).astype(wdt)
+    n_s = w_shape[axis]
+    ws = rng.uniform(0.0005, 0.004, size=n_s).astype(np.float32)
+    w_zp = np.full(n_s, 128 if wdt == np.uint8 else 0, dtype=wdt)
+    a_shape = (2, 9, w_shape[-2]) if len(w_shape) == 3 else (9, w_shape[0])
+    a_zp, y_zp = (117, 131) if adt == np.uint8 else (-11, 3)
+    a = h.rand_int(rng, a_shape, adt)
+    model = _qdq_matmul_pc_model(adt, wdt, a_zp, y_zp, w, ws, w_zp, a_shape, 13, axis=axis)
+    path = h.save_model(model, tmp_path / "model.onnx")
+    res = h.run_q8rt(path, {"a": h.save_npy(tmp_path / "a.npy", a)}, tmp_path / "out", extra=["--explain"])
+    res.assert_ok()
+    assert "QLinearMatMul" not in res.stdout and "MatMul" in res.stdout, res.stdout
+    want = _ort(model, {"a": a}, False)[0]
+    got = res.output("y")
+    assert got.shape == want.shape and got.dtype == want.dtype
+    assert int(np.max(np.abs(got.astype(np.int32) - want.astype(np.int32)))) <= 1
