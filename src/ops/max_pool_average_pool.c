@@ -363,9 +363,23 @@ typedef struct maxpool_job {
             /* short rows with edges: the whole padded row in one call; else the interior in place and           \
              * each edge's span copied with LOWEST where it leaves the row (a no-op tap). A row                  \
              * without edge outputs is read in place (its copy cost more than the pooling: 2x2 stride-2          \
-             * pools on 155-wide rows 0.092 -> 0.051 ms) */                                                      \
-            const int whole = span_all <= MAXPOOL_EDGE / 4 && (lo > 0 || hi < g->w.out[2]);                      \
+             * pools on 155-wide rows 0.092 -> 0.051 ms). At most 2 edge outputs (SAME padding): the             \
+             * interior in place and each edge output's taps inside the row compared here, in order, as the      \
+             * scalar twin does (MTCNN's 3x3 stride-2 SAME_UPPER pools: a copy and call per window row) */       \
+            const int few = lo + g->w.out[2] - hi <= 2 && hi > lo;                                               \
+            const int whole = !few && span_all <= MAXPOOL_EDGE / 4 && (lo > 0 || hi < g->w.out[2]);              \
             if (hi > lo && !whole) fn((size_t)(hi - lo), k2, s2, d2, row + lo * g->w.s[2] - g->w.pb[2], y + lo); \
+            for (int64_t o2 = lo > 0 ? 0 : hi; few && o2 < g->w.out[2]; o2 = o2 + 1 == lo ? hi : o2 + 1) {       \
+              int64_t a2, b2, p2;                                                                                \
+              window(g, 2, o2, &a2, &b2, &p2);                                                                   \
+              T m = y[o2];                                                                                       \
+              for (int64_t t2 = a2; t2 < b2; t2++) {                                                             \
+                const T v = row[o2 * g->w.s[2] - g->w.pb[2] + t2 * g->w.d[2]];                                   \
+                if (v > m) m = v;                                                                                \
+              }                                                                                                  \
+              y[o2] = m;                                                                                         \
+            }                                                                                                    \
+            if (few) continue;                                                                                   \
             for (int side = whole ? 2 : 0; side < (whole ? 3 : 2); side++) {                                     \
               const int64_t e0 = side == 1 ? hi : 0, e1 = side == 0 ? lo : g->w.out[2];                          \
               if (e1 <= e0) continue;                                                                            \
