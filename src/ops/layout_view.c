@@ -407,7 +407,18 @@ static void view_run(const void *params, const void *geom, const op_tensor *in, 
   }
 }
 
-const op_def q8rt_op_layout_view = {
-    .op_type = "LayoutView", .domain = "q8rt", .min_opset = 1, .infer = view_infer, .run = view_run};
+/* A plain copy (neither a gather nor a strided copy): output 0 holds input 0's bytes as they are. */
+static int view_same_bytes(const void *params, const void *geom) {
+  const view_params *p = params;
+  const view_geom *g = geom;
+  return !p->inner->shape_only && g->mode == VIEW_COPY;
+}
+
+const op_def q8rt_op_layout_view = {.op_type = "LayoutView",
+                                    .domain = "q8rt",
+                                    .min_opset = 1,
+                                    .infer = view_infer,
+                                    .run = view_run,
+                                    .same_bytes_output = view_same_bytes};
 const op_def q8rt_op_layout_view_shape = {
     .op_type = "LayoutView", .domain = "q8rt", .min_opset = 1, .shape_only = 1, .infer = view_infer, .run = view_run};

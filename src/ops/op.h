@@ -177,6 +177,10 @@ typedef struct op_def {
    * apart (dense when row_stride equals that axis). Returns 1 when the run will (recorded in
    * geom), 0 when it cannot. */
   int (*strided_output)(const void *params, void *geom, size_t row_stride);
+  /* (optional) Whether, at this bound geometry, output 0 is input 0's bytes unchanged: run copies
+   * the whole input as it is, and does nothing when the two are one buffer. The session may then
+   * give them one buffer (session.c, plan_alias: a reshape of a value nothing else reads). */
+  int (*same_bytes_output)(const void *params, const void *geom);
   /* Requantization moved upstream (plan.c, concat_tables): a Concat that maps input `slot`
    * through a 256-entry table gives it (input_table, commit = 0); its producer, when it writes
    * output 0 through a table of its own (or can), takes the composition table2[table1[v]]

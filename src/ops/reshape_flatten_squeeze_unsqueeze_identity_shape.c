@@ -16,6 +16,11 @@ static void copy_run(const void *params, const void *geom, const op_tensor *in, 
   if (out[0].data != in[0].data && gm->nbytes > 0) memcpy(out[0].data, in[0].data, gm->nbytes);
 }
 
+static int copy_same_bytes(const void *params, const void *geom) {
+  (void)params, (void)geom;
+  return 1;
+}
+
 /* Shared tail of infer for the copy ops: dtype and, at bind, the byte count (must match). */
 static q8rt_status copy_finish(const op_node *n, const op_shape *x, op_shape *y, int concrete, void *geom,
                                q8rt_error *err) {
@@ -58,7 +63,8 @@ static int all_known(const op_shape *s) {
                                 .min_opset = MIN_OPSET,                                                   \
                                 .prepare = SYM##_prepare,                                                 \
                                 .infer = SYM##_infer,                                                     \
-                                .run = copy_run};
+                                .run = copy_run,                                                          \
+                                .same_bytes_output = copy_same_bytes};
 
 /* ---- Reshape -------------------------------------------------------------------------------- */
 

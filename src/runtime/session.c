@@ -298,6 +298,50 @@ static q8rt_status infer_all(q8rt_session *s, q8rt_error *err) {
   return Q8RT_OK;
 }
 
+/* A copy onto itself: a value x whose only reader is a step that copies it whole into its output y
+ * (op same_bytes_output at the bound geometry: Reshape, Flatten, Squeeze, Unsqueeze, Identity, a
+ * layout view that moves no byte) lives in y's buffer: x's writer writes it there and the copy,
+ * finding one buffer, does nothing (CRNN's Reshape of its classifier's 29 x 8210 output was a
+ * serial 0.02 ms copy). The same bytes: y held a copy of x's bytes, now it holds x's bytes. Taken
+ * only where nothing else can see the difference: x and y are no graph input or output, constant
+ * or branch condition, x is read once (by that step) and written once (by an earlier step), y is
+ * written only by the copy, all outside If branches and bound, both the same number of bytes, and
+ * neither is in place in a Concat nor hosts a value in place (no chains: a Reshape of a Reshape
+ * keeps its second copy). readers and writer as plan_in_place counts them; hosts: nv ints of
+ * scratch. */
+static void plan_alias(q8rt_session *s, const int *readers, const int *writer, int *hosts) {
+  const plan *p = &s->model->plan;
+  const int nv = p->n_values, ns = p->n_steps;
+  for (int v = 0; v < nv; v++) hosts[v] = 0;
+  for (int v = 0; v < nv; v++) {
+    if (s->in_place[v] >= 0) hosts[s->in_place[v]] = 1;
+  }
+  for (int c = 0; c < ns; c++) {
+    const plan_step *pc = &p->steps[c];
+    session_step *sc = &s->steps[c];
+    if (pc->op->same_bytes_output == NULL || sc->skip || pc->guard != 0 || pc->n_inputs < 1 || pc->n_outputs < 1)
+      continue;
+    const int x = pc->inputs[0], y = pc->outputs[0];
+    if (x < 0 || y < 0 || x == y || readers[x] != 1 || writer[x] < 0 || writer[x] >= c || writer[y] != c) continue;
+    const plan_value *px = &p->values[x], *py = &p->values[y];
+    if (px->constant || px->graph_input >= 0 || px->graph_output >= 0 || py->constant || py->graph_input >= 0 ||
+        py->graph_output >= 0)
+      continue;
+    if (s->in_place[x] >= 0 || s->in_place[y] >= 0 || hosts[x] || hosts[y]) continue;
+    if (s->steps[writer[x]].skip || p->steps[writer[x]].guard != 0) continue;
+    const op_shape *xs = &s->shapes[x], *ys = &s->shapes[y];
+    int64_t nx, ny;
+    if (xs->rank < 0 || ys->rank < 0 || !q8rt_shape_elements(xs->dims, xs->rank, &nx) ||
+        !q8rt_shape_elements(ys->dims, ys->rank, &ny) || nx <= 0 || nx != ny || xs->dtype != ys->dtype ||
+        q8rt_dtype_size(xs->dtype) == 0)
+      continue;
+    if (!pc->op->same_bytes_output(pc->params, sc->geom)) continue;
+    s->in_place[x] = y;
+    s->in_place_off[x] = 0;
+    hosts[y] = 1;
+  }
+}
+
 /* Concat in place: a value whose only reader is a Concat-like step (op in_place_input) and whose
  * only writer is a step that can write its output with a row stride (op strided_output) lives in
  * its slice of the Concat's output; the producer writes it there and the Concat skips it, saving
@@ -380,6 +424,7 @@ static void plan_in_place(q8rt_session *s) {
       s->in_place_off[v] = off * esize;
     }
   }
+  plan_alias(s, readers, writer, s->live_tmp + 2 * nv);
 }
 
 /* Greedy-by-size placement of blocks: every value that some step or the caller writes, and every

@@ -738,3 +738,68 @@ Q8RT_TEST(concat_in_place_decisions) {
   CHECK(memcmp(got3, ref3, N3) == 0);
   return 0;
 }
+
+/* A copy onto itself (session.c, plan_alias): x -> Relu a -> Reshape r [-> Reshape r2] -> Relu y.
+ * a, read only by the Reshape, lives in r's buffer (the Reshape then copies nothing); a that is
+ * also a graph output keeps its own buffer and the copy; in a chain of two Reshapes only the
+ * first is a copy onto itself (r hosts a). The output is relu(x) in every case. */
+static int run_alias(int variant, int *a_in, int *r_in, float *out) {
+  mb_model *mb = mb_create(13);
+  const int64_t dims[4] = {1, 4, 6, 10}, sd[1] = {3}, shape[3] = {1, 4, 60}, shape2[3] = {1, 24, 10};
+  mb_input(mb, "x", 1, 4, dims);
+  mb_initializer(mb, "shape", 7, 1, sd, shape, sizeof(shape));
+  mb_initializer(mb, "shape2", 7, 1, sd, shape2, sizeof(shape2));
+  const char *i1[] = {"x", NULL}, *o1[] = {"a", NULL};
+  mb_node(mb, "Relu", "relu_a", i1, o1);
+  const char *i2[] = {"a", "shape", NULL}, *o2[] = {"r", NULL};
+  mb_node(mb, "Reshape", "reshape_r", i2, o2);
+  const char *i3[] = {"r", "shape2", NULL}, *o3[] = {"r2", NULL};
+  if (variant == 2) mb_node(mb, "Reshape", "reshape_r2", i3, o3);
+  const char *i4[] = {variant == 2 ? "r2" : "r", NULL}, *o4[] = {"y", NULL};
+  mb_node(mb, "Relu", "relu_y", i4, o4);
+  mb_output(mb, "y", 1);
+  if (variant == 1) mb_output(mb, "a", 1);
+  size_t size;
+  uint8_t *bytes = mb_pack(mb, &size);
+  mb_free(mb);
+  q8rt_model *m = NULL;
+  q8rt_session *s = NULL;
+  q8rt_error err = {Q8RT_OK, ""};
+  int rc = q8rt_model_load_memory(bytes, size, NULL, &m, &err) != Q8RT_OK || q8rt_session_create(m, NULL, &s, &err);
+  free(bytes);
+  float x[240];
+  for (int i = 0; i < 240; i++) x[i] = (float)(i % 17) - 8.0f;
+  const void *y = NULL;
+  size_t ny = 0;
+  if (!rc)
+    rc = q8rt_session_set_input(s, 0, dims, 4, x, sizeof(x), &err) || q8rt_session_run(s, &err) ||
+         q8rt_session_get_output(s, 0, NULL, &y, &ny, &err) || ny != sizeof(x);
+  if (rc) fprintf(stderr, "  alias model %d: %s\n", variant, err.message);
+  if (!rc) {
+    memcpy(out, y, sizeof(x));
+    *a_in = *r_in = 0;
+    const plan *p = &m->plan;
+    for (int v = 0; v < p->n_values; v++) {
+      if (strcmp(p->values[v].name, "a") == 0) *a_in = s->in_place[v] >= 0;
+      if (strcmp(p->values[v].name, "r") == 0) *r_in = s->in_place[v] >= 0;
+    }
+  }
+  q8rt_session_free(s);
+  q8rt_model_free(m);
+  return rc;
+}
+
+Q8RT_TEST(reshape_copy_onto_itself) {
+  for (int variant = 0; variant < 3; variant++) {
+    float y[240];
+    int a_in = -1, r_in = -1;
+    CHECK(run_alias(variant, &a_in, &r_in, y) == 0);
+    CHECK(a_in == (variant != 1));
+    CHECK(r_in == 0);
+    for (int i = 0; i < 240; i++) {
+      const float want = (float)(i % 17) - 8.0f;
+      CHECK(y[i] == (want > 0.0f ? want : 0.0f));
+    }
+  }
+  return 0;
+}
