@@ -185,25 +185,6 @@ static inline __attribute__((always_inline)) void q8rt_gemm_avx512vnni_block(
   }
 }
 
-/* The kernel: blocks of NR = NV * 16 channels on the full-width body; a last block narrower than
- * NR takes the narrowest of 8 (ymm), 16 (one zmm) or 24 (zmm + ymm) channels that covers it, and
- * a last 33 to 48 channels (a whole packed block and 1 to 16 channels of the next, as in the
- * 48-channel layers of YOLOX-style detectors) run as one pass of 32 + 8 (ymm) or 32 + 16 channels
- * reading both packed blocks: the activations are broadcast once for all of them instead of once
- * per block. The narrow bodies are separate functions, kept out of line and one per width (they
- * xor the activations with x_xor even where it is 0, an identity) so the sanitizer build stays
- * quick. */
-typedef void (*q8rt_gemm_vnni_narrow_fn)(size_t nc, size_t kc, const uint8_t *const *ar, uint8_t *const *cr,
-                                         const int8_t *wp, const int8_t *wq, const q8rt_qu8_requant_params *p,
-                                         const q8rt_gemm_segs *segs);
-
-#define Q8RT_GEMM_VNNI_BLOCK_FN(name, MR, NR, NZ, HALF, SPLIT, I32, SEG)                                           \
-  static __attribute__((noinline)) void name(size_t nc, size_t kc, const uint8_t *const *ar, uint8_t *const *cr,   \
-                                             const int8_t *wp, const int8_t *wq, const q8rt_qu8_requant_params *p, \
-                                             const q8rt_gemm_segs *segs) {                                         \
-    q8rt_gemm_avx512vnni_block(nc, kc, ar, cr, wp, wq, p, MR, NR, NZ, HALF, SPLIT, true, I32, SEG ? segs : NULL);  \
-  }
-
 /* One row of an int32-output kernel (mr == 1: an LSTM step's h * R, a one-row MatMulInteger). The
  * body would run MR aliased copies of the row; here each 32-channel block of the packed B keeps 4
  * accumulators per 16 channels over k groups g = 4i + u (u = 0..3), so consecutive vpdpbusd do not
@@ -253,10 +234,19 @@ static __attribute__((noinline, unused)) void q8rt_gemm_avx512vnni_row1_i32(size
   }
 }
 
+/* The kernel: blocks of NR = NV * 16 channels on the full-width body; a last block narrower than
+ * NR takes the narrowest of 8 (ymm), 16 (one zmm) or 24 (zmm + ymm) channels that covers it, and
+ * a last 33 to 48 channels (a whole packed block and 1 to 16 channels of the next, as in the
+ * 48-channel layers of YOLOX-style detectors) run as one pass of 32 + 8 (ymm) or 32 + 16 channels
+ * reading both packed blocks: the activations are broadcast once for all of them instead of once
+ * per block. The narrow blocks are inlined into the body like the full-width one (they were out of
+ * line, called through a table: the call, the 16 row pointers passed through memory and the
+ * activations xor-ed with x_xor even where it is 0 cost 4-10% of an 8-row call of 24 or 48
+ * channels at K <= 216, measured; same instructions on the same values otherwise). */
 static inline __attribute__((always_inline)) void q8rt_gemm_avx512vnni_body(
     size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c, size_t c_stride,
     const q8rt_qu8_requant_params *p, const size_t MR, const size_t NV /* NR / 16 */, const bool use_xor,
-    const bool i32_out, const q8rt_gemm_vnni_narrow_fn *narrow, const q8rt_gemm_segs *segs) {
+    const bool i32_out, const q8rt_gemm_segs *segs) {
   const size_t NR = NV * 16;
   if (i32_out && segs == NULL && NV == 2 && mr == 1) {
     q8rt_gemm_avx512vnni_row1_i32(nc, kc, a, (const int8_t *)w, (int32_t *)c, p->x_xor);
@@ -276,12 +266,23 @@ static inline __attribute__((always_inline)) void q8rt_gemm_avx512vnni_body(
   const size_t ostep = i32_out ? NR * sizeof(int32_t) : NR;
   const int8_t *wp = (const int8_t *)w;
   for (;;) {
+    /* NV == 2: a last 1-24 channels as 8 / 16 / 24, a last 33-48 as 32 + 8 / 32 + 16 */
     if (nc < NR && (nc + 7) / 8 < 2 * NV) {
-      narrow[(nc + 7) / 8 - 1](nc, kc, ar, cr, wp, wp, p, segs);
+      if (nc <= 8) {
+        q8rt_gemm_avx512vnni_block(nc, kc, ar, cr, wp, wp, p, MR, NR, 0, true, false, use_xor, i32_out, segs);
+      } else if (nc <= 16) {
+        q8rt_gemm_avx512vnni_block(nc, kc, ar, cr, wp, wp, p, MR, NR, 1, false, false, use_xor, i32_out, segs);
+      } else {
+        q8rt_gemm_avx512vnni_block(nc, kc, ar, cr, wp, wp, p, MR, NR, 1, true, false, use_xor, i32_out, segs);
+      }
       break;
     }
     if (nc > NR && nc <= NR + 16) {
-      narrow[3 + (nc - NR - 1) / 8](nc, kc, ar, cr, wp, wp + wblock, p, segs);
+      if (nc - NR <= 8) {
+        q8rt_gemm_avx512vnni_block(nc, kc, ar, cr, wp, wp + wblock, p, MR, NR, 2, true, true, use_xor, i32_out, segs);
+      } else {
+        q8rt_gemm_avx512vnni_block(nc, kc, ar, cr, wp, wp + wblock, p, MR, NR, 3, false, true, use_xor, i32_out, segs);
+      }
       break;
     }
     q8rt_gemm_avx512vnni_block(nc, kc, ar, cr, wp, wp, p, MR, NR, NV, false, false, use_xor, i32_out, segs);
@@ -293,25 +294,14 @@ static inline __attribute__((always_inline)) void q8rt_gemm_avx512vnni_body(
   }
 }
 
-/* narrow[i] for i < 3 covers a last block of up to 8 * (i + 1) channels, narrow[3] and [4] a last
- * 33-40 and 41-48 channels over two packed blocks (NV = 2: 32-wide blocks) */
-#define Q8RT_GEMM_VNNI_NARROW(fn, MR, I32, SEG)                        \
-  Q8RT_GEMM_VNNI_BLOCK_FN(fn##_n8, MR, 32, 0, true, false, I32, SEG)   \
-  Q8RT_GEMM_VNNI_BLOCK_FN(fn##_n16, MR, 32, 1, false, false, I32, SEG) \
-  Q8RT_GEMM_VNNI_BLOCK_FN(fn##_n24, MR, 32, 1, true, false, I32, SEG)  \
-  Q8RT_GEMM_VNNI_BLOCK_FN(fn##_n40, MR, 32, 2, true, true, I32, SEG)   \
-  Q8RT_GEMM_VNNI_BLOCK_FN(fn##_n48, MR, 32, 3, false, true, I32, SEG)  \
-  static const q8rt_gemm_vnni_narrow_fn fn##_narrow[5] = {fn##_n8, fn##_n16, fn##_n24, fn##_n40, fn##_n48};
-
 #define Q8RT_GEMM_AVX512VNNI_DEFINE_X(fn, MR, NV, I32)                                                                 \
   _Static_assert((NV) == 2 && (MR) % 2 == 0, "narrow blocks: 32-wide blocks, rows paired");                            \
-  Q8RT_GEMM_VNNI_NARROW(fn, MR, I32, false)                                                                            \
   void fn(size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c, size_t c_stride, \
           const q8rt_qu8_requant_params *p) {                                                                          \
     if (p->x_xor != 0) {                                                                                               \
-      q8rt_gemm_avx512vnni_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, true, I32, fn##_narrow, NULL);     \
+      q8rt_gemm_avx512vnni_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, true, I32, NULL);                  \
     } else {                                                                                                           \
-      q8rt_gemm_avx512vnni_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, false, I32, fn##_narrow, NULL);    \
+      q8rt_gemm_avx512vnni_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, false, I32, NULL);                 \
     }                                                                                                                  \
   }
 
@@ -324,13 +314,12 @@ static inline __attribute__((always_inline)) void q8rt_gemm_avx512vnni_body(
  * a + m * a_stride + segs->off[s] of segs->len bytes, s < segs->n, in order. */
 #define Q8RT_GEMM_SEG_AVX512VNNI_DEFINE(fn, MR, NV)                                                                    \
   _Static_assert((NV) == 2 && (MR) % 2 == 0, "narrow blocks: 32-wide blocks, rows paired");                            \
-  Q8RT_GEMM_VNNI_NARROW(fn, MR, false, true)                                                                           \
   void fn(size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c, size_t c_stride, \
           const q8rt_qu8_requant_params *p, const q8rt_gemm_segs *segs) {                                              \
     if (p->x_xor != 0) {                                                                                               \
-      q8rt_gemm_avx512vnni_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, true, false, fn##_narrow, segs);   \
+      q8rt_gemm_avx512vnni_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, true, false, segs);                \
     } else {                                                                                                           \
-      q8rt_gemm_avx512vnni_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, false, false, fn##_narrow, segs);  \
+      q8rt_gemm_avx512vnni_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, false, false, segs);               \
     }                                                                                                                  \
   }
 
