@@ -212,7 +212,9 @@ typedef struct q8rt_session_options {
   const q8rt_allocator *allocator; /* NULL: the model's allocator */
   int threads;                     /* worker threads; 0 or 1 = run on the caller's thread */
   /* refuse shapes whose plan needs more; 0 = no limit. A Loop's body binds its own arena under
-   * the same limit (each, when Loops nest); one it would exceed fails the run naming the Loop. */
+   * the same limit (each, when Loops nest); one it would exceed fails the run naming the Loop. A
+   * Loop's scan outputs of a length known only at run live in buffers of the Loop's, outside the
+   * arena: together they are held to this limit too. */
   size_t max_arena_bytes;
   /* 1: record time per step (q8rt_session_profile) and with threads > 1 how each step used them
    * (q8rt_session_profile_threads). Q8RT_PROFILE_SPLIT: the same, but every work item runs on the
@@ -260,7 +262,8 @@ Q8RT_API q8rt_status q8rt_session_set_input_shape(q8rt_session *session, size_t 
 Q8RT_API q8rt_status q8rt_session_input_buffer(q8rt_session *session, size_t index, void **data, size_t *nbytes,
                                                q8rt_error *error);
 
-/* Run the plan on the current inputs. Allocates nothing. */
+/* Run the plan on the current inputs. Allocates nothing, except for Loop nodes (see
+ * q8rt_session_set_arena). */
 Q8RT_API q8rt_status q8rt_session_run(q8rt_session *session, q8rt_error *error);
 
 /* An output of the last run: its info (concrete shape) and a pointer into the session's arena,
@@ -295,7 +298,11 @@ Q8RT_API size_t q8rt_session_arena_size(const q8rt_session *session);
 
 /* Use caller-provided memory as the arena (aligned to 64 bytes, at least
  * q8rt_session_arena_size() bytes). The memory must outlive its use by the session; a later
- * shape change that needs more memory fails with Q8RT_ERROR_OUT_OF_MEMORY instead of allocating. */
+ * shape change that needs more memory fails with Q8RT_ERROR_OUT_OF_MEMORY instead of allocating.
+ * Not covered by it: a Loop's (or Scan's) body runs in a session of its own whose arena is
+ * allocated through the session's allocator when the Loop binds (and again, larger, when a body
+ * bound per iteration needs more), as are the buffers of scan outputs whose length only the run
+ * finds; with such nodes a run may allocate (held to max_arena_bytes and max_memory_bytes). */
 Q8RT_API q8rt_status q8rt_session_set_arena(q8rt_session *session, void *arena, size_t nbytes, q8rt_error *error);
 
 /* Per-step timing of the last run, when the session was created with profile = 1. Fills up to

@@ -61,6 +61,8 @@ typedef struct loop_geom {
   int late;           /* scan outputs of run-time length, in bufs (n_scan, from bind to unbind) */
   late_buf *bufs;
   const q8rt_allocator *allocator; /* bufs' */
+  size_t late_limit;               /* bufs' caps together at most this (the session's max_arena_bytes; 0: none) */
+  size_t late_bytes;               /* bufs' caps together */
   int per_iteration;               /* bound before each iteration with the iteration number and condition */
   int64_t scan_trip;               /* the scan outputs' length (M at bind), 0 without scan outputs */
   size_t carried_bytes;            /* all carried values */
@@ -162,7 +164,7 @@ static q8rt_status loop_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
   n->body = NULL;
   q8rt_model *sub;
   q8rt_error be = {Q8RT_OK, ""};
-  q8rt_status st = q8rt_model_from_graph(bg, ctx->pool->allocator, ctx->backend, ctx->isa, &sub, &be);
+  q8rt_status st = q8rt_model_from_graph(bg, ctx->pool->allocator, ctx->backend, ctx->isa, ctx->tables, &sub, &be);
   if (st != Q8RT_OK) return q8rt_fail(err, st, "Loop node '%s' body: %s", n->name, be.message);
   sub->next_sub = *ctx->submodels;
   *ctx->submodels = sub;
@@ -342,6 +344,23 @@ static q8rt_status loop_infer(const void *params, const op_node *n, const op_sha
   return Q8RT_OK;
 }
 
+/* Before the arena is placed: scan outputs sized from M hold M iterations' values, and a run of
+ * more than max_loop_iterations iterations fails (or, stopped early by its condition, leaves them
+ * short, which fails too): refused now, before M values' memory is allocated and cleared. */
+static q8rt_status loop_check_limits(const void *params, const op_node *n, const void *geom, const op_exec_ctx *ctx,
+                                     q8rt_error *err) {
+  const loop_params *p = params;
+  const loop_geom *g = geom;
+  const uint64_t cap = ctx->max_loop_iterations != 0 ? ctx->max_loop_iterations : Q8RT_DEFAULT_MAX_LOOP_ITERATIONS;
+  if (p->n_scan > 0 && !g->late && g->scan_trip > 0 && (uint64_t)g->scan_trip > cap) {
+    return q8rt_fail(err, Q8RT_ERROR_LIMIT,
+                     "Loop node '%s': its trip count M = %lld sizes its scan outputs for more than %llu iterations "
+                     "(the session's max_loop_iterations): refused when shapes are bound",
+                     n->name, (long long)g->scan_trip, (unsigned long long)cap);
+  }
+  return Q8RT_OK;
+}
+
 static size_t loop_workspace(const void *params, const void *geom, size_t threads) {
   (void)threads;
   const loop_params *p = params;
@@ -364,6 +383,8 @@ static q8rt_status loop_bind(const void *params, void *geom, const op_tensor *in
   q8rt_status st = q8rt_session_create_body(p->body, ctx->allocator, ctx, &g->sess, &be);
   if (st != Q8RT_OK) return q8rt_fail(err, st, "Loop node '%s' body: %s", p->name, be.message);
   g->allocator = ctx->allocator;
+  g->late_limit = ctx->max_arena_bytes;
+  g->late_bytes = 0;
   if (g->late && (g->bufs = q8rt_calloc(ctx->allocator, (size_t)p->n_scan, sizeof(late_buf))) == NULL) {
     q8rt_session_free(g->sess);
     g->sess = NULL;
@@ -388,14 +409,22 @@ static void loop_unbind(const void *params, void *geom) {
     q8rt_free(g->allocator, g->bufs, (size_t)p->n_scan * sizeof(late_buf));
     g->bufs = NULL;
   }
+  g->late_bytes = 0;
 }
 
-/* Room for `need` bytes in a late scan output's buffer (doubling, the bytes kept). */
+/* Room for `need` bytes in a late scan output's buffer (doubling, the bytes kept; the buffers
+ * together within late_limit, as the arena they stand in for would be: a doubling past it takes
+ * only what is needed). 0: out of memory, -1: past late_limit. */
 static int late_room(loop_geom *g, late_buf *b, size_t need) {
   if (need <= b->cap) return 1;
   size_t cap = b->cap > 4096 ? b->cap : 4096;
   while (cap < need) {
     if (!q8rt_mul_size(cap, 2, &cap)) return 0;
+  }
+  const size_t others = g->late_bytes - b->cap;
+  if (g->late_limit != 0) {
+    if (need > g->late_limit || others > g->late_limit - need) return -1;
+    if (cap > g->late_limit - others) cap = g->late_limit - others;
   }
   void *d = q8rt_alloc(g->allocator, cap, 64);
   if (d == NULL) return 0;
@@ -403,6 +432,7 @@ static int late_room(loop_geom *g, late_buf *b, size_t need) {
   q8rt_free(g->allocator, b->data, b->cap);
   b->data = d;
   b->cap = cap;
+  g->late_bytes = others + cap;
   return 1;
 }
 
@@ -539,7 +569,14 @@ static q8rt_status loop_run(const void *params, void *geom, const op_tensor *in,
       char *dst = out[nc + j].data;
       if (g->late) {
         size_t need;
-        if (!q8rt_mul_size((size_t)i + 1, bytes, &need) || !late_room(g, &g->bufs[j], need)) {
+        const int room = q8rt_mul_size((size_t)i + 1, bytes, &need) ? late_room(g, &g->bufs[j], need) : 0;
+        if (room < 0) {
+          return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY,
+                           "Loop node '%s', iteration %lld: its scan outputs would take more than %zu bytes (the "
+                           "session's max_arena_bytes)",
+                           p->name, (long long)i, g->late_limit);
+        }
+        if (room == 0) {
           return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY,
                            "Loop node '%s', iteration %lld: out of memory for scan output %d", p->name, (long long)i,
                            j);
@@ -593,4 +630,5 @@ const op_def q8rt_op_loop = {.op_type = "Loop",
                              .workspace = loop_workspace,
                              .bind = loop_bind,
                              .unbind = loop_unbind,
+                             .check_limits = loop_check_limits,
                              .run_status = loop_run};

@@ -100,6 +100,9 @@ typedef struct op_prepare_ctx {
   /* in: where a Loop keeps the model it makes of its body (chained, freed with the model), NULL
    * where there is no model to hold one (constant folding) */
   struct q8rt_model **submodels;
+  /* in: 1 when the model replaces elementwise islands by tables (0: --no-tables / no_tables), for
+   * the models a Loop or Scan makes of its body */
+  int tables;
 } op_prepare_ctx;
 
 /* The iterations a running Loop has made, its own and those of the Loops nested in its body: a
@@ -141,6 +144,12 @@ typedef struct op_def {
   q8rt_status (*bind)(const void *params, void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                       const op_exec_ctx *ctx, q8rt_error *err);
   void (*unbind)(const void *params, void *geom);
+  /* (optional) Called when a session binds, right after infer (geom filled) and before the arena
+   * is placed: refuse shapes the session's limits rule out (ctx: the session's threads and caps;
+   * no buffers yet) before their memory is allocated, e.g. a Loop's scan outputs sized from a trip
+   * count past max_loop_iterations. */
+  q8rt_status (*check_limits)(const void *params, const op_node *node, const void *geom, const op_exec_ctx *ctx,
+                              q8rt_error *err);
   void (*run)(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
               const op_exec_ctx *ctx);
   /* (optional, instead of run) A run that can fail on what it meets at run time (a Loop: its

@@ -16,7 +16,8 @@ q8rt_status pass_eval_prepare(const ir_graph *g, const ir_node *n, q8rt_pool *po
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "node '%s' (%s): too many inputs or outputs", n->name, n->op_type);
   }
   e->desc = op_node_view(n);
-  op_prepare_ctx ctx = {g, n, &e->desc, pool, backend, isa, "", "", OP_LAYOUT_NCHW, OP_LAYOUT_NCHW, 0, 0, NULL, NULL};
+  op_prepare_ctx ctx = {g, n, &e->desc, pool, backend, isa, "", "", OP_LAYOUT_NCHW, OP_LAYOUT_NCHW,
+                        0, 0, NULL,     NULL, 0};
   return e->op->prepare(&ctx, &e->params, err);
 }
 

@@ -296,7 +296,7 @@ static q8rt_status view_step(builder *b, int ni, const op_def *op, int *handled)
   op_node *desc = copy_op_node(b->pool, n);
   if (desc == NULL) return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning");
   op_prepare_ctx ctx = {g, n, desc,      b->pool, b->backend, b->isa, "", "", OP_LAYOUT_NCHW, OP_LAYOUT_NCHW,
-                        0, 0, &b->packs, NULL};
+                        0, 0, &b->packs, NULL,    b->tables};
   void *params = NULL;
   q8rt_status st;
   if ((st = op->prepare(&ctx, &params, b->err)) != Q8RT_OK) return st;
@@ -404,7 +404,8 @@ static q8rt_status plan_node(builder *b, int ni) {
                         pass_layout_edge_nchw(g, n, b->pos, &b->ls),
                         0,
                         &b->packs,
-                        &b->out->submodels};
+                        &b->out->submodels,
+                        b->tables};
   void *params = NULL;
   if ((st = op->prepare(&ctx, &params, b->err)) != Q8RT_OK) return st;
 

@@ -110,7 +110,7 @@ void q8rt_run_mode_finish(q8rt_run_mode *m, double ms, int contended);
  * for a loaded model, its memory from `allocator` (the parent model's). Graph inputs whose type
  * is unknown must have been given one. */
 q8rt_status q8rt_model_from_graph(ir_graph *g, const q8rt_allocator *allocator, q8rt_backend backend, uint32_t isa,
-                                  q8rt_model **out, q8rt_error *err);
+                                  int tables, q8rt_model **out, q8rt_error *err);
 
 /* Sessions that run a Loop's body (session.c). A body session shares the parent's thread pools
  * (borrowed: not freed with it), never times whole runs, and may take graph inputs in place: a

@@ -256,7 +256,7 @@ q8rt_status q8rt_model_load_file(const char *path, const q8rt_model_options *opt
 }
 
 q8rt_status q8rt_model_from_graph(ir_graph *g, const q8rt_allocator *allocator, q8rt_backend backend, uint32_t isa,
-                                  q8rt_model **out, q8rt_error *err) {
+                                  int tables, q8rt_model **out, q8rt_error *err) {
   *out = NULL;
   q8rt_model *m = q8rt_calloc(allocator, 1, sizeof(*m));
   if (m == NULL) {
@@ -282,7 +282,7 @@ q8rt_status q8rt_model_from_graph(ir_graph *g, const q8rt_allocator *allocator, 
   for (int i = 0; i < g->n_inputs && st == Q8RT_OK; i++) {
     const ir_value *v = &g->values[g->inputs[i]];
     if (q8rt_dtype_size(v->dtype) == 0) {
-      st = q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "Loop body '%s' input '%s' has type %s, which q8rt does not support",
+      st = q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "body graph '%s' input '%s' has type %s, which q8rt does not support",
                      g->name, v->name, q8rt_onnx_type_name(v->dtype));
     }
     if (v->rank < 0) m->all_inputs_static = 0;
@@ -292,12 +292,13 @@ q8rt_status q8rt_model_from_graph(ir_graph *g, const q8rt_allocator *allocator, 
   }
   pass_results passed;
   if (st == Q8RT_OK) st = pass_run(m->graph, &m->pool, m->backend, m->isa, &passed, err);
-  if (st == Q8RT_OK) st = plan_build(m->graph, &passed, &m->pool, m->backend, m->isa, 1, &m->plan, err);
+  if (st == Q8RT_OK) st = plan_build(m->graph, &passed, &m->pool, m->backend, m->isa, tables, &m->plan, err);
   for (int i = 0; st == Q8RT_OK && i < g->n_outputs; i++) {
     const ir_value *v = &g->values[g->outputs[i]];
     if (q8rt_dtype_size(v->constant ? v->constant->dtype : v->dtype) == 0) {
-      st = q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "Loop body '%s' output '%s' has type %s, which q8rt does not support",
-                     g->name, v->name, q8rt_onnx_type_name(v->dtype));
+      st =
+          q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "body graph '%s' output '%s' has type %s, which q8rt does not support",
+                    g->name, v->name, q8rt_onnx_type_name(v->dtype));
     }
   }
   if (st == Q8RT_OK) st = build_explain(m, err);

@@ -262,6 +262,10 @@ static q8rt_status infer_all(q8rt_session *s, q8rt_error *err) {
     memset(ss->geom, 0, sizeof(ss->geom));
     q8rt_error step_err = {Q8RT_OK, ""};
     st = ps->op->infer(ps->params, ps->node, in_shapes, out_shapes, 1, ss->geom, &step_err);
+    if (st == Q8RT_OK && ps->op->check_limits != NULL) {
+      const op_exec_ctx lctx = exec_ctx(s);
+      st = ps->op->check_limits(ps->params, ps->node, ss->geom, &lctx, &step_err);
+    }
     /* every tensor's dims, zeros aside, multiply to at most Q8RT_MAX_ELEMENTS (q8rt_shape_elements), so
      * that the ops reading it can compute its strides: an empty output's other dims too */
     for (int k = 0; st == Q8RT_OK && k < ps->n_outputs; k++) {

@@ -465,3 +465,56 @@ def test_loop_constant_weights_carried(threads, tmp_path):
     # the body's plan under the Loop's line, its constant weights packed at load
     body_lines = [ln for ln in res.stdout.splitlines() if ln.startswith("    | ")]
     assert any("b_mm " in ln and "packed at load" in ln for ln in body_lines), res.stdout
+
+
+# ---- limits and session options reach the body ----------------------------------------------------
+
+
+def test_loop_scan_trip_past_cap_refused_at_bind(tmp_path):
+    """Scan outputs sized from M = 3 * 10^8 (7.2 GB) under a cap of 1000 iterations: refused when shapes
+    are bound, naming the node, before their memory is taken (under a 64 MiB memory cap the bind
+    would otherwise fail for memory, not for the cap). At the cap exactly it runs."""
+    def m_of(trip):
+        loop = helper.make_node("Loop", ["M", "", "a0"], ["acc", "scan"], name="bigscan", body=acc_body(scan=True))
+        return model([loop], [vi("a0", F, [2, 3]), vi("x", F, [2, 3])], [vi("acc", F, [2, 3]), vi("scan", F, None)],
+                     [const("M", np.int64(trip))])
+    extra = ["--max-loop-iterations", "1000", "--max-memory", "64"]
+    msg = run_refused(m_of(3 * 10 ** 8), {"a0": X, "x": X}, tmp_path, ["bigscan"], extra=extra)
+    assert "max_loop_iterations" in msg and "1000" in msg and "bound" in msg, msg
+    run_both(m_of(1000), {"a0": X, "x": X}, tmp_path, tag="1", extra=extra)
+
+
+def table_body():
+    """x (uint8) -> DequantizeLinear -> Mul -> Add -> Relu -> QuantizeLinear: an island q8rt runs as
+    one table."""
+    nodes = [
+        helper.make_node("Identity", ["cond_in"], ["cond_out"], name="b_cond"),
+        helper.make_node("DequantizeLinear", ["x_in", "s", "z"], ["xf"], name="b_dq"),
+        helper.make_node("Mul", ["xf", "c1"], ["a"], name="b_mul"),
+        helper.make_node("Add", ["a", "c2"], ["b"], name="b_add"),
+        helper.make_node("Relu", ["b"], ["r"], name="b_relu"),
+        helper.make_node("QuantizeLinear", ["r", "s2", "z2"], ["x_out"], name="b_q"),
+    ]
+    return body(nodes, [vi("i", I64, []), vi("cond_in", B, []), vi("x_in", TensorProto.UINT8, [4, 64])],
+                [vi("cond_out", B, []), vi("x_out", TensorProto.UINT8, [4, 64])],
+                [const("s", np.float32(0.05)), const("z", np.uint8(128)), const("c1", np.float32(1.7)),
+                 const("c2", np.float32(-0.3)), const("s2", np.float32(0.04)), const("z2", np.uint8(3))])
+
+
+def test_loop_body_takes_no_tables(tmp_path):
+    """--no-tables reaches the body's plan: the body's island is one table by default, node by node
+    with --no-tables; the same bytes either way."""
+    loop = helper.make_node("Loop", ["M", "", "x0"], ["x"], name="tloop", body=table_body())
+    m = model([loop], [vi("x0", TensorProto.UINT8, [4, 64])], [vi("x", TensorProto.UINT8, [4, 64])],
+              [const("M", np.int64(3))])
+    path = h.save_model(m, tmp_path / "model.onnx")
+    x0 = {"x0": save_input(tmp_path, "x0", (np.arange(256) * 7 % 256).astype(np.uint8).reshape(4, 64))}
+    got = {}
+    for tag, extra in (("t", []), ("n", ["--no-tables"])):
+        res = h.run_q8rt(path, x0, tmp_path / f"out{tag}", extra=["--explain", *extra]).assert_ok()
+        body_lines = [ln for ln in res.stdout.splitlines() if ln.startswith("    | ")]
+        tabled = [ln for ln in body_lines if "replaces b_dq, b_mul, b_add, b_relu, b_q" in ln]
+        assert len(tabled) == (1 if tag == "t" else 0), res.stdout
+        assert any(" b_relu " in ln for ln in body_lines) == (tag == "n"), res.stdout
+        got[tag] = res.output("x")
+    h.assert_same_bytes(got["n"], got["t"], "x")

@@ -189,6 +189,45 @@ def test_loop_iteration_cap(q8rt, tmp_path):
         q8rt.Session(data, max_loop_iterations=5).run(None, {"M": np.array(6, np.int64), "x": x})
 
 
+def test_loop_scan_outputs_under_max_arena_bytes(q8rt, tmp_path):
+    """A Loop's scan outputs count against max_arena_bytes: sized from M at bind (in the arena), and
+    of a length found at run (buffers of the Loop's, grown as the run goes): past the limit both
+    fail naming the node; under it both give the scan values."""
+    from onnx import TensorProto as T, helper
+
+    def vi(name, t, shape):
+        return helper.make_tensor_value_info(name, t, shape)
+
+    one = onnx.numpy_helper.from_array(np.float32(1), "one")
+    lim = onnx.numpy_helper.from_array(np.float32(1000), "lim")
+    body = helper.make_graph(
+        [helper.make_node("Add", ["v", "one"], ["vo"]), helper.make_node("Identity", ["vo"], ["s"]),
+         helper.make_node("ReduceMax", ["vo"], ["mx"], keepdims=0),
+         helper.make_node("Less", ["mx", "lim"], ["co"])], "body",
+        [vi("i", T.INT64, []), vi("c", T.BOOL, []), vi("v", T.FLOAT, [256])],
+        [vi("co", T.BOOL, []), vi("vo", T.FLOAT, [256]), vi("s", T.FLOAT, [256])], [one, lim])
+    x = np.zeros(256, np.float32)
+    want = np.arange(1, 201, dtype=np.float32)[:, None] + x  # 200 iterations of 1 KiB each
+    for late in (0, 1):
+        ins = ["M", "c"] if late else ["M", ""]
+        g = helper.make_graph([helper.make_node("Loop", [*ins, "x"], ["y", "ys"], name="scanned", body=body)], "g",
+                              [vi("x", T.FLOAT, [256])], [vi("y", T.FLOAT, [256]), vi("ys", T.FLOAT, None)],
+                              [onnx.numpy_helper.from_array(np.int64(1000 if late else 200), "M"),
+                               onnx.numpy_helper.from_array(np.bool_(True), "c")])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 16)])
+        m.ir_version = 8
+        feeds = {"x": x + (800 if late else 0)}
+        data = m.SerializeToString()
+        _, ys = q8rt.Session(data, max_arena_bytes=1 << 20).run(None, feeds)
+        h.assert_same_bytes(ys, want + (800 if late else 0), "ys")
+        with pytest.raises(q8rt.OutOfMemory) as e:
+            q8rt.Session(data, max_arena_bytes=150_000).run(None, feeds)
+        if late:
+            assert "scanned" in str(e.value) and "max_arena_bytes" in str(e.value), str(e.value)
+        else:
+            assert "arena" in str(e.value), str(e.value)
+
+
 def test_pip_install_fresh_venv(tmp_path):
     venv = REPO / "build" / "test-pyvenv"
     shutil.rmtree(venv, ignore_errors=True)
