@@ -226,12 +226,13 @@ typedef struct q8rt_session_options {
    * "Memory accounting"). 0 (default): no cap. Creating the session or binding shapes that would
    * exceed it fails with Q8RT_ERROR_OUT_OF_MEMORY and a message giving the limit. */
   size_t max_memory_bytes;
-  /* Cap on the iterations of any one Loop node in a run (its body's runs). A Loop that would go
-   * on longer fails the run with Q8RT_ERROR_LIMIT naming the node, where ONNX Runtime would
-   * keep going (a trip count of 2^62, or a condition that stays true). The iterations of a Loop
-   * nested in another's body count for the enclosing Loop too, so that nesting cannot multiply
-   * the cap: all that a top-level Loop runs stays within it. 0 (default):
-   * Q8RT_DEFAULT_MAX_LOOP_ITERATIONS. */
+  /* Cap on the iterations of any one Loop or Scan node in a run (its body's runs). A Loop that
+   * would go on longer fails the run with Q8RT_ERROR_LIMIT naming the node, where ONNX Runtime
+   * would keep going (a trip count of 2^62, or a condition that stays true); one whose scan
+   * outputs are sized from a larger trip count, or a Scan over more positions (times its batch
+   * entries), is refused when shapes are bound. The iterations of a Loop or Scan nested in
+   * another's body count for the enclosing Loop too, so that nesting cannot multiply the cap: all
+   * that a top-level Loop runs stays within it. 0 (default): Q8RT_DEFAULT_MAX_LOOP_ITERATIONS. */
   uint64_t max_loop_iterations;
 } q8rt_session_options;
 
@@ -262,7 +263,7 @@ Q8RT_API q8rt_status q8rt_session_set_input_shape(q8rt_session *session, size_t 
 Q8RT_API q8rt_status q8rt_session_input_buffer(q8rt_session *session, size_t index, void **data, size_t *nbytes,
                                                q8rt_error *error);
 
-/* Run the plan on the current inputs. Allocates nothing, except for Loop nodes (see
+/* Run the plan on the current inputs. Allocates nothing, except for Loop and Scan nodes (see
  * q8rt_session_set_arena). */
 Q8RT_API q8rt_status q8rt_session_run(q8rt_session *session, q8rt_error *error);
 

@@ -93,7 +93,9 @@ typedef struct ir_node {
    * then the outer values it reads, in the order of the node's inputs past the ONNX ones). Owned by
    * the node until the Loop's prepare takes it (ir_graph_free frees what is left). */
   struct ir_graph *body;
-  int loop_carried; /* a Loop: its carried values (the ONNX inputs after M and cond) */
+  /* a Loop: its carried values (the ONNX inputs after M and cond); a Scan: its state values (the
+   * body's first inputs, then its scan inputs' slices, then the outer values, as for a Loop) */
+  int loop_carried;
 } ir_node;
 
 /* The subgraphs of If are inlined into the one graph: a branch's nodes carry the branch's guard

@@ -559,7 +559,7 @@ static q8rt_status convert_attr(loader *L, const ir_node *n, const Onnx__Attribu
                        n->name, n->op_type, aname, attr_type_name((int)ap->type),
                        ap->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH ||
                                ap->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS
-                           ? " (q8rt runs the subgraphs of If and Loop only)"
+                           ? " (q8rt runs the subgraphs of If, Loop and Scan only)"
                            : "");
     default:
       return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
@@ -784,55 +784,114 @@ static q8rt_status read_value_infos(loader *L, const Onnx__GraphProto *gp);
  * into a plan. Names the body does not define are the enclosing graph's: an outer constant is
  * copied into the body as a constant of its own, any other outer value becomes a further body
  * input and a further input of the node (after the ONNX ones, in the same order). */
+/* Scan (opset 9 on): inputs the N state values then num_scan_inputs scan inputs, body inputs the
+ * same (each scan input's slice), body outputs the N states then the K scan values. Opset 8's batch
+ * form has sequence_lens first (the body's inputs start after it). Its attributes other than the
+ * body are the node's. Sets *off (node inputs before the body's) and *n_state. */
+static q8rt_status read_scan_attrs(loader *L, const Onnx__NodeProto *np, int node_idx, const Onnx__GraphProto *gp,
+                                   int *off, int *n_state) {
+  ir_graph *g = L->g;
+  ir_node *n = &g->nodes[node_idx];
+  const char *name = n->name;
+  *off = n->opset <= 8 ? 1 : 0;
+  for (size_t i = 0; i < np->n_attribute; i++) {
+    const Onnx__AttributeProto *ap = np->attribute[i];
+    const char *aname = str_or_empty(ap->name);
+    if (strcmp(aname, "body") == 0) continue;
+    for (int k = 0; k < n->n_attrs; k++) {
+      if (strcmp(aname, n->attrs[k].name) == 0) {
+        return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "Scan node '%.200s' has attribute '%.100s' twice", name,
+                         aname);
+      }
+    }
+    q8rt_status st = convert_attr(L, n, ap, &n->attrs[n->n_attrs]);
+    if (st != Q8RT_OK) return st;
+    n->n_attrs++;
+  }
+  int64_t m;
+  q8rt_status st = ir_attr_int(n, "num_scan_inputs", -1, &m, L->err);
+  if (st != Q8RT_OK) return st;
+  const int64_t ins = (int64_t)np->n_input - *off;
+  if (m < 1 || m > ins) {
+    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
+                     "Scan node '%.200s': num_scan_inputs is %lld; it needs 1 to %lld (its inputs%s)", name,
+                     (long long)m, (long long)ins, *off ? " after sequence_lens" : "");
+  }
+  if ((int64_t)gp->n_input != ins || gp->n_output != np->n_output || gp->n_output < (size_t)(ins - m)) {
+    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
+                     "Scan node '%.200s': the body has %zu inputs and %zu outputs; the node's %lld state and %lld "
+                     "scan inputs and %zu outputs need %lld and %zu (the states, then the scan values)",
+                     name, gp->n_input, gp->n_output, (long long)(ins - m), (long long)m, np->n_output, (long long)ins,
+                     np->n_output);
+  }
+  *n_state = (int)(ins - m);
+  return Q8RT_OK;
+}
+
+/* Loop and Scan: the body read into a graph of its own (ir_node.body), the values it reads from the
+ * graph around it appended to its inputs and to the node's. */
 static q8rt_status read_loop(loader *L, const Onnx__NodeProto *np, int node_idx, const ld_scope *S) {
   ir_graph *g = L->g;
   const char *name = g->nodes[node_idx].name;
+  const char *op = g->nodes[node_idx].op_type;
+  const int scan = strcmp(op, "Scan") == 0;
   const Onnx__GraphProto *gp = NULL;
   for (size_t i = 0; i < np->n_attribute; i++) {
     const Onnx__AttributeProto *ap = np->attribute[i];
     const char *aname = str_or_empty(ap->name);
     if (strcmp(aname, "body") != 0) {
+      if (scan) continue; /* the node's (read_scan_attrs) */
       return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "Loop node '%.200s' has unknown attribute '%.100s'", name,
                        aname);
     }
     if ((int)ap->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH || ap->g == NULL) {
-      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "Loop node '%.200s' attribute 'body' is not a graph", name);
+      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "%s node '%.200s' attribute 'body' is not a graph", op, name);
+    }
+    if (gp != NULL) {
+      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "%s node '%.200s' has attribute 'body' twice", op, name);
     }
     gp = ap->g;
   }
-  if (gp == NULL) return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "Loop node '%.200s' has no body", name);
-  if (np->n_input < 2) {
-    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
-                     "Loop node '%.200s' has %zu inputs; it needs M and cond (empty names where absent)", name,
-                     np->n_input);
-  }
-  if (gp->n_input != np->n_input) {
-    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
-                     "Loop node '%.200s': the body has %zu inputs, the node %zu (iteration number, condition and "
-                     "one per carried value)",
-                     name, gp->n_input, np->n_input);
-  }
-  if (gp->n_output != np->n_output + 1 || gp->n_output < np->n_input - 1) {
-    return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
-                     "Loop node '%.200s': the body has %zu outputs; with %zu carried values the node's %zu outputs "
-                     "need %zu (the condition, the carried values, the scan outputs)",
-                     name, gp->n_output, np->n_input - 2, np->n_output, np->n_output + 1);
+  if (gp == NULL) return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "%s node '%.200s' has no body", op, name);
+  int off = 0, n_state = 0;
+  if (scan) {
+    q8rt_status st = read_scan_attrs(L, np, node_idx, gp, &off, &n_state);
+    if (st != Q8RT_OK) return st;
+  } else {
+    if (np->n_input < 2) {
+      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
+                       "Loop node '%.200s' has %zu inputs; it needs M and cond (empty names where absent)", name,
+                       np->n_input);
+    }
+    if (gp->n_input != np->n_input) {
+      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
+                       "Loop node '%.200s': the body has %zu inputs, the node %zu (iteration number, condition and "
+                       "one per carried value)",
+                       name, gp->n_input, np->n_input);
+    }
+    if (gp->n_output != np->n_output + 1 || gp->n_output < np->n_input - 1) {
+      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
+                       "Loop node '%.200s': the body has %zu outputs; with %zu carried values the node's %zu outputs "
+                       "need %zu (the condition, the carried values, the scan outputs)",
+                       name, gp->n_output, np->n_input - 2, np->n_output, np->n_output + 1);
+    }
+    n_state = (int)np->n_input - 2;
   }
   if (np->n_input > LOOP_MAX_IO || np->n_output > LOOP_MAX_IO) {
     return q8rt_fail(L->err, Q8RT_ERROR_UNSUPPORTED,
-                     "Loop node '%.200s' has %zu inputs and %zu outputs (q8rt runs up "
+                     "%s node '%.200s' has %zu inputs and %zu outputs (q8rt runs up "
                      "to %d each)",
-                     name, np->n_input, np->n_output, LOOP_MAX_IO);
+                     op, name, np->n_input, np->n_output, LOOP_MAX_IO);
   }
   if (S->depth + 1 > IR_MAX_SUBGRAPH_DEPTH) {
     return q8rt_fail(L->err, Q8RT_ERROR_UNSUPPORTED,
-                     "node '%.200s' (Loop) nests subgraphs more than %d deep, q8rt's limit", name,
+                     "node '%.200s' (%s) nests subgraphs more than %d deep, q8rt's limit", name, op,
                      IR_MAX_SUBGRAPH_DEPTH);
   }
   ir_graph *bg = ir_graph_create(g->allocator);
   if (bg == NULL) return oom(L);
   g->nodes[node_idx].body = bg; /* freed with the node's graph from here on */
-  g->nodes[node_idx].loop_carried = (int)np->n_input - 2;
+  g->nodes[node_idx].loop_carried = n_state;
   bg->ir_version = g->ir_version;
   bg->is_body = 1;
   bg->name = q8rt_pool_strdup(&bg->pool, name);
@@ -848,7 +907,7 @@ static q8rt_status read_loop(loader *L, const Onnx__NodeProto *np, int node_idx,
   q8rt_status st = read_initializers(&B, gp, &BS);
   if (st == Q8RT_OK) st = read_inputs(&B, gp);
   if (st == Q8RT_OK && bg->n_inputs != (int)gp->n_input) {
-    st = q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "Loop node '%.200s': a body input is also a body initializer",
+    st = q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "%s node '%.200s': a body input is also a body initializer", op,
                    name);
   }
   if (st == Q8RT_OK) st = read_outputs(&B, gp);
@@ -878,8 +937,8 @@ static q8rt_status read_loop(loader *L, const Onnx__NodeProto *np, int node_idx,
     }
     if (np->n_input + (size_t)n_extra >= LOOP_MAX_IO) {
       st = q8rt_fail(L->err, Q8RT_ERROR_UNSUPPORTED,
-                     "Loop node '%.200s': its body reads more than %d values of the graph around it and carries", name,
-                     LOOP_MAX_IO);
+                     "%s node '%.200s': its body reads more than %d values of the graph around it and carries", op,
+                     name, LOOP_MAX_IO);
       break;
     }
     extra[n_extra++] = ov;
@@ -988,7 +1047,9 @@ static q8rt_status read_node(loader *L, const Onnx__NodeProto *np, size_t index,
     n->outputs[n->n_outputs++] = vidx;
   }
   if (domain[0] == '\0' && strcmp(op_type, "If") == 0) return read_if(L, np, node_idx, S);
-  if (domain[0] == '\0' && strcmp(op_type, "Loop") == 0) return read_loop(L, np, node_idx, S);
+  if (domain[0] == '\0' && (strcmp(op_type, "Loop") == 0 || strcmp(op_type, "Scan") == 0)) {
+    return read_loop(L, np, node_idx, S);
+  }
   for (size_t i = 0; i < np->n_attribute; i++) {
     const char *aname = str_or_empty(np->attribute[i]->name);
     for (size_t k = 0; k < i; k++) {

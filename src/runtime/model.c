@@ -72,9 +72,10 @@ static q8rt_status build_explain(q8rt_model *m, q8rt_error *err) {
     if (append(&buf, &len, &cap, &m->pool, line) == 0) {
       return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
     }
-    /* a Loop: its body's plan, each line under it ("    | "; nested bodies already are in it) */
+    /* a Loop or Scan: its body's plan, each line under it ("    | "; nested bodies already are in it) */
     const q8rt_model *sub = m->plan.submodels;
-    while (sub != NULL && (strcmp(s->node->op_type, "Loop") != 0 || strcmp(sub->name, s->node->name) != 0)) {
+    const int has_body = strcmp(s->node->op_type, "Loop") == 0 || strcmp(s->node->op_type, "Scan") == 0;
+    while (sub != NULL && (!has_body || strcmp(sub->name, s->node->name) != 0)) {
       sub = sub->next_sub;
     }
     for (const char *p = sub != NULL ? sub->explain : NULL; p != NULL && *p != '\0';) {

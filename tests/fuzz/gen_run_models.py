@@ -132,6 +132,27 @@ def bind_time_models():
     yield "loop_nested", model(
         [shape] + gather + [helper.make_node("Loop", ["r0v", "", "x"], ["y"], name="outer", body=outer)],
         [vi("x", F, ["a", "b"]), vi("w", F, ["a", "b"]), ref], idx, 16)
+    # Scan (src/ops/scan.c): scan inputs on different axes and directions whose lengths come from
+    # the fuzzer's dims (equal or not), a state of a fuzzed shape, a reverse scan output on the last
+    # axis; and a Scan in a Loop's body (its iterations count for the Loop's cap).
+    sbody = body([helper.make_node("Add", ["s_in", "xa"], ["s_out"], name="b_add"),
+                  helper.make_node("Mul", ["s_out", "xb"], ["v"], name="b_mul")],
+                 [vi("s_in", F, None), vi("xa", F, None), vi("xb", F, None)], [vi("s_out", F, None), vi("v", F, None)])
+    yield "scan_axes", model(
+        [helper.make_node("Scan", ["s0", "x", "x2"], ["sf", "y"], name="scan", body=sbody, num_scan_inputs=2,
+                          scan_input_axes=[1, 0], scan_input_directions=[1, 0], scan_output_axes=[-1],
+                          scan_output_directions=[1])],
+        [vi("s0", F, ["a"]), vi("x", F, ["a", "b"]), vi("x2", F, ["b", "a"])], [], 16)
+    ibody = body([helper.make_node("Add", ["s_in", "xa"], ["s_out"], name="i_add"),
+                  helper.make_node("Identity", ["s_out"], ["v"], name="i_v")],
+                 [vi("s_in", F, None), vi("xa", F, None)], [vi("s_out", F, None), vi("v", F, None)])
+    lscan = helper.make_node("Scan", ["x_in", "xs"], ["x_out", "sv"], name="inner_scan", body=ibody,
+                             num_scan_inputs=1)
+    yield "scan_in_loop", model(
+        [shape] + gather + [helper.make_node("Loop", ["r0v", "", "x"], ["y"], name="outer", body=body(
+            [helper.make_node("Identity", ["c_in"], ["c_out"], name="o_cond"), lscan],
+            bin_ + [vi("x_in", F, None)], [vi("c_out", B, []), vi("x_out", F, None)]))],
+        [vi("x", F, ["b"]), vi("xs", F, ["a", "b"]), ref], idx, 16)
     for red, opset, ity in (("none", 13, I32), ("add", 16, I64), ("max", 18, I64)):
         yield f"scatter_{red}", model(
             [helper.make_node("ScatterElements", ["data", "i", "u"], ["y"], name="scatter", axis=1, reduction=red)],

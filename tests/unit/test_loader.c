@@ -740,9 +740,13 @@ Q8RT_TEST(loader_subgraph_attribute) {
   /* Loop reads its body only (tests/python/test_ops_loop.py runs them) */
   m.extra.op_type = S("Loop");
   EXPECT_FAIL(&m, NULL, Q8RT_ERROR_INVALID_MODEL, "Loop node 'branchy'", "unknown attribute 'then_branch'");
-  /* any other op's subgraph is refused by type */
+  /* Scan reads its body (tests/python/test_ops_scan.py runs them): a graph under another name is
+   * no body */
   m.extra.op_type = S("Scan");
-  EXPECT_FAIL(&m, NULL, Q8RT_ERROR_UNSUPPORTED, "'branchy'", "'then_branch'", "GRAPH", "If and Loop only");
+  EXPECT_FAIL(&m, NULL, Q8RT_ERROR_INVALID_MODEL, "Scan node 'branchy'", "has no body");
+  /* any other op's subgraph is refused by type */
+  m.extra.op_type = S("Relu");
+  EXPECT_FAIL(&m, NULL, Q8RT_ERROR_UNSUPPORTED, "'branchy'", "'then_branch'", "GRAPH", "If, Loop and Scan only");
   m.a_extra.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS;
   m.a_extra.name = S("branches");
   EXPECT_FAIL(&m, NULL, Q8RT_ERROR_UNSUPPORTED, "'branchy'", "'branches'", "GRAPHS");
