@@ -378,12 +378,15 @@ static q8rt_status ci_infer(const void *params, const op_node *n, const op_shape
     /* Few tasks (small planes: rec's 1x40 after its pooling, det's deepest layers): the output
      * channels of a tile split into blocks of MR multiples, each packing the tile's B again (K x
      * pixels bytes against the block's MR x K x pixels multiply-adds) so that a second thread has
-     * work; at least 4 tasks where blocks of 2 MR rows or more allow. Shape-only, as the tiles. */
+     * work; at least 2 tasks where blocks of 2 MR rows or more allow. Not 4: each thread of two
+     * then packed the tile twice, and with blocks of 2 MR rows the packing costs about what the
+     * block's GEMM does (rec's 60 x 960 x 1 x 3 on 1 x 40: 0.094 ms alone, 0.116 ms on two
+     * threads in 4 blocks). Shape-only, as the tiles. */
     const size_t mg = (size_t)(p->M / p->group), per_image = (size_t)p->group * gm->tiles;
     gm->mblock = mg > 0 ? ci_round_up(mg, p->mr) : p->mr;
     gm->mblocks = 1;
-    if (gm->n > 0 && gm->n * per_image < 4 && gm->tiles > 0 && mg >= 2 * p->mr) {
-      const size_t want = (4 + gm->n * per_image - 1) / (gm->n * per_image);
+    if (gm->n > 0 && gm->n * per_image < 2 && gm->tiles > 0 && mg >= 2 * p->mr) {
+      const size_t want = (2 + gm->n * per_image - 1) / (gm->n * per_image);
       size_t b = ci_round_up((mg + want - 1) / want, p->mr);
       if (b < 2 * p->mr) b = 2 * p->mr;
       gm->mblock = b;

@@ -650,7 +650,9 @@ def _qlmm_heads(rng):
 
 SPLIT_CASES = {
     # (model, fewest items at 2 threads): rec's shapes that ran on the caller alone before
-    "conv_integer_1x40_plane": (_ci_small_plane, 4),     # output channels in blocks
+    # output channels in 2 blocks (each block packs the plane again: 4 made each of two threads
+    # pack it twice)
+    "conv_integer_1x40_plane": (_ci_small_plane, 2),
     "matmul_integer_classifier": (_mmi_wide, 4),         # columns in blocks
     "qlinear_matmul_classifier": (_qlmm_wide, 4),
     "qlinear_matmul_attention_heads": (_qlmm_heads, 8),  # run-time B: a head per task, B packed in it
@@ -678,6 +680,20 @@ def test_small_steps_split(name, tmp_path):
         elif "--profile" in extra:
             st = split_stats(res)
             assert st["regions"] >= 1 and st["caller_items"] <= st["items"], st
+
+
+def test_conv_integer_channel_blocks_pack_once_per_thread(tmp_path):
+    """A ConvInteger on one tile of pixels (a 1x40 plane) splits its output channels into 2 blocks,
+    not 4: each block packs the tile again, so with 4 each of two threads packed it twice (rec's
+    60 x 960 x 1 x 3 on 1 x 40 took longer on two threads than on one). Same bytes as ORT."""
+    m, feeds = _ci_small_plane(np.random.default_rng(92))
+    want = check(tmp_path, "cib", m, feeds)[0]
+    path = h.save_model(m, tmp_path / "cib.onnx")
+    inputs = {k: h.save_npy(tmp_path / f"cib_{k}.npy", v) for k, v in feeds.items()}
+    res = h.run_q8rt(path, inputs, tmp_path / "cib_out", extra=["--threads", "2", "--profile-split"]).assert_ok()
+    h.assert_same_bytes(res.output("y"), want, "conv_integer 1x40 --threads 2")
+    st = split_stats(res)
+    assert st["regions"] == 1 and st["items"] == 2, st
 
 
 def test_conv_tiles_share_evenly_on_two_threads(tmp_path):
