@@ -643,6 +643,12 @@ FCONV_COLUMN_CASES = [
     ((1, 16, 50, 1), (16, 1, 7, 1), {"group": 16, "dilations": [3, 1], "pads": [9, 0, 9, 0]}, True),
     ((1, 6, 33, 1), (6, 1, 3, 1), {"group": 6, "strides": [3, 1], "pads": [2, 0, 1, 0]}, False),
     ((1, 4, 20, 1), (4, 4, 3, 1), {"pads": [1, 1, 1, 1]}, True),
+    # one output row at least 128 wide takes the row pieces, not the flat route (brainmaze's
+    # spindle detector: 1-D, k = 3, dilations up to 4096): 1-D dilated, 1-D with pads, a 2-D plane
+    # whose kernel leaves one output row
+    ((1, 8, 400), (8, 8, 3), {"dilations": [100]}, True),
+    ((1, 5, 300), (7, 5, 5), {"dilations": [2], "pads": [3, 5]}, False),
+    ((1, 4, 3, 200), (6, 4, 3, 3), {}, True),
 ]
 
 
