@@ -69,10 +69,17 @@ struct q8rt_session {
   unsigned char *valbuf;           /* [n_values][Q8RT_VALUE_BYTES]: small values computed at bind */
   size_t *block_size;              /* planner scratch, [n_values + n_steps] */
   size_t *block_off;               /* planner scratch, [n_values + n_steps] */
-  q8rt_threadpool *pool;           /* NULL: one thread */
-  q8rt_run_mode rm;                /* whole runs alone or shared (session.c) */
-  double rm_last_ms;               /* the latest run's time */
-  double rm_t0, rm_cpu_t0;         /* this run's start: clock and thread CPU time (0: no contention check) */
+  /* the last arena placement's blocks (sizes of placed blocks, lifetimes) and total: a bind whose
+   * blocks are all the same keeps block_off as it is (a Loop body bound again every iteration with
+   * new small values, the same shapes) */
+  size_t *memo_size;
+  int *memo_live; /* [n_values + n_steps] x 2: first, last */
+  size_t memo_total;
+  int memo_valid;
+  q8rt_threadpool *pool;   /* NULL: one thread */
+  q8rt_run_mode rm;        /* whole runs alone or shared (session.c) */
+  double rm_last_ms;       /* the latest run's time */
+  double rm_t0, rm_cpu_t0; /* this run's start: clock and thread CPU time (0: no contention check) */
   size_t runs_ok, rm_done[2], rm_done_contended; /* since creation: successful runs, shared / alone, contended */
   pthreadpool_t threadpool;                      /* only when a step runs on XNNPACK */
 

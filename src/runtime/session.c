@@ -84,6 +84,8 @@ void q8rt_session_free(q8rt_session *s) {
   q8rt_free(a, s->valbuf, nv * Q8RT_VALUE_BYTES);
   q8rt_free(a, s->block_size, nb * sizeof(size_t));
   q8rt_free(a, s->block_off, nb * sizeof(size_t));
+  q8rt_free(a, s->memo_size, nb * sizeof(size_t));
+  q8rt_free(a, s->memo_live, nb * 2 * sizeof(int));
   q8rt_free(a, s->steps, (ns + 1) * sizeof(session_step));
   q8rt_free(a, s->views, ((size_t)s->n_views + 1) * sizeof(op_tensor));
   q8rt_free(a, s->step_ms, (ns + 1) * sizeof(double));
@@ -497,8 +499,22 @@ static q8rt_status plan_arena(q8rt_session *s, size_t *total, q8rt_error *err) {
     if (first[o] == ARENA_UNUSED || first[v] < first[o]) first[o] = first[v];
     first[v] = last[v] = ARENA_UNUSED;
   }
-  if (!arena_place(nb, s->block_size, first, last, s->block_off, order, total)) {
-    return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "the tensors' sizes add up to more than the address space");
+  /* the same blocks as the last placement: the same offsets (arena_place is a function of these) */
+  int same = s->memo_valid && memcmp(s->memo_live, first, (size_t)nb * sizeof(int)) == 0 &&
+             memcmp(s->memo_live + nb, last, (size_t)nb * sizeof(int)) == 0;
+  for (int b = 0; same && b < nb; b++) same = first[b] == ARENA_UNUSED || s->memo_size[b] == s->block_size[b];
+  if (same) {
+    *total = s->memo_total;
+  } else {
+    s->memo_valid = 0;
+    if (!arena_place(nb, s->block_size, first, last, s->block_off, order, total)) {
+      return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "the tensors' sizes add up to more than the address space");
+    }
+    memcpy(s->memo_live, first, (size_t)nb * sizeof(int));
+    memcpy(s->memo_live + nb, last, (size_t)nb * sizeof(int));
+    memcpy(s->memo_size, s->block_size, (size_t)nb * sizeof(size_t));
+    s->memo_total = *total;
+    s->memo_valid = 1;
   }
   for (int v = 0; v < nv; v++) s->offsets[v] = first[v] != ARENA_UNUSED ? s->block_off[v] : SIZE_MAX;
   for (int v = 0; v < nv; v++) {
@@ -662,6 +678,8 @@ q8rt_status q8rt_session_create(const q8rt_model *model, const q8rt_session_opti
   s->valbuf = q8rt_calloc(a, nv, Q8RT_VALUE_BYTES);
   s->block_size = q8rt_calloc(a, nb, sizeof(size_t));
   s->block_off = q8rt_calloc(a, nb, sizeof(size_t));
+  s->memo_size = q8rt_calloc(a, nb, sizeof(size_t));
+  s->memo_live = q8rt_calloc(a, nb * 2, sizeof(int));
   s->steps = q8rt_calloc(a, ns + 1, sizeof(session_step));
   s->views = q8rt_calloc(a, (size_t)nviews + 1, sizeof(op_tensor));
   s->step_ms = q8rt_calloc(a, ns + 1, sizeof(double));
@@ -670,8 +688,8 @@ q8rt_status q8rt_session_create(const q8rt_model *model, const q8rt_session_opti
   s->gerr = q8rt_calloc(a, (size_t)model->plan.n_guards + 1, sizeof(*s->gerr));
   s->ext = q8rt_calloc(a, nv + 1, sizeof(void *));
   if ((nv && (!s->shapes || !s->offsets || !s->nbytes || !s->valbuf || !s->in_place || !s->in_place_off)) ||
-      (nb && (!s->live_tmp || !s->block_size || !s->block_off)) || !s->steps || !s->views || !s->step_ms ||
-      !s->step_threads || !s->gstate || !s->gerr || !s->ext) {
+      (nb && (!s->live_tmp || !s->block_size || !s->block_off || !s->memo_size || !s->memo_live)) || !s->steps ||
+      !s->views || !s->step_ms || !s->step_threads || !s->gstate || !s->gerr || !s->ext) {
     q8rt_status st = q8rt_fail(error, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory creating a session");
     st = q8rt_meter_failure(&s->meter, st, "the session", error);
     q8rt_session_free(s);
