@@ -8,6 +8,35 @@
 #include <sys/mman.h>
 #endif
 
+/* Messages name nodes, values and attributes from the model: a damaged or hostile model's strings
+ * may hold control characters (a newline splits the one-line message) or bytes that are not UTF-8
+ * (a caller decoding the message fails; a bit-flipped node name did in a q8rt-run check). Each such
+ * byte becomes '?', as does a character vsnprintf cut at the end. */
+static void message_clean(char *s) {
+  unsigned char *p = (unsigned char *)s;
+  while (*p != 0) {
+    const unsigned c = *p;
+    if (c < 0x80) {
+      if (c < 0x20 || c == 0x7f) *p = '?';
+      p++;
+      continue;
+    }
+    const size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    int ok = n != 0;
+    for (size_t i = 1; ok && i < n; i++) ok = (p[i] & 0xc0) == 0x80; /* stops at the terminating 0 */
+    /* overlong forms, surrogates, code points past U+10FFFF */
+    if (ok && ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] >= 0xa0) || (c == 0xf0 && p[1] < 0x90) ||
+               (c == 0xf4 && p[1] >= 0x90))) {
+      ok = 0;
+    }
+    if (!ok) {
+      *p++ = '?';
+      continue;
+    }
+    p += n;
+  }
+}
+
 q8rt_status q8rt_fail(q8rt_error *err, q8rt_status status, const char *fmt, ...) {
   if (err != NULL) {
     err->status = status;
@@ -15,6 +44,7 @@ q8rt_status q8rt_fail(q8rt_error *err, q8rt_status status, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err->message, sizeof(err->message), fmt, ap);
     va_end(ap);
+    message_clean(err->message);
   }
   return status;
 }

@@ -508,3 +508,24 @@ def test_hostile_attributes(tmp_path, name):
     msg = h.assert_clean_error(res, words)
     node = model.graph.node[0].name
     assert node in msg, f"error does not name node {node!r}: {msg}"
+
+
+@pytest.mark.parametrize("raw", [b"a\nb\xf2c", b"\x01\xed\xa0\x80", b"\xe2\x82\xac\tZ"])
+def test_error_message_one_clean_line(raw, tmp_path, q8rt_run):
+    """Messages quote names from the model: control characters and bytes that are not UTF-8 in them
+    (a bit-flipped node name) become '?', so the message stays one line of valid UTF-8 (a newline
+    split it; an invalid byte reached the caller as is). Valid UTF-8 passes through unchanged."""
+    node = helper.make_node("NoSuchOp", ["x"], ["y"], name="N" * len(raw))
+    m = h.make_model([node], [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])], [])
+    data = m.SerializeToString()
+    assert data.count(b"N" * len(raw)) == 1
+    path = tmp_path / "m.onnx"
+    path.write_bytes(data.replace(b"N" * len(raw), raw))
+    res = h.run_q8rt(path, {}, tmp_path / "out")
+    msg = h.assert_clean_error(res, ["NoSuchOp"])
+    assert "\ufffd" not in res.stderr, res.describe()
+    if raw.startswith(b"\xe2\x82\xac"):
+        assert "\u20ac?Z" in msg, msg
+    else:
+        assert "'a?b?c'" in msg or "'????'" in msg, msg
