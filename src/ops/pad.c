@@ -8,6 +8,15 @@
 #include "data_common.h"
 
 enum pad_mode { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE, PAD_WRAP };
+/* The mode attribute's spelling (also the plan's reason) and the reason when pads are known at bind. */
+static const struct {
+  const char *name, *bound_reason;
+} pad_modes[] = {
+    [PAD_CONSTANT] = {"constant", "constant (pads known at bind)"},
+    [PAD_REFLECT] = {"reflect", "reflect (pads known at bind)"},
+    [PAD_EDGE] = {"edge", "edge (pads known at bind)"},
+    [PAD_WRAP] = {"wrap", "wrap (pads known at bind)"},
+};
 
 typedef struct pad_params {
   enum pad_mode mode;
@@ -51,18 +60,13 @@ static q8rt_status pad_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err)
   if (p == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
   const char *mode;
   if ((st = ir_attr_string(n, "mode", "constant", &mode, err)) != Q8RT_OK) return st;
-  if (strcmp(mode, "constant") == 0) {
-    p->mode = PAD_CONSTANT;
-  } else if (strcmp(mode, "reflect") == 0) {
-    p->mode = PAD_REFLECT;
-  } else if (strcmp(mode, "edge") == 0) {
-    p->mode = PAD_EDGE;
-  } else if (strcmp(mode, "wrap") == 0 && n->opset >= 19) {
-    p->mode = PAD_WRAP;
-  } else {
+  int m = PAD_CONSTANT;
+  while (m <= PAD_WRAP && strcmp(mode, pad_modes[m].name) != 0) m++;
+  if (m > PAD_WRAP || (m == PAD_WRAP && n->opset < 19)) {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
                      "Pad node '%s': attribute 'mode' '%s' is not a Pad mode at opset %d", n->name, mode, n->opset);
   }
+  p->mode = (enum pad_mode)m;
   int present;
   if (attrs) {
     if ((st = data_attr_ints(ctx, "pads", &p->pads, &p->npads, &present, err)) != Q8RT_OK) return st;
@@ -101,11 +105,7 @@ static q8rt_status pad_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err)
   if (!present) return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "Pad node '%s': pads are missing", n->name);
   if (!p->pads_bound && (st = pad_check_count(p, n->name, err)) != Q8RT_OK) return st;
   ctx->kernel = "pad__scalar";
-  ctx->reason = p->pads_bound ? (p->mode == PAD_CONSTANT  ? "constant (pads known at bind)"
-                                 : p->mode == PAD_REFLECT ? "reflect (pads known at bind)"
-                                 : p->mode == PAD_EDGE    ? "edge (pads known at bind)"
-                                                          : "wrap (pads known at bind)")
-                              : mode;
+  ctx->reason = p->pads_bound ? pad_modes[p->mode].bound_reason : pad_modes[p->mode].name;
   *out = p;
   return Q8RT_OK;
 }
@@ -221,10 +221,7 @@ static q8rt_status pad_infer(const void *params, const op_node *n, const op_shap
     const int64_t left = x->dims[d] + (b[d] < 0 ? b[d] : 0) + (e[d] < 0 ? e[d] : 0);
     if (p->mode != PAD_CONSTANT && (x->dims[d] == 0 || (p->mode == PAD_WRAP && left <= 0)) && out->dims[d] > 0) {
       return q8rt_fail(err, Q8RT_ERROR_SHAPE, "Pad node '%s': mode %s cannot pad an empty axis %d", n->name,
-                       p->mode == PAD_REFLECT ? "reflect"
-                       : p->mode == PAD_EDGE  ? "edge"
-                                              : "wrap",
-                       d);
+                       pad_modes[p->mode].name, d);
     }
   }
   if (!concrete || geom == NULL) return Q8RT_OK;
