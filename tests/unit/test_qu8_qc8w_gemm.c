@@ -408,19 +408,25 @@ Q8RT_TEST(gemm_scalar_vs_reference) {
   return 0;
 }
 
-Q8RT_TEST(gemm_variants_vs_scalar) {
-  for (const gemm_variant *v = g_variants; v->name != NULL; v++) {
+/* check(v) for every variant of a list (up to its NULL entry) the CPU can run; the others are
+ * reported as skipped. Returns 1 at the first variant that fails, naming it. */
+static int each_variant(const gemm_variant *list, int (*check)(const gemm_variant *v)) {
+  for (const gemm_variant *v = list; v->name != NULL; v++) {
     if (!test_isa_supported(v->isa)) {
       printf("     skip %s (CPU lacks its ISA)\n", v->name);
       continue;
     }
-    if (sweep(v->mr, v->nr, v)) {
+    if (check(v)) {
       fprintf(stderr, "  variant %s failed\n", v->name);
       return 1;
     }
   }
   return 0;
 }
+
+static int sweep_variant(const gemm_variant *v) { return sweep(v->mr, v->nr, v); }
+
+Q8RT_TEST(gemm_variants_vs_scalar) { return each_variant(g_variants, sweep_variant); }
 
 /* ---- few-channel variants (Q8RT_GEMM_UKERNEL_FEWN: weights packed with NR = 1) ----------------- */
 
@@ -433,39 +439,29 @@ static const gemm_variant g_fewn_variants[] = {
 #undef Q8RT_GEMM_UKERNEL
 #undef Q8RT_GEMM_UKERNEL_FEWN
 
-Q8RT_TEST(gemm_fewn_variants_vs_scalar) {
-  for (const gemm_variant *v = g_fewn_variants; v->name != NULL; v++) {
-    if (!test_isa_supported(v->isa)) {
-      printf("     skip %s (CPU lacks its ISA)\n", v->name);
-      continue;
-    }
-    /* the shape sweep (nc 1, 2, 3, 5, 9, 10 with nr = 1: groups of 1, 2, 3 and 4 channels) */
-    if (sweep(v->mr, v->nr, v)) {
-      fprintf(stderr, "  variant %s failed\n", v->name);
-      return 1;
-    }
-    /* 4 to 8 channels, every row count, K around the 32-byte chunks, dense and strided outputs */
-    const size_t kcs[] = {4, 28, 32, 36, 64, 96, 100, 127, 128, 129, 384};
-    for (size_t nc = 1; nc <= 8; nc++) {
-      for (size_t mr = 1; mr <= v->mr; mr++) {
-        for (size_t ki = 0; ki < sizeof(kcs) / sizeof(kcs[0]); ki++) {
-          gemm_case t = {0};
-          t.mr = mr;
-          t.nc = nc;
-          t.kc = kcs[ki];
-          t.a_stride = t.kc + ((rnd() & 1) ? 0 : 5);
-          t.c_stride = t.nc + ((mr + ki) % 2 ? 0 : 2 + mr % 5);
-          random_quant(&t);
-          if (check_case(&t, v->nr, v)) {
-            fprintf(stderr, "  variant %s failed\n", v->name);
-            return 1;
-          }
-        }
+/* The shape sweep (nc 1, 2, 3, 5, 9, 10 with nr = 1: groups of 1, 2, 3 and 4 channels), then 1 to
+ * 8 channels, every row count, K around the 32-byte chunks, dense and strided outputs. */
+static int sweep_fewn_variant(const gemm_variant *v) {
+  if (sweep(v->mr, v->nr, v)) return 1;
+  const size_t kcs[] = {4, 28, 32, 36, 64, 96, 100, 127, 128, 129, 384};
+  for (size_t nc = 1; nc <= 8; nc++) {
+    for (size_t mr = 1; mr <= v->mr; mr++) {
+      for (size_t ki = 0; ki < sizeof(kcs) / sizeof(kcs[0]); ki++) {
+        gemm_case t = {0};
+        t.mr = mr;
+        t.nc = nc;
+        t.kc = kcs[ki];
+        t.a_stride = t.kc + ((rnd() & 1) ? 0 : 5);
+        t.c_stride = t.nc + ((mr + ki) % 2 ? 0 : 2 + mr % 5);
+        random_quant(&t);
+        if (check_case(&t, v->nr, v)) return 1;
       }
     }
   }
   return 0;
 }
+
+Q8RT_TEST(gemm_fewn_variants_vs_scalar) { return each_variant(g_fewn_variants, sweep_fewn_variant); }
 
 Q8RT_TEST(gemm_pairs_safe_proof) {
   const int8_t ok[8] = {64, -64, 127, 1, -128, 0, 3, 4};
