@@ -153,6 +153,26 @@ def bind_time_models():
             [helper.make_node("Identity", ["c_in"], ["c_out"], name="o_cond"), lscan],
             bin_ + [vi("x_in", F, None)], [vi("c_out", B, []), vi("x_out", F, None)]))],
         [vi("x", F, ["b"]), vi("xs", F, ["a", "b"]), ref], idx, 16)
+    # QDQ MatMul with a per-column weight (src/passes/qdq_fuse.c: QLinearMatMul with one b_scale /
+    # b_zero_point per column): u8 x s8, u8 x u8 with zero points, s8 x s8; K fixed (the weight's),
+    # the fuzzer's rows and batch; N = 40 (a 32-wide block and 8 channels of the next)
+    K, N = 16, 40
+    for name, at, wt, azp, wzp in (("u8s8", np.uint8, np.int8, 131, 0), ("u8u8", np.uint8, np.uint8, 3, 128),
+                                   ("s8s8", np.int8, np.int8, -7, 0)):
+        r = np.random.default_rng(len(name) + azp + 128)
+        ws = (0.002 * 2.0 ** -r.integers(0, 4, size=N)).astype(np.float32)
+        lo, hi = (-128, 128) if wt == np.int8 else (0, 256)
+        ty = TensorProto.UINT8 if at == np.uint8 else TensorProto.INT8
+        yield f"qdq_matmul_per_column_{name}", model(
+            [helper.make_node("DequantizeLinear", ["a", "a_s", "a_zp"], ["a_f"], name="dq_a"),
+             helper.make_node("DequantizeLinear", ["w_q", "w_s", "w_zp"], ["w_f"], name="dq_w", axis=1),
+             helper.make_node("MatMul", ["a_f", "w_f"], ["m"], name="matmul"),
+             helper.make_node("QuantizeLinear", ["m", "y_s", "y_zp"], ["y"], name="q_y")],
+            [vi("a", ty, ["b", "m", K])],
+            [t("a_s", np.array(0.02, np.float32)), t("a_zp", np.array(azp, at)),
+             t("w_q", r.integers(lo, hi, size=(K, N)).astype(wt)), t("w_s", ws),
+             t("w_zp", (wzp + r.integers(-3, 4, size=N) * (wt == np.uint8)).astype(wt)),
+             t("y_s", np.array(0.05, np.float32)), t("y_zp", np.array(azp // 2, at))], 13)
     for red, opset, ity in (("none", 13, I32), ("add", 16, I64), ("max", 18, I64)):
         yield f"scatter_{red}", model(
             [helper.make_node("ScatterElements", ["data", "i", "u"], ["y"], name="scatter", axis=1, reduction=red)],
