@@ -228,6 +228,17 @@ typedef void (*q8rt_x8_lut_rows_ukernel_fn)(size_t rows, size_t n, const uint8_t
 #include "x8-lut/x8-lut.inc"
 #undef Q8RT_X8_LUT_UKERNEL
 
+/* ---- x8-lutc: per-channel tables, channels innermost ----
+ * y[r * y_stride + c] = tables[c * 256 + x[r * x_stride + c]], rows of `channels` bytes (x == y
+ * with equal strides: in place). */
+typedef void (*q8rt_x8_lutc_ukernel_fn)(size_t rows, size_t channels, const uint8_t *x, size_t x_stride, uint8_t *y,
+                                        size_t y_stride, const uint8_t *tables);
+#define Q8RT_X8_LUTC_UKERNEL(isa, fn)                                                                   \
+  void fn(size_t rows, size_t channels, const uint8_t *x, size_t x_stride, uint8_t *y, size_t y_stride, \
+          const uint8_t *tables);
+#include "x8-lutc/x8-lutc.inc"
+#undef Q8RT_X8_LUTC_UKERNEL
+
 /* ---- q8-vbinary: QLinearAdd / QLinearMul rows, ONNX Runtime's MLAS arithmetic in float32 ----
  *   vadd:  y = sat(cvt(fma(x1, r1, fma(x2, r2, f))))
  *   vmul:  y = sat(cvt((float)((x1 - z1) * (x2 - z2)) * ratio + zc))   (no fusion)

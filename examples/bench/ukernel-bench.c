@@ -613,8 +613,19 @@ static const struct {
 #undef Q8RT_X8_LUT_UKERNEL
 };
 
-/* f32-gemm (M=196, K=N=256; B packed per variant, checked against the scalar twin on unpacked B)
- * and x8-lut (64 Ki bytes). */
+static const struct {
+  unsigned isa;
+  q8rt_x8_lutc_ukernel_fn fn;
+  const char *name;
+} g_lutc[] = {
+#define Q8RT_X8_LUTC_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "x8-lutc/x8-lutc.inc"
+#undef Q8RT_X8_LUTC_UKERNEL
+};
+
+/* f32-gemm (M=196, K=N=256; B packed per variant, checked against the scalar twin on unpacked B),
+ * x8-lut (64 Ki bytes) and x8-lutc (per-channel tables, channels innermost: 250 channels as in
+ * FSMN's linear layers, and 24). */
 static int bench_f32_gemm_lut(const char *filter) {
   enum { GM = 196, GK = 256, GN = 256 };
   static float a[GM * GK], b[GK * GN], c0[GM * GN], c1[GM * GN], packed[GK * (GN + 64)];
@@ -683,6 +694,27 @@ static int bench_f32_gemm_lut(const char *filter) {
     bad |= !ok;
     TIME_MEDIAN(t, g_lut[k].fn(ROW_N, g_u8a, g_out, table));
     report(g_lut[k].name, t, ROW_N, "B", ok);
+  }
+  static uint8_t tables[250 * 256];
+  for (size_t i = 0; i < sizeof(tables); i++) tables[i] = (uint8_t)rnd();
+  static const size_t lutc_channels[] = {250, 24};
+  const size_t nc = sizeof(g_lutc) / sizeof(g_lutc[0]);
+  for (size_t j = 0; j < 2; j++) {
+    const size_t ch = lutc_channels[j], lrows = ROW_N / ch, n = lrows * ch;
+    printf("x8-lutc, %zu lrows of %zu channels\n", lrows, ch);
+    for (size_t k = 0; k < nc; k++) {
+      if (!wanted(filter, g_lutc[k].name)) continue;
+      if (!isa_supported(g_lutc[k].isa)) {
+        printf("  %-62s skipped (CPU lacks its ISA)\n", g_lutc[k].name);
+        continue;
+      }
+      g_lutc[nc - 1].fn(lrows, ch, g_u8a, ch, g_ref, ch, tables); /* the list ends with the scalar twin */
+      g_lutc[k].fn(lrows, ch, g_u8a, ch, g_out, ch, tables);
+      const bool ok = memcmp(g_out, g_ref, n) == 0;
+      bad |= !ok;
+      TIME_MEDIAN(t, g_lutc[k].fn(lrows, ch, g_u8a, ch, g_out, ch, tables));
+      report(g_lutc[k].name, t, (double)n, "B", ok);
+    }
   }
   return bad;
 }

@@ -319,6 +319,7 @@ q8rt_status conv_fast_prepare(const conv_fast_desc *d, const conv_choice *choice
   const char *lut_name;
   f->lut = op_lookup_table_kernel(choice->backend, choice->isa, &lut_name);
   f->lut_rows = op_lookup_table_rows_kernel(choice->backend, choice->isa);
+  f->lutc = op_lookup_table_channels_kernel(choice->backend, choice->isa, NULL);
   f->path = CONV_PATH_NONE;
   if (choice->backend == Q8RT_BACKEND_REFERENCE) {
     conv_ref_choose(choice, f);
@@ -802,15 +803,12 @@ static void apply_table(const conv_fast *f, const uint8_t *src, size_t src_strid
   const size_t n = f->out_c;
   if (f->table_channels == 1) {
     if (src_stride == n && dst_stride == n) {
-      op_lookup_table_apply(f->lut, f->table, 1, 1, rows * n, src, dst);
+      op_lookup_table_apply(f->lut, f->lutc, f->table, 1, 1, rows * n, src, dst);
     } else {
       f->lut_rows(rows, n, src, src_stride, dst, dst_stride, f->table);
     }
-  } else if (src_stride == n && dst_stride == n) {
-    op_lookup_table_apply(f->lut, f->table, n, rows, 1, src, dst);
   } else {
-    for (size_t r = 0; r < rows; r++)
-      op_lookup_table_apply(f->lut, f->table, n, 1, 1, src + r * src_stride, dst + r * dst_stride);
+    f->lutc(rows, n, src, src_stride, dst, dst_stride, f->table);
   }
 }
 
@@ -982,7 +980,7 @@ static void dw_chw_task(void *context, size_t t) {
   f->dw_chw(c->x + t * g->in_h * g->in_w, (const uint8_t *)f->packed + ch * f->chw_bytes, y, &p);
   if (f->table != NULL) {
     const uint8_t *table = f->table + (f->table_channels == 1 ? 0 : ch * 256);
-    op_lookup_table_apply(f->lut, table, 1, 1, out_hw, y, y);
+    op_lookup_table_apply(f->lut, f->lutc, table, 1, 1, out_hw, y, y);
   }
 }
 
@@ -1058,7 +1056,7 @@ static void gemm_chw_task(void *context, size_t t) {
   for (size_t m = 0; m < f->out_c; m++) {
     uint8_t *row = dst + m * dst_stride;
     if (f->table != NULL) {
-      op_lookup_table_apply(f->lut, f->table + (f->table_channels == 1 ? 0 : m * 256), 1, 1, cnt, row, row);
+      op_lookup_table_apply(f->lut, f->lutc, f->table + (f->table_channels == 1 ? 0 : m * 256), 1, 1, cnt, row, row);
     }
     if (!dropped) continue;
     /* keep columns ox < out_w of each output row the block covers */

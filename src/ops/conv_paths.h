@@ -63,6 +63,7 @@ typedef struct conv_fast {
   size_t table_channels; /* 1, or out_c tables */
   q8rt_x8_lut_ukernel_fn lut;
   q8rt_x8_lut_rows_ukernel_fn lut_rows; /* the same kernel's rows form (output rows of a wider tensor) */
+  q8rt_x8_lutc_ukernel_fn lutc;         /* x8-lutc: per-channel tables on output pixels (channels innermost) */
 } conv_fast;
 
 typedef struct conv_fast_geom {

@@ -13,6 +13,7 @@
 
 typedef struct table_params {
   q8rt_x8_lut_ukernel_fn fn;
+  q8rt_x8_lutc_ukernel_fn lutc; /* per-channel tables with the channels innermost */
   q8rt_dtype out_type;
   int axis;        /* physical axis the tables are indexed by, -1: one table */
   size_t channels; /* tables: 1, or the extent of `axis` */
@@ -45,8 +46,24 @@ q8rt_x8_lut_rows_ukernel_fn op_lookup_table_rows_kernel(q8rt_backend backend, ui
   return g_lut[i].rows_fn;
 }
 
-void *op_lookup_table_params(q8rt_pool *pool, const uint8_t *table, size_t channels, int axis, q8rt_dtype out_type,
-                             q8rt_backend backend, uint32_t isa, const char **kernel) {
+static const struct {
+  uint32_t isa;
+  q8rt_x8_lutc_ukernel_fn fn;
+  const char *name;
+} g_lutc[] = {
+#define Q8RT_X8_LUTC_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "x8-lutc/x8-lutc.inc"
+#undef Q8RT_X8_LUTC_UKERNEL
+};
+
+q8rt_x8_lutc_ukernel_fn op_lookup_table_channels_kernel(q8rt_backend backend, uint32_t isa, const char **name) {
+  size_t i = OP_FIRST_USABLE(g_lutc, isa, backend);
+  if (name != NULL) *name = g_lutc[i].name + 5; /* drop the "q8rt_" prefix */
+  return g_lutc[i].fn;
+}
+
+void *op_lookup_table_params(q8rt_pool *pool, const uint8_t *table, size_t channels, int axis, int rank,
+                             q8rt_dtype out_type, q8rt_backend backend, uint32_t isa, const char **kernel) {
   table_params *p = q8rt_pool_alloc(pool, sizeof(*p), 16);
   if (p == NULL) return NULL;
   p->out_type = out_type;
@@ -55,6 +72,9 @@ void *op_lookup_table_params(q8rt_pool *pool, const uint8_t *table, size_t chann
   p->table = table;
   const char *name = "";
   p->fn = op_lookup_table_kernel(backend, isa, &name);
+  const char *lutc_name = "";
+  p->lutc = op_lookup_table_channels_kernel(backend, isa, &lutc_name);
+  if (channels > 1 && rank > 0 && axis == rank - 1) name = lutc_name; /* channels innermost */
   *kernel = name;
   if (channels > 1) { /* one table per channel: say so beside the kernel's name */
     const size_t len = strlen(name) + sizeof(" (per channel)");
@@ -97,19 +117,19 @@ static q8rt_status table_infer(const void *params, const op_node *n, const op_sh
   return Q8RT_OK;
 }
 
-void op_lookup_table_apply(q8rt_x8_lut_ukernel_fn fn, const uint8_t *table, size_t channels, size_t outer, size_t inner,
-                           const uint8_t *x, uint8_t *y) {
+void op_lookup_table_apply(q8rt_x8_lut_ukernel_fn fn, q8rt_x8_lutc_ukernel_fn lutc, const uint8_t *table,
+                           size_t channels, size_t outer, size_t inner, const uint8_t *x, uint8_t *y) {
   if (channels == 1) {
     fn(outer * inner, x, y, table);
     return;
   }
+  if (inner == 1) { /* channels innermost (NHWC): a table per byte */
+    lutc(outer, channels, x, channels, y, channels, table);
+    return;
+  }
   for (size_t o = 0; o < outer; o++) {
-    if (inner == 1) { /* channels innermost (NHWC): a table per byte */
-      for (size_t c = 0; c < channels; c++) y[c] = table[c * 256 + x[c]];
-    } else {
-      for (size_t c = 0; c < channels; c++) {
-        fn(inner, x + c * inner, y + c * inner, table + c * 256);
-      }
+    for (size_t c = 0; c < channels; c++) {
+      fn(inner, x + c * inner, y + c * inner, table + c * 256);
     }
     x += channels * inner;
     y += channels * inner;
@@ -133,7 +153,7 @@ static void table_elems(void *arg, size_t begin, size_t end) {
 static void table_rows(void *arg, size_t begin, size_t end) {
   const table_job *j = arg;
   const size_t row = j->p->channels * j->g->inner;
-  op_lookup_table_apply(j->p->fn, j->p->table, j->p->channels, end - begin, j->g->inner, j->x + begin * row,
+  op_lookup_table_apply(j->p->fn, j->p->lutc, j->p->table, j->p->channels, end - begin, j->g->inner, j->x + begin * row,
                         j->y + begin * row);
 }
 

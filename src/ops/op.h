@@ -231,15 +231,20 @@ int op_perm_keeps_bytes(const int64_t *dims, int rank, const unsigned char *p);
 /* The planner's table step (an island of elementwise ops on one 8-bit tensor): `table` holds
  * channels x 256 bytes; with channels > 1 they are indexed along physical axis `axis`. */
 extern const op_def q8rt_op_lookup_table;
-void *op_lookup_table_params(q8rt_pool *pool, const uint8_t *table, size_t channels, int axis, q8rt_dtype out_type,
-                             q8rt_backend backend, uint32_t isa, const char **kernel);
+/* rank: the input's rank (-1: unknown), to name the channels-innermost kernel when axis is the last */
+void *op_lookup_table_params(q8rt_pool *pool, const uint8_t *table, size_t channels, int axis, int rank,
+                             q8rt_dtype out_type, q8rt_backend backend, uint32_t isa, const char **kernel);
 /* The x8-lut kernel for this CPU and backend (*name: its name). */
 q8rt_x8_lut_ukernel_fn op_lookup_table_kernel(q8rt_backend backend, uint32_t isa, const char **name);
 /* The rows form of that kernel (its x8-lut.inc line's rows function). */
 q8rt_x8_lut_rows_ukernel_fn op_lookup_table_rows_kernel(q8rt_backend backend, uint32_t isa);
-/* y = table[x] over x viewed as [outer][channels][inner], table c for index c. */
-void op_lookup_table_apply(q8rt_x8_lut_ukernel_fn fn, const uint8_t *table, size_t channels, size_t outer, size_t inner,
-                           const uint8_t *x, uint8_t *y);
+/* The x8-lutc kernel (per-channel tables, channels innermost) for this CPU and backend (*name: its
+ * name, if name is not NULL). */
+q8rt_x8_lutc_ukernel_fn op_lookup_table_channels_kernel(q8rt_backend backend, uint32_t isa, const char **name);
+/* y = table[x] over x viewed as [outer][channels][inner], table c for index c: fn (x8-lut) per
+ * table, lutc (x8-lutc) when inner is 1 and there are several tables. */
+void op_lookup_table_apply(q8rt_x8_lut_ukernel_fn fn, q8rt_x8_lutc_ukernel_fn lutc, const uint8_t *table,
+                           size_t channels, size_t outer, size_t inner, const uint8_t *x, uint8_t *y);
 
 /* QuantizeLinear's kernel for quantized type `qtype` (the first usable line of f32-qint-vcvt.inc;
  * *name: its symbol, NULL when the list has none for the type). */

@@ -221,7 +221,7 @@ static q8rt_status table_step(builder *b, int ni, int *tabled) {
   const char *kernel = "";
   void *params =
       op_lookup_table_params(b->pool, t.table, t.channels, pass_layout_physical_axis(t.axis, g->values[x].rank, nhwc),
-                             t.out_type, b->backend, b->isa, &kernel);
+                             g->values[x].rank, t.out_type, b->backend, b->isa, &kernel);
   if (s == NULL || tn == NULL || io == NULL || params == NULL || (tn->note = q8rt_pool_strdup(b->pool, note)) == NULL) {
     return q8rt_fail(b->err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory planning a table");
   }
