@@ -436,21 +436,6 @@ static int late_room(loop_geom *g, late_buf *b, size_t need) {
   return 1;
 }
 
-static int same_shape(const op_shape *a, const op_shape *b) {
-  if (a->rank != b->rank || a->dtype != b->dtype) return 0;
-  for (int d = 0; d < a->rank; d++) {
-    if (a->dims[d] != b->dims[d]) return 0;
-  }
-  return 1;
-}
-
-static void shape_text(const op_shape *s, char *buf, size_t size) {
-  size_t len = (size_t)snprintf(buf, size, "[");
-  for (int d = 0; d < s->rank && len < size; d++)
-    len += (size_t)snprintf(buf + len, size - len, "%s%lld", d ? ", " : "", (long long)s->dims[d]);
-  if (len < size) snprintf(buf + len, size - len, "]");
-}
-
 /* The body's outputs at its bound shapes against what the Loop holds: the condition a bool of one
  * element, each carried value of its initial shape, each scan value of the shape its output was
  * sized for. */
@@ -469,9 +454,9 @@ static q8rt_status check_body_outputs(const loop_params *p, const loop_geom *g, 
     if (p->fixed[2 + k]) continue;
     q8rt_session_output_data(g->sess, 1 + k, &sh);
     const op_shape *want = in[2 + k].shape;
-    if (!same_shape(sh, want)) {
-      shape_text(want, a, sizeof(a));
-      shape_text(sh, b, sizeof(b));
+    if (!op_shape_same(sh, want)) {
+      op_shape_text(want, a, sizeof(a));
+      op_shape_text(sh, b, sizeof(b));
       return q8rt_fail(err, Q8RT_ERROR_SHAPE,
                        "Loop node '%s', iteration %lld: carried value %d changes shape from %s %s to %s %s (q8rt "
                        "needs carried values to keep their shape)",
@@ -487,8 +472,8 @@ static q8rt_status check_body_outputs(const loop_params *p, const loop_geom *g, 
       op_shape per = *o;
       per.rank = o->rank - 1;
       for (int d = 0; d < per.rank; d++) per.dims[d] = o->dims[1 + d];
-      shape_text(&per, a, sizeof(a));
-      shape_text(sh, b, sizeof(b));
+      op_shape_text(&per, a, sizeof(a));
+      op_shape_text(sh, b, sizeof(b));
       return q8rt_fail(err, Q8RT_ERROR_SHAPE,
                        "Loop node '%s', iteration %lld: scan output %d is %s %s, the first iteration's was %s %s (q8rt "
                        "stacks scan values of one shape)",

@@ -1,6 +1,7 @@
 #include "op_util.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 q8rt_status op_broadcast_shapes(const op_node *n, const op_shape *const *in, int count, op_shape *out,
@@ -67,6 +68,21 @@ size_t op_shape_count(const op_shape *s) {
   size_t n = 1;
   for (int d = 0; d < s->rank; d++) n *= (size_t)s->dims[d];
   return n;
+}
+
+bool op_shape_same(const op_shape *a, const op_shape *b) {
+  if (a->rank != b->rank || a->dtype != b->dtype) return false;
+  for (int d = 0; d < a->rank; d++) {
+    if (a->dims[d] != b->dims[d]) return false;
+  }
+  return true;
+}
+
+void op_shape_text(const op_shape *s, char *buf, size_t size) {
+  size_t len = (size_t)snprintf(buf, size, "[");
+  for (int d = 0; d < s->rank && len < size; d++)
+    len += (size_t)snprintf(buf + len, size - len, "%s%lld", d ? ", " : "", (long long)s->dims[d]);
+  if (len < size) snprintf(buf + len, size - len, "]");
 }
 
 double op_load_f64(const void *data, q8rt_dtype dtype, size_t i) {

@@ -70,6 +70,10 @@ static inline bool op_dtype_is_numeric(q8rt_dtype t) {
 
 /* Number of elements of a concrete shape (0 for rank -1). */
 size_t op_shape_count(const op_shape *s);
+/* Same rank, element type and dims. */
+bool op_shape_same(const op_shape *a, const op_shape *b);
+/* "[d0, d1, ...]" into buf (truncated to size). */
+void op_shape_text(const op_shape *s, char *buf, size_t size);
 /* [N, S..., C] -> [N, C, S...] in place (rank >= 3; other ranks unchanged): the NCHW shape of a
  * channels-last tensor. */
 void op_shape_nchw_of_nhwc(op_shape *s);

@@ -397,21 +397,6 @@ static void scan_unbind(const void *params, void *geom) {
   g->sess = NULL;
 }
 
-static int same_shape(const op_shape *a, const op_shape *b) {
-  if (a->rank != b->rank || a->dtype != b->dtype) return 0;
-  for (int d = 0; d < a->rank; d++) {
-    if (a->dims[d] != b->dims[d]) return 0;
-  }
-  return 1;
-}
-
-static void shape_text(const op_shape *s, char *buf, size_t size) {
-  size_t len = (size_t)snprintf(buf, size, "[");
-  for (int d = 0; d < s->rank && len < size; d++)
-    len += (size_t)snprintf(buf + len, size - len, "%s%lld", d ? ", " : "", (long long)s->dims[d]);
-  if (len < size) snprintf(buf + len, size - len, "]");
-}
-
 /* The body's outputs at its bound shapes: each state of its shape, each scan value of the shape
  * its output holds (the output's dims less the batch and scan axes). */
 static q8rt_status check_body_outputs(const scan_params *p, const scan_geom *g, const op_shape *sh,
@@ -420,9 +405,9 @@ static q8rt_status check_body_outputs(const scan_params *p, const scan_geom *g, 
   char a[160], b[160];
   for (int k = 0; k < p->n_state; k++) {
     q8rt_session_output_data(g->sess, k, &bs);
-    if (!same_shape(bs, &sh[k])) {
-      shape_text(&sh[k], a, sizeof(a));
-      shape_text(bs, b, sizeof(b));
+    if (!op_shape_same(bs, &sh[k])) {
+      op_shape_text(&sh[k], a, sizeof(a));
+      op_shape_text(bs, b, sizeof(b));
       return q8rt_fail(err, Q8RT_ERROR_SHAPE,
                        "Scan node '%s', iteration %lld: state %d changes shape from %s %s to %s %s (q8rt needs states "
                        "to keep their shape)",
@@ -439,9 +424,9 @@ static q8rt_status check_body_outputs(const scan_params *p, const scan_geom *g, 
     for (int d = 0, e = p->batch; d < r; e++) {
       if (e - p->batch != ax) per.dims[d++] = o->dims[e];
     }
-    if (!same_shape(bs, &per)) {
-      shape_text(&per, a, sizeof(a));
-      shape_text(bs, b, sizeof(b));
+    if (!op_shape_same(bs, &per)) {
+      op_shape_text(&per, a, sizeof(a));
+      op_shape_text(bs, b, sizeof(b));
       return q8rt_fail(err, Q8RT_ERROR_SHAPE,
                        "Scan node '%s', iteration %lld: scan output %d is %s %s, the first iteration's was %s %s (q8rt "
                        "stacks scan values of one shape)",
