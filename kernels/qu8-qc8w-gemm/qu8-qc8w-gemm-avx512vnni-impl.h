@@ -294,14 +294,32 @@ static inline __attribute__((always_inline)) void q8rt_gemm_avx512vnni_body(
   }
 }
 
+/* A call of mr < MR rows runs the body of the smallest even row count >= mr (2, 4, 6): the body's
+ * rows past mr alias the last row and compute its bytes again, so with MR = 8 a 29-row QGemm's
+ * last 5 rows did 8 rows' vpdpbusd (CRNN's 8210 x 1024 head: 32 rows' work for 29). Each row is
+ * computed alone, the same instructions on the same values: the stored bytes do not change. */
+static inline __attribute__((always_inline)) void q8rt_gemm_avx512vnni_rows(
+    size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c, size_t c_stride,
+    const q8rt_qu8_requant_params *p, const size_t MR, const size_t NV, const bool use_xor, const bool i32_out) {
+  if (MR > 2 && mr <= 2) {
+    q8rt_gemm_avx512vnni_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, 2, NV, use_xor, i32_out, NULL);
+  } else if (MR > 4 && mr <= 4) {
+    q8rt_gemm_avx512vnni_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, 4, NV, use_xor, i32_out, NULL);
+  } else if (MR > 6 && mr <= 6) {
+    q8rt_gemm_avx512vnni_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, 6, NV, use_xor, i32_out, NULL);
+  } else {
+    q8rt_gemm_avx512vnni_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, use_xor, i32_out, NULL);
+  }
+}
+
 #define Q8RT_GEMM_AVX512VNNI_DEFINE_X(fn, MR, NV, I32)                                                                 \
   _Static_assert((NV) == 2 && (MR) % 2 == 0, "narrow blocks: 32-wide blocks, rows paired");                            \
   void fn(size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c, size_t c_stride, \
           const q8rt_qu8_requant_params *p) {                                                                          \
     if (p->x_xor != 0) {                                                                                               \
-      q8rt_gemm_avx512vnni_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, true, I32, NULL);                  \
+      q8rt_gemm_avx512vnni_rows(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, true, I32);                        \
     } else {                                                                                                           \
-      q8rt_gemm_avx512vnni_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, false, I32, NULL);                 \
+      q8rt_gemm_avx512vnni_rows(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, false, I32);                       \
     }                                                                                                                  \
   }
 
