@@ -189,6 +189,38 @@ def test_loop_iteration_cap(q8rt, tmp_path):
         q8rt.Session(data, max_loop_iterations=5).run(None, {"M": np.array(6, np.int64), "x": x})
 
 
+def test_names_that_are_not_utf8(q8rt):
+    """ONNX names should be UTF-8, but a model may hold any bytes (a bit-flipped or hand-written
+    model): the module decodes names with surrogateescape, so get_inputs/get_outputs do not raise
+    UnicodeDecodeError, two names that differ only in such bytes stay two keys (errors="replace"
+    would fold both to one), and a name encodes back to the model's bytes."""
+    from onnx import TensorProto as T, helper
+
+    raw = {"IA": b"a\xff", "IB": b"a\xfe", "OS": b"\xe2\x82", "OD": b"\xc0\xaf", "NN": b"n\x80"}
+    nodes = [helper.make_node("Add", ["IA", "IB"], ["OS"], name="NN"), helper.make_node("Sub", ["IA", "IB"], ["OD"])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(n, T.FLOAT, [3]) for n in ("IA", "IB")],
+                          [helper.make_tensor_value_info(n, T.FLOAT, [3]) for n in ("OS", "OD")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    data = m.SerializeToString()
+    for k, v in raw.items():  # same-length stand-ins, so no protobuf length changes
+        assert len(k) == len(v) and data.count(k.encode()) >= 1
+        data = data.replace(k.encode(), v)
+    s = q8rt.Session(data, profile=True)
+    names = [a.name for a in s.get_inputs()] + [a.name for a in s.get_outputs()]
+    assert [n.encode("utf-8", "surrogateescape") for n in names] == [raw[k] for k in ("IA", "IB", "OS", "OD")]
+    a, b = np.array([1, 2, 3], np.float32), np.array([0.5, -4, 8], np.float32)
+    ia, ib, osum, odiff = names
+    got_sum, got_diff = s.run(None, {ia: a, ib: b})
+    h.assert_same_bytes(got_sum, a + b, "sum")
+    h.assert_same_bytes(got_diff, a - b, "diff")
+    (only,) = s.run([odiff], {ia: b, ib: a})
+    h.assert_same_bytes(only, b - a, "diff by name")
+    with pytest.raises(q8rt.InvalidArgument, match="no input named"):
+        s.run(None, {"a\ufffd": a, ib: b})
+    assert b"n\x80" in [p["node"].encode("utf-8", "surrogateescape") for p in s.profile()]
+
+
 def test_loop_scan_outputs_under_max_arena_bytes(q8rt, tmp_path):
     """A Loop's scan outputs count against max_arena_bytes: sized from M at bind (in the arena), and
     of a length found at run (buffers of the Loop's, grown as the run goes): past the limit both

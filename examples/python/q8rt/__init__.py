@@ -168,6 +168,14 @@ _BY_STATUS = {1: InvalidArgument, 2: InvalidModel, 3: Unsupported, 4: OutOfMemor
               7: StateError, 8: LimitError}
 
 
+def _name(raw: Optional[bytes]) -> str:
+    """A name from the model as str. ONNX names should be UTF-8, but a model may hold any bytes:
+    bytes that are not UTF-8 decode to lone surrogates (surrogateescape), so every name is a str,
+    distinct byte names stay distinct keys, and name.encode("utf-8", "surrogateescape") gives the
+    model's bytes back."""
+    return (raw or b"").decode("utf-8", "surrogateescape")
+
+
 def _check(st: int, err: _Error) -> None:
     if st != 0:
         raise _BY_STATUS.get(st, Error)(err.message.decode(errors="replace"))
@@ -185,7 +193,7 @@ class NodeArg:
     dimension not bound yet), plus dtype (NumPy) and the quantization the model fixes, if any."""
 
     def __init__(self, info: _TensorInfo):
-        self.name = info.name.decode()
+        self.name = _name(info.name)
         self.dtype = np.dtype(_DTYPES.get(info.dtype, np.uint8))
         self.type = f"tensor({_ONNX_NAMES.get(info.dtype, 'undefined')})"
         self.shape: List[Optional[int]] = [None if info.shape[d] < 0 else int(info.shape[d]) for d in range(info.rank)]
@@ -313,8 +321,8 @@ class Session:
         n = L.q8rt_session_profile(self._session, None, 0)
         steps = (_StepProfile * max(n, 1))()
         n = L.q8rt_session_profile(self._session, steps, n)
-        return [{"op_type": (s.op_type or b"").decode(), "node": (s.node_name or b"").decode(),
-                 "kernel": (s.kernel or b"").decode(), "ms": float(s.milliseconds)} for s in steps[:n]]
+        return [{"op_type": _name(s.op_type), "node": _name(s.node_name), "kernel": _name(s.kernel),
+                 "ms": float(s.milliseconds)} for s in steps[:n]]
 
     @property
     def arena_size(self) -> int:
