@@ -6,12 +6,14 @@
  *     original rule, floor when upsampling and ceil when downsampling);
  *   mode linear on float32 over the last two axes (2-D input, or 4-D with the N and C scales 1),
  *     computed as ONNX Runtime does (weights from the clamped source coordinate, float32);
+ *   mode cubic on float32 over the same axes, as ONNX Runtime's ResizeBiCubic (cubic_coeff_a,
+ *     exclude_outside 0: Keys' weights from the coordinate's fraction, taps clamped to the axis);
  *   coordinate_transformation_mode half_pixel, half_pixel_symmetric, pytorch_half_pixel,
  *     align_corners, asymmetric, tf_half_pixel_for_nn (opset 11/12);
  *   scales (a constant) or sizes (a constant, or a value computed when shapes are bound: a
  *     Shape -> Slice -> Concat chain giving another tensor's H and W, as Paddle exports upsample
  *     to a feature map's size), axes (18+), keep_aspect_ratio_policy stretch/not_larger/not_smaller.
- * Refused: cubic, tf_crop_and_resize, antialias, scales computed at run time, and sizes computed
+ * Refused: cubic with exclude_outside 1, tf_crop_and_resize, antialias, scales computed at run time, and sizes computed
  * from data (not known when shapes are bound).
  * Coordinates are computed in float32 as ONNX Runtime does. */
 #include <math.h>
@@ -20,7 +22,7 @@
 #include "data_common.h"
 #include "resize_compute.h"
 
-enum rs_mode { RS_NEAREST, RS_LINEAR };
+enum rs_mode { RS_NEAREST, RS_LINEAR, RS_CUBIC };
 enum rs_policy { POL_STRETCH, POL_NOT_LARGER, POL_NOT_SMALLER };
 
 typedef struct resize_params {
@@ -28,6 +30,7 @@ typedef struct resize_params {
   enum rs_ctm ctm;
   enum rs_nearest nearest;
   enum rs_policy policy;
+  float cubic_a;  /* cubic_coeff_a (mode cubic) */
   float *scales;  /* count entries, or NULL */
   int64_t *sizes; /* count entries, or NULL */
   int64_t *axes;  /* count entries, or NULL (all axes) */
@@ -38,7 +41,7 @@ typedef struct resize_params {
 
 typedef struct resize_geom {
   int rank;
-  int lin_axes; /* linear: number of trailing interpolated axes (2) */
+  int lin_axes; /* linear, cubic: number of trailing interpolated axes (2) */
   size_t elem;
   int64_t in[Q8RT_MAX_RANK], out[Q8RT_MAX_RANK];
   float scale[Q8RT_MAX_RANK];
@@ -68,9 +71,7 @@ static q8rt_status resize_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
   } else if (strcmp(s, "linear") == 0) {
     p->mode = RS_LINEAR;
   } else if (strcmp(s, "cubic") == 0) {
-    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
-                     "%s node '%s': attribute 'mode' 'cubic' is not supported (nearest and linear are)", n->op_type,
-                     n->name);
+    p->mode = RS_CUBIC;
   } else {
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute 'mode' has the unknown value '%s'",
                      n->op_type, n->name, s);
@@ -126,6 +127,11 @@ static q8rt_status resize_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
   if (exclude_outside != 0) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
                      "%s node '%s': attribute 'exclude_outside' = 1 (cubic only) is not supported", n->op_type,
+                     n->name);
+  }
+  if ((st = ir_attr_float(n, "cubic_coeff_a", -0.75f, &p->cubic_a, err)) != Q8RT_OK) return st;
+  if (!isfinite(p->cubic_a)) {
+    return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "%s node '%s': attribute 'cubic_coeff_a' is not finite", n->op_type,
                      n->name);
   }
   if ((st = ir_attr_string(n, "keep_aspect_ratio_policy", "stretch", &s, err)) != Q8RT_OK) return st;
@@ -219,7 +225,9 @@ static q8rt_status resize_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
                      p->scales != NULL ? "scales" : "sizes", p->count,
                      has_axes ? " but attribute 'axes' does not match" : "");
   }
-  ctx->kernel = p->mode == RS_NEAREST ? "resize_nearest__scalar" : "resize_bilinear_f32__scalar";
+  ctx->kernel = p->mode == RS_NEAREST  ? "resize_nearest__scalar"
+                : p->mode == RS_LINEAR ? "resize_bilinear_f32__scalar"
+                                       : "resize_bicubic_f32__scalar";
   ctx->reason = "reference";
   *out = p;
   return Q8RT_OK;
@@ -252,7 +260,7 @@ static q8rt_status resize_infer_nchw(const void *params, const op_node *n, const
   const resize_params *p = params;
   const op_shape *x = &in[0];
   q8rt_status st;
-  if (p->mode == RS_LINEAR) {
+  if (p->mode != RS_NEAREST) {
     if ((st = data_check_float(n, x, "X", 0, err)) != Q8RT_OK) return st;
   } else if ((st = data_check_movable(n, x, "X", err)) != Q8RT_OK) {
     return st;
@@ -302,15 +310,14 @@ static q8rt_status resize_infer_nchw(const void *params, const op_node *n, const
       size[a] = p->sizes[i];
     }
   }
-  if (p->mode == RS_LINEAR) {
+  if (p->mode != RS_NEAREST) {
     const int ok = r == 2 || (r == 4 && ((p->scales != NULL && scale[0] == 1.0f && scale[1] == 1.0f) ||
                                          (p->scales == NULL && size[0] == x->dims[0] && size[1] == x->dims[1])));
     if (!ok) {
-      return q8rt_fail(
-          err, Q8RT_ERROR_UNSUPPORTED,
-          "%s node '%s': mode linear is supported on the last two axes only (2-D input, or 4-D with N and C "
-          "unscaled)",
-          n->op_type, n->name);
+      return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                       "%s node '%s': mode %s is supported on the last two axes only (2-D input, or 4-D with N and C "
+                       "unscaled)",
+                       n->op_type, n->name, p->mode == RS_LINEAR ? "linear" : "cubic");
     }
   }
   int known = 1;
@@ -396,7 +403,7 @@ static q8rt_status resize_infer_nchw(const void *params, const op_node *n, const
   if ((st = data_count(n, out, &c, err)) != Q8RT_OK) return st;
   resize_geom *gm = geom;
   gm->rank = r;
-  gm->lin_axes = p->mode == RS_LINEAR ? 2 : 0;
+  gm->lin_axes = p->mode != RS_NEAREST ? 2 : 0;
   gm->elem = q8rt_dtype_size(x->dtype);
   for (int d = 0; d < r; d++) {
     gm->in[d] = x->dims[d];
@@ -447,7 +454,7 @@ static const void *resize_nhwc(const void *params, const ir_graph *g, const ir_n
   (void)n;
   const resize_params *p = params;
   if (p->mode != RS_NEAREST) {
-    *why = "linear mode runs on float NCHW planes";
+    *why = "linear and cubic modes run on float NCHW planes";
     return NULL;
   }
   resize_params *q = q8rt_pool_alloc(pool, sizeof(*q), 16);
@@ -462,8 +469,9 @@ static size_t resize_workspace(const void *params, const void *geom, size_t thre
   const resize_geom *gm = geom;
   size_t total = 0;
   for (int d = 0; d < gm->rank; d++) total += (size_t)gm->out[d];
-  /* nearest: one int64 per output index; linear: two int64 and two floats per index */
-  return total * 2 * (sizeof(int64_t) + sizeof(float)) + 64;
+  /* nearest: one int64 per output index; linear: two int64 and two floats per index; cubic: four
+     of each */
+  return total * 4 * (sizeof(int64_t) + sizeof(float)) + 64;
 }
 
 static void resize_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
@@ -481,8 +489,10 @@ static void resize_run(const void *params, const void *geom, const op_tensor *in
   const resize_shape s = {.rank = r, .elem = gm->elem, .in = gm->in, .out = gm->out, .scale = gm->scale};
   if (p->mode == RS_NEAREST) {
     resize_nearest(&s, p->ctm, p->nearest, in[0].data, out[0].data, workspace, ctx);
-  } else {
+  } else if (p->mode == RS_LINEAR) {
     resize_bilinear_f32(&s, p->ctm, in[0].data, out[0].data, workspace);
+  } else {
+    resize_bicubic_f32(&s, p->ctm, p->cubic_a, in[0].data, out[0].data, workspace);
   }
 }
 

@@ -1,4 +1,4 @@
-/* Resize's compute: nearest (any element size) and bilinear (float32), as ONNX Runtime. */
+/* Resize's compute: nearest (any element size), bilinear and bicubic (float32), as ONNX Runtime. */
 #include "resize_compute.h"
 
 #include <math.h>
@@ -210,6 +210,72 @@ void resize_bilinear_f32(const resize_shape *gm, enum rs_ctm ctm, const float *s
       for (int64_t ox = 0; ox < OW; ox++) {
         const float X11 = r1[x1[ox]], X21 = r1[x2[ox]], X12 = r2[x1[ox]], X22 = r2[x2[ox]];
         *y++ = dx2[ox] * dy2[oy] * X11 + dx1[ox] * dy2[oy] * X21 + dx2[ox] * dy1[oy] * X12 + dx1[ox] * dy1[oy] * X22;
+      }
+    }
+  }
+}
+
+/* Keys' cubic convolution weights of the four taps around a source coordinate with fraction s,
+ * in float32 and in the order ONNX Runtime's GetCubicCoeffs writes them. */
+static void cubic_weights(float s, float a, float w[4]) {
+  const float t = fabsf(s);
+  w[0] = ((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a;
+  w[1] = ((a + 2) * t - (a + 3)) * t * t + 1;
+  w[2] = ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1;
+  w[3] = ((a * (2 - t) - 5 * a) * (2 - t) + 8 * a) * (2 - t) - 4 * a;
+}
+
+void resize_bicubic_f32(const resize_shape *gm, enum rs_ctm ctm, float a, const float *src, float *dst,
+                        void *workspace) {
+  const int r = gm->rank;
+  const int hy = r - 2, wx = r - 1;
+  const int64_t H = gm->in[hy], W = gm->in[wx], OH = gm->out[hy], OW = gm->out[wx];
+  int64_t *ty = workspace, *tx = ty + 4 * OH; /* per output index: the four clamped source taps */
+  float *wy = (float *)(tx + 4 * OW), *wxs = wy + 4 * OH;
+  for (int pass = 0; pass < 2; pass++) {
+    const int ax = pass == 0 ? hy : wx;
+    const int64_t len = gm->in[ax], olen = gm->out[ax];
+    int64_t *t = pass == 0 ? ty : tx;
+    float *w = pass == 0 ? wy : wxs;
+    for (int64_t o = 0; o < olen; o++) {
+      float v =
+          gm->scale[ax] == 1.0f ? (float)o : original_coordinate(ctm, (float)o, gm->scale[ax], (float)olen, (float)len);
+      /* a NaN or huge coordinate (scales from the model) never reaches a float -> int64 conversion;
+         every tap is clamped to the axis below */
+      if (!(v > -1e18f)) v = -1e18f;
+      if (v > 1e18f) v = 1e18f;
+      const float f = floorf(v);
+      cubic_weights(v - f, a, w + 4 * o);
+      const int64_t base = (int64_t)f;
+      for (int k = 0; k < 4; k++) {
+        int64_t i = base - 1 + k;
+        if (i > len - 1) i = len - 1;
+        if (i < 0) i = 0;
+        t[4 * o + k] = i;
+      }
+    }
+  }
+  size_t planes = 1;
+  for (int d = 0; d < r - 2; d++) planes *= (size_t)gm->in[d];
+  float *y = dst;
+  for (size_t c = 0; c < planes; c++) {
+    const float *xp = src + c * (size_t)(H * W);
+    for (int64_t oy = 0; oy < OH; oy++) {
+      const int64_t *rows = ty + 4 * oy;
+      const float *cy = wy + 4 * oy;
+      for (int64_t ox = 0; ox < OW; ox++) {
+        const int64_t *cols = tx + 4 * ox;
+        const float *cx = wxs + 4 * ox;
+        /* along x on each of the four rows, then along y; sums from 0 in tap order (ORT's
+           CubicInterpolation1D and ResizeBiCubic) */
+        float acc = 0.0f;
+        for (int i = 0; i < 4; i++) {
+          const float *row = xp + rows[i] * W;
+          float xr = 0.0f;
+          for (int j = 0; j < 4; j++) xr += cx[j] * row[cols[j]];
+          acc += xr * cy[i];
+        }
+        *y++ = acc;
       }
     }
   }

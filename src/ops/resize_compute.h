@@ -27,5 +27,11 @@ void resize_nearest(const resize_shape *gm, enum rs_ctm ctm, enum rs_nearest nea
 /* mode linear on float32 over the last two axes, as ONNX Runtime's UpsampleBilinear. workspace: two
  * int64 and two floats per output index of the last two axes. */
 void resize_bilinear_f32(const resize_shape *gm, enum rs_ctm ctm, const float *src, float *dst, void *workspace);
+/* mode cubic on float32 over the last two axes, as ONNX Runtime's ResizeBiCubic (exclude_outside 0,
+ * no extrapolation): Keys' weights with coefficient a from the fraction of the source coordinate,
+ * the four taps on each side clamped to the axis. workspace: four int64 and four floats per output
+ * index of the last two axes. */
+void resize_bicubic_f32(const resize_shape *gm, enum rs_ctm ctm, float a, const float *src, float *dst,
+                        void *workspace);
 
 #endif

@@ -5,7 +5,8 @@ models (tests/models/README.md) plus edge cases.
 Comparison:
   - data movement (Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Concat, Slice, Pad, Shape,
     Gather, Identity), MaxPool / GlobalMaxPool, Resize nearest: byte for byte;
-  - Resize linear: byte for byte as well (q8rt computes what ORT's UpsampleBilinear computes);
+  - Resize linear and cubic: byte for byte as well (q8rt computes what ORT's UpsampleBilinear and
+    ResizeBiCubic compute);
   - GlobalAveragePool: byte for byte against ORT without graph optimizations (q8rt sums in the
     order of MLAS's global pooling kernel; ORT's optimized graph may switch to its NCHWc kernel,
     which sums in another order);
@@ -292,6 +293,23 @@ def cases() -> List[Case]:
     c.append(single("resize_linear_2d", "Resize",
                     [("x", f32(7, 5), "in"), None, ("scales", np.array([2, 0.6], np.float32), "init")],
                     dict(mode="linear"), opset=13))
+    # cubic: ORT's ResizeBiCubic, byte for byte (Keys' weights in float32, taps clamped at the borders)
+    for ctm in ("half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"):
+        c.append(single(f"resize_cubic_{ctm}_up", "Resize",
+                        [("x", f32(1, 3, 5, 6), "in"), None, ("scales", np.array([1, 1, 2, 3], np.float32), "init")],
+                        dict(mode="cubic", coordinate_transformation_mode=ctm), opset=13))
+        c.append(single(f"resize_cubic_{ctm}_sizes_down", "Resize",
+                        [("x", f32(2, 2, 9, 11), "in"), None, None, ("sizes", i64([2, 2, 4, 6]), "init")],
+                        dict(mode="cubic", coordinate_transformation_mode=ctm), opset=13))
+    c.append(single("resize_cubic_a_half_2d", "Resize",
+                    [("x", f32(7, 5), "in"), None, ("scales", np.array([2.5, 0.6], np.float32), "init")],
+                    dict(mode="cubic", cubic_coeff_a=-0.5), opset=13))
+    c.append(single("resize_cubic_same_size_1x1", "Resize",  # ViT position embeddings at their own size
+                    [("x", f32(1, 8, 4, 4), "in"), None, None, ("sizes", i64([1, 8, 4, 4]), "init")],
+                    dict(mode="cubic"), opset=13))
+    c.append(single("resize_cubic_from_1x1", "Resize",
+                    [("x", f32(1, 2, 1, 1), "in"), None, ("scales", np.array([1, 1, 3, 2], np.float32), "init")],
+                    dict(mode="cubic"), opset=13))
     # ---- data movement edge cases -----------------------------------------------------------------
     c.append(single("reshape_allowzero", "Reshape", [("x", f32(2, 0, 3), "in"), ("shape", i64([3, 0, 4]), "init")],
                     dict(allowzero=1), opset=14))
@@ -687,9 +705,17 @@ def bad_cases():
     b.append(("resize_sizes_at_run_time", single("r", "Resize", [("x", f32(1, 1, 4, 4), "in"), None, None,
                                                                 ("sizes", i64([1, 1, 8, 8]), "in")]),
               ["resize_node", "run time"]))
-    b.append(("resize_cubic", single("r", "Resize", [("x", f32(1, 1, 4, 4), "in"), None,
-                                                    ("scales", np.array([1, 1, 2, 2], np.float32), "init")],
-                                     dict(mode="cubic")), ["resize_node", "cubic"]))
+    b.append(("resize_cubic_exclude_outside", single("r", "Resize", [("x", f32(1, 1, 4, 4), "in"), None,
+                                                                    ("scales", np.array([1, 1, 2, 2], np.float32),
+                                                                     "init")],
+                                                     dict(mode="cubic", exclude_outside=1)),
+              ["resize_node", "exclude_outside"]))
+    b.append(("resize_cubic_n_scaled", single("r", "Resize", [("x", f32(1, 2, 4, 4), "in"), None,
+                                                             ("scales", np.array([1, 2, 2, 2], np.float32), "init")],
+                                              dict(mode="cubic")), ["resize_node", "cubic", "last two axes"]))
+    b.append(("resize_cubic_u8", single("r", "Resize", [("x", u8(1, 1, 4, 4), "in"), None,
+                                                       ("scales", np.array([1, 1, 2, 2], np.float32), "init")],
+                                        dict(mode="cubic")), ["resize_node"]))
     b.append(("resize_linear_u8", single("r", "Resize", [("x", u8(1, 1, 4, 4), "in"), None,
                                                         ("scales", np.array([1, 1, 2, 2], np.float32), "init")],
                                          dict(mode="linear")), ["resize_node"]))
