@@ -48,6 +48,7 @@
 #include "f32-dwconv/f32-dwconv.h"
 #include "f32-dwconv-hwc/f32-dwconv-hwc.h"
 #include "f32-gemm/f32-gemm.h"
+#include "f32-gemmi/f32-gemmi.h"
 #include "f32-igemm/f32-igemm.h"
 #include "f32-vbinary/f32-vbinary.h"
 #include "f32-vunary/f32-vunary.h"
@@ -100,6 +101,12 @@ typedef struct fconv_params {
   const float *wpack;               /* nhwc, >= CT_NHWC_MIN_MG output channels per group: W as [group][tap][C/g][M/g] */
   q8rt_f32_vbinary_ukernel_fn addc; /* the bias added to an output row (y = y + b, as the reference) */
   size_t nr, inr, mr;               /* gemm's and igemm's NR; gemm's MR */
+  /* Unpadded stride-1 planes whose flat route would leave many lanes idle (fgi_ok): W^T packed at
+   * load in panels of gi_nr for f32-gemmi, lanes along the output channels; NULL otherwise. */
+  q8rt_f32_gemmi_ukernel_fn gi;
+  size_t gi_nr;
+  const float *gwt;
+  int gi_bind; /* the input's plane is not known at load: bind packs W^T (into the geometry's wt) */
   /* At most FWT_MAX_P output pixels (squeeze-excite and classifier 1x1 convs after a global
    * pool, audio frames): W^T packed at load per group ([K][M/g] in panels of nr), the pixels'
    * im2col rows the GEMM's A, so the kernel's NR lanes run along the output channels. */
@@ -122,6 +129,36 @@ typedef struct fconv_geom {
   const q8rt_allocator *wt_alloc;
 } fconv_geom;
 _Static_assert(sizeof(fconv_geom) <= Q8RT_GEOM_BYTES, "float conv geometry must fit a step's geom record");
+
+/* The f32-gemmi route (FGI): an unpadded stride-1 window (every window inside the input) of more
+ * than one tap reads each output pixel's taps at its window's start plus per-k offsets, so the
+ * GEMM's rows are output pixels (any of them, no row-end columns computed and dropped) and its
+ * lanes the output channels (B = W^T): the flat route computes Wp - O2 dropped columns per output
+ * row and fills its pixel lanes by whole NR panels, which on the narrow planes of small CNNs
+ * (madmom key_cnn's 10-wide rows of 192 channels: 10 of every 12 flat positions, R-Net's 9x9)
+ * leaves a sixth or more of the lanes idle, where Mg output channels fill whole panels. Taken
+ * when its lane fill (channels over panel lanes, pixels over MR rows) beats the flat route's
+ * (O2 / Wp) by FGI_GAIN_PCT percent. The same chains: c, t0, t1, t2 ascending from +0.0f, then
+ * the bias and the stage per output (fwt_task's tail). */
+#define FGI_PX 64                              /* output pixels per task */
+#define FGI_GAIN_PCT 104                       /* the lane fill's gain over the flat route's that takes the route */
+static size_t fgi_lanes(size_t n, size_t nr) { /* lanes the kernel computes for n columns */
+  const size_t whole = n / nr * nr, rest = n - whole;
+  return whole + (rest == 0 ? 0 : rest <= nr / 2 ? nr / 2 : nr);
+}
+static int fgi_ok(const op_window_geom *w, int64_t Mg, size_t nr) {
+  if (nr == 0 || Mg < 16 || w->k[0] != 1 || w->in[0] != 1 || w->out[0] != 1 || w->k[1] * w->k[2] <= 1) return 0;
+  for (int i = 1; i < 3; i++) {
+    if (w->pb[i] != 0 || w->pe[i] != 0 || w->s[i] != 1 || w->out[i] < 1 ||
+        (w->out[i] - 1) + (w->k[i] - 1) * w->d[i] >= w->in[i])
+      return 0;
+  }
+  const uint64_t O2 = (uint64_t)w->out[2], wp = O2 + (uint64_t)((w->k[2] - 1) * w->d[2]);
+  const uint64_t P = (uint64_t)(w->out[1] * w->out[2]), rows = (P + 7) / 8 * 8, m = (uint64_t)Mg;
+  if (P > ((uint64_t)1 << 32) || m > ((uint64_t)1 << 24) || wp > ((uint64_t)1 << 24)) return 0;
+  /* m / lanes * P / rows against O2 / wp, in integers */
+  return m * P * wp * 100 > (uint64_t)fgi_lanes((size_t)m, nr) * rows * O2 * FGI_GAIN_PCT;
+}
 
 /* The f32-vbinary kernels of this CPU and backend. */
 static void fc_pick_bin(const op_prepare_ctx *ctx, fconv_params *p) {
@@ -314,6 +351,10 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
       taps = wv->dims[i] > 0 && wv->dims[i] < (1 << 20) ? taps * wv->dims[i] : -1;
     p->wt = NULL;
     p->wt_bind = 0;
+    p->gi = NULL;
+    p->gi_nr = 0;
+    p->gwt = NULL;
+    p->gi_bind = 0;
     p->wt_max_p = FWT_MAX_P;
     const ir_value *xv = ir_node_input(ctx->graph, n, 0);
     if (gv != NULL && wm > 0 && wm % p->group == 0 && wc > 0 && taps > 0 && wv->constant != NULL &&
@@ -368,6 +409,55 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
         p->wt_bind = 1;
       }
     }
+    static const struct {
+      uint32_t isa;
+      q8rt_f32_gemmi_ukernel_fn fn;
+      size_t nr;
+      const char *name;
+    } giv[] = {
+#define Q8RT_F32_GEMMI_UKERNEL(isa, fn, mr, nr) {isa, fn, nr, #fn},
+#include "f32-gemmi/f32-gemmi.inc"
+#undef Q8RT_F32_GEMMI_UKERNEL
+    };
+    const size_t gii = OP_FIRST_USABLE(giv, ctx->isa, ctx->backend);
+    /* f32-gemmi (fgi_ok) where a SIMD variant runs: W^T packed at load when the plane it serves is
+     * known then (the input's spatial dims fixed at load), else at bind when the bound plane takes
+     * the route */
+    if (gv != NULL && p->wt == NULL && giv[gii].isa != Q8RT_ISA_SCALAR && wm > 0 && wm % p->group == 0 && wc > 0 &&
+        taps > 1 && wv->rank == 4 && wv->constant != NULL && wv->constant->dtype == Q8RT_DTYPE_FLOAT32 && xv != NULL &&
+        xv->rank == 4 && p->st.n_ext == 0 && !(wm == p->group && wc == 1) && (size_t)(wc * taps) <= ((size_t)1 << 20) &&
+        q8rt_f32_gemm_packed_size((size_t)(wc * taps), (size_t)(wm / p->group), giv[gii].nr) <=
+            ((size_t)1 << 28) / (size_t)p->group) {
+      p->gi = giv[gii].fn;
+      p->gi_nr = giv[gii].nr;
+      p->gi_bind = !(xv->dims[2] > 0 && xv->dims[3] > 0);
+    }
+    if (p->gi != NULL && !p->gi_bind) {
+      op_window wwin;
+      op_window_geom wg;
+      q8rt_error ignored;
+      op_window_geom_init(&wg);
+      int ok = op_window_resolve(&p->wattrs, ctx->desc, 2, wv->dims + 2, 1 << 24, OP_WINDOW_SAME_UNDILATED, &wwin,
+                                 &ignored) == Q8RT_OK;
+      for (int i = 0; i < 2 && ok; i++) {
+        int64_t o = -1, pb = 0, pe = 0;
+        ok = op_window_output(&wwin, ctx->desc, i, xv->dims[2 + i], &o, &pb, &pe, &ignored) == Q8RT_OK && o > 0;
+        if (ok) op_window_geom_axis(&wg, &wwin, i, xv->dims[2 + i], o, wv->dims[2 + i], pb, pe);
+      }
+      const size_t K = (size_t)(wc * taps), Mg = (size_t)(wm / p->group);
+      const size_t per = q8rt_f32_gemm_packed_size(K, Mg, giv[gii].nr);
+      if (ok && fgi_ok(&wg, (int64_t)Mg, giv[gii].nr)) {
+        float *gwt = q8rt_pool_alloc(ctx->pool, per * (size_t)p->group * sizeof(float), 64);
+        if (gwt == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+        for (int64_t grp = 0; grp < p->group; grp++) {
+          q8rt_f32_gemm_pack_t(K, Mg, giv[gii].nr, (const float *)wv->constant->data + (size_t)grp * Mg * K, K,
+                               gwt + (size_t)grp * per);
+        }
+        p->gwt = gwt;
+      } else {
+        p->gi = NULL;
+      }
+    }
     const int64_t *strides = NULL;
     size_t n_strides = 0;
     if ((st = ir_attr_ints(n, "strides", &strides, &n_strides, err)) != Q8RT_OK) return st;
@@ -377,7 +467,13 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
     const int split = wv != NULL && wv->rank == 4 && n_strides == 2 && strides[0] == 2 && strides[1] == 2 && wc > 0 &&
                       wm > 0 && (wc <= FCF_SPLIT_MAX_CG || wm / p->group <= FCF_SPLIT_MAX_MG);
     const int dwise = wm == p->group && wc == 1;
-    if (p->wt != NULL && p->wt_max_p > FWT_MAX_P) {
+    if (p->gwt != NULL) {
+      ctx->kernel = giv[gii].name + 5;
+      ctx->reason =
+          "an unpadded stride-1 plane of narrow rows (known at load): f32-gemmi with W^T packed at load, the "
+          "output pixels' windows read in place through per-tap offsets, so the lanes run along the output "
+          "channels (one fma chain per output, as the reference loop)";
+    } else if (p->wt != NULL && p->wt_max_p > FWT_MAX_P) {
       ctx->kernel = gv->name + 5;
       ctx->reason =
           "a 1x1 conv on at most 64 pixels, whole NR panels of output channels: f32 GEMM with W^T packed at load, X "
@@ -600,6 +696,12 @@ static q8rt_status fconv_infer(const void *params, const op_node *n, const op_sh
 #define FC_MAX_SLOTS 64
 #define FC_FEW_ITEMS 8 /* fewer tiles (x images x groups) also split their weight rows */
 
+static int fc_use_wt(const fconv_params *p, const fconv_geom *g);
+static int fc_use_gi(const fconv_params *p, const fconv_geom *g) {
+  return p->gi != NULL && (p->gwt != NULL || p->gi_bind) && p->gemm != NULL && !p->transpose && !fc_use_wt(p, g) &&
+         fgi_ok(&g->w, g->M / g->group, p->gi_nr);
+}
+
 /* Every non-depthwise conv takes the GEMM (a convolution with fewer output channels than MR
  * computes a partial row block: the 1-channel heads of detectors, audio decoders). */
 static int fc_use_gemm(const fconv_params *p, const fconv_geom *g) {
@@ -749,16 +851,17 @@ static q8rt_status conv_bind(const void *params, void *geom, const op_tensor *in
   fconv_geom *g = geom;
   (void)out;
   (void)workspace;
-  if (p->wt != NULL || !p->wt_bind || !fc_use_wt(p, g)) return Q8RT_OK;
+  const int gi = p->gi_bind && p->gwt == NULL && fc_use_gi(p, g);
+  if (!gi && (p->wt != NULL || !p->wt_bind || !fc_use_wt(p, g))) return Q8RT_OK;
   const size_t K = (size_t)(g->C / g->group * op_window_taps(&g->w)), Mg = (size_t)(g->M / g->group);
-  const size_t per = q8rt_f32_gemm_packed_size(K, Mg, p->nr);
+  const size_t nr = gi ? p->gi_nr : p->nr, per = q8rt_f32_gemm_packed_size(K, Mg, nr);
   size_t bytes;
   if (__builtin_mul_overflow(per, (size_t)g->group * sizeof(float), &bytes))
     return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
   float *wt = q8rt_alloc(ctx->allocator, bytes, 64);
   if (wt == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "cannot allocate %zu bytes for W^T", bytes);
   for (int64_t grp = 0; grp < g->group; grp++)
-    q8rt_f32_gemm_pack_t(K, Mg, p->nr, (const float *)in[1].data + (size_t)grp * Mg * K, K, wt + (size_t)grp * per);
+    q8rt_f32_gemm_pack_t(K, Mg, nr, (const float *)in[1].data + (size_t)grp * Mg * K, K, wt + (size_t)grp * per);
   g->wt = wt;
   g->wt_bytes = bytes;
   g->wt_alloc = ctx->allocator;
@@ -784,6 +887,13 @@ static int fc_wt_direct(const fconv_geom *g) {
 static size_t fc_wt_slot_floats(const fconv_geom *g) {
   const size_t K = (size_t)(g->C / g->group * op_window_taps(&g->w)), P = (size_t)op_window_out_plane(&g->w);
   return (P * K + P * FWT_COLS + 15) / 16 * 16;
+}
+
+/* Floats of an f32-gemmi slot: K offsets and FGI_PX row pointers (as size_t), the outputs of
+ * FGI_PX pixels for FWT_COLS channels. */
+static size_t fgi_slot_floats(const fconv_geom *g) {
+  const size_t K = (size_t)(g->C / g->group * op_window_taps(&g->w));
+  return (2 * (K + FGI_PX) + FGI_PX * FWT_COLS + 15) / 16 * 16;
 }
 
 /* The flat route of a 2-D stride-1 depthwise plane whose output rows are short (the row kernel
@@ -909,6 +1019,7 @@ static size_t conv_workspace(const void *params, const void *geom, size_t thread
     return slots * fdw_flat_floats(g) * sizeof(float);
   if (fc_use_wt(p, g)) return fc_wt_direct(g) ? 0 : slots * fc_wt_slot_floats(g) * sizeof(float);
   if (!fc_use_gemm(p, g)) return 0;
+  if (fc_use_gi(p, g)) return slots * fgi_slot_floats(g) * sizeof(float);
   return (slots * fc_slot_floats(p, g) + fc_shared_floats(p, g, threads)) * sizeof(float);
 }
 
@@ -1431,6 +1542,51 @@ static void fwt_task(void *arg, size_t task) {
   atomic_store_explicit(&j->busy[slot], 0, memory_order_release);
 }
 
+/* f32-gemmi route (fc_use_gi): items are (image, group, block of FWT_COLS output channels, block
+ * of FGI_PX output pixels); the pixels' outputs [pixel][channel] in the slot, the bias and the
+ * stage per output, then transposed into y. */
+static void fgi_task(void *arg, size_t task) {
+  fwt_job *j = arg;
+  const fconv_geom *g = j->g;
+  const size_t P = (size_t)op_window_out_plane(&g->w), pblocks = (P + FGI_PX - 1) / FGI_PX;
+  const size_t pb = task % pblocks, rest = task / pblocks;
+  const size_t blk = rest % j->blocks, grp = rest / j->blocks % (size_t)g->group,
+               nb = rest / j->blocks / (size_t)g->group;
+  const size_t Cg = (size_t)(g->C / g->group), Mg = (size_t)(g->M / g->group), K = Cg * (size_t)op_window_taps(&g->w);
+  const size_t c0 = blk * FWT_COLS, nc = Mg - c0 < FWT_COLS ? Mg - c0 : FWT_COLS;
+  const size_t ch = grp * Mg + c0, in_plane = (size_t)op_window_in_plane(&g->w);
+  const size_t p0 = pb * FGI_PX, np = P - p0 < FGI_PX ? P - p0 : FGI_PX;
+  const size_t in2 = (size_t)g->w.in[2], O2 = (size_t)g->w.out[2];
+  const float *xg = j->x + (nb * (size_t)g->C + grp * Cg) * in_plane,
+              *panel = j->wt + grp * q8rt_f32_gemm_packed_size(K, Mg, j->p->gi_nr) + c0 * K;
+  size_t slot = 0;
+  for (;;) {
+    if (atomic_exchange_explicit(&j->busy[slot], 1, memory_order_acquire) == 0) break;
+    slot = slot + 1 < j->slots ? slot + 1 : 0;
+  }
+  size_t *koff = (size_t *)(void *)(j->ws + slot * fgi_slot_floats(g));
+  const float **a = (const float **)(void *)(koff + K);
+  float *yt = (float *)(void *)(a + FGI_PX);
+  /* k = (c, t1, t2) as the reference loop (t0: one kernel plane); every window inside the input */
+  size_t k = 0;
+  for (size_t c = 0; c < Cg; c++) {
+    for (int64_t t1 = 0; t1 < g->w.k[1]; t1++) {
+      const size_t xr = c * in_plane + (size_t)(t1 * g->w.d[1]) * in2;
+      for (int64_t t2 = 0; t2 < g->w.k[2]; t2++) koff[k++] = xr + (size_t)(t2 * g->w.d[2]);
+    }
+  }
+  for (size_t q = 0; q < np; q++) a[q] = xg + (p0 + q) / O2 * in2 + (p0 + q) % O2;
+  j->p->gi(np, nc, K, a, koff, panel, yt, nc);
+  for (size_t q = 0; q < np; q++) {
+    float *r = yt + q * nc;
+    if (j->bias != NULL) j->p->bin.fn[0][0](nc, r, j->bias + ch, r);
+    fc_stage_run_channels(j->p, ch, r, nc);
+  }
+  float *y = j->y + (nb * (size_t)g->M + ch) * P + p0;
+  j->p->x32_transpose(np, nc, (const uint32_t *)(const void *)yt, nc, (uint32_t *)(void *)y, P);
+  atomic_store_explicit(&j->busy[slot], 0, memory_order_release);
+}
+
 /* Depthwise (one input and one output channel per group): per plane and output row, the
  * f32-dwconv row kernel once per valid kernel plane on the kernel rows whose input rows exist
  * (from 0.0f), then the bias: per output the reference loop's rounded products and adds in its
@@ -1703,6 +1859,24 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
     const size_t K = (size_t)(g->C / g->group * op_window_taps(&g->w));
     op_parallel_items(ctx, (size_t)(g->N * g->group) * j.blocks, K * FWT_COLS * (size_t)op_window_out_plane(&g->w),
                       1 << 16, fwt_task, &j);
+    return;
+  }
+  if (fc_use_gemm(p, g) && fc_use_gi(p, g)) {
+    const size_t Mg = (size_t)(g->M / g->group), P = (size_t)op_window_out_plane(&g->w);
+    fwt_job j;
+    j.p = p;
+    j.g = g;
+    j.x = in[0].data;
+    j.bias = g->has_bias ? in[2].data : NULL;
+    j.wt = p->gwt != NULL ? p->gwt : g->wt;
+    j.y = out[0].data;
+    j.ws = workspace;
+    j.blocks = (Mg + FWT_COLS - 1) / FWT_COLS;
+    j.slots = ctx->threads < 1 ? 1 : ctx->threads < FC_MAX_SLOTS ? ctx->threads : FC_MAX_SLOTS;
+    for (size_t i = 0; i < j.slots; i++) atomic_init(&j.busy[i], 0);
+    const size_t K = (size_t)(g->C / g->group * op_window_taps(&g->w));
+    op_parallel_items(ctx, (size_t)(g->N * g->group) * j.blocks * ((P + FGI_PX - 1) / FGI_PX), K * FWT_COLS * FGI_PX,
+                      1 << 16, fgi_task, &j);
     return;
   }
   if (fc_use_gemm(p, g)) {

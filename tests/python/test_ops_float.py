@@ -24,6 +24,7 @@ clean error line that names the node.
 from __future__ import annotations
 
 import dataclasses
+import platform
 import re
 from typing import Callable, Dict, List, Optional, Tuple
 
@@ -1163,3 +1164,48 @@ def test_fused_conv_node_checked(tmp_path):
                             "z": h.save_npy(tmp_path / "z.npy", np.ones((1, 4, 1, 3), np.float32))}, tmp_path / "oz")
     msg = h.assert_clean_error(res)
     assert "fc" in msg and "output's shape" in msg, msg
+
+
+FCONV_GEMMI_CASES = [
+    # unpadded stride-1 planes of narrow rows take f32-gemmi (lanes along the output channels):
+    # 64 channels on a 10x10 output; two images with a dilated window; two groups of 32; 40
+    # channels (a half last panel) on 4x4; 130 channels (a second block of 2) over 100 pixels
+    # (two pixel blocks); the same with a Relu fused as the output stage
+    ((1, 24, 12, 12), (64, 24, 3, 3), {}, True, None),
+    ((2, 16, 9, 9), (48, 16, 3, 3), {"dilations": [2, 1]}, True, None),
+    ((1, 32, 8, 10), (64, 16, 3, 3), {"group": 2}, False, None),
+    ((1, 8, 6, 6), (40, 8, 3, 3), {}, True, None),
+    ((1, 8, 14, 14), (130, 8, 5, 5), {}, True, None),
+    ((1, 8, 14, 14), (130, 8, 5, 5), {}, True, "Relu"),
+    ((1, 24, 12, 12), (64, 24, 3, 3), {}, True, "Relu"),
+]
+
+
+@pytest.mark.parametrize("symbolic", [False, True], ids=["known", "symbolic"])
+@pytest.mark.parametrize("case", FCONV_GEMMI_CASES, ids=[f"{c[0]}w{c[1]}{c[4] or ''}" for c in FCONV_GEMMI_CASES])
+def test_float_conv_gemmi(case, symbolic, tmp_path):
+    """Unpadded stride-1 convs on narrow planes (f32-gemmi, W^T packed at load when the plane is
+    known then, at bind when the input's dims are symbolic): within the float tolerance of ORT, and
+    the same bytes at 3 threads and as --backend reference; --explain names the route when the
+    plane is known at load."""
+    from single_node import run_ort
+    xshape, wshape, attrs, has_bias, act = case
+    rng = np.random.default_rng(79)
+    x = rng.normal(0, 1, xshape).astype(np.float32)
+    w = rng.normal(0, 0.5, wshape).astype(np.float32)
+    b = rng.normal(0, 1, wshape[0]).astype(np.float32) if has_bias else None
+    vshape = ["n", xshape[1], "h", "w"] if symbolic else xshape
+    g = _fconv_model(vshape, wshape, attrs, b)
+    if act is not None:
+        g.node[0].output[0] = "c"
+        g.node.append(helper.make_node(act, ["c"], ["y"]))
+    g.initializer.append(onnx.numpy_helper.from_array(w, "w"))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    want = run_ort(m, {"x": x}, optimize=False)[0]
+    got, explain = _float_routes(m, {"x": x}, tmp_path)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    flags = open("/proc/cpuinfo").read().split() if platform.machine() == "x86_64" else []
+    if not symbolic and all(f in flags for f in ("avx512f", "avx512bw", "avx512vl", "avx512dq")):  # its only SIMD variant
+        assert "f32_gemmi" in explain, explain
