@@ -249,6 +249,19 @@ def cases() -> List[Case]:
                         dict(kernel_shape=[3], dilations=[600], pads=[2, 2]), opset=12))
     c.append(single("maxpool_3d_s1_f32", "MaxPool", [("x", f32(1, 2, 4, 6, 40), "in")],
                     dict(kernel_shape=[2, 3, 3], pads=[0, 1, 1, 1, 1, 1])))
+    # float planes with at most 2 edge outputs a row: one kernel call per depth for the rows whose
+    # windows lie inside (MTCNN R-Net's 3x3 stride-2 SAME_UPPER pool; madmom TCN's [1, 3] stride 3;
+    # a depth window clipped at both ends; strides 5 and 9, the AVX-512 permutes and gather)
+    c.append(single("maxpool_rnet_same_upper_f32", "MaxPool", [("x", f32(2, 5, 22, 22), "in")],
+                    dict(kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_UPPER"), opset=12))
+    c.append(single("maxpool_1x3_s3_f32", "MaxPool", [("x", f32(1, 4, 7, 79), "in")],
+                    dict(kernel_shape=[1, 3], strides=[1, 3])))
+    c.append(single("maxpool_3d_s2_pads_f32", "MaxPool", [("x", f32(1, 2, 5, 9, 21), "in")],
+                    dict(kernel_shape=[3, 3, 3], strides=[2, 2, 2], pads=[1, 1, 1, 1, 1, 1])))
+    c.append(single("maxpool_s5_pads_f32", "MaxPool", [("x", f32(1, 3, 6, 83), "in")],
+                    dict(kernel_shape=[2, 5], strides=[2, 5], pads=[1, 0, 0, 2])))
+    c.append(single("maxpool_s9_dil_f32", "MaxPool", [("x", f32(1, 3, 7, 200), "in")],
+                    dict(kernel_shape=[3, 2], strides=[2, 9], dilations=[2, 4], pads=[1, 1, 1, 1]), opset=12))
     avg_cfgs = [
         ("include_pad", (1, 3, 9, 10), dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], count_include_pad=1)),
         ("exclude_pad_ceil", (1, 3, 9, 10), dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1)),
