@@ -1306,7 +1306,7 @@ static const struct {
 };
 
 static int bench_f32_elementwise(const char *filter) {
-  static const char *const bops[] = {"add", "sub", "mul", "div", "max", "min"};
+  static const char *const bops[] = {"add", "sub", "mul", "div", "max", "min", "prelu"};
   static const char *const uops[] = {"vclamp",    "vneg",    "vabs",     "vsqrt", "vlrelu",
                                      "vhsigmoid", "vhswish", "vsigmoid", "vtanh"};
   static float y0[ROW_N], y1[ROW_N];

@@ -1,11 +1,12 @@
 /* f32-vbinary, AVX2: 16 elements per step in two registers, then 8, the last n % 8 by the scalar
  * twin of the same function. The same instructions as the AVX-512 variant (vmaxps(w, x) for the
- * twin's x < w ? w : x, vminps(w, x) for w < x ? w : x: the second source on ties and NaN). */
+ * twin's x < w ? w : x, vminps(w, x) for w < x ? w : x: the second source on ties and NaN; prelu:
+ * the product blended in where x < 0, ordered, so -0 and NaN keep x). */
 #include <immintrin.h>
 
 #include "f32-vbinary/f32-vbinary.h"
 
-enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN };
+enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN, OP_PRELU };
 
 static inline __attribute__((always_inline)) __m256 op8(int op, __m256 x, __m256 w) {
   switch (op) {
@@ -14,7 +15,8 @@ static inline __attribute__((always_inline)) __m256 op8(int op, __m256 x, __m256
     case OP_MUL: return _mm256_mul_ps(x, w);
     case OP_DIV: return _mm256_div_ps(x, w);
     case OP_MAX: return _mm256_max_ps(w, x);
-    default: return _mm256_min_ps(w, x);
+    case OP_MIN: return _mm256_min_ps(w, x);
+    default: return _mm256_blendv_ps(x, _mm256_mul_ps(x, w), _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ));
   }
 }
 
@@ -56,3 +58,4 @@ DEF_FORMS(mul, OP_MUL)
 DEF_FORMS(div, OP_DIV)
 DEF_FORMS(max, OP_MAX)
 DEF_FORMS(min, OP_MIN)
+DEF_FORMS(prelu, OP_PRELU)

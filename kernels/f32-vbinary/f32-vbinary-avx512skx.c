@@ -1,12 +1,13 @@
 /* f32-vbinary, AVX-512: 32 elements per step in two registers, the tail 16 at a time under a mask
  * (nothing read or written past n). vaddps/vsubps/vmulps/vdivps are the twin's IEEE operations; the
  * twin's max(x, w) = x < w ? w : x is vmaxps(w, x) (vmaxps(s1, s2) = s1 > s2 ? s1 : s2: s2 on ties
- * and NaN) and min(x, w) = w < x ? w : x is vminps(w, x). */
+ * and NaN) and min(x, w) = w < x ? w : x is vminps(w, x); prelu: x * w under the mask x < 0 (ordered:
+ * -0 and NaN keep x). */
 #include <immintrin.h>
 
 #include "f32-vbinary/f32-vbinary.h"
 
-enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN };
+enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN, OP_PRELU };
 
 static inline __attribute__((always_inline)) __m512 op16(int op, __m512 x, __m512 w) {
   switch (op) {
@@ -15,7 +16,8 @@ static inline __attribute__((always_inline)) __m512 op16(int op, __m512 x, __m51
     case OP_MUL: return _mm512_mul_ps(x, w);
     case OP_DIV: return _mm512_div_ps(x, w);
     case OP_MAX: return _mm512_max_ps(w, x);
-    default: return _mm512_min_ps(w, x);
+    case OP_MIN: return _mm512_min_ps(w, x);
+    default: return _mm512_mask_mul_ps(x, _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ), x, w);
   }
 }
 
@@ -57,3 +59,4 @@ DEF_FORMS(mul, OP_MUL)
 DEF_FORMS(div, OP_DIV)
 DEF_FORMS(max, OP_MAX)
 DEF_FORMS(min, OP_MIN)
+DEF_FORMS(prelu, OP_PRELU)

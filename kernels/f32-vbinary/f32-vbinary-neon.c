@@ -6,7 +6,7 @@
 
 #include "f32-vbinary/f32-vbinary.h"
 
-enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN };
+enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN, OP_PRELU };
 
 static inline __attribute__((always_inline)) float32x4_t op4(int op, float32x4_t x, float32x4_t w) {
   switch (op) {
@@ -15,7 +15,8 @@ static inline __attribute__((always_inline)) float32x4_t op4(int op, float32x4_t
     case OP_MUL: return vmulq_f32(x, w);
     case OP_DIV: return vdivq_f32(x, w);
     case OP_MAX: return vbslq_f32(vcltq_f32(x, w), w, x);
-    default: return vbslq_f32(vcltq_f32(w, x), w, x);
+    case OP_MIN: return vbslq_f32(vcltq_f32(w, x), w, x);
+    default: return vbslq_f32(vcltq_f32(x, vdupq_n_f32(0.0f)), vmulq_f32(x, w), x);
   }
 }
 
@@ -57,3 +58,4 @@ DEF_FORMS(mul, OP_MUL)
 DEF_FORMS(div, OP_DIV)
 DEF_FORMS(max, OP_MAX)
 DEF_FORMS(min, OP_MIN)
+DEF_FORMS(prelu, OP_PRELU)

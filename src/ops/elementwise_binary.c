@@ -52,7 +52,7 @@ static const struct {
   {isa_flag,                                                                                            \
    Q8RT_F32_VBINARY_TABLE(isa),                                                                         \
    {VB_NAMES_(add, isa) VB_NAMES_(sub, isa) VB_NAMES_(mul, isa) VB_NAMES_(div, isa) VB_NAMES_(max, isa) \
-        VB_NAMES_(min, isa)}},
+        VB_NAMES_(min, isa) VB_NAMES_(prelu, isa)}},
 #include "f32-vbinary/f32-vbinary.inc"
 #undef Q8RT_F32_VBINARY_UKERNELS
 };

@@ -212,7 +212,7 @@ q8rt_f32_vtranscend_ukernel_fn op_f32_vtranscend_pick(const op_prepare_ctx *ctx,
 /* The f32-vbinary kernel of op (the order of Q8RT_F32_VBINARY_OPS) in form OP_VBIN_VV (y = a op b),
  * OP_VBIN_VC (y = a op b[0]) or OP_VBIN_RVC (y = b[0] op a), from the first line of
  * f32-vbinary.inc this CPU and backend allow (the list ends with the scalar twins). */
-enum { OP_VBIN_ADD, OP_VBIN_SUB, OP_VBIN_MUL, OP_VBIN_DIV, OP_VBIN_MAX, OP_VBIN_MIN };
+enum { OP_VBIN_ADD, OP_VBIN_SUB, OP_VBIN_MUL, OP_VBIN_DIV, OP_VBIN_MAX, OP_VBIN_MIN, OP_VBIN_PRELU };
 enum { OP_VBIN_VV, OP_VBIN_VC, OP_VBIN_RVC };
 q8rt_f32_vbinary_ukernel_fn op_f32_vbinary_kernel(uint32_t isa, q8rt_backend backend, int op, int form);
 /* Its name for --explain (no "q8rt_" prefix). */

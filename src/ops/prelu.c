@@ -1,8 +1,7 @@
 /* PRelu (float32): y = x < 0 ? x * slope : x, slope broadcast to X (ONNX Runtime's functor; exact).
- * The common per-channel slope [C, 1, 1] makes the slope constant along each merged row, which
- * runs in blocks of 8 through a local array, the select written as a bit blend under the
- * comparison's mask (x < 0 exactly: -0 and NaN keep x), so GCC's -O2 vectorizer emits packed
- * compare/and/or code; each lane is still the scalar operation (-ffp-contract=off). */
+ * The common per-channel slope [C, 1, 1] makes the slope constant along each merged row: the
+ * f32-vbinary prelu kernels (the c form; the vector form for a slope as large as X's rows), each
+ * lane the scalar operation (x < 0 exactly: -0 and NaN keep x). */
 #include <string.h>
 
 #include "op.h"
@@ -20,9 +19,12 @@ static q8rt_status prelu_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
     return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL, "PRelu node '%s': expects 2 inputs (X, slope) and 1 output",
                      n->name);
   }
-  ctx->kernel = "prelu_f32__scalar";
-  ctx->reason = "broadcast slope";
-  *out = NULL;
+  q8rt_f32_vbinary_set *set = q8rt_pool_alloc(ctx->pool, sizeof(*set), 16);
+  if (set == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "PRelu node '%s': out of memory", n->name);
+  *set = *op_f32_vbinary_set(ctx->isa, ctx->backend);
+  ctx->kernel = op_f32_vbinary_name(ctx->isa, ctx->backend, OP_VBIN_PRELU, OP_VBIN_VC);
+  ctx->reason = "broadcast slope: rows of X with the slope constant or contiguous through the vector kernel";
+  *out = set;
   return Q8RT_OK;
 }
 
@@ -58,42 +60,18 @@ static q8rt_status prelu_infer(const void *params, const op_node *n, const op_sh
   return Q8RT_OK;
 }
 
-/* x < 0 ? x * a : x, branch-free */
-static inline float prelu1(float x, float a) {
-  const float p = x * a;
-  uint32_t xi, pi;
-  memcpy(&xi, &x, 4);
-  memcpy(&pi, &p, 4);
-  const uint32_t m = 0u - (uint32_t)(x < 0.0f);
-  const uint32_t yi = (pi & m) | (xi & ~m);
-  float y;
-  memcpy(&y, &yi, 4);
-  return y;
-}
-
+/* The merged rows: a contiguous X with the slope constant along the row (per channel) or
+ * contiguous beside it through the f32-vbinary prelu kernels; other strides element by element,
+ * the same operation. */
 static void prelu_row(const void *ctx, size_t n, const void *const *src, const size_t *st, void *dst) {
-  (void)ctx;
+  const q8rt_f32_vbinary_set *set = ctx;
   const float *x = src[0], *s = src[1];
   float *y = dst;
-  size_t i = 0;
-  if (st[0] == 1 && st[1] == 0) {
-    const float a = s[0];
-    for (; i + 8 <= n; i += 8) {
-      float t[8];
-      for (size_t j = 0; j < 8; j++) t[j] = prelu1(x[i + j], a);
-      memcpy(y + i, t, sizeof(t));
-    }
-    for (; i < n; i++) y[i] = x[i] < 0.0f ? x[i] * a : x[i];
+  if (st[0] == 1 && st[1] <= 1) {
+    set->fn[OP_VBIN_PRELU][st[1] == 0 ? OP_VBIN_VC : OP_VBIN_VV](n, x, s, y);
     return;
   }
-  if (st[0] == 1 && st[1] == 1) {
-    for (; i + 8 <= n; i += 8) {
-      float t[8];
-      for (size_t j = 0; j < 8; j++) t[j] = prelu1(x[i + j], s[i + j]);
-      memcpy(y + i, t, sizeof(t));
-    }
-  }
-  for (; i < n; i++) {
+  for (size_t i = 0; i < n; i++) {
     const float v = x[i * st[0]];
     y[i] = v < 0.0f ? v * s[i * st[1]] : v;
   }
@@ -101,10 +79,10 @@ static void prelu_row(const void *ctx, size_t n, const void *const *src, const s
 
 static void prelu_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                       const op_exec_ctx *ctx) {
-  (void)params, (void)workspace, (void)ctx;
+  (void)workspace, (void)ctx;
   const void *src[2] = {in[0].data, in[1].data};
   const size_t es[2] = {4, 4};
-  op_bcast_run(&((const prelu_geom *)geom)->g, prelu_row, NULL, src, es, out[0].data, 4);
+  op_bcast_run(&((const prelu_geom *)geom)->g, prelu_row, params, src, es, out[0].data, 4);
 }
 
 const op_def q8rt_op_prelu = {

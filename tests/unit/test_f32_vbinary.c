@@ -68,11 +68,14 @@ Q8RT_TEST(f32_vbinary_scalar_values) {
   CHECK(y[0] == 0.5f && y[1] == 4.0f);
   s->fn[3][2](2, x, &two, y); /* 2 / x */
   CHECK(y[0] == 2.0f && y[1] == 0.25f);
+  const float px[4] = {-2.0f, -0.0f, NAN, 3.0f}, ps[4] = {0.5f, 4.0f, 2.0f, NAN};
+  s->fn[6][0](4, px, ps, y); /* prelu: x < 0 ? x * s : x (-0 and NaN keep x) */
+  CHECK(y[0] == -1.0f && y[1] == 0.0f && signbit(y[1]) && isnan(y[2]) && y[3] == 3.0f);
   return 0;
 }
 
 Q8RT_TEST(f32_vbinary_variants_match_scalar) {
-  static const char *const ops[] = {"add", "sub", "mul", "div", "max", "min"};
+  static const char *const ops[] = {"add", "sub", "mul", "div", "max", "min", "prelu"};
   const q8rt_f32_vbinary_set *twin = &g_vbin_variants[VBIN_VARIANTS - 1].set;
   int tested = 0;
   for (size_t v = 0; v + 1 < VBIN_VARIANTS; v++) {
