@@ -4,8 +4,9 @@
  *   mode nearest on any element type (float32, uint8, int8, ...: values are copied), with
  *     nearest_mode round_prefer_floor / round_prefer_ceil / floor / ceil (opset 10: ONNX Runtime's
  *     original rule, floor when upsampling and ceil when downsampling);
- *   mode linear on float32 over the last two axes (2-D input, or 4-D with the N and C scales 1),
- *     computed as ONNX Runtime does (weights from the clamped source coordinate, float32);
+ *   mode linear on float32, uint8 and int8 over the last two axes (2-D input, or 4-D with the N and C
+ *     scales 1), computed as ONNX Runtime does (weights from the clamped source coordinate, float32;
+ *     8-bit values blended in float32 and truncated, as its UpsampleBilinear<uint8_t/int8_t>);
  *   mode cubic on float32 over the same axes, as ONNX Runtime's ResizeBiCubic (cubic_coeff_a,
  *     exclude_outside 0: Keys' weights from the coordinate's fraction, taps clamped to the axis);
  *   coordinate_transformation_mode half_pixel, half_pixel_symmetric, pytorch_half_pixel,
@@ -43,6 +44,7 @@ typedef struct resize_geom {
   int rank;
   int lin_axes; /* linear, cubic: number of trailing interpolated axes (2) */
   size_t elem;
+  int dtype; /* the input's (q8rt_dtype) */
   int64_t in[Q8RT_MAX_RANK], out[Q8RT_MAX_RANK];
   float scale[Q8RT_MAX_RANK];
 } resize_geom;
@@ -226,7 +228,7 @@ static q8rt_status resize_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
                      has_axes ? " but attribute 'axes' does not match" : "");
   }
   ctx->kernel = p->mode == RS_NEAREST  ? "resize_nearest__scalar"
-                : p->mode == RS_LINEAR ? "resize_bilinear_f32__scalar"
+                : p->mode == RS_LINEAR ? "resize_bilinear__scalar"
                                        : "resize_bicubic_f32__scalar";
   ctx->reason = "reference";
   *out = p;
@@ -261,7 +263,7 @@ static q8rt_status resize_infer_nchw(const void *params, const op_node *n, const
   const op_shape *x = &in[0];
   q8rt_status st;
   if (p->mode != RS_NEAREST) {
-    if ((st = data_check_float(n, x, "X", 0, err)) != Q8RT_OK) return st;
+    if ((st = data_check_float(n, x, "X", p->mode == RS_LINEAR, err)) != Q8RT_OK) return st;
   } else if ((st = data_check_movable(n, x, "X", err)) != Q8RT_OK) {
     return st;
   }
@@ -405,6 +407,7 @@ static q8rt_status resize_infer_nchw(const void *params, const op_node *n, const
   gm->rank = r;
   gm->lin_axes = p->mode != RS_NEAREST ? 2 : 0;
   gm->elem = q8rt_dtype_size(x->dtype);
+  gm->dtype = (int)x->dtype;
   for (int d = 0; d < r; d++) {
     gm->in[d] = x->dims[d];
     gm->out[d] = out->dims[d];
@@ -490,7 +493,8 @@ static void resize_run(const void *params, const void *geom, const op_tensor *in
   if (p->mode == RS_NEAREST) {
     resize_nearest(&s, p->ctm, p->nearest, in[0].data, out[0].data, workspace, ctx);
   } else if (p->mode == RS_LINEAR) {
-    resize_bilinear_f32(&s, p->ctm, in[0].data, out[0].data, workspace);
+    const enum resize_elem et = gm->dtype == Q8RT_DTYPE_UINT8 ? RS_U8 : gm->dtype == Q8RT_DTYPE_INT8 ? RS_S8 : RS_F32;
+    resize_bilinear(&s, p->ctm, et, in[0].data, out[0].data, workspace);
   } else {
     resize_bicubic_f32(&s, p->ctm, p->cubic_a, in[0].data, out[0].data, workspace);
   }

@@ -175,7 +175,25 @@ void resize_nearest(const resize_shape *gm, enum rs_ctm ctm, enum rs_nearest nea
   op_parallel_range(ctx, rows, 16384 / ((size_t)gm->out[r - 1] * gm->elem + 1) + 1, nearest_rows, &j);
 }
 
-void resize_bilinear_f32(const resize_shape *gm, enum rs_ctm ctm, const float *src, float *dst, void *workspace) {
+/* The value ONNX Runtime stores from its float sum for an 8-bit output: static_cast truncates toward
+ * zero. The sum is a blend of 8-bit values, so in range up to rounding; clamped first so that no
+ * float outside the type reaches the conversion. */
+static void store_x8(int is_signed, float v, unsigned char *d) {
+  if (is_signed) {
+    v = v < -128.0f ? -128.0f : v > 127.0f ? 127.0f : v;
+    *(int8_t *)d = (int8_t)v;
+  } else {
+    v = v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v;
+    *d = (uint8_t)v;
+  }
+}
+
+static float load_x8(int is_signed, const unsigned char *p) {
+  return is_signed ? (float)*(const int8_t *)p : (float)*p;
+}
+
+void resize_bilinear(const resize_shape *gm, enum rs_ctm ctm, enum resize_elem et, const void *src, void *dst,
+                     void *workspace) {
   const int r = gm->rank;
   const int hy = r - 2, wx = r - 1;
   const int64_t H = gm->in[hy], W = gm->in[wx], OH = gm->out[hy], OW = gm->out[wx];
@@ -201,15 +219,35 @@ void resize_bilinear_f32(const resize_shape *gm, enum rs_ctm ctm, const float *s
   }
   size_t planes = 1;
   for (int d = 0; d < r - 2; d++) planes *= (size_t)gm->in[d];
-  const float *xs = src;
-  float *y = dst;
+  if (et == RS_F32) {
+    const float *xs = src;
+    float *y = dst;
+    for (size_t c = 0; c < planes; c++) {
+      const float *xp = xs + c * (size_t)(H * W);
+      for (int64_t oy = 0; oy < OH; oy++) {
+        const float *r1 = xp + y1[oy] * W, *r2 = xp + y2[oy] * W;
+        for (int64_t ox = 0; ox < OW; ox++) {
+          const float X11 = r1[x1[ox]], X21 = r1[x2[ox]], X12 = r2[x1[ox]], X22 = r2[x2[ox]];
+          *y++ = dx2[ox] * dy2[oy] * X11 + dx1[ox] * dy2[oy] * X21 + dx2[ox] * dy1[oy] * X12 + dx1[ox] * dy1[oy] * X22;
+        }
+      }
+    }
+    return;
+  }
+  /* uint8 / int8: the same float sum over the values as floats (ORT's UpsampleBilinear<T> on NCHW) */
+  const int sg = et == RS_S8;
+  const unsigned char *xs = src;
+  unsigned char *y = dst;
   for (size_t c = 0; c < planes; c++) {
-    const float *xp = xs + c * (size_t)(H * W);
+    const unsigned char *xp = xs + c * (size_t)(H * W);
     for (int64_t oy = 0; oy < OH; oy++) {
-      const float *r1 = xp + y1[oy] * W, *r2 = xp + y2[oy] * W;
+      const unsigned char *r1 = xp + y1[oy] * W, *r2 = xp + y2[oy] * W;
       for (int64_t ox = 0; ox < OW; ox++) {
-        const float X11 = r1[x1[ox]], X21 = r1[x2[ox]], X12 = r2[x1[ox]], X22 = r2[x2[ox]];
-        *y++ = dx2[ox] * dy2[oy] * X11 + dx1[ox] * dy2[oy] * X21 + dx2[ox] * dy1[oy] * X12 + dx1[ox] * dy1[oy] * X22;
+        const float X11 = load_x8(sg, r1 + x1[ox]), X21 = load_x8(sg, r1 + x2[ox]);
+        const float X12 = load_x8(sg, r2 + x1[ox]), X22 = load_x8(sg, r2 + x2[ox]);
+        store_x8(sg,
+                 dx2[ox] * dy2[oy] * X11 + dx1[ox] * dy2[oy] * X21 + dx2[ox] * dy1[oy] * X12 + dx1[ox] * dy1[oy] * X22,
+                 y++);
       }
     }
   }

@@ -24,9 +24,12 @@ typedef struct resize_shape {
  * output index of every axis. */
 void resize_nearest(const resize_shape *gm, enum rs_ctm ctm, enum rs_nearest nearest, const void *x, void *y,
                     void *workspace, const op_exec_ctx *ctx);
-/* mode linear on float32 over the last two axes, as ONNX Runtime's UpsampleBilinear. workspace: two
- * int64 and two floats per output index of the last two axes. */
-void resize_bilinear_f32(const resize_shape *gm, enum rs_ctm ctm, const float *src, float *dst, void *workspace);
+enum resize_elem { RS_F32, RS_U8, RS_S8 };
+/* mode linear over the last two axes, as ONNX Runtime's UpsampleBilinear on NCHW: float32, or uint8 /
+ * int8 (the weighted sum in float32 over the values, truncated toward zero as static_cast does).
+ * workspace: two int64 and two floats per output index of the last two axes. */
+void resize_bilinear(const resize_shape *gm, enum rs_ctm ctm, enum resize_elem et, const void *src, void *dst,
+                     void *workspace);
 /* mode cubic on float32 over the last two axes, as ONNX Runtime's ResizeBiCubic (exclude_outside 0,
  * no extrapolation): Keys' weights with coefficient a from the fraction of the source coordinate,
  * the four taps on each side clamped to the axis. workspace: four int64 and four floats per output

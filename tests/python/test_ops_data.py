@@ -306,6 +306,19 @@ def cases() -> List[Case]:
     c.append(single("resize_linear_2d", "Resize",
                     [("x", f32(7, 5), "in"), None, ("scales", np.array([2, 0.6], np.float32), "init")],
                     dict(mode="linear"), opset=13))
+    # linear on uint8 / int8 (a quantized model's Resize between QLinear ops): ORT blends in float32
+    # and truncates toward zero; byte for byte
+    for dt, mk in (("u8", u8), ("s8", s8)):
+        for ctm in ("half_pixel", "align_corners", "asymmetric"):
+            c.append(single(f"resize_linear_{ctm}_up_{dt}", "Resize",
+                            [("x", mk(1, 3, 5, 6), "in"), None, ("scales", np.array([1, 1, 2, 3], np.float32), "init")],
+                            dict(mode="linear", coordinate_transformation_mode=ctm), opset=13))
+        c.append(single(f"resize_linear_sizes_down_{dt}", "Resize",
+                        [("x", mk(2, 2, 9, 11), "in"), None, None, ("sizes", i64([2, 2, 4, 6]), "init")],
+                        dict(mode="linear"), opset=13))
+        c.append(single(f"resize_linear_2d_{dt}", "Resize",
+                        [("x", mk(7, 5), "in"), None, ("scales", np.array([2, 0.6], np.float32), "init")],
+                        dict(mode="linear"), opset=13))
     # cubic: ORT's ResizeBiCubic, byte for byte (Keys' weights in float32, taps clamped at the borders)
     for ctm in ("half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"):
         c.append(single(f"resize_cubic_{ctm}_up", "Resize",
@@ -729,9 +742,6 @@ def bad_cases():
     b.append(("resize_cubic_u8", single("r", "Resize", [("x", u8(1, 1, 4, 4), "in"), None,
                                                        ("scales", np.array([1, 1, 2, 2], np.float32), "init")],
                                         dict(mode="cubic")), ["resize_node"]))
-    b.append(("resize_linear_u8", single("r", "Resize", [("x", u8(1, 1, 4, 4), "in"), None,
-                                                        ("scales", np.array([1, 1, 2, 2], np.float32), "init")],
-                                         dict(mode="linear")), ["resize_node"]))
     b.append(("squeeze_axes_at_run_time", single("s", "Squeeze", [("x", f32(1, 4), "in"), ("axes", i64([0]), "in")]),
               ["squeeze_node", "run time"]))
     b.append(("squeeze_non_unit_dim", single("s", "Squeeze", [("x", f32(2, 4), "in"), ("axes", i64([0]), "init")]),
