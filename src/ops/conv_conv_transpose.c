@@ -101,7 +101,7 @@ typedef struct fconv_params {
   const float *wpack;               /* nhwc, >= CT_NHWC_MIN_MG output channels per group: W as [group][tap][C/g][M/g] */
   q8rt_f32_vbinary_ukernel_fn addc; /* the bias added to an output row (y = y + b, as the reference) */
   size_t nr, inr, mr;               /* gemm's and igemm's NR; gemm's MR */
-  /* Unpadded stride-1 planes whose flat route would leave many lanes idle (fgi_ok): W^T packed at
+  /* Stride-1 planes whose flat route would leave many lanes idle (fgi_ok): W^T packed at
    * load in panels of gi_nr for f32-gemmi, lanes along the output channels; NULL otherwise. */
   q8rt_f32_gemmi_ukernel_fn gi;
   size_t gi_nr;
@@ -130,8 +130,9 @@ typedef struct fconv_geom {
 } fconv_geom;
 _Static_assert(sizeof(fconv_geom) <= Q8RT_GEOM_BYTES, "float conv geometry must fit a step's geom record");
 
-/* The f32-gemmi route (FGI): an unpadded stride-1 window (every window inside the input) of more
- * than one tap reads each output pixel's taps at its window's start plus per-k offsets, so the
+/* The f32-gemmi route (FGI): a stride-1 window of more than one tap reads each output pixel's taps
+ * at its window's start plus per-k offsets (in the input itself when every window lies inside it,
+ * else in a zero-bordered copy of the input's planes, as the flat route's), so the
  * GEMM's rows are output pixels (any of them, no row-end columns computed and dropped) and its
  * lanes the output channels (B = W^T): the flat route computes Wp - O2 dropped columns per output
  * row and fills its pixel lanes by whole NR panels, which on the narrow planes of small CNNs
@@ -146,11 +147,22 @@ static size_t fgi_lanes(size_t n, size_t nr) { /* lanes the kernel computes for 
   const size_t whole = n / nr * nr, rest = n - whole;
   return whole + (rest == 0 ? 0 : rest <= nr / 2 ? nr / 2 : nr);
 }
-static int fgi_ok(const op_window_geom *w, int64_t Mg, size_t nr) {
-  if (nr == 0 || Mg < 16 || w->k[0] != 1 || w->in[0] != 1 || w->out[0] != 1 || w->k[1] * w->k[2] <= 1) return 0;
+/* Whether every window lies inside the input (read in place); else the run copies the input into
+ * zero-bordered planes fgi_hp x fgi_wp (the flat route's padded plane, whole) and reads those. */
+static int fgi_inside(const op_window_geom *w) {
+  for (int i = 1; i < 3; i++)
+    if (w->pb[i] != 0 || (w->out[i] - 1) + (w->k[i] - 1) * w->d[i] >= w->in[i]) return 0;
+  return 1;
+}
+static size_t fgi_hp(const op_window_geom *w) { return (size_t)(w->out[1] + (w->k[1] - 1) * w->d[1]); }
+static size_t fgi_wp(const op_window_geom *w) { return (size_t)(w->out[2] + (w->k[2] - 1) * w->d[2]); }
+#define FGI_MIN_K 64 /* fewer taps: the per-pixel bias, stage and transpose outweigh the lanes saved */
+static int fgi_ok(const op_window_geom *w, int64_t Mg, int64_t K, size_t nr) {
+  if (nr == 0 || Mg < 16 || K < FGI_MIN_K || w->k[0] != 1 || w->in[0] != 1 || w->out[0] != 1 || w->k[1] * w->k[2] <= 1)
+    return 0;
   for (int i = 1; i < 3; i++) {
-    if (w->pb[i] != 0 || w->pe[i] != 0 || w->s[i] != 1 || w->out[i] < 1 ||
-        (w->out[i] - 1) + (w->k[i] - 1) * w->d[i] >= w->in[i])
+    if (w->s[i] != 1 || w->out[i] < 1 || w->out[i] > (1 << 24) || (w->k[i] - 1) * w->d[i] > (1 << 24) ||
+        w->pb[i] > (1 << 24))
       return 0;
   }
   const uint64_t O2 = (uint64_t)w->out[2], wp = O2 + (uint64_t)((w->k[2] - 1) * w->d[2]);
@@ -446,7 +458,7 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
       }
       const size_t K = (size_t)(wc * taps), Mg = (size_t)(wm / p->group);
       const size_t per = q8rt_f32_gemm_packed_size(K, Mg, giv[gii].nr);
-      if (ok && fgi_ok(&wg, (int64_t)Mg, giv[gii].nr)) {
+      if (ok && fgi_ok(&wg, (int64_t)Mg, (int64_t)K, giv[gii].nr)) {
         float *gwt = q8rt_pool_alloc(ctx->pool, per * (size_t)p->group * sizeof(float), 64);
         if (gwt == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
         for (int64_t grp = 0; grp < p->group; grp++) {
@@ -470,9 +482,9 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
     if (p->gwt != NULL) {
       ctx->kernel = giv[gii].name + 5;
       ctx->reason =
-          "an unpadded stride-1 plane of narrow rows (known at load): f32-gemmi with W^T packed at load, the "
-          "output pixels' windows read in place through per-tap offsets, so the lanes run along the output "
-          "channels (one fma chain per output, as the reference loop)";
+          "a stride-1 plane of narrow rows (known at load): f32-gemmi with W^T packed at load, the output pixels' "
+          "windows read through per-tap offsets (in place, or in a zero-bordered copy where padded), so the lanes "
+          "run along the output channels (one fma chain per output, as the reference loop)";
     } else if (p->wt != NULL && p->wt_max_p > FWT_MAX_P) {
       ctx->kernel = gv->name + 5;
       ctx->reason =
@@ -698,8 +710,21 @@ static q8rt_status fconv_infer(const void *params, const op_node *n, const op_sh
 
 static int fc_use_wt(const fconv_params *p, const fconv_geom *g);
 static int fc_use_gi(const fconv_params *p, const fconv_geom *g) {
-  return p->gi != NULL && (p->gwt != NULL || p->gi_bind) && p->gemm != NULL && !p->transpose && !fc_use_wt(p, g) &&
-         fgi_ok(&g->w, g->M / g->group, p->gi_nr);
+  if (p->gi == NULL || (p->gwt == NULL && !p->gi_bind) || p->gemm == NULL || p->transpose || fc_use_wt(p, g) ||
+      !fgi_ok(&g->w, g->M / g->group, g->C / g->group * op_window_taps(&g->w), p->gi_nr))
+    return 0;
+  if (fgi_inside(&g->w)) return 1;
+  /* the zero-bordered planes stay within a bound (not for pads far larger than the input) */
+  size_t f;
+  if (__builtin_mul_overflow(fgi_hp(&g->w), fgi_wp(&g->w), &f) ||
+      __builtin_mul_overflow(f, (size_t)(g->N * g->C), &f) || f > ((size_t)1 << 28))
+    return 0;
+  return f <= 4 * (size_t)(g->N * g->C * op_window_in_plane(&g->w)) + 65536;
+}
+/* floats of the zero-bordered planes (0 when the windows lie inside the input) */
+static size_t fgi_pad_floats(const fconv_geom *g) {
+  if (fgi_inside(&g->w)) return 0;
+  return (fgi_hp(&g->w) * fgi_wp(&g->w) * (size_t)(g->N * g->C) + 15) / 16 * 16;
 }
 
 /* Every non-depthwise conv takes the GEMM (a convolution with fewer output channels than MR
@@ -1019,7 +1044,7 @@ static size_t conv_workspace(const void *params, const void *geom, size_t thread
     return slots * fdw_flat_floats(g) * sizeof(float);
   if (fc_use_wt(p, g)) return fc_wt_direct(g) ? 0 : slots * fc_wt_slot_floats(g) * sizeof(float);
   if (!fc_use_gemm(p, g)) return 0;
-  if (fc_use_gi(p, g)) return slots * fgi_slot_floats(g) * sizeof(float);
+  if (fc_use_gi(p, g)) return (slots * fgi_slot_floats(g) + fgi_pad_floats(g)) * sizeof(float);
   return (slots * fc_slot_floats(p, g) + fc_shared_floats(p, g, threads)) * sizeof(float);
 }
 
@@ -1477,6 +1502,8 @@ typedef struct fwt_job {
   const float *x, *bias, *wt; /* wt: W^T, packed at load or at bind */
   float *y, *ws;              /* ws: slots of fc_wt_slot_floats unless the route is direct */
   size_t blocks, slots;
+  float *pad; /* f32-gemmi: the zero-bordered planes (fgi_pad_floats), or NULL: X read in place */
+  size_t gpx; /* f32-gemmi: output pixels per task (at most FGI_PX) */
   atomic_int busy[FC_MAX_SLOTS];
 } fwt_job;
 
@@ -1542,22 +1569,47 @@ static void fwt_task(void *arg, size_t task) {
   atomic_store_explicit(&j->busy[slot], 0, memory_order_release);
 }
 
+/* Plane `item` (image x channel) of the input into its zero-bordered plane fgi_hp x fgi_wp: padded
+ * row r, column q hold input row r - pb1, column q - pb2, or 0.0f. */
+static void fgi_fill_task(void *arg, size_t item) {
+  const fwt_job *j = arg;
+  const fconv_geom *g = j->g;
+  const size_t hp = fgi_hp(&g->w), wp = fgi_wp(&g->w);
+  const int64_t in1 = g->w.in[1], in2 = g->w.in[2], pb1 = g->w.pb[1], pb2 = g->w.pb[2];
+  const float *x = j->x + item * (size_t)op_window_in_plane(&g->w);
+  float *d = j->pad + item * hp * wp;
+  /* columns [lo, hi) of a padded row come from the input row */
+  const int64_t lo = pb2 < (int64_t)wp ? pb2 : (int64_t)wp, hi = pb2 + in2 < (int64_t)wp ? pb2 + in2 : (int64_t)wp;
+  for (size_t r = 0; r < hp; r++, d += wp) {
+    const int64_t ir = (int64_t)r - pb1;
+    if (ir < 0 || ir >= in1 || hi <= lo) {
+      memset(d, 0, wp * sizeof(float));
+      continue;
+    }
+    memset(d, 0, (size_t)lo * sizeof(float));
+    memcpy(d + lo, x + ir * in2, (size_t)(hi - lo) * sizeof(float));
+    memset(d + hi, 0, (wp - (size_t)hi) * sizeof(float));
+  }
+}
+
 /* f32-gemmi route (fc_use_gi): items are (image, group, block of FWT_COLS output channels, block
  * of FGI_PX output pixels); the pixels' outputs [pixel][channel] in the slot, the bias and the
  * stage per output, then transposed into y. */
 static void fgi_task(void *arg, size_t task) {
   fwt_job *j = arg;
   const fconv_geom *g = j->g;
-  const size_t P = (size_t)op_window_out_plane(&g->w), pblocks = (P + FGI_PX - 1) / FGI_PX;
+  const size_t P = (size_t)op_window_out_plane(&g->w), pblocks = (P + j->gpx - 1) / j->gpx;
   const size_t pb = task % pblocks, rest = task / pblocks;
   const size_t blk = rest % j->blocks, grp = rest / j->blocks % (size_t)g->group,
                nb = rest / j->blocks / (size_t)g->group;
   const size_t Cg = (size_t)(g->C / g->group), Mg = (size_t)(g->M / g->group), K = Cg * (size_t)op_window_taps(&g->w);
   const size_t c0 = blk * FWT_COLS, nc = Mg - c0 < FWT_COLS ? Mg - c0 : FWT_COLS;
   const size_t ch = grp * Mg + c0, in_plane = (size_t)op_window_in_plane(&g->w);
-  const size_t p0 = pb * FGI_PX, np = P - p0 < FGI_PX ? P - p0 : FGI_PX;
-  const size_t in2 = (size_t)g->w.in[2], O2 = (size_t)g->w.out[2];
-  const float *xg = j->x + (nb * (size_t)g->C + grp * Cg) * in_plane,
+  const size_t p0 = pb * j->gpx, np = P - p0 < j->gpx ? P - p0 : j->gpx;
+  /* the input, or its zero-bordered planes: plane floats and row stride */
+  const size_t plane = j->pad != NULL ? fgi_hp(&g->w) * fgi_wp(&g->w) : in_plane;
+  const size_t in2 = j->pad != NULL ? fgi_wp(&g->w) : (size_t)g->w.in[2], O2 = (size_t)g->w.out[2];
+  const float *xg = (j->pad != NULL ? j->pad : j->x) + (nb * (size_t)g->C + grp * Cg) * plane,
               *panel = j->wt + grp * q8rt_f32_gemm_packed_size(K, Mg, j->p->gi_nr) + c0 * K;
   size_t slot = 0;
   for (;;) {
@@ -1567,11 +1619,12 @@ static void fgi_task(void *arg, size_t task) {
   size_t *koff = (size_t *)(void *)(j->ws + slot * fgi_slot_floats(g));
   const float **a = (const float **)(void *)(koff + K);
   float *yt = (float *)(void *)(a + FGI_PX);
-  /* k = (c, t1, t2) as the reference loop (t0: one kernel plane); every window inside the input */
+  /* k = (c, t1, t2) as the reference loop (t0: one kernel plane); every window inside the input
+   * or its zero-bordered planes (0.0f at padded taps, then the fma, as the reference loop) */
   size_t k = 0;
   for (size_t c = 0; c < Cg; c++) {
     for (int64_t t1 = 0; t1 < g->w.k[1]; t1++) {
-      const size_t xr = c * in_plane + (size_t)(t1 * g->w.d[1]) * in2;
+      const size_t xr = c * plane + (size_t)(t1 * g->w.d[1]) * in2;
       for (int64_t t2 = 0; t2 < g->w.k[2]; t2++) koff[k++] = xr + (size_t)(t2 * g->w.d[2]);
     }
   }
@@ -1853,6 +1906,7 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
     j.wt = p->wt != NULL ? p->wt : g->wt;
     j.y = out[0].data;
     j.ws = fc_wt_direct(g) ? NULL : workspace;
+    j.pad = NULL;
     j.blocks = (Mg + FWT_COLS - 1) / FWT_COLS;
     j.slots = ctx->threads < 1 ? 1 : ctx->threads < FC_MAX_SLOTS ? ctx->threads : FC_MAX_SLOTS;
     for (size_t i = 0; i < j.slots; i++) atomic_init(&j.busy[i], 0);
@@ -1874,9 +1928,23 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
     j.blocks = (Mg + FWT_COLS - 1) / FWT_COLS;
     j.slots = ctx->threads < 1 ? 1 : ctx->threads < FC_MAX_SLOTS ? ctx->threads : FC_MAX_SLOTS;
     for (size_t i = 0; i < j.slots; i++) atomic_init(&j.busy[i], 0);
+    j.pad = NULL;
+    if (!fgi_inside(&g->w)) {
+      j.pad = j.ws + j.slots * fgi_slot_floats(g);
+      op_parallel_items(ctx, (size_t)(g->N * g->C), fgi_hp(&g->w) * fgi_wp(&g->w), 1 << 13, fgi_fill_task, &j);
+    }
     const size_t K = (size_t)(g->C / g->group * op_window_taps(&g->w));
-    op_parallel_items(ctx, (size_t)(g->N * g->group) * j.blocks * ((P + FGI_PX - 1) / FGI_PX), K * FWT_COLS * FGI_PX,
-                      1 << 16, fgi_task, &j);
+    /* With threads, a plane of few items takes smaller pixel blocks (whole rows of 8, about 4
+     * items a thread; R-Net's 9x9 plane of 48 channels was 64 + 17 pixels): no output's chain
+     * depends on the blocks, so the bytes are the same for any thread count. */
+    const size_t base = (size_t)(g->N * g->group) * j.blocks;
+    j.gpx = FGI_PX;
+    if (ctx->threads > 1 && base * ((P + FGI_PX - 1) / FGI_PX) < 4 * ctx->threads) {
+      const size_t want = (4 * ctx->threads + base - 1) / base;
+      j.gpx = ((P + want - 1) / want + 7) / 8 * 8;
+      if (j.gpx > FGI_PX) j.gpx = FGI_PX;
+    }
+    op_parallel_items(ctx, base * ((P + j.gpx - 1) / j.gpx), K * FWT_COLS * j.gpx, 1 << 16, fgi_task, &j);
     return;
   }
   if (fc_use_gemm(p, g)) {

@@ -1178,13 +1178,18 @@ FCONV_GEMMI_CASES = [
     ((1, 8, 14, 14), (130, 8, 5, 5), {}, True, None),
     ((1, 8, 14, 14), (130, 8, 5, 5), {}, True, "Relu"),
     ((1, 24, 12, 12), (64, 24, 3, 3), {}, True, "Relu"),
+    # padded (a zero-bordered copy): 3x3 pads 1 on 8x8; asymmetric pads with a dilated window on
+    # two images; pads larger than the kernel's reach on two groups
+    ((1, 16, 8, 8), (64, 16, 3, 3), {"pads": [1, 1, 1, 1]}, True, None),
+    ((2, 12, 9, 7), (48, 12, 3, 3), {"pads": [2, 0, 1, 3], "dilations": [2, 1]}, True, "Relu"),
+    ((1, 16, 5, 6), (64, 8, 3, 3), {"group": 2, "pads": [3, 2, 4, 3]}, False, None),
 ]
 
 
 @pytest.mark.parametrize("symbolic", [False, True], ids=["known", "symbolic"])
 @pytest.mark.parametrize("case", FCONV_GEMMI_CASES, ids=[f"{c[0]}w{c[1]}{c[4] or ''}" for c in FCONV_GEMMI_CASES])
 def test_float_conv_gemmi(case, symbolic, tmp_path):
-    """Unpadded stride-1 convs on narrow planes (f32-gemmi, W^T packed at load when the plane is
+    """Stride-1 convs on narrow planes (f32-gemmi, W^T packed at load when the plane is
     known then, at bind when the input's dims are symbolic): within the float tolerance of ORT, and
     the same bytes at 3 threads and as --backend reference; --explain names the route when the
     plane is known at load."""
