@@ -423,6 +423,50 @@ static void interior(const pool_geom *g, int j, int64_t *lo, int64_t *hi) {
   *hi = h;
 }
 
+/* Float MaxPool on a plane with many edge outputs whose padded plane (the span of every window,
+ * -FLT_MAX outside the input) fits MAXPOOL_PADDED floats: per window depth the plane's slice copied
+ * into that frame, then one kernel call for all output rows, every window whole. A tap in the
+ * frame's padding is -FLT_MAX, a no-op comparison (each output starts at -FLT_MAX and never holds
+ * NaN, so "-FLT_MAX > m" never holds), so each output sees the reference loop's comparisons in its
+ * order. Before: one call per output row and window row on a copy of the padded row (YOLOX's SPP,
+ * 5x5/9x9/13x13 stride-1 pools padded k / 2 on 13x13 planes, every output an edge one). */
+#define MAXPOOL_PADDED 2048
+static int maxpool_plane_f32_padded(const maxpool_job *jb, size_t c) {
+  const pool_geom *g = jb->g;
+  int64_t ext[3];
+  for (int j = 1; j < 3; j++) ext[j] = (g->w.out[j] - 1) * g->w.s[j] + (g->w.k[j] - 1) * g->w.d[j] + 1;
+  if (ext[1] * ext[2] > MAXPOOL_PADDED) return 0;
+  const int64_t out1 = g->w.out[1], out2 = g->w.out[2], in1 = g->w.in[1], in2 = g->w.in[2];
+  const int64_t pb1 = g->w.pb[1], pb2 = g->w.pb[2];
+  /* the input rows and columns inside the frame */
+  const int64_t rows = in1 < ext[1] - pb1 ? in1 : ext[1] - pb1, cols = in2 < ext[2] - pb2 ? in2 : ext[2] - pb2;
+  if (pb1 < 0 || pb2 < 0 || rows <= 0 || cols <= 0) return 0;
+  const size_t plane = (size_t)(g->w.in[0] * in1 * in2);
+  const size_t oplane = (size_t)(g->w.out[0] * out1 * out2);
+  const float *xc = (const float *)jb->x + c * plane;
+  float *yc = (float *)jb->y + c * oplane;
+  float buf[MAXPOOL_PADDED];
+  for (int64_t i = 0; i < ext[1] * ext[2]; i++) buf[i] = -FLT_MAX;
+  for (int64_t o0 = 0; o0 < g->w.out[0]; o0++) {
+    int64_t a0, b0, p0;
+    window(g, 0, o0, &a0, &b0, &p0);
+    float *y = yc + o0 * out1 * out2;
+    if (b0 <= a0) { /* no window row inside the input: the lowest value, as the reference loop */
+      for (int64_t i = 0; i < out1 * out2; i++) y[i] = -FLT_MAX;
+      continue;
+    }
+    for (int64_t t0 = a0; t0 < b0; t0++) {
+      const int64_t i0 = o0 * g->w.s[0] - g->w.pb[0] + t0 * g->w.d[0];
+      for (int64_t i1 = 0; i1 < rows; i1++)
+        memcpy(buf + (i1 + pb1) * ext[2] + pb2, xc + (i0 * in1 + i1) * in2, (size_t)cols * sizeof(float));
+      jb->p->f32max((size_t)out2, (size_t)out1, (size_t)g->w.k[1], (size_t)g->w.k[2], (size_t)g->w.s[2],
+                    (size_t)g->w.d[2], (size_t)(g->w.s[1] * ext[2]), (size_t)(g->w.d[1] * ext[2]), (size_t)out2, buf, y,
+                    t0 > a0);
+    }
+  }
+  return 1;
+}
+
 /* Float MaxPool on a plane whose rows have at most 2 edge outputs (or none): for each window
  * depth, one kernel call covers every output row whose window rows lie inside the input (its
  * rows s1 * W apart, the window's rows d1 * W apart) and one call each of the other output
@@ -439,7 +483,7 @@ static int maxpool_plane_f32_rows(const maxpool_job *jb, size_t c) {
   interior(g, 1, &lo1, &hi1);
   const int64_t out1 = g->w.out[1], out2 = g->w.out[2], in1 = g->w.in[1], in2 = g->w.in[2];
   const int64_t nedge = lo + out2 - hi;
-  if (hi == lo || nedge > 2) return 0;
+  if (hi == lo || nedge > 2) return maxpool_plane_f32_padded(jb, c);
   int64_t eo[2], ea[2], eb[2];
   for (int64_t e = 0, o2 = lo > 0 ? 0 : hi; o2 < out2; o2 = o2 + 1 == lo ? hi : o2 + 1, e++) {
     int64_t p2;

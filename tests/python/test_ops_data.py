@@ -260,6 +260,16 @@ def cases() -> List[Case]:
                     dict(kernel_shape=[3, 3, 3], strides=[2, 2, 2], pads=[1, 1, 1, 1, 1, 1])))
     c.append(single("maxpool_s5_pads_f32", "MaxPool", [("x", f32(1, 3, 6, 83), "in")],
                     dict(kernel_shape=[2, 5], strides=[2, 5], pads=[1, 0, 0, 2])))
+    # every output an edge one: the padded plane in a frame, one call for all rows (YOLOX's SPP on
+    # 13x13 planes; a 3-D window padded on every axis; ceil_mode past the padding), all inputs negative
+    # so that a padded tap taken for a value would show
+    for k in (9, 13):
+        c.append(single(f"maxpool_padded_frame_k{k}_f32", "MaxPool", [("x", f32(1, 4, 13, 13, lo=-5.0, hi=-0.5), "in")],
+                        dict(kernel_shape=[k, k], pads=[k // 2] * 4), opset=12))
+    c.append(single("maxpool_padded_frame_3d_f32", "MaxPool", [("x", f32(1, 2, 5, 7, 9, lo=-5.0, hi=-0.5), "in")],
+                    dict(kernel_shape=[3, 5, 5], pads=[1, 2, 2, 1, 2, 2])))
+    c.append(single("maxpool_padded_frame_ceil_f32", "MaxPool", [("x", f32(1, 3, 11, 12, lo=-5.0, hi=-0.5), "in")],
+                    dict(kernel_shape=[5, 5], strides=[2, 2], pads=[2, 2, 2, 2], ceil_mode=1), opset=12))
     c.append(single("maxpool_s9_dil_f32", "MaxPool", [("x", f32(1, 3, 7, 200), "in")],
                     dict(kernel_shape=[3, 2], strides=[2, 9], dilations=[2, 4], pads=[1, 1, 1, 1]), opset=12))
     avg_cfgs = [
