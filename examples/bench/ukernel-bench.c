@@ -234,14 +234,14 @@ static const struct dq_variant {
 #undef Q8RT_QINT_F32_VCVT_UKERNEL
 };
 
-static void run_q(const struct q_variant *v, void *y) {
+static void run_q(const struct q_variant *v, size_t n, void *y) {
   static const float qmin[] = {0.0f, -128.0f, 0.0f, -32768.0f}, qmax[] = {255.0f, 127.0f, 65535.0f, 32767.0f};
   const q8rt_f32_qint_vcvt_params p = {0.02f, 3, qmin[v->type] - 3.0f, qmax[v->type] - 3.0f};
   switch (v->type) {
-    case QT_qu8: v->fn.qu8(ROW_N, g_fa, y, &p); break;
-    case QT_qs8: v->fn.qs8(ROW_N, g_fa, y, &p); break;
-    case QT_qu16: v->fn.qu16(ROW_N, g_fa, y, &p); break;
-    case QT_qs16: v->fn.qs16(ROW_N, g_fa, y, &p); break;
+    case QT_qu8: v->fn.qu8(n, g_fa, y, &p); break;
+    case QT_qs8: v->fn.qs8(n, g_fa, y, &p); break;
+    case QT_qu16: v->fn.qu16(n, g_fa, y, &p); break;
+    case QT_qs16: v->fn.qs16(n, g_fa, y, &p); break;
     default: break;
   }
 }
@@ -271,15 +271,24 @@ static int bench_vcvt(const char *filter) {
     bool ok = true;
     for (size_t j = 0; j < nq; j++) { /* against the scalar twin of the type */
       if (g_quantize[j].isa == Q8RT_ISA_SCALAR && g_quantize[j].type == v->type) {
-        run_q(&g_quantize[j], g_ref);
-        run_q(v, g_out);
+        run_q(&g_quantize[j], ROW_N, g_ref);
+        run_q(v, ROW_N, g_out);
         ok = memcmp(g_out, g_ref, ROW_N * (v->type <= QT_qs8 ? 1 : 2)) == 0;
       }
     }
     bad |= !ok;
     double t;
-    TIME_MEDIAN(t, run_q(v, g_out));
+    TIME_MEDIAN(t, run_q(v, ROW_N, g_out));
     report(v->name, t, ROW_N, "elem", ok);
+    /* The lengths of real QuantizeLinear / DynamicQuantizeLinear steps (PP-OCR rec: 23040,
+     * 46080; 61440; a short odd one, where the tail counts). */
+    static const size_t step_n[] = {333, 4000, 23040, 46080, 61440};
+    for (size_t s = 0; s < sizeof(step_n) / sizeof(step_n[0]); s++) {
+      char name[96];
+      snprintf(name, sizeof(name), "  n=%zu", step_n[s]);
+      TIME_MEDIAN(t, run_q(v, step_n[s], g_out));
+      printf("  %-62s %8.2f Gelem/s %9.3f us\n", name, (double)step_n[s] / t * 1e-9, t * 1e6);
+    }
   }
   static float y0[ROW_N], y1[ROW_N];
   for (size_t k = 0; k < ndq; k++) {

@@ -113,6 +113,90 @@ Q8RT_TEST(vcvt_quantize_variants_vs_scalar) {
   return 0;
 }
 
+/* Values at the edges of the conversion for params p: both zeros, +-inf, NaNs with sign and payload,
+ * the extremes of float, denormals, the clamp bounds lo/hi as quotients and just beyond them (the
+ * saturation edges, ties at +-0.5 past them), ties around zero and +-2^31 (past int32). */
+static float cv_edge(const q8rt_f32_qint_vcvt_params *p, uint32_t k) {
+  const float s = p->scale;
+  static const uint32_t bits[] = {0x00000000u, 0x80000000u, 0x7F800000u, 0xFF800000u, 0x7FC00000u,
+                                  0xFFC00000u, 0x7F800001u, 0x7FC12345u, 0x7F7FFFFFu, 0xFF7FFFFFu,
+                                  0x00000001u, 0x80000001u, 0x00800000u, 0x807FFFFFu};
+  const size_t nbits = sizeof(bits) / sizeof(bits[0]);
+  if (k < nbits) {
+    float v;
+    memcpy(&v, &bits[k], sizeof(v));
+    return v;
+  }
+  switch ((k - nbits) % 14) {
+    case 0: return p->lo * s;
+    case 1: return p->hi * s;
+    case 2: return (p->lo - 0.5f) * s;
+    case 3: return (p->hi + 0.5f) * s;
+    case 4: return (p->lo + 0.5f) * s;
+    case 5: return (p->hi - 0.5f) * s;
+    case 6: return (p->lo - 1.0f) * s;
+    case 7: return (p->hi + 1.0f) * s;
+    case 8: return 0.5f * s;
+    case 9: return -0.5f * s;
+    case 10: return 1.5f * s;
+    case 11: return -2.5f * s;
+    case 12: return 2147483648.0f * s;
+    default: return -2147483904.0f * s;
+  }
+}
+
+/* Every non-scalar variant against its scalar twin on each length 1..300, at an odd offset of x and
+ * y (unaligned), with edge values scattered among random ones (so each lands in the body, the
+ * 16-wide steps and the masked tail), for every scale form (powers of two, odd scales, scales so
+ * small or large that x / scale overflows or underflows) and zero points at qmin, qmax and between. */
+Q8RT_TEST(vcvt_quantize_variants_edges) {
+  static const float scales[] = {1.0f, 0.25f, 1.0f / 3.0f, 0.0235294122f, 123.456f, 1e-30f, 3e30f, 1.4e-45f};
+  const size_t nscales = sizeof(scales) / sizeof(scales[0]);
+  for (size_t k = 0; k < CV_NVARIANTS; k++) {
+    const struct cv_variant *v = &cv_variants[k], *twin = NULL;
+    if (v->isa == Q8RT_ISA_SCALAR) continue;
+    for (size_t j = 0; j < CV_NVARIANTS; j++) {
+      if (cv_variants[j].isa == Q8RT_ISA_SCALAR && cv_variants[j].type == v->type) twin = &cv_variants[j];
+    }
+    CHECK(twin != NULL);
+    if (!test_isa_supported(v->isa)) {
+      printf("  skip %s: CPU lacks its ISA\n", v->name);
+      continue;
+    }
+    const int is_signed = v->type == CV_QS8 || v->type == CV_QS16;
+    const size_t es = v->type == CV_QU8 || v->type == CV_QS8 ? 1 : 2;
+    const int32_t span = es == 1 ? 255 : 65535;
+    const int32_t qmin = is_signed ? -(span + 1) / 2 : 0, qmax = qmin + span;
+    float *xb = malloc(301 * sizeof(float));
+    uint8_t *y0 = malloc(301 * 2 + 64), *y1 = malloc(301 * 2 + 64);
+    CHECK(xb != NULL && y0 != NULL && y1 != NULL);
+    for (size_t n = 1; n <= 300; n++) {
+      const int32_t zps[] = {qmin, qmax, qmin + span / 2 + 1, qmin + (int32_t)(cv_rnd() % (uint32_t)(span + 1))};
+      const int32_t zp = zps[n % 4];
+      const q8rt_f32_qint_vcvt_params p = {scales[(n / 4) % nscales], zp, (float)(qmin - zp), (float)(qmax - zp)};
+      float *x = xb + 1;
+      for (size_t i = 0; i < n; i++) x[i] = cv_rnd() % 3 == 0 ? cv_float(p.scale) : cv_edge(&p, cv_rnd() % 28);
+      x[n - 1] = cv_edge(&p, (uint32_t)n % 28); /* the last element (a tail lane) takes each edge */
+      memset(y0, 0xA5, 301 * 2 + 64);
+      memset(y1, 0xA5, 301 * 2 + 64);
+      cv_call(twin, n, x, y0 + es, &p);
+      cv_call(v, n, x, y1 + es, &p);
+      int ok = memcmp(y0, y1, 301 * 2 + 64) == 0;
+      if (!ok) {
+        size_t i = 0;
+        while (y0[i] == y1[i]) i++;
+        fprintf(stderr, "  %s n %zu scale %a zp %d: byte %zu %u != %u\n", v->name, n, (double)p.scale, zp, i, y1[i],
+                y0[i]);
+      }
+      CHECK(ok);
+    }
+    free(xb);
+    free(y0);
+    free(y1);
+  }
+  return 0;
+}
+
 Q8RT_TEST(quantize_kernels) {
   const float x[] = {0.0f, 0.25f, 0.75f, -0.25f, 1000.0f, -1000.0f, 0.125f, 0.375f};
   q8rt_f32_qint_vcvt_params p = {0.25f, 10, 0.0f - 10, 255.0f - 10};
