@@ -485,8 +485,16 @@ static void resize_run(const void *params, const void *geom, const op_tensor *in
   for (int d = 0; d < r; d++) {
     if (gm->out[d] == 0) return;
   }
-  if (r == 0) {
-    memcpy(out[0].data, in[0].data, gm->elem);
+  /* Output dims equal to the input's: a copy in every mode, as ONNX Runtime does (a blend with
+     weights 1 and 0 would turn -0 into +0 and an inf or NaN neighbour into NaN) */
+  size_t count = 1;
+  int same = 1;
+  for (int d = 0; d < r; d++) {
+    same &= gm->out[d] == gm->in[d];
+    count *= (size_t)gm->in[d];
+  }
+  if (same) {
+    memcpy(out[0].data, in[0].data, count * gm->elem);
     return;
   }
   const resize_shape s = {.rank = r, .elem = gm->elem, .in = gm->in, .out = gm->out, .scale = gm->scale};

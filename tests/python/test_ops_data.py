@@ -343,6 +343,13 @@ def cases() -> List[Case]:
     c.append(single("resize_cubic_same_size_1x1", "Resize",  # ViT position embeddings at their own size
                     [("x", f32(1, 8, 4, 4), "in"), None, None, ("sizes", i64([1, 8, 4, 4]), "init")],
                     dict(mode="cubic"), opset=13))
+    # output size = input size: ORT copies (a blend with weights 1 and 0 would give +0 for -0 and NaN
+    # next to an inf)
+    special = np.array([[[[1, np.inf, -0.0, 2], [np.nan, 3, -0.0, -np.inf], [5, 6, 7, 8]]]], np.float32)
+    for mode in ("linear", "cubic", "nearest"):
+        c.append(single(f"resize_{mode}_same_size_special_values", "Resize",
+                        [("x", special, "in"), None, None, ("sizes", i64([1, 1, 3, 4]), "init")],
+                        dict(mode=mode), opset=13))
     c.append(single("resize_cubic_from_1x1", "Resize",
                     [("x", f32(1, 2, 1, 1), "in"), None, ("scales", np.array([1, 1, 3, 2], np.float32), "init")],
                     dict(mode="cubic"), opset=13))
