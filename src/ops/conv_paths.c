@@ -529,7 +529,8 @@ void conv_fast_geom_init(const conv_fast *f, const q8rt_q8_conv_ref_params *r, c
         b = c;
       }
       const size_t unit = g->out_w / d * f->mr;
-      if (unit * f->a_stride <= ((size_t)128 << 10)) {
+      size_t bytes; /* unit <= out_w * MR: the product is checked, out_w is the model's */
+      if (q8rt_mul_size(unit, f->a_stride, &bytes) && bytes <= ((size_t)128 << 10)) {
         const size_t n = (g->tile_rows + unit / 2) / unit;
         g->tile_rows = unit * (n > 0 ? n : 1);
       }

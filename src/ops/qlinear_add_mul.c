@@ -20,7 +20,7 @@
  * Rows: the output's size-1 dims are dropped and neighbouring dims merged where both operands stay
  * contiguous (or stay broadcast), so a per-channel constant in NCHW gives rows of H*W elements and
  * a scalar constant one row. In a row each operand is contiguous or one broadcast value. Those
- * rows run the q8-vbinary kernels (AVX2+FMA when the CPU has them, their scalar twins with
+ * rows run the q8-vbinary kernels (AVX-512 or AVX2+FMA when the CPU has them, their scalar twins with
  * --backend reference); the one case they do not take (Add with ORT's first operand broadcast,
  * which ORT's broadcaster never produces) runs the per-element loop below. */
 #include <math.h>

@@ -368,13 +368,23 @@ static q8rt_status mm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, 
     ctx->consumed |= 1u << 3;
   }
   mm_prepare_rt(ctx, p, ir_node_input(g, n, 3));
-  if (kind == MM_QGEMM && !p->fast) {
-    /* float output or a C that varies by row: the int32 accumulators are the same (mod 2^32) on the
-     * int32-output GEMM kernels; C and the output stage are then the scalar loop's own code. */
+  if (!p->fast) {
+    /* QGemm with a float output or a C that varies by row, and QLinearMatMul whose B minus its zero
+     * points does not fit int8 (uint8 weights with per-column zero points): the int32 accumulators
+     * are the same (mod 2^32) on the int32-output GEMM kernels (the MatMulInteger u8 x u8 route);
+     * C and the output stage are then the scalar loop's own code. */
     if ((st = mm_prepare_i32(ctx, p, ir_node_input(g, n, 3)->constant, err)) != Q8RT_OK) return st;
     if (p->gi.fn != NULL) {
       ctx->kernel = p->gi.kernel;
-      ctx->reason = "constant B packed for the int32-output GEMM kernels; C and the output stage after the GEMM";
+      ctx->reason = kind == MM_QGEMM
+                        ? "constant B packed for the int32-output GEMM kernels; C and the output stage after the GEMM"
+                        : "constant B packed for the int32-output GEMM kernels; the output stage after the GEMM";
+      /* QLinearMatMul's A of rank >= 2 known at load: every bind takes this route (mm_infer:
+       * use_i32), B is not read again */
+      if (kind == MM_QLINEAR && ir_node_input(g, n, 0)->rank >= 2) {
+        p->b_gone = 1;
+        ctx->consumed |= 1u << 3;
+      }
     }
   }
   *out = p;

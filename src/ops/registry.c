@@ -55,12 +55,18 @@ q8rt_status op_check_scales(const ir_node *n, const char *what, const ir_tensor 
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED, "%s node '%s': %s must be float32, not %s", n->op_type, n->name, what,
                      q8rt_onnx_type_name(t->dtype));
   }
+  /* Positive finite scales only (subnormal ones included). ORT runs the others: a zero weight scale
+   * as a constant channel (its zero point), a negative one as the channel's negation (both the same
+   * in its optimized and unoptimized runs), NaN as the saturated low end, infinity differently in
+   * the two runs. q8rt's requantization takes positive multipliers, and onnxruntime.quantization
+   * writes no other scale (a range giving one below FLT_MIN gets 1.0): refused, saying why. */
   const float *s = t->data;
   for (int64_t i = 0; i < t->count; i++) {
     if (!(s[i] > 0.0f) || !isfinite(s[i])) {
       return q8rt_fail(err, Q8RT_ERROR_INVALID_MODEL,
-                       "%s node '%s': %s[%lld] is %g (scales must be positive and finite)", n->op_type, n->name, what,
-                       (long long)i, (double)s[i]);
+                       "%s node '%s': %s[%lld] is %g (q8rt takes positive finite scales only; "
+                       "onnxruntime.quantization writes no other)",
+                       n->op_type, n->name, what, (long long)i, (double)s[i]);
     }
   }
   if (t->count == 0) {

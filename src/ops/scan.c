@@ -382,7 +382,12 @@ static q8rt_status scan_bind(const void *params, void *geom, const op_tensor *in
   op_shape sh[SCAN_MAX];
   int64_t len, batch, axes[SCAN_MAX];
   op_node nn = {.name = p->name, .opset = p->batch ? 8 : 9};
-  if ((st = scan_layout(p, &nn, inp, sh, &len, &batch, axes, err)) != Q8RT_OK) return st;
+  if ((st = scan_layout(p, &nn, inp, sh, &len, &batch, axes, err)) != Q8RT_OK) {
+    /* a failed bind is not unbound: the body's session goes with it */
+    q8rt_session_free(g->sess);
+    g->sess = NULL;
+    return st;
+  }
   void *ext[SCAN_MAX];
   in_place_inputs(p, sh, in, out, 0, ext);
   /* shapes from the slices' shapes alone: one bind for every iteration; else one per iteration */

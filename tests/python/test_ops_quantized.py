@@ -40,6 +40,9 @@ QLMM_CASES = [
     ((7,), (7, 5), True, False, np.uint8, np.int8),                 # 1-D A
     ((2, 6, 7), (7,), True, False, np.uint8, np.uint8),             # 1-D B
     ((5, 33), (33, 17), True, True, np.uint8, np.uint8),
+    # uint8 weights with per-column zero points (B minus them does not fit int8): the int32-output
+    # GEMM kernels, then the output stage; several row tiles, K not a multiple of 4, batches
+    ((3, 150, 70), (70, 45), True, True, np.uint8, np.uint8),
     # computed B on the int32-output GEMM kernels (packed per batch at run): several row tiles,
     # K not a multiple of 4, B broadcast over A's batches, 3 rows (the scalar loop)
     ((2, 700, 70), (2, 70, 45), False, False, np.uint8, np.uint8),
@@ -79,7 +82,8 @@ def test_qlinear_matmul(case, tmp_path):
     for k in range(3):
         m, feeds = qlmm_model(rng, *case, y_sat=(k == 2))
         check(tmp_path, f"qlmm{k}", m, feeds)
-        if not case[2] and k == 0:
+        u8_pc = case[2] and case[3] and case[5] == np.uint8  # constant per-column uint8 B
+        if (not case[2] or u8_pc) and k == 0:
             for j, extra in enumerate([["--threads", "3"], ["--backend", "reference"], ["--backend", "avx2"]]):
                 check(tmp_path, f"qlmm{k}_{j}", m, feeds, extra=extra)
             if case[0][-2] >= 4 and platform.machine() == "x86_64" and "avx2" in open("/proc/cpuinfo").read():

@@ -387,3 +387,39 @@ def test_qdq_matmul_per_axis_weight_not_fused(name, adt, wdt, w_shape, axis, tmp
     got = res.output("y")
     assert got.shape == want.shape and got.dtype == want.dtype
     assert int(np.max(np.abs(got.astype(np.int32) - want.astype(np.int32)))) <= 1
+
+
+@pytest.mark.parametrize("bad", [0.0, -0.02, float("nan"), float("inf")], ids=["zero", "negative", "nan", "inf"])
+def test_qdq_conv_weight_scale_not_positive_finite_is_refused(bad, tmp_path, q8rt_run):
+    """A fused DQ -> Conv -> Q group whose per-channel weight scale is zero, negative, NaN or
+    infinite is refused with a message naming the node, the field and the element, and why (ORT
+    runs them: zero gives the channel's zero point, negative its negation, NaN the low end,
+    infinity differs between ORT's optimized and unoptimized runs; onnxruntime.quantization never
+    writes them). A subnormal positive scale runs, with the bytes of ORT's optimized run."""
+    rng = np.random.default_rng(17)
+    x = rng.uniform(-2, 2, size=(1, 4, 5, 7)).astype(np.float32)
+    w = rng.integers(-127, 128, size=(3, 4, 3, 3)).astype(np.int8)
+
+    def model(ws1):
+        ws = np.array([0.01, ws1, 0.03], np.float32)
+        inits = [h.tensor("xs", np.float32(0.02)), h.tensor("x_zp", np.array(np.uint8(128))), h.tensor("w_q", w),
+                 h.tensor("ws", ws), h.tensor("w_zp", np.zeros(3, np.int8)), h.tensor("ys", np.float32(0.05)),
+                 h.tensor("y_zp", np.array(np.uint8(120)))]
+        nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "x_zp"], ["x_q"], name="q_x"),
+                 helper.make_node("DequantizeLinear", ["x_q", "xs", "x_zp"], ["x_f"], name="dq_x"),
+                 helper.make_node("DequantizeLinear", ["w_q", "ws", "w_zp"], ["w_f"], name="dq_w", axis=0),
+                 helper.make_node("Conv", ["x_f", "w_f"], ["c"], name="conv_ws", pads=[1, 1, 1, 1]),
+                 helper.make_node("QuantizeLinear", ["c", "ys", "y_zp"], ["y"], name="q_y")]
+        return h.make_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+                            [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
+
+    xp = h.save_npy(tmp_path / "x.npy", x)
+    bad_path = h.save_model(model(bad), tmp_path / "bad.onnx")
+    msg = h.assert_clean_error(h.run_q8rt(bad_path, {"x": xp}, tmp_path / "out-bad"))
+    assert "conv_ws" in msg and "w_scale[1]" in msg and "positive finite" in msg, msg
+
+    good = model(1e-40)  # subnormal: accepted, and exact
+    res = h.run_q8rt(h.save_model(good, tmp_path / "good.onnx"), {"x": xp}, tmp_path / "out-good", extra=["--explain"])
+    res.assert_ok()
+    assert "QLinearConv" in res.stdout and "fused from DequantizeLinear" in res.stdout, res.stdout
+    h.assert_same_bytes(res.output("y"), _ort(good, {"x": x}, True)[0], "subnormal weight scale vs ORT optimized")

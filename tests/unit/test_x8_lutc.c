@@ -1,9 +1,9 @@
 /* x8-lutc (per-channel byte tables, channels innermost): every variant of x8-lutc.inc against the
  * definition y[r][c] = tables[c * 256 + x[r][c]] (which its scalar twin spells): channel counts 1
  * to 70 (under, at and past the 16-lane steps and their wrap modulo the channel count) and wider
- * ones, 0 to 5 rows, contiguous rows (one run across rows), rows with gaps (x and y strides
- * different) and in place. Buffers are allocated to their exact size (the sanitized build catches
- * a read or write past them); the bytes between and past the rows must stay untouched. */
+ * ones, 0 to 5 rows, 15 to 130 rows (the transposed variant's 64 x 64 blocks and part blocks), contiguous rows (one run
+ * across rows), rows with gaps (x and y strides different) and in place. Buffers are allocated to their exact size (the
+ * sanitized build catches a read or write past them); the bytes between and past the rows must stay untouched. */
 #include <stdlib.h>
 
 #include "q8rt-kernels.h"
@@ -74,6 +74,17 @@ Q8RT_TEST(x8_lutc_vs_definition) {
         CHECK(lutc_case(fn, name, rows, c, gx, gy, 0, 0) == 0); /* gaps between rows */
         CHECK(lutc_case(fn, name, rows, c, c, c, 1, 0) == 0);   /* in place */
         CHECK(lutc_case(fn, name, rows, c, gx, gx, 1, 0) == 0); /* in place with gaps */
+      }
+      /* row counts around the 64-row blocks of the transposed variant (16 rows and up: a part
+       * block; fewer left over: the gathers), with and without gaps between rows, in place */
+      if (c <= 20 || c % 8 == 0 || c % 8 == 1 || c % 8 == 7 || i >= 70) {
+        static const size_t brows[] = {15, 16, 17, 63, 64, 65, 79, 80, 100, 130};
+        for (size_t b = 0; b < sizeof(brows) / sizeof(brows[0]); b++) {
+          const size_t gx = c + 1 + (c * 7 + b) % 37, gy = c + 3 + (c * 13 + b) % 41;
+          CHECK(lutc_case(fn, name, brows[b], c, c, c, 0, 0) == 0);
+          CHECK(lutc_case(fn, name, brows[b], c, gx, gy, 0, 0) == 0);
+          CHECK(lutc_case(fn, name, brows[b], c, gx, gx, 1, 0) == 0);
+        }
       }
       /* every byte value in every channel: 256 rows, and 259 (an odd total length) */
       if (c <= 20 || i >= 70) {
