@@ -73,7 +73,7 @@ def bind_time_models():
          helper.make_node("OneHot", ["x", "d", "v"], ["y"], name="onehot", axis=-2)],
         [vi("x", I64, ["a", "b"]), ref],
         [t("one", np.array(1, np.int64)), t("v", np.array([-1.5, 2.0], np.float32))], 11)
-    for mode in ("nearest", "linear"):
+    for mode in ("nearest", "linear", "cubic"):
         yield f"resize_sizes_{mode}", model(
             [shape, helper.make_node("Shape", ["x"], ["xs"], name="shape_x"),
              helper.make_node("Slice", ["xs", "s0", "s2"], ["nc"], name="slice_nc"),
