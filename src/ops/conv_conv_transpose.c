@@ -2100,6 +2100,23 @@ typedef struct convt_job {
   size_t row0; /* output row of item 0 */
 } convt_job;
 
+/* The kernel taps t along axis `a` that can reach output index o from an input index: 0 <= o + pb
+ * - t * d <= (in - 1) * s, i.e. ceil((o + pb - (in - 1) * s) / d) <= t <= floor((o + pb) / d), within
+ * [0, k). The loops skip every other tap anyway; the range keeps a row's cost to the taps that can
+ * land instead of the kernel's height (a hostile 65535-tall kernel over a 3-row input). */
+typedef struct ct_taps {
+  int64_t lo, hi;
+} ct_taps;
+
+static ct_taps ct_tap_range(int64_t o, const fconv_geom *g, int a) {
+  const int64_t d = g->w.d[a], q = o + g->w.pb[a];
+  ct_taps r = {-ct_floor_div(-(q - (g->w.in[a] - 1) * g->w.s[a]), d), ct_floor_div(q, d) + 1};
+  if (r.lo < 0) r.lo = 0;
+  if (r.hi > g->w.k[a]) r.hi = g->w.k[a];
+  if (r.hi < r.lo) r.hi = r.lo;
+  return r;
+}
+
 /* Output row `row` = (nb, o0, o1) for every output channel: rows are independent work items. */
 static void convt_row(void *arg, size_t item) {
   const convt_job *jb = arg;
@@ -2130,11 +2147,12 @@ static void convt_row(void *arg, size_t item) {
       wg = jb->p->wpack + grp * ktaps * Cg * Mg;
     }
     float *yg = y0 + grp * Mg * cs;
-    for (int64_t t0 = 0; t0 < g->w.k[0]; t0++) {
+    const ct_taps r0 = ct_tap_range(o0, g, 0), r1 = ct_tap_range(o1, g, 1);
+    for (int64_t t0 = r0.lo; t0 < r0.hi; t0++) {
       const int64_t q0 = o0 + g->w.pb[0] - t0 * g->w.d[0];
       if (q0 < 0 || q0 % g->w.s[0] != 0 || q0 / g->w.s[0] >= g->w.in[0]) continue;
       const int64_t i0 = q0 / g->w.s[0];
-      for (int64_t t1 = 0; t1 < g->w.k[1]; t1++) {
+      for (int64_t t1 = r1.lo; t1 < r1.hi; t1++) {
         const int64_t q1 = o1 + g->w.pb[1] - t1 * g->w.d[1];
         if (q1 < 0 || q1 % g->w.s[1] != 0 || q1 / g->w.s[1] >= g->w.in[1]) continue;
         const int64_t i1 = q1 / g->w.s[1];

@@ -835,6 +835,11 @@ FCONVT_CASES = [
     ((2, 6, 5, 7), (6, 5, 3, 3), {"group": 2, "strides": [2, 3], "pads": [1, 0, 0, 2], "output_padding": [1, 2]}, True),
     ((1, 9, 11, 37), (9, 10, 3, 5), {"dilations": [2, 1], "pads": [2, 1, 1, 3]}, True),
     ((1, 3, 33), (3, 17, 4), {"strides": [3], "auto_pad": "SAME_UPPER"}, True),
+    # kernels taller than the input reaches: each output row's taps that land (ct_tap_range) are a
+    # few of the kernel's, with strides, dilations and pads moving the range's ends
+    ((1, 2, 3, 4), (2, 3, 23, 3), {"strides": [2, 1], "dilations": [2, 1], "pads": [5, 1, 3, 0]}, True),
+    ((1, 3, 2, 5), (3, 2, 9, 2), {"strides": [3, 2], "dilations": [3, 1], "pads": [2, 0, 1, 1]}, False),
+    ((1, 2, 4), (2, 4, 31), {"strides": [2], "dilations": [2], "pads": [9, 4]}, True),
 ]
 
 
