@@ -61,14 +61,20 @@ static float cv_float(float scale) {
   }
 }
 
+/* The scalar variant of v's output type in the list, or NULL. */
+static const struct cv_variant *cv_scalar_twin(const struct cv_variant *v) {
+  for (size_t j = 0; j < CV_NVARIANTS; j++) {
+    if (cv_variants[j].isa == Q8RT_ISA_SCALAR && cv_variants[j].type == v->type) return &cv_variants[j];
+  }
+  return NULL;
+}
+
 /* Every non-scalar variant of the list against the scalar twin of its type, byte for byte. */
 Q8RT_TEST(vcvt_quantize_variants_vs_scalar) {
   for (size_t k = 0; k < CV_NVARIANTS; k++) {
-    const struct cv_variant *v = &cv_variants[k], *twin = NULL;
+    const struct cv_variant *v = &cv_variants[k];
     if (v->isa == Q8RT_ISA_SCALAR) continue;
-    for (size_t j = 0; j < CV_NVARIANTS; j++) {
-      if (cv_variants[j].isa == Q8RT_ISA_SCALAR && cv_variants[j].type == v->type) twin = &cv_variants[j];
-    }
+    const struct cv_variant *twin = cv_scalar_twin(v);
     CHECK(twin != NULL);
     if (!test_isa_supported(v->isa)) {
       printf("  skip %s: CPU lacks its ISA\n", v->name);
@@ -153,11 +159,9 @@ Q8RT_TEST(vcvt_quantize_variants_edges) {
   static const float scales[] = {1.0f, 0.25f, 1.0f / 3.0f, 0.0235294122f, 123.456f, 1e-30f, 3e30f, 1.4e-45f};
   const size_t nscales = sizeof(scales) / sizeof(scales[0]);
   for (size_t k = 0; k < CV_NVARIANTS; k++) {
-    const struct cv_variant *v = &cv_variants[k], *twin = NULL;
+    const struct cv_variant *v = &cv_variants[k];
     if (v->isa == Q8RT_ISA_SCALAR) continue;
-    for (size_t j = 0; j < CV_NVARIANTS; j++) {
-      if (cv_variants[j].isa == Q8RT_ISA_SCALAR && cv_variants[j].type == v->type) twin = &cv_variants[j];
-    }
+    const struct cv_variant *twin = cv_scalar_twin(v);
     CHECK(twin != NULL);
     if (!test_isa_supported(v->isa)) {
       printf("  skip %s: CPU lacks its ISA\n", v->name);
