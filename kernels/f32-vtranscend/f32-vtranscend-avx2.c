@@ -139,3 +139,46 @@ void q8rt_f32_vlog_ukernel__avx2(size_t n, const float *x, float *y) {
   for (; i + 4 <= n; i += 4) _mm_storeu_ps(y + i, log_step(_mm_loadu_ps(x + i)));
   if (i < n) q8rt_f32_vlog_ukernel__scalar(n - i, x + i, y + i);
 }
+
+/* Elu (selu 0) and Selu (selu 1): four lanes a step, exp on all four unless all take the x side,
+ * the selection by the comparison's lane mask (ordered: NaN takes the exp side, as in the twin). */
+static inline __attribute__((always_inline)) void elu_span(size_t n, const float *x, float *y,
+                                                           const q8rt_f32_velu_params *p, int selu) {
+  const __m128 one = _mm_set1_ps(1.0f), alpha = _mm_set1_ps(p->alpha), gamma = _mm_set1_ps(p->gamma);
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const __m128 xv = _mm_loadu_ps(x + i);
+    const __m128 pos = selu ? _mm_cmpgt_ps(xv, _mm_setzero_ps()) : _mm_cmpge_ps(xv, _mm_setzero_ps());
+    const __m128 v = selu ? _mm_mul_ps(gamma, xv) : xv;
+    if (_mm_movemask_ps(pos) == 15) {
+      _mm_storeu_ps(y + i, v);
+      continue;
+    }
+    int bad;
+    __m128 t = exp_fast(xv, &bad);
+    if (__builtin_expect(bad != 0, 0)) {
+      float ts[4];
+      _mm_storeu_ps(ts, t);
+      redo(q8rt_expf, xv, (unsigned)bad, ts);
+      t = _mm_loadu_ps(ts);
+    }
+    __m128 r = _mm_mul_ps(alpha, _mm_sub_ps(t, one));
+    if (selu) r = _mm_mul_ps(gamma, r);
+    _mm_storeu_ps(y + i, _mm_blendv_ps(r, v, pos));
+  }
+  if (i < n) {
+    if (selu) {
+      q8rt_f32_vselu_ukernel__scalar(n - i, x + i, y + i, p);
+    } else {
+      q8rt_f32_velu_ukernel__scalar(n - i, x + i, y + i, p);
+    }
+  }
+}
+
+void q8rt_f32_velu_ukernel__avx2(size_t n, const float *x, float *y, const q8rt_f32_velu_params *p) {
+  elu_span(n, x, y, p, 0);
+}
+
+void q8rt_f32_vselu_ukernel__avx2(size_t n, const float *x, float *y, const q8rt_f32_velu_params *p) {
+  elu_span(n, x, y, p, 1);
+}

@@ -148,3 +148,60 @@ void q8rt_f32_vlog_ukernel__avx512skx(size_t n, const float *x, float *y) {
   for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, log_step(_mm256_loadu_ps(x + i)));
   if (i < n) q8rt_f32_vlog_ukernel__scalar(n - i, x + i, y + i);
 }
+
+/* Elu (selu 0) and Selu (selu 1) over blocks of up to 256: the lanes that take the exp side
+ * (!(x >= 0) for Elu, !(x > 0) for Selu: negatives and NaN, and Selu's zeros) packed into e[] by
+ * vcompressps, exp over the packed values eight at a time, then vexpandps back into their lanes,
+ * the selection by the same lane masks. Every element's operations are the twin's. */
+static inline __attribute__((always_inline)) __mmask16 elu_side(__m512 x, __mmask16 lm, int selu) {
+  return selu ? _mm512_mask_cmp_ps_mask(lm, x, _mm512_setzero_ps(), _CMP_NGT_UQ)
+              : _mm512_mask_cmp_ps_mask(lm, x, _mm512_setzero_ps(), _CMP_NGE_UQ);
+}
+
+static inline __attribute__((always_inline)) void elu_block(size_t m, const float *x, float *y,
+                                                            const q8rt_f32_velu_params *p, int selu,
+                                                            const __m512d tab[2]) {
+  float e[256 + 16];
+  size_t c = 0;
+  for (size_t i = 0; i < m; i += 16) {
+    const __mmask16 lm = m - i >= 16 ? 0xffff : (__mmask16)((1u << (m - i)) - 1);
+    const __m512 xv = _mm512_maskz_loadu_ps(lm, x + i);
+    const __mmask16 side = elu_side(xv, lm, selu);
+    _mm512_storeu_ps(e + c, _mm512_maskz_compress_ps(side, xv));
+    c += (size_t)__builtin_popcount(side);
+  }
+  for (size_t i = 0; i < c; i += 8) {
+    const __mmask8 em = c - i >= 8 ? 0xff : (__mmask8)((1u << (c - i)) - 1);
+    const __m256 xv = _mm256_maskz_loadu_ps(em, e + i);
+    __mmask8 bad;
+    _mm256_mask_storeu_ps(e + i, em, exp_fast(xv, tab, &bad));
+    if (__builtin_expect((bad & em) != 0, 0)) redo(q8rt_expf, xv, bad & em, e + i);
+  }
+  const __m512 one = _mm512_set1_ps(1.0f), alpha = _mm512_set1_ps(p->alpha), gamma = _mm512_set1_ps(p->gamma);
+  size_t k = 0;
+  for (size_t i = 0; i < m; i += 16) {
+    const __mmask16 lm = m - i >= 16 ? 0xffff : (__mmask16)((1u << (m - i)) - 1);
+    const __m512 xv = _mm512_maskz_loadu_ps(lm, x + i);
+    const __mmask16 side = elu_side(xv, lm, selu);
+    const unsigned cnt = (unsigned)__builtin_popcount(side);
+    const __m512 t = _mm512_maskz_expand_ps(side, _mm512_maskz_loadu_ps((__mmask16)((1u << cnt) - 1), e + k));
+    k += cnt;
+    __m512 r = _mm512_mul_ps(alpha, _mm512_sub_ps(t, one));
+    __m512 v = xv;
+    if (selu) {
+      r = _mm512_mul_ps(gamma, r);
+      v = _mm512_mul_ps(gamma, xv);
+    }
+    _mm512_mask_storeu_ps(y + i, lm, _mm512_mask_blend_ps(side, v, r));
+  }
+}
+
+void q8rt_f32_velu_ukernel__avx512skx(size_t n, const float *x, float *y, const q8rt_f32_velu_params *p) {
+  const __m512d tab[2] = {_mm512_loadu_pd(q8rt_fmath_exp2_16), _mm512_loadu_pd(q8rt_fmath_exp2_16 + 8)};
+  for (size_t o = 0; o < n; o += 256) elu_block(n - o < 256 ? n - o : 256, x + o, y + o, p, 0, tab);
+}
+
+void q8rt_f32_vselu_ukernel__avx512skx(size_t n, const float *x, float *y, const q8rt_f32_velu_params *p) {
+  const __m512d tab[2] = {_mm512_loadu_pd(q8rt_fmath_exp2_16), _mm512_loadu_pd(q8rt_fmath_exp2_16 + 8)};
+  for (size_t o = 0; o < n; o += 256) elu_block(n - o < 256 ? n - o : 256, x + o, y + o, p, 1, tab);
+}

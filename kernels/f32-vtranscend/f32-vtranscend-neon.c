@@ -167,3 +167,46 @@ void q8rt_f32_vlog_ukernel__neon(size_t n, const float *x, float *y) {
   for (; i + 4 <= n; i += 4) vst1q_f32(y + i, log_step(vld1q_f32(x + i)));
   if (i < n) q8rt_f32_vlog_ukernel__scalar(n - i, x + i, y + i);
 }
+
+/* Elu (selu 0) and Selu (selu 1): four lanes a step, exp on all four unless all take the x side,
+ * the selection by the comparison's lane mask (NaN compares false: the exp side, as in the twin). */
+static inline __attribute__((always_inline)) void elu_span(size_t n, const float *x, float *y,
+                                                           const q8rt_f32_velu_params *p, int selu) {
+  const float32x4_t one = vdupq_n_f32(1.0f), alpha = vdupq_n_f32(p->alpha), gamma = vdupq_n_f32(p->gamma);
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const float32x4_t xv = vld1q_f32(x + i);
+    const uint32x4_t pos = selu ? vcgtq_f32(xv, vdupq_n_f32(0.0f)) : vcgeq_f32(xv, vdupq_n_f32(0.0f));
+    const float32x4_t v = selu ? vmulq_f32(gamma, xv) : xv;
+    if (vminvq_u32(pos) != 0) {
+      vst1q_f32(y + i, v);
+      continue;
+    }
+    uint32x4_t bad;
+    float32x4_t t = exp_fast(xv, &bad);
+    if (__builtin_expect(vmaxvq_u32(bad) != 0, 0)) {
+      float ts[4];
+      vst1q_f32(ts, t);
+      redo(q8rt_expf, xv, bad, ts);
+      t = vld1q_f32(ts);
+    }
+    float32x4_t r = vmulq_f32(alpha, vsubq_f32(t, one));
+    if (selu) r = vmulq_f32(gamma, r);
+    vst1q_f32(y + i, vbslq_f32(pos, v, r));
+  }
+  if (i < n) {
+    if (selu) {
+      q8rt_f32_vselu_ukernel__scalar(n - i, x + i, y + i, p);
+    } else {
+      q8rt_f32_velu_ukernel__scalar(n - i, x + i, y + i, p);
+    }
+  }
+}
+
+void q8rt_f32_velu_ukernel__neon(size_t n, const float *x, float *y, const q8rt_f32_velu_params *p) {
+  elu_span(n, x, y, p, 0);
+}
+
+void q8rt_f32_vselu_ukernel__neon(size_t n, const float *x, float *y, const q8rt_f32_velu_params *p) {
+  elu_span(n, x, y, p, 1);
+}

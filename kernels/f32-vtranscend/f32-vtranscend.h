@@ -33,13 +33,27 @@
  * SIMD too), so every output is the twin's: x = m 2^e, m in [sqrt(1/2), sqrt(2)) (frexp by the
  * exponent bits: a float's double is never subnormal), log m by the atanh series in
  * s = f / (2 + f), degree 9 in s^2. Specials as q8rt_logf (log of a negative is NAN,
- * log(+-0) = -inf). */
+ * log(+-0) = -inf).
+ *
+ * Elu and Selu (ONNX Runtime's functors, the exp being q8rt_expf to the bit, as above):
+ *   velu   y = x >= 0 ? x : alpha * (exp(x) - 1)
+ *   vselu  y = x > 0 ? gamma * x : gamma * (alpha * (exp(x) - 1))
+ * float operations, each rounded (no fusion); NaN takes the exp side (its payload kept). The SIMD
+ * variants select by lane masks (a branch per element mispredicts on a conv's output, half its
+ * signs negative); AVX-512 packs the lanes that need exp together first (vcompressps), so a block
+ * with half its inputs positive computes half the exps. */
 #ifndef Q8RT_F32_VTRANSCEND_H
 #define Q8RT_F32_VTRANSCEND_H
 
 #include <stddef.h>
 
 typedef void (*q8rt_f32_vtranscend_ukernel_fn)(size_t n, const float *x, float *y);
+
+typedef struct q8rt_f32_velu_params {
+  float alpha, gamma; /* velu: alpha; vselu: alpha, gamma */
+} q8rt_f32_velu_params;
+
+typedef void (*q8rt_f32_velu_ukernel_fn)(size_t n, const float *x, float *y, const q8rt_f32_velu_params *p);
 
 /* exp's fast path: 16 / ln 2, and ln 2 / 16 split (the high part's 37 bits times k of 12 exact),
  * the lower end of its normal results (exp(-87.33) > 2^-126). */
@@ -48,15 +62,21 @@ typedef void (*q8rt_f32_vtranscend_ukernel_fn)(size_t n, const float *x, float *
 #define Q8RT_F32_VEXP_FAST_LO 0x1.cf79abc9e3b3ap-44
 #define Q8RT_F32_VEXP_FAST_MIN -87.33
 
-/* The functions in the order of the kernel tables. */
+/* The functions in the order of the kernel tables (Elu and Selu in a table of their own). */
 enum q8rt_f32_vtranscend_op { Q8RT_F32_VEXP, Q8RT_F32_VLOG, Q8RT_F32_VERF, Q8RT_F32_VTRANSCEND_OP_COUNT };
 
+enum q8rt_f32_velu_op { Q8RT_F32_VELU, Q8RT_F32_VSELU, Q8RT_F32_VELU_OP_COUNT };
+
 #define Q8RT_F32_VTRANSCEND_PROTO_(op, isa) void q8rt_f32_v##op##_ukernel__##isa(size_t n, const float *x, float *y);
+#define Q8RT_F32_VELU_PROTO_(op, isa) \
+  void q8rt_f32_v##op##_ukernel__##isa(size_t n, const float *x, float *y, const q8rt_f32_velu_params *p);
 /* clang-format off */
 #define Q8RT_F32_VTRANSCEND_UKERNELS(isa_flag, isa) \
   Q8RT_F32_VTRANSCEND_PROTO_(exp, isa)              \
   Q8RT_F32_VTRANSCEND_PROTO_(log, isa)              \
-  Q8RT_F32_VTRANSCEND_PROTO_(erf, isa)
+  Q8RT_F32_VTRANSCEND_PROTO_(erf, isa)              \
+  Q8RT_F32_VELU_PROTO_(elu, isa)                    \
+  Q8RT_F32_VELU_PROTO_(selu, isa)
 /* clang-format on */
 #include "f32-vtranscend/f32-vtranscend.inc"
 #undef Q8RT_F32_VTRANSCEND_UKERNELS
@@ -64,5 +84,8 @@ enum q8rt_f32_vtranscend_op { Q8RT_F32_VEXP, Q8RT_F32_VLOG, Q8RT_F32_VERF, Q8RT_
 /* One ISA's functions indexed by enum q8rt_f32_vtranscend_op: Q8RT_F32_VTRANSCEND_TABLE(isa). */
 #define Q8RT_F32_VTRANSCEND_TABLE(isa) \
   { q8rt_f32_vexp_ukernel__##isa, q8rt_f32_vlog_ukernel__##isa, q8rt_f32_verf_ukernel__##isa }
+/* Its Elu and Selu, indexed by enum q8rt_f32_velu_op: Q8RT_F32_VELU_TABLE(isa). */
+#define Q8RT_F32_VELU_TABLE(isa) \
+  { q8rt_f32_velu_ukernel__##isa, q8rt_f32_vselu_ukernel__##isa }
 
 #endif

@@ -12,8 +12,9 @@
  *   Softplus  x > 0 ? x + log1p(exp(-x)) : log1p(exp(x)), in double, rounded once
  *   Gelu      0.5 * x * (1 + erf(x * M_SQRT1_2))
  *             tanh: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))
- * erf and exp of Erf, Gelu, Elu and Selu on the f32-vtranscend kernels (q8rt_erff/q8rt_expf to the
- * bit on SIMD lanes of doubles), in blocks of 256; Softplus (exp and log1p kept in double) and the
+ * erf of Erf and Gelu on the f32-vtranscend kernels (q8rt_erff to the bit on SIMD lanes of
+ * doubles), Gelu in blocks of 256; Elu and Selu whole on f32-vtranscend's velu/vselu (exp as
+ * q8rt_expf, the selection by lane masks); Softplus (exp and log1p kept in double) and the
  * tanh Gelu stay scalar. The elements are split over the session's pool. */
 #include <math.h>
 #include <string.h>
@@ -27,7 +28,9 @@ enum fm_kind { FM_FLOOR, FM_CEIL, FM_ROUND, FM_ERF, FM_GELU, FM_GELU_TANH, FM_EL
 typedef struct fm_params {
   enum fm_kind kind;
   float alpha, gamma;
-  q8rt_f32_vtranscend_ukernel_fn tr; /* erf (Erf, Gelu) or exp (Elu, Selu); NULL for the others */
+  q8rt_f32_vtranscend_ukernel_fn tr; /* erf (Erf, Gelu); NULL for the others */
+  q8rt_f32_velu_ukernel_fn elu;      /* Elu, Selu */
+  q8rt_f32_velu_params elu_params;
 } fm_params;
 
 typedef struct fm_geom {
@@ -67,8 +70,12 @@ static q8rt_status fm_prepare_kind(op_prepare_ctx *ctx, void **out, q8rt_error *
   ctx->kernel = "unary_math_f32__scalar";
   ctx->reason = n->op_type;
   p->tr = NULL;
+  p->elu = NULL;
+  p->elu_params.alpha = p->alpha;
+  p->elu_params.gamma = p->gamma;
   if (p->kind == FM_ERF || p->kind == FM_GELU) p->tr = op_f32_vtranscend_pick(ctx, Q8RT_F32_VERF, &ctx->kernel);
-  if (p->kind == FM_ELU || p->kind == FM_SELU) p->tr = op_f32_vtranscend_pick(ctx, Q8RT_F32_VEXP, &ctx->kernel);
+  if (p->kind == FM_ELU) p->elu = op_f32_velu_pick(ctx, Q8RT_F32_VELU, &ctx->kernel);
+  if (p->kind == FM_SELU) p->elu = op_f32_velu_pick(ctx, Q8RT_F32_VSELU, &ctx->kernel);
   *out = p;
   return Q8RT_OK;
 }
@@ -105,7 +112,6 @@ static void fm_range(void *arg, size_t begin, size_t end) {
   const float *x = j->x + begin;
   float *y = j->y + begin;
   const size_t n = end - begin;
-  const float alpha = p->alpha, gamma = p->gamma;
   float t[256]; /* erf(x / sqrt 2) or exp(x) of a block, by the f32-vtranscend kernel */
   switch (p->kind) {
     case FM_FLOOR:
@@ -138,18 +144,7 @@ static void fm_range(void *arg, size_t begin, size_t end) {
       break;
     }
     case FM_ELU:
-    case FM_SELU:
-      for (size_t o = 0; o < n; o += 256) {
-        const size_t m = n - o < 256 ? n - o : 256;
-        p->tr(m, x + o, t);
-        if (p->kind == FM_ELU) {
-          for (size_t i = 0; i < m; i++) y[o + i] = x[o + i] >= 0.0f ? x[o + i] : alpha * (t[i] - 1.0f);
-        } else {
-          for (size_t i = 0; i < m; i++)
-            y[o + i] = x[o + i] > 0.0f ? gamma * x[o + i] : gamma * (alpha * (t[i] - 1.0f));
-        }
-      }
-      break;
+    case FM_SELU: p->elu(n, x, y, &p->elu_params); break;
     case FM_SOFTPLUS:
       for (size_t i = 0; i < n; i++) {
         const float v = x[i];

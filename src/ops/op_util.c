@@ -400,6 +400,23 @@ q8rt_f32_vtranscend_ukernel_fn op_f32_vtranscend_pick(const op_prepare_ctx *ctx,
   return g_f32_vtranscend[v].fn[op];
 }
 
+static const struct {
+  uint32_t isa;
+  q8rt_f32_velu_ukernel_fn fn[Q8RT_F32_VELU_OP_COUNT];
+  const char *name[Q8RT_F32_VELU_OP_COUNT];
+} g_f32_velu[] = {
+#define Q8RT_F32_VTRANSCEND_UKERNELS(isa_flag, isa) \
+  {isa_flag, Q8RT_F32_VELU_TABLE(isa), {"f32_velu_ukernel__" #isa, "f32_vselu_ukernel__" #isa}},
+#include "f32-vtranscend/f32-vtranscend.inc"
+#undef Q8RT_F32_VTRANSCEND_UKERNELS
+};
+
+q8rt_f32_velu_ukernel_fn op_f32_velu_pick(const op_prepare_ctx *ctx, enum q8rt_f32_velu_op op, const char **name) {
+  size_t v = OP_FIRST_USABLE(g_f32_velu, ctx->isa, ctx->backend);
+  if (name != NULL) *name = g_f32_velu[v].name[op];
+  return g_f32_velu[v].fn[op];
+}
+
 q8rt_s32_f32_vcvt_ukernel_fn op_s32_f32_vcvt_pick(const op_prepare_ctx *ctx) {
   q8rt_s32_f32_vcvt_ukernel_fn fn = q8rt_s32_f32_vcvt_ukernel__scalar;
   (void)ctx; /* unused where s32-f32-vcvt.inc lists no SIMD variant for the target */

@@ -208,6 +208,8 @@ q8rt_f32_vunary_ukernel_fn op_f32_vunary_pick(const op_prepare_ctx *ctx, enum q8
 /* The same for f32-vtranscend (exp, log, erf: q8rt_expf/q8rt_logf/q8rt_erff to the bit). */
 q8rt_f32_vtranscend_ukernel_fn op_f32_vtranscend_pick(const op_prepare_ctx *ctx, enum q8rt_f32_vtranscend_op op,
                                                       const char **name);
+/* The same for the Elu and Selu of f32-vtranscend. */
+q8rt_f32_velu_ukernel_fn op_f32_velu_pick(const op_prepare_ctx *ctx, enum q8rt_f32_velu_op op, const char **name);
 
 /* The f32-vbinary kernel of op (the order of Q8RT_F32_VBINARY_OPS) in form OP_VBIN_VV (y = a op b),
  * OP_VBIN_VC (y = a op b[0]) or OP_VBIN_RVC (y = b[0] op a), from the first line of

@@ -127,3 +127,82 @@ Q8RT_TEST(f32_vtranscend_variants_match_scalar) {
 #endif
   return 0;
 }
+
+/* Elu and Selu: the twin against values written here, then every variant against the twin byte for
+ * byte over lengths 0-300 (every tail, and blocks of 256 with the AVX-512 packing's runs crossing
+ * them) and spans of 4096, in place too; inputs from vtr_value (every class, NaN payloads, both
+ * zeros) with runs of one sign mixed in (the packing's all-positive and all-negative blocks),
+ * under alpha/gamma of the defaults, 0.5, -2 and 0. */
+static const struct {
+  const char *name;
+  unsigned isa;
+  q8rt_f32_velu_ukernel_fn fn[Q8RT_F32_VELU_OP_COUNT];
+} g_velu_variants[] = {
+#define Q8RT_F32_VTRANSCEND_UKERNELS(isa_flag, isa) {#isa, isa_flag, Q8RT_F32_VELU_TABLE(isa)},
+#include "f32-vtranscend/f32-vtranscend.inc"
+#undef Q8RT_F32_VTRANSCEND_UKERNELS
+};
+
+Q8RT_TEST(f32_velu_scalar_values) {
+  const q8rt_f32_velu_params p = {2.0f, 3.0f};
+  const float x[6] = {1.5f, -0.0f, 0.0f, -1.0f, -INFINITY, vtr_bits(0x7fc00123u)};
+  float y[6];
+  g_velu_variants[sizeof(g_velu_variants) / sizeof(g_velu_variants[0]) - 1].fn[Q8RT_F32_VELU](6, x, y, &p);
+  CHECK(y[0] == 1.5f && y[1] == 0.0f && signbit(y[1]) && y[2] == 0.0f && !signbit(y[2]));
+  CHECK(y[3] == 2.0f * (0.367879441f - 1.0f) && y[4] == -2.0f && vtr_of(y[5]) == 0x7fc00123u);
+  g_velu_variants[sizeof(g_velu_variants) / sizeof(g_velu_variants[0]) - 1].fn[Q8RT_F32_VSELU](6, x, y, &p);
+  CHECK(y[0] == 4.5f && y[1] == 0.0f && !signbit(y[1]) && y[2] == 0.0f && !signbit(y[2]));
+  CHECK(y[3] == 3.0f * (2.0f * (0.367879441f - 1.0f)) && y[4] == -6.0f && vtr_of(y[5]) == 0x7fc00123u);
+  return 0;
+}
+
+Q8RT_TEST(f32_velu_variants_match_scalar) {
+  const size_t nv = sizeof(g_velu_variants) / sizeof(g_velu_variants[0]);
+  static const q8rt_f32_velu_params params[] = {
+      {1.0f, 1.0f}, {1.67326319217681884765625f, 1.05070102214813232421875f}, {0.5f, -2.0f}, {0.0f, 0.0f}};
+  int tested = 0;
+  for (size_t v = 0; v + 1 < nv; v++) {
+    if (!test_isa_supported(g_velu_variants[v].isa)) continue;
+    tested++;
+    uint32_t rng = 0x85ebca6bu;
+    for (size_t n = 0, round = 0; n <= 4096; n = n < 300 ? n + 1 : n + 1898, round++) {
+      const size_t sz = (n ? n : 1) * sizeof(float);
+      float *x = malloc(sz), *want = malloc(sz), *got = malloc(sz);
+      CHECK(x != NULL && want != NULL && got != NULL);
+      for (size_t i = 0; i < n;) {
+        const uint32_t r = test_xorshift32(&rng);
+        if (r % 4 == 0) { /* a run of one sign, up to 40 long */
+          const size_t len = (r >> 8) % 40 + 1;
+          const uint32_t sign = (r >> 16 & 1) << 31;
+          for (size_t k = 0; k < len && i < n; k++, i++)
+            x[i] = vtr_bits((vtr_of(vtr_value(&rng)) & 0x7fffffffu) | sign);
+        } else {
+          x[i++] = vtr_value(&rng);
+        }
+      }
+      for (int op = 0; op < Q8RT_F32_VELU_OP_COUNT; op++) {
+        const q8rt_f32_velu_params *p = &params[round % 4];
+        g_velu_variants[nv - 1].fn[op](n, x, want, p);
+        g_velu_variants[v].fn[op](n, x, got, p);
+        for (size_t i = 0; i < n; i++) {
+          if (vtr_of(want[i]) != vtr_of(got[i])) {
+            fprintf(stderr, "  %s %s n %zu: x %a (0x%08x) -> %a, twin %a\n", g_velu_variants[v].name,
+                    op == Q8RT_F32_VELU ? "elu" : "selu", n, (double)x[i], (unsigned)vtr_of(x[i]), (double)got[i],
+                    (double)want[i]);
+            CHECK(0);
+          }
+        }
+        memcpy(got, x, n * sizeof(float));
+        g_velu_variants[v].fn[op](n, got, got, p);
+        CHECK(n == 0 || memcmp(want, got, n * sizeof(float)) == 0);
+      }
+      free(x);
+      free(want);
+      free(got);
+    }
+  }
+#if defined(__x86_64__)
+  CHECK(tested >= 1);
+#endif
+  return 0;
+}
