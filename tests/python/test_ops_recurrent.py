@@ -237,6 +237,35 @@ def test_recurrent_zero_state_r_infinite(op, tmp_path, q8rt_run):
     assert np.isnan(res.output("Y")[0, 0]).any(), "forward step 0 should be NaN where R is infinite"
 
 
+@pytest.mark.parametrize("case", [
+    # (name, S, B, I, H, direction, regions of the node at --threads 2, items): x * W^T runs as
+    # items of up to 64 rows x 128 columns, each worth the multiply-adds of its rows; a step needs
+    # 8 grains of 2^15 to split. One row (vad16k's one-chunk LSTM, 4H = 512, I = 128): 4 items of
+    # 2^14 stay on the caller (counted as 64 rows each, they split). 64 rows of the same: 4 items
+    # of 2^20 split.
+    ("lstm_one_row_whole", 1, 1, 128, 128, "forward", 0, 0),
+    ("lstm_64_rows_split", 64, 1, 128, 128, "forward", 1, 4),
+    ("lstm_16x2_rows_whole", 16, 2, 24, 64, "forward", 0, 0),
+], ids=lambda c: c[0] if isinstance(c, tuple) else None)
+def test_recurrent_split_by_rows(case, tmp_path, q8rt_run):
+    """A one-direction node's x * W^T splits over the pool by the work its rows hold
+    (--profile-split counts each step's regions and items), with the same bytes as one thread."""
+    name, S, B, I, H, direction, regions, items = case
+    model, feeds = build("LSTM", S, B, I, H, direction, {"bias": True, "const": True},
+                         seed=zlib.crc32(name.encode()))
+    path = h.save_model(model, tmp_path / "m.onnx")
+    inputs = {"X": h.save_npy(tmp_path / "x.npy", feeds["X"])}
+    one = h.run_q8rt(path, inputs, tmp_path / "out1", extra=["--threads", "1"]).assert_ok()
+    for j, extra in enumerate([["--threads", "2"], ["--threads", "3"], ["--threads", "2", "--profile-split"]]):
+        res = h.run_q8rt(path, inputs, tmp_path / f"out{j}", extra=extra).assert_ok()
+        for oname in ("Y", "Y_h", "Y_c"):
+            h.assert_same_bytes(res.output(oname), one.output(oname), f"{name}/{oname} {' '.join(extra)}")
+        if "--profile-split" in extra:
+            line = [ln for ln in res.stdout.splitlines() if ln.startswith("threads ") and " lstm_node " in ln][0]
+            st = {k: float(v) for k, v in (x.split("=", 1) for x in line.split()[3:])}
+            assert st["regions"] == regions and st["items"] == items, line
+
+
 def bad_model(op="LSTM", **over):
     H, I = 4, 3
     attrs = {"hidden_size": H}
