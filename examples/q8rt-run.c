@@ -747,7 +747,7 @@ static int run(const options *o) {
     size_t n = (size_t)o->repeat;
     qsort(r.times, n, sizeof(double), compare_double);
     double median = n % 2 ? r.times[n / 2] : (r.times[n / 2 - 1] + r.times[n / 2]) / 2.0;
-    printf("latency_ms median=%.3f min=%.3f runs=%zu\n", median, r.times[0], n);
+    printf("latency_ms median=%.4f min=%.4f runs=%zu\n", median, r.times[0], n);
     q8rt_session_run_stats(r.session, &rs1);
     if (o->threads > 1)
       printf(
