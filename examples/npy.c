@@ -26,8 +26,9 @@ static const struct {
   const char *descr;
   q8rt_dtype dtype;
 } npy_types[] = {
-    {"<f4", Q8RT_DTYPE_FLOAT32}, {"|u1", Q8RT_DTYPE_UINT8}, {"|i1", Q8RT_DTYPE_INT8},  {"<u2", Q8RT_DTYPE_UINT16},
-    {"<i2", Q8RT_DTYPE_INT16},   {"<i4", Q8RT_DTYPE_INT32}, {"<i8", Q8RT_DTYPE_INT64}, {"|b1", Q8RT_DTYPE_BOOL},
+    {"<f4", Q8RT_DTYPE_FLOAT32}, {"|u1", Q8RT_DTYPE_UINT8}, {"|i1", Q8RT_DTYPE_INT8},
+    {"<u2", Q8RT_DTYPE_UINT16},  {"<i2", Q8RT_DTYPE_INT16}, {"<i4", Q8RT_DTYPE_INT32},
+    {"<i8", Q8RT_DTYPE_INT64},   {"|b1", Q8RT_DTYPE_BOOL},  {"<f2", Q8RT_DTYPE_FLOAT16},
 };
 
 const char *npy_descr(q8rt_dtype dtype) {
@@ -267,7 +268,8 @@ int npy_parse(const void *bytes, size_t size, npy_array *array, char *err, size_
 
   array->dtype = npy_dtype_from_descr(descr);
   if (array->dtype == Q8RT_DTYPE_UNDEFINED)
-    return npy_fail(err, err_size, "unsupported npy dtype '%s' (supported: <f4 |u1 |i1 <u2 <i2 <i4 <i8 |b1)", descr);
+    return npy_fail(err, err_size, "unsupported npy dtype '%s' (supported: <f4 <f2 |u1 |i1 <u2 <i2 <i4 <i8 |b1)",
+                    descr);
   size_t item = q8rt_dtype_size(array->dtype);
   if (item > 1 && !host_is_little_endian())
     return npy_fail(err, err_size, "little-endian npy data is not supported on this big-endian host");

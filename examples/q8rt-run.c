@@ -302,7 +302,7 @@ static uint64_t splitmix64(uint64_t *state) {
   return z ^ (z >> 31);
 }
 
-/* Deterministic data for input `index`: full range for integer types, [-1, 1) for float32. */
+/* Deterministic data for input `index`: full range for integer types, [-1, 1) for float32 and float16. */
 static void fill_random(void *data, size_t count, q8rt_dtype dtype, size_t index) {
   uint64_t state = 0x5138a7e1c0ffee00ULL + (uint64_t)index;
   unsigned char *out = data;
@@ -333,6 +333,11 @@ static void fill_random(void *data, size_t count, q8rt_dtype dtype, size_t index
       }
       case Q8RT_DTYPE_INT64: memcpy(out + i * 8, &r, 8); break;
       case Q8RT_DTYPE_BOOL: out[i] = (uint8_t)(r & 1); break;
+      case Q8RT_DTYPE_FLOAT16: { /* [-1, 1): sign, exponent 2^-15..2^-1 (subnormals at 2^-15), mantissa */
+        uint16_t v = (uint16_t)((r >> 63) << 15 | ((r >> 32) % 15) << 10 | (r & 0x3ff));
+        memcpy(out + i * 2, &v, 2);
+        break;
+      }
       default: break;
     }
   }

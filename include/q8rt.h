@@ -95,6 +95,11 @@ typedef enum q8rt_dtype {
   Q8RT_DTYPE_INT32 = 6,
   Q8RT_DTYPE_INT64 = 7,
   Q8RT_DTYPE_BOOL = 9, /* one byte per element, 0 or 1 (Where conditions, comparisons, If) */
+  /* IEEE 754 binary16 bits (uint16_t). Only a model's inputs and outputs have this type: q8rt
+   * computes a float16 graph in float32, as ONNX Runtime's CPU provider does (float16 constants are
+   * widened at load, exactly; an input is widened where the run starts; an output is rounded to
+   * nearest even where it ends). */
+  Q8RT_DTYPE_FLOAT16 = 10,
 } q8rt_dtype;
 
 /* "float32", "uint8", ...; "undefined" for anything else. */

@@ -95,6 +95,13 @@ const char *q8rt_onnx_type_name(int32_t data_type);
 static inline bool q8rt_dtype_is_8bit(int32_t t) { return t == Q8RT_DTYPE_UINT8 || t == Q8RT_DTYPE_INT8; }
 void q8rt_dtype_range(q8rt_dtype dtype, int32_t *qmin, int32_t *qmax);
 
+/* float16 (IEEE binary16 bits) <-> float32. Widening is exact (NaN payloads kept); narrowing
+ * rounds to nearest even, overflows to inf from 65520 on, gives subnormals below 2^-14, and keeps
+ * a NaN's sign and the top 10 bits of its payload with the quiet bit set (as F16C's vcvtps2ph and
+ * NumPy do), so a float16 NaN survives the round trip. */
+float q8rt_f16_to_f32(uint16_t h);
+uint16_t q8rt_f32_to_f16(float f);
+
 /* Little-endian loads from byte streams (protobuf raw_data is little-endian). */
 static inline uint32_t q8rt_load_le32(const uint8_t *p) {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;

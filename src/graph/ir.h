@@ -39,6 +39,9 @@ typedef enum ir_attr_type {
  * the IR has no op-specific fields. The loader refuses them on nodes outside the q8rt domain: a
  * model cannot set them on an ONNX op. */
 #define IR_ATTR_INTERNAL_PREFIX "q8rt_"
+/* INT on a Cast to float32 the loader made from a model's Cast to float16: 1 = round the result to
+ * float16 precision (the Cast op's OP_ATTR_ROUND_F16) */
+#define IR_ATTR_ROUND_F16 IR_ATTR_INTERNAL_PREFIX "round_f16"
 
 typedef struct ir_attr {
   const char *name;

@@ -265,10 +265,23 @@ static q8rt_status convert_tensor(loader *L, const Onnx__TensorProto *tp, const 
     if (st != Q8RT_OK) return st;
   }
   ir_tensor *t;
-  st = ir_tensor_create(L->g, d.dtype, d.rank, d.dims, &t, L->err);
+  const bool f16 = d.dtype == Q8RT_DTYPE_FLOAT16;
+  st = ir_tensor_create(L->g, f16 ? Q8RT_DTYPE_FLOAT32 : d.dtype, d.rank, d.dims, &t, L->err);
   if (st != Q8RT_OK) return st;
-  st = ld_tensor_fill(tp, what, &d, L->cfg->external_data_dir, t->data, L->err);
+  /* float16 is widened here (q8rt computes float16 graphs in float32): its bits are read into the
+   * upper half of the float32 tensor and widened front to back, each float32 written below the
+   * float16 elements not yet read (element i ends at byte 4i + 4 <= 2n + 2i + 2 for i < n). */
+  uint8_t *fill = f16 ? (uint8_t *)t->data + 2 * (size_t)t->count : t->data;
+  st = ld_tensor_fill(tp, what, &d, L->cfg->external_data_dir, fill, L->err);
   if (st != Q8RT_OK) return st;
+  if (f16) {
+    float *y = t->data;
+    for (size_t i = 0; i < (size_t)t->count; i++) {
+      uint16_t h;
+      memcpy(&h, fill + 2 * i, 2);
+      y[i] = q8rt_f16_to_f32(h);
+    }
+  }
   *out = t;
   return Q8RT_OK;
 }
@@ -336,6 +349,9 @@ static q8rt_status read_type(loader *L, const Onnx__ValueInfoProto *vi, const ch
                        kind, name, q8rt_onnx_type_name(tt->elem_type), (int)tt->elem_type);
     }
     dtype = (q8rt_dtype)tt->elem_type;
+    /* float16 values are float32 inside q8rt; the main graph's float16 inputs and outputs get
+     * their conversions in widen_float16_io */
+    if (dtype == Q8RT_DTYPE_FLOAT16) dtype = Q8RT_DTYPE_FLOAT32;
   }
   int rank = -1;
   int64_t dims[Q8RT_MAX_RANK];
@@ -398,7 +414,8 @@ static q8rt_status read_inputs(loader *L, const Onnx__GraphProto *gp) {
       const Onnx__TypeProto *type = vi->type;
       if (type != NULL && type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && type->tensor_type != NULL &&
           type->tensor_type->has_elem_type && type->tensor_type->elem_type != 0 &&
-          type->tensor_type->elem_type != (int32_t)g->values[idx].dtype) {
+          type->tensor_type->elem_type != (int32_t)g->values[idx].dtype &&
+          !(type->tensor_type->elem_type == Q8RT_DTYPE_FLOAT16 && g->values[idx].dtype == Q8RT_DTYPE_FLOAT32)) {
         return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
                          "graph input '%.200s' is declared as %s but its initializer is %s", name,
                          q8rt_onnx_type_name(type->tensor_type->elem_type), q8rt_dtype_name(g->values[idx].dtype));
@@ -775,6 +792,7 @@ static q8rt_status read_if(loader *L, const Onnx__NodeProto *np, int node_idx, c
 static bool has_source(const ir_value *v);
 static q8rt_status check_sources(loader *L);
 static q8rt_status read_value_infos(loader *L, const Onnx__GraphProto *gp);
+static q8rt_status float16_cast_rounding(loader *L, ir_graph *g);
 
 /* Loop inputs beyond M and cond: carried values, then the outer values the body reads (each a
  * step input, Q8RT_MAX_IO = 64 in all). */
@@ -955,6 +973,7 @@ static q8rt_status read_loop(loader *L, const Onnx__NodeProto *np, int node_idx,
   }
   if (st == Q8RT_OK) st = check_sources(&B);
   if (st == Q8RT_OK) st = read_value_infos(&B, gp);
+  if (st == Q8RT_OK) st = float16_cast_rounding(&B, bg);
   q8rt_free(bg->allocator, B.scratch, B.scratch_cap);
   if (st != Q8RT_OK) return st;
   if (n_extra > 0) {
@@ -1021,7 +1040,8 @@ static q8rt_status read_node(loader *L, const Onnx__NodeProto *np, size_t index,
   n->guard = S->guard;
   n->inputs = q8rt_pool_array(&g->pool, np->n_input, sizeof(int));
   n->outputs = q8rt_pool_array(&g->pool, np->n_output, sizeof(int));
-  n->attrs = q8rt_pool_array(&g->pool, np->n_attribute, sizeof(ir_attr));
+  /* one more: a Cast to float16 gets OP_ATTR_ROUND_F16 (below) */
+  n->attrs = q8rt_pool_array(&g->pool, np->n_attribute + 1, sizeof(ir_attr));
   if (n->op_type == NULL || n->domain == NULL || n->inputs == NULL || n->outputs == NULL || n->attrs == NULL) {
     return oom(L);
   }
@@ -1067,8 +1087,69 @@ static q8rt_status read_node(loader *L, const Onnx__NodeProto *np, size_t index,
     }
     q8rt_status st = convert_attr(L, n, np->attribute[i], &n->attrs[n->n_attrs]);
     if (st != Q8RT_OK) return st;
+    /* Cast to float16 is a cast to float32 inside q8rt (float16 values are float32 here), marked
+     * as a candidate for rounding to float16 precision: float16_cast_rounding decides */
+    ir_attr *a = &n->attrs[n->n_attrs];
+    bool to_f16 = domain[0] == '\0' && strcmp(op_type, "Cast") == 0 && a->type == IR_ATTR_INT &&
+                  strcmp(a->name, "to") == 0 && a->i == Q8RT_DTYPE_FLOAT16;
+    if (to_f16) a->i = Q8RT_DTYPE_FLOAT32;
     n->n_attrs++;
+    if (to_f16) {
+      ir_attr *r = &n->attrs[n->n_attrs++];
+      memset(r, 0, sizeof(*r));
+      r->name = IR_ATTR_ROUND_F16;
+      r->type = IR_ATTR_INT;
+      r->i = 1;
+    }
   }
+  return Q8RT_OK;
+}
+
+/* The ops ONNX Runtime's CPU provider (1.30, x86-64) runs on float16 data itself, as a model's
+ * Cast to float16 followed by the op and a Cast back to float32 shows (the result is rounded to
+ * float16 with these, float32 with every other op; tests/python/test_float16.py checks the list
+ * against the installed ORT). Data movement and selection, plus LayerNormalization. */
+static bool ort_float16_kernel(const ir_node *n) {
+  static const char *const ops[] = {
+      "Identity", "Reshape", "Flatten", "Transpose",      "Squeeze", "Unsqueeze", "Concat", "Slice",
+      "Gather",   "Split",   "Expand",  "GatherElements", "Clip",    "Max",       "Min",    "LayerNormalization"};
+  if (n->domain[0] != '\0') return false;
+  for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+    if (strcmp(n->op_type, ops[i]) == 0) return true;
+  return false;
+}
+
+/* A model's Cast to float16 rounds where ONNX Runtime keeps its float16 result: when a node that
+ * reads it has a float16 kernel there (ort_float16_kernel). Before a node without one ORT inserts a
+ * Cast back to float32, and its RemoveDuplicateCastTransformer drops the float32 -> float16 ->
+ * float32 pair (both are "Float" types to it), so that node reads the unrounded float32 value: the
+ * Cast is then a plain float32 copy in q8rt too. */
+static q8rt_status float16_cast_rounding(loader *L, ir_graph *g) {
+  bool any = false;
+  for (int i = 0; i < g->n_nodes && !any; i++) {
+    const ir_node *c = &g->nodes[i];
+    for (int k = 0; k < c->n_attrs && !any; k++) any = strcmp(c->attrs[k].name, IR_ATTR_ROUND_F16) == 0;
+  }
+  if (!any) return Q8RT_OK;
+  /* the values some node with a float16 kernel reads */
+  size_t bytes = (size_t)g->n_values;
+  uint8_t *read16 = q8rt_alloc(g->allocator, bytes ? bytes : 1, 1);
+  if (read16 == NULL) return oom(L);
+  memset(read16, 0, bytes);
+  for (int j = 0; j < g->n_nodes; j++) {
+    const ir_node *n = &g->nodes[j];
+    if (!ort_float16_kernel(n)) continue;
+    for (int k = 0; k < n->n_inputs; k++)
+      if (n->inputs[k] >= 0) read16[n->inputs[k]] = 1;
+  }
+  for (int i = 0; i < g->n_nodes; i++) {
+    ir_node *c = &g->nodes[i];
+    for (int k = 0; k < c->n_attrs; k++) {
+      if (strcmp(c->attrs[k].name, IR_ATTR_ROUND_F16) != 0) continue;
+      c->attrs[k].i = c->n_outputs == 1 && c->outputs[0] >= 0 && read16[c->outputs[0]];
+    }
+  }
+  q8rt_free(g->allocator, read16, bytes ? bytes : 1);
   return Q8RT_OK;
 }
 
@@ -1177,6 +1258,146 @@ static q8rt_status read_metadata(loader *L, const Onnx__ModelProto *mp) {
   return Q8RT_OK;
 }
 
+/* ---- float16 inputs and outputs ------------------------------------------------------------ */
+
+static bool declared_float16(const Onnx__ValueInfoProto *vi) {
+  const Onnx__TypeProto *type = vi->type;
+  return type != NULL && type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && type->tensor_type != NULL &&
+         type->tensor_type->has_elem_type && type->tensor_type->elem_type == Q8RT_DTYPE_FLOAT16;
+}
+
+/* A new value named after `base` (with a suffix no value has), its type and shape copied from
+ * `from`; -1 on allocation failure. */
+static int float16_twin(loader *L, int from, const char *suffix) {
+  ir_graph *g = L->g;
+  const char *base = g->values[from].name;
+  size_t len = strlen(base) + strlen(suffix) + 24;
+  char *buf = q8rt_alloc(g->allocator, len, 1);
+  if (buf == NULL) return -1;
+  int idx = -1;
+  for (unsigned k = 0; k < 1000000u; k++) {
+    if (k == 0)
+      snprintf(buf, len, "%s%s", base, suffix);
+    else
+      snprintf(buf, len, "%s%s_%u", base, suffix, k);
+    if (ir_graph_find_value(g, buf) < 0) {
+      idx = ir_graph_intern_value(g, buf);
+      break;
+    }
+  }
+  q8rt_free(g->allocator, buf, len);
+  if (idx < 0) return -1;
+  ir_value *v = &g->values[idx], *f = &g->values[from]; /* after the intern: values may have moved */
+  v->dtype = Q8RT_DTYPE_FLOAT32;
+  v->rank = f->rank;
+  for (int i = 0; i < f->rank; i++) {
+    v->dims[i] = f->dims[i];
+    v->dim_params[i] = f->dim_params[i];
+  }
+  v->scope = f->scope;
+  return idx;
+}
+
+/* A Cast node (to = `to`) from value `in` to value `out`, named "<out>/float16"-like. */
+static q8rt_status float16_cast(loader *L, int in, int out, q8rt_dtype to, const char *what) {
+  ir_graph *g = L->g;
+  int ni = ir_graph_add_node(g);
+  if (ni < 0) return oom(L);
+  ir_node *n = &g->nodes[ni];
+  const char *vname = g->values[to == Q8RT_DTYPE_FLOAT16 ? out : in].name;
+  size_t len = strlen(vname) + strlen(what) + 2;
+  char *name = q8rt_pool_alloc(&g->pool, len, 1);
+  n->inputs = q8rt_pool_array(&g->pool, 1, sizeof(int));
+  n->outputs = q8rt_pool_array(&g->pool, 1, sizeof(int));
+  n->attrs = q8rt_pool_array(&g->pool, 1, sizeof(ir_attr));
+  if (name == NULL || n->inputs == NULL || n->outputs == NULL || n->attrs == NULL) return oom(L);
+  snprintf(name, len, "%s/%s", vname, what);
+  n->name = name;
+  n->op_type = "Cast";
+  n->domain = "";
+  n->opset = (int)ir_graph_opset(g, "");
+  n->n_inputs = n->n_outputs = n->n_attrs = 1;
+  n->inputs[0] = in;
+  n->outputs[0] = out;
+  n->attrs[0].name = "to";
+  n->attrs[0].type = IR_ATTR_INT;
+  n->attrs[0].i = to;
+  n->note = to == Q8RT_DTYPE_FLOAT16 ? "float16 output: rounded from the float32 q8rt computes"
+                                     : "float16 input: widened to the float32 q8rt computes";
+  g->values[in].consumers++;
+  g->values[out].producer = ni;
+  return Q8RT_OK;
+}
+
+/* Replace every node input that reads value `from` by `to` (the values' consumer counts move). */
+static void float16_rewire(ir_graph *g, int from, int to, int skip_node) {
+  for (int i = 0; i < g->n_nodes; i++) {
+    if (i == skip_node) continue;
+    ir_node *n = &g->nodes[i];
+    for (int k = 0; k < n->n_inputs; k++) {
+      if (n->inputs[k] != from) continue;
+      n->inputs[k] = to;
+      g->values[from].consumers--;
+      g->values[to].consumers++;
+    }
+  }
+}
+
+/* q8rt computes a float16 graph in float32, as ONNX Runtime's CPU provider does: it has float32
+ * kernels for every op, inserts Cast float16 -> float32 before and float32 -> float16 after each
+ * node that lacks a float16 kernel, then removes each float32 -> float16 -> float32 pair of Casts
+ * (RemoveDuplicateCastTransformer: both types are "Float"), so values between such nodes stay
+ * float32 and are rounded to float16 only where the graph's outputs are (or where a value passes a
+ * node that does have a float16 kernel: data movement ops, which ORT keeps in float16; the
+ * rounding there is the one difference within float tolerance). The loader widens float16
+ * constants and value types; here the main graph's float16 inputs get a Cast to float32 in front
+ * of their readers, and its float16 outputs a Cast from the float32 value that computes them. */
+static q8rt_status widen_float16_io(loader *L, const Onnx__GraphProto *gp) {
+  ir_graph *g = L->g;
+  q8rt_status st;
+  for (size_t i = 0; i < gp->n_input; i++) {
+    if (!declared_float16(gp->input[i])) continue;
+    int x = ir_graph_find_value(g, str_or_empty(gp->input[i]->name));
+    if (x < 0 || g->values[x].graph_input < 0) continue; /* an initializer listed as an input */
+    int w = float16_twin(L, x, "/float32");
+    if (w < 0) return oom(L);
+    float16_rewire(g, x, w, -1);
+    g->values[x].dtype = Q8RT_DTYPE_FLOAT16;
+    if ((st = float16_cast(L, x, w, Q8RT_DTYPE_FLOAT32, "to_float32")) != Q8RT_OK) return st;
+  }
+  for (size_t i = 0; i < gp->n_output; i++) {
+    if (!declared_float16(gp->output[i])) continue;
+    int y = ir_graph_find_value(g, str_or_empty(gp->output[i]->name));
+    if (y < 0 || g->values[y].dtype == Q8RT_DTYPE_FLOAT16) continue; /* a float16 input, as it is */
+    if (g->values[y].dtype != Q8RT_DTYPE_FLOAT32 && g->values[y].dtype != Q8RT_DTYPE_UNDEFINED) {
+      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "graph output '%.200s' is declared float16 but is %s",
+                       g->values[y].name, q8rt_dtype_name(g->values[y].dtype));
+    }
+    if (g->values[y].graph_input >= 0) {
+      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
+                       "graph output '%.200s' is declared float16 but is a graph input of another type",
+                       g->values[y].name);
+    }
+    int w = float16_twin(L, y, "/float32");
+    if (w < 0) return oom(L);
+    ir_value *vy = &g->values[y], *vw = &g->values[w];
+    /* w takes y's place as the float32 value: its producer (or constant) and its readers; y becomes the Cast's output,
+     * the graph output */
+    vw->constant = vy->constant;
+    vw->producer = vy->producer;
+    vy->constant = NULL;
+    if (vw->producer >= 0) {
+      ir_node *p = &g->nodes[vw->producer];
+      for (int k = 0; k < p->n_outputs; k++)
+        if (p->outputs[k] == y) p->outputs[k] = w;
+    }
+    float16_rewire(g, y, w, -1);
+    vy->dtype = Q8RT_DTYPE_FLOAT16;
+    if ((st = float16_cast(L, w, y, Q8RT_DTYPE_FLOAT16, "to_float16")) != Q8RT_OK) return st;
+  }
+  return Q8RT_OK;
+}
+
 static q8rt_status build_graph(loader *L, const Onnx__ModelProto *mp) {
   const Onnx__GraphProto *gp = mp->graph;
   if (gp == NULL)
@@ -1195,7 +1416,9 @@ static q8rt_status build_graph(loader *L, const Onnx__ModelProto *mp) {
   if ((st = read_outputs(L, gp)) != Q8RT_OK) return st;
   if ((st = read_graph_nodes(L, gp, &main_scope)) != Q8RT_OK) return st;
   if ((st = check_sources(L)) != Q8RT_OK) return st;
-  return read_value_infos(L, gp);
+  if ((st = read_value_infos(L, gp)) != Q8RT_OK) return st;
+  if ((st = float16_cast_rounding(L, L->g)) != Q8RT_OK) return st;
+  return widen_float16_io(L, gp);
 }
 
 q8rt_status q8rt_load_graph(const void *data, size_t size, const q8rt_load_config *cfg, ir_graph **out,

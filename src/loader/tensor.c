@@ -451,7 +451,8 @@ q8rt_status ld_tensor_fill(const Onnx__TensorProto *tp, const char *what, const 
     switch (d->dtype) {
       case Q8RT_DTYPE_UINT8: ((uint8_t *)dst)[i] = (uint8_t)v; break;
       case Q8RT_DTYPE_INT8: ((int8_t *)dst)[i] = (int8_t)v; break;
-      case Q8RT_DTYPE_UINT16: ((uint16_t *)dst)[i] = (uint16_t)v; break;
+      case Q8RT_DTYPE_UINT16:
+      case Q8RT_DTYPE_FLOAT16: ((uint16_t *)dst)[i] = (uint16_t)v; break;
       case Q8RT_DTYPE_INT16: ((int16_t *)dst)[i] = (int16_t)v; break;
       case Q8RT_DTYPE_BOOL: ((uint8_t *)dst)[i] = (uint8_t)v; break;
       default: ((int32_t *)dst)[i] = v; break;

@@ -6,7 +6,10 @@
  * narrower) or 64-bit (int64) range, and NaN, gives the "integer indefinite" INT_MIN, and the
  * narrow types keep the low bits of the 32-bit result. ONNX leaves out-of-range conversions
  * undefined; this makes them deterministic. To bool: nonzero (NaN too) is true, as C++'s
- * conversion; from bool: 0 or 1. Other types (float16, double, string, ...) are refused.
+ * conversion; from bool: 0 or 1. float16 <-> float32 (only where a model's float16 inputs and
+ * outputs meet the float32 q8rt computes them in: the loader's widen_float16_io; a Cast to float16
+ * inside a graph is a cast to float32) widens exactly and rounds to nearest even. Other types
+ * (double, string, ...) are refused.
  *
  * 8/16/32-bit integers -> float32 run on the qint-f32-vcvt kernels (DequantizeLinear's rows) with
  * scale 1 and zero point 0: (float)(x - 0) * 1 is the conversion itself, bit for bit. Every
@@ -19,6 +22,7 @@
 
 typedef struct cast_params {
   q8rt_dtype to; /* UNDEFINED for CastLike: taken from input 1 */
+  int round_f16; /* OP_ATTR_ROUND_F16: the float32 result rounded to float16 precision */
   /* integer -> float32 rows, indexed by enum cast_from (NULL member: none for the type) */
   q8rt_qint_f32_vcvt_ukernel_fn to_f32[5];
 } cast_params;
@@ -56,9 +60,12 @@ typedef struct cast_geom {
   size_t total;
 } cast_geom;
 
-static bool cast_type_ok(int32_t t) { return t == Q8RT_DTYPE_BOOL || op_dtype_is_numeric((q8rt_dtype)t); }
+static bool cast_type_ok(int32_t t) {
+  return t == Q8RT_DTYPE_BOOL || t == Q8RT_DTYPE_FLOAT16 || op_dtype_is_numeric((q8rt_dtype)t);
+}
 
-static const char *const g_supported = "float32, int64, int32, int16, uint16, int8, uint8, bool";
+static const char *const g_supported =
+    "float32, int64, int32, int16, uint16, int8, uint8, bool (float16: to and from float32)";
 
 static q8rt_status cast_prepare_common(op_prepare_ctx *ctx, void **out, q8rt_error *err, int like) {
   const ir_node *n = ctx->node;
@@ -81,6 +88,9 @@ static q8rt_status cast_prepare_common(op_prepare_ctx *ctx, void **out, q8rt_err
                        n->name, q8rt_onnx_type_name((int32_t)to), g_supported);
     }
     p->to = (q8rt_dtype)to;
+    int64_t round = 0;
+    if ((st = ir_attr_int(n, OP_ATTR_ROUND_F16, 0, &round, err)) != Q8RT_OK) return st;
+    p->round_f16 = round != 0 && p->to == Q8RT_DTYPE_FLOAT32;
   }
   const char *names[5] = {NULL, NULL, NULL, NULL, NULL};
   for (size_t i = 0; i < sizeof(g_int_to_f32) / sizeof(g_int_to_f32[0]); i++) {
@@ -100,6 +110,7 @@ static q8rt_status cast_prepare_common(op_prepare_ctx *ctx, void **out, q8rt_err
     ctx->kernel = names[from] + 5; /* drop the "q8rt_" prefix */
     ctx->reason = "integer -> float32 rows on qint-f32-vcvt (scale 1, zero point 0)";
   }
+  if (p->round_f16) ctx->reason = "a Cast to float16: float32 rounded to float16 precision (nearest even)";
   *out = p;
   return Q8RT_OK;
 }
@@ -128,6 +139,12 @@ static q8rt_status cast_infer(const void *params, const op_node *n, const op_sha
                        n->name, q8rt_onnx_type_name(to), g_supported);
     }
   }
+  if ((from == Q8RT_DTYPE_FLOAT16 || to == Q8RT_DTYPE_FLOAT16) && from != to &&
+      (from != Q8RT_DTYPE_FLOAT32 && to != Q8RT_DTYPE_FLOAT32)) {
+    return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                     "%s node '%s': %s -> %s (q8rt converts float16 to and from float32 only)", n->op_type, n->name,
+                     q8rt_onnx_type_name(from), q8rt_onnx_type_name(to));
+  }
   out[0] = in[0];
   out[0].dtype = to;
   if (!concrete) return Q8RT_OK;
@@ -141,14 +158,25 @@ static q8rt_status cast_infer(const void *params, const op_node *n, const op_sha
 
 typedef struct cast_job {
   q8rt_dtype from, to;
+  int round_f16;
   q8rt_qint_f32_vcvt_ukernel_fn fn; /* integer -> float32 kernel, or NULL */
   const void *x;
   void *y;
 } cast_job;
 
+static void cast_convert(const cast_job *j, size_t begin, size_t end);
+
 /* Elements [begin, end). */
 static void cast_range(void *arg, size_t begin, size_t end) {
   const cast_job *j = arg;
+  cast_convert(j, begin, end);
+  if (j->round_f16) { /* float32 output, rounded to float16 precision (exact both ways but the rounding) */
+    float *y = (float *)j->y + begin;
+    for (size_t i = 0; i < end - begin; i++) y[i] = q8rt_f16_to_f32(q8rt_f32_to_f16(y[i]));
+  }
+}
+
+static void cast_convert(const cast_job *j, size_t begin, size_t end) {
   const q8rt_dtype from = j->from, to = j->to;
   const size_t n = end - begin, ex = q8rt_dtype_size(from), ey = q8rt_dtype_size(to);
   const void *x = (const char *)j->x + begin * ex;
@@ -170,6 +198,12 @@ static void cast_range(void *arg, size_t begin, size_t end) {
     for (size_t i = 0; i < n; i++) yf[i] = xb[i] != 0 ? 1.0f : 0.0f;
     return;
   }
+  if (from == Q8RT_DTYPE_FLOAT16) { /* to float32 (cast_infer) */
+    const uint16_t *xh = x;
+    float *yf = y;
+    for (size_t i = 0; i < n; i++) yf[i] = q8rt_f16_to_f32(xh[i]);
+    return;
+  }
   /* one loop per destination type (the switch outside the loops) */
   if (from == Q8RT_DTYPE_FLOAT32) {
     const float *xf = x;
@@ -180,6 +214,7 @@ static void cast_range(void *arg, size_t begin, size_t end) {
   }                                \
   break
     switch (to) {
+      case Q8RT_DTYPE_FLOAT32: CAST_F32_LOOP(float, v); /* rounded to float16 precision by cast_range */
       case Q8RT_DTYPE_INT64: CAST_F32_LOOP(int64_t, op_f64_to_i64(v));
       case Q8RT_DTYPE_INT32: CAST_F32_LOOP(int32_t, op_f64_to_i32(v));
       case Q8RT_DTYPE_INT16: CAST_F32_LOOP(int16_t, (int16_t)(uint16_t)(uint32_t)op_f64_to_i32(v));
@@ -187,6 +222,7 @@ static void cast_range(void *arg, size_t begin, size_t end) {
       case Q8RT_DTYPE_INT8: CAST_F32_LOOP(int8_t, (int8_t)(uint8_t)(uint32_t)op_f64_to_i32(v));
       case Q8RT_DTYPE_UINT8: CAST_F32_LOOP(uint8_t, (uint8_t)(uint32_t)op_f64_to_i32(v));
       case Q8RT_DTYPE_BOOL: CAST_F32_LOOP(uint8_t, v != 0.0f || isnan(v));
+      case Q8RT_DTYPE_FLOAT16: CAST_F32_LOOP(uint16_t, q8rt_f32_to_f16(v));
       default: break;
     }
 #undef CAST_F32_LOOP
@@ -218,11 +254,11 @@ static void cast_run(const void *params, const void *geom, const op_tensor *in, 
   const cast_params *p = params;
   const size_t nel = ((const cast_geom *)geom)->total;
   const q8rt_dtype from = in[0].shape->dtype, to = out[0].shape->dtype;
-  if (from == to && from != Q8RT_DTYPE_BOOL) {
+  if (from == to && from != Q8RT_DTYPE_BOOL && !p->round_f16) {
     if (nel > 0 && out[0].data != in[0].data) memcpy(out[0].data, in[0].data, nel * q8rt_dtype_size(from));
     return;
   }
-  cast_job j = {from, to, {.qu8 = NULL}, in[0].data, out[0].data};
+  cast_job j = {from, to, p->round_f16, {.qu8 = NULL}, in[0].data, out[0].data};
   const int k = cast_from_index(from);
   if (to == Q8RT_DTYPE_FLOAT32 && k >= 0) j.fn = p->to_f32[k];
   op_parallel_range(ctx, nel, 4096, cast_range, &j);

@@ -75,6 +75,11 @@ static inline op_node op_node_view(const ir_node *n) {
  * defined as that fused uint8 run. QOperator QLinearAdd nodes keep ORT's int8 kernel formula. */
 #define OP_ATTR_U8_FORMULA IR_ATTR_INTERNAL_PREFIX "u8_formula"
 
+/* Cast to float32 made by the loader from a model's Cast to float16 (float16 values are float32 in
+ * q8rt): INT 1 = round the result to float16 precision (nearest even) and keep it as float32, where
+ * ONNX Runtime's CPU provider keeps the Cast's float16 result (see the loader's widen_float16). */
+#define OP_ATTR_ROUND_F16 IR_ATTR_ROUND_F16
+
 enum op_layout { OP_LAYOUT_ANY = 0, OP_LAYOUT_NCHW = 1, OP_LAYOUT_NHWC = 2 };
 
 typedef struct op_prepare_ctx {

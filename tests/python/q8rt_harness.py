@@ -34,6 +34,7 @@ NP_TO_ONNX = {
     np.dtype(np.int32): TensorProto.INT32,
     np.dtype(np.int64): TensorProto.INT64,
     np.dtype(np.bool_): TensorProto.BOOL,
+    np.dtype(np.float16): TensorProto.FLOAT16,
 }
 
 

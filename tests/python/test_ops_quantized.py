@@ -318,7 +318,8 @@ def test_conv_integer_refuses_graph_weights(tmp_path):
     refuse(tmp_path, m, feeds, ["initializer", "constant"])
 
 
-@pytest.mark.parametrize("name", ["test_qlinearmatmul_2D_int8_float32", "test_qlinearmatmul_3D_int8_float32"])
+@pytest.mark.parametrize("name", ["test_qlinearmatmul_2D_int8_float32", "test_qlinearmatmul_3D_int8_float32",
+                                  "test_qlinearmatmul_2D_int8_float16", "test_qlinearmatmul_3D_int8_float16"])
 def test_onnx_int8_qlinearmatmul_vs_ort(name, tmp_path):
     """These ONNX node tests expect int8 wraparound where the result saturates; compare with ORT."""
     import glob

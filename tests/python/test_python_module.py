@@ -71,6 +71,21 @@ def test_data_ops_same_bytes(q8rt, tmp_path):
     assert n > 50
 
 
+def test_float16_io_same_bytes(q8rt, tmp_path):
+    """float16 inputs and outputs through the module: NumPy float16 arrays in and out."""
+    from onnx import TensorProto, helper
+    rng = np.random.default_rng(10)
+    w = h.tensor("w", rng.standard_normal((5, 6)).astype(np.float16))
+    model = h.make_model([helper.make_node("MatMul", ["x", "w"], ["y"])],
+                         [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [3, 5])],
+                         [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [3, 6])], [w], opset=17)
+    path = h.save_model(model, tmp_path / "f16.onnx")
+    x = rng.standard_normal((3, 5)).astype(np.float16)
+    (y,) = check_same(q8rt, path, {"x": x}, tmp_path)
+    assert y.dtype == np.float16
+    h.assert_same_bytes(y, h.run_ort(model, {"x": x})[0], "float16 MatMul vs ORT")
+
+
 @pytest.mark.parametrize("act", [np.uint8, np.int8])
 def test_conv_chains_same_bytes(q8rt, act, tmp_path):
     rng = np.random.default_rng(5 if act == np.uint8 else 6)

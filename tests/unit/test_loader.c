@@ -799,8 +799,8 @@ Q8RT_TEST(loader_initializer_checks) {
   m.b.name = S("w");
   EXPECT_FAIL(&m, NULL, Q8RT_ERROR_INVALID_MODEL, "'w'", "twice");
   tmodel_init(&m);
-  m.w.data_type = 10;
-  EXPECT_FAIL(&m, NULL, Q8RT_ERROR_UNSUPPORTED, "initializer 'w'", "float16");
+  m.w.data_type = 16;
+  EXPECT_FAIL(&m, NULL, Q8RT_ERROR_UNSUPPORTED, "initializer 'w'", "bfloat16");
   m.w.data_type = 11;
   EXPECT_FAIL(&m, NULL, Q8RT_ERROR_UNSUPPORTED, "initializer 'w'", "double");
   m.w.data_type = 22;
@@ -839,8 +839,8 @@ Q8RT_TEST(loader_initializer_checks) {
 Q8RT_TEST(loader_graph_io_checks) {
   tmodel m;
   tmodel_init(&m);
-  m.ttx.elem_type = 10;
-  EXPECT_FAIL(&m, NULL, Q8RT_ERROR_UNSUPPORTED, "graph input 'x'", "float16");
+  m.ttx.elem_type = 16;
+  EXPECT_FAIL(&m, NULL, Q8RT_ERROR_UNSUPPORTED, "graph input 'x'", "bfloat16");
   tmodel_init(&m);
   m.dx[1].dim_value = -3;
   EXPECT_FAIL(&m, NULL, Q8RT_ERROR_INVALID_MODEL, "graph input 'x'", "negative");
@@ -863,6 +863,89 @@ Q8RT_TEST(loader_graph_io_checks) {
   free(buf);
   CHECK(g->values[g->inputs[0]].rank == -1);
   ir_graph_free(g);
+  return 0;
+}
+
+/* ---- float16 ------------------------------------------------------------------------------- */
+
+static int find_node(const ir_graph *g, const char *op_type) {
+  for (int i = 0; i < g->n_nodes; i++)
+    if (strcmp(g->nodes[i].op_type, op_type) == 0) return i;
+  return -1;
+}
+
+static int64_t attr_i(const ir_node *n, const char *name) {
+  const ir_attr *a = ir_node_attr(n, name);
+  return a != NULL ? a->i : -99;
+}
+
+/* float16 is float32 inside q8rt: constants widened at load, graph inputs and outputs converted by
+ * Casts the loader adds, a model's Cast to float16 made a Cast to float32 (rounding or not). */
+Q8RT_TEST(loader_float16_widened) {
+  static const uint16_t bits[6] = {0x3c00, 0xc000, 0x0001, 0x7c00, 0x8000, 0x7e01};
+  static const uint32_t want[6] = {0x3f800000, 0xc0000000, 0x33800000, 0x7f800000, 0x80000000, 0x7fc02000};
+  tmodel m;
+  tmodel_init(&m);
+  m.w.data_type = 10;
+  m.w.raw_data.len = 12;
+  m.w.raw_data.data = (uint8_t *)(uintptr_t)bits; /* little-endian hosts (x86-64, aarch64) */
+  m.ttw.elem_type = 10;
+  m.ttx.elem_type = 10;
+  m.tty.elem_type = 10;
+  /* the spare node: Cast(y, to=float16) -> z, read by nothing */
+  m.extra.op_type = S("Cast");
+  m.a_extra.name = S("to");
+  m.a_extra.has_type = 1;
+  m.a_extra.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+  m.a_extra.has_i = 1;
+  m.a_extra.i = 10;
+  m.extra.n_attribute = 1;
+  m.extra.attribute = m.extra_attrs;
+  m.graph.n_node = 4;
+  size_t len;
+  uint8_t *buf = pack_model(&m.model, &len);
+  ir_graph *g = NULL;
+  CHECK(q8rt_load_graph(buf, len, NULL, &g, NULL) == Q8RT_OK);
+  free(buf);
+  const ir_tensor *t = g->values[ir_graph_find_value(g, "w")].constant;
+  CHECK(t != NULL && t->dtype == Q8RT_DTYPE_FLOAT32 && t->count == 6 && memcmp(t->data, want, sizeof(want)) == 0);
+  /* x stays the float16 graph input, read only by a Cast to float32 whose output the Conv reads */
+  const int x = g->inputs[0], xf = ir_graph_find_value(g, "x/float32");
+  CHECK(strcmp(g->values[x].name, "x") == 0 && g->values[x].dtype == Q8RT_DTYPE_FLOAT16);
+  CHECK(g->values[x].consumers == 1 && xf >= 0 && g->values[xf].dtype == Q8RT_DTYPE_FLOAT32);
+  CHECK(g->values[xf].producer >= 0 && g->values[xf].rank == 4 && g->values[xf].dims[2] == 4);
+  const ir_node *cx = &g->nodes[g->values[xf].producer];
+  CHECK(strcmp(cx->op_type, "Cast") == 0 && cx->inputs[0] == x && attr_i(cx, "to") == Q8RT_DTYPE_FLOAT32);
+  CHECK(g->nodes[find_node(g, "Conv")].inputs[0] == xf);
+  /* y: the output of a Cast to float16 from y/float32, which add1 computes and the Cast node reads */
+  const int y = g->outputs[0], yf = ir_graph_find_value(g, "y/float32");
+  CHECK(strcmp(g->values[y].name, "y") == 0 && g->values[y].dtype == Q8RT_DTYPE_FLOAT16 && yf >= 0);
+  const ir_node *cy = &g->nodes[g->values[y].producer];
+  CHECK(cy->inputs[0] == yf && attr_i(cy, "to") == Q8RT_DTYPE_FLOAT16 && g->values[y].consumers == 0);
+  CHECK(strcmp(g->nodes[g->values[yf].producer].name, "add1") == 0 && g->values[yf].consumers == 2);
+  const ir_node *ce = &g->nodes[find_node(g, "Cast")]; /* the model's Cast comes first */
+  CHECK(strcmp(ce->name, "extra") == 0 && ce->inputs[0] == yf);
+  CHECK(attr_i(ce, "to") == Q8RT_DTYPE_FLOAT32 && attr_i(ce, IR_ATTR_ROUND_F16) == 0);
+  ir_graph_free(g);
+
+  /* int32_data: one bit pattern per element, nothing past 16 bits */
+  static int32_t ib[6] = {0x3c00, 0xc000, 0x0001, 0x7c00, 0x8000, 0x7e01};
+  tmodel_init(&m);
+  m.w.data_type = 10;
+  m.w.has_raw_data = 0;
+  m.w.raw_data.len = 0;
+  m.w.n_int32_data = 6;
+  m.w.int32_data = ib;
+  m.ttw.elem_type = 10;
+  buf = pack_model(&m.model, &len);
+  CHECK(q8rt_load_graph(buf, len, NULL, &g, NULL) == Q8RT_OK);
+  free(buf);
+  t = g->values[ir_graph_find_value(g, "w")].constant;
+  CHECK(t->dtype == Q8RT_DTYPE_FLOAT32 && memcmp(t->data, want, sizeof(want)) == 0);
+  ir_graph_free(g);
+  ib[2] = 65536;
+  EXPECT_FAIL(&m, NULL, Q8RT_ERROR_INVALID_MODEL, "initializer 'w'", "int32_data[2]", "float16");
+  ib[2] = 1;
   return 0;
 }
 

@@ -183,8 +183,10 @@ def _check(st: int, err: _Error) -> None:
 
 # ---- types --------------------------------------------------------------------------------------
 
-_DTYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16, 6: np.int32, 7: np.int64, 9: np.bool_}
-_ONNX_NAMES = {1: "float", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 9: "bool"}
+_DTYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16, 6: np.int32, 7: np.int64, 9: np.bool_,
+           10: np.float16}
+_ONNX_NAMES = {1: "float", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 9: "bool",
+               10: "float16"}
 BACKENDS = {"auto": 0, "reference": 1, "avx2": 2, "neon": 3, "xnnpack": 4, "avx512": 5}
 
 
