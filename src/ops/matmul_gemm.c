@@ -22,6 +22,7 @@ typedef struct mm_geom {
   int64_t bdims[MM_MAX_BATCH];
   int64_t sa[MM_MAX_BATCH], sb[MM_MAX_BATCH]; /* batch strides in matrices (0: broadcast) */
   size_t batches;
+  size_t b_mats; /* MatMul: B's own matrices (its batch dims' product; B may broadcast) */
   /* Gemm */
   int64_t sc_m, sc_n; /* C strides over [M, N] (0: broadcast) */
   int has_c;
@@ -46,7 +47,25 @@ typedef struct matmul_params {
   q8rt_f32_gemm_ukernel_fn gemm;
   const float *packed_b;
   size_t nr;
+  /* B computed at run (attention's Q K^T and P V): the SIMD f32-gemm variant and its NR, B's
+   * matrices packed into the workspace at run (mm_run_pack), or NULL: the row kernel */
+  q8rt_f32_gemm_ukernel_fn rgemm;
+  size_t rnr;
 } matmul_params;
+
+/* A computed B is packed at run for the tiled kernel when the rows and columns fill its tiles
+ * somewhat (fewer rows: the row kernel streams B once anyway) and the packed copies stay within
+ * MM_RUN_PACK_MAX floats. The same fma chain per output either way (k ascending from +0.0f). */
+#define MM_RUN_PACK_MIN_M 4
+#define MM_RUN_PACK_MIN_N 8
+#define MM_RUN_PACK_MAX ((size_t)1 << 24)
+static size_t mm_run_pack_floats(const matmul_params *p, const mm_geom *gm) {
+  if (p->rgemm == NULL || gm->M < MM_RUN_PACK_MIN_M || gm->N < MM_RUN_PACK_MIN_N || gm->K < 1 || gm->b_mats < 1)
+    return 0;
+  const size_t per = q8rt_f32_gemm_packed_size(gm->K, gm->N, p->rnr);
+  if (per > MM_RUN_PACK_MAX || gm->b_mats > MM_RUN_PACK_MAX / per) return 0;
+  return per * gm->b_mats;
+}
 
 /* The row kernel for this CPU (op_f32_vfmac_pick; every variant gives the bits of fmaf). */
 static q8rt_f32_vfmac_ukernel_fn pick_fmac(op_prepare_ctx *ctx) {
@@ -126,6 +145,13 @@ static q8rt_status matmul_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *e
     ctx->consumed |= 1u << 1;  /* the packed route never reads B (matmul_item) */
     ctx->kernel = v->name + 5; /* without "q8rt_" */
     ctx->reason = "float32, constant B packed at load, register-tiled (same fma chain over k per output)";
+  } else if (v != NULL && v->isa != Q8RT_ISA_SCALAR) {
+    p->rgemm = v->fn;
+    p->rnr = v->nr;
+    ctx->kernel = v->name + 5;
+    ctx->reason =
+        "float32, B computed at run: with at least 4 rows and 8 columns its matrices packed at run for the "
+        "register-tiled f32 GEMM, else the f32-vfmac row kernel (the same fma chain over k per output either way)";
   }
   *out = p;
   return Q8RT_OK;
@@ -192,6 +218,8 @@ static q8rt_status matmul_infer(const void *params, const op_node *n, const op_s
   gm->K = (size_t)K;
   gm->nb = batch.rank;
   gm->batches = 1;
+  gm->b_mats = 1;
+  for (int d = 0; d < bb.rank; d++) gm->b_mats *= (size_t)bb.dims[d];
   int64_t sa[Q8RT_MAX_RANK], sb[Q8RT_MAX_RANK];
   op_broadcast_strides(&ba, &batch, sa);
   op_broadcast_strides(&bb, &batch, sb);
@@ -209,6 +237,10 @@ typedef struct matmul_job {
   const mm_geom *gm;
   const float *a, *b;
   float *c;
+  q8rt_f32_gemm_ukernel_fn gemm; /* the tiled kernel (constant B packed at load, or B packed at run) */
+  const float *packed;           /* B's matrices packed, each q8rt_f32_gemm_packed_size(K, N, nr) floats */
+  float *ws;                     /* B packed at run: the workspace packed points to */
+  size_t nr, per;
   size_t rblocks, cblocks; /* row and column blocks per batch */
   size_t rows, cols;       /* per block (cols: a multiple of the variant's NR) */
 } matmul_job;
@@ -228,11 +260,18 @@ static void matmul_item(void *arg, size_t item) {
   op_batch_iter_seek(&it, bi); /* not stepped from 0: that was quadratic in the batch count */
   const float *a = j->a + it.oa * M * K + r0 * K;
   float *c = j->c + bi * M * N + r0 * N;
-  if (j->p->gemm != NULL) {
-    j->p->gemm(r1 - r0, c1 - c0, K, a, K, j->p->packed_b + c0 * K, c + c0, N);
+  if (j->gemm != NULL) {
+    j->gemm(r1 - r0, c1 - c0, K, a, K, j->packed + it.ob * j->per + c0 * K, c + c0, N);
   } else {
     mm_kernel(j->p->fmac, r1 - r0, N, K, a, K, 1, j->b + it.ob * K * N, N, 1, c);
   }
+}
+
+/* B's matrix `item` packed for the tiled kernel (B packed at run). */
+static void mm_pack_item(void *arg, size_t item) {
+  const matmul_job *j = arg;
+  const size_t K = j->gm->K, N = j->gm->N;
+  q8rt_f32_gemm_pack(K, N, j->nr, j->b + item * K * N, N, j->ws + item * j->per);
 }
 
 static void matmul_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
@@ -246,11 +285,23 @@ static void matmul_run(const void *params, const void *geom, const op_tensor *in
   j.a = in[0].data;
   j.b = in[1].data;
   j.c = out[0].data;
+  j.gemm = p->gemm;
+  j.packed = p->packed_b;
+  j.nr = p->nr;
+  j.per = 0;
+  if (p->gemm == NULL && mm_run_pack_floats(p, gm) > 0) {
+    j.gemm = p->rgemm;
+    j.nr = p->rnr;
+    j.per = q8rt_f32_gemm_packed_size(gm->K, gm->N, j.nr);
+    j.ws = workspace;
+    j.packed = j.ws;
+    op_parallel_items(ctx, gm->b_mats, gm->K * gm->N, 1 << 14, mm_pack_item, &j);
+  }
   /* Items: batches x row blocks x column blocks, sized from the shape alone. The tiled kernel
    * takes blocks of up to 64 rows and 4 panels; the row kernel whole rows. */
-  if (p->gemm != NULL) {
+  if (j.gemm != NULL) {
     j.rows = 64;
-    j.cols = 4 * p->nr;
+    j.cols = 4 * j.nr;
   } else {
     size_t blocks = (gm->M + MM_ROWS - 1) / MM_ROWS;
     if (gm->batches * blocks > OP_MAX_CHUNKS) blocks = (OP_MAX_CHUNKS + gm->batches - 1) / gm->batches;
@@ -267,7 +318,13 @@ static void matmul_run(const void *params, const void *geom, const op_tensor *in
   /* grain: ~2 us; the row kernel on attention's short rows (40 x 40 x 15 per head) runs ~2
    * multiply-adds a nanosecond, the tiled one ~16 */
   op_parallel_items(ctx, gm->batches * j.rblocks * j.cblocks, j.rows * j.cols * gm->K,
-                    p->gemm != NULL ? 1 << 15 : 1 << 12, matmul_item, &j);
+                    j.gemm != NULL ? 1 << 15 : 1 << 12, matmul_item, &j);
+}
+
+static size_t matmul_workspace(const void *params, const void *geom, size_t threads) {
+  (void)threads;
+  const matmul_params *p = params;
+  return p->gemm == NULL ? mm_run_pack_floats(p, geom) * sizeof(float) : 0;
 }
 
 const op_def q8rt_op_matmul = {.op_type = "MatMul",
@@ -275,6 +332,7 @@ const op_def q8rt_op_matmul = {.op_type = "MatMul",
                                .min_opset = 1,
                                .prepare = matmul_prepare,
                                .infer = matmul_infer,
+                               .workspace = matmul_workspace,
                                .run = matmul_run};
 
 /* ---- Gemm ---------------------------------------------------------------------------------- */

@@ -411,6 +411,51 @@ def test_matmul_many_batches_is_linear(tmp_path, q8rt_run):
         h.assert_same_bytes(res.output("y"), want, f"{extra}")
 
 
+MATMUL_RUN_PACK_CASES = [
+    # (A shape, B shape): B a graph input, packed at run for the tiled f32 GEMM from 4 rows and 8 columns
+    ((1, 6, 50, 64), (1, 6, 64, 50)),  # attention's Q K^T (ViT heads)
+    ((1, 6, 50, 50), (1, 6, 50, 64)),  # and P V
+    ((4, 37, 70), (70, 45)),  # one B for every batch of A
+    ((1, 2, 4, 9), (3, 1, 9, 8)),  # A broadcast over B's batches; the smallest tile the route takes
+    ((2, 5, 33), (2, 33, 300)),  # several column blocks, a short last panel
+    ((3, 3, 16), (3, 16, 40)),  # 3 rows: the row kernel
+]
+
+
+@pytest.mark.parametrize("case", MATMUL_RUN_PACK_CASES, ids=[f"{c[0]}x{c[1]}" for c in MATMUL_RUN_PACK_CASES])
+def test_matmul_computed_b_packed_at_run(case, tmp_path, q8rt_run):
+    """MatMul with B computed at run: its matrices packed into the workspace for the tiled f32 GEMM
+    (or the row kernel for fewer than 4 rows): the same bytes as --backend reference (the f32-vfmac
+    row kernel) and at --threads 3, inf and NaN included, within the float tolerance of numpy."""
+    ashape, bshape = case
+    rng = np.random.default_rng(31)
+    a = rng.normal(0, 1, ashape).astype(np.float32)
+    b = rng.normal(0, 1, bshape).astype(np.float32)
+    m = h.make_model([helper.make_node("MatMul", ["a", "b"], ["y"], name="mm")],
+                     [helper.make_tensor_value_info("a", F, list(a.shape)),
+                      helper.make_tensor_value_info("b", F, list(b.shape))],
+                     [helper.make_empty_tensor_value_info("y")], [], opset=13)
+    path = h.save_model(m, tmp_path / "m.onnx")
+    want = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    b2 = b.copy()
+    b2.flat[5] = np.inf
+    b2.flat[-3] = np.nan
+    for tag, bb in (("finite", b), ("special", b2)):
+        inp = {"a": h.save_npy(tmp_path / f"a{tag}.npy", a), "b": h.save_npy(tmp_path / f"b{tag}.npy", bb)}
+        outs = []
+        for j, extra in enumerate([["--explain"], ["--threads", "3"], ["--backend", "reference"]]):
+            res = h.run_q8rt(path, inp, tmp_path / f"o{tag}{j}", extra=extra).assert_ok()
+            if j == 0:
+                assert "f32_gemm_ukernel" in res.stdout or "avx" not in res.stdout, res.stdout
+            outs.append(res.output("y"))
+        h.assert_same_bytes(outs[1], outs[0], f"{tag} --threads 3")
+        h.assert_same_bytes(outs[2], outs[0], f"{tag} vs --backend reference")
+        if tag == "finite":
+            np.testing.assert_allclose(outs[0], want, rtol=1e-4, atol=1e-4)
+        else:
+            assert np.isnan(outs[0]).any() and np.isfinite(outs[0]).any()
+
+
 def test_uint8_wraps_like_numpy(tmp_path, q8rt_run):
     a = np.array([250, 3, 0, 255], np.uint8)
     b = np.array([10, 5, 1, 255], np.uint8)
