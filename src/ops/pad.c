@@ -290,33 +290,32 @@ static void pad_fill(unsigned char *dst, size_t n, const unsigned char *value, s
   }
 }
 
-static void pad_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
-                    const op_exec_ctx *ctx) {
-  (void)params, (void)workspace, (void)ctx;
-  const pad_geom *gm = geom;
+typedef struct pad_job {
+  const pad_geom *gm;
+  const unsigned char *src;
+  unsigned char *dst;
+  int64_t in_strides[Q8RT_MAX_RANK];
+  int64_t lo, hi; /* output positions [lo, hi) of a row read the source row's contiguous run */
+} pad_job;
+
+/* Output rows [begin, end) (the indices of every axis but the last padded one, in C order): each
+ * a fill, or its source row's run plus the pads on either side. */
+static void pad_rows(void *arg, size_t begin, size_t end) {
+  const pad_job *j = arg;
+  const pad_geom *gm = j->gm;
   const int r = gm->rank;
   const size_t elem = gm->elem;
-  const unsigned char *src = in[0].data;
-  unsigned char *dst = out[0].data;
-  if (elem == 0) return;
-  if (r == 0) {
-    memcpy(dst, src, elem);
-    return;
-  }
-  for (int d = 0; d < r; d++) {
-    if (gm->out[d] == 0) return;
-  }
-  int64_t in_strides[Q8RT_MAX_RANK], s = 1;
-  for (int d = r - 1; d >= 0; d--) {
-    in_strides[d] = s;
-    s *= gm->in[d];
-  }
+  const int64_t inner = gm->out[r - 1], n_last = gm->in[r - 1], begin_last = gm->begin[r - 1];
+  const int64_t end_last = gm->end[r - 1], lo = j->lo, hi = j->hi;
+  const size_t row_bytes = (size_t)inner * elem;
   int64_t idx[Q8RT_MAX_RANK] = {0};
-  const int64_t inner = gm->out[r - 1], n_last = gm->in[r - 1], begin = gm->begin[r - 1], end = gm->end[r - 1];
-  /* output positions [lo, hi) of a row read the source row's contiguous elements from lo - begin */
-  const int64_t lo = begin > 0 ? begin : 0;
-  const int64_t hi = begin + n_last < inner ? begin + n_last : inner;
-  for (;;) {
+  size_t rest = begin;
+  for (int d = r - 2; d >= 0; d--) {
+    idx[d] = (int64_t)(rest % (size_t)gm->out[d]);
+    rest /= (size_t)gm->out[d];
+  }
+  unsigned char *dst = j->dst + begin * row_bytes;
+  for (size_t row = begin; row < end; row++, dst += row_bytes) {
     /* the source row for the outer indices */
     int64_t off = 0;
     int constant = 0;
@@ -326,34 +325,65 @@ static void pad_run(const void *params, const void *geom, const op_tensor *in, o
         constant = 1;
         break;
       }
-      off += i * in_strides[d];
+      off += i * j->in_strides[d];
     }
-    if (constant) {
-      pad_fill(dst, (size_t)inner * elem, gm->value, gm->vsize);
-    } else {
-      const unsigned char *row = src + (size_t)off * elem;
-      for (int64_t o = 0; o < inner; o++) {
-        if (o == lo && lo < hi) {
-          memcpy(dst + (size_t)o * elem, row + (size_t)(lo - begin) * elem, (size_t)(hi - lo) * elem);
-          o = hi - 1;
-          continue;
-        }
-        const int64_t i = pad_map(gm->mode, o, begin, end, n_last);
-        if (i < 0) {
-          pad_fill(dst + (size_t)o * elem, elem, gm->value, gm->vsize);
-        } else {
-          memcpy(dst + (size_t)o * elem, row + (size_t)i * elem, elem);
-        }
-      }
-    }
-    dst += (size_t)inner * elem;
-    int d = r - 2;
-    for (; d >= 0; d--) {
+    for (int d = r - 2; d >= 0; d--) {
       if (++idx[d] < gm->out[d]) break;
       idx[d] = 0;
     }
-    if (d < 0) break;
+    if (constant) {
+      pad_fill(dst, row_bytes, gm->value, gm->vsize);
+      continue;
+    }
+    const unsigned char *src_row = j->src + (size_t)off * elem;
+    if (lo < hi) memcpy(dst + (size_t)lo * elem, src_row + (size_t)(lo - begin_last) * elem, (size_t)(hi - lo) * elem);
+    if (gm->mode == PAD_CONSTANT) { /* everything outside [lo, hi) is the value */
+      if (lo < hi) {
+        pad_fill(dst, (size_t)lo * elem, gm->value, gm->vsize);
+        pad_fill(dst + (size_t)hi * elem, (size_t)(inner - hi) * elem, gm->value, gm->vsize);
+      } else {
+        pad_fill(dst, row_bytes, gm->value, gm->vsize);
+      }
+      continue;
+    }
+    for (int64_t o = 0; o < inner; o++) {
+      if (o == lo && lo < hi) {
+        o = hi - 1;
+        continue;
+      }
+      const int64_t i = pad_map(gm->mode, o, begin_last, end_last, n_last);
+      memcpy(dst + (size_t)o * elem, src_row + (size_t)i * elem, elem); /* i >= 0: not constant mode */
+    }
   }
+}
+
+static void pad_run(const void *params, const void *geom, const op_tensor *in, op_tensor *out, void *workspace,
+                    const op_exec_ctx *ctx) {
+  (void)params, (void)workspace;
+  const pad_geom *gm = geom;
+  const int r = gm->rank;
+  const size_t elem = gm->elem;
+  if (elem == 0) return;
+  if (r == 0) {
+    memcpy(out[0].data, in[0].data, elem);
+    return;
+  }
+  size_t rows = 1;
+  for (int d = 0; d < r; d++) {
+    if (gm->out[d] == 0) return;
+    if (d < r - 1) rows *= (size_t)gm->out[d]; /* at most the output's count (pad_infer) */
+  }
+  pad_job j = {.gm = gm, .src = in[0].data, .dst = out[0].data};
+  int64_t s = 1;
+  for (int d = r - 1; d >= 0; d--) {
+    j.in_strides[d] = s;
+    s *= gm->in[d];
+  }
+  const int64_t inner = gm->out[r - 1], begin = gm->begin[r - 1];
+  j.lo = begin > 0 ? begin : 0;
+  j.hi = begin + gm->in[r - 1] < inner ? begin + gm->in[r - 1] : inner;
+  /* rows are independent; grain ~16 KB of output (the same bytes for any split) */
+  op_parallel_range(ctx, rows, 16384 / ((size_t)inner * elem + 1) + 1, pad_rows, &j);
 }
 
 const op_def q8rt_op_pad = {

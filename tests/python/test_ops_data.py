@@ -406,6 +406,13 @@ def cases() -> List[Case]:
                     dict(mode="wrap"), opset=19))
     c.append(single("pad_wrap_pad_then_crop_u8", "Pad", [("x", u8(4, 7), "in"), ("pads", i64([2, -3, -1, 4]), "init")],
                     dict(mode="wrap"), opset=19))
+    # enough rows that --threads 2/3 split them (ranges of ~16 KB starting inside the outer axes),
+    # every mode, crops and pads on three axes
+    for mode in ("constant", "reflect", "edge", "wrap"):
+        c.append(single(f"pad_{mode}_split_rows_f32", "Pad",
+                        [("x", f32(2, 30, 41, 37), "in"), ("pads", i64([0, 2, -1, 3, 0, 1, 2, -2]), "init"),
+                         ("v", np.array(-2.5, np.float32), "init") if mode == "constant" else None],
+                        dict(mode=mode), opset=19))
     c.append(single("pad_none_f32", "Pad", [("x", f32(2, 4, 3), "in"), ("pads", i64([0, 0, 0, 0, 0, 0]), "init")]))
     c.append(single("pad_empty_trailing_f32", "Pad", [("x", f32(2, 4, 0), "in"), ("pads", i64([1, 1, 0, 0, 2, 0]), "init")]))
     c.append(single("pad_axes_opset18", "Pad", [("x", f32(2, 3, 4), "in"), ("pads", i64([1, 2, 0, 1]), "init"), None,
@@ -461,7 +468,7 @@ def compare(got: np.ndarray, want: np.ndarray, tol, what: str) -> None:
     np.testing.assert_allclose(got, want, rtol=rtol, atol=atol * scale, err_msg=what)
 
 
-THREADED_OPS = ("Concat", "AveragePool", "GlobalAveragePool")
+THREADED_OPS = ("Concat", "AveragePool", "GlobalAveragePool", "Pad")
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
