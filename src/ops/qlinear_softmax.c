@@ -163,8 +163,7 @@ static void qsm_rows(void *arg, size_t begin, size_t end) {
   const int is_signed = p->type == Q8RT_DTYPE_INT8;
   const q8rt_q8_softmax_params kp = {p->y_factor, p->y_zp, is_signed ? 127 : 255, is_signed};
   const size_t d = jb->gm->d;
-  for (size_t r = begin; r < end; r++)
-    p->row(d, (const uint8_t *)jb->X + r * d, (uint8_t *)jb->Y + r * d, jb->table, &kp);
+  p->row(end - begin, d, (const uint8_t *)jb->X + begin * d, (uint8_t *)jb->Y + begin * d, jb->table, &kp);
 }
 
 /* Columns per work item of the strided case (the kernels' widths divide it). */

@@ -49,7 +49,7 @@ Q8RT_TEST(q8_softmax_strided_scalar_is_row_formula) {
       q8rt_q8_softmax_strided_ukernel__scalar(D, N, STRIDE, x, y, t, &p);
       for (size_t j = 0; j < N; j++) {
         for (size_t k = 0; k < D; k++) col[k] = x[k * STRIDE + j];
-        q8rt_q8_softmax_ukernel__scalar(D, col, want, t, &p);
+        q8rt_q8_softmax_ukernel__scalar(1, D, col, want, t, &p);
         for (size_t k = 0; k < D; k++) CHECK(y[k * STRIDE + j] == want[k]);
       }
     }
