@@ -447,6 +447,14 @@ static int maxpool_plane_f32_padded(const maxpool_job *jb, size_t c) {
   float *yc = (float *)jb->y + c * oplane;
   float buf[MAXPOOL_PADDED];
   for (int64_t i = 0; i < ext[1] * ext[2]; i++) buf[i] = -FLT_MAX;
+  /* Separable when that compares less: a window's maximum is the maximum of its rows' maxima.
+   * Each output's value is the first of its taps (rows then taps) equal to the window's maximum
+   * (later equal ones, the other zero among them, fail "v > m"; NaN never passes), or -FLT_MAX;
+   * a row's pass keeps its first such tap, the pass over rows the first row holding the maximum:
+   * the same tap, the same bits. 13x13 on 13x13 planes: 6422 comparisons instead of 28561. */
+  float tmp[MAXPOOL_PADDED]; /* ext[1] rows of out2 <= ext[1] * ext[2] */
+  const int64_t direct = out1 * out2 * g->w.k[1] * g->w.k[2];
+  const int sep = g->w.k[1] > 1 && g->w.k[2] > 1 && ext[1] * out2 * g->w.k[2] + out1 * out2 * g->w.k[1] < direct / 2;
   for (int64_t o0 = 0; o0 < g->w.out[0]; o0++) {
     int64_t a0, b0, p0;
     window(g, 0, o0, &a0, &b0, &p0);
@@ -459,6 +467,14 @@ static int maxpool_plane_f32_padded(const maxpool_job *jb, size_t c) {
       const int64_t i0 = o0 * g->w.s[0] - g->w.pb[0] + t0 * g->w.d[0];
       for (int64_t i1 = 0; i1 < rows; i1++)
         memcpy(buf + (i1 + pb1) * ext[2] + pb2, xc + (i0 * in1 + i1) * in2, (size_t)cols * sizeof(float));
+      if (sep) {
+        /* each frame row's window maxima along axis 2, then those rows' maxima along axis 1 */
+        jb->p->f32max((size_t)out2, (size_t)ext[1], 1, (size_t)g->w.k[2], (size_t)g->w.s[2], (size_t)g->w.d[2],
+                      (size_t)ext[2], 0, (size_t)out2, buf, tmp, 0);
+        jb->p->f32max((size_t)out2, (size_t)out1, (size_t)g->w.k[1], 1, 1, 1, (size_t)(g->w.s[1] * out2),
+                      (size_t)(g->w.d[1] * out2), (size_t)out2, tmp, y, t0 > a0);
+        continue;
+      }
       jb->p->f32max((size_t)out2, (size_t)out1, (size_t)g->w.k[1], (size_t)g->w.k[2], (size_t)g->w.s[2],
                     (size_t)g->w.d[2], (size_t)(g->w.s[1] * ext[2]), (size_t)(g->w.d[1] * ext[2]), (size_t)out2, buf, y,
                     t0 > a0);

@@ -818,3 +818,44 @@ def test_bad_input(name, case, words, tmp_path):
     low = msg.lower()
     for w in words:
         assert w.lower() in low, f"error message lacks {w!r}: {msg!r}"
+
+
+def _maxpool_sequential(x: np.ndarray, k: int, pad: int, stride: int) -> np.ndarray:
+    """q8rt's MaxPool order (f32-maxpool.h): each output starts at -FLT_MAX and takes a tap when
+    v > m, window rows then taps in order; taps in the padding are skipped."""
+    n, c, hh, ww = x.shape
+    oh, ow = (hh + 2 * pad - k) // stride + 1, (ww + 2 * pad - k) // stride + 1
+    y = np.empty((n, c, oh, ow), np.float32)
+    for b in range(n):
+        for ch in range(c):
+            for i in range(oh):
+                for j in range(ow):
+                    m = np.float32(-np.finfo(np.float32).max)
+                    for r in range(k):
+                        for t in range(k):
+                            a, bb = i * stride - pad + r, j * stride - pad + t
+                            if 0 <= a < hh and 0 <= bb < ww and x[b, ch, a, bb] > m:
+                                m = x[b, ch, a, bb]
+                    y[b, ch, i, j] = m
+    return y
+
+
+@pytest.mark.parametrize("k,stride", [(9, 1), (13, 1), (9, 2)])
+def test_maxpool_separable_ties(k, stride, tmp_path):
+    """Float MaxPool planes pooled in a -FLT_MAX frame, large windows as a pass along each row then
+    one over the rows' maxima: every output must be the tap the sequential order picks (the first
+    of -0 / +0 in a tie, never NaN, -FLT_MAX when every tap is NaN or -inf), at any thread count
+    and on the reference backend. Values only from {-0, +0, NaN, -inf, -1, -FLT_MAX}."""
+    rng = np.random.default_rng(k * 10 + stride)
+    choices = np.array([-0.0, 0.0, np.nan, -np.inf, -1.0, -np.finfo(np.float32).max], np.float32)
+    x = choices[rng.choice(len(choices), size=(1, 5, 13, 13), p=[0.25, 0.25, 0.2, 0.1, 0.1, 0.1])]
+    x[0, 4] = np.where(rng.random((13, 13)) < 0.5, np.nan, -np.inf).astype(np.float32)  # no value above -FLT_MAX
+    case = single("maxpool_sep", "MaxPool", [("x", x, "in")],
+                  dict(kernel_shape=[k, k], pads=[k // 2] * 4, strides=[stride, stride]), opset=12)
+    model = _fill_output_types(case.model)
+    want = _maxpool_sequential(x, k, k // 2, stride)
+    path = h.save_model(model, tmp_path / "model.onnx")
+    inputs = {"x": h.save_npy(tmp_path / "x.npy", x)}
+    for label, extra in (("auto", []), ("reference", ["--backend", "reference"]), ("threads2", ["--threads", "2"])):
+        res = h.run_q8rt(path, inputs, tmp_path / f"out-{label}", extra=extra).assert_ok()
+        h.assert_same_bytes(res.output("y"), want, f"maxpool k{k} s{stride}/{label}")
