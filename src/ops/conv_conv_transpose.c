@@ -163,7 +163,22 @@ static int fgi_inside(const op_window_geom *w) {
 static size_t fgi_hp(const op_window_geom *w) { return (size_t)(w->out[1] + (w->k[1] - 1) * w->d[1]); }
 static size_t fgi_wp(const op_window_geom *w) { return (size_t)(w->out[2] + (w->k[2] - 1) * w->d[2]); }
 #define FGI_MIN_K 64 /* fewer taps: the per-pixel bias, stage and transpose outweigh the lanes saved */
+/* A 1x1 conv (stride 1, unpadded) of at least FGI_PW_MIN input and output channels per group on
+ * FWT_MAX_P_PW + 1 .. FGI_PW_MAX_P pixels takes it too, X read in place (a pixel's taps: its
+ * channels, a plane apart): the packed GEMM route computes 16 lanes for the last 4 of 196
+ * pixels, packs each tile's X and runs the bias and stage per 128-pixel row, where Mg output
+ * channels fill whole panels. PP-LCNet's 256->256 on 14x14, one core: 0.275 -> 0.244 ms
+ * (--profile-split, 2 rounds), 128->256 0.149 -> 0.131, 128->128 on 28x28 0.261 -> 0.252;
+ * 64 channels on 56x56 lost (0.28 -> 0.29): not taken. Larger planes are not measured. */
+#define FGI_PW_MIN 128
+#define FGI_PW_MAX_P 1024
 static int fgi_ok(const op_window_geom *w, int64_t Mg, int64_t K, size_t nr) {
+  if (nr != 0 && w->k[0] == 1 && w->k[1] == 1 && w->k[2] == 1) {
+    for (int i = 0; i < 3; i++)
+      if (w->s[i] != 1 || w->pb[i] != 0 || w->out[i] != w->in[i]) return 0;
+    const int64_t P = w->out[1] * w->out[2];
+    return w->in[0] == 1 && Mg >= FGI_PW_MIN && K >= FGI_PW_MIN && P > FWT_MAX_P_PW && P <= FGI_PW_MAX_P;
+  }
   if (nr == 0 || Mg < 16 || K < FGI_MIN_K || w->k[0] != 1 || w->in[0] != 1 || w->out[0] != 1 || w->k[1] * w->k[2] <= 1)
     return 0;
   for (int i = 1; i < 3; i++) {
@@ -469,7 +484,7 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
      * known then (the input's spatial dims fixed at load), else at bind when the bound plane takes
      * the route */
     if (gv != NULL && p->wt == NULL && giv[gii].isa != Q8RT_ISA_SCALAR && wm > 0 && wm % p->group == 0 && wc > 0 &&
-        taps > 1 && wv->rank == 4 && wv->constant != NULL && wv->constant->dtype == Q8RT_DTYPE_FLOAT32 && xv != NULL &&
+        taps >= 1 && wv->rank == 4 && wv->constant != NULL && wv->constant->dtype == Q8RT_DTYPE_FLOAT32 && xv != NULL &&
         xv->rank == 4 && p->st.n_ext == 0 && !(wm == p->group && wc == 1) && (size_t)(wc * taps) <= ((size_t)1 << 20) &&
         q8rt_f32_gemm_packed_size((size_t)(wc * taps), (size_t)(wm / p->group), giv[gii].nr) <=
             ((size_t)1 << 28) / (size_t)p->group) {
@@ -512,7 +527,13 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
     const int split = wv != NULL && wv->rank == 4 && n_strides == 2 && strides[0] == 2 && strides[1] == 2 && wc > 0 &&
                       wm > 0 && (wc <= FCF_SPLIT_MAX_CG || wm / p->group <= FCF_SPLIT_MAX_MG);
     const int dwise = wm == p->group && wc == 1;
-    if (p->gwt != NULL) {
+    if (p->gwt != NULL && taps == 1) {
+      ctx->kernel = giv[gii].name + 5;
+      ctx->reason =
+          "a 1x1 conv of 128+ input and output channels on 65-1024 pixels (known at load): f32-gemmi with W^T packed "
+          "at load, each output pixel's channels read in place, so the lanes run along the output channels (one fma "
+          "chain per output, as the reference loop)";
+    } else if (p->gwt != NULL) {
       ctx->kernel = giv[gii].name + 5;
       ctx->reason =
           "a stride-1 plane of narrow rows (known at load): f32-gemmi with W^T packed at load, the output pixels' "

@@ -1262,6 +1262,12 @@ FCONV_GEMMI_CASES = [
     ((1, 16, 8, 8), (64, 16, 3, 3), {"pads": [1, 1, 1, 1]}, True, None),
     ((2, 12, 9, 7), (48, 12, 3, 3), {"pads": [2, 0, 1, 3], "dilations": [2, 1]}, True, "Relu"),
     ((1, 16, 5, 6), (64, 8, 3, 3), {"group": 2, "pads": [3, 2, 4, 3]}, False, None),
+    # 1x1 convs of 128+ channels on 65-1024 pixels, X read in place: PP-LCNet's 14x14; 130 output
+    # channels (a second block of 2) on two images of 9x12 with a Relu; two groups of 128 on 31x33
+    # (1023 pixels, 16 pixel blocks)
+    ((1, 128, 14, 14), (256, 128, 1, 1), {}, True, None),
+    ((2, 160, 9, 12), (130, 160, 1, 1), {}, True, "Relu"),
+    ((1, 256, 31, 33), (256, 128, 1, 1), {"group": 2}, False, None),
 ]
 
 
