@@ -1322,6 +1322,15 @@ static const struct {
 #include "f32-vtranscend/f32-vtranscend.inc"
 #undef Q8RT_F32_VTRANSCEND_UKERNELS
 };
+static const struct {
+  unsigned isa;
+  const char *name;
+  q8rt_f32_velu_ukernel_fn fn[Q8RT_F32_VELU_OP_COUNT];
+} g_f32_velu[] = {
+#define Q8RT_F32_VTRANSCEND_UKERNELS(isa_flag, isa) {isa_flag, "f32_vtranscend__" #isa, Q8RT_F32_VELU_TABLE(isa)},
+#include "f32-vtranscend/f32-vtranscend.inc"
+#undef Q8RT_F32_VTRANSCEND_UKERNELS
+};
 
 static int bench_f32_elementwise(const char *filter) {
   static const char *const bops[] = {"add", "sub", "mul", "div", "max", "min", "prelu"};
@@ -1421,6 +1430,25 @@ static int bench_f32_elementwise(const char *filter) {
       snprintf(name, sizeof(name), "%s (%s)", tops[op], g_f32_vtranscend[k].name);
       double t;
       TIME_MEDIAN(t, g_f32_vtranscend[k].fn[op](ROW_N, x, y1));
+      report(name, t, ROW_N, "elem", ok);
+    }
+  }
+  /* Elu and Selu (alpha 1, Selu's defaults) of [-100, 100]: half the inputs take the exp side */
+  static const char *const eops[] = {"velu", "vselu"};
+  const q8rt_f32_velu_params ep = {1.0f, 1.05070102214813232421875f};
+  const size_t ne = sizeof(g_f32_velu) / sizeof(g_f32_velu[0]);
+  for (size_t k = 0; k < ne; k++) {
+    if (!wanted(filter, g_f32_velu[k].name)) continue;
+    if (!isa_supported(g_f32_velu[k].isa)) continue; /* reported skipped above */
+    for (int op = 0; op < Q8RT_F32_VELU_OP_COUNT; op++) {
+      g_f32_velu[ne - 1].fn[op](ROW_N, g_fa, y0, &ep);
+      g_f32_velu[k].fn[op](ROW_N, g_fa, y1, &ep);
+      const bool ok = memcmp(y0, y1, sizeof(y0)) == 0;
+      bad |= !ok;
+      char name[96];
+      snprintf(name, sizeof(name), "%s (%s)", eops[op], g_f32_velu[k].name);
+      double t;
+      TIME_MEDIAN(t, g_f32_velu[k].fn[op](ROW_N, g_fa, y1, &ep));
       report(name, t, ROW_N, "elem", ok);
     }
   }
