@@ -201,6 +201,72 @@ Q8RT_TEST(vcvt_quantize_variants_edges) {
   return 0;
 }
 
+/* Quotients next to the half-integers, where x * (1 / scale) and x / scale can round to different
+ * integers (the AVX-512 8-bit body's multiply, f32-qint-vcvt-avx512skx.c): for every k in
+ * -300..300, the floats within 12 ulps of (k + 1/2) * scale and of k * scale, in blocks of 64 so
+ * that whole blocks take the multiply where no lane is near a tie, and blocks that mix a near lane
+ * with safe ones; quotients past 512 (saturated), scales with a mantissa of all ones, odd
+ * scales, the zero points at qmin, qmax and between, in all three rounding modes; rows of 192
+ * (a row where many blocks divide switches to the division). Byte for byte against the scalar
+ * twin; a bound of 1/2 instead of 1/2 - 2^-11 in the kernel's test fails here. */
+Q8RT_TEST(vcvt_quantize_variants_near_ties) {
+  static const float scales[] = {0.0235294122f, 0x1.fffffep-6f, 1.0f / 3.0f, 0.0078125f, 7.1e-3f, 1.7f, 0x1.0p-100f};
+  for (size_t k = 0; k < CV_NVARIANTS; k++) {
+    const struct cv_variant *v = &cv_variants[k];
+    if (v->isa == Q8RT_ISA_SCALAR || (v->type != CV_QU8 && v->type != CV_QS8)) continue;
+    const struct cv_variant *twin = cv_scalar_twin(v);
+    CHECK(twin != NULL);
+    if (!test_isa_supported(v->isa)) {
+      printf("  skip %s: CPU lacks its ISA\n", v->name);
+      continue;
+    }
+    const int is_signed = v->type == CV_QS8;
+    const int32_t qmin = is_signed ? -128 : 0, qmax = qmin + 255;
+    const size_t n = 1202 * 25 * 2;
+    float *x = malloc(n * sizeof(float));
+    uint8_t *y0 = malloc(n), *y1 = malloc(n);
+    CHECK(x != NULL && y0 != NULL && y1 != NULL);
+    for (size_t si = 0; si < sizeof(scales) / sizeof(scales[0]); si++) {
+      const float s = scales[si];
+      size_t m = 0;
+      for (int32_t q = -600; q <= 601; q++) { /* quotients q / 2: ties and integers, past 512 too */
+        const float c = (float)q * 0.5f * s;
+        for (int j = -12; j <= 12; j++) {
+          uint32_t bits;
+          memcpy(&bits, &c, sizeof(bits));
+          bits = c != 0.0f ? bits + (uint32_t)j : j < 0 ? 0x80000000u + (uint32_t)-j : (uint32_t)j;
+          memcpy(&x[m], &bits, sizeof(float));
+          m++;
+          /* a safe lane beside it, so that most blocks hold one near lane among safe ones */
+          x[m++] = ((float)q * 0.5f + 0.25f) * s;
+        }
+      }
+      CHECK(m == n);
+      for (int mode = 0; mode < 3; mode++) {
+        const int32_t zp = mode == 0 ? qmin : mode == 1 ? qmax : qmin + 100;
+        const q8rt_f32_qint_vcvt_params p = {s, zp, (float)(qmin - zp), (float)(qmax - zp)};
+        fesetround(mode == 0 ? FE_TONEAREST : mode == 1 ? FE_UPWARD : FE_TOWARDZERO);
+        cv_call(twin, n, x, y0, &p);
+        /* rows of 3 blocks: a longer row full of near lanes would switch to the division */
+        for (size_t i = 0; i < n; i += 192) cv_call(v, n - i < 192 ? n - i : 192, x + i, y1 + i, &p);
+        fesetround(FE_TONEAREST);
+        int ok = memcmp(y0, y1, n) == 0;
+        if (!ok) {
+          size_t i = 0;
+          while (y0[i] == y1[i]) i++;
+          fprintf(stderr, "  %s scale %a zp %d: x[%zu]=%a %u != %u\n", v->name, (double)s, zp, i, (double)x[i], y1[i],
+                  y0[i]);
+        }
+        CHECK(ok);
+      }
+    }
+    free(x);
+    free(y0);
+    free(y1);
+  }
+  return 0;
+}
+
 Q8RT_TEST(quantize_kernels) {
   const float x[] = {0.0f, 0.25f, 0.75f, -0.25f, 1000.0f, -1000.0f, 0.125f, 0.375f};
   q8rt_f32_qint_vcvt_params p = {0.25f, 10, 0.0f - 10, 255.0f - 10};
