@@ -40,6 +40,7 @@
  * to a few ulps, not bitwise. */
 #include <math.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "data_common.h"
@@ -583,6 +584,19 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
       ctx->reason = "depthwise rows on f32-dwconv (the reference loop's rounded products and adds, in its order)";
     } else if (wm < 0) {
       ctx->reason = "W's shape is not known at load: depthwise planes on f32-dwconv, else the f32 GEMM";
+    }
+    if (p->gi != NULL && p->gi_bind && p->gwt == NULL) {
+      /* the plane is known at bind only: say which planes take f32-gemmi there */
+      char why[640];
+      snprintf(why, sizeof(why),
+               "%s; a bound plane that %s takes %s instead (W^T packed at bind, lanes along the output channels, the "
+               "same fma chains)",
+               ctx->reason,
+               taps == 1 ? "has 65-1024 pixels (1x1, 128+ channels)"
+                         : "is stride-1 with narrow rows (its lane fill beats the flat route's)",
+               giv[gii].name + 5);
+      if ((ctx->reason = q8rt_pool_strdup(ctx->pool, why)) == NULL)
+        return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
     }
   }
   *out = p;
