@@ -4,7 +4,7 @@
 
 enum q8rt_isa {
   Q8RT_ISA_SCALAR = 1 << 0,
-  Q8RT_ISA_AVX2 = 1 << 1,       /* AVX2 + FMA3 */
+  Q8RT_ISA_AVX2 = 1 << 1,       /* AVX2 + FMA3 + F16C */
   Q8RT_ISA_AVX512VNNI = 1 << 2, /* AVX-512 F+BW+VL+VNNI */
   Q8RT_ISA_NEON = 1 << 3,
   Q8RT_ISA_NEONDOT = 1 << 4,    /* ARMv8.2 dot product: sdot/udot */

@@ -2,7 +2,8 @@
  * qu8-qc8w-gemm (plus its scalar twin) on the im2col GEMM shapes of the convolutions in PEERS.md:
  * M = output pixels, N = output channels, K = kernel_h * kernel_w * in_channels; the driver walks M
  * in steps of MR and hands each call all N channels, as the conv front-end does. Then the row
- * families (q8-vbinary, f32-vbinary, f32-vunary, f32-vtranscend, f32-softmax, f32-qint-vcvt, qint-f32-vcvt, f32-vfmac:
+ * families (q8-vbinary, f32-vbinary, f32-vunary, f32-vtranscend, f32-softmax, f32-qint-vcvt, qint-f32-vcvt, f32-vfmac,
+ * f16-f32-vcvt, f32-f16-vcvt:
  * 64 Ki elements), x8-transpose (56x56 pixels x 144 channels), x32-transpose (240x240 pixels x 24 channels),
  * q8-conv-ref (3x3, 16->16 channels, 28x28), f32-gemm, x8-lut, x8-rsum, q8-softmax, q8-softmax-strided,
  * f32-softmax-strided and qu8-vmacc-i32 in elements, bytes or MACs per second. qu8-dwconv has its own driver beside
@@ -28,6 +29,8 @@
 #include "f32-deconv/f32-deconv.h"
 #include "f32-dwconv/f32-dwconv.h"
 #include "f32-dwconv-hwc/f32-dwconv-hwc.h"
+#include "f16-f32-vcvt/f16-f32-vcvt.h"
+#include "f32-f16-vcvt/f32-f16-vcvt.h"
 #include "f32-gavgpool-cw/f32-gavgpool-cw.h"
 #include "f32-gavgpool/f32-gavgpool.h"
 #include "f32-gemm/f32-gemm.h"
@@ -1185,6 +1188,69 @@ static int bench_gavgpool_families(const char *filter) {
   return bad;
 }
 
+static const struct {
+  unsigned isa;
+  q8rt_f16_f32_vcvt_ukernel_fn fn;
+  const char *name;
+} g_f16_f32[] = {
+#define Q8RT_F16_F32_VCVT_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "f16-f32-vcvt/f16-f32-vcvt.inc"
+#undef Q8RT_F16_F32_VCVT_UKERNEL
+    {Q8RT_ISA_SCALAR, q8rt_f16_f32_vcvt_ukernel__scalar, "q8rt_f16_f32_vcvt_ukernel__scalar"},
+};
+static const struct {
+  unsigned isa;
+  q8rt_f32_f16_vcvt_ukernel_fn fn;
+  const char *name;
+} g_f32_f16[] = {
+#define Q8RT_F32_F16_VCVT_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "f32-f16-vcvt/f32-f16-vcvt.inc"
+#undef Q8RT_F32_F16_VCVT_UKERNEL
+    {Q8RT_ISA_SCALAR, q8rt_f32_f16_vcvt_ukernel__scalar, "q8rt_f32_f16_vcvt_ukernel__scalar"},
+};
+
+/* f16-f32-vcvt and f32-f16-vcvt on ROW_N elements, each checked against its scalar twin (the lists'
+ * last line): widening checked on random float16 bits (1/32 of them NaN, the slow steps) and timed
+ * on g_fa narrowed; narrowing on g_fa. */
+static int bench_f16_vcvt(const char *filter) {
+  int bad = 0;
+  double t;
+  static uint16_t h[ROW_N], h0[ROW_N], h1[ROW_N];
+  static float f0[ROW_N], f1[ROW_N];
+  static uint16_t hv[ROW_N];
+  for (size_t i = 0; i < ROW_N; i++) h[i] = (uint16_t)rnd();
+  q8rt_f32_f16_vcvt_ukernel__scalar(ROW_N, g_fa, hv); /* timed: values without NaN, as in models */
+  printf("f16-f32-vcvt / f32-f16-vcvt, %d elements\n", ROW_N);
+  const size_t nw = sizeof(g_f16_f32) / sizeof(g_f16_f32[0]), nn = sizeof(g_f32_f16) / sizeof(g_f32_f16[0]);
+  for (size_t k = 0; k < nw; k++) {
+    if (!wanted(filter, g_f16_f32[k].name)) continue;
+    if (!isa_supported(g_f16_f32[k].isa)) {
+      printf("  %-62s skipped (CPU lacks its ISA)\n", g_f16_f32[k].name);
+      continue;
+    }
+    g_f16_f32[nw - 1].fn(ROW_N, h, f0);
+    g_f16_f32[k].fn(ROW_N, h, f1);
+    const bool ok = memcmp(f0, f1, sizeof(f0)) == 0;
+    bad |= !ok;
+    TIME_MEDIAN(t, g_f16_f32[k].fn(ROW_N, hv, f1));
+    report(g_f16_f32[k].name, t, ROW_N, "elem", ok);
+  }
+  for (size_t k = 0; k < nn; k++) {
+    if (!wanted(filter, g_f32_f16[k].name)) continue;
+    if (!isa_supported(g_f32_f16[k].isa)) {
+      printf("  %-62s skipped (CPU lacks its ISA)\n", g_f32_f16[k].name);
+      continue;
+    }
+    g_f32_f16[nn - 1].fn(ROW_N, g_fa, h0);
+    g_f32_f16[k].fn(ROW_N, g_fa, h1);
+    const bool ok = memcmp(h0, h1, sizeof(h0)) == 0;
+    bad |= !ok;
+    TIME_MEDIAN(t, g_f32_f16[k].fn(ROW_N, g_fa, h1));
+    report(g_f32_f16[k].name, t, ROW_N, "elem", ok);
+  }
+  return bad;
+}
+
 static int bench_small_families(const char *filter) {
   int bad = 0;
   double t;
@@ -1539,6 +1605,7 @@ int main(int argc, char **argv) {
   bad |= bench_vbinary(filter);
   bad |= bench_f32_elementwise(filter);
   bad |= bench_vcvt(filter);
+  bad |= bench_f16_vcvt(filter);
   bad |= bench_small_families(filter);
   bad |= bench_gavgpool_families(filter);
   bad |= bench_f32_gemm_lut(filter);

@@ -4,6 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "f16-f32-vcvt/f16-f32-vcvt.h"
+#include "f32-f16-vcvt/f32-f16-vcvt.h"
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
@@ -146,49 +149,10 @@ void q8rt_dtype_range(q8rt_dtype dtype, int32_t *qmin, int32_t *qmax) {
   }
 }
 
-float q8rt_f16_to_f32(uint16_t h) {
-  const uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-  const uint32_t exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
-  uint32_t bits;
-  if (exp == 0x1f) {
-    bits = sign | 0x7f800000u | man << 13; /* inf, NaN (payload kept) */
-  } else if (exp != 0) {
-    bits = sign | (exp + 112) << 23 | man << 13; /* rebias 15 -> 127 */
-  } else if (man == 0) {
-    bits = sign;
-  } else {
-    /* subnormal: man * 2^-24, a float32 normal; exact */
-    float f = (float)man * 0x1p-24f;
-    uint32_t fb;
-    memcpy(&fb, &f, 4);
-    bits = sign | fb;
-  }
-  float out;
-  memcpy(&out, &bits, 4);
-  return out;
-}
+/* The definitions are the element functions of the f16-f32-vcvt / f32-f16-vcvt kernel families. */
+float q8rt_f16_to_f32(uint16_t h) { return q8rt_f16_f32_element(h); }
 
-uint16_t q8rt_f32_to_f16(float f) {
-  uint32_t x;
-  memcpy(&x, &f, 4);
-  const uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
-  x &= 0x7fffffffu;
-  if (x > 0x7f800000u) return (uint16_t)(sign | 0x7e00u | ((x >> 13) & 0x3ffu)); /* NaN: quiet, payload's top */
-  if (x >= 0x47800000u) return (uint16_t)(sign | 0x7c00u);                       /* >= 65536 (and inf): inf */
-  if (x < 0x38800000u) {
-    /* below 2^-14: a subnormal or zero, value = m * 2^-24 with m = round_half_even(|f| * 2^24);
-     * |f| * 2^24 < 2^10 is exact in float and rounding it to an integer is one add of 2^23 */
-    float a;
-    memcpy(&a, &x, 4);
-    const float r = (a * 0x1p24f + 0x1p23f) - 0x1p23f;
-    return (uint16_t)(sign | (uint16_t)r); /* r <= 1024: 1024 is 2^-14, the smallest normal's bits */
-  }
-  /* normal: drop 13 mantissa bits, rounding half to even; a carry into the exponent (and up to
-   * 0x7c00, inf, from 65520 on) is the right result */
-  const uint32_t lsb = (x >> 13) & 1u;
-  const uint32_t r = (x + 0xfffu + lsb) >> 13;
-  return (uint16_t)(sign | (uint16_t)(r - (112u << 10)));
-}
+uint16_t q8rt_f32_to_f16(float f) { return q8rt_f32_f16_element(f); }
 
 bool q8rt_shape_elements(const int64_t *dims, int rank, int64_t *count) {
   /* The dims other than 0 multiply to at most Q8RT_MAX_ELEMENTS too: an empty tensor's other dims

@@ -12,19 +12,25 @@
  * (double, string, ...) are refused.
  *
  * 8/16/32-bit integers -> float32 run on the qint-f32-vcvt kernels (DequantizeLinear's rows) with
- * scale 1 and zero point 0: (float)(x - 0) * 1 is the conversion itself, bit for bit. Every
+ * scale 1 and zero point 0: (float)(x - 0) * 1 is the conversion itself, bit for bit. float16 <->
+ * float32 runs on f16-f32-vcvt / f32-f16-vcvt (vcvtph2ps / vcvtps2ph, fcvtl / fcvtn: the scalar
+ * twins' bytes), the rounding to float16 precision on both through a stack buffer. Every
  * conversion is split over the session's pool in chunks fixed by the size. */
 #include <math.h>
 #include <string.h>
 
 #include "op.h"
 #include "op_util.h"
+#include "f16-f32-vcvt/f16-f32-vcvt.h"
+#include "f32-f16-vcvt/f32-f16-vcvt.h"
 
 typedef struct cast_params {
   q8rt_dtype to; /* UNDEFINED for CastLike: taken from input 1 */
   int round_f16; /* OP_ATTR_ROUND_F16: the float32 result rounded to float16 precision */
   /* integer -> float32 rows, indexed by enum cast_from (NULL member: none for the type) */
   q8rt_qint_f32_vcvt_ukernel_fn to_f32[5];
+  q8rt_f16_f32_vcvt_ukernel_fn f16_f32; /* float16 -> float32 (first usable line of the .inc) */
+  q8rt_f32_f16_vcvt_ukernel_fn f32_f16; /* float32 -> float16 */
 } cast_params;
 
 enum cast_from { CAST_U8, CAST_I8, CAST_U16, CAST_I16, CAST_I32 };
@@ -43,6 +49,28 @@ static const struct {
 #define Q8RT_QINT_F32_VCVT_UKERNEL(isa, fn, qt) {isa, CAST_FROM_##qt, {.qt = fn}, #fn},
 #include "qint-f32-vcvt/qint-f32-vcvt.inc"
 #undef Q8RT_QINT_F32_VCVT_UKERNEL
+};
+
+static const struct {
+  uint32_t isa;
+  q8rt_f16_f32_vcvt_ukernel_fn fn;
+  const char *name;
+} g_f16_f32[] = {
+#define Q8RT_F16_F32_VCVT_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "f16-f32-vcvt/f16-f32-vcvt.inc"
+#undef Q8RT_F16_F32_VCVT_UKERNEL
+    {Q8RT_ISA_SCALAR, q8rt_f16_f32_vcvt_ukernel__scalar, "q8rt_f16_f32_vcvt_ukernel__scalar"},
+};
+
+static const struct {
+  uint32_t isa;
+  q8rt_f32_f16_vcvt_ukernel_fn fn;
+  const char *name;
+} g_f32_f16[] = {
+#define Q8RT_F32_F16_VCVT_UKERNEL(isa, fn) {isa, fn, #fn},
+#include "f32-f16-vcvt/f32-f16-vcvt.inc"
+#undef Q8RT_F32_F16_VCVT_UKERNEL
+    {Q8RT_ISA_SCALAR, q8rt_f32_f16_vcvt_ukernel__scalar, "q8rt_f32_f16_vcvt_ukernel__scalar"},
 };
 
 static int cast_from_index(q8rt_dtype t) {
@@ -100,6 +128,10 @@ static q8rt_status cast_prepare_common(op_prepare_ctx *ctx, void **out, q8rt_err
       names[k] = g_int_to_f32[i].name;
     }
   }
+  const size_t i16 = OP_FIRST_USABLE(g_f16_f32, ctx->isa, ctx->backend);
+  const size_t i32 = OP_FIRST_USABLE(g_f32_f16, ctx->isa, ctx->backend);
+  p->f16_f32 = g_f16_f32[i16].fn;
+  p->f32_f16 = g_f32_f16[i32].fn;
   ctx->kernel = "cast__scalar";
   ctx->reason = "dtype conversion";
   const ir_value *x = ir_node_input(ctx->graph, n, 0);
@@ -110,7 +142,18 @@ static q8rt_status cast_prepare_common(op_prepare_ctx *ctx, void **out, q8rt_err
     ctx->kernel = names[from] + 5; /* drop the "q8rt_" prefix */
     ctx->reason = "integer -> float32 rows on qint-f32-vcvt (scale 1, zero point 0)";
   }
-  if (p->round_f16) ctx->reason = "a Cast to float16: float32 rounded to float16 precision (nearest even)";
+  if (x != NULL && x->dtype == Q8RT_DTYPE_FLOAT16) {
+    ctx->kernel = g_f16_f32[i16].name + 5;
+    ctx->reason = "float16 -> float32 on f16-f32-vcvt (exact)";
+  } else if (!like && p->to == Q8RT_DTYPE_FLOAT16) {
+    ctx->kernel = g_f32_f16[i32].name + 5;
+    ctx->reason = "float32 -> float16 on f32-f16-vcvt (nearest even)";
+  }
+  if (p->round_f16) {
+    ctx->kernel = g_f32_f16[i32].name + 5;
+    ctx->reason =
+        "a Cast to float16: float32 rounded to float16 precision (nearest even) on f32-f16-vcvt + f16-f32-vcvt";
+  }
   *out = p;
   return Q8RT_OK;
 }
@@ -160,6 +203,8 @@ typedef struct cast_job {
   q8rt_dtype from, to;
   int round_f16;
   q8rt_qint_f32_vcvt_ukernel_fn fn; /* integer -> float32 kernel, or NULL */
+  q8rt_f16_f32_vcvt_ukernel_fn f16_f32;
+  q8rt_f32_f16_vcvt_ukernel_fn f32_f16;
   const void *x;
   void *y;
 } cast_job;
@@ -172,7 +217,13 @@ static void cast_range(void *arg, size_t begin, size_t end) {
   cast_convert(j, begin, end);
   if (j->round_f16) { /* float32 output, rounded to float16 precision (exact both ways but the rounding) */
     float *y = (float *)j->y + begin;
-    for (size_t i = 0; i < end - begin; i++) y[i] = q8rt_f16_to_f32(q8rt_f32_to_f16(y[i]));
+    uint16_t h[1024];
+    for (size_t i = begin; i < end;) {
+      const size_t k = end - i < 1024 ? end - i : 1024;
+      j->f32_f16(k, y, h);
+      j->f16_f32(k, h, y);
+      i += k, y += k;
+    }
   }
 }
 
@@ -199,9 +250,7 @@ static void cast_convert(const cast_job *j, size_t begin, size_t end) {
     return;
   }
   if (from == Q8RT_DTYPE_FLOAT16) { /* to float32 (cast_infer) */
-    const uint16_t *xh = x;
-    float *yf = y;
-    for (size_t i = 0; i < n; i++) yf[i] = q8rt_f16_to_f32(xh[i]);
+    j->f16_f32(n, x, y);
     return;
   }
   /* one loop per destination type (the switch outside the loops) */
@@ -222,7 +271,7 @@ static void cast_convert(const cast_job *j, size_t begin, size_t end) {
       case Q8RT_DTYPE_INT8: CAST_F32_LOOP(int8_t, (int8_t)(uint8_t)(uint32_t)op_f64_to_i32(v));
       case Q8RT_DTYPE_UINT8: CAST_F32_LOOP(uint8_t, (uint8_t)(uint32_t)op_f64_to_i32(v));
       case Q8RT_DTYPE_BOOL: CAST_F32_LOOP(uint8_t, v != 0.0f || isnan(v));
-      case Q8RT_DTYPE_FLOAT16: CAST_F32_LOOP(uint16_t, q8rt_f32_to_f16(v));
+      case Q8RT_DTYPE_FLOAT16: j->f32_f16(n, xf, y); break;
       default: break;
     }
 #undef CAST_F32_LOOP
@@ -258,7 +307,7 @@ static void cast_run(const void *params, const void *geom, const op_tensor *in, 
     if (nel > 0 && out[0].data != in[0].data) memcpy(out[0].data, in[0].data, nel * q8rt_dtype_size(from));
     return;
   }
-  cast_job j = {from, to, p->round_f16, {.qu8 = NULL}, in[0].data, out[0].data};
+  cast_job j = {from, to, p->round_f16, {.qu8 = NULL}, p->f16_f32, p->f32_f16, in[0].data, out[0].data};
   const int k = cast_from_index(from);
   if (to == Q8RT_DTYPE_FLOAT32 && k >= 0) j.fn = p->to_f32[k];
   op_parallel_range(ctx, nel, 4096, cast_range, &j);

@@ -15,8 +15,9 @@ static void detect(void) {
   uint32_t isa = Q8RT_ISA_SCALAR;
   if (cpuinfo_initialize()) {
 #if defined(__x86_64__) || defined(_M_X64)
-    /* the AVX2 kernels may use FMA3 intrinsics (exactly rounded, never implicit contraction) */
-    if (cpuinfo_has_x86_avx2() && cpuinfo_has_x86_fma3()) isa |= Q8RT_ISA_AVX2;
+    /* the AVX2 kernels may use FMA3 intrinsics (exactly rounded, never implicit contraction) and
+     * F16C (float16 conversions; every AVX2 CPU has it, Haswell and Zen on) */
+    if (cpuinfo_has_x86_avx2() && cpuinfo_has_x86_fma3() && cpuinfo_has_x86_f16c()) isa |= Q8RT_ISA_AVX2;
     const int skx = cpuinfo_has_x86_avx512f() && cpuinfo_has_x86_avx512bw() && cpuinfo_has_x86_avx512vl() &&
                     cpuinfo_has_x86_avx512dq();
     if (skx) isa |= Q8RT_ISA_AVX512SKX;
