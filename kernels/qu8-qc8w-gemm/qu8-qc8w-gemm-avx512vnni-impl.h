@@ -312,6 +312,58 @@ static inline __attribute__((always_inline)) void q8rt_gemm_avx512vnni_rows(
   }
 }
 
+/* Sanitizer builds (the fuzz build, make test-san) check logic, not speed: there each row count's
+ * body is a function of its own, with and without x_xor (fn_r2_1 ... fn_rM_0, the constants still
+ * constants), where the optimized build inlines all eight into fn. As one function, clang -O1 with
+ * ASan+UBSan took ~3 min and 3.8 GB on them (48 inlined blocks). The same instructions on the same
+ * values, the same bytes, and every body is still built, run and checked there; the dispatch is
+ * q8rt_gemm_avx512vnni_rows' (the optimized build's object code is unchanged). */
+#if defined(__SANITIZE_ADDRESS__)
+#define Q8RT_GEMM_VNNI_OUTLINE 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define Q8RT_GEMM_VNNI_OUTLINE 1
+#endif
+#endif
+
+#ifdef Q8RT_GEMM_VNNI_OUTLINE
+#define Q8RT_GEMM_VNNI_BODY_FN_(name, R, NV, XOR, I32)                                                         \
+  static __attribute__((noinline, unused)) void name(size_t mr, size_t nc, size_t kc, const uint8_t *a,        \
+                                                     size_t a_stride, const void *w, void *c, size_t c_stride, \
+                                                     const q8rt_qu8_requant_params *p) {                       \
+    q8rt_gemm_avx512vnni_body(mr, nc, kc, a, a_stride, w, c, c_stride, p, R, NV, XOR, I32, NULL);              \
+  }
+/* fn_rows_X: q8rt_gemm_avx512vnni_rows with use_xor = X on four out-of-line bodies */
+#define Q8RT_GEMM_VNNI_ROWS_FN_(fn, X, MR, NV, I32)                                                            \
+  Q8RT_GEMM_VNNI_BODY_FN_(fn##_r2_##X, 2, NV, X, I32)                                                          \
+  Q8RT_GEMM_VNNI_BODY_FN_(fn##_r4_##X, 4, NV, X, I32)                                                          \
+  Q8RT_GEMM_VNNI_BODY_FN_(fn##_r6_##X, 6, NV, X, I32)                                                          \
+  Q8RT_GEMM_VNNI_BODY_FN_(fn##_rM_##X, MR, NV, X, I32)                                                         \
+  static void fn##_rows_##X(size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, \
+                            void *c, size_t c_stride, const q8rt_qu8_requant_params *p) {                      \
+    if ((MR) > 2 && mr <= 2) {                                                                                 \
+      fn##_r2_##X(mr, nc, kc, a, a_stride, w, c, c_stride, p);                                                 \
+    } else if ((MR) > 4 && mr <= 4) {                                                                          \
+      fn##_r4_##X(mr, nc, kc, a, a_stride, w, c, c_stride, p);                                                 \
+    } else if ((MR) > 6 && mr <= 6) {                                                                          \
+      fn##_r6_##X(mr, nc, kc, a, a_stride, w, c, c_stride, p);                                                 \
+    } else {                                                                                                   \
+      fn##_rM_##X(mr, nc, kc, a, a_stride, w, c, c_stride, p);                                                 \
+    }                                                                                                          \
+  }
+#define Q8RT_GEMM_AVX512VNNI_DEFINE_X(fn, MR, NV, I32)                                                                 \
+  _Static_assert((NV) == 2 && (MR) % 2 == 0, "narrow blocks: 32-wide blocks, rows paired");                            \
+  Q8RT_GEMM_VNNI_ROWS_FN_(fn, 1, MR, NV, I32)                                                                          \
+  Q8RT_GEMM_VNNI_ROWS_FN_(fn, 0, MR, NV, I32)                                                                          \
+  void fn(size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c, size_t c_stride, \
+          const q8rt_qu8_requant_params *p) {                                                                          \
+    if (p->x_xor != 0) {                                                                                               \
+      fn##_rows_1(mr, nc, kc, a, a_stride, w, c, c_stride, p);                                                         \
+    } else {                                                                                                           \
+      fn##_rows_0(mr, nc, kc, a, a_stride, w, c, c_stride, p);                                                         \
+    }                                                                                                                  \
+  }
+#else
 #define Q8RT_GEMM_AVX512VNNI_DEFINE_X(fn, MR, NV, I32)                                                                 \
   _Static_assert((NV) == 2 && (MR) % 2 == 0, "narrow blocks: 32-wide blocks, rows paired");                            \
   void fn(size_t mr, size_t nc, size_t kc, const uint8_t *a, size_t a_stride, const void *w, void *c, size_t c_stride, \
@@ -322,6 +374,7 @@ static inline __attribute__((always_inline)) void q8rt_gemm_avx512vnni_rows(
       q8rt_gemm_avx512vnni_rows(mr, nc, kc, a, a_stride, w, c, c_stride, p, MR, NV, false, I32);                       \
     }                                                                                                                  \
   }
+#endif
 
 #define Q8RT_GEMM_AVX512VNNI_DEFINE(fn, MR, NV) Q8RT_GEMM_AVX512VNNI_DEFINE_X(fn, MR, NV, false)
 
