@@ -192,6 +192,7 @@ static int wire_graph(const uint8_t *p, const uint8_t *end, int depth, q8rt_erro
 }
 
 static q8rt_status check_subgraph_depth(const void *data, size_t size, q8rt_error *err) {
+  if (size == 0) return Q8RT_OK; /* data may be NULL then: NULL + 0 is undefined in C (clang's UBSan) */
   const uint8_t *p = data, *end = p + size, *sub;
   size_t len;
   uint64_t f;
