@@ -16,17 +16,18 @@
  * result depends on the quotient t = x / scale only through g(v) = roundeven(clamp(v, lo, hi)),
  * which is constant on every open interval (k - 1/2, k + 1/2) between half-integers, whatever lo
  * and hi are. With scale and r normal, |v - t| <= 2^-23 |t| (r within an ulp of 1 / scale, the
- * product rounded once; 2^-23 covers the directed modes too), so for |v| < 512:
+ * product rounded once; in the directed modes 2^-22), so for |v| < 512:
  *   - |v - t| <= 2^-13 < 2^-11: t lies inside the interval of v, at least 3 * 2^-13 from its ends;
  *   - the division's own rounding of t moves it by at most an ulp (<= 2^-14 below 512) and cannot
  *     pass a half-integer (representable: rounding is monotone), so it stays there too;
  *   - f is exact (v and n are within 1/2 of each other and of the same binade or n = 0), so the
  *     test sees the true distance to the interval's end;
  * and g(v) = g(RN(t)) = roundeven(v) clamped, which is what the saturating packs give after the
- * zero point (clamp(n, lo, hi) + zp = clamp(n + zp, qmin, qmax): lo, hi are integers). For
+ * zero point (clamp(n, lo, hi) + zp = clamp(n + zp, qmin, qmax): the body runs only when lo = qmin - zp
+ * and hi = qmax - zp, checked per call). For
  * |v| >= 512 the test may pass (f is then a multiple of 1/2 once |v| >= 2^22, so only integer v
  * pass there): t >= 511.9 in magnitude, beyond every bound of an 8-bit type after the zero point
- * (|lo|, |hi| <= 255, checked per call), and n saturates to the same bound. v beyond the int32
+ * (|lo|, |hi| <= 255 follow from the check above), and n saturates to the same bound. v beyond the int32
  * range converts to INT_MIN, so f is huge and the block divides; NaN fails the test; so does inf
  * (f = inf). A row where over 1 block in 8 divides (after 4) divides from there on: data full of
  * exact ties (x a multiple of scale / 2) would otherwise pay for both. The packs saturate n to int16 before the zero
@@ -49,12 +50,15 @@ typedef struct vr {
   __m512i zp16;
 } vr;
 
-static inline vr vr_load(const q8rt_f32_qint_vcvt_params *p) {
+/* The packs saturate n + zp to the output type's range [qmin, qmax], so the body is taken only when
+ * the call's bounds are that range (lo = qmin - zp, hi = qmax - zp); narrower bounds (a fused clamp)
+ * divide. */
+static inline vr vr_load(const q8rt_f32_qint_vcvt_params *p, int32_t qmin, int32_t qmax) {
   vr m;
   memset(&m, 0, sizeof(m));
   const float s = p->scale < 0.0f ? -p->scale : p->scale;
-  m.on = s >= 0x1p-125f && s <= 0x1p125f && p->lo >= -255.0f && p->lo <= 255.0f && p->hi >= -255.0f &&
-         p->hi <= 255.0f && p->zero_point >= -32768 && p->zero_point <= 32767;
+  m.on = s >= 0x1p-125f && s <= 0x1p125f && p->zero_point >= -32768 && p->zero_point <= 32767 &&
+         p->lo == (float)(qmin - p->zero_point) && p->hi == (float)(qmax - p->zero_point);
   if (m.on) {
     m.r = _mm512_set1_ps(1.0f / p->scale);
     m.near = _mm512_set1_ps(0.5f - 0x1p-11f);
@@ -88,7 +92,7 @@ static inline __attribute__((always_inline)) vq vq_load(const q8rt_f32_qint_vcvt
 static inline __attribute__((always_inline)) void f32_q8(size_t n, const float *x, uint8_t *y,
                                                          const q8rt_f32_qint_vcvt_params *p, int is_signed) {
   const vq q = vq_load(p);
-  vr mr = vr_load(p);
+  vr mr = vr_load(p, is_signed ? -128 : 0, is_signed ? 127 : 255);
   const __m512i perm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
   size_t blocks = 0, divided = 0; /* rows full of ties (x a multiple of scale / 2) divide from then on */
   for (; n >= 64; n -= 64, x += 64, y += 64) {

@@ -89,11 +89,19 @@ Q8RT_TEST(vcvt_quantize_variants_vs_scalar) {
       int32_t zp = qmin + (int32_t)(cv_rnd() % (uint32_t)(span + 1));
       if (cv_rnd() % 3 == 0) zp = cv_rnd() & 1 ? qmin : qmax;
       q8rt_f32_qint_vcvt_params p = {test_quant_scale(&cv_rng), zp, (float)(qmin - zp), (float)(qmax - zp)};
+      if (trial % 4 == 3) { /* bounds narrower than the type's (a fused clamp): the packs alone would not clamp */
+        p.lo += (float)(cv_rnd() % (uint32_t)(span / 4 + 1));
+        p.hi -= (float)(cv_rnd() % (uint32_t)(span / 4 + 1));
+      }
       const size_t bytes = n * es + 64;
       float *x = malloc((n ? n : 1) * sizeof(float));
       uint8_t *y0 = malloc(bytes), *y1 = malloc(bytes);
       CHECK(x != NULL && y0 != NULL && y1 != NULL);
       for (size_t i = 0; i < n; i++) x[i] = cv_float(p.scale);
+      /* Half of the narrow-bound trials: finite quotients within +-516 only, so no block divides. */
+      if (trial % 8 == 7) {
+        for (size_t i = 0; i < n; i++) x[i] = ((float)(int32_t)(cv_rnd() % 100000) - 50000.0f) / 97.0f * p.scale;
+      }
       memset(y0, 0xA5, bytes);
       memset(y1, 0xA5, bytes);
       /* Some trials in another rounding mode: the final rounding must not follow MXCSR (the
