@@ -230,6 +230,19 @@ static q8rt_status fdw_pack(op_prepare_ctx *ctx, fconv_params *p, const ir_value
   return Q8RT_OK;
 }
 
+/* W [C][Mg][taps] (C = group * Cg) packed as [group][tap][Cg][Mg]: one tap's channel block
+ * contiguous (the plane route's and the channels-last route's layout). */
+static void ct_pack_taps(const float *src, float *wp, int64_t group, int64_t taps, int64_t Cg, int64_t Mg) {
+  for (int64_t grp = 0; grp < group; grp++) {
+    for (int64_t t = 0; t < taps; t++) {
+      for (int64_t c = 0; c < Cg; c++) {
+        for (int64_t mm = 0; mm < Mg; mm++)
+          wp[((grp * taps + t) * Cg + c) * Mg + mm] = src[((grp * Cg + c) * Mg + mm) * taps + t];
+      }
+    }
+  }
+}
+
 static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, int transpose) {
   const ir_node *n = ctx->node;
   q8rt_status st;
@@ -334,15 +347,7 @@ static q8rt_status fconv_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *er
       for (int i = 2; i < wt->rank; i++) taps *= wt->dims[i]; /* the tensor's count bounds the product */
       float *wp = q8rt_pool_array(ctx->pool, (size_t)wt->count + 1, sizeof(float));
       if (wp == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
-      const float *src = wt->data;
-      for (int64_t grp = 0; grp < p->group; grp++) {
-        for (int64_t t = 0; t < taps; t++) {
-          for (int64_t c = 0; c < Cg; c++) {
-            for (int64_t mm = 0; mm < Mg; mm++)
-              wp[((grp * taps + t) * Cg + c) * Mg + mm] = src[((grp * Cg + c) * Mg + mm) * taps + t];
-          }
-        }
-      }
+      ct_pack_taps(wt->data, wp, p->group, taps, Cg, Mg);
       p->ctpack = wp;
     }
     if (p->ct_plane) {
@@ -2635,15 +2640,7 @@ static const void *convt_nhwc(const void *params, const ir_graph *g, const ir_no
   } else if (Mg >= CT_NHWC_MIN_MG) {
     float *wp = q8rt_pool_array(pool, (size_t)wt->count + 1, sizeof(float));
     if (wp == NULL) return NULL;
-    const float *src = wt->data;
-    for (int64_t grp = 0; grp < p->group; grp++) {
-      for (int64_t t = 0; t < taps; t++) {
-        for (int64_t c = 0; c < Cg; c++) {
-          for (int64_t mm = 0; mm < Mg; mm++)
-            wp[((grp * taps + t) * Cg + c) * Mg + mm] = src[((grp * Cg + c) * Mg + mm) * taps + t];
-        }
-      }
-    }
+    ct_pack_taps(wt->data, wp, p->group, taps, Cg, Mg);
     q->wpack = wp;
     *why = p->deconv_nhwc_name;
   } else {
