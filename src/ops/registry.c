@@ -10,6 +10,7 @@
 #include "oplist-float.inc"
 #include "oplist-data.inc"
 #include "oplist-com-microsoft.inc"
+#include "oplist-ai-onnx-ml.inc"
 #undef Q8RT_OP
 
 static const op_def *const g_ops[] = {
@@ -18,6 +19,7 @@ static const op_def *const g_ops[] = {
 #include "oplist-float.inc"
 #include "oplist-data.inc"
 #include "oplist-com-microsoft.inc"
+#include "oplist-ai-onnx-ml.inc"
 #undef Q8RT_OP
 };
 
