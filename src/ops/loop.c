@@ -13,7 +13,10 @@
  *   the body: a change fails the run naming the node), so the Loop's carried outputs have the
  *   initial values' shapes;
  * - scan outputs are sized when shapes are bound from M (a constant or a value computed from
- *   shapes) when there is no condition input; otherwise, when every scan output is a graph output
+ *   shapes) when there is no condition input, or from the iterations the condition allows (at
+ *   most M) when the condition input and, iteration after iteration, the body's condition are
+ *   known at bind (tf2onnx's while loops: M = INT64_MAX or absent, a counter against a size from
+ *   a shape; trip_from_condition); otherwise, when every scan output is a graph output
  *   that nothing else reads (outside a Loop body), they are written into buffers of the step's
  *   own and published at run with the length the run found (op_exec_ctx.publish); anything else
  *   (M from data with scan outputs other steps read) is refused at bind, and a sized loop that its
@@ -49,6 +52,9 @@ typedef struct loop_params {
   /* a carried output that is another carried value's body input (a swap): the new values are
    * staged in the workspace before they are written back */
   int stage;
+  /* the trip count may come from the condition at bind (trip_from_condition): not in a Loop's
+   * body, whose every bind would repeat it (nested Loops would multiply the binds) */
+  int trip_at_bind;
 } loop_params;
 
 typedef struct late_buf {
@@ -190,6 +196,7 @@ static q8rt_status loop_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err
     }
   }
   p->late_ok = p->n_scan > 0 && !ctx->graph->is_body;
+  p->trip_at_bind = !ctx->graph->is_body;
   for (int j = 0; j < p->n_scan; j++) {
     const ir_value *ov = ir_node_output(ctx->graph, n, nc + j);
     p->late_ok &= ov != NULL && ov->graph_output >= 0 && ov->consumers == 0;
@@ -226,6 +233,64 @@ static q8rt_status bind_body(const loop_params *p, q8rt_session *s, const op_sha
     }
   }
   return q8rt_session_bind_inputs(s, sh, bext, err);
+}
+
+/* Iterations a Loop whose condition input is known (true) at bind makes, found by binding its
+ * body iteration after iteration with the iteration number, the condition and the carried values
+ * known (each carried value's contents while they are known and small, <= Q8RT_VALUE_BYTES) and
+ * reading the body's condition output from the bind: at most LOOP_TRIP_BIND iterations, and M
+ * (Loops outside bodies only: p->trip_at_bind).
+ * Returns 1 with *trip when every condition along the way was known at bind, 0 otherwise (the
+ * condition reads data: the scan outputs keep M's length). The run makes the same iterations from
+ * the same values; were it to stop elsewhere, it fails naming the node (loop_run). */
+#define LOOP_TRIP_BIND 4096
+static int trip_from_condition(const loop_params *p, q8rt_session *s, const op_shape *const *in,
+                               const void *const *vals0, int64_t m, int64_t *trip) {
+  const plan *bp = &p->body->plan;
+  const int nc = p->n_carried;
+  _Alignas(16) unsigned char cur[LOOP_MAX][Q8RT_VALUE_BYTES];
+  _Alignas(16) unsigned char next[LOOP_MAX][Q8RT_VALUE_BYTES];
+  unsigned char known[LOOP_MAX];
+  const void *vals[LOOP_MAX];
+  for (int k = 0; k < p->n_inputs; k++) vals[k] = vals0[k];
+  for (int k = 0; k < nc; k++) {
+    const size_t bytes = shape_bytes(in[2 + k]);
+    if (p->fixed[2 + k] || vals0[2 + k] == NULL || bytes == 0 || bytes > Q8RT_VALUE_BYTES) {
+      if (!p->fixed[2 + k]) vals[2 + k] = NULL;
+      continue;
+    }
+    memcpy(cur[k], vals0[2 + k], bytes);
+    vals[2 + k] = cur[k];
+  }
+  q8rt_error be = {Q8RT_OK, ""};
+  unsigned char c = 1;
+  int64_t i = 0;
+  for (; i < m && c; i++) {
+    if (i >= LOOP_TRIP_BIND) return 0;
+    if (bind_body(p, s, in, NULL, vals, i, c, 1, &be) != Q8RT_OK) return 0;
+    const op_shape *co = &s->shapes[bp->outputs[0]];
+    if (co->value == NULL || co->dtype != Q8RT_DTYPE_BOOL || shape_bytes(co) != 1) return 0;
+    const unsigned char cn = *(const unsigned char *)co->value != 0;
+    for (int k = 0; k < nc; k++) {
+      known[k] = 0;
+      if (p->fixed[2 + k]) continue;
+      const op_shape *o = &s->shapes[bp->outputs[1 + k]];
+      const size_t bytes = shape_bytes(in[2 + k]);
+      if (o->value != NULL && o->dtype == in[2 + k]->dtype && shape_bytes(o) == bytes && bytes > 0 &&
+          bytes <= Q8RT_VALUE_BYTES) {
+        memcpy(next[k], o->value, bytes);
+        known[k] = 1;
+      }
+    }
+    for (int k = 0; k < nc; k++) {
+      if (p->fixed[2 + k]) continue;
+      if (known[k]) memcpy(cur[k], next[k], shape_bytes(in[2 + k]));
+      vals[2 + k] = known[k] ? cur[k] : NULL;
+    }
+    c = cn;
+  }
+  *trip = i;
+  return 1;
 }
 
 static q8rt_status check_scalar(const op_node *n, const op_shape *s, q8rt_dtype want, const char *what,
@@ -288,14 +353,16 @@ static q8rt_status loop_infer(const void *params, const op_node *n, const op_sha
   /* the length known at bind: M known and no condition input (the body's is then ignored);
    * otherwise graph outputs nothing else reads take the length the run finds */
   g->late = p->late_ok && !(m_known && n->inputs[1] < 0);
-  if (!m_known && !g->late) {
+  /* M absent with a condition known at bind: the condition may size the scan outputs (below) */
+  const int m_open = p->trip_at_bind && n->inputs[0] < 0 && n->inputs[1] >= 0 && in[1].value != NULL;
+  if (!m_known && !g->late && !m_open) {
     return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
                      "Loop node '%s' has scan outputs and its trip count M is %s: q8rt sizes scan outputs when shapes "
                      "are bound (M a constant or computed from shapes), unless every scan output is a graph output "
                      "that no other node reads",
                      n->name, n->inputs[0] < 0 ? "absent" : "computed at run time");
   }
-  int64_t m = m_known ? *(const int64_t *)in[0].value : 1;
+  int64_t m = m_known ? *(const int64_t *)in[0].value : m_open ? INT64_MAX : 1;
   if (m < 0 || (n->inputs[1] >= 0 && in[1].value != NULL && *(const unsigned char *)in[1].value == 0)) m = 0;
   g->scan_trip = g->late ? INT64_MAX : m;
   if (m == 0) { /* no iteration: dims the body leaves open are 0 */
@@ -320,6 +387,23 @@ static q8rt_status loop_infer(const void *params, const op_node *n, const op_sha
   const void *vals[LOOP_MAX];
   for (int k = 0; k < p->n_inputs; k++) vals[k] = in[k].value;
   const unsigned char c0 = 1;
+  /* a condition known at bind (tf2onnx's while loops: M = INT64_MAX, the condition a counter
+   * against a size from a shape): the iterations it allows, when the body's condition follows from
+   * values known at bind too, size the scan outputs */
+  if (p->trip_at_bind && !g->late && n->inputs[1] >= 0 && in[1].value != NULL) {
+    int64_t trip;
+    if (trip_from_condition(p, s, inp, vals, m, &trip)) {
+      m = trip;
+      g->scan_trip = m;
+    } else if (!m_known) {
+      q8rt_session_free(s);
+      return q8rt_fail(err, Q8RT_ERROR_UNSUPPORTED,
+                       "Loop node '%s' has scan outputs, no trip count M and a condition that is not known when "
+                       "shapes are bound: q8rt sizes scan outputs then, unless every scan output is a graph output "
+                       "that no other node reads",
+                       n->name);
+    }
+  }
   st = bind_body(p, s, inp, NULL, NULL, 0, c0, 0, &be);
   if (st != Q8RT_OK) st = bind_body(p, s, inp, NULL, vals, 0, c0, 1, &be);
   if (st != Q8RT_OK) {

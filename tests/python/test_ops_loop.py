@@ -4,7 +4,8 @@ src/runtime/session.c) against ONNX Runtime, exact, on models built here with on
 - fixed trip count (M a constant, a graph input, computed from a shape), condition-terminated
   (M absent or larger than the run), both, zero iterations (M = 0, M < 0, cond false);
 - carried values of several types, one passed through unchanged, two swapped each iteration;
-- scan outputs (M known at bind), the iteration number as a carried/scan value;
+- scan outputs (M known at bind, or the trip count the condition gives at bind: tf2onnx's map_fn
+  with M = INT64_MAX or absent), the iteration number as a carried/scan value;
 - shapes inside the body from the iteration number (Range / Slice: the body is bound again each
   iteration), outer values read by the body (graph inputs, initializers, values of an If branch);
 - nested If inside Loop, Loop inside Loop;
@@ -518,3 +519,42 @@ def test_loop_body_takes_no_tables(tmp_path):
         assert any(" b_relu " in ln for ln in body_lines) == (tag == "n"), res.stdout
         got[tag] = res.output("x")
     h.assert_same_bytes(got["n"], got["t"], "x")
+
+
+def map_fn_model(m_const=np.iinfo(np.int64).max, with_m=True):
+    """tf2onnx's tf.map_fn over the batch: M = INT64_MAX (or absent), the condition 0 < n with n
+    from x's shape, the body's j + 1 < n, a scan output of x[j] * 2 that another node reads: the
+    trip count follows from the condition when shapes are bound (n), which sizes the scan output."""
+    b = body([helper.make_node("Add", ["j_in", "one"], ["j_out"], name="b_inc"),
+              helper.make_node("Less", ["j_out", "n"], ["cond_out"], name="b_less"),
+              helper.make_node("Gather", ["x", "j_in"], ["row"], axis=0, name="b_row"),
+              helper.make_node("Mul", ["row", "two"], ["scan_out"], name="b_scan")],
+             [vi("i", I64, []), vi("cond_in", B, []), vi("j_in", I64, [])],
+             [vi("cond_out", B, []), vi("j_out", I64, []), vi("scan_out", F, [3])],
+             [const("one", np.int64(1)), const("two", np.float32(2.0))])
+    nodes = [helper.make_node("Shape", ["x"], ["sh"], name="shape"),
+             helper.make_node("Gather", ["sh", "zero"], ["n"], axis=0, name="gather"),
+             helper.make_node("Less", ["zero", "n"], ["c0"], name="less0"),
+             helper.make_node("Loop", ["M" if with_m else "", "c0", "zero"], ["j", "scan"], name="mapfn", body=b),
+             helper.make_node("Relu", ["scan"], ["r"], name="reader")]
+    inits = [const("zero", np.int64(0))] + ([const("M", np.int64(m_const))] if with_m else [])
+    return model(nodes, [vi("x", F, ["n", 3])], [vi("j", I64, []), vi("r", F, None)], inits)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("n", [1, 4])
+@pytest.mark.parametrize("m_const,with_m", [(np.iinfo(np.int64).max, True), (2, True), (0, False)])
+def test_loop_scan_trip_from_condition_at_bind(n, m_const, with_m, threads, tmp_path):
+    x = (np.arange(3 * n, dtype=np.float32).reshape(n, 3) - 4) / 3
+    want = run_both(map_fn_model(m_const, with_m), {"x": x}, tmp_path, threads=threads)
+    assert want[1].shape[0] == (min(n, m_const) if with_m else n)
+
+
+def test_loop_scan_condition_from_data_refused(tmp_path):
+    """M absent, a condition input known at bind, the body's condition from data (limit), the scan
+    output read by another node: its length is known only at run, refused naming the node."""
+    m = early_model(reader=True)
+    m.graph.node[0].input[0] = ""
+    m.graph.node[0].input[1] = "ctrue"
+    m.graph.initializer.append(const("ctrue", np.bool_(True)))
+    run_refused(m, early_feeds(), tmp_path, ["early", "not known when shapes are bound"])
