@@ -779,7 +779,8 @@ static q8rt_status fconv_infer(const void *params, const op_node *n, const op_sh
 
 #define FC_TILE 128 /* output pixels per task: a multiple of every NR */
 #define FC_MAX_SLOTS 64
-#define FC_FEW_ITEMS 8 /* fewer tiles (x images x groups) also split their weight rows */
+#define FC_FEW_ITEMS 8    /* fewer tiles (x images x groups) also split their weight rows */
+#define FC_WEIGHT_COST 12 /* a weight load, in multiply-adds (fc_task items streaming their weights) */
 
 static int fc_use_wt(const fconv_params *p, const fconv_geom *g);
 static int fc_use_gi(const fconv_params *p, const fconv_geom *g) {
@@ -1575,10 +1576,23 @@ typedef struct fwt_job {
   const float *x, *bias, *wt; /* wt: W^T, packed at load or at bind */
   float *y, *ws;              /* ws: slots of fc_wt_slot_floats unless the route is direct */
   size_t blocks, slots;
-  float *pad; /* f32-gemmi: the zero-bordered planes (fgi_pad_floats), or NULL: X read in place */
-  size_t gpx; /* f32-gemmi: output pixels per task (at most FGI_PX) */
+  size_t cols; /* W^T route: output channels per task (FWT_COLS, or fewer: fwt_cols) */
+  float *pad;  /* f32-gemmi: the zero-bordered planes (fgi_pad_floats), or NULL: X read in place */
+  size_t gpx;  /* f32-gemmi: output pixels per task (at most FGI_PX) */
   atomic_int busy[FC_MAX_SLOTS];
 } fwt_job;
+
+/* Output channels per W^T task: FWT_COLS, or on the direct route (one pixel whose window is the
+ * whole input: squeeze-excite convs, which stream their weights) with few tasks, narrower blocks
+ * of whole NR panels down to 32 channels, so that a second thread has a share of the weights (rec's
+ * 480 -> 120 ran 13.5 us in one task). Each output's chain is the same in any block. */
+static size_t fwt_cols(const fconv_params *p, const fconv_geom *g) {
+  size_t cols = FWT_COLS;
+  if (!fc_wt_direct(g) || p->nr == 0) return cols;
+  const size_t Mg = (size_t)(g->M / g->group), tasks = (size_t)(g->N * g->group);
+  while (tasks * ((Mg + cols - 1) / cols) < FC_FEW_ITEMS && cols / 2 >= 32 && cols / 2 % p->nr == 0) cols /= 2;
+  return cols;
+}
 
 static void fwt_task(void *arg, size_t task) {
   fwt_job *j = arg;
@@ -1586,7 +1600,7 @@ static void fwt_task(void *arg, size_t task) {
   const size_t blk = task % j->blocks, grp = task / j->blocks % (size_t)g->group,
                nb = task / j->blocks / (size_t)g->group;
   const size_t Cg = (size_t)(g->C / g->group), Mg = (size_t)(g->M / g->group), K = Cg * (size_t)op_window_taps(&g->w);
-  const size_t c0 = blk * FWT_COLS, nc = Mg - c0 < FWT_COLS ? Mg - c0 : FWT_COLS;
+  const size_t c0 = blk * j->cols, nc = Mg - c0 < j->cols ? Mg - c0 : j->cols;
   const size_t ch = grp * Mg + c0, in_plane = (size_t)op_window_in_plane(&g->w);
   const size_t P = (size_t)op_window_out_plane(&g->w);
   const float *xg = j->x + (nb * (size_t)g->C + grp * Cg) * in_plane,
@@ -1980,12 +1994,13 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
     j.y = out[0].data;
     j.ws = fc_wt_direct(g) ? NULL : workspace;
     j.pad = NULL;
-    j.blocks = (Mg + FWT_COLS - 1) / FWT_COLS;
+    j.cols = fwt_cols(p, g);
+    j.blocks = (Mg + j.cols - 1) / j.cols;
     j.slots = ctx->threads < 1 ? 1 : ctx->threads < FC_MAX_SLOTS ? ctx->threads : FC_MAX_SLOTS;
     for (size_t i = 0; i < j.slots; i++) atomic_init(&j.busy[i], 0);
     const size_t K = (size_t)(g->C / g->group * op_window_taps(&g->w));
-    op_parallel_items(ctx, (size_t)(g->N * g->group) * j.blocks, K * FWT_COLS * (size_t)op_window_out_plane(&g->w),
-                      1 << 16, fwt_task, &j);
+    op_parallel_items(ctx, (size_t)(g->N * g->group) * j.blocks,
+                      K * j.cols * ((size_t)op_window_out_plane(&g->w) + FC_WEIGHT_COST), 1 << 16, fwt_task, &j);
     return;
   }
   if (fc_use_gemm(p, g) && fc_use_gi(p, g)) {
@@ -1998,6 +2013,7 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
     j.wt = p->gwt != NULL ? p->gwt : g->wt;
     j.y = out[0].data;
     j.ws = workspace;
+    j.cols = FWT_COLS;
     j.blocks = (Mg + FWT_COLS - 1) / FWT_COLS;
     j.slots = ctx->threads < 1 ? 1 : ctx->threads < FC_MAX_SLOTS ? ctx->threads : FC_MAX_SLOTS;
     for (size_t i = 0; i < j.slots; i++) atomic_init(&j.busy[i], 0);
@@ -2050,7 +2066,11 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
     size_t tile_px = nr > 0 ? (px + nr - 1) / nr * nr : px;
     if (flat) tile_px = (fcf_rows(g) * fcf_wp(g) + nr - 1) / nr * nr;
     j.mb = ctx->threads <= 1 || items >= FC_FEW_ITEMS || Mg < 16 ? Mg : fc_row_block(Mg, items, ctx->threads, p->mr);
-    if (j.mb < Mg && !op_would_split(ctx, items * ((Mg + j.mb - 1) / j.mb), j.mb * K * tile_px, 1 << 16)) j.mb = Mg;
+    /* cost of an item: its multiply-adds, and its weights' loads at FC_WEIGHT_COST each (on few
+     * pixels a step streams its weights: rec's squeeze-excite 480 -> 120 on one pixel, 57600
+     * multiply-adds, ran 13.5 us, a grain's cost 14 times over, and stayed on one thread) */
+    const size_t item_cost = j.mb * K * (tile_px + FC_WEIGHT_COST);
+    if (j.mb < Mg && !op_would_split(ctx, items * ((Mg + j.mb - 1) / j.mb), item_cost, 1 << 16)) j.mb = Mg;
     j.mblocks = (Mg + j.mb - 1) / j.mb;
     j.slots = ctx->threads < 1 ? 1 : ctx->threads < FC_MAX_SLOTS ? ctx->threads : FC_MAX_SLOTS;
     j.slot_floats = fc_slot_floats(p, g);
@@ -2067,7 +2087,7 @@ static void conv_run(const void *params, const void *geom, const op_tensor *in, 
         op_parallel_items(ctx, items * j.panels, K * p->nr, 1 << 13, fc_pack_task, &j);
       }
     }
-    op_parallel_items(ctx, items * j.mblocks, j.mb * K * tile_px, 1 << 16, fc_task, &j);
+    op_parallel_items(ctx, items * j.mblocks, j.mb * K * (tile_px + FC_WEIGHT_COST), 1 << 16, fc_task, &j);
     return;
   }
   if (p->dw != NULL && g->group == g->C && g->M == g->C) {

@@ -1106,9 +1106,12 @@ void conv_fast_run(const conv_fast *f, const conv_fast_geom *g, const void *x, v
    * im2col byte counts as 32 (the first layer's 3-channel gather costs more than its GEMM: rec's
    * 3x3 stride-2 conv to 16 channels is ~85 us for 1.7 M multiply-adds) and each kernel row of an
    * im2col row 256 more (its bounds and copy: CRNN's 1-channel 3x3 stride-2 stem, 3712 rows of 9
-   * bytes, spends ~30 us in im2col, ~2.7 ns a kernel row; at 32 a byte it stayed on one thread) */
+   * bytes, spends ~30 us in im2col, ~2.7 ns a kernel row; at 32 a byte it stayed on one thread).
+   * A GEMM output counts 16 multiply-adds more (its requantization or table and store): rec's
+   * 16 -> 32 pointwise conv on 3840 pixels (K 16) took 2.6 grains' time a grain and its 19 us
+   * stayed on one thread */
   const size_t cost =
-      g->tile_rows * (f->out_c * (dw ? f->taps : f->k) + (dw || g->direct ? 0 : 32 * f->k + 256 * g->kernel_h));
+      g->tile_rows * (f->out_c * (dw ? f->taps : f->k + 16) + (dw || g->direct ? 0 : 32 * f->k + 256 * g->kernel_h));
   op_parallel_items(ctx, tiles, cost, dw ? 1 << 15 : 1 << 18, task, &c);
 }
 

@@ -411,6 +411,43 @@ def test_matmul_many_batches_is_linear(tmp_path, q8rt_run):
         h.assert_same_bytes(res.output("y"), want, f"{extra}")
 
 
+MATMUL_FEW_BLOCKS_CASES = [
+    # (A shape, B shape), B constant: products of few 64-row x 128-column blocks take narrower
+    # ones (down to a 32-column panel and 16 rows) so that they split: rec's attention projections
+    # (40 x 120 x 360, 40 x 240 x 120 in one block before), a short last panel and row block
+    ((1, 40, 120), (120, 360)),
+    ((1, 40, 240), (240, 120)),
+    ((2, 37, 70), (70, 45)),
+]
+
+
+@pytest.mark.parametrize("case", MATMUL_FEW_BLOCKS_CASES, ids=[f"{c[0]}x{c[1]}" for c in MATMUL_FEW_BLOCKS_CASES])
+def test_matmul_few_blocks_split(case, tmp_path):
+    """A float MatMul of few blocks: at least 8 items at 2 threads (--profile-split: every item on
+    the caller, split as for 2 threads), the same bytes at 1, 2 and 3 threads and as --backend
+    reference, within numpy's tolerance."""
+    ashape, bshape = case
+    rng = np.random.default_rng(29)
+    a = rng.normal(0, 1, ashape).astype(np.float32)
+    b = rng.normal(0, 0.5, bshape).astype(np.float32)
+    m = h.make_model([helper.make_node("MatMul", ["a", "b"], ["y"], name="mm")],
+                     [helper.make_tensor_value_info("a", F, list(a.shape))],
+                     [helper.make_empty_tensor_value_info("y")], [onnx.numpy_helper.from_array(b, "b")], opset=13)
+    path = h.save_model(m, tmp_path / "m.onnx")
+    files = {"a": h.save_npy(tmp_path / "a.npy", a)}
+    outs = []
+    for j, extra in enumerate([["--threads", "1"], ["--backend", "reference"], ["--threads", "2", "--profile-split"],
+                               ["--threads", "3"]]):
+        res = h.run_q8rt(path, files, tmp_path / f"o{j}", extra=extra).assert_ok()
+        outs.append(res.output("y"))
+        h.assert_same_bytes(outs[-1], outs[0], f"{' '.join(extra)}")
+        if "--profile-split" in extra:
+            st = next({k: float(v) for k, v in (x.split("=", 1) for x in ln.split()[3:])}
+                      for ln in res.stdout.splitlines() if ln.startswith("threads ") and ln.split()[2] == "mm")
+            assert st["regions"] >= 1 and st["items"] >= 8, st
+    np.testing.assert_allclose(outs[0], np.matmul(a, b), rtol=1e-4, atol=1e-4)
+
+
 MATMUL_RUN_PACK_CASES = [
     # (A shape, B shape): B a graph input, packed at run for the tiled f32 GEMM from 4 rows and 8 columns
     ((1, 6, 50, 64), (1, 6, 64, 50)),  # attention's Q K^T (ViT heads)
@@ -735,6 +772,11 @@ FCONV_SPLIT_CASES = [
     ((2, 40, 9, 7), (32, 40, 3, 3), {"pads": [1, 1, 1, 1]}, True),
     ((1, 40, 9, 7), (64, 20, 3, 3), {"group": 2, "pads": [1, 1, 1, 1]}, True),
     ((1, 4, 24, 23), (128, 4, 3, 3), {"strides": [2, 2], "pads": [1, 1, 1, 1]}, True),
+    # one pixel whose window is the whole input (W^T route, direct): blocks of 32 output channels
+    # so that a second thread has a share of the weights (rec's squeeze-excite 480 -> 120: one
+    # task before); a whole-window 3x3 kernel, 96 channels in three blocks
+    ((1, 480, 1, 1), (120, 480, 1, 1), {}, True),
+    ((1, 64, 3, 3), (96, 64, 3, 3), {}, False, 3),
 ]
 
 

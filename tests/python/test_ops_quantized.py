@@ -625,10 +625,11 @@ def test_dynamic_matmul_output_fusion(variant, tmp_path):
 # ---- steps that split over the pool (issue 9: threads) ------------------------------------------
 
 def split_stats(res):
-    """The `threads` line of node0 from q8rt-run --profile-split: {'regions': n, 'items': n, ...}."""
+    """The `threads` line of node0 from q8rt-run --profile-split: {'regions': n, 'items': n, ...}
+    (a node replaced by a table is the LookupTable step named after its output, y)."""
     for ln in res.stdout.splitlines():
         f = ln.split()
-        if ln.startswith("threads ") and len(f) >= 3 and f[2] == "node0":
+        if ln.startswith("threads ") and len(f) >= 3 and f[2] in ("node0", "y"):
             return {k: float(v) for k, v in (x.split("=", 1) for x in f[3:])}
     raise AssertionError(res.stdout[-2000:])
 
@@ -653,6 +654,49 @@ def _qlmm_heads(rng):
     return qlmm_model(rng, (1, 8, 40, 15), (1, 8, 15, 40), False, False, np.uint8, np.uint8)
 
 
+def _qlmul_short_spans(rng):
+    # a factor per channel computed at run (det's squeeze-excite QLinearMul, channels-last): spans
+    # of 24 elements, each a kernel call; 36864 elements, ~22 us, ran on the caller alone
+    a, b = rand8(rng, (1, 1536, 24), np.uint8), rand8(rng, (1, 1, 24), np.uint8)
+    inits = {"as": np.float32(0.02), "az": zp_of(np.uint8, 120), "bs": np.float32(0.004), "bz": zp_of(np.uint8, 0),
+             "ys": np.float32(0.03), "yz": zp_of(np.uint8, 110)}
+    feeds = {"a": a, "b": b}
+    m = single_node_model("QLinearMul", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"], feeds, inits,
+                          domain="com.microsoft")
+    return m, feeds
+
+
+def _qladd_channel_table(rng):
+    # rec's attention bias add, a table per channel (x8-lutc): 40 rows of 360 channels, ~11 us,
+    # ran on the caller alone
+    a = rand8(rng, (1, 40, 360), np.uint8)
+    inits = {"as": np.float32(0.02), "az": zp_of(np.uint8, 120), "b": rand8(rng, (360,), np.uint8),
+             "bs": np.float32(0.01), "bz": zp_of(np.uint8, 128), "ys": np.float32(0.03), "yz": zp_of(np.uint8, 110)}
+    m = single_node_model("QLinearAdd", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"], {"a": a}, inits,
+                          domain="com.microsoft")
+    return m, {"a": a}
+
+
+def _qlconv_small_k(rng):
+    # rec's second pointwise conv: 16 -> 32 channels on 24 x 160 pixels, channels-last after a 3x3
+    # conv (K 16: the output stage costs as much as the multiply-adds), ~19 us, ran on the caller
+    x = rand8(rng, (1, 16, 24, 160), np.uint8)
+    q = ["xs", "xz"]
+    inits = [const("xs", np.float32(0.02)), const("xz", zp_of(np.uint8, 128)),
+             const("w1", rand8(rng, (16, 16, 3, 3), np.int8)), const("ws1", np.full(16, 0.002, np.float32)),
+             const("wz1", np.zeros(16, np.int8)), const("w", rand8(rng, (32, 16, 1, 1), np.int8)),
+             const("ws", np.full(32, 0.004, np.float32)), const("wz", np.zeros(32, np.int8)),
+             const("ys", np.float32(0.1)), const("yz", zp_of(np.uint8, 120))]
+    nodes = [helper.make_node("QLinearConv", ["x"] + q + ["w1", "ws1", "wz1"] + q, ["a"], name="conv3x3",
+                              pads=[1, 1, 1, 1]),
+             helper.make_node("QLinearConv", ["a"] + q + ["w", "ws", "wz", "ys", "yz"], ["y"], name="node0")]
+    graph = helper.make_graph(nodes, "smallk", [helper.make_tensor_value_info("x", TensorProto.UINT8, list(x.shape))],
+                              [onnx.ValueInfoProto(name="y")], initializer=inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m, {"x": x}
+
+
 SPLIT_CASES = {
     # (model, fewest items at 2 threads): rec's shapes that ran on the caller alone before
     # output channels in 2 blocks (each block packs the plane again: 4 made each of two threads
@@ -661,6 +705,9 @@ SPLIT_CASES = {
     "matmul_integer_classifier": (_mmi_wide, 4),         # columns in blocks
     "qlinear_matmul_classifier": (_qlmm_wide, 4),
     "qlinear_matmul_attention_heads": (_qlmm_heads, 8),  # run-time B: a head per task, B packed in it
+    "qlinear_mul_short_spans": (_qlmul_short_spans, 8),  # a span's call counted in the grain
+    "qlinear_add_channel_table": (_qladd_channel_table, 4),  # x8-lutc's time a byte in the grain
+    "qlinear_conv_pointwise_small_k": (_qlconv_small_k, 2),  # an output's stage counted in the cost
 }
 
 
