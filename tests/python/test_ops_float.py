@@ -732,6 +732,10 @@ FCONV_COLUMN_CASES = [
     ((1, 8, 400), (8, 8, 3), {"dilations": [100]}, True),
     ((1, 5, 300), (7, 5, 5), {"dilations": [2], "pads": [3, 5]}, False),
     ((1, 4, 3, 200), (6, 4, 3, 3), {}, True),
+    # a dilation wider than a short row (atspm funcnet: 32 -> 32, k = 5, d = 32 over 25 samples, 16
+    # images): the flat route would compute 153 positions a row for 25 outputs, the row pieces take it
+    ((3, 8, 25), (9, 8, 5), {"dilations": [32], "pads": [64, 64]}, True),
+    ((2, 5, 19), (7, 5, 5), {"dilations": [8], "pads": [16, 13]}, False),
 ]
 
 
