@@ -15,6 +15,7 @@
  * one per column (shape [N] or [..., 1, N] holding N values). Scales and zero points are
  * constants, except MatMulInteger's a_zero_point, which dynamic quantization computes at run time. */
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "conv_paths.h"
@@ -49,6 +50,11 @@ typedef struct mm_params {
   const float *fbias; /* [n_fbias]: 1 value or one per column */
   size_t n_fbias;
   q8rt_s32_f32_vcvt_ukernel_fn vcvt;
+  /* 8-bit outputs with one output scale: the output stage of the int32-output routes (mmi_tile) on
+   * SIMD kernels, (float)acc * scale by s32-f32-vcvt in place, then round_clamp + y_zp by
+   * f32-qint-vcvt at scale 1 (x / 1 = x): mm_store_cols' operations, the same bytes. NULL: the loop */
+  q8rt_s32_f32_vcvt_ukernel_fn stage_vcvt;
+  q8rt_f32_qint_vcvt_ukernel_fn stage_q;
 } mm_params;
 
 typedef struct mm_geom {
@@ -355,6 +361,11 @@ static q8rt_status mm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, 
       if (quant_out) p->scale[i] /= y_scale;
     }
   }
+  const char *qname = NULL;
+  if ((p->y_type == Q8RT_DTYPE_UINT8 || p->y_type == Q8RT_DTYPE_INT8) && p->n_scale == 1) {
+    p->stage_q = op_quantize_kernel(p->y_type, ctx->isa, ctx->backend, &qname);
+    if (p->stage_q.qu8 != NULL) p->stage_vcvt = op_s32_f32_vcvt_pick(ctx);
+  }
   ctx->kernel = kind == MM_QGEMM ? "qgemm__scalar" : "qlinear_matmul__scalar";
   ctx->reason =
       p->y_type == Q8RT_DTYPE_FLOAT32 ? "exact int32 GEMM, float output scale" : "exact int32 GEMM, ORT requantization";
@@ -386,6 +397,12 @@ static q8rt_status mm_prepare(op_prepare_ctx *ctx, void **out, q8rt_error *err, 
         ctx->consumed |= 1u << 3;
       }
     }
+  }
+  if (p->stage_vcvt != NULL && !p->fast && (p->rt || p->gi.fn != NULL)) {
+    char *why = q8rt_pool_alloc(ctx->pool, 320, 1);
+    if (why == NULL) return q8rt_fail(err, Q8RT_ERROR_OUT_OF_MEMORY, "out of memory");
+    snprintf(why, 320, "%s (one output scale: s32-f32-vcvt, then %s)", ctx->reason, qname);
+    ctx->reason = why;
   }
   *out = p;
   return Q8RT_OK;
@@ -703,6 +720,25 @@ static void mm_store_cols(const mm_params *p, void *y, size_t orow, size_t j0, s
   }
 }
 
+/* mm_store_cols where the SIMD output stage applies (p->stage_vcvt), overwriting acc[j0, j1) with
+ * the scaled floats on the way. */
+static void mm_store_cols_simd(const mm_params *p, void *y, size_t orow, size_t j0, size_t j1, uint32_t *acc) {
+  if (p->stage_vcvt == NULL || j1 <= j0) {
+    mm_store_cols(p, y, orow, j0, j1, acc);
+    return;
+  }
+  const q8rt_s32_vcvt_params vp = {.c = 0, .e = 0, .scale = p->scale[0], .mode = Q8RT_S32_VCVT_SCALE};
+  float *f = (float *)(void *)(acc + j0);
+  p->stage_vcvt(j1 - j0, (const int32_t *)(const void *)(acc + j0), NULL, f, &vp);
+  const q8rt_f32_qint_vcvt_params qp = {
+      .scale = 1.0f, .zero_point = p->y_zp, .lo = (float)(p->qmin - p->y_zp), .hi = (float)(p->qmax - p->y_zp)};
+  if (p->y_type == Q8RT_DTYPE_UINT8) {
+    p->stage_q.qu8(j1 - j0, f, (uint8_t *)y + orow + j0, &qp);
+  } else {
+    p->stage_q.qs8(j1 - j0, f, (int8_t *)y + orow + j0, &qp);
+  }
+}
+
 static void mm_store_row(const mm_params *p, void *y, size_t orow, size_t N, const uint32_t *acc) {
   mm_store_cols(p, y, orow, 0, N, acc);
 }
@@ -850,7 +886,7 @@ static void mmi_tile(void *arg, size_t t) {
     if (jb->C != NULL) {
       for (size_t j = j0; j < j1; j++) acc[j] += (uint32_t)jb->C[m * gm->c_sm + (int64_t)j * gm->c_sn];
     }
-    mm_store_cols(p, jb->out, (jb->row0 + r0 + r) * N, j0, j1, acc);
+    mm_store_cols_simd(p, jb->out, (jb->row0 + r0 + r) * N, j0, j1, acc);
   }
 }
 

@@ -89,6 +89,9 @@ def test_qlinear_matmul(case, tmp_path):
             if case[0][-2] >= 4 and platform.machine() == "x86_64" and "avx2" in open("/proc/cpuinfo").read():
                 res = h.run_q8rt(h.save_model(m, tmp_path / "explain.onnx"), {}, None, extra=["--explain"])
                 assert "gemm_i32_ukernel" in res.stdout, res.stdout
+                # one output scale (every at-run B case): the output stage on the SIMD kernels
+                if not case[3]:
+                    assert "s32-f32-vcvt, then q8rt_f32_q" in res.stdout, res.stdout
 
 
 MMI_CASES = [
