@@ -6,6 +6,7 @@
 
 #include "internal.h"
 #include "isa.h"
+#include "q8rt-isa.h"
 #include "passes/passes.h"
 #include "loader/loader.h"
 
@@ -154,7 +155,11 @@ static q8rt_status load(const void *data, size_t size, size_t held, const q8rt_m
       }
     }
   }
+  /* A forced avx2 backend is what an AVX2+FMA3+F16C machine without AVX-512 gets: every kernel
+   * choice, including the helpers that pick from the ISA alone (layout transposes, packing), sees
+   * only those flags. */
   m->isa = q8rt_cpu_isa();
+  if (m->backend == Q8RT_BACKEND_AVX2) m->isa &= Q8RT_ISA_SCALAR | Q8RT_ISA_AVX2;
   pass_results passed;
   if (st == Q8RT_OK) st = pass_run(m->graph, &m->pool, m->backend, m->isa, &passed, err);
   if (st == Q8RT_OK) st = plan_build(m->graph, &passed, &m->pool, m->backend, m->isa, !opts->no_tables, &m->plan, err);

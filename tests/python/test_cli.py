@@ -127,6 +127,22 @@ def test_optional_backend_refused_or_exact(chain, tmp_path, backend):
         h.assert_clean_error(res, [backend])
 
 
+def test_avx2_backend_plans_only_avx2_kernels(chain, tmp_path):
+    """--backend avx2 is what a CPU with AVX2 but no AVX-512 gets: no step of its plan names an
+    AVX-512 kernel (the layout transposes and packing helpers included), and the bytes are the
+    reference's."""
+    res = h.run_q8rt(chain.model_path, {"x": chain.x_npy}, tmp_path / "o", extra=["--explain", "--backend", "avx2"])
+    if res.returncode != 0:
+        h.assert_clean_error(res, ["avx2"])
+        pytest.skip("this q8rt or CPU has no avx2 backend")
+    plan = [ln for ln in res.stdout.splitlines() if re.match(r"^ *\d+ ", ln)]
+    assert plan, res.stdout
+    assert any("avx2" in ln for ln in plan), res.stdout
+    wide = [ln for ln in plan if "avx512" in ln]
+    assert not wide, f"--backend avx2 planned AVX-512 kernels: {wide}"
+    h.assert_same_bytes(res.output("y"), chain.y_ref, "--backend avx2")
+
+
 def test_threads_same_output(chain, tmp_path):
     outs = []
     for t in ("1", "2", "3"):
