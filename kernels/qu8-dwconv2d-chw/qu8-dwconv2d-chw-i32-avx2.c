@@ -1,9 +1,10 @@
 /* qu8-dwconv2d-chw for AVX2: 8 outputs per ymm, 4 ymm accumulators (32 outputs) kept in registers
  * over all taps. Each tap's bytes become int32 lanes whose high word is zero (stride 1: vpmovzxbd
  * of 8 bytes; stride 2: vpmovzxbw of 16 bytes, whose odd word each lane then ignores), vpmaddwd
- * against the word pair (w, 0) gives x * w exactly, vpaddd wraps like the twin. The tail (fewer
- * than 8 outputs, and the last group of stride 2, whose 16-byte load would pass the row's last
- * byte) and other strides run the scalar twin. */
+ * against the word pair (w, 0) gives x * w exactly, vpaddd wraps like the twin (int32 sums in any
+ * order). The tail (the outputs after the last whole group, and the last group of stride 2, whose
+ * 16-byte load would pass the row's last byte) is one group of the row's last 8 outputs; rows of
+ * fewer than 8 (9 at stride 2) outputs and other strides run the scalar twin. */
 #include <immintrin.h>
 #include <string.h>
 
@@ -57,7 +58,30 @@ void q8rt_qu8_dwconv2d_chw_i32_ukernel__avx2(size_t ow, size_t kh, size_t kw, co
     }
     _mm256_storeu_si256((__m256i *)(y + ox), a0);
   }
-  if (ox < ow) {
-    q8rt_qu8_dwconv2d_chw_i32_ukernel__scalar(ow - ox, kh, kw, x + ox * sw, row_stride, sw, dw, x_xor, w, bias, y + ox);
+  if (ox == ow) return;
+  /* the last 8 outputs as one group ending at ow, recomputing some already stored (the same
+   * sums): stride 1 reads exactly their bytes; stride 2 loads the 16 bytes from one before the
+   * group's first (inside the row when the group does not start it, ow >= 9) and takes each
+   * lane's high word, so nothing past the last byte the sums name is read */
+  if (ow >= (sw == 1 ? 8u : 9u)) {
+    const size_t t = ow - 8;
+    __m256i a0 = vbias;
+    for (size_t ky = 0; ky < kh; ky++) {
+      const uint8_t *r = x + ky * row_stride + t * sw;
+      for (size_t kx = 0; kx < kw; kx++) {
+        const __m256i vw = _mm256_set1_epi32((int32_t)(uint16_t)(int16_t)w[ky * kw + kx]);
+        __m256i v;
+        if (sw == 1) {
+          v = dw_load8(r + kx * dw, 1, vxor);
+        } else {
+          const __m128i b = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(r + kx * dw - 1)), vxor);
+          v = _mm256_srli_epi32(_mm256_cvtepu8_epi16(b), 16);
+        }
+        a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(v, vw));
+      }
+    }
+    _mm256_storeu_si256((__m256i *)(y + t), a0);
+    return;
   }
+  q8rt_qu8_dwconv2d_chw_i32_ukernel__scalar(ow - ox, kh, kw, x + ox * sw, row_stride, sw, dw, x_xor, w, bias, y + ox);
 }

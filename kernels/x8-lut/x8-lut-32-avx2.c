@@ -35,9 +35,9 @@ static inline __attribute__((always_inline)) void lut_slices_init(lut_slices *s,
 }
 
 /* one lookup step: the index lowered by 16 (wrapping or signed-saturating), its slice XORed in */
-#define LUT_STEP(k, SUB)                         \
-  x0 = SUB(x0, k16);                             \
-  x1 = SUB(x1, k16);                             \
+#define LUT_STEP(k, SUB)                                       \
+  x0 = SUB(x0, k16);                                           \
+  x1 = SUB(x1, k16);                                           \
   y0 = _mm256_xor_si256(y0, _mm256_shuffle_epi8(s->d[k], x0)); \
   y1 = _mm256_xor_si256(y1, _mm256_shuffle_epi8(s->d[k], x1));
 
@@ -68,7 +68,7 @@ static inline __attribute__((always_inline)) void lut64(__m256i x0, __m256i x1, 
 #undef LUT_STEP
 
 #define LUT_STEP1(k, SUB) \
-  x0 = SUB(x0, k16);       \
+  x0 = SUB(x0, k16);      \
   y0 = _mm256_xor_si256(y0, _mm256_shuffle_epi8(s->d[k], x0));
 
 static inline __attribute__((always_inline)) __m256i lut32(__m256i x0, const lut_slices *s) {
@@ -101,8 +101,8 @@ static inline __attribute__((always_inline)) void store32(uint8_t *p, __m256i v)
   _mm256_storeu_si256((__m256i *)(void *)p, v);
 }
 
-static inline __attribute__((always_inline)) void lut_row(size_t n, const uint8_t *x, uint8_t *y,
-                                                          const lut_slices *s, const uint8_t table[256]) {
+static inline __attribute__((always_inline)) void lut_row(size_t n, const uint8_t *x, uint8_t *y, const lut_slices *s,
+                                                          const uint8_t table[256]) {
   /* the row's bytes in and out do not overlap: a short last block may then be the row's last 32
    * bytes, re-reading input bytes already looked up (unchanged) and rewriting their outputs with
    * the same values */
