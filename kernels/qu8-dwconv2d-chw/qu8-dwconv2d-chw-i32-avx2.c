@@ -4,7 +4,8 @@
  * against the word pair (w, 0) gives x * w exactly, vpaddd wraps like the twin (int32 sums in any
  * order). The tail (the outputs after the last whole group, and the last group of stride 2, whose
  * 16-byte load would pass the row's last byte) is one group of the row's last 8 outputs; rows of
- * fewer than 8 (9 at stride 2) outputs and other strides run the scalar twin. */
+ * fewer than 8 (9 at stride 2) outputs one group on a zeroed stack copy of the kernel rows' bytes
+ * (kernel width x dilation up to 49); other strides run the scalar twin. */
 #include <immintrin.h>
 #include <string.h>
 
@@ -81,6 +82,24 @@ void q8rt_qu8_dwconv2d_chw_i32_ukernel__avx2(size_t ow, size_t kh, size_t kw, co
       }
     }
     _mm256_storeu_si256((__m256i *)(y + t), a0);
+    return;
+  }
+  /* a row too short for a group (here ox = 0): each kernel row's bytes copied into a zeroed stack
+   * row, one group computed there (lanes past ow read the zeros and are dropped) */
+  if ((kw - 1) * dw <= 48) {
+    uint8_t buf[64] = {0};
+    const size_t span = (ow - 1) * sw + (kw - 1) * dw + 1; /* <= 7 * 2 + 48 + 1 */
+    __m256i a0 = vbias;
+    for (size_t ky = 0; ky < kh; ky++) {
+      memcpy(buf, x + ky * row_stride, span);
+      for (size_t kx = 0; kx < kw; kx++) {
+        const __m256i vw = _mm256_set1_epi32((int32_t)(uint16_t)(int16_t)w[ky * kw + kx]);
+        a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(dw_load8(buf + kx * dw, sw, vxor), vw));
+      }
+    }
+    int32_t out[8];
+    _mm256_storeu_si256((__m256i *)out, a0);
+    memcpy(y, out, ow * sizeof(int32_t));
     return;
   }
   q8rt_qu8_dwconv2d_chw_i32_ukernel__scalar(ow - ox, kh, kw, x + ox * sw, row_stride, sw, dw, x_xor, w, bias, y + ox);
