@@ -1352,6 +1352,10 @@ static void fc_igemm_tile(const fc_job *j, const fconv_geom *g, const float *xg,
             if (lo > (int64_t)len) lo = (int64_t)len;
             if (hi < lo) hi = lo;
             if (hi > (int64_t)len) hi = (int64_t)len;
+            if (hi <= lo) { /* the whole stretch in the padding: the zero row holds its values */
+              bp[k] = zero;
+              continue;
+            }
             memset(cp, 0, (size_t)lo * sizeof(float));
             if (hi > lo) memcpy(cp + lo, row + st + lo, (size_t)(hi - lo) * sizeof(float));
             memset(cp + hi, 0, (inr - (size_t)hi) * sizeof(float));
