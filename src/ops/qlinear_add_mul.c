@@ -20,8 +20,10 @@
  * Rows: the output's size-1 dims are dropped and neighbouring dims merged where both operands stay
  * contiguous (or stay broadcast), so a per-channel constant in NCHW gives rows of H*W elements and
  * a scalar constant one row. In a row each operand is contiguous or one broadcast value. Those
- * rows run the q8-vbinary kernels (AVX-512 or AVX2+FMA when the CPU has them, their scalar twins with
- * --backend reference); the one case they do not take (Add with ORT's first operand broadcast,
+ * rows run the q8-vbinary kernels (AVX-512 or AVX2+FMA when the CPU has them, their scalar twins
+ * with --backend reference); rows shorter than 256 against a row-repeated or per-row broadcast
+ * operand run as blocks of many rows, the operand spread into a tile (qbin_tile_shape). The one
+ * case the kernels do not take (Add with ORT's first operand broadcast,
  * which ORT's broadcaster never produces) runs the per-element loop below. */
 #include <math.h>
 #include <string.h>
@@ -88,7 +90,14 @@ typedef struct qbin_geom {
   int64_t dims[Q8RT_MAX_RANK];
   int64_t sa[Q8RT_MAX_RANK], sb[Q8RT_MAX_RANK];
   size_t total;
+  /* short rows against a broadcast operand (qbin_tile_shape): the last two dims [rows, len] run
+   * as one block of rows * len with the broadcast operand spread into a tile */
+  int tile;   /* QBIN_TILE_NONE, _PERIODIC (operand [1, len]), _EXPANDED (operand [rows, 1]) */
+  int tile_b; /* the spread operand is B (else A) */
+  size_t tile_len;
 } qbin_geom;
+
+enum { QBIN_TILE_NONE, QBIN_TILE_PERIODIC, QBIN_TILE_EXPANDED };
 
 _Static_assert(sizeof(qbin_geom) <= Q8RT_GEOM_BYTES, "geometry must fit");
 
@@ -190,6 +199,42 @@ static int a_is_run_scalar(const op_shape *a, const op_shape *b) {
   return 0;
 }
 
+/* Rows shorter than this against a broadcast operand run tiled (one kernel call costs about
+ * QBIN_SPAN_COST elements) */
+#define QBIN_TILE_MAX_LEN 256
+/* Elements per kernel call on the tiled path (a stack tile of this plus one row) */
+#define QBIN_TILE_ELEMS 1024
+
+/* The tiled form of short rows: the merged last two dims [rows, len] with len short, one operand
+ * contiguous over both (strides len, 1) and the other the same row repeated (0, 1: a per-channel
+ * vector against channels-last, or any trailing-axis broadcast) or one value per row (1, 0: a
+ * per-channel value against NCHW planes of few pixels). A block of rows * len then runs as
+ * kernel calls of ~QBIN_TILE_ELEMS elements, the broadcast operand spread into a tile: each
+ * output element still pairs the same two input bytes through the same full-row kernel (both
+ * operands contiguous, same operand order), so the bytes are those of one call per row. */
+static void qbin_tile_shape(qbin_geom *gm) {
+  gm->tile = QBIN_TILE_NONE;
+  const int r = gm->rank;
+  if (r < 2) return;
+  const int64_t len = gm->dims[r - 1];
+  if (len >= QBIN_TILE_MAX_LEN || gm->dims[r - 2] < 2) return;
+  for (int k = 0; k < 2; k++) {
+    const int64_t *sc = k == 0 ? gm->sa : gm->sb; /* contiguous one */
+    const int64_t *sx = k == 0 ? gm->sb : gm->sa; /* broadcast one */
+    if (sc[r - 1] != 1 || sc[r - 2] != len) continue;
+    if (sx[r - 2] == 0 && sx[r - 1] == 1) {
+      gm->tile = QBIN_TILE_PERIODIC;
+    } else if (sx[r - 2] == 1 && sx[r - 1] == 0) {
+      gm->tile = QBIN_TILE_EXPANDED;
+    } else {
+      continue;
+    }
+    gm->tile_b = k == 0;
+    gm->tile_len = (size_t)len;
+    return;
+  }
+}
+
 static q8rt_status qbin_infer(const void *params, const op_node *n, const op_shape *in, op_shape *out, int concrete,
                               void *geom, q8rt_error *err) {
   const qbin_params *p = params;
@@ -232,6 +277,7 @@ static q8rt_status qbin_infer(const void *params, const op_node *n, const op_sha
   }
   gm->rank = op_broadcast_merge(&in[0], &in[3], &o, gm->dims, gm->sa, gm->sb);
   gm->total = op_shape_count(&o);
+  qbin_tile_shape(gm);
   if (p->nhwc) {
     op_shape la = in[0], lb = in[3];
     op_shape_nchw_of_nhwc(&la);
@@ -336,6 +382,63 @@ static void qbin_range(void *arg, size_t begin, size_t end) {
 #define QBIN_GRAIN 16384   /* elements: ~1.5 us on the AVX2 kernels */
 #define QBIN_SPAN_COST 128 /* elements' worth of one span's call (see qbin_run) */
 
+/* Tiled form (qbin_tile_shape): the walk's innermost dim is the block [rows, len] as one
+ * contiguous run of `block` elements (the fake stride 1 is right for the contiguous operand and
+ * the output; the broadcast operand's offset is its block start plus the position in the block
+ * folded by len). */
+typedef struct qbin_tile_job {
+  qbin_job j;
+  size_t block;
+} qbin_tile_job;
+
+static void qbin_tile_span(void *arg, size_t oa, size_t ob, size_t oy, size_t len) {
+  const qbin_tile_job *t = arg;
+  const qbin_job *j = &t->j;
+  const qbin_geom *gm = j->gm;
+  const size_t rl = gm->tile_len;
+  const size_t pos = oy % t->block;                                   /* position in the block */
+  const uint8_t *xb = gm->tile_b ? j->b + ob - pos : j->a + oa - pos; /* broadcast operand's block */
+  const size_t oc = gm->tile_b ? oa : ob;                             /* contiguous one's offset */
+  const uint8_t *xc = gm->tile_b ? j->a : j->b;
+  uint8_t tile[QBIN_TILE_ELEMS + QBIN_TILE_MAX_LEN];
+  size_t per = QBIN_TILE_ELEMS; /* elements a call */
+  if (gm->tile == QBIN_TILE_PERIODIC) {
+    per = QBIN_TILE_ELEMS / rl * rl;
+    for (size_t q = 0; q < per + rl; q += rl) memcpy(tile + q, xb, rl);
+  }
+  for (size_t done = 0; done < len;) {
+    const size_t p0 = pos + done;
+    const size_t n = len - done < per ? len - done : per;
+    const uint8_t *x;
+    if (gm->tile == QBIN_TILE_PERIODIC) {
+      x = tile + p0 % rl;
+    } else {
+      size_t i = 0;
+      while (i < n) {
+        const size_t row = (p0 + i) / rl, end = (row + 1) * rl - p0;
+        const size_t m = (end < n ? end : n) - i;
+        memset(tile + i, xb[row], m);
+        i += m;
+      }
+      x = tile;
+    }
+    const uint8_t *c = xc + oc + done;
+    qbin_row(j->p, gm->b_first, gm->tile_b ? c : x, 1, gm->tile_b ? x : c, 1, j->y + oy + done, n);
+    done += n;
+  }
+}
+
+static void qbin_tile_range(void *arg, size_t begin, size_t end) {
+  const qbin_tile_job *t = arg;
+  const qbin_geom *gm = t->j.gm;
+  const int r = gm->rank - 1;
+  int64_t dims[Q8RT_MAX_RANK], sa[Q8RT_MAX_RANK], sb[Q8RT_MAX_RANK];
+  for (int d = 0; d < r - 1; d++) dims[d] = gm->dims[d], sa[d] = gm->sa[d], sb[d] = gm->sb[d];
+  dims[r - 1] = (int64_t)t->block;
+  sa[r - 1] = sb[r - 1] = 1;
+  op_span_walk(r, dims, sa, sb, begin, end, qbin_tile_span, arg);
+}
+
 /* Channels-last with a per-channel constant: pixels [begin, end), pc_rep at a time. */
 static void qbin_pc_range(void *arg, size_t begin, size_t end) {
   const qbin_job *j = arg;
@@ -362,10 +465,15 @@ static void qbin_run(const void *params, const void *geom, const op_tensor *in, 
   }
   if (gm->dims[gm->rank - 1] == 0 || gm->total == 0) return;
   qbin_job j = {p, gm, in[0].data, in[3].data, out[0].data};
+  if (gm->tile != QBIN_TILE_NONE) {
+    qbin_tile_job t = {j, (size_t)(gm->dims[gm->rank - 2] * gm->dims[gm->rank - 1])};
+    op_parallel_range(ctx, gm->total, QBIN_GRAIN, qbin_tile_range, &t);
+    return;
+  }
   /* a span (one kernel call, op_span_walk) costs about QBIN_SPAN_COST elements more: on short
    * spans the grain holds fewer elements (det's QLinearMul by a per-channel factor computed at run,
    * spans of 24 channels, ran ~0.6 ns an element against ~0.16 on rec's spans of 240, and its
-   * 22 us stayed on one thread) */
+   * 22 us stayed on one thread; such short rows against a broadcast operand now run tiled, above) */
   const size_t span = (size_t)gm->dims[gm->rank - 1];
   op_parallel_range(ctx, gm->total, QBIN_GRAIN / (span + QBIN_SPAN_COST) * span + 1, qbin_range, &j);
 }

@@ -74,6 +74,35 @@ def test_qlinear_binary(op, dt, shapes, tmp_path):
         check(tmp_path, f"{op}_{k}", m, feeds)
 
 
+# Short rows against a broadcast operand run tiled (qbin_tile_shape): the last two merged dims
+# [rows, len] with len < 256 as one block, the broadcast operand spread into a tile. Cases: a row
+# repeated ([..., 1, len]: channels-last SE gate, odd len, per-batch vectors), one value per row
+# ([..., rows, 1]: NCHW planes of few pixels), either operand broadcast (B as ORT's first Add
+# operand), len at the limit, blocks larger than the grain so thread ranges split inside them.
+TILE_SHAPES = [
+    ((1, 9, 7, 24), (1, 1, 1, 24)),      # channels-last SE gate, C = 24
+    ((2, 7, 9, 13), (2, 1, 1, 13)),      # odd C, a vector per batch
+    ((1, 37, 3), (1, 1, 3)),
+    ((1, 9, 255), (1, 1, 255)),          # len at the limit (tile of 1020 + 255)
+    ((1, 24, 4, 4), (1, 24, 1, 1)),      # NCHW SE gate on 4x4 planes
+    ((1, 24, 1, 1), (1, 24, 3, 5)),      # A broadcast: B first for Add
+    ((2, 3, 7), (2, 3, 1)),
+    ((3, 1000, 7), (1, 1000, 1)),        # blocks of 7000, 21000 elements: split ranges
+    ((2, 2000, 5), (2, 1, 5)),
+    ((1, 1, 5), (4, 3000, 5)),
+]
+
+
+@pytest.mark.parametrize("op", ["QLinearAdd", "QLinearMul"])
+@pytest.mark.parametrize("dt", [np.uint8, np.int8], ids=["u8", "s8"])
+@pytest.mark.parametrize("shapes", TILE_SHAPES, ids=[f"{a}x{b}" for a, b in TILE_SHAPES])
+def test_qlinear_binary_short_rows(op, dt, shapes, tmp_path):
+    rng = np.random.default_rng(zlib.crc32(f"tile-{op}-{np.dtype(dt).name}-{shapes}".encode()))
+    for k, extra in enumerate([(), ("--threads", "3"), ("--backend", "reference")]):
+        m, feeds = bin_case(rng, op, dt, shapes[0], shapes[1], False)
+        check(tmp_path, f"{op}_s{k}", m, feeds, extra=extra)
+
+
 @pytest.mark.parametrize("op", ["QLinearAdd", "QLinearMul"])
 @pytest.mark.parametrize("dt", [np.uint8, np.int8], ids=["u8", "s8"])
 def test_qlinear_binary_ties_and_saturation(op, dt, tmp_path):
