@@ -158,6 +158,9 @@ typedef struct ir_graph {
   ir_guard *guards; /* guards[id - 1] */
   int n_guards, cap_guards;
   int is_body; /* a Loop's body (its outputs are read by the Loop, not by the caller) */
+  /* node inputs the loader's float16 input/output rewiring visited: linear in the graph (one pass
+   * for all float16 inputs and outputs), which tests/unit/test_loader.c bounds */
+  size_t f16_rewire_steps;
 } ir_graph;
 
 /* Create an empty graph whose memory comes from `allocator`. NULL on allocation failure. */

@@ -1330,16 +1330,19 @@ static q8rt_status float16_cast(loader *L, int in, int out, q8rt_dtype to, const
   return Q8RT_OK;
 }
 
-/* Replace every node input that reads value `from` by `to` (the values' consumer counts move). */
-static void float16_rewire(ir_graph *g, int from, int to, int skip_node) {
+/* Every node input that reads a value v with to[v] >= 0 now reads to[v] (the values' consumer
+ * counts move): one pass over the nodes for all of the graph's float16 inputs and outputs (one pass
+ * per value was O(values x node inputs), quadratic on a model of many float16 inputs). */
+static void float16_rewire(ir_graph *g, const int *to) {
   for (int i = 0; i < g->n_nodes; i++) {
-    if (i == skip_node) continue;
     ir_node *n = &g->nodes[i];
     for (int k = 0; k < n->n_inputs; k++) {
-      if (n->inputs[k] != from) continue;
-      n->inputs[k] = to;
+      g->f16_rewire_steps++;
+      const int from = n->inputs[k];
+      if (from < 0 || to[from] < 0) continue;
+      n->inputs[k] = to[from];
       g->values[from].consumers--;
-      g->values[to].consumers++;
+      g->values[to[from]].consumers++;
     }
   }
 }
@@ -1355,35 +1358,54 @@ static void float16_rewire(ir_graph *g, int from, int to, int skip_node) {
  * of their readers, and its float16 outputs a Cast from the float32 value that computes them. */
 static q8rt_status widen_float16_io(loader *L, const Onnx__GraphProto *gp) {
   ir_graph *g = L->g;
-  q8rt_status st;
-  for (size_t i = 0; i < gp->n_input; i++) {
+  bool any = false;
+  for (size_t i = 0; i < gp->n_input && !any; i++) any = declared_float16(gp->input[i]);
+  for (size_t i = 0; i < gp->n_output && !any; i++) any = declared_float16(gp->output[i]);
+  if (!any) return Q8RT_OK;
+  /* each float16 input x: x/float32 (twin[x]) takes its place at its readers, computed by a Cast
+   * from x; each float16 output y: y/float32 takes its place as the float32 value (its producer
+   * or constant, its readers), y becomes a Cast's output from it. The twins are made first, the
+   * readers moved in one pass, then the Casts added (they read the twins). */
+  const int n_before = g->n_values;
+  const size_t cap = (size_t)n_before + 1;
+  int *twin = q8rt_alloc(g->allocator, cap * sizeof(int), _Alignof(int));
+  if (twin == NULL) return oom(L);
+  for (int v = 0; v < n_before; v++) twin[v] = -1;
+  q8rt_status st = Q8RT_OK;
+  for (size_t i = 0; st == Q8RT_OK && i < gp->n_input; i++) {
     if (!declared_float16(gp->input[i])) continue;
     int x = ir_graph_find_value(g, str_or_empty(gp->input[i]->name));
-    if (x < 0 || g->values[x].graph_input < 0) continue; /* an initializer listed as an input */
+    if (x < 0 || g->values[x].graph_input < 0 || twin[x] >= 0) continue; /* an initializer listed as an input */
     int w = float16_twin(L, x, "/float32");
-    if (w < 0) return oom(L);
-    float16_rewire(g, x, w, -1);
+    if (w < 0) {
+      st = oom(L);
+      break;
+    }
+    twin[x] = w;
     g->values[x].dtype = Q8RT_DTYPE_FLOAT16;
-    if ((st = float16_cast(L, x, w, Q8RT_DTYPE_FLOAT32, "to_float32")) != Q8RT_OK) return st;
   }
-  for (size_t i = 0; i < gp->n_output; i++) {
+  for (size_t i = 0; st == Q8RT_OK && i < gp->n_output; i++) {
     if (!declared_float16(gp->output[i])) continue;
     int y = ir_graph_find_value(g, str_or_empty(gp->output[i]->name));
-    if (y < 0 || g->values[y].dtype == Q8RT_DTYPE_FLOAT16) continue; /* a float16 input, as it is */
+    if (y < 0 || g->values[y].dtype == Q8RT_DTYPE_FLOAT16) continue; /* a float16 input, as it is (or listed twice) */
     if (g->values[y].dtype != Q8RT_DTYPE_FLOAT32 && g->values[y].dtype != Q8RT_DTYPE_UNDEFINED) {
-      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "graph output '%.200s' is declared float16 but is %s",
-                       g->values[y].name, q8rt_dtype_name(g->values[y].dtype));
+      st = q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL, "graph output '%.200s' is declared float16 but is %s",
+                     g->values[y].name, q8rt_dtype_name(g->values[y].dtype));
+      break;
     }
     if (g->values[y].graph_input >= 0) {
-      return q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
-                       "graph output '%.200s' is declared float16 but is a graph input of another type",
-                       g->values[y].name);
+      st = q8rt_fail(L->err, Q8RT_ERROR_INVALID_MODEL,
+                     "graph output '%.200s' is declared float16 but is a graph input of another type",
+                     g->values[y].name);
+      break;
     }
     int w = float16_twin(L, y, "/float32");
-    if (w < 0) return oom(L);
+    if (w < 0) {
+      st = oom(L);
+      break;
+    }
+    twin[y] = w;
     ir_value *vy = &g->values[y], *vw = &g->values[w];
-    /* w takes y's place as the float32 value: its producer (or constant) and its readers; y becomes the Cast's output,
-     * the graph output */
     vw->constant = vy->constant;
     vw->producer = vy->producer;
     vy->constant = NULL;
@@ -1392,11 +1414,17 @@ static q8rt_status widen_float16_io(loader *L, const Onnx__GraphProto *gp) {
       for (int k = 0; k < p->n_outputs; k++)
         if (p->outputs[k] == y) p->outputs[k] = w;
     }
-    float16_rewire(g, y, w, -1);
     vy->dtype = Q8RT_DTYPE_FLOAT16;
-    if ((st = float16_cast(L, w, y, Q8RT_DTYPE_FLOAT16, "to_float16")) != Q8RT_OK) return st;
   }
-  return Q8RT_OK;
+  if (st == Q8RT_OK) float16_rewire(g, twin);
+  for (int v = 0; st == Q8RT_OK && v < n_before; v++) {
+    if (twin[v] < 0) continue;
+    const bool input = g->values[v].graph_input >= 0;
+    st = input ? float16_cast(L, v, twin[v], Q8RT_DTYPE_FLOAT32, "to_float32")
+               : float16_cast(L, twin[v], v, Q8RT_DTYPE_FLOAT16, "to_float16");
+  }
+  q8rt_free(g->allocator, twin, cap * sizeof(int));
+  return st;
 }
 
 static q8rt_status build_graph(loader *L, const Onnx__ModelProto *mp) {

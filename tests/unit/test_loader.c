@@ -348,7 +348,8 @@ Q8RT_TEST(loader_valid_model) {
   CHECK(buf != NULL);
   ir_graph *g = NULL;
   q8rt_error err;
-  q8rt_status st = q8rt_load_graph(buf, len, NULL, &g, &err);
+  const q8rt_load_config cfg = {NULL, 64u << 20, NULL}; /* many small messages: past 4x the encoded size */
+  q8rt_status st = q8rt_load_graph(buf, len, &cfg, &g, &err);
   free(buf);
   if (st != Q8RT_OK) fprintf(stderr, "  %s\n", err.message);
   CHECK(st == Q8RT_OK && g != NULL);
@@ -447,7 +448,8 @@ Q8RT_TEST(loader_constant_forms) {
     uint8_t *buf = pack_model(&m.model, &len);
     ir_graph *g = NULL;
     q8rt_error err;
-    q8rt_status st = q8rt_load_graph(buf, len, NULL, &g, &err);
+    const q8rt_load_config cfg = {NULL, 64u << 20, NULL}; /* many small messages: past 4x the encoded size */
+    q8rt_status st = q8rt_load_graph(buf, len, &cfg, &g, &err);
     free(buf);
     CHECK(st == Q8RT_OK);
     const ir_tensor *t = g->values[ir_graph_find_value(g, "k")].constant;
@@ -946,6 +948,113 @@ Q8RT_TEST(loader_float16_widened) {
   ib[2] = 65536;
   EXPECT_FAIL(&m, NULL, Q8RT_ERROR_INVALID_MODEL, "initializer 'w'", "int32_data[2]", "float16");
   ib[2] = 1;
+  return 0;
+}
+
+/* Many float16 inputs and outputs: n inputs x_i, each read by Relu_i -> y_i (a float16 output) and
+ * by one Concat of all of them. The rewiring to the float32 twins is one pass over the node inputs
+ * (it was one pass per float16 value: 2n x 2n visits here), counted by g->f16_rewire_steps. */
+Q8RT_TEST(loader_float16_many_io_linear) {
+  enum { N = 3000 };
+  Onnx__ModelProto model;
+  Onnx__OperatorSetIdProto opset, *opsets[1] = {&opset};
+  Onnx__GraphProto graph;
+  Onnx__TypeProto t16;
+  Onnx__TypeProto__Tensor tt16;
+  Onnx__NodeProto *nodes = calloc(N + 1, sizeof(*nodes)), **np = calloc(N + 1, sizeof(*np));
+  Onnx__ValueInfoProto *vis = calloc(2 * N + 1, sizeof(*vis)), **vin = calloc(N, sizeof(*vin)),
+                       **vout = calloc(N + 1, sizeof(*vout));
+  char(*names)[16] = calloc(2 * N + 1, sizeof(*names));
+  char **io = calloc(2 * N, sizeof(*io)), **cat_in = calloc(N, sizeof(*cat_in));
+  Onnx__AttributeProto axis, *axis_p[1] = {&axis};
+  CHECK(nodes && np && vis && vin && vout && names && io && cat_in);
+  onnx__model_proto__init(&model);
+  model.has_ir_version = 1;
+  model.ir_version = 8;
+  onnx__operator_set_id_proto__init(&opset);
+  opset.domain = S("");
+  opset.has_version = 1;
+  opset.version = 13;
+  model.n_opset_import = 1;
+  model.opset_import = opsets;
+  onnx__graph_proto__init(&graph);
+  model.graph = &graph;
+  tensor_type(&t16, &tt16, 10);
+  onnx__attribute_proto__init(&axis);
+  axis.name = S("axis");
+  axis.has_type = 1;
+  axis.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+  axis.has_i = 1;
+  for (int i = 0; i < N; i++) {
+    snprintf(names[2 * i], 16, "x%d", i);
+    snprintf(names[2 * i + 1], 16, "y%d", i);
+    io[2 * i] = names[2 * i];
+    io[2 * i + 1] = names[2 * i + 1];
+    cat_in[i] = names[2 * i];
+    onnx__node_proto__init(&nodes[i]);
+    nodes[i].op_type = S("Relu");
+    nodes[i].n_input = nodes[i].n_output = 1;
+    nodes[i].input = &io[2 * i];
+    nodes[i].output = &io[2 * i + 1];
+    np[i] = &nodes[i];
+    for (int k = 0; k < 2; k++) {
+      onnx__value_info_proto__init(&vis[2 * i + k]);
+      vis[2 * i + k].name = names[2 * i + k];
+      vis[2 * i + k].type = &t16;
+    }
+    vin[i] = &vis[2 * i];
+    vout[i] = &vis[2 * i + 1];
+  }
+  snprintf(names[2 * N], 16, "cat");
+  char *cat_out[1] = {names[2 * N]};
+  onnx__node_proto__init(&nodes[N]);
+  nodes[N].op_type = S("Concat");
+  nodes[N].n_input = N;
+  nodes[N].input = cat_in;
+  nodes[N].n_output = 1;
+  nodes[N].output = cat_out;
+  nodes[N].n_attribute = 1;
+  nodes[N].attribute = axis_p;
+  np[N] = &nodes[N];
+  onnx__value_info_proto__init(&vis[2 * N]);
+  vis[2 * N].name = names[2 * N];
+  vis[2 * N].type = &t16;
+  vout[N] = &vis[2 * N];
+  graph.n_node = N + 1;
+  graph.node = np;
+  graph.n_input = N;
+  graph.input = vin;
+  graph.n_output = N + 1;
+  graph.output = vout;
+  size_t len;
+  uint8_t *buf = pack_model(&model, &len);
+  CHECK(buf != NULL);
+  ir_graph *g = NULL;
+  q8rt_error err = {0};
+  const q8rt_load_config cfg = {NULL, 64u << 20, NULL}; /* many small messages: past 4x the encoded size */
+  q8rt_status st = q8rt_load_graph(buf, len, &cfg, &g, &err);
+  free(buf);
+  if (st != Q8RT_OK) fprintf(stderr, "  %s\n", err.message);
+  CHECK(st == Q8RT_OK);
+  /* the model's 2N node inputs, visited once */
+  CHECK(g->f16_rewire_steps == 2 * (size_t)N);
+  /* every reader moved: Relu_i and the Concat read x_i/float32, y_i comes from a Cast of y_i/float32 */
+  const int x7 = ir_graph_find_value(g, "x7"), x7f = ir_graph_find_value(g, "x7/float32");
+  const int y7 = ir_graph_find_value(g, "y7"), y7f = ir_graph_find_value(g, "y7/float32");
+  CHECK(x7 >= 0 && x7f >= 0 && y7 >= 0 && y7f >= 0);
+  CHECK(g->values[x7].consumers == 1 && g->values[x7f].consumers == 2 && g->values[y7f].consumers == 1);
+  CHECK(g->nodes[7].inputs[0] == x7f && g->nodes[N].inputs[7] == x7f && g->nodes[7].outputs[0] == y7f);
+  CHECK(strcmp(g->nodes[g->values[y7].producer].op_type, "Cast") == 0 && g->values[y7].dtype == Q8RT_DTYPE_FLOAT16);
+  CHECK(g->n_nodes == N + 1 + 2 * N + 1);
+  ir_graph_free(g);
+  free(nodes);
+  free(np);
+  free(vis);
+  free(vin);
+  free(vout);
+  free(names);
+  free(io);
+  free(cat_in);
   return 0;
 }
 
