@@ -20,6 +20,7 @@ typedef struct ir_tensor {
   size_t nbytes; /* count * dtype size */
   void *data;    /* host-endian, C order, 64-byte aligned, pool memory */
   int keep;      /* scratch of the planner's release pass: a step or an output still reads the data */
+  int from_f16;  /* float32 data the loader widened from a model's float16 tensor */
 } ir_tensor;
 
 typedef enum ir_attr_type {
@@ -75,6 +76,8 @@ typedef struct ir_value {
   int consumers;                         /* number of node inputs that read this value */
   int scope;                             /* guard of the If branch that defines it, 0: the main graph */
   ir_quant quant;
+  int f16; /* float16 in the model (declared, a float16 constant, or computed from float16 values); q8rt holds it
+            * as float32 (the loader's float16 pass sets it) */
 } ir_value;
 
 typedef struct ir_node {

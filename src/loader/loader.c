@@ -282,6 +282,7 @@ static q8rt_status convert_tensor(loader *L, const Onnx__TensorProto *tp, const 
       memcpy(&h, fill + 2 * i, 2);
       y[i] = q8rt_f16_to_f32(h);
     }
+    t->from_f16 = 1;
   }
   *out = t;
   return Q8RT_OK;
@@ -289,6 +290,7 @@ static q8rt_status convert_tensor(loader *L, const Onnx__TensorProto *tp, const 
 
 static void set_constant(ir_value *v, ir_tensor *t) {
   v->constant = t;
+  v->f16 = t->from_f16;
   v->dtype = t->dtype;
   v->rank = t->rank;
   for (int i = 0; i < t->rank; i++) {
@@ -388,6 +390,7 @@ static q8rt_status read_type(loader *L, const Onnx__ValueInfoProto *vi, const ch
   }
   ir_value *v = &L->g->values[vidx];
   if (dtype != Q8RT_DTYPE_UNDEFINED) v->dtype = dtype;
+  if (dtype != Q8RT_DTYPE_UNDEFINED) v->f16 = tt->elem_type == Q8RT_DTYPE_FLOAT16;
   if (rank >= 0) {
     v->rank = rank;
     for (int i = 0; i < rank; i++) {
@@ -951,6 +954,7 @@ static q8rt_status read_loop(loader *L, const Onnx__NodeProto *np, int node_idx,
       ir_tensor *t;
       if ((st = ir_tensor_create(bg, c->dtype, c->rank, c->dims, &t, L->err)) != Q8RT_OK) break;
       if (c->nbytes) memcpy(t->data, c->data, c->nbytes);
+      t->from_f16 = c->from_f16;
       set_constant(&bg->values[v], t);
       continue;
     }
@@ -961,6 +965,7 @@ static q8rt_status read_loop(loader *L, const Onnx__NodeProto *np, int node_idx,
       break;
     }
     extra[n_extra++] = ov;
+    bg->values[v].f16 = g->values[ov].f16; /* known here when declared (value_info) */
     g->values[ov].consumers++;
     bg->values[v].graph_input = bg->n_inputs;
     int *ins = q8rt_pool_array(&bg->pool, (size_t)bg->n_inputs + 1, sizeof(int));
@@ -1103,54 +1108,6 @@ static q8rt_status read_node(loader *L, const Onnx__NodeProto *np, size_t index,
       r->i = 1;
     }
   }
-  return Q8RT_OK;
-}
-
-/* The ops ONNX Runtime's CPU provider (1.30, x86-64) runs on float16 data itself, as a model's
- * Cast to float16 followed by the op and a Cast back to float32 shows (the result is rounded to
- * float16 with these, float32 with every other op; tests/python/test_float16.py checks the list
- * against the installed ORT). Data movement and selection, plus LayerNormalization. */
-static bool ort_float16_kernel(const ir_node *n) {
-  static const char *const ops[] = {
-      "Identity", "Reshape", "Flatten", "Transpose",      "Squeeze", "Unsqueeze", "Concat", "Slice",
-      "Gather",   "Split",   "Expand",  "GatherElements", "Clip",    "Max",       "Min",    "LayerNormalization"};
-  if (n->domain[0] != '\0') return false;
-  for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-    if (strcmp(n->op_type, ops[i]) == 0) return true;
-  return false;
-}
-
-/* A model's Cast to float16 rounds where ONNX Runtime keeps its float16 result: when a node that
- * reads it has a float16 kernel there (ort_float16_kernel). Before a node without one ORT inserts a
- * Cast back to float32, and its RemoveDuplicateCastTransformer drops the float32 -> float16 ->
- * float32 pair (both are "Float" types to it), so that node reads the unrounded float32 value: the
- * Cast is then a plain float32 copy in q8rt too. */
-static q8rt_status float16_cast_rounding(loader *L, ir_graph *g) {
-  bool any = false;
-  for (int i = 0; i < g->n_nodes && !any; i++) {
-    const ir_node *c = &g->nodes[i];
-    for (int k = 0; k < c->n_attrs && !any; k++) any = strcmp(c->attrs[k].name, IR_ATTR_ROUND_F16) == 0;
-  }
-  if (!any) return Q8RT_OK;
-  /* the values some node with a float16 kernel reads */
-  size_t bytes = (size_t)g->n_values;
-  uint8_t *read16 = q8rt_alloc(g->allocator, bytes ? bytes : 1, 1);
-  if (read16 == NULL) return oom(L);
-  memset(read16, 0, bytes);
-  for (int j = 0; j < g->n_nodes; j++) {
-    const ir_node *n = &g->nodes[j];
-    if (!ort_float16_kernel(n)) continue;
-    for (int k = 0; k < n->n_inputs; k++)
-      if (n->inputs[k] >= 0) read16[n->inputs[k]] = 1;
-  }
-  for (int i = 0; i < g->n_nodes; i++) {
-    ir_node *c = &g->nodes[i];
-    for (int k = 0; k < c->n_attrs; k++) {
-      if (strcmp(c->attrs[k].name, IR_ATTR_ROUND_F16) != 0) continue;
-      c->attrs[k].i = c->n_outputs == 1 && c->outputs[0] >= 0 && read16[c->outputs[0]];
-    }
-  }
-  q8rt_free(g->allocator, read16, bytes ? bytes : 1);
   return Q8RT_OK;
 }
 
@@ -1345,6 +1302,378 @@ static void float16_rewire(ir_graph *g, const int *to) {
       g->values[to[from]].consumers++;
     }
   }
+}
+
+/* ---- float16 values: where ONNX Runtime rounds --------------------------------------------- */
+
+/* The ops ONNX Runtime's CPU provider (1.30, x86-64) runs on float16 data itself, as a model's
+ * Cast to float16 followed by the op and a Cast back to float32 shows (the result is rounded to
+ * float16 with these, float32 with every other op; tests/python/test_float16.py checks the list
+ * against the installed ORT). Data movement and selection, plus LayerNormalization. */
+static bool ort_float16_kernel(const ir_node *n) {
+  static const char *const ops[] = {
+      "Identity", "Reshape", "Flatten", "Transpose",      "Squeeze", "Unsqueeze", "Concat", "Slice",
+      "Gather",   "Split",   "Expand",  "GatherElements", "Clip",    "Max",       "Min",    "LayerNormalization"};
+  if (n->domain[0] != '\0') return false;
+  for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+    if (strcmp(n->op_type, ops[i]) == 0) return true;
+  return false;
+}
+
+static bool is_op(const ir_node *n, const char *op) { return n->domain[0] == '\0' && strcmp(n->op_type, op) == 0; }
+
+/* ops whose CPU kernels take any tensor type (float16 included) and that never run in float32 for
+ * ORT: the subgraph ops, Cast and the shape queries */
+static bool ort_any_type_kernel(const ir_node *n) {
+  return is_op(n, "If") || is_op(n, "Loop") || is_op(n, "Scan") || is_op(n, "Cast") || is_op(n, "CastLike") ||
+         is_op(n, "Shape") || is_op(n, "Size");
+}
+
+/* ops whose outputs are never float16 whatever their inputs */
+static bool non_float_outputs(const ir_node *n) {
+  static const char *const ops[] = {"Shape",
+                                    "Size",
+                                    "Equal",
+                                    "Less",
+                                    "LessOrEqual",
+                                    "Greater",
+                                    "GreaterOrEqual",
+                                    "Not",
+                                    "And",
+                                    "Or",
+                                    "Xor",
+                                    "IsNaN",
+                                    "IsInf",
+                                    "ArgMax",
+                                    "ArgMin",
+                                    "NonZero",
+                                    "QuantizeLinear",
+                                    "DynamicQuantizeLinear",
+                                    "NonMaxSuppression",
+                                    "ConstantOfShape",
+                                    "EyeLike",
+                                    "RandomNormalLike",
+                                    "RandomUniformLike",
+                                    "Multinomial",
+                                    "StringNormalizer"};
+  if (n->domain[0] != '\0') return true; /* contrib and q8rt ops: not float16 graphs' */
+  for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+    if (strcmp(n->op_type, ops[i]) == 0) return true;
+  return false;
+}
+
+static bool round_f16_cast(const ir_node *n) { return ir_node_attr(n, IR_ATTR_ROUND_F16) != NULL; }
+
+/* Whether output k of node n (its inputs' flags known) is float16 in the model. */
+static bool output_float16(const ir_graph *g, const ir_node *n, int k) {
+  const ir_value *o = &g->values[n->outputs[k]];
+  if (o->dtype != Q8RT_DTYPE_UNDEFINED) return o->f16; /* declared (value_info) */
+  if (is_op(n, "Cast")) return round_f16_cast(n);
+  if (is_op(n, "CastLike")) return n->n_inputs > 1 && n->inputs[1] >= 0 && g->values[n->inputs[1]].f16;
+  if (is_op(n, "If")) {
+    const int nout = n->n_outputs;
+    for (int side = 0; side < 2; side++) {
+      const int in = 1 + side * nout + k;
+      if (in < n->n_inputs && n->inputs[in] >= 0 && g->values[n->inputs[in]].f16) return true;
+    }
+    return false;
+  }
+  if ((is_op(n, "Loop") || is_op(n, "Scan")) && n->body != NULL) {
+    const int bo = is_op(n, "Loop") ? k + 1 : k;
+    return bo < n->body->n_outputs && n->body->values[n->body->outputs[bo]].f16;
+  }
+  if (non_float_outputs(n)) return false;
+  /* the ops with an integer output past the first: TopK's and MaxPool's indices, the stats of the
+   * normalizations, Dropout's mask, Unique's indices and counts */
+  if (k > 0 && (is_op(n, "TopK") || is_op(n, "MaxPool") || is_op(n, "Dropout") || is_op(n, "Unique") ||
+                is_op(n, "LayerNormalization") || is_op(n, "BatchNormalization"))) {
+    return false;
+  }
+  if (is_op(n, "Where")) {
+    for (int i = 1; i < n->n_inputs && i < 3; i++)
+      if (n->inputs[i] >= 0 && g->values[n->inputs[i]].f16) return true;
+    return false;
+  }
+  for (int i = 0; i < n->n_inputs; i++)
+    if (n->inputs[i] >= 0 && g->values[n->inputs[i]].f16) return true;
+  return false;
+}
+
+/* A Cast to float32 that rounds to float16 precision (OP_ATTR_ROUND_F16), from `in` to `to` (-1: a
+ * new value "<in>/float16", for the readers the caller moves), in If-branch guard `guard`; the
+ * output's index in *out. */
+static q8rt_status float16_round_node(loader *L, int in, int to, int guard, int *out) {
+  ir_graph *g = L->g;
+  int r = to;
+  if (r < 0) {
+    const char *base = g->values[in].name;
+    size_t len = strlen(base) + 32;
+    char *buf = q8rt_alloc(g->allocator, len, 1);
+    if (buf == NULL) return oom(L);
+    for (unsigned k = 0; k < 1000000u && r < 0; k++) {
+      if (k == 0)
+        snprintf(buf, len, "%s/float16", base);
+      else
+        snprintf(buf, len, "%s/float16_%u", base, k);
+      if (ir_graph_find_value(g, buf) < 0) r = ir_graph_intern_value(g, buf);
+    }
+    q8rt_free(g->allocator, buf, len);
+    if (r < 0) return oom(L);
+  }
+  ir_value *v = &g->values[r], *f = &g->values[in];
+  if (to < 0) {
+    v->dtype = f->dtype;
+    v->rank = f->rank;
+    for (int i = 0; i < f->rank; i++) {
+      v->dims[i] = f->dims[i];
+      v->dim_params[i] = f->dim_params[i];
+    }
+    v->scope = f->scope;
+  }
+  v->f16 = 1;
+  int ni = ir_graph_add_node(g);
+  if (ni < 0) return oom(L);
+  ir_node *n = &g->nodes[ni];
+  size_t len = strlen(v->name) + 8;
+  char *name = q8rt_pool_alloc(&g->pool, len, 1);
+  n->inputs = q8rt_pool_array(&g->pool, 1, sizeof(int));
+  n->outputs = q8rt_pool_array(&g->pool, 1, sizeof(int));
+  n->attrs = q8rt_pool_array(&g->pool, 2, sizeof(ir_attr));
+  if (name == NULL || n->inputs == NULL || n->outputs == NULL || n->attrs == NULL) return oom(L);
+  snprintf(name, len, "%s/round", v->name);
+  n->name = name;
+  n->op_type = "Cast";
+  n->domain = "";
+  n->opset = (int)ir_graph_opset(g, "");
+  n->guard = guard;
+  n->n_inputs = n->n_outputs = 1;
+  n->inputs[0] = in;
+  n->outputs[0] = r;
+  memset(n->attrs, 0, 2 * sizeof(ir_attr));
+  n->attrs[0].name = "to";
+  n->attrs[0].type = IR_ATTR_INT;
+  n->attrs[0].i = Q8RT_DTYPE_FLOAT32;
+  n->attrs[1].name = IR_ATTR_ROUND_F16;
+  n->attrs[1].type = IR_ATTR_INT;
+  n->attrs[1].i = 1;
+  n->n_attrs = 2;
+  n->note = "float16 value: rounded where ONNX Runtime's CPU provider keeps it in float16";
+  g->values[in].consumers++;
+  g->values[r].producer = ni;
+  *out = r;
+  return Q8RT_OK;
+}
+
+/* q8rt computes a float16 graph in float32; ONNX Runtime 1.30's CPU provider does too, except
+ * where it keeps a node on its float16 kernel, and this pass makes q8rt round to float16 exactly
+ * there. ORT (InsertCastTransformer): a node with float16 inputs and no float16 kernel runs in
+ * float32 between inserted Casts; a node with a float16 kernel (ort_float16_kernel, the any-type
+ * ops) runs in float16 unless it is "isolated": no subgraph, no graph output among its outputs,
+ * some input from another node, every node that gives its float16 data input(s) runs in float32
+ * and every node that reads its float16 output runs in float32 (then it is forced to float32 too;
+ * decided node by node in the graph's order). RemoveDuplicateCastTransformer then drops each
+ * Cast pair float32 -> float16 -> float32 whose end is not a graph output. So a float16 value
+ * computed in float32 (by a node running in float32, or a model's Cast to float16) is rounded
+ * where a node running in float16 reads it, where it is a subgraph's output, and for a model Cast
+ * that is kept (to another type, or a graph output) when the rounding Cast stays; every other
+ * reader gets the float32 value. A float16 LayerNormalization rounds its output. g's values get
+ * their f16 flags (declared, float16 constants, then through the nodes in topological order). */
+static q8rt_status float16_cast_rounding(loader *L, ir_graph *g) {
+  bool any = false;
+  for (int v = 0; v < g->n_values && !any; v++) any = g->values[v].f16 != 0;
+  for (int i = 0; i < g->n_nodes && !any; i++) any = round_f16_cast(&g->nodes[i]);
+  if (!any) return Q8RT_OK;
+  const int nn = g->n_nodes, nv = g->n_values;
+  /* CSR of each value's readers (node, input), and the topological order (Kahn) */
+  size_t n_edges = 0;
+  for (int i = 0; i < nn; i++) n_edges += (size_t)g->nodes[i].n_inputs;
+  const size_t ints = (size_t)nv + 1 + 2 * n_edges + 3 * (size_t)nn + 1;
+  int *mem = q8rt_alloc(g->allocator, ints * sizeof(int), _Alignof(int));
+  if (mem == NULL) return oom(L);
+  int *start = mem, *rd_node = start + nv + 1, *rd_in = rd_node + n_edges, *order = rd_in + n_edges;
+  int *indeg = order + nn, *state = indeg + nn;
+  memset(start, 0, ((size_t)nv + 1) * sizeof(int));
+  for (int i = 0; i < nn; i++) {
+    const ir_node *n = &g->nodes[i];
+    indeg[i] = 0;
+    for (int k = 0; k < n->n_inputs; k++) {
+      const int v = n->inputs[k];
+      if (v < 0) continue;
+      start[v + 1]++;
+      if (g->values[v].producer >= 0) indeg[i]++;
+    }
+  }
+  for (int v = 0; v < nv; v++) start[v + 1] += start[v];
+  {
+    int *pos = q8rt_alloc(g->allocator, ((size_t)nv + 1) * sizeof(int), _Alignof(int));
+    if (pos == NULL) {
+      q8rt_free(g->allocator, mem, ints * sizeof(int));
+      return oom(L);
+    }
+    memcpy(pos, start, ((size_t)nv + 1) * sizeof(int));
+    for (int i = 0; i < nn; i++) {
+      const ir_node *n = &g->nodes[i];
+      for (int k = 0; k < n->n_inputs; k++) {
+        const int v = n->inputs[k];
+        if (v < 0) continue;
+        rd_node[pos[v]] = i;
+        rd_in[pos[v]++] = k;
+      }
+    }
+    q8rt_free(g->allocator, pos, ((size_t)nv + 1) * sizeof(int));
+  }
+  int head = 0, tail = 0;
+  for (int i = 0; i < nn; i++)
+    if (indeg[i] == 0) order[tail++] = i;
+  while (head < tail) {
+    const ir_node *n = &g->nodes[order[head++]];
+    for (int k = 0; k < n->n_outputs; k++) {
+      const int v = n->outputs[k];
+      if (v < 0) continue;
+      for (int e = start[v]; e < start[v + 1]; e++)
+        if (--indeg[rd_node[e]] == 0) order[tail++] = rd_node[e];
+    }
+  }
+  /* a cycle (check_sources does not look for one): leave the rest in the graph's order */
+  if (tail < nn) {
+    for (int i = 0; i < nn; i++)
+      if (indeg[i] > 0) order[tail++] = i;
+  }
+  /* the f16 flags of computed values */
+  for (int o = 0; o < nn; o++) {
+    const ir_node *n = &g->nodes[order[o]];
+    for (int k = 0; k < n->n_outputs; k++)
+      if (n->outputs[k] >= 0) g->values[n->outputs[k]].f16 = output_float16(g, n, k);
+  }
+  /* state: 0 no float16 input (or runs as before), 1 runs in float32 (unassigned in ORT), 2 runs on
+   * a float16 kernel */
+  for (int i = 0; i < nn; i++) {
+    const ir_node *n = &g->nodes[i];
+    bool in16 = false;
+    for (int k = 0; k < n->n_inputs && !in16; k++) in16 = n->inputs[k] >= 0 && g->values[n->inputs[k]].f16;
+    state[i] = !in16 ? 0 : ort_float16_kernel(n) || ort_any_type_kernel(n) ? 2 : 1;
+  }
+  /* ORT's isolated float16 nodes, in the graph's order (each decision sees the ones before it) */
+  for (int i = 0; i < nn; i++) {
+    const ir_node *n = &g->nodes[i];
+    if (state[i] != 2 || !ort_float16_kernel(n)) continue;
+    bool edge = false, out_graph = false;
+    for (int k = 0; k < n->n_inputs; k++) edge |= n->inputs[k] >= 0 && g->values[n->inputs[k]].producer >= 0;
+    for (int k = 0; k < n->n_outputs; k++)
+      out_graph |= n->outputs[k] >= 0 && g->values[n->outputs[k]].graph_output >= 0;
+    if (!edge || out_graph) continue;
+    /* the float16 data inputs ORT looks at: the first of each type-constrained parameter (all of
+     * Clip's and LayerNormalization's, the first of the others: variadic Concat/Max/Min count one) */
+    const bool all_in = is_op(n, "Clip") || is_op(n, "LayerNormalization");
+    bool isolated = true, any16 = false;
+    for (int k = 0; k < (all_in ? n->n_inputs : 1) && k < n->n_inputs && isolated; k++) {
+      const int v = n->inputs[k];
+      if (v < 0 || !g->values[v].f16) continue;
+      any16 = true;
+      const int p = g->values[v].producer;
+      if (p >= 0 && state[p] != 1) isolated = false;
+    }
+    if (!any16 || !isolated) continue;
+    const int y = n->n_outputs > 0 ? n->outputs[0] : -1; /* the float16 output (the others: indices, stats) */
+    if (y < 0 || !g->values[y].f16) continue;
+    for (int e = start[y]; e < start[y + 1] && isolated; e++) isolated = state[rd_node[e]] == 1;
+    if (isolated) state[i] = 1;
+  }
+  q8rt_status st = Q8RT_OK;
+  /* a float16 LayerNormalization rounds its result: it writes a new value, rounded into its output */
+  for (int i = 0; i < nn && st == Q8RT_OK; i++) {
+    if (state[i] != 2 || !is_op(&g->nodes[i], "LayerNormalization") || g->nodes[i].n_outputs < 1) continue;
+    const int y = g->nodes[i].outputs[0];
+    if (y < 0) continue;
+    /* the LayerNormalization computes u, the rounding Cast writes y (its readers and graph output stay) */
+    const int u = float16_twin(L, y, "/float32");
+    if (u < 0) {
+      st = oom(L);
+      break;
+    }
+    g->nodes[i].outputs[0] = u;
+    g->values[u].producer = i;
+    int r;
+    st = float16_round_node(L, u, y, g->nodes[i].guard, &r);
+  }
+  /* the rounding of each float16 value computed in float32 */
+  for (int v = 0; v < nv && st == Q8RT_OK; v++) {
+    ir_value *x = &g->values[v];
+    if (!x->f16 || x->producer < 0) continue;
+    const int p = x->producer;
+    if (p >= nn) continue; /* a LayerNormalization's rounded output */
+    ir_node *pn = &g->nodes[p];
+    const bool model_cast = is_op(pn, "Cast") && round_f16_cast(pn);
+    if (!model_cast && state[p] != 1) continue;
+    /* which readers get the rounded value */
+    bool stays = x->graph_output >= 0, need_all = true, any_need = false, unsafe_child = false;
+    for (int e = start[v]; e < start[v + 1]; e++) {
+      const ir_node *c = &g->nodes[rd_node[e]];
+      if ((state[rd_node[e]] & 3) == 2 && !is_op(c, "Cast")) stays = true;
+      if (is_op(c, "Cast") && !round_f16_cast(c)) {
+        const ir_attr *to = ir_node_attr(c, "to");
+        /* ORT's UnsafeCast(to, float16): wider floats, integers of 16+ bits, bfloat16 */
+        static const int64_t unsafe[] = {1, 4, 5, 6, 7, 11, 12, 13, 16};
+        for (size_t u = 0; to != NULL && u < sizeof(unsafe) / sizeof(unsafe[0]); u++)
+          unsafe_child |= to->i == unsafe[u];
+      }
+    }
+    /* a model Cast to float16 read by a model Cast ORT deems unsafe to undo: ORT removes none of its
+     * Cast pairs, so every reader gets the rounded value */
+    if (model_cast && unsafe_child) stays = true;
+    /* ORT's constant folding turns a Cast to float16 of a constant into a float16 initializer */
+    if (model_cast && pn->n_inputs > 0 && pn->inputs[0] >= 0 && g->values[pn->inputs[0]].constant != NULL) {
+      stays = true;
+      unsafe_child = true; /* every reader, those running in float32 too, reads the rounded value */
+    }
+    for (int e = start[v]; e < start[v + 1]; e++) {
+      const int ci = rd_node[e];
+      const ir_node *c = &g->nodes[ci];
+      bool need;
+      if ((state[ci] & 3) == 1)
+        need = model_cast && unsafe_child;
+      else if (is_op(c, "Cast") && !round_f16_cast(c)) {
+        const ir_attr *to = ir_node_attr(c, "to");
+        const bool pair = to != NULL && to->i == Q8RT_DTYPE_FLOAT32 && c->outputs[0] >= 0 &&
+                          g->values[c->outputs[0]].graph_output < 0 && !(model_cast && unsafe_child);
+        need = stays && !pair;
+      } else
+        need = stays;
+      state[ci] |= need ? 4 : 0; /* marks this reader for the rewiring below */
+      any_need |= need;
+      need_all &= need;
+    }
+    const bool body_out = g->is_body && x->graph_output >= 0;
+    if (model_cast) {
+      ir_attr *ra = (ir_attr *)ir_node_attr(pn, IR_ATTR_ROUND_F16);
+      if (need_all) { /* every reader (and a body output) takes the rounded value: the Cast rounds */
+        ra->i = any_need || body_out;
+        for (int e = start[v]; e < start[v + 1]; e++) state[rd_node[e]] &= 3;
+        continue;
+      }
+      ra->i = 0;
+    }
+    if (!any_need && !body_out) continue;
+    int r;
+    if ((st = float16_round_node(L, v, -1, pn->guard, &r)) != Q8RT_OK) break;
+    x = &g->values[v];
+    for (int e = start[v]; e < start[v + 1]; e++) {
+      const int ci = rd_node[e];
+      if (!(state[ci] & 4)) continue;
+      g->nodes[ci].inputs[rd_in[e]] = r;
+      x->consumers--;
+      g->values[r].consumers++;
+    }
+    for (int e = start[v]; e < start[v + 1]; e++) state[rd_node[e]] &= 3;
+    if (body_out) {
+      for (int i = 0; i < g->n_outputs; i++)
+        if (g->outputs[i] == v) g->outputs[i] = r;
+      g->values[r].graph_output = x->graph_output;
+      x->graph_output = -1;
+    }
+  }
+  q8rt_free(g->allocator, mem, ints * sizeof(int));
+  return st;
 }
 
 /* q8rt computes a float16 graph in float32, as ONNX Runtime's CPU provider does: it has float32

@@ -926,8 +926,13 @@ Q8RT_TEST(loader_float16_widened) {
   CHECK(cy->inputs[0] == yf && attr_i(cy, "to") == Q8RT_DTYPE_FLOAT16 && g->values[y].consumers == 0);
   CHECK(strcmp(g->nodes[g->values[yf].producer].name, "add1") == 0 && g->values[yf].consumers == 2);
   const ir_node *ce = &g->nodes[find_node(g, "Cast")]; /* the model's Cast comes first */
-  CHECK(strcmp(ce->name, "extra") == 0 && ce->inputs[0] == yf);
   CHECK(attr_i(ce, "to") == Q8RT_DTYPE_FLOAT32 && attr_i(ce, IR_ATTR_ROUND_F16) == 0);
+  /* it reads y rounded to float16 (ORT keeps the float16 y, a graph output, for the model's Cast):
+   * y/float16, which a rounding Cast computes from y/float32 */
+  const int yr = ce->inputs[0];
+  CHECK(strcmp(ce->name, "extra") == 0 && strcmp(g->values[yr].name, "y/float16") == 0);
+  const ir_node *cr = &g->nodes[g->values[yr].producer];
+  CHECK(cr->inputs[0] == yf && attr_i(cr, IR_ATTR_ROUND_F16) == 1 && attr_i(cr, "to") == Q8RT_DTYPE_FLOAT32);
   ir_graph_free(g);
 
   /* int32_data: one bit pattern per element, nothing past 16 bits */
