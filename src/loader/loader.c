@@ -1545,14 +1545,59 @@ static q8rt_status float16_cast_rounding(loader *L, ir_graph *g) {
     for (int k = 0; k < n->n_outputs; k++)
       if (n->outputs[k] >= 0) g->values[n->outputs[k]].f16 = output_float16(g, n, k);
   }
-  /* state: 0 no float16 input (or runs as before), 1 runs in float32 (unassigned in ORT), 2 runs on
-   * a float16 kernel */
+  /* ORT's EliminateIdentity runs first: an Identity (not making a graph output) is no node to it,
+   * its readers read its input. The readers' table is rebuilt that way (rootv: the value an Identity
+   * chain starts from, in topological order: linear) for everything below. */
+  int *rootv = q8rt_alloc(g->allocator, ((size_t)nv + 1) * sizeof(int), _Alignof(int));
+  if (rootv == NULL) {
+    q8rt_free(g->allocator, mem, ints * sizeof(int));
+    return oom(L);
+  }
+  for (int v = 0; v < nv; v++) rootv[v] = v;
+#define F16_ELIM(n)                                                                              \
+  (is_op((n), "Identity") && (n)->n_inputs >= 1 && (n)->n_outputs >= 1 && (n)->inputs[0] >= 0 && \
+   (n)->outputs[0] >= 0 && g->values[(n)->outputs[0]].graph_output < 0)
+  for (int o = 0; o < nn; o++) {
+    const ir_node *n = &g->nodes[order[o]];
+    if (F16_ELIM(n)) rootv[n->outputs[0]] = rootv[n->inputs[0]];
+  }
+  memset(start, 0, ((size_t)nv + 1) * sizeof(int));
+  for (int i = 0; i < nn; i++) {
+    const ir_node *n = &g->nodes[i];
+    if (F16_ELIM(n)) continue;
+    for (int k = 0; k < n->n_inputs; k++)
+      if (n->inputs[k] >= 0) start[rootv[n->inputs[k]] + 1]++;
+  }
+  for (int v = 0; v < nv; v++) start[v + 1] += start[v];
+  {
+    int *pos = q8rt_alloc(g->allocator, ((size_t)nv + 1) * sizeof(int), _Alignof(int));
+    if (pos == NULL) {
+      q8rt_free(g->allocator, rootv, ((size_t)nv + 1) * sizeof(int));
+      q8rt_free(g->allocator, mem, ints * sizeof(int));
+      return oom(L);
+    }
+    memcpy(pos, start, ((size_t)nv + 1) * sizeof(int));
+    for (int i = 0; i < nn; i++) {
+      const ir_node *n = &g->nodes[i];
+      if (F16_ELIM(n)) continue;
+      for (int k = 0; k < n->n_inputs; k++) {
+        if (n->inputs[k] < 0) continue;
+        const int v = rootv[n->inputs[k]];
+        rd_node[pos[v]] = i;
+        rd_in[pos[v]++] = k;
+      }
+    }
+    q8rt_free(g->allocator, pos, ((size_t)nv + 1) * sizeof(int));
+  }
+  /* state: 0 no float16 input (or runs as before, or an eliminated Identity), 1 runs in float32
+   * (unassigned in ORT), 2 runs on a float16 kernel */
   for (int i = 0; i < nn; i++) {
     const ir_node *n = &g->nodes[i];
     bool in16 = false;
     for (int k = 0; k < n->n_inputs && !in16; k++) in16 = n->inputs[k] >= 0 && g->values[n->inputs[k]].f16;
-    state[i] = !in16 ? 0 : ort_float16_kernel(n) || ort_any_type_kernel(n) ? 2 : 1;
+    state[i] = !in16 || F16_ELIM(n) ? 0 : ort_float16_kernel(n) || ort_any_type_kernel(n) ? 2 : 1;
   }
+#undef F16_ELIM
   /* ORT's isolated float16 nodes, in the graph's order (each decision sees the ones before it) */
   for (int i = 0; i < nn; i++) {
     const ir_node *n = &g->nodes[i];
@@ -1660,8 +1705,8 @@ static q8rt_status float16_cast_rounding(loader *L, ir_graph *g) {
     for (int e = start[v]; e < start[v + 1]; e++) {
       const int ci = rd_node[e];
       if (!(state[ci] & 4)) continue;
+      g->values[g->nodes[ci].inputs[rd_in[e]]].consumers--; /* x, or an eliminated Identity's output */
       g->nodes[ci].inputs[rd_in[e]] = r;
-      x->consumers--;
       g->values[r].consumers++;
     }
     for (int e = start[v]; e < start[v + 1]; e++) state[rd_node[e]] &= 3;
@@ -1672,6 +1717,7 @@ static q8rt_status float16_cast_rounding(loader *L, ir_graph *g) {
       x->graph_output = -1;
     }
   }
+  q8rt_free(g->allocator, rootv, ((size_t)nv + 1) * sizeof(int));
   q8rt_free(g->allocator, mem, ints * sizeof(int));
   return st;
 }

@@ -339,3 +339,22 @@ def test_float16_loop_and_if_outputs_rounded(tmp_path):
                   [vi("y1", TP.FLOAT16, None), vi("y2", TP.FLOAT16, None)], [K1, K2, trip])
     for c in (True, False):
         check_vs_ort(tmp_path, m, {"x": XH, "cnd": np.array([c])}, f"loop_if_{c}")
+
+
+def test_float16_identity_eliminated_as_ort(tmp_path):
+    """ORT removes an Identity before placing nodes: Cast(float16) -> Identity -> Cast(float) makes
+    the model's two Casts adjacent (unsafe to undo: every reader of the first, the Mul too, reads the
+    rounded value); Cast(float16) -> Identity -> Relu is a Cast pair ORT drops (unrounded)."""
+    nodes = [helper.make_node("Cast", ["x"], ["h"], to=TP.FLOAT16), helper.make_node("Identity", ["h"], ["hi"]),
+             helper.make_node("Cast", ["hi"], ["y1"], to=TP.FLOAT),
+             helper.make_node("Mul", ["h", "k1"], ["hm"]), helper.make_node("Cast", ["hm"], ["y2"], to=TP.FLOAT),
+             helper.make_node("Cast", ["w"], ["g"], to=TP.FLOAT16), helper.make_node("Identity", ["g"], ["gi"]),
+             helper.make_node("Relu", ["gi"], ["gr"]), helper.make_node("Cast", ["gr"], ["y3"], to=TP.FLOAT)]
+    m = f16_model(nodes, [vi("x", TP.FLOAT, [2, 5]), vi("w", TP.FLOAT, [2, 5])],
+                  [vi(f"y{i}", TP.FLOAT, None) for i in range(1, 4)], [K1])
+    x = (np.linspace(-40, 40, 10, dtype=np.float32).reshape(2, 5) * np.float32(1.0007)).astype(np.float32)
+    w = x[::-1].copy()
+    want = check_vs_ort(tmp_path, m, {"x": x, "w": w}, "identity")
+    k = np.float32(np.float16(1.37))
+    assert np.array_equal(want[1], x.astype(np.float16).astype(np.float32) * k)
+    assert np.array_equal(want[2], np.maximum(w, 0))
