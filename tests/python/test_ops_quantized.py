@@ -737,6 +737,35 @@ def test_small_steps_split(name, tmp_path):
             assert st["regions"] >= 1 and st["caller_items"] <= st["items"], st
 
 
+def _qladd_same_shape(rng, shape):
+    # two operands of one shape: op_span_walk merges them into one span as long as the tensor
+    a, b = rand8(rng, shape, np.uint8), rand8(rng, shape, np.uint8)
+    inits = {"as": np.float32(0.02), "az": zp_of(np.uint8, 120), "bs": np.float32(0.01), "bz": zp_of(np.uint8, 128),
+             "ys": np.float32(0.03), "yz": zp_of(np.uint8, 110)}
+    feeds = {"a": a, "b": b}
+    m = single_node_model("QLinearAdd", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"], feeds, inits,
+                          domain="com.microsoft")
+    return m, feeds
+
+
+@pytest.mark.parametrize("shape,most", [((1, 16, 40, 40), 0), ((1, 64, 64, 64), 16)])
+def test_qlinear_add_one_span_keeps_its_grain(shape, most, tmp_path):
+    """A QLinearAdd of two operands of one shape is one span: its grain stays QBIN_GRAIN elements.
+    The span-cost grain (49f1181) fell to 1 element on spans over 16256 (16384 / (span + 128) = 0),
+    so 25600 elements (~3 us) opened a region of 64 ranges of 400 bytes and ran slower at 2 threads
+    than at 1, and 262144 elements split into 64 ranges instead of 16. At most `most` items at 2
+    threads (0: no region), same bytes as ORT at 1, 2 and 3 threads."""
+    m, feeds = _qladd_same_shape(np.random.default_rng(93), shape)
+    want = check(tmp_path, "span", m, feeds)[0]
+    path = h.save_model(m, tmp_path / "span.onnx")
+    inputs = {k: h.save_npy(tmp_path / f"span_{k}.npy", v) for k, v in feeds.items()}
+    for j, extra in enumerate([["--threads", "2"], ["--threads", "3"], ["--threads", "2", "--profile-split"]]):
+        res = h.run_q8rt(path, inputs, tmp_path / f"span_{j}", extra=extra).assert_ok()
+        h.assert_same_bytes(res.output("y"), want, " ".join(extra))
+    st = split_stats(res)
+    assert st["items"] <= most and (most == 0) == (st["regions"] == 0), st
+
+
 def test_conv_integer_channel_blocks_pack_once_per_thread(tmp_path):
     """A ConvInteger on one tile of pixels (a 1x40 plane) splits its output channels into 2 blocks,
     not 4: each block packs the tile again, so with 4 each of two threads packed it twice (rec's
