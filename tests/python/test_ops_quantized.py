@@ -658,9 +658,11 @@ def _qlmm_heads(rng):
 
 
 def _qlmul_short_spans(rng):
-    # a factor per channel computed at run (det's squeeze-excite QLinearMul, channels-last): spans
-    # of 24 elements, each a kernel call; 36864 elements, ~22 us, ran on the caller alone
-    a, b = rand8(rng, (1, 1536, 24), np.uint8), rand8(rng, (1, 1, 24), np.uint8)
+    # spans of 24 elements, each a kernel call: A [1536, 1, 24] against B [1, 2, 1], neither operand
+    # contiguous over the last two dims (det's squeeze-excite [1, 1536, 24] x [1, 1, 24], the case
+    # this was measured on, now runs as tiled rows, d4827ca); 73728 elements ran on the caller
+    # alone at a grain of 16384
+    a, b = rand8(rng, (1, 1536, 1, 24), np.uint8), rand8(rng, (1, 1, 2, 1), np.uint8)
     inits = {"as": np.float32(0.02), "az": zp_of(np.uint8, 120), "bs": np.float32(0.004), "bz": zp_of(np.uint8, 0),
              "ys": np.float32(0.03), "yz": zp_of(np.uint8, 110)}
     feeds = {"a": a, "b": b}
