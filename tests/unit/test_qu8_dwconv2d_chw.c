@@ -38,7 +38,11 @@ Q8RT_TEST(qu8_dwconv2d_chw_scalar_sums) {
 }
 
 Q8RT_TEST(qu8_dwconv2d_chw_variants_vs_scalar) {
-  static const size_t kdims[][2] = {{1, 1}, {3, 3}, {5, 5}, {1, 7}, {2, 3}};
+  /* {1, 25} at dilation 2 spans 48 bytes, the widest the AVX2 variant's short-row stack copy takes
+   * (its 64 bytes end at the last 16-byte load of a stride-2 row of 8 outputs); dilation 7 puts
+   * {1, 25} and {5, 5} past it (the scalar twin) and {1, 7} just under it (42) */
+  static const size_t kdims[][2] = {{1, 1}, {3, 3}, {5, 5}, {1, 7}, {2, 3}, {1, 25}};
+  static const size_t dws[] = {1, 2, 7};
   for (const dwc_variant *v = g_dwc_variants; v->name != NULL; v++) {
     if (!test_isa_supported(v->isa)) {
       printf("     skip %s (CPU lacks its ISA)\n", v->name);
@@ -46,7 +50,8 @@ Q8RT_TEST(qu8_dwconv2d_chw_variants_vs_scalar) {
     }
     for (size_t kd = 0; kd < sizeof(kdims) / sizeof(kdims[0]); kd++) {
       for (size_t sw = 1; sw <= 3; sw++) {
-        for (size_t dw = 1; dw <= 2; dw++) {
+        for (size_t di = 0; di < sizeof(dws) / sizeof(dws[0]); di++) {
+          const size_t dw = dws[di];
           for (size_t ow = 1; ow <= 140; ow += (ow < 70 ? 1 : 13)) {
             const size_t kh = kdims[kd][0], kw = kdims[kd][1];
             const size_t span = (ow - 1) * sw + (kw - 1) * dw + 1;
