@@ -111,33 +111,21 @@ static void scaler_run(const void *params, const void *geom, const op_tensor *in
   const float *off = p->offset, *sc = p->scale;
   float *y = out[0].data;
   const size_t f = g->features;
-  /* j = i mod f, kept as a counter */
+  /* j = i mod f, kept as a counter; an integer X converted to float first, as ORT does */
+#define SCALER_LOOP(T)                                \
+  do {                                                \
+    const T *x = in[0].data;                          \
+    for (size_t i = 0, j = 0; i < g->elements; i++) { \
+      y[i] = ((float)x[i] - off[j]) * sc[j];          \
+      if (++j == f) j = 0;                            \
+    }                                                 \
+  } while (0)
   switch (in[0].shape->dtype) {
-    case Q8RT_DTYPE_INT32: {
-      const int32_t *x = in[0].data;
-      for (size_t i = 0, j = 0; i < g->elements; i++) {
-        y[i] = ((float)x[i] - off[j]) * sc[j];
-        if (++j == f) j = 0;
-      }
-      break;
-    }
-    case Q8RT_DTYPE_INT64: {
-      const int64_t *x = in[0].data;
-      for (size_t i = 0, j = 0; i < g->elements; i++) {
-        y[i] = ((float)x[i] - off[j]) * sc[j];
-        if (++j == f) j = 0;
-      }
-      break;
-    }
-    default: {
-      const float *x = in[0].data;
-      for (size_t i = 0, j = 0; i < g->elements; i++) {
-        y[i] = (x[i] - off[j]) * sc[j];
-        if (++j == f) j = 0;
-      }
-      break;
-    }
+    case Q8RT_DTYPE_INT32: SCALER_LOOP(int32_t); break;
+    case Q8RT_DTYPE_INT64: SCALER_LOOP(int64_t); break;
+    default: SCALER_LOOP(float); break;
   }
+#undef SCALER_LOOP
 }
 
 const op_def q8rt_op_scaler = {.op_type = "Scaler",
